@@ -1,0 +1,383 @@
+//! The engine-neutral animation model shared by every format and by the Bevy integration.
+//!
+//! A [`Clip`] is a set of [`BoneTrack`]s; each track has up to three channels (rotation,
+//! translation, scale) of keys with their own times. All keys of a clip live in a few
+//! contiguous arrays, and each channel is a range into them, so sampling touches little memory
+//! and building a clip makes a handful of allocations whatever its size.
+//!
+//! Sampling rules (spec `ifp.md` §3.1–3.2, the same for every format):
+//! * rotations are normalised and their sign flips removed when the clip is built, so
+//!   consecutive keys are on the same hemisphere; between keys they are slerped (shortest path);
+//! * translations and scales are interpolated linearly;
+//! * before a channel's first key it holds the first key, after its last key the last one;
+//! * a clip lasts as long as its latest key ([`Clip::duration`]); [`Clip::wrap_time`] maps a
+//!   play time into it by looping or clamping.
+//!
+//! For forward playback, [`ClipCursor`] remembers the key each channel was last at, so that
+//! advancing by a frame costs a comparison rather than a search.
+
+mod sampler;
+
+pub use sampler::{ClipCursor, slerp_arc_for_test};
+
+use glam::{Quat, Vec3, Vec4};
+use std::fmt;
+
+/// Which bone a track drives: its name as stored, and its numeric id when the format has one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BoneRef {
+    pub name: String,
+    pub id: Option<i32>,
+}
+
+/// A channel: `len` keys whose times start at `times` and values at `values` in the clip's
+/// arrays. Channels of one track may share their times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Channel {
+    times: u32,
+    values: u32,
+    len: u32,
+}
+
+impl Channel {
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The channels that animate one bone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoneTrack {
+    pub bone: BoneRef,
+    pub rotation: Option<Channel>,
+    pub translation: Option<Channel>,
+    pub scale: Option<Channel>,
+}
+
+/// A local transform: what a track gives a bone at one time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BonePose {
+    pub rotation: Quat,
+    pub translation: Vec3,
+    pub scale: Vec3,
+}
+
+impl Default for BonePose {
+    fn default() -> Self {
+        Self {
+            rotation: Quat::IDENTITY,
+            translation: Vec3::ZERO,
+            scale: Vec3::ONE,
+        }
+    }
+}
+
+/// What one track gives at one time: `None` for the channels it does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TrackSample {
+    pub rotation: Option<Quat>,
+    pub translation: Option<Vec3>,
+    pub scale: Option<Vec3>,
+}
+
+/// How a play time beyond the clip's end maps into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WrapMode {
+    /// Time wraps modulo the duration.
+    #[default]
+    Loop,
+    /// Time is clamped to [0, duration].
+    Clamp,
+}
+
+/// Precomputed slerp data for the segment from a rotation key to the next: the angle between the
+/// two quaternions (≤ π/2 after flip removal) and 1 / sin of it; `inv_sin == 0` marks segments
+/// short enough to normalised-lerp.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct Arc {
+    pub theta: f32,
+    pub inv_sin: f32,
+}
+
+/// Below this angle between two keys, normalised lerp replaces slerp (error < 1e-7).
+const NLERP_BELOW: f32 = 1e-2;
+
+impl Arc {
+    fn between(a: Quat, b: Quat) -> Self {
+        let dot = a.dot(b).clamp(-1.0, 1.0);
+        let theta = dot.acos();
+        if theta < NLERP_BELOW {
+            Arc {
+                theta,
+                inv_sin: 0.0,
+            }
+        } else {
+            Arc {
+                theta,
+                inv_sin: 1.0 / theta.sin(),
+            }
+        }
+    }
+}
+
+/// An animation clip in the engine-neutral model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clip {
+    pub name: String,
+    duration: f32,
+    tracks: Vec<BoneTrack>,
+    times: Vec<f32>,
+    rotations: Vec<Quat>,
+    arcs: Vec<Arc>,
+    vectors: Vec<Vec3>,
+}
+
+/// A clip that cannot be built from the keys given.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ClipError {
+    #[error("{values} values for {times} key times")]
+    LengthMismatch { times: usize, values: usize },
+    #[error("key #{key} has time {time}, earlier than the key before it")]
+    TimesNotSorted { key: usize, time: f32 },
+    #[error("key #{key} has a value that is not a finite number")]
+    NotFinite { key: usize },
+    #[error("a clip holds at most 2^32 keys")]
+    TooManyKeys,
+}
+
+/// Key times shared by the channels of a track, from [`ClipBuilder::times`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Times {
+    start: u32,
+    len: u32,
+}
+
+/// Builds a [`Clip`]: add key times, then channels on them, then tracks.
+#[derive(Debug, Clone)]
+pub struct ClipBuilder {
+    clip: Clip,
+}
+
+fn index(n: usize) -> Result<u32, ClipError> {
+    u32::try_from(n).map_err(|_| ClipError::TooManyKeys)
+}
+
+impl ClipBuilder {
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            clip: Clip {
+                name: name.into(),
+                duration: 0.0,
+                tracks: Vec::new(),
+                times: Vec::new(),
+                rotations: Vec::new(),
+                arcs: Vec::new(),
+                vectors: Vec::new(),
+            },
+        }
+    }
+
+    /// Reserves room for about `keys` keys in total.
+    pub fn with_capacity(mut self, tracks: usize, keys: usize) -> Self {
+        self.clip.tracks.reserve(tracks);
+        self.clip.times.reserve(keys);
+        self.clip.rotations.reserve(keys);
+        self.clip.arcs.reserve(keys);
+        self
+    }
+
+    /// Adds key times (seconds, finite, non-decreasing) for channels to use.
+    pub fn times(&mut self, times: &[f32]) -> Result<Times, ClipError> {
+        for (k, w) in times.windows(2).enumerate() {
+            if w[1] < w[0] {
+                return Err(ClipError::TimesNotSorted {
+                    key: k + 1,
+                    time: w[1],
+                });
+            }
+        }
+        if let Some(k) = times.iter().position(|t| !t.is_finite()) {
+            return Err(ClipError::NotFinite { key: k });
+        }
+        let start = index(self.clip.times.len())?;
+        self.clip.times.extend_from_slice(times);
+        index(self.clip.times.len())?;
+        if let Some(&last) = times.last() {
+            self.clip.duration = self.clip.duration.max(last);
+        }
+        Ok(Times {
+            start,
+            len: index(times.len())?,
+        })
+    }
+
+    /// Adds a rotation channel. Each key is normalised (a zero quaternion becomes identity) and
+    /// negated where its dot product with the previous key is negative, so that interpolation
+    /// takes the shortest path; the slerp angles are precomputed.
+    pub fn rotations(&mut self, times: Times, values: &[Quat]) -> Result<Channel, ClipError> {
+        if values.len() != times.len as usize {
+            return Err(ClipError::LengthMismatch {
+                times: times.len as usize,
+                values: values.len(),
+            });
+        }
+        if let Some(k) = values.iter().position(|q| !Vec4::from(*q).is_finite()) {
+            return Err(ClipError::NotFinite { key: k });
+        }
+        let start = index(self.clip.rotations.len())?;
+        let mut previous: Option<Quat> = None;
+        for &q in values {
+            let mut q = q.try_normalize_quat();
+            if let Some(p) = previous {
+                if p.dot(q) < 0.0 {
+                    q = -q;
+                }
+                let last = self.clip.arcs.len() - 1;
+                self.clip.arcs[last] = Arc::between(p, q);
+            }
+            self.clip.rotations.push(q);
+            self.clip.arcs.push(Arc::default());
+            previous = Some(q);
+        }
+        Ok(Channel {
+            times: times.start,
+            values: start,
+            len: times.len,
+        })
+    }
+
+    fn vectors(&mut self, times: Times, values: &[Vec3]) -> Result<Channel, ClipError> {
+        if values.len() != times.len as usize {
+            return Err(ClipError::LengthMismatch {
+                times: times.len as usize,
+                values: values.len(),
+            });
+        }
+        if let Some(k) = values.iter().position(|v| !v.is_finite()) {
+            return Err(ClipError::NotFinite { key: k });
+        }
+        let start = index(self.clip.vectors.len())?;
+        self.clip.vectors.extend_from_slice(values);
+        index(self.clip.vectors.len())?;
+        Ok(Channel {
+            times: times.start,
+            values: start,
+            len: times.len,
+        })
+    }
+
+    /// Adds a translation channel (linear interpolation).
+    pub fn translations(&mut self, times: Times, values: &[Vec3]) -> Result<Channel, ClipError> {
+        self.vectors(times, values)
+    }
+
+    /// Adds a scale channel (linear interpolation).
+    pub fn scales(&mut self, times: Times, values: &[Vec3]) -> Result<Channel, ClipError> {
+        self.vectors(times, values)
+    }
+
+    /// Adds a track made of channels returned by this builder. Channels without keys are
+    /// dropped (the bone keeps its rest value for them).
+    pub fn track(&mut self, mut track: BoneTrack) {
+        for c in [
+            &mut track.rotation,
+            &mut track.translation,
+            &mut track.scale,
+        ] {
+            if c.is_some_and(|c| c.is_empty()) {
+                *c = None;
+            }
+        }
+        self.clip.tracks.push(track);
+    }
+
+    pub fn build(self) -> Clip {
+        self.clip
+    }
+}
+
+trait TryNormalizeQuat {
+    fn try_normalize_quat(self) -> Quat;
+}
+
+impl TryNormalizeQuat for Quat {
+    fn try_normalize_quat(self) -> Quat {
+        Vec4::from(self)
+            .try_normalize()
+            .map(Quat::from_vec4)
+            .unwrap_or(Quat::IDENTITY)
+    }
+}
+
+impl Clip {
+    /// Latest key time of any channel, in seconds.
+    pub fn duration(&self) -> f32 {
+        self.duration
+    }
+
+    pub fn tracks(&self) -> &[BoneTrack] {
+        &self.tracks
+    }
+
+    /// Total number of keys over all channels.
+    pub fn key_count(&self) -> usize {
+        self.tracks
+            .iter()
+            .flat_map(|t| [t.rotation, t.translation, t.scale])
+            .flatten()
+            .map(|c| c.len())
+            .sum()
+    }
+
+    /// Maps a play time into the clip.
+    pub fn wrap_time(&self, time: f32, mode: WrapMode) -> f32 {
+        match mode {
+            WrapMode::Loop if self.duration > 0.0 => {
+                let t = time.rem_euclid(self.duration);
+                // rem_euclid can round up to the divisor itself.
+                if t >= self.duration { 0.0 } else { t }
+            }
+            WrapMode::Loop => 0.0,
+            WrapMode::Clamp => time.clamp(0.0, self.duration.max(0.0)),
+        }
+    }
+
+    /// Key times of a channel.
+    pub fn times(&self, channel: Channel) -> &[f32] {
+        &self.times[channel.times as usize..(channel.times + channel.len) as usize]
+    }
+
+    /// Rotation keys of a rotation channel (normalised, flips removed).
+    pub fn rotation_values(&self, channel: Channel) -> &[Quat] {
+        &self.rotations[channel.values as usize..(channel.values + channel.len) as usize]
+    }
+
+    /// Keys of a translation or scale channel.
+    pub fn vector_values(&self, channel: Channel) -> &[Vec3] {
+        &self.vectors[channel.values as usize..(channel.values + channel.len) as usize]
+    }
+
+    /// Samples one track at `time` (seconds, already wrapped), searching its keys.
+    pub fn sample_track(&self, track: usize, time: f32) -> TrackSample {
+        let t = &self.tracks[track];
+        let mut k = 0;
+        TrackSample {
+            rotation: t.rotation.map(|c| self.sample_rotation(c, time, &mut k)),
+            translation: t.translation.map(|c| self.sample_vector(c, time, &mut k)),
+            scale: t.scale.map(|c| self.sample_vector(c, time, &mut k)),
+        }
+    }
+}
+
+impl fmt::Display for BoneRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.id {
+            Some(id) => write!(f, "{:?} (id {id})", self.name),
+            None => write!(f, "{:?}", self.name),
+        }
+    }
+}

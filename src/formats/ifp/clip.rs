@@ -1,0 +1,71 @@
+//! From IFP sequences to the engine-neutral [`Clip`].
+
+use super::{IfpClip, IfpKey};
+use crate::anim::{BoneRef, BoneTrack, Clip, ClipBuilder};
+use glam::{Quat, Vec3};
+
+/// The form of a bone name used for matching: ASCII lower case with all whitespace removed, so
+/// `" R Thigh"`, `"R Thigh"` and `"r thigh"` are one key (spec §2.9, as MTA matches).
+pub fn bone_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+impl IfpClip {
+    /// The clip in the engine-neutral model. Sequences without keys are left out (the games
+    /// ignore them); keys whose times go backwards are sorted (stably); quaternions are
+    /// normalised and their sign flips removed. Times stay absolute (a track whose first key is
+    /// after 0 holds that key until then), and the duration is the latest key time.
+    pub fn to_clip(&self) -> Clip {
+        let keys: usize = self.sequences.iter().map(|s| s.keys.len()).sum();
+        let mut b = ClipBuilder::new(self.name.clone()).with_capacity(self.sequences.len(), keys);
+        let mut sorted: Vec<IfpKey> = Vec::new();
+        let mut times: Vec<f32> = Vec::new();
+        let mut rotations: Vec<Quat> = Vec::new();
+        let mut vectors: Vec<Vec3> = Vec::new();
+        for seq in self.sequences.iter().filter(|s| !s.keys.is_empty()) {
+            let keys: &[IfpKey] = if seq.keys.windows(2).all(|w| w[0].time <= w[1].time) {
+                &seq.keys
+            } else {
+                sorted.clear();
+                sorted.extend_from_slice(&seq.keys);
+                sorted.sort_by(|a, b| a.time.total_cmp(&b.time));
+                &sorted
+            };
+            times.clear();
+            times.extend(keys.iter().map(|k| k.time));
+            // The reader rejects non-finite values and the times are sorted just above, so the
+            // builder accepts these keys; a failure here would be a bug, reported as an empty track.
+            let Ok(t) = b.times(&times) else { continue };
+            rotations.clear();
+            rotations.extend(keys.iter().map(|k| Quat::from_array(k.rotation)));
+            let rotation = b.rotations(t, &rotations).ok();
+            let translation = if seq.has_translation {
+                vectors.clear();
+                vectors.extend(keys.iter().map(|k| Vec3::from_array(k.translation)));
+                b.translations(t, &vectors).ok()
+            } else {
+                None
+            };
+            let scale = if seq.has_scale {
+                vectors.clear();
+                vectors.extend(keys.iter().map(|k| Vec3::from_array(k.scale)));
+                b.scales(t, &vectors).ok()
+            } else {
+                None
+            };
+            b.track(BoneTrack {
+                bone: BoneRef {
+                    name: seq.name.clone(),
+                    id: (seq.bone_id != -1).then_some(seq.bone_id),
+                },
+                rotation,
+                translation,
+                scale,
+            });
+        }
+        b.build()
+    }
+}

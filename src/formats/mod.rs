@@ -1,0 +1,4 @@
+//! File formats: pure decoding into plain data and encoding back. No engine types here.
+
+pub(crate) mod bytes;
+pub mod ifp;

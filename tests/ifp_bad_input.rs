@@ -1,0 +1,1 @@
+//! Bad input: truncation at every byte, impossible counts, bad values. Never a panic.

@@ -1,0 +1,9 @@
+//! rigplay's integration tests: one binary, one module per area.
+
+mod bytes;
+#[cfg(feature = "cli")]
+mod cli;
+mod ifp_bad_input;
+mod ifp_read;
+mod ifp_write;
+mod sampler;
