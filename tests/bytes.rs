@@ -45,7 +45,11 @@ impl Bytes {
         assert!(name.len() < field);
         self.raw(name.as_bytes()).raw(&[0]);
         for i in 0..field - name.len() - 1 {
-            self.raw(&[if fill.is_empty() { 0 } else { fill[i % fill.len()] }]);
+            self.raw(&[if fill.is_empty() {
+                0
+            } else {
+                fill[i % fill.len()]
+            }]);
         }
         self
     }

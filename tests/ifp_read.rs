@@ -82,7 +82,9 @@ pub fn anp3_with_types_1_to_4(frame_data_size: Option<u32>) -> Vec<u8> {
         b.fixed("ped", 24, &[]).u32(1);
         b.fixed("abseil", 24, b"\0=C:=C:\\3dsmax5");
         // key bytes: 1 key type 1 (20) + 1 key type 2 (32) + 2 keys type 3 (20) + 1 key type 4 (16)
-        b.u32(4).u32(frame_data_size.unwrap_or(20 + 32 + 20 + 16)).u32(1);
+        b.u32(4)
+            .u32(frame_data_size.unwrap_or(20 + 32 + 20 + 16))
+            .u32(1);
         // type 1: q (0, 0, 0.6, 0.8), time 0.5 s
         b.fixed("Jaw", 24, &[]).u32(1).u32(1).i32(8);
         b.f32s(&[0.0, 0.0, 0.6, 0.8, 0.5]);
@@ -158,13 +160,20 @@ fn anlf_container_holds_several_anpk_blocks() {
     b.section(b"ANLF", |b| {
         b.u32(2);
     });
-    b.raw(&anpk_with_44_byte_anim()).raw(&anpk_with_48_byte_anim());
+    b.raw(&anpk_with_44_byte_anim())
+        .raw(&anpk_with_48_byte_anim());
     let r = read_ok(&b.done());
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     let p = &r.package;
     assert!(p.anlf);
-    assert_eq!(p.blocks.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), ["ped", "car"]);
-    assert_eq!(p.clips().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["walk_civi", "door_open"]);
+    assert_eq!(
+        p.blocks.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(),
+        ["ped", "car"]
+    );
+    assert_eq!(
+        p.clips().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        ["walk_civi", "door_open"]
+    );
 }
 
 #[test]
@@ -179,7 +188,10 @@ fn anp3_frame_types_1_to_4_decode_as_the_spec_says() {
     assert_eq!(clip.flags, 1);
     let s = &clip.sequences;
     // Type 1: floats, no conjugation.
-    assert_eq!((s[0].bone_id, s[0].compressed, s[0].has_translation), (8, false, false));
+    assert_eq!(
+        (s[0].bone_id, s[0].compressed, s[0].has_translation),
+        (8, false, false)
+    );
     assert_eq!(s[0].keys[0].rotation, [0.0, 0.0, 0.6, 0.8]);
     assert_eq!(s[0].keys[0].time, 0.5);
     // Type 2: time (1.0) precedes translation (1, 2, 3).
@@ -188,7 +200,10 @@ fn anp3_frame_types_1_to_4_decode_as_the_spec_says() {
     assert_eq!(s[1].keys[0].time, 1.0);
     assert_eq!(s[1].keys[0].translation, [1.0, 2.0, 3.0]);
     // Type 3: 2896 / 4096 = 0.70703125; 30 ticks / 60 = 0.5 s; bone id -1 = by name.
-    assert_eq!((s[2].bone_id, s[2].compressed, s[2].has_translation), (-1, true, false));
+    assert_eq!(
+        (s[2].bone_id, s[2].compressed, s[2].has_translation),
+        (-1, true, false)
+    );
     assert_eq!(s[2].keys[0].rotation, [0.0, 0.0, 0.70703125, 0.70703125]);
     assert_eq!(s[2].keys[1].rotation, [0.0, 0.0, -0.70703125, 0.70703125]);
     assert_eq!((s[2].keys[0].time, s[2].keys[1].time), (0.0, 0.5));
@@ -233,12 +248,24 @@ fn stale_trailing_bytes_are_a_warning_and_change_nothing() {
     assert_eq!(w.len(), 1, "{w:?}");
     let end = anpk_with_44_byte_anim().len() as u64;
     assert_eq!(w[0].offset, end);
-    assert_eq!(w[0].kind, IfpWarningKind::TrailingBytes { count: stale.len() as u64 - end, all_zero: false });
+    assert_eq!(
+        w[0].kind,
+        IfpWarningKind::TrailingBytes {
+            count: stale.len() as u64 - end,
+            all_zero: false
+        }
+    );
     // IMG sector padding: zeros up to 2048.
     let mut padded = anp3_with_types_1_to_4(None);
     padded.resize(2048, 0);
     let r = read_ok(&padded);
-    assert!(matches!(r.warnings[..], [IfpWarning { kind: IfpWarningKind::TrailingBytes { all_zero: true, .. }, .. }]));
+    assert!(matches!(
+        r.warnings[..],
+        [IfpWarning {
+            kind: IfpWarningKind::TrailingBytes { all_zero: true, .. },
+            ..
+        }]
+    ));
 }
 
 #[test]
@@ -246,7 +273,13 @@ fn frame_data_size_too_small_is_checked_not_trusted() {
     let r = read_ok(&anp3_with_types_1_to_4(Some(60)));
     assert_eq!(r.package, read_ok(&anp3_with_types_1_to_4(None)).package);
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
-    assert_eq!(r.warnings[0].kind, IfpWarningKind::FrameDataSizeMismatch { declared: 60, actual: 88 });
+    assert_eq!(
+        r.warnings[0].kind,
+        IfpWarningKind::FrameDataSizeMismatch {
+            declared: 60,
+            actual: 88
+        }
+    );
     assert_eq!(r.warnings[0].location.clip, Some((0, "abseil".to_string())));
     // 8 (ANP3 header) + 28 (package head) + 28 (anim name + count) = where frameDataSize sits.
     assert_eq!(r.warnings[0].offset, 64);
@@ -286,7 +319,14 @@ fn empty_key_header_written_by_some_tools_is_skipped_by_cpan_size() {
     assert_eq!(seqs[1].keys.len(), 1);
     assert!(matches!(
         r.warnings[..],
-        [IfpWarning { kind: IfpWarningKind::SectionSizeMismatch { section: "CPAN", resynchronised: true, .. }, .. }]
+        [IfpWarning {
+            kind: IfpWarningKind::SectionSizeMismatch {
+                section: "CPAN",
+                resynchronised: true,
+                ..
+            },
+            ..
+        }]
     ));
 }
 
@@ -317,8 +357,23 @@ fn zeroed_markers_and_unknown_key_magic_are_tolerated() {
     let seq = &r.package.blocks[0].clips[0].sequences[0];
     assert_eq!(seq.keys[0].translation, [4.0, 5.0, 6.0]);
     let kinds: Vec<_> = r.warnings.iter().map(|w| &w.kind).collect();
-    assert!(matches!(kinds[0], IfpWarningKind::UnexpectedMarker { expected: "CPAN", .. }), "{kinds:?}");
-    assert!(matches!(kinds[1], IfpWarningKind::KeyBlockInferred { layout: "KRT0", .. }), "{kinds:?}");
+    assert!(
+        matches!(
+            kinds[0],
+            IfpWarningKind::UnexpectedMarker {
+                expected: "CPAN",
+                ..
+            }
+        ),
+        "{kinds:?}"
+    );
+    assert!(
+        matches!(
+            kinds[1],
+            IfpWarningKind::KeyBlockInferred { layout: "KRT0", .. }
+        ),
+        "{kinds:?}"
+    );
 }
 
 #[test]
@@ -358,5 +413,8 @@ fn to_clip_normalises_removes_flips_and_sorts() {
     assert!((q[1].z + h).abs() < 1e-6 && (q[1].w - h).abs() < 1e-6);
     let root = &clip.tracks()[3];
     assert_eq!(root.bone.id, Some(0));
-    assert_eq!(clip.vector_values(root.translation.unwrap()), [glam::Vec3::new(1.0, -0.5, 2.0)]);
+    assert_eq!(
+        clip.vector_values(root.translation.unwrap()),
+        [glam::Vec3::new(1.0, -0.5, 2.0)]
+    );
 }

@@ -16,7 +16,8 @@ fn writer_reproduces_hand_assembled_files_byte_for_byte() {
     anlf.section(b"ANLF", |b| {
         b.u32(2);
     });
-    anlf.raw(&anpk_with_44_byte_anim()).raw(&anpk_with_48_byte_anim());
+    anlf.raw(&anpk_with_44_byte_anim())
+        .raw(&anpk_with_48_byte_anim());
     let mut anp3 = Bytes::new();
     anp3.sized(b"ANP3", |b| {
         b.fixed("ped", 24, &[]).u32(1);
@@ -27,7 +28,12 @@ fn writer_reproduces_hand_assembled_files_byte_for_byte() {
         b.i16s(&[0, 0, 2896, 2896, 0, 0, 0, 0]);
         b.i16s(&[0, 0, 2896, 2896, 44, 0, 4280, -20]);
     });
-    for original in [anpk_with_44_byte_anim(), anpk_with_48_byte_anim(), anlf.done(), anp3.done()] {
+    for original in [
+        anpk_with_44_byte_anim(),
+        anpk_with_48_byte_anim(),
+        anlf.done(),
+        anp3.done(),
+    ] {
         let written = read(&original).write().expect("writes");
         assert_eq!(written, original);
     }
@@ -35,7 +41,11 @@ fn writer_reproduces_hand_assembled_files_byte_for_byte() {
 
 #[test]
 fn read_write_read_keeps_everything() {
-    for file in [anpk_with_44_byte_anim(), anpk_with_48_byte_anim(), anp3_with_types_1_to_4(None)] {
+    for file in [
+        anpk_with_44_byte_anim(),
+        anpk_with_48_byte_anim(),
+        anp3_with_types_1_to_4(None),
+    ] {
         let p = read(&file);
         let written = p.write().unwrap();
         assert_eq!(read(&written), p);
@@ -61,7 +71,15 @@ impl Rng {
     }
     fn name(&mut self, max: u64) -> String {
         let len = self.below(max + 1);
-        (0..len).map(|_| if self.below(8) == 0 { ' ' } else { (b'A' + self.below(26) as u8) as char }).collect()
+        (0..len)
+            .map(|_| {
+                if self.below(8) == 0 {
+                    ' '
+                } else {
+                    (b'A' + self.below(26) as u8) as char
+                }
+            })
+            .collect()
     }
 }
 
@@ -73,29 +91,68 @@ fn random_package(rng: &mut Rng, version: IfpVersion) -> IfpPackage {
                 .map(|_| {
                     let n_keys = rng.below(6);
                     // ANPK stores channels in the key block, which a 0-frame sequence lacks.
-                    let has_translation = rng.below(2) == 0 && (n_keys > 0 || version != IfpVersion::Anpk);
-                    let has_scale = version == IfpVersion::Anpk && has_translation && rng.below(2) == 0;
+                    let has_translation =
+                        rng.below(2) == 0 && (n_keys > 0 || version != IfpVersion::Anpk);
+                    let has_scale =
+                        version == IfpVersion::Anpk && has_translation && rng.below(2) == 0;
                     let mut time = 0.0f32;
                     let keys = (0..n_keys)
                         .map(|_| {
-                            time += if compressed_file { rng.below(4) as f32 / 60.0 } else { rng.f(0.0, 0.1) };
-                            let q = |rng: &mut Rng| if compressed_file { rng.below(8193) as f32 / 4096.0 - 1.0 } else { rng.f(-1.0, 1.0) };
-                            let t = |rng: &mut Rng| if compressed_file { rng.below(4000) as f32 / 1024.0 - 2.0 } else { rng.f(-50.0, 50.0) };
+                            time += if compressed_file {
+                                rng.below(4) as f32 / 60.0
+                            } else {
+                                rng.f(0.0, 0.1)
+                            };
+                            let q = |rng: &mut Rng| {
+                                if compressed_file {
+                                    rng.below(8193) as f32 / 4096.0 - 1.0
+                                } else {
+                                    rng.f(-1.0, 1.0)
+                                }
+                            };
+                            let t = |rng: &mut Rng| {
+                                if compressed_file {
+                                    rng.below(4000) as f32 / 1024.0 - 2.0
+                                } else {
+                                    rng.f(-50.0, 50.0)
+                                }
+                            };
                             IfpKey {
-                                time: if compressed_file { (time * 60.0).round() / 60.0 } else { time },
+                                time: if compressed_file {
+                                    (time * 60.0).round() / 60.0
+                                } else {
+                                    time
+                                },
                                 rotation: [q(rng), q(rng), q(rng), q(rng)],
-                                translation: if has_translation { [t(rng), t(rng), t(rng)] } else { [0.0; 3] },
-                                scale: if has_scale { [rng.f(0.5, 2.0), 1.0, rng.f(0.5, 2.0)] } else { [1.0; 3] },
+                                translation: if has_translation {
+                                    [t(rng), t(rng), t(rng)]
+                                } else {
+                                    [0.0; 3]
+                                },
+                                scale: if has_scale {
+                                    [rng.f(0.5, 2.0), 1.0, rng.f(0.5, 2.0)]
+                                } else {
+                                    [1.0; 3]
+                                },
                             }
                         })
                         .collect();
                     let by_name = version == IfpVersion::Anpk && rng.below(3) == 0;
-                    let mut s = IfpSequence::new(rng.name(20), if by_name { -1 } else { rng.below(60) as i32 - 1 }, keys);
+                    let mut s = IfpSequence::new(
+                        rng.name(20),
+                        if by_name {
+                            -1
+                        } else {
+                            rng.below(60) as i32 - 1
+                        },
+                        keys,
+                    );
                     s.has_translation = has_translation;
                     s.has_scale = has_scale;
                     s.compressed = compressed_file;
                     if by_name {
-                        s.anim.layout = AnimLayout::Links([rng.below(9) as i32, rng.below(9) as i32]);
+                        s.anim.layout =
+                            AnimLayout::Links([rng.below(9) as i32, rng.below(9) as i32]);
                     }
                     s
                 })
@@ -103,7 +160,11 @@ fn random_package(rng: &mut Rng, version: IfpVersion) -> IfpPackage {
             IfpClip {
                 name: rng.name(if version == IfpVersion::Anpk { 40 } else { 23 }),
                 sequences,
-                flags: if version == IfpVersion::Anp3 { u32::from(compressed_file) } else { 0 },
+                flags: if version == IfpVersion::Anp3 {
+                    u32::from(compressed_file)
+                } else {
+                    0
+                },
                 info_unknown: 0,
             }
         })
@@ -130,7 +191,12 @@ fn anpk_to_anp3_keeps_every_key_within_int16_quantisation() {
     for _ in 0..50 {
         let mut p = random_package(&mut rng, IfpVersion::Anpk);
         // Values inside the compressed range: |t| < 32 m, times < 546 s.
-        for k in p.blocks[0].clips.iter_mut().flat_map(|c| c.sequences.iter_mut()).flat_map(|s| s.keys.iter_mut()) {
+        for k in p.blocks[0]
+            .clips
+            .iter_mut()
+            .flat_map(|c| c.sequences.iter_mut())
+            .flat_map(|s| s.keys.iter_mut())
+        {
             k.translation = k.translation.map(|v| v / 2.0);
         }
         let (anp3, _notes) = p.converted(IfpVersion::Anp3);
@@ -147,7 +213,11 @@ fn anpk_to_anp3_keeps_every_key_within_int16_quantisation() {
                     }
                     assert!((ka.time - kb.time).abs() <= 0.5 / 60.0 + 1e-6);
                     for c in 0..3 {
-                        let expected = if sa.has_translation { ka.translation[c] } else { 0.0 };
+                        let expected = if sa.has_translation {
+                            ka.translation[c]
+                        } else {
+                            0.0
+                        };
                         assert!((expected - kb.translation[c]).abs() <= 0.5 / 1024.0 + 1e-6);
                     }
                 }
@@ -166,23 +236,48 @@ fn anpk_to_anp3_keeps_every_key_within_int16_quantisation() {
 
 #[test]
 fn values_outside_int16_become_float_frames_never_an_overflow() {
-    let mut seq = IfpSequence::new("Root", 0, vec![IfpKey { translation: [0.0, 40.0, 0.0], ..IfpKey::default() }]);
+    let mut seq = IfpSequence::new(
+        "Root",
+        0,
+        vec![IfpKey {
+            translation: [0.0, 40.0, 0.0],
+            ..IfpKey::default()
+        }],
+    );
     seq.has_translation = true;
-    let p = IfpPackage::new(IfpVersion::Anpk, "x", vec![IfpClip { name: "far".into(), sequences: vec![seq], flags: 0, info_unknown: 0 }]);
+    let p = IfpPackage::new(
+        IfpVersion::Anpk,
+        "x",
+        vec![IfpClip {
+            name: "far".into(),
+            sequences: vec![seq],
+            flags: 0,
+            info_unknown: 0,
+        }],
+    );
     let (anp3, notes) = p.converted(IfpVersion::Anp3);
     assert_eq!(notes.len(), 1, "{notes:?}");
     let bytes = anp3.write().unwrap();
     // Sequence header at 8 + 28 + 36: frame type field at +24 must be 2 (float, translation).
     assert_eq!(u32::from_le_bytes(bytes[96..100].try_into().unwrap()), 2);
     let back = read(&bytes);
-    assert_eq!(back.blocks[0].clips[0].sequences[0].keys[0].translation, [0.0, 40.0, 0.0]);
+    assert_eq!(
+        back.blocks[0].clips[0].sequences[0].keys[0].translation,
+        [0.0, 40.0, 0.0]
+    );
     assert_eq!(back.blocks[0].clips[0].flags & 1, 0);
 
     // Asking for compression directly is refused with the key's location.
     let mut forced = anp3.clone();
     forced.blocks[0].clips[0].sequences[0].compressed = true;
     let err = forced.write().unwrap_err();
-    assert_eq!(err.kind, IfpWriteErrorKind::CompressedOverflow { field: "translation", value: 40.0 });
+    assert_eq!(
+        err.kind,
+        IfpWriteErrorKind::CompressedOverflow {
+            field: "translation",
+            value: 40.0
+        }
+    );
     assert_eq!(err.location.key, Some(0));
     assert_eq!(err.location.sequence, Some((0, "Root".to_string())));
 }
@@ -191,22 +286,37 @@ fn values_outside_int16_become_float_frames_never_an_overflow() {
 fn unrepresentable_data_is_refused_not_dropped() {
     let mut p = read(&anpk_with_48_byte_anim());
     p.version = IfpVersion::Anp3;
-    assert_eq!(p.write().unwrap_err().kind, IfpWriteErrorKind::ScaleNotRepresentable);
+    assert_eq!(
+        p.write().unwrap_err().kind,
+        IfpWriteErrorKind::ScaleNotRepresentable
+    );
     let (converted, notes) = read(&anpk_with_48_byte_anim()).converted(IfpVersion::Anp3);
     assert!(notes.iter().any(|n| n.contains("scale")), "{notes:?}");
     assert!(converted.write().is_ok());
 
     let mut long = read(&anp3_with_types_1_to_4(None));
     long.blocks[0].clips[0].sequences[0].name = "x".repeat(25);
-    assert_eq!(long.write().unwrap_err().kind, IfpWriteErrorKind::NameTooLong { name: "x".repeat(25), max: 24 });
+    assert_eq!(
+        long.write().unwrap_err().kind,
+        IfpWriteErrorKind::NameTooLong {
+            name: "x".repeat(25),
+            max: 24
+        }
+    );
 
     let mut wide = read(&anpk_with_44_byte_anim());
     wide.blocks[0].clips[0].name = "걷기".into();
-    assert!(matches!(wide.write().unwrap_err().kind, IfpWriteErrorKind::NameNotLatin1 { .. }));
+    assert!(matches!(
+        wide.write().unwrap_err().kind,
+        IfpWriteErrorKind::NameNotLatin1 { .. }
+    ));
 
     let mut tagged = read(&anpk_with_48_byte_anim());
     tagged.blocks[0].clips[0].sequences[0].bone_id = 3;
-    assert_eq!(tagged.write().unwrap_err().kind, IfpWriteErrorKind::BoneIdNotRepresentable { bone_id: 3 });
+    assert_eq!(
+        tagged.write().unwrap_err().kind,
+        IfpWriteErrorKind::BoneIdNotRepresentable { bone_id: 3 }
+    );
 }
 
 #[test]

@@ -334,7 +334,11 @@ impl Clip {
     }
 
     /// Maps a play time into the clip.
+    /// A NaN time maps to 0.
     pub fn wrap_time(&self, time: f32, mode: WrapMode) -> f32 {
+        if time.is_nan() {
+            return 0.0;
+        }
         match mode {
             WrapMode::Loop if self.duration > 0.0 => {
                 let t = time.rem_euclid(self.duration);

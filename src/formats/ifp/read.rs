@@ -682,3 +682,110 @@ pub(crate) fn decode_frames(layout: FrameLayout, bytes: &[u8], n: usize) -> Vec<
 pub(crate) const Q_SCALE: f32 = 4096.0;
 pub(crate) const TIME_SCALE: f32 = 60.0;
 pub(crate) const T_SCALE: f32 = 1024.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::ifp::records::*;
+    use binrw::BinRead;
+    use std::io::Cursor;
+
+    /// Distinct little-endian bytes for `n` frames: every 2-byte word different, floats finite.
+    fn frame_bytes(layout: FrameLayout, n: usize) -> Vec<u8> {
+        let words = n * layout.size() / 2;
+        match layout {
+            FrameLayout::Anp3(3 | 4) => (0..words as i16)
+                .flat_map(|i| (i * 37 - 500).to_le_bytes())
+                .collect(),
+            _ => (0..words / 2)
+                .flat_map(|i| (i as f32 * 0.25 - 3.0).to_le_bytes())
+                .collect(),
+        }
+    }
+
+    /// The fast path gives what the binrw declarations give, with the spec's conversions.
+    #[test]
+    fn bulk_decoder_agrees_with_the_binrw_records() {
+        let conj = |q: [f32; 4]| [-q[0], -q[1], -q[2], q[3]];
+        let d = IfpKey::default();
+        for layout in [
+            FrameLayout::Kr00,
+            FrameLayout::Krt0,
+            FrameLayout::Krts,
+            FrameLayout::Anp3(1),
+            FrameLayout::Anp3(2),
+            FrameLayout::Anp3(3),
+            FrameLayout::Anp3(4),
+        ] {
+            let bytes = frame_bytes(layout, 3);
+            let fast = decode_frames(layout, &bytes, 3);
+            let mut c = Cursor::new(&bytes[..]);
+            let slow: Vec<IfpKey> = (0..3)
+                .map(|_| match layout {
+                    FrameLayout::Kr00 => {
+                        let f = Kr00Frame::read(&mut c).unwrap();
+                        IfpKey {
+                            rotation: conj(f.q),
+                            time: f.time,
+                            ..d
+                        }
+                    }
+                    FrameLayout::Krt0 => {
+                        let f = Krt0Frame::read(&mut c).unwrap();
+                        IfpKey {
+                            rotation: conj(f.q),
+                            translation: f.t,
+                            time: f.time,
+                            ..d
+                        }
+                    }
+                    FrameLayout::Krts => {
+                        let f = KrtsFrame::read(&mut c).unwrap();
+                        IfpKey {
+                            rotation: conj(f.q),
+                            translation: f.t,
+                            scale: f.s,
+                            time: f.time,
+                        }
+                    }
+                    FrameLayout::Anp3(1) => {
+                        let f = Anp3RotFrame::read(&mut c).unwrap();
+                        IfpKey {
+                            rotation: f.q,
+                            time: f.time,
+                            ..d
+                        }
+                    }
+                    FrameLayout::Anp3(2) => {
+                        let f = Anp3RotTransFrame::read(&mut c).unwrap();
+                        IfpKey {
+                            rotation: f.q,
+                            translation: f.t,
+                            time: f.time,
+                            ..d
+                        }
+                    }
+                    FrameLayout::Anp3(3) => {
+                        let f = Anp3RotFrameCompressed::read(&mut c).unwrap();
+                        IfpKey {
+                            rotation: f.q.map(|v| f32::from(v) / 4096.0),
+                            time: f32::from(f.time) / 60.0,
+                            ..d
+                        }
+                    }
+                    _ => {
+                        let f = Anp3RotTransFrameCompressed::read(&mut c).unwrap();
+                        IfpKey {
+                            rotation: f.q.map(|v| f32::from(v) / 4096.0),
+                            time: f32::from(f.time) / 60.0,
+                            translation: f.t.map(|v| f32::from(v) / 1024.0),
+                            ..d
+                        }
+                    }
+                })
+                .collect();
+            assert_eq!(c.position() as usize, bytes.len(), "{layout:?} record size");
+            assert_eq!(fast, slow, "{layout:?}");
+        }
+    }
+}

@@ -92,6 +92,13 @@ impl IfpPackage {
                     let clips = out.blocks.drain(..).flat_map(|b| b.clips).collect();
                     out.blocks = vec![AnimBlock { name, clips }];
                 }
+                if out.blocks.is_empty() {
+                    notes.push("an ANLF file without blocks becomes one empty block".to_owned());
+                    out.blocks.push(AnimBlock {
+                        name: String::new(),
+                        clips: Vec::new(),
+                    });
+                }
                 let block = &mut out.blocks[0];
                 cut_name(&mut block.name, "package", &mut notes);
                 for clip in block.clips.iter_mut() {

@@ -1,0 +1,45 @@
+// The IFP fuzz oracle, shared by the fuzz target (fuzz/fuzz_targets/ifp_read.rs) and the
+// regression tests (tests/ifp_bad_input.rs), which `include!` it.
+//
+// Any bytes: the reader returns an error or a package and never panics. A package that reads
+// must write; our output must read back equal, with no warnings other than those that belong
+// to the data itself (an unusual ANIM size, times going backwards), and write again to the same
+// bytes; its clips must sample at any time; and it must convert to every version.
+
+pub fn check_ifp(data: &[u8]) {
+    use rigplay::anim::{BonePose, WrapMode};
+    use rigplay::formats::ifp::{IfpPackage, IfpVersion, IfpWarningKind};
+
+    let Ok(read) = IfpPackage::read(data) else { return };
+    for w in &read.warnings {
+        let _ = w.to_string();
+    }
+    let p = read.package;
+    let bytes = p.write().expect("a package that was read can be written");
+    let back = IfpPackage::read(&bytes).expect("our own output reads");
+    for w in &back.warnings {
+        assert!(
+            matches!(w.kind, IfpWarningKind::LongAnimRecord { .. } | IfpWarningKind::TimesNotSorted { .. }),
+            "our own output has a structural warning: {w}"
+        );
+    }
+    assert_eq!(back.package, p, "read(write(p)) == p");
+    assert_eq!(back.package.write().expect("writes again"), bytes, "write is a fixed point");
+    for clip in p.clips() {
+        let c = clip.to_clip();
+        let mut cursor = c.cursor();
+        let mut poses = vec![BonePose::default(); c.tracks().len()];
+        for t in [-1.0, 0.0, 0.013, 0.5, 1.0, 7.3, 1e30, f32::NAN, f32::INFINITY] {
+            c.sample(c.wrap_time(t, WrapMode::Loop), &mut cursor, &mut poses);
+            c.sample(c.wrap_time(t, WrapMode::Clamp), &mut cursor, &mut poses);
+            for (i, _) in c.tracks().iter().enumerate() {
+                let _ = c.sample_track(i, t);
+            }
+        }
+    }
+    for version in [IfpVersion::Anpk, IfpVersion::Anp3, IfpVersion::Anp2] {
+        let (converted, _notes) = p.converted(version);
+        let out = converted.write().expect("a converted package writes");
+        IfpPackage::read(&out).expect("converted output reads");
+    }
+}
