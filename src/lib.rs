@@ -11,3 +11,27 @@
 pub mod anim;
 pub mod coords;
 pub mod formats;
+
+#[cfg(doctest)]
+mod readme_example {
+    //! The README's Rust snippet, compiled (not run: it needs a game file).
+    //!
+    //! ```no_run
+    //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    //! use rigplay::anim::{BonePose, WrapMode};
+    //! use rigplay::formats::ifp::IfpPackage;
+    //!
+    //! let bytes = std::fs::read("ped.ifp")?;
+    //! let read = IfpPackage::read(&bytes)?;
+    //! for warning in &read.warnings {
+    //!     eprintln!("{warning}");
+    //! }
+    //! let clip = read.package.clip("walk_civi").unwrap().to_clip();
+    //! let mut cursor = clip.cursor();
+    //! let mut pose = vec![BonePose::default(); clip.tracks().len()];
+    //! let t = clip.wrap_time(1.3, WrapMode::Loop);
+    //! clip.sample(t, &mut cursor, &mut pose);
+    //! # Ok(())
+    //! # }
+    //! ```
+}

@@ -60,7 +60,7 @@ impl Bytes {
         let mut inner = Bytes::new();
         body(&mut inner);
         self.raw(magic).u32(inner.0.len() as u32).raw(&inner.0);
-        while self.0.len() % 4 != 0 {
+        while !self.0.len().is_multiple_of(4) {
             self.raw(&[0]);
         }
         self

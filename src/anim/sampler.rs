@@ -20,8 +20,8 @@ const MAX_STEPS: usize = 4;
 fn locate(times: &[f32], t: f32, cursor: &mut u32) -> (usize, usize, f32) {
     let n = times.len();
     let last = n - 1;
-    // Written as "not after the first key" so that a NaN time lands here too.
-    if !(t > times[0]) {
+    // "Not after the first key", so that a NaN time lands here too.
+    if t.partial_cmp(&times[0]) != Some(std::cmp::Ordering::Greater) {
         *cursor = 0;
         return (0, 0, 0.0);
     }

@@ -32,7 +32,8 @@ impl fmt::Display for Location {
 pub struct IfpError {
     /// Byte offset in the file where the problem starts.
     pub offset: u64,
-    pub location: Location,
+    /// Boxed to keep `Result<_, IfpError>` small on the happy path.
+    pub location: Box<Location>,
     pub kind: IfpErrorKind,
 }
 

@@ -53,7 +53,7 @@ impl<'a> Parser<'a> {
     fn error(&self, offset: usize, kind: IfpErrorKind) -> IfpError {
         IfpError {
             offset: offset as u64,
-            location: self.loc.clone(),
+            location: Box::new(self.loc.clone()),
             kind,
         }
     }
@@ -69,7 +69,7 @@ impl<'a> Parser<'a> {
     fn truncated(&self, s: Short, expected: &'static str) -> IfpError {
         IfpError {
             offset: s.offset,
-            location: self.loc.clone(),
+            location: Box::new(self.loc.clone()),
             kind: IfpErrorKind::Truncated {
                 expected,
                 needed: s.needed,
@@ -94,7 +94,7 @@ impl<'a> Parser<'a> {
             .check_count(count, min_each)
             .map_err(|c: CountTooLarge| IfpError {
                 offset: c.offset,
-                location: self.loc.clone(),
+                location: Box::new(self.loc.clone()),
                 kind: IfpErrorKind::CountTooLarge {
                     what,
                     count,
@@ -109,7 +109,7 @@ impl<'a> Parser<'a> {
     fn section(&mut self, expected: &'static str, what: &'static str) -> Result<SectionHeader> {
         let at = self.r.pos();
         let h: SectionHeader = self.record(what)?;
-        if &h.magic != expected.as_bytes() {
+        if h.magic != expected.as_bytes() {
             self.warn(
                 at,
                 IfpWarningKind::UnexpectedMarker {
@@ -515,16 +515,16 @@ impl<'a> Parser<'a> {
             }
             self.loc.sequence = None;
             self.loc.key = None;
-            if let Some(t) = tail {
-                if u64::from(t.frame_data_size) != key_bytes {
-                    self.warn(
-                        anim_at + 28,
-                        IfpWarningKind::FrameDataSizeMismatch {
-                            declared: t.frame_data_size,
-                            actual: key_bytes,
-                        },
-                    );
-                }
+            if let Some(t) = tail
+                && u64::from(t.frame_data_size) != key_bytes
+            {
+                self.warn(
+                    anim_at + 28,
+                    IfpWarningKind::FrameDataSizeMismatch {
+                        declared: t.frame_data_size,
+                        actual: key_bytes,
+                    },
+                );
             }
             clips.push(IfpClip {
                 name,

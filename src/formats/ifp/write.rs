@@ -233,7 +233,7 @@ impl Writer {
     }
 
     fn pad4(&mut self) {
-        while self.pos() % 4 != 0 {
+        while !self.pos().is_multiple_of(4) {
             self.bytes(&[0]);
         }
     }
