@@ -35,3 +35,4 @@ mod readme_example {
     //! # }
     //! ```
 }
+pub mod skeleton;

@@ -7,3 +7,4 @@ mod ifp_bad_input;
 mod ifp_read;
 mod ifp_write;
 mod sampler;
+mod skeleton;

@@ -1,0 +1,566 @@
+//! Built-in GTA ped skeletons and the rules that bind clip tracks to bones.
+//!
+//! Bones, ids and parents are those of spec `ifp.md` §4; rest offsets and rotations of the SA
+//! skeleton are the bind pose of one SA ped (§4.1 table), in GTA's Z-up axes and the bone's
+//! parent space. Values differ per model; a game model's own bind pose should replace them when
+//! one is at hand.
+//!
+//! Binding a track to a bone (§2.9, §7.6): by bone id when the track has one and the skeleton
+//! uses ids; otherwise by name, compared after [`bone_key`] normalisation (case and spaces
+//! ignored), then through the alias table that maps the SA, VC and GTA III spellings of a bone
+//! to one canonical SA bone id (`Root`≡`Normal`≡`Player`, `L Fingers`≡`L Finger`,
+//! `R Forearm`≡`R ForeArm`, `L Toe`≡`L Toe0`, III `Swaist`≡`Pelvis`, …).
+
+use crate::anim::{BonePose, BoneRef, Clip};
+use crate::formats::ifp::bone_key;
+use glam::{Quat, Vec3};
+
+/// A bone of a skeleton.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkeletonBone {
+    /// Name as the game's model spells it (leading spaces included).
+    pub name: String,
+    /// The bone id (tag) clips use, when the game binds by id.
+    pub id: Option<i32>,
+    /// The SA bone id this bone corresponds to, which the alias table maps names onto.
+    pub canonical: Option<i32>,
+    /// Index of the parent bone; `None` for the root.
+    pub parent: Option<usize>,
+    /// Local rest transform in the parent's space (GTA axes, metres).
+    pub rest: BonePose,
+}
+
+/// A bone hierarchy: parents always come before their children.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skeleton {
+    pub name: String,
+    pub bones: Vec<SkeletonBone>,
+}
+
+/// Which bone each track of a clip drives.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Binding {
+    /// One entry per track of the clip: the bone index, or `None` when nothing matched.
+    pub targets: Vec<Option<usize>>,
+    /// Tracks that matched no bone.
+    pub unmatched: Vec<BoneRef>,
+    /// Tracks that matched a bone already driven by an earlier track (the later one is dropped).
+    pub duplicates: Vec<BoneRef>,
+}
+
+/// The canonical SA bone id of a normalised bone name (see [`bone_key`]), from the spellings of
+/// SA, VC and GTA III (spec §4.1–4.3, §7.6).
+pub fn canonical_bone_id(key: &str) -> Option<i32> {
+    Some(match key {
+        "root" | "normal" | "player" => 0,
+        "pelvis" | "swaist" => 1,
+        "spine" | "smid" => 2,
+        "spine1" | "storso" => 3,
+        "neck" => 4,
+        "head" | "shead" => 5,
+        "lbrow" => 6,
+        "rbrow" => 7,
+        "jaw" => 8,
+        "bip01rclavicle" | "rclavicle" => 21,
+        "rupperarm" | "supperarmr" => 22,
+        "rforearm" | "slowerarmr" => 23,
+        "rhand" | "srhand" => 24,
+        "rfinger" | "rfingers" => 25,
+        "rfinger01" => 26,
+        "bip01lclavicle" | "lclavicle" => 31,
+        "lupperarm" | "supperarml" => 32,
+        "lforearm" | "slowerarml" => 33,
+        "lhand" | "slhand" => 34,
+        "lfinger" | "lfingers" => 35,
+        "lfinger01" => 36,
+        "lthigh" | "supperlegl" => 41,
+        "lcalf" | "slowerlegl" => 42,
+        "lfoot" | "sfootl" => 43,
+        "ltoe" | "ltoe0" => 44,
+        "rthigh" | "supperlegr" => 51,
+        "rcalf" | "slowerlegr" => 52,
+        "rfoot" | "sfootr" => 53,
+        "rtoe" | "rtoe0" => 54,
+        "belly" => 201,
+        "rbreast" => 301,
+        "lbreast" => 302,
+        _ => return None,
+    })
+}
+
+/// (id, DFF name, parent id, local position, local rotation x y z w) of the SA ped (§4.1).
+type BoneRow = (i32, &'static str, Option<i32>, [f32; 3], [f32; 4]);
+
+/// SA bones in HAnim order. The root's rest rotation is the ≈90° turn about Z that SA clips give
+/// it (the DFF's `Normal` bind, (−0.5, −0.5, −0.5, 0.5), is not what clips are relative to: §4.1).
+// Table values as the spec gives them (4 decimals), not the constants they approximate.
+#[allow(clippy::approx_constant)]
+const SA_BONES: [BoneRow; 32] = [
+    (
+        0,
+        "Normal",
+        None,
+        [0.0, 0.0, 0.0],
+        [0.0076, 0.0, 0.7078, 0.7063],
+    ),
+    (
+        1,
+        " Pelvis",
+        Some(0),
+        [0.0, 0.0, 0.0],
+        [-0.5, -0.5, -0.5, 0.5],
+    ),
+    (
+        2,
+        " Spine",
+        Some(1),
+        [-0.0010, -0.0002, -0.0010],
+        [0.0, 0.0, 0.0004, 1.0],
+    ),
+    (
+        3,
+        " Spine1",
+        Some(2),
+        [0.1904, -0.0002, 0.0],
+        [0.0, 0.0, 0.0, 1.0],
+    ),
+    (
+        4,
+        " Neck",
+        Some(3),
+        [0.2893, -0.0001, 0.0],
+        [0.0, 0.0, 0.1036, 0.9946],
+    ),
+    (
+        5,
+        " Head",
+        Some(4),
+        [0.1401, 0.0, 0.0],
+        [0.0, 0.0, -0.1040, 0.9946],
+    ),
+    (
+        8,
+        "Jaw",
+        Some(5),
+        [0.0112, 0.0155, -0.0042],
+        [0.0, 0.0, 0.8260, 0.5637],
+    ),
+    (
+        6,
+        "L Brow",
+        Some(5),
+        [0.0836, -0.0171, 0.0201],
+        [0.0480, -0.0629, 0.5800, 0.8108],
+    ),
+    (
+        7,
+        "R Brow",
+        Some(5),
+        [0.0831, -0.0175, -0.0239],
+        [-0.0230, 0.0607, 0.5820, 0.8106],
+    ),
+    (
+        31,
+        "Bip01 L Clavicle",
+        Some(4),
+        [0.0, 0.0001, 0.0],
+        [0.6479, -0.0677, 0.7546, 0.0789],
+    ),
+    (
+        32,
+        " L UpperArm",
+        Some(31),
+        [0.1942, 0.0, 0.0],
+        [0.0284, 0.4286, -0.0357, 0.9024],
+    ),
+    (
+        33,
+        " L ForeArm",
+        Some(32),
+        [0.2751, 0.0, 0.0],
+        [0.0, 0.0, -0.0071, 1.0],
+    ),
+    (
+        34,
+        " L Hand",
+        Some(33),
+        [0.2789, 0.0, 0.0],
+        [-0.7068, 0.0, 0.0, 0.7074],
+    ),
+    (
+        35,
+        " L Finger",
+        Some(34),
+        [0.0820, 0.0, 0.0],
+        [-0.0004, 0.0001, 0.1695, 0.9855],
+    ),
+    (
+        36,
+        "L Finger01",
+        Some(35),
+        [0.0414, 0.0, 0.0],
+        [0.0, 0.0, 0.1781, 0.9840],
+    ),
+    (
+        21,
+        "Bip01 R Clavicle",
+        Some(4),
+        [0.0, 0.0001, 0.0],
+        [-0.6479, 0.0677, 0.7546, 0.0789],
+    ),
+    (
+        22,
+        " R UpperArm",
+        Some(21),
+        [0.1942, 0.0, 0.0],
+        [-0.0284, -0.4286, -0.0357, 0.9024],
+    ),
+    (
+        23,
+        " R ForeArm",
+        Some(22),
+        [0.2751, 0.0, 0.0],
+        [0.0, 0.0, -0.0071, 1.0],
+    ),
+    (
+        24,
+        " R Hand",
+        Some(23),
+        [0.2789, 0.0, 0.0],
+        [0.7068, 0.0, 0.0, 0.7074],
+    ),
+    (
+        25,
+        " R Finger",
+        Some(24),
+        [0.0820, 0.0, 0.0],
+        [0.0004, -0.0001, 0.1695, 0.9855],
+    ),
+    (
+        26,
+        "R Finger01",
+        Some(25),
+        [0.0414, 0.0, 0.0],
+        [0.0, 0.0, 0.1781, 0.9840],
+    ),
+    (
+        302,
+        "L breast",
+        Some(3),
+        [0.1291, -0.0684, 0.1032],
+        [0.1107, 0.0732, 0.6454, 0.7522],
+    ),
+    (
+        301,
+        "R breast",
+        Some(3),
+        [0.1456, -0.0686, -0.1076],
+        [-0.0511, -0.0223, 0.6704, 0.7399],
+    ),
+    (
+        201,
+        "Belly",
+        Some(2),
+        [0.1740, -0.0700, -0.0004],
+        [0.0, 0.0, 0.6954, 0.7186],
+    ),
+    (
+        41,
+        " L Thigh",
+        Some(1),
+        [0.0, 0.0, 0.1125],
+        [-0.0394, -0.9988, 0.0012, 0.0307],
+    ),
+    (
+        42,
+        " L Calf",
+        Some(41),
+        [0.4554, 0.0, 0.0],
+        [0.0, 0.0, -0.0789, 0.9969],
+    ),
+    (
+        43,
+        " L Foot",
+        Some(42),
+        [0.4835, 0.0, 0.0],
+        [0.0012, -0.0307, 0.0395, 0.9987],
+    ),
+    (
+        44,
+        " L Toe0",
+        Some(43),
+        [0.1020, 0.1541, 0.0],
+        [0.0, 0.0, 0.7071, 0.7071],
+    ),
+    (
+        51,
+        " R Thigh",
+        Some(1),
+        [0.0, 0.0, -0.1125],
+        [0.0394, 0.9988, 0.0012, 0.0307],
+    ),
+    (
+        52,
+        " R Calf",
+        Some(51),
+        [0.4554, 0.0, 0.0],
+        [0.0, 0.0, -0.0789, 0.9969],
+    ),
+    (
+        53,
+        " R Foot",
+        Some(52),
+        [0.4835, 0.0, 0.0],
+        [-0.0012, 0.0307, 0.0395, 0.9987],
+    ),
+    (
+        54,
+        " R Toe0",
+        Some(53),
+        [0.1020, 0.1541, 0.0],
+        [0.0, 0.0, 0.7071, 0.7071],
+    ),
+];
+
+/// VC bone ids (§4.2): as SA's for the bones VC has, toes 2000 / 2001.
+fn vc_id(sa_id: i32) -> Option<i32> {
+    match sa_id {
+        0..=5 | 21..=25 | 31..=35 | 41..=43 | 51..=53 => Some(sa_id),
+        44 => Some(2000),
+        54 => Some(2001),
+        _ => None,
+    }
+}
+
+/// VC's in-game names (`ConvertBoneTag2BoneName`, §4.2), and toes as in the DFFs.
+fn vc_name(sa_id: i32) -> &'static str {
+    match sa_id {
+        0 => "Root",
+        1 => "Pelvis",
+        2 => "Spine",
+        3 => "Spine1",
+        4 => "Neck",
+        5 => "Head",
+        21 => "Bip01 R Clavicle",
+        22 => "R UpperArm",
+        23 => "R Forearm",
+        24 => "R Hand",
+        25 => "R Fingers",
+        31 => "Bip01 L Clavicle",
+        32 => "L UpperArm",
+        33 => "L Forearm",
+        34 => "L Hand",
+        35 => "L Fingers",
+        41 => "L Thigh",
+        42 => "L Calf",
+        43 => "L Foot",
+        44 => "L Toe0",
+        51 => "R Thigh",
+        52 => "R Calf",
+        53 => "R Foot",
+        _ => "R Toe0",
+    }
+}
+
+fn pose(p: [f32; 3], q: [f32; 4]) -> BonePose {
+    BonePose {
+        rotation: Quat::from_array(q).normalize(),
+        translation: Vec3::from_array(p),
+        scale: Vec3::ONE,
+    }
+}
+
+impl Skeleton {
+    fn from_rows(name: &str, rows: impl Iterator<Item = (BoneRow, Option<i32>, String)>) -> Self {
+        let mut bones: Vec<SkeletonBone> = Vec::new();
+        for ((sa_id, _, parent, p, q), id, bone_name) in rows {
+            let parent = parent.and_then(|pid| bones.iter().position(|b| b.canonical == Some(pid)));
+            bones.push(SkeletonBone {
+                name: bone_name,
+                id,
+                canonical: Some(sa_id),
+                parent,
+                rest: pose(p, q),
+            });
+        }
+        Skeleton {
+            name: name.to_owned(),
+            bones,
+        }
+    }
+
+    /// The San Andreas ped: 32 bones (§4.1).
+    pub fn gta_sa() -> Self {
+        Self::from_rows(
+            "GTA SA ped",
+            SA_BONES.iter().map(|r| (*r, Some(r.0), r.1.to_owned())),
+        )
+    }
+
+    /// The Vice City skinned ped: the 24 bones VC has (§4.2), with SA's tree and offsets (no VC
+    /// model was available to the spec; the shape is expected to match).
+    pub fn gta_vc() -> Self {
+        Self::from_rows(
+            "GTA VC ped",
+            SA_BONES
+                .iter()
+                .filter(|r| vc_id(r.0).is_some())
+                .map(|r| (*r, vc_id(r.0), vc_name(r.0).to_owned())),
+        )
+    }
+
+    /// The GTA III ped (§4.3): 16 frames bound by name (PC peds are not skinned), hierarchy from a
+    /// III skinned model; offsets the spec gives (Smid, Storso, legs, feet, forearms, hands),
+    /// others estimated from the SA proportions. Rest rotations are identity except the waist,
+    /// turned so that the chain stands along +Z like the SA ped.
+    pub fn gta_iii() -> Self {
+        // (name, canonical SA id, parent name, local position)
+        const ROWS: [(&str, i32, Option<&str>, [f32; 3]); 16] = [
+            ("Swaist", 1, None, [0.0, 0.0, 0.0]),
+            ("Smid", 2, Some("Swaist"), [0.0451, -0.0708, 0.0003]),
+            ("Storso", 3, Some("Smid"), [0.2084, 0.0, 0.0]),
+            ("Shead", 5, Some("Storso"), [0.25, 0.0, 0.0]),
+            ("Supperarmr", 22, Some("Storso"), [0.2, 0.0, -0.17]),
+            ("Slowerarmr", 23, Some("Supperarmr"), [0.28, 0.0, 0.0]),
+            ("SRhand", 24, Some("Slowerarmr"), [0.28, 0.0, 0.0]),
+            ("Supperarml", 32, Some("Storso"), [0.2, 0.0, 0.17]),
+            ("Slowerarml", 33, Some("Supperarml"), [0.28, 0.0, 0.0]),
+            ("SLhand", 34, Some("Slowerarml"), [0.28, 0.0, 0.0]),
+            ("Supperlegl", 41, Some("Swaist"), [-0.0357, -0.0156, 0.12]),
+            ("Slowerlegl", 42, Some("Supperlegl"), [0.42, 0.0, 0.0]),
+            ("Sfootl", 43, Some("Slowerlegl"), [0.375, 0.0, 0.0]),
+            ("Supperlegr", 51, Some("Swaist"), [-0.0357, -0.0156, -0.12]),
+            ("Slowerlegr", 52, Some("Supperlegr"), [0.42, 0.0, 0.0]),
+            ("Sfootr", 53, Some("Slowerlegr"), [0.375, 0.0, 0.0]),
+        ];
+        let mut bones: Vec<SkeletonBone> = Vec::new();
+        for (name, canonical, parent, p) in ROWS {
+            let parent = parent.and_then(|pn| bones.iter().position(|b| b.name == pn));
+            let rotation = match (name, parent) {
+                // Waist: −90° about Y, so local +X (along the spine) points up (+Z) and local
+                // +Z (towards the left leg) points to the ped's left (−X).
+                ("Swaist", _) => [
+                    0.0,
+                    -std::f32::consts::FRAC_1_SQRT_2,
+                    0.0,
+                    std::f32::consts::FRAC_1_SQRT_2,
+                ],
+                // Legs hang down: a half turn about the waist's Y axis.
+                ("Supperlegl" | "Supperlegr", _) => [0.0, 1.0, 0.0, 0.0],
+                // Arms hang down from the shoulders.
+                ("Supperarml" | "Supperarmr", _) => [0.0, 0.0, 1.0, 0.0],
+                _ => [0.0, 0.0, 0.0, 1.0],
+            };
+            bones.push(SkeletonBone {
+                name: name.to_owned(),
+                id: None,
+                canonical: Some(canonical),
+                parent,
+                rest: pose(p, rotation),
+            });
+        }
+        Skeleton {
+            name: "GTA III ped".to_owned(),
+            bones,
+        }
+    }
+
+    /// The bone a track drives: by id when both have one, else by normalised name, else by
+    /// the alias table.
+    pub fn find(&self, bone: &BoneRef) -> Option<usize> {
+        if let Some(id) = bone.id
+            && let Some(i) = self.bones.iter().position(|b| b.id == Some(id))
+        {
+            return Some(i);
+        }
+        let key = bone_key(&bone.name);
+        if let Some(i) = self.bones.iter().position(|b| bone_key(&b.name) == key) {
+            return Some(i);
+        }
+        let canonical = canonical_bone_id(&key)?;
+        self.bones
+            .iter()
+            .position(|b| b.canonical == Some(canonical))
+    }
+
+    /// Binds every track of `clip` to a bone of this skeleton.
+    pub fn bind(&self, clip: &Clip) -> Binding {
+        let mut binding = Binding::default();
+        let mut taken = vec![false; self.bones.len()];
+        for track in clip.tracks() {
+            let target = match self.find(&track.bone) {
+                Some(i) if taken[i] => {
+                    binding.duplicates.push(track.bone.clone());
+                    None
+                }
+                Some(i) => {
+                    taken[i] = true;
+                    Some(i)
+                }
+                None => {
+                    binding.unmatched.push(track.bone.clone());
+                    None
+                }
+            };
+            binding.targets.push(target);
+        }
+        binding
+    }
+
+    /// Model-space transforms (rotation, position) of every bone for the given local poses.
+    pub fn model_space(&self, local: &[BonePose]) -> Vec<(Quat, Vec3)> {
+        let mut out: Vec<(Quat, Vec3)> = Vec::with_capacity(self.bones.len());
+        for (bone, pose) in self.bones.iter().zip(local) {
+            let world = match bone.parent.and_then(|p| out.get(p)) {
+                Some(&(pr, pt)) => (pr * pose.rotation, pt + pr * pose.translation),
+                None => (pose.rotation, pose.translation),
+            };
+            out.push(world);
+        }
+        out
+    }
+
+    /// The rest pose, one local transform per bone.
+    pub fn rest_pose(&self) -> Vec<BonePose> {
+        self.bones.iter().map(|b| b.rest).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn position(s: &Skeleton, name: &str) -> Vec3 {
+        let world = s.model_space(&s.rest_pose());
+        world[s.bones.iter().position(|b| b.name == name).unwrap()].1
+    }
+
+    #[test]
+    fn rest_poses_stand_up_along_z() {
+        for (s, head, pelvis, lfoot, rfoot) in [
+            (Skeleton::gta_sa(), " Head", " Pelvis", " L Foot", " R Foot"),
+            (Skeleton::gta_vc(), "Head", "Pelvis", "L Foot", "R Foot"),
+            (Skeleton::gta_iii(), "Shead", "Swaist", "Sfootl", "Sfootr"),
+        ] {
+            let (h, p, l, r) = (
+                position(&s, head),
+                position(&s, pelvis),
+                position(&s, lfoot),
+                position(&s, rfoot),
+            );
+            eprintln!("{}: head {h} pelvis {p} feet {l} {r}", s.name);
+            assert!(h.z - p.z > 0.4, "{}: head above pelvis", s.name);
+            assert!(
+                p.z - l.z > 0.7 && p.z - r.z > 0.7,
+                "{}: feet below pelvis",
+                s.name
+            );
+            // Peds face +Y with Z up, so their left is -X.
+            assert!(
+                l.x < -0.05 && r.x > 0.05,
+                "{}: left foot on the left",
+                s.name
+            );
+        }
+    }
+}

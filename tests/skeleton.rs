@@ -1,0 +1,112 @@
+//! Built-in skeletons and binding tracks to bones by id, name and alias.
+
+use glam::{Quat, Vec3};
+use rigplay::anim::{BoneRef, BoneTrack, ClipBuilder};
+use rigplay::skeleton::{Skeleton, canonical_bone_id};
+
+fn bone(name: &str, id: Option<i32>) -> BoneRef {
+    BoneRef {
+        name: name.into(),
+        id,
+    }
+}
+
+#[test]
+fn sa_skeleton_matches_the_spec_tables() {
+    let s = Skeleton::gta_sa();
+    assert_eq!(s.bones.len(), 32);
+    let by_id = |id| s.bones.iter().find(|b| b.id == Some(id)).unwrap();
+    let parent_id = |id| s.bones[by_id(id).parent.unwrap()].id.unwrap();
+    // Clavicles hang off the neck, thighs off the pelvis, Belly off Spine, breasts off Spine1.
+    assert_eq!(
+        (parent_id(21), parent_id(31), parent_id(41), parent_id(51)),
+        (4, 4, 1, 1)
+    );
+    assert_eq!((parent_id(201), parent_id(301), parent_id(302)), (2, 3, 3));
+    assert_eq!(by_id(44).name, " L Toe0");
+    assert_eq!(by_id(42).rest.translation, Vec3::new(0.4554, 0.0, 0.0));
+    // Parents come before children.
+    assert!(
+        s.bones
+            .iter()
+            .enumerate()
+            .all(|(i, b)| b.parent.is_none_or(|p| p < i))
+    );
+    assert_eq!(Skeleton::gta_vc().bones.len(), 24);
+    assert_eq!(Skeleton::gta_iii().bones.len(), 16);
+}
+
+#[test]
+fn tracks_bind_by_id_then_name_then_alias() {
+    let sa = Skeleton::gta_sa();
+    let name_of = |b: &BoneRef, s: &Skeleton| s.find(b).map(|i| s.bones[i].name.clone());
+    // By id, whatever the name says (SA ped.ifp binds "DOOR" to id 1).
+    assert_eq!(
+        name_of(&bone("DOOR", Some(1)), &sa).as_deref(),
+        Some(" Pelvis")
+    );
+    // By name with id -1: leading spaces and case do not matter.
+    assert_eq!(
+        name_of(&bone("pelvis", None), &sa).as_deref(),
+        Some(" Pelvis")
+    );
+    // Aliases: VC spellings, III names, Root/Normal.
+    assert_eq!(
+        name_of(&bone("L Fingers", None), &sa).as_deref(),
+        Some(" L Finger")
+    );
+    assert_eq!(
+        name_of(&bone("R Forearm", None), &sa).as_deref(),
+        Some(" R ForeArm")
+    );
+    assert_eq!(
+        name_of(&bone("L Toe", None), &sa).as_deref(),
+        Some(" L Toe0")
+    );
+    assert_eq!(name_of(&bone("Root", None), &sa).as_deref(), Some("Normal"));
+    assert_eq!(
+        name_of(&bone("Slowerlegr", None), &sa).as_deref(),
+        Some(" R Calf")
+    );
+    // And the other way: SA names onto the III skeleton, which has no ids.
+    let iii = Skeleton::gta_iii();
+    assert_eq!(
+        name_of(&bone(" R Calf", Some(52)), &iii).as_deref(),
+        Some("Slowerlegr")
+    );
+    assert_eq!(name_of(&bone("HeadNub", Some(303)), &sa), None);
+    assert_eq!(canonical_bone_id("bip01lclavicle"), Some(31));
+
+    // VC toes have their own ids.
+    let vc = Skeleton::gta_vc();
+    assert_eq!(
+        name_of(&bone("x", Some(2001)), &vc).as_deref(),
+        Some("R Toe0")
+    );
+}
+
+#[test]
+fn binding_reports_unmatched_and_duplicate_tracks() {
+    let mut b = ClipBuilder::new("c");
+    let t = b.times(&[0.0]).unwrap();
+    for (name, id) in [
+        ("Normal", Some(0)),
+        ("Root", None),
+        ("Tail", None),
+        (" Head", Some(5)),
+    ] {
+        let r = b.rotations(t, &[Quat::IDENTITY]).unwrap();
+        b.track(BoneTrack {
+            bone: bone(name, id),
+            rotation: Some(r),
+            translation: None,
+            scale: None,
+        });
+    }
+    let clip = b.build();
+    let sa = Skeleton::gta_sa();
+    let binding = sa.bind(&clip);
+    assert_eq!(binding.targets, vec![Some(0), None, None, Some(5)]);
+    assert_eq!(binding.duplicates, vec![bone("Root", None)]);
+    assert_eq!(binding.unmatched, vec![bone("Tail", None)]);
+}
