@@ -35,4 +35,5 @@ mod readme_example {
     //! # }
     //! ```
 }
+pub mod samples;
 pub mod skeleton;

@@ -23,6 +23,14 @@ Usage:
       otherwise it is clamped to the clip)
 ";
 
+/// Writes a line to stdout; a closed pipe (`rigplay inspect f | head`) is not an error.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
 /// A failure that ends the command: the message, and the exit code.
 struct Failure(String, u8);
 
@@ -38,7 +46,7 @@ fn main() -> ExitCode {
         Some("convert") => convert(&args[1..]),
         Some("pose") => pose(&args[1..]),
         Some("-h" | "--help" | "help") => {
-            print!("{USAGE}");
+            out!("{}", USAGE.trim_end());
             Ok(())
         }
         Some(other) => Err(usage(format!("unknown command {other:?}"))),
@@ -168,11 +176,11 @@ fn inspect(args: &[String]) -> Result<(), Failure> {
             "clips": clips,
             "warnings": warnings.iter().map(|w| json!({"offset": w.offset, "message": w.to_string()})).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        out!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
     }
     let clip_count = package.clips().count();
-    println!(
+    out!(
         "{path}: {}{} package {:?}, {clip_count} clip{}",
         package.version,
         if package.anlf {
@@ -185,11 +193,11 @@ fn inspect(args: &[String]) -> Result<(), Failure> {
     );
     for block in &package.blocks {
         if package.anlf {
-            println!("block {:?}", block.name);
+            out!("block {:?}", block.name);
         }
         for clip in &block.clips {
             let keys: usize = clip.sequences.iter().map(|s| s.keys.len()).sum();
-            println!(
+            out!(
                 "  clip {:?}: {} bones, {keys} keys, {:.3} s{}",
                 clip.name,
                 clip.sequences.len(),
@@ -210,7 +218,7 @@ fn inspect(args: &[String]) -> Result<(), Failure> {
                     (Some(f), Some(l)) => format!(" {:.3}–{:.3} s", f.time, l.time),
                     _ => String::new(),
                 };
-                println!(
+                out!(
                     "    {:<24} {id:<8} {:>4} keys ({}){span}{}",
                     format!("{:?}", s.name),
                     s.keys.len(),
@@ -221,9 +229,9 @@ fn inspect(args: &[String]) -> Result<(), Failure> {
         }
     }
     if !warnings.is_empty() {
-        println!("warnings:");
+        out!("warnings:");
         for w in &warnings {
-            println!("  {w}");
+            out!("  {w}");
         }
     }
     Ok(())
@@ -238,18 +246,18 @@ fn validate(args: &[String]) -> Result<(), Failure> {
     for path in &a.positional {
         match load(path) {
             Ok(r) => {
-                println!(
+                out!(
                     "ok    {path} ({} warning{})",
                     r.warnings.len(),
                     if r.warnings.len() == 1 { "" } else { "s" }
                 );
                 for w in &r.warnings {
-                    println!("      warning: {w}");
+                    out!("      warning: {w}");
                 }
             }
             Err(Failure(message, _)) => {
                 failed += 1;
-                println!("error {message}");
+                out!("error {message}");
             }
         }
     }
@@ -292,7 +300,7 @@ fn convert(args: &[String]) -> Result<(), Failure> {
         .write()
         .map_err(|e| Failure(format!("{input}: cannot write {version}: {e}"), 1))?;
     std::fs::write(Path::new(output), &bytes).map_err(|e| Failure(format!("{output}: {e}"), 1))?;
-    println!(
+    out!(
         "wrote {output}: {version}, {} clips, {} bytes",
         converted.clips().count(),
         bytes.len()
@@ -363,9 +371,9 @@ fn pose(args: &[String]) -> Result<(), Failure> {
                 "scale": s.map(|v| nums(&v.to_array())),
             })).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        out!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
-        println!(
+        out!(
             "clip {:?} at {time} s ({} space)",
             clip.name,
             if bevy { "bevy" } else { "file" }
@@ -377,7 +385,7 @@ fn pose(args: &[String]) -> Result<(), Failure> {
                     .collect::<Vec<_>>()
                     .join(" ")
             };
-            println!(
+            out!(
                 "  {:<24} rot [{}]{}{}",
                 format!("{:?}", t.bone.name),
                 r.map(|q| fmt(&q.to_array())).unwrap_or_default(),

@@ -7,4 +7,5 @@ mod ifp_bad_input;
 mod ifp_read;
 mod ifp_write;
 mod sampler;
+mod samples;
 mod skeleton;
