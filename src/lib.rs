@@ -37,3 +37,8 @@ mod readme_example {
 }
 pub mod samples;
 pub mod skeleton;
+
+#[cfg(feature = "bevy")]
+pub mod plugin;
+#[cfg(feature = "bevy")]
+pub use plugin::IfpPlugin;

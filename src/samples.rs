@@ -47,8 +47,10 @@ fn walk_rotations(p: f32, id: i32) -> Vec<(Vec3, f32)> {
         43 => vec![(Vec3::X, deg(10.0) * c)],
         53 => vec![(Vec3::X, -deg(10.0) * c)],
         // Arms swing against the legs; the upper arms hang down first.
-        32 => vec![(Vec3::Y, deg(70.0)), (Vec3::X, -deg(18.0) * s)],
-        22 => vec![(Vec3::Y, -deg(70.0)), (Vec3::X, deg(18.0) * s)],
+        // (The rest pose holds the arms 45° below horizontal: about the forward axis +Y, a
+        // positive turn lowers the right arm, a negative one the left.)
+        32 => vec![(Vec3::Y, -deg(38.0)), (Vec3::X, -deg(18.0) * s)],
+        22 => vec![(Vec3::Y, deg(38.0)), (Vec3::X, deg(18.0) * s)],
         33 | 23 => vec![(Vec3::X, deg(15.0))],
         // The torso counter-rotates a little about the up axis.
         2 => vec![(Vec3::Z, deg(4.0) * s)],
@@ -69,8 +71,8 @@ fn idle_rotations(p: f32, id: i32) -> Vec<(Vec3, f32)> {
         // Breathing in the chest, a slow look around, arms relaxed at the sides.
         3 => vec![(Vec3::X, deg(2.0) * s)],
         5 => vec![(Vec3::Z, deg(12.0) * (p * TAU * 0.5).sin().powi(3))],
-        32 => vec![(Vec3::Y, deg(72.0) + deg(2.0) * s)],
-        22 => vec![(Vec3::Y, -deg(72.0) - deg(2.0) * s)],
+        32 => vec![(Vec3::Y, -deg(40.0) - deg(2.0) * s)],
+        22 => vec![(Vec3::Y, deg(40.0) + deg(2.0) * s)],
         33 | 23 => vec![(Vec3::X, deg(10.0))],
         _ => vec![],
     }
@@ -80,9 +82,9 @@ fn wave_rotations(p: f32, id: i32) -> Vec<(Vec3, f32)> {
     let deg = f32::to_radians;
     match id {
         // Right arm up and out, the forearm waving side to side about the forward axis.
-        22 => vec![(Vec3::Y, deg(55.0))],
-        23 => vec![(Vec3::Y, deg(50.0) + deg(25.0) * (p * TAU * 2.0).sin())],
-        24 => vec![(Vec3::Y, deg(10.0) * (p * TAU * 2.0).sin())],
+        22 => vec![(Vec3::Y, -deg(80.0))],
+        23 => vec![(Vec3::Y, -deg(30.0) - deg(25.0) * (p * TAU * 2.0).sin())],
+        24 => vec![(Vec3::Y, -deg(10.0) * (p * TAU * 2.0).sin())],
         _ => vec![],
     }
 }

@@ -1,5 +1,7 @@
 //! rigplay's integration tests: one binary, one module per area.
 
+#[cfg(feature = "bevy")]
+mod bevy_ifp;
 mod bytes;
 #[cfg(feature = "cli")]
 mod cli;

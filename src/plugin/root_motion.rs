@@ -1,0 +1,84 @@
+//! Root motion extracted from a playing clip (spec §3.5), for the game to move the character.
+
+use super::asset::{RootMotionMode, extracted_axes, root_track};
+use super::retarget::ClipRegistry;
+use super::skeleton::{PlayAnimation, PlayingNode};
+use crate::coords::gta_vec_to_bevy;
+use bevy::prelude::*;
+
+/// Put on a character that plays clips whose root motion mode is `Extract`: each frame, `delta`
+/// is how far the clip moved the root (Bevy axes, in the character's own frame), which the
+/// skeleton itself no longer shows. With `apply`, rigplay moves the character's `Transform` by it
+/// (turned by the character's rotation); otherwise the game reads `delta` and moves it.
+#[derive(Component, Debug, Clone, Default, Reflect)]
+pub struct RootMotion {
+    pub apply: bool,
+    /// Movement this frame.
+    pub delta: Vec3,
+    /// Movement since the clip started.
+    pub total: Vec3,
+    #[reflect(ignore)]
+    last: Option<(AssetId<AnimationClip>, f32, u32)>,
+}
+
+impl RootMotion {
+    /// Root motion applied to the character's transform.
+    pub fn applied() -> Self {
+        Self {
+            apply: true,
+            ..Self::default()
+        }
+    }
+}
+
+pub(crate) fn extract_root_motion(
+    mut characters: Query<(
+        &mut RootMotion,
+        &PlayAnimation,
+        &AnimationPlayer,
+        Option<&PlayingNode>,
+        &mut Transform,
+    )>,
+    registry: Res<ClipRegistry>,
+) {
+    for (mut motion, play, player, node, mut transform) in &mut characters {
+        motion.delta = Vec3::ZERO;
+        let Some(node) = node else { continue };
+        let Some(active) = player.animation(node.0) else {
+            continue;
+        };
+        let Some(info) = registry.get(play.clip.id()) else {
+            continue;
+        };
+        let RootMotionMode::Extract { .. } = info.settings.root_motion else {
+            continue;
+        };
+        let Some(root) = root_track(&info.clip, &info.skeleton.skeleton()) else {
+            continue;
+        };
+        let clip = &info.clip;
+        let axes = extracted_axes(info.settings.root_motion);
+        let raw = |t: f32| clip.sample_track(root, t).translation.unwrap_or_default() * axes;
+        let at = |t: f32| raw(clip.wrap_time(t, info.settings.wrap_mode()));
+        let now = (play.clip.id(), active.seek_time(), active.completions());
+        // A clip seen for the first time started at 0 this frame (PlayAnimation restarts it).
+        let (t0, c0) = match motion.last.filter(|l| l.0 == now.0) {
+            Some((_, t0, c0)) => (t0, c0),
+            None => {
+                motion.total = Vec3::ZERO;
+                (0.0, 0)
+            }
+        };
+        // Each completed lap adds the distance from the first key to the last.
+        let cycle = raw(clip.duration()) - raw(0.0);
+        let laps = now.2.saturating_sub(c0) as f32;
+        let delta = gta_vec_to_bevy(at(now.1) - at(t0) + cycle * laps);
+        motion.delta = delta;
+        motion.total += delta;
+        if motion.apply {
+            let turned = transform.rotation * delta;
+            transform.translation += turned;
+        }
+        motion.last = Some(now);
+    }
+}

@@ -1,0 +1,385 @@
+//! The IFP plugin in a headless Bevy app: loading through the AssetServer, skeletons, Bevy's
+//! AnimationPlayer against the core sampler, retargeting, root motion, broken files.
+
+use crate::bytes::Bytes;
+use bevy::animation::AnimationPlugin;
+use bevy::asset::io::memory::{Dir, MemoryAssetReader};
+use bevy::asset::io::{AssetSourceBuilder, AssetSourceId};
+use bevy::asset::{AssetPlugin, LoadState};
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use rigplay::anim::WrapMode;
+use rigplay::plugin::*;
+use std::path::Path;
+use std::time::Duration;
+
+/// ANP3 "test" with clip "lift" (1 s): "Root" (id 0) goes from (0,0,0) to (0,1,0) m; " Pelvis"
+/// (id 1) turns from identity to 90° about Z; "Tail" (id 99) matches no GTA bone.
+fn lift_ifp() -> Vec<u8> {
+    let mut b = Bytes::new();
+    b.sized(b"ANP3", |b| {
+        b.fixed("test", 24, &[]).u32(1);
+        b.fixed("lift", 24, &[])
+            .u32(3)
+            .u32(2 * 16 + 2 * 10 + 10)
+            .u32(1);
+        b.fixed("Root", 24, &[]).u32(4).u32(2).i32(0);
+        b.i16s(&[0, 0, 0, 4096, 0, 0, 0, 0]);
+        b.i16s(&[0, 0, 0, 4096, 60, 0, 1024, 0]);
+        b.fixed(" Pelvis", 24, &[]).u32(3).u32(2).i32(1);
+        b.i16s(&[0, 0, 0, 4096, 0]);
+        b.i16s(&[0, 0, 2896, 2896, 60]);
+        b.fixed("Tail", 24, &[]).u32(3).u32(1).i32(99);
+        b.i16s(&[0, 0, 0, 4096, 0]);
+    });
+    b.done()
+}
+
+fn app(files: &[(&str, Vec<u8>)], metas: &[(&str, &str)], step: f32) -> App {
+    let dir = Dir::default();
+    for (path, bytes) in files {
+        dir.insert_asset(Path::new(path), bytes.clone());
+    }
+    for (path, text) in metas {
+        dir.insert_meta_text(Path::new(path), text);
+    }
+    let reader = MemoryAssetReader { root: dir };
+    let mut app = App::new();
+    app.register_asset_source(
+        AssetSourceId::Default,
+        AssetSourceBuilder::new(move || Box::new(reader.clone())),
+    );
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin::default(),
+        TransformPlugin,
+        AnimationPlugin,
+        IfpPlugin,
+    ));
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+        step,
+    )));
+    app.finish();
+    app.cleanup();
+    app
+}
+
+fn load<A: Asset>(app: &mut App, path: &str) -> Handle<A> {
+    let handle: Handle<A> = app.world().resource::<AssetServer>().load(path.to_owned());
+    for _ in 0..200 {
+        app.update();
+        match app
+            .world()
+            .resource::<AssetServer>()
+            .load_state(handle.id())
+        {
+            LoadState::Loaded => return handle,
+            LoadState::Failed(e) => panic!("{path}: {e}"),
+            _ => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+    panic!("{path} did not load");
+}
+
+fn bone<'a>(app: &'a mut App, name: &str) -> (Entity, &'a GlobalTransform, &'a Transform) {
+    let world = app.world_mut();
+    let mut q = world.query::<(Entity, &Name, &GlobalTransform, &Transform)>();
+    let (e, _, g, t) = q
+        .iter(world)
+        .find(|(_, n, _, _)| n.as_str() == name)
+        .unwrap_or_else(|| panic!("no bone {name}"));
+    (e, g, t)
+}
+
+/// Pauses the character's clip at `t` and runs a frame.
+fn seek(app: &mut App, character: Entity, t: f32) {
+    let node = app
+        .world()
+        .get::<PlayingNode>(character)
+        .expect("playing")
+        .0;
+    let mut player = app
+        .world_mut()
+        .get_mut::<AnimationPlayer>(character)
+        .unwrap();
+    player.animation_mut(node).unwrap().pause().set_seek_time(t);
+    app.update();
+}
+
+fn same_rotation(a: Quat, b: Quat, tol: f32) -> bool {
+    a.dot(b).abs() >= 1.0 - tol
+}
+
+#[test]
+fn clips_load_as_labelled_assets_and_pose_a_spawned_skeleton() {
+    let mut app = app(&[("test.ifp", lift_ifp())], &[], 1.0 / 30.0);
+    let ifp: Handle<Ifp> = load(&mut app, "test.ifp");
+    let by_name: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let _by_index: Handle<AnimationClip> = load(
+        &mut app,
+        &IfpAssetLabel::Clip(0).from_asset("test.ifp").to_string(),
+    );
+    assert_eq!(
+        IfpAssetLabel::Named("lift".into())
+            .from_asset("test.ifp")
+            .to_string(),
+        "test.ifp#lift"
+    );
+    {
+        let assets = app.world().resource::<Assets<Ifp>>();
+        let ifp = assets.get(&ifp).unwrap();
+        assert_eq!(
+            ifp.skeleton,
+            SkeletonKind::Sa,
+            "ANP3 files bind to the SA skeleton"
+        );
+        assert_eq!(ifp.clip("LIFT").unwrap().clip.duration(), 1.0);
+        let clips = app.world().resource::<Assets<AnimationClip>>();
+        assert_eq!(clips.get(&by_name).unwrap().duration(), 1.0);
+    }
+
+    let character = app
+        .world_mut()
+        .spawn((GtaSkeleton::Sa, PlayAnimation::looping(by_name)))
+        .id();
+    app.update();
+    app.update();
+    seek(&mut app, character, 0.5);
+    let basis = bone(&mut app, "gta basis").1.translation();
+    let (_, pelvis, _) = bone(&mut app, " Pelvis");
+    let (p, r) = (pelvis.translation(), pelvis.rotation());
+    // Root at (0, 0.5, 0) in GTA axes is (0, 0, -0.5) in Bevy's: (x, y, z) -> (x, z, -y); the
+    // pelvis sits on the root (rest offset 0).
+    assert!(
+        (p - basis - Vec3::new(0.0, 0.0, -0.5)).length() < 1e-5,
+        "{}",
+        p - basis
+    );
+    // The pelvis has turned 45° about GTA Z (its rest rotation is replaced): its X axis, GTA
+    // (cos 45°, sin 45°, 0), is (cos 45°, 0, -sin 45°) in Bevy axes.
+    let h = std::f32::consts::FRAC_1_SQRT_2;
+    assert!(
+        (r * Vec3::X - Vec3::new(h, 0.0, -h)).length() < 1e-5,
+        "{}",
+        r * Vec3::X
+    );
+    // Bones the clip does not animate keep their rest pose.
+    let (_, _, head) = bone(&mut app, " Head");
+    let rest = rigplay::skeleton::Skeleton::gta_sa().bones[5].rest;
+    assert!(same_rotation(head.rotation, rest.rotation, 1e-6));
+    // The unmatched track is reported.
+    app.update();
+    let unmatched = app
+        .world()
+        .get::<UnmatchedTracks>(character)
+        .expect("reported");
+    assert_eq!(unmatched.0, vec!["\"Tail\" (id 99)".to_string()]);
+}
+
+#[test]
+fn bevy_animation_player_matches_the_core_sampler_across_loop_wraps() {
+    let files = rigplay::samples::sample_files();
+    // An odd step so that frames land between keys and on both sides of the wrap.
+    let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 0.047);
+    let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
+    let walk: Handle<AnimationClip> = load(&mut app, "sa.ifp#walk");
+    let character = app
+        .world_mut()
+        .spawn((GtaSkeleton::Sa, PlayAnimation::looping(walk)))
+        .id();
+    let (clip, skeleton) = {
+        let assets = app.world().resource::<Assets<Ifp>>();
+        let ifp = assets.get(&ifp).unwrap();
+        (
+            ifp.clip("walk").unwrap().clip.clone(),
+            rigplay::skeleton::Skeleton::gta_sa(),
+        )
+    };
+    let binding = skeleton.bind(&clip);
+    let mut worst = (0.0f32, 0.0f32);
+    let mut wraps = 0;
+    let mut last_t = 0.0;
+    for frame in 0..120 {
+        app.update();
+        let node = app.world().get::<PlayingNode>(character).unwrap().0;
+        let t = app
+            .world()
+            .get::<AnimationPlayer>(character)
+            .unwrap()
+            .animation(node)
+            .unwrap()
+            .seek_time();
+        if t < last_t {
+            wraps += 1;
+        }
+        last_t = t;
+        if frame < 3 {
+            continue; // the graph takes effect a frame after it is added
+        }
+        let t = clip.wrap_time(t, WrapMode::Loop);
+        for (track, target) in binding.targets.iter().enumerate() {
+            let bone_name = skeleton.bones[target.unwrap()].name.clone();
+            let (_, _, local) = bone(&mut app, &bone_name);
+            let s = clip.sample_track(track, t);
+            // Compared component by component, up to the sign of the quaternion.
+            let q = s.rotation.unwrap() * local.rotation.dot(s.rotation.unwrap()).signum();
+            worst.0 = worst.0.max(
+                (Vec4::from(local.rotation) - Vec4::from(q))
+                    .abs()
+                    .max_element(),
+            );
+            if let Some(tr) = s.translation {
+                worst.1 = worst.1.max((local.translation - tr).abs().max_element());
+            }
+        }
+    }
+    assert!(wraps >= 3, "the clip looped {wraps} times");
+    assert!(
+        worst.0 < 1e-5 && worst.1 < 1e-5,
+        "worst rotation {} translation {}",
+        worst.0,
+        worst.1
+    );
+    eprintln!(
+        "AnimationPlayer vs core sampler: worst rotation component {:e}, translation {:e}",
+        worst.0, worst.1
+    );
+}
+
+#[test]
+fn clips_retarget_onto_a_hierarchy_with_renamed_and_aliased_bones() {
+    let mut app = app(&[("test.ifp", lift_ifp())], &[], 1.0 / 30.0);
+    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    // A character whose bones are named otherwise: "hips" tagged with bone id 0 (Root), and
+    // III's "Swaist" for the pelvis; "prop" is not a bone.
+    let world = app.world_mut();
+    let character = world
+        .spawn((Name::new("hero"), Retarget::default(), Transform::default()))
+        .id();
+    let hips = world
+        .spawn((
+            Name::new("hips"),
+            GtaBoneId(0),
+            Transform::default(),
+            ChildOf(character),
+        ))
+        .id();
+    let waist = world
+        .spawn((
+            Name::new("Swaist"),
+            Transform::from_xyz(0.0, 0.1, 0.0),
+            ChildOf(hips),
+        ))
+        .id();
+    let prop = world
+        .spawn((
+            Name::new("prop"),
+            Transform::from_xyz(1.0, 2.0, 3.0),
+            ChildOf(waist),
+        ))
+        .id();
+    app.update();
+    app.world_mut()
+        .entity_mut(character)
+        .insert(PlayAnimation::looping(lift));
+    app.update();
+    app.update();
+    seek(&mut app, character, 0.25);
+    let t = |app: &App, e| *app.world().get::<Transform>(e).unwrap();
+    // Root translation a quarter of the way from (0,0,0) to (0,1,0); the waist turns 22.5° about
+    // Z: q = (0, 0, sin 11.25°, cos 11.25°).
+    assert!((t(&app, hips).translation - Vec3::new(0.0, 0.25, 0.0)).length() < 1e-5);
+    assert!(same_rotation(
+        t(&app, waist).rotation,
+        Quat::from_xyzw(0.0, 0.0, 0.195_090_32, 0.980_785_3),
+        1e-6
+    ));
+    assert_eq!(
+        t(&app, waist).translation,
+        Vec3::new(0.0, 0.1, 0.0),
+        "no translation keys: rest kept"
+    );
+    assert_eq!(t(&app, prop).translation, Vec3::new(1.0, 2.0, 3.0));
+    app.update();
+    assert_eq!(
+        app.world().get::<UnmatchedTracks>(character).unwrap().0,
+        vec!["\"Tail\" (id 99)".to_string()]
+    );
+}
+
+#[test]
+fn extracted_root_motion_moves_the_character_not_the_root_bone() {
+    let meta = r#"(
+    meta_format_version: "1.0",
+    asset: Load(
+        loader: "rigplay::plugin::asset::IfpLoader",
+        settings: (
+            clips: { "lift": (looping: true, root_motion: Extract(z: false)) },
+        ),
+    ),
+)"#;
+    let mut app = app(&[("test.ifp", lift_ifp())], &[("test.ifp", meta)], 0.1);
+    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let character = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::Sa,
+            PlayAnimation::looping(lift),
+            RootMotion::applied(),
+        ))
+        .id();
+    let start = app.world().get::<PlayingNode>(character).is_some();
+    assert!(!start);
+    // 16 frames of 0.1 s after the first (which has no time step): 1.5 s of a 1 m/s clip that
+    // loops every second, so 1.5 m along GTA +Y = Bevy -Z.
+    for _ in 0..16 {
+        app.update();
+    }
+    let node = app.world().get::<PlayingNode>(character).unwrap().0;
+    let player = app.world().get::<AnimationPlayer>(character).unwrap();
+    let active = player.animation(node).unwrap();
+    let played = active.completions() as f32 + active.seek_time();
+    let moved = app.world().get::<Transform>(character).unwrap().translation;
+    assert!(
+        (moved - Vec3::new(0.0, 0.0, -played)).length() < 1e-4,
+        "moved {moved} after {played} s"
+    );
+    assert!(played > 1.2, "crossed a loop: {played}");
+    // The root bone itself stays where the clip started.
+    let (_, _, root) = bone(&mut app, "Normal");
+    assert!(root.translation.length() < 1e-6, "{}", root.translation);
+}
+
+#[test]
+fn a_broken_file_fails_to_load_with_its_offset_and_the_app_keeps_running() {
+    let mut broken = lift_ifp();
+    broken.truncate(90);
+    let mut app = app(
+        &[("broken.ifp", broken), ("good.ifp", lift_ifp())],
+        &[],
+        1.0 / 30.0,
+    );
+    let handle: Handle<Ifp> = app.world().resource::<AssetServer>().load("broken.ifp");
+    let mut error = None;
+    for _ in 0..200 {
+        app.update();
+        if let LoadState::Failed(e) = app
+            .world()
+            .resource::<AssetServer>()
+            .load_state(handle.id())
+        {
+            error = Some(e.to_string());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let error = error.expect("the load fails");
+    assert!(
+        error.contains("broken.ifp") && error.contains("at byte 72"),
+        "{error}"
+    );
+    for _ in 0..5 {
+        app.update();
+    }
+    let _: Handle<Ifp> = load(&mut app, "good.ifp");
+}
