@@ -25,7 +25,7 @@ impl IfpPackage {
         let mut p = Parser {
             r: ByteReader::new(bytes),
             warnings: Vec::new(),
-            loc: Location::default(),
+            loc: Here::default(),
         };
         let package = p.file()?;
         Ok(IfpRead {
@@ -44,7 +44,46 @@ const ANP3_SEQUENCE_HEAD: u64 = Anp3SequenceHead::SIZE as u64;
 struct Parser<'a> {
     r: ByteReader<'a>,
     warnings: Vec<IfpWarning>,
-    loc: Location,
+    loc: Here,
+}
+
+/// Where the parser is; turned into a [`Location`] only for an error or a warning, so that the
+/// names are copied into reused buffers rather than allocated per sequence.
+#[derive(Default)]
+struct Here {
+    clip: Option<usize>,
+    clip_name: String,
+    sequence: Option<usize>,
+    sequence_name: String,
+    key: Option<usize>,
+}
+
+impl Here {
+    fn clear(&mut self) {
+        self.clip = None;
+        self.sequence = None;
+        self.key = None;
+    }
+
+    fn set_clip(&mut self, index: usize, name: &str) {
+        self.clip = Some(index);
+        self.clip_name.clear();
+        self.clip_name.push_str(name);
+    }
+
+    fn set_sequence(&mut self, index: usize, name: &str) {
+        self.sequence = Some(index);
+        self.sequence_name.clear();
+        self.sequence_name.push_str(name);
+    }
+
+    fn location(&self) -> Location {
+        Location {
+            clip: self.clip.map(|i| (i, self.clip_name.clone())),
+            sequence: self.sequence.map(|i| (i, self.sequence_name.clone())),
+            key: self.key,
+        }
+    }
 }
 
 type Result<T> = std::result::Result<T, IfpError>;
@@ -53,7 +92,7 @@ impl<'a> Parser<'a> {
     fn error(&self, offset: usize, kind: IfpErrorKind) -> IfpError {
         IfpError {
             offset: offset as u64,
-            location: Box::new(self.loc.clone()),
+            location: Box::new(self.loc.location()),
             kind,
         }
     }
@@ -61,7 +100,7 @@ impl<'a> Parser<'a> {
     fn warn(&mut self, offset: usize, kind: IfpWarningKind) {
         self.warnings.push(IfpWarning {
             offset: offset as u64,
-            location: self.loc.clone(),
+            location: self.loc.location(),
             kind,
         });
     }
@@ -69,7 +108,7 @@ impl<'a> Parser<'a> {
     fn truncated(&self, s: Short, expected: &'static str) -> IfpError {
         IfpError {
             offset: s.offset,
-            location: Box::new(self.loc.clone()),
+            location: Box::new(self.loc.location()),
             kind: IfpErrorKind::Truncated {
                 expected,
                 needed: s.needed,
@@ -94,7 +133,7 @@ impl<'a> Parser<'a> {
             .check_count(count, min_each)
             .map_err(|c: CountTooLarge| IfpError {
                 offset: c.offset,
-                location: Box::new(self.loc.clone()),
+                location: Box::new(self.loc.location()),
                 kind: IfpErrorKind::CountTooLarge {
                     what,
                     count,
@@ -180,7 +219,7 @@ impl<'a> Parser<'a> {
                 ));
             }
         };
-        self.loc = Location::default();
+        self.loc.clear();
         let content_end = self.r.pos() as u64;
         let len = self.r.len() as u64;
         if declared_end != 0 && declared_end != content_end {
@@ -291,15 +330,15 @@ impl<'a> Parser<'a> {
         for i in 0..n {
             clips.push(self.anpk_clip(i)?);
         }
-        self.loc = Location::default();
+        self.loc.clear();
         Ok((AnimBlock { name, clips }, declared_end))
     }
 
     fn anpk_clip(&mut self, index: usize) -> Result<IfpClip> {
-        self.loc = Location::default();
+        self.loc.clear();
         let name_h = self.section("NAME", "NAME section header")?;
         let name = decode_name(self.payload(name_h.size, "animation name")?);
-        self.loc.clip = Some((index, name.clone()));
+        self.loc.set_clip(index, &name);
 
         let dgan = self.section("DGAN", "DGAN section header")?;
         let dgan_end = self.r.pos() as u64 + u64::from(dgan.size);
@@ -369,7 +408,7 @@ impl<'a> Parser<'a> {
             }
         };
         let name = decode_name(&head.name);
-        self.loc.sequence = Some((index, name.clone()));
+        self.loc.set_sequence(index, &name);
         if head.num_frames < 0 {
             return Err(self.error(
                 anim_at + 8 + 28,
@@ -450,7 +489,7 @@ impl<'a> Parser<'a> {
             seq.has_translation = layout != FrameLayout::Kr00;
             seq.has_scale = layout == FrameLayout::Krts;
             seq.keys = decode_frames(layout, bytes, n);
-            self.check_keys(&seq.keys, at, layout.size())?;
+            self.check_keys(&seq.keys, at, layout)?;
         }
         self.loc.key = None;
         self.reconcile("CPAN", cpan_end);
@@ -468,11 +507,11 @@ impl<'a> Parser<'a> {
         let n = self.count(u64::from(head.num_anims), anim_head, "animation")?;
         let mut clips = Vec::with_capacity(n);
         for i in 0..n {
-            self.loc = Location::default();
+            self.loc.clear();
             let anim_at = self.r.pos();
             let a: Anp2AnimHead = self.record("animation header")?;
             let name = decode_name(&a.name);
-            self.loc.clip = Some((i, name.clone()));
+            self.loc.set_clip(i, &name);
             let tail = if is_anp3 {
                 Some(self.record::<Anp3AnimTail>("animation header")?)
             } else {
@@ -487,7 +526,7 @@ impl<'a> Parser<'a> {
                 let seq_at = self.r.pos();
                 let s: Anp3SequenceHead = self.record("sequence header")?;
                 let name = decode_name(&s.name);
-                self.loc.sequence = Some((j, name.clone()));
+                self.loc.set_sequence(j, &name);
                 let layout = FrameLayout::Anp3(s.frame_type);
                 if layout.size() == 0 {
                     return Err(self.error(
@@ -502,7 +541,7 @@ impl<'a> Parser<'a> {
                 let bytes = self.take(n_keys as u64 * layout.size() as u64, "keys")?;
                 key_bytes += bytes.len() as u64;
                 let keys = decode_frames(layout, bytes, n_keys);
-                self.check_keys(&keys, at, layout.size())?;
+                self.check_keys(&keys, at, layout)?;
                 sequences.push(IfpSequence {
                     name,
                     bone_id: s.bone_id,
@@ -548,7 +587,22 @@ impl<'a> Parser<'a> {
     }
 
     /// Rejects non-finite values (naming the key) and warns about times that go backwards.
-    fn check_keys(&mut self, keys: &[IfpKey], at: usize, frame_size: usize) -> Result<()> {
+    fn check_keys(&mut self, keys: &[IfpKey], at: usize, layout: FrameLayout) -> Result<()> {
+        let frame_size = layout.size();
+        // Keys decoded from int16 are always finite. For floats, a fast path: if the sum of a
+        // key's values is finite, so is every value.
+        let from_ints = matches!(layout, FrameLayout::Anp3(3 | 4));
+        let all_finite = from_ints
+            || keys.iter().all(|k| {
+                let [a, b, c, d] = k.rotation;
+                let [e, f, g] = k.translation;
+                let [h, i, j] = k.scale;
+                (k.time + a + b + c + d + e + f + g + h + i + j).is_finite()
+            });
+        let sorted = keys.windows(2).all(|w| w[0].time <= w[1].time);
+        if all_finite && sorted {
+            return Ok(());
+        }
         let mut previous = f32::NEG_INFINITY;
         let mut warned = false;
         for (k, key) in keys.iter().enumerate() {
