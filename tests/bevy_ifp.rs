@@ -15,7 +15,7 @@ use std::time::Duration;
 
 /// ANP3 "test" with clip "lift" (1 s): "Root" (id 0) goes from (0,0,0) to (0,1,0) m; " Pelvis"
 /// (id 1) turns from identity to 90° about Z; "Tail" (id 99) matches no GTA bone.
-fn lift_ifp() -> Vec<u8> {
+pub fn lift_ifp() -> Vec<u8> {
     let mut b = Bytes::new();
     b.sized(b"ANP3", |b| {
         b.fixed("test", 24, &[]).u32(1);
@@ -35,7 +35,7 @@ fn lift_ifp() -> Vec<u8> {
     b.done()
 }
 
-fn app(files: &[(&str, Vec<u8>)], metas: &[(&str, &str)], step: f32) -> App {
+pub fn app(files: &[(&str, Vec<u8>)], metas: &[(&str, &str)], step: f32) -> App {
     let dir = Dir::default();
     for (path, bytes) in files {
         dir.insert_asset(Path::new(path), bytes.clone());
@@ -64,7 +64,7 @@ fn app(files: &[(&str, Vec<u8>)], metas: &[(&str, &str)], step: f32) -> App {
     app
 }
 
-fn load<A: Asset>(app: &mut App, path: &str) -> Handle<A> {
+pub fn load<A: Asset>(app: &mut App, path: &str) -> Handle<A> {
     let handle: Handle<A> = app.world().resource::<AssetServer>().load(path.to_owned());
     for _ in 0..200 {
         app.update();
@@ -81,7 +81,7 @@ fn load<A: Asset>(app: &mut App, path: &str) -> Handle<A> {
     panic!("{path} did not load");
 }
 
-fn bone<'a>(app: &'a mut App, name: &str) -> (Entity, &'a GlobalTransform, &'a Transform) {
+pub fn bone<'a>(app: &'a mut App, name: &str) -> (Entity, &'a GlobalTransform, &'a Transform) {
     let world = app.world_mut();
     let mut q = world.query::<(Entity, &Name, &GlobalTransform, &Transform)>();
     let (e, _, g, t) = q
@@ -106,7 +106,7 @@ fn seek(app: &mut App, character: Entity, t: f32) {
     app.update();
 }
 
-fn same_rotation(a: Quat, b: Quat, tol: f32) -> bool {
+pub fn same_rotation(a: Quat, b: Quat, tol: f32) -> bool {
     a.dot(b).abs() >= 1.0 - tol
 }
 

@@ -2,6 +2,8 @@
 
 #[cfg(feature = "bevy")]
 mod bevy_ifp;
+#[cfg(feature = "bevy")]
+mod bevy_playback;
 mod bytes;
 #[cfg(feature = "cli")]
 mod cli;

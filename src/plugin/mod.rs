@@ -14,6 +14,7 @@
 #![allow(clippy::type_complexity)]
 
 mod asset;
+mod playback;
 mod retarget;
 mod root_motion;
 mod skeleton;
@@ -22,6 +23,7 @@ pub use asset::{
     ClipSettings, Ifp, IfpAssetLabel, IfpClipAsset, IfpLoadError, IfpLoader, IfpLoaderSettings,
     RootMotionMode, SkeletonKind,
 };
+pub use playback::{PlayMode, Playback, PlaybackFinished, PlaybackLooped, blend, playback_clip};
 pub use retarget::{ClipInfo, ClipRegistry, GtaBoneId, Retarget, UnmatchedTracks, bone_target_id};
 pub use root_motion::RootMotion;
 pub use skeleton::{
@@ -58,6 +60,9 @@ impl Plugin for IfpPlugin {
                 PostUpdate,
                 (
                     root_motion::extract_root_motion
+                        .after(bevy::app::AnimationSystems)
+                        .before(TransformSystems::Propagate),
+                    playback::advance_and_sample
                         .after(bevy::app::AnimationSystems)
                         .before(TransformSystems::Propagate),
                     (skeleton::draw_skeletons, skeleton::place_bone_names)

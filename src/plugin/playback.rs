@@ -1,0 +1,498 @@
+//! One playback system for every rig: [`Playback`] samples clips with rigplay's core sampler and
+//! writes bone transforms itself (no AnimationGraph evaluation), driven by Bevy's virtual time.
+
+use super::asset::{extracted_axes, root_track};
+use super::retarget::{ClipInfo, ClipRegistry};
+use super::root_motion::RootMotion;
+use super::skeleton::RigBone;
+use crate::anim::{BonePose, ClipCursor};
+use crate::coords::gta_vec_to_bevy;
+use bevy::animation::AnimationTargetId;
+use bevy::prelude::*;
+use std::sync::Arc;
+
+/// How time runs past the ends of a clip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Reflect)]
+pub enum PlayMode {
+    /// Wraps to the other end ([`PlaybackLooped`] each time).
+    #[default]
+    Loop,
+    /// Stops at the end and holds the pose ([`PlaybackFinished`]).
+    Once,
+    /// Turns around at each end ([`PlaybackLooped`] each time).
+    PingPong,
+}
+
+/// Plays a clip on a character (a [`super::GtaSkeleton`], a [`super::Retarget`] hierarchy, …).
+/// Time advances with Bevy's virtual time (pausing `Time<Virtual>` pauses every rig), times
+/// `speed` (negative plays backwards). Changing `time` with [`Playback::seek`] shows that pose in
+/// the same frame.
+#[derive(Component, Debug, Clone, Reflect)]
+pub struct Playback {
+    pub clip: Handle<AnimationClip>,
+    /// Seconds into the clip.
+    pub time: f32,
+    pub speed: f32,
+    pub mode: PlayMode,
+    pub paused: bool,
+    /// Ping-pong direction: +1 forwards, −1 backwards.
+    direction: f32,
+    finished: bool,
+    #[reflect(ignore)]
+    fade: Option<Fade>,
+}
+
+/// A clip being blended out over `duration` seconds.
+#[derive(Debug, Clone)]
+struct Fade {
+    clip: Handle<AnimationClip>,
+    time: f32,
+    speed: f32,
+    mode: PlayMode,
+    elapsed: f32,
+    duration: f32,
+}
+
+impl Playback {
+    /// Plays `clip` looped from the start at normal speed.
+    pub fn new(clip: Handle<AnimationClip>) -> Self {
+        Self {
+            clip,
+            time: 0.0,
+            speed: 1.0,
+            mode: PlayMode::Loop,
+            paused: false,
+            direction: 1.0,
+            finished: false,
+            fade: None,
+        }
+    }
+
+    pub fn with_mode(mut self, mode: PlayMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    pub fn with_speed(mut self, speed: f32) -> Self {
+        self.speed = speed;
+        self
+    }
+
+    /// Jumps to `time` seconds; the pose shows in this frame.
+    pub fn seek(&mut self, time: f32) {
+        self.time = time;
+        self.finished = false;
+    }
+
+    /// Jumps to a frame at `fps` frames per second.
+    pub fn seek_frame(&mut self, frame: u32, fps: f32) {
+        self.seek(frame as f32 / fps);
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Switches to `clip`, blending from the current pose over `duration` seconds (the games
+    /// blend by a weighted sum of the clips' poses, normalised: spec §3.3).
+    pub fn cross_fade(&mut self, clip: Handle<AnimationClip>, duration: f32) {
+        self.fade = Some(Fade {
+            clip: std::mem::replace(&mut self.clip, clip),
+            time: self.time,
+            speed: self.speed * self.direction,
+            mode: self.mode,
+            elapsed: 0.0,
+            duration: duration.max(0.0),
+        });
+        self.time = 0.0;
+        self.direction = 1.0;
+        self.finished = false;
+    }
+
+    /// Weight of the clip being faded out, if any.
+    pub fn fade_weight(&self) -> Option<f32> {
+        self.fade.as_ref().map(|f| {
+            if f.duration > 0.0 {
+                1.0 - (f.elapsed / f.duration).min(1.0)
+            } else {
+                0.0
+            }
+        })
+    }
+}
+
+/// Triggered on a character each time its clip wraps (loop) or turns (ping-pong).
+#[derive(EntityEvent, Debug, Clone)]
+pub struct PlaybackLooped {
+    pub entity: Entity,
+}
+
+/// Triggered on a character when a `Once` clip reaches its end.
+#[derive(EntityEvent, Debug, Clone)]
+pub struct PlaybackFinished {
+    pub entity: Entity,
+}
+
+/// Moves `time` by `step` within `[0, duration]` by `mode`; returns (new time, laps wrapped, ended).
+fn step_time(
+    time: f32,
+    step: f32,
+    duration: f32,
+    mode: PlayMode,
+    direction: &mut f32,
+) -> (f32, i32, bool) {
+    if duration <= 0.0 {
+        return (0.0, 0, mode == PlayMode::Once);
+    }
+    match mode {
+        PlayMode::Loop => {
+            let t = time + step;
+            let laps = (t / duration).floor();
+            let mut wrapped = t - laps * duration;
+            if wrapped >= duration {
+                wrapped = 0.0;
+            }
+            (wrapped, laps as i32, false)
+        }
+        PlayMode::Once => {
+            let t = time + step;
+            let clamped = t.clamp(0.0, duration);
+            (
+                clamped,
+                0,
+                (step > 0.0 && t >= duration) || (step < 0.0 && t <= 0.0),
+            )
+        }
+        PlayMode::PingPong => {
+            let mut t = time + step * *direction;
+            let mut turns = 0;
+            while !(0.0..=duration).contains(&t) && turns < 1000 {
+                t = if t > duration { 2.0 * duration - t } else { -t };
+                *direction = -*direction;
+                turns += 1;
+            }
+            (t.clamp(0.0, duration), turns, false)
+        }
+    }
+}
+
+/// What a character's playback is bound to: its bones and the clip's tracks on them.
+#[derive(Component, Default)]
+pub(crate) struct PlaybackBinding {
+    clip: Option<AssetId<AnimationClip>>,
+    /// Bone entities of the character with their rest poses and target ids.
+    bones: Vec<(Entity, BonePose, AnimationTargetId)>,
+    /// Per track of the current clip, the bone index it drives.
+    tracks: Vec<Option<usize>>,
+    cursor: ClipCursor,
+    track_poses: Vec<BonePose>,
+    pose: Vec<BonePose>,
+    animated: Vec<bool>,
+}
+
+fn pose_of(t: &Transform) -> BonePose {
+    BonePose {
+        rotation: t.rotation,
+        translation: t.translation,
+        scale: t.scale,
+    }
+}
+
+fn bind_tracks(
+    info: &ClipInfo,
+    bones: &[(Entity, BonePose, AnimationTargetId)],
+) -> Vec<Option<usize>> {
+    info.tracks
+        .iter()
+        .map(|(target, _)| bones.iter().position(|(_, _, t)| t == target))
+        .collect()
+}
+
+/// Samples `info`'s clip at `time` into `pose` (one entry per bone) for the bound tracks, with
+/// the root's extracted axes held at the first key.
+fn sample_into(
+    info: &ClipInfo,
+    tracks: &[Option<usize>],
+    time: f32,
+    cursor: &mut ClipCursor,
+    track_poses: &mut Vec<BonePose>,
+    pose: &mut [BonePose],
+    animated: &mut [bool],
+) {
+    let clip = &info.clip;
+    track_poses.clear();
+    track_poses.extend(
+        tracks
+            .iter()
+            .map(|b| b.map_or_else(BonePose::default, |b| pose[b])),
+    );
+    clip.sample(time, cursor, track_poses);
+    let axes = extracted_axes(info.settings.root_motion);
+    if axes != Vec3::ZERO {
+        if let Some(root) = root_track(clip, &info.skeleton.skeleton()) {
+            if let Some(c) = clip.tracks()[root].translation {
+                let first = clip.vector_values(c)[0];
+                let p = &mut track_poses[root];
+                p.translation = p.translation * (Vec3::ONE - axes) + first * axes;
+            }
+        }
+    }
+    for (t, b) in tracks.iter().enumerate() {
+        if let Some(b) = *b {
+            pose[b] = track_poses[t];
+            animated[b] = true;
+        }
+    }
+}
+
+/// Root displacement (GTA axes) of the clip between two times, `laps` wraps apart.
+fn root_displacement(info: &ClipInfo, from: f32, to: f32, laps: i32) -> Vec3 {
+    let clip = &info.clip;
+    let axes = extracted_axes(info.settings.root_motion);
+    let Some(root) = root_track(clip, &info.skeleton.skeleton()) else {
+        return Vec3::ZERO;
+    };
+    let at = |t: f32| clip.sample_track(root, t).translation.unwrap_or_default() * axes;
+    at(to) - at(from) + (at(clip.duration()) - at(0.0)) * laps as f32
+}
+
+pub(crate) fn advance_and_sample(
+    mut commands: Commands,
+    time: Res<Time>,
+    registry: Res<ClipRegistry>,
+    mut characters: Query<(
+        Entity,
+        &mut Playback,
+        Option<&mut PlaybackBinding>,
+        Option<&mut RootMotion>,
+    )>,
+    mut transforms: Query<&mut Transform>,
+    rig_bones: Query<&RigBone>,
+    children: Query<&Children>,
+) {
+    let dt = time.delta_secs();
+    for (entity, mut playback, binding, root_motion) in &mut characters {
+        let Some(info) = registry.get(playback.clip.id()) else {
+            continue;
+        };
+        let Some(mut binding) = binding else {
+            commands.entity(entity).insert(PlaybackBinding::default());
+            continue;
+        };
+        // Bind (again) when the clip changed or the character got new bones.
+        let bone_count = children
+            .iter_descendants(entity)
+            .filter(|e| rig_bones.contains(*e))
+            .count();
+        if binding.clip != Some(playback.clip.id()) || binding.bones.len() != bone_count {
+            let bones: Vec<_> = children
+                .iter_descendants(entity)
+                .filter_map(|e| {
+                    rig_bones
+                        .get(e)
+                        .ok()
+                        .map(|r| (e, pose_of(&r.rest), r.target))
+                })
+                .collect();
+            binding.tracks = bind_tracks(&info, &bones);
+            binding.cursor = info.clip.cursor();
+            binding.bones = bones;
+            binding.clip = Some(playback.clip.id());
+            binding.animated = vec![false; binding.bones.len()];
+        }
+
+        // Advance time.
+        let duration = info.clip.duration();
+        let (before, mode) = (playback.time, playback.mode);
+        let mut direction = playback.direction;
+        let step = if playback.paused || playback.finished {
+            0.0
+        } else {
+            dt * playback.speed
+        };
+        let (now, laps, ended) = step_time(before, step, duration, mode, &mut direction);
+        let (now, laps) = if step == 0.0 {
+            (playback.time.clamp(0.0, duration.max(0.0)), 0)
+        } else {
+            (now, laps)
+        };
+        playback.time = now;
+        playback.direction = direction;
+        if laps != 0 {
+            commands.trigger(PlaybackLooped { entity });
+        }
+        if ended && !playback.finished {
+            playback.finished = true;
+            commands.trigger(PlaybackFinished { entity });
+        }
+        if let Some(mut motion) = root_motion {
+            let moving = matches!(
+                info.settings.root_motion,
+                super::RootMotionMode::Extract { .. }
+            ) && step != 0.0;
+            let delta = if moving && mode == PlayMode::Loop {
+                gta_vec_to_bevy(root_displacement(&info, before, now, laps))
+            } else {
+                Vec3::ZERO
+            };
+            motion.delta = delta;
+            motion.total += delta;
+            if motion.apply && delta != Vec3::ZERO {
+                if let Ok(mut t) = transforms.get_mut(entity) {
+                    let turned = t.rotation * delta;
+                    t.translation += turned;
+                }
+            }
+        }
+
+        // Sample: rest pose, the current clip, then the clip fading out blended in.
+        let PlaybackBinding {
+            bones,
+            tracks,
+            cursor,
+            track_poses,
+            pose,
+            animated,
+            ..
+        } = &mut *binding;
+        pose.clear();
+        pose.extend(bones.iter().map(|(_, rest, _)| *rest));
+        animated.iter_mut().for_each(|a| *a = false);
+        sample_into(&info, tracks, now, cursor, track_poses, pose, animated);
+        let mut fade_done = false;
+        if let Some(fade) = playback.fade.as_mut() {
+            fade.elapsed += dt;
+            let mut fade_direction = 1.0;
+            let fade_step = dt * fade.speed;
+            let fade_duration = duration_of(&registry, &fade.clip);
+            let t = if fade_step == 0.0 {
+                fade.time.clamp(0.0, fade_duration)
+            } else {
+                step_time(
+                    fade.time,
+                    fade_step,
+                    fade_duration,
+                    fade.mode,
+                    &mut fade_direction,
+                )
+                .0
+            };
+            fade.time = t;
+            let w_old = if fade.duration > 0.0 {
+                1.0 - (fade.elapsed / fade.duration).min(1.0)
+            } else {
+                0.0
+            };
+            fade_done = w_old <= 0.0;
+            if let Some(old) = registry.get(fade.clip.id()).filter(|_| !fade_done) {
+                let old_tracks = bind_tracks(&old, bones);
+                let mut old_pose: Vec<BonePose> = bones.iter().map(|(_, rest, _)| *rest).collect();
+                let mut old_animated = vec![false; bones.len()];
+                let mut old_cursor = old.clip.cursor();
+                let mut scratch = Vec::new();
+                sample_into(
+                    &old,
+                    &old_tracks,
+                    t,
+                    &mut old_cursor,
+                    &mut scratch,
+                    &mut old_pose,
+                    &mut old_animated,
+                );
+                for (b, p) in pose.iter_mut().enumerate() {
+                    *p = blend(old_pose[b], *p, 1.0 - w_old);
+                    animated[b] |= old_animated[b];
+                }
+            }
+        }
+        if fade_done {
+            playback.fade = None;
+        }
+        for ((entity, _, _), p) in bones.iter().zip(pose.iter()) {
+            if let Ok(mut t) = transforms.get_mut(*entity) {
+                let new = Transform {
+                    translation: p.translation,
+                    rotation: p.rotation,
+                    scale: p.scale,
+                };
+                if *t != new {
+                    *t = new;
+                }
+            }
+        }
+    }
+}
+
+fn duration_of(registry: &ClipRegistry, clip: &Handle<AnimationClip>) -> f32 {
+    registry.get(clip.id()).map_or(0.0, |i| i.clip.duration())
+}
+
+/// Weighted sum of two poses, the rotation sign-aligned and normalised (spec §3.3).
+pub fn blend(a: BonePose, b: BonePose, w: f32) -> BonePose {
+    let b_rot = if a.rotation.dot(b.rotation) < 0.0 {
+        -b.rotation
+    } else {
+        b.rotation
+    };
+    let r = Vec4::from(a.rotation) * (1.0 - w) + Vec4::from(b_rot) * w;
+    BonePose {
+        rotation: Quat::from_vec4(r.try_normalize().unwrap_or(Vec4::W)),
+        translation: a.translation.lerp(b.translation, w),
+        scale: a.scale.lerp(b.scale, w),
+    }
+}
+
+/// The clip behind a playback, for UIs (duration, tracks, key times).
+pub fn playback_clip(registry: &ClipRegistry, playback: &Playback) -> Option<Arc<ClipInfo>> {
+    registry.get(playback.clip.id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_steps_by_mode() {
+        let mut d = 1.0;
+        assert_eq!(
+            step_time(0.9, 0.2, 1.0, PlayMode::Loop, &mut d),
+            (0.100000024, 1, false)
+        );
+        assert_eq!(step_time(0.1, -0.2, 1.0, PlayMode::Loop, &mut d).1, -1);
+        assert_eq!(
+            step_time(0.9, 0.2, 1.0, PlayMode::Once, &mut d),
+            (1.0, 0, true)
+        );
+        assert_eq!(
+            step_time(0.1, -0.2, 1.0, PlayMode::Once, &mut d),
+            (0.0, 0, true)
+        );
+        let (t, turns, _) = step_time(0.9, 0.2, 1.0, PlayMode::PingPong, &mut d);
+        assert!((t - 0.9).abs() < 1e-6 && turns == 1 && d == -1.0);
+        let (t, _, _) = step_time(t, 0.5, 1.0, PlayMode::PingPong, &mut d);
+        assert!((t - 0.4).abs() < 1e-6 && d == -1.0);
+    }
+
+    #[test]
+    fn blend_is_a_normalised_weighted_sum_across_the_sign_flip() {
+        let a = BonePose {
+            rotation: Quat::IDENTITY,
+            translation: Vec3::ZERO,
+            scale: Vec3::ONE,
+        };
+        // -q of 90° about Z is the same rotation; halfway is 45° about Z.
+        let b = BonePose {
+            rotation: -Quat::from_rotation_z(std::f32::consts::FRAC_PI_2),
+            translation: Vec3::X * 2.0,
+            scale: Vec3::ONE,
+        };
+        let m = blend(a, b, 0.5);
+        assert!(
+            m.rotation
+                .abs_diff_eq(Quat::from_rotation_z(std::f32::consts::FRAC_PI_4), 1e-6),
+            "{}",
+            m.rotation
+        );
+        assert_eq!(m.translation, Vec3::X);
+    }
+}

@@ -1,0 +1,229 @@
+//! The Playback system: modes, events, seeking, virtual time, cross-fades, and agreement with
+//! Bevy's AnimationPlayer path.
+
+use crate::bevy_ifp::{app, bone, lift_ifp, load};
+use bevy::prelude::*;
+use rigplay::anim::WrapMode;
+use rigplay::plugin::*;
+use std::sync::{Arc, Mutex};
+
+fn local(app: &mut App, name: &str, nth: usize) -> Transform {
+    let world = app.world_mut();
+    let mut q = world.query::<(&Name, &Transform, &ChildOf)>();
+    let mut found: Vec<(Entity, Transform)> = q
+        .iter(world)
+        .filter(|(n, _, _)| n.as_str() == name)
+        .map(|(_, t, c)| (c.parent(), *t))
+        .collect();
+    found.sort_by_key(|(e, _)| *e);
+    found[nth].1
+}
+
+#[test]
+fn playback_poses_match_the_core_sampler_and_seek_shows_at_once() {
+    let files = rigplay::samples::sample_files();
+    let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 1.0 / 60.0);
+    let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
+    let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
+    let character = app
+        .world_mut()
+        .spawn((GtaSkeleton::Sa, Playback::new(idle)))
+        .id();
+    let clip = app
+        .world()
+        .resource::<Assets<Ifp>>()
+        .get(&ifp)
+        .unwrap()
+        .clip("idle")
+        .unwrap()
+        .clip
+        .clone();
+    let skeleton = rigplay::skeleton::Skeleton::gta_sa();
+    let binding = skeleton.bind(&clip);
+    for _ in 0..3 {
+        app.update();
+    }
+    for t in [0.0, 0.37, 1.5, 1.99] {
+        app.world_mut()
+            .get_mut::<Playback>(character)
+            .unwrap()
+            .paused = true;
+        app.world_mut()
+            .get_mut::<Playback>(character)
+            .unwrap()
+            .seek(t);
+        app.update();
+        for (track, target) in binding.targets.iter().enumerate() {
+            let name = &skeleton.bones[target.unwrap()].name;
+            let got = bone(&mut app, name).2.rotation;
+            let want = clip
+                .sample_track(track, clip.wrap_time(t, WrapMode::Loop))
+                .rotation
+                .unwrap();
+            assert!(
+                (Vec4::from(got) - Vec4::from(want)).abs().max_element() < 1e-6,
+                "{name} at {t}: {got} vs {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn modes_speed_events_and_virtual_time() {
+    let mut app = app(&[("test.ifp", lift_ifp())], &[], 0.1);
+    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let looped = Arc::new(Mutex::new(0));
+    let finished = Arc::new(Mutex::new(0));
+    let (l, f) = (looped.clone(), finished.clone());
+    app.add_observer(move |_: On<PlaybackLooped>| *l.lock().unwrap() += 1);
+    app.add_observer(move |_: On<PlaybackFinished>| *f.lock().unwrap() += 1);
+    let looping = app
+        .world_mut()
+        .spawn((GtaSkeleton::Sa, Playback::new(lift.clone())))
+        .id();
+    let once = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::Sa,
+            Playback::new(lift.clone()).with_mode(PlayMode::Once),
+        ))
+        .id();
+    let backwards = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::Sa,
+            Playback::new(lift.clone())
+                .with_mode(PlayMode::PingPong)
+                .with_speed(2.0),
+        ))
+        .id();
+    // The first update has no time step (Bevy's manual time starts there); 25 more of 0.1 s.
+    for _ in 0..26 {
+        app.update();
+    }
+    let p = |app: &App, e| app.world().get::<Playback>(e).unwrap().clone();
+    // Looping: 2.5 s of a 1 s clip is 0.5 s in, after 2 wraps. (The first frame binds.)
+    assert!(
+        (p(&app, looping).time - 0.5).abs() < 1e-4,
+        "{}",
+        p(&app, looping).time
+    );
+    assert!(p(&app, once).is_finished() && p(&app, once).time == 1.0);
+    // Ping-pong at 2x: 5 s of travel over a 1 s clip: ends back at 1.0 after 5 turns... within float error.
+    let pp = p(&app, backwards).time;
+    assert!((0.0..=1.0).contains(&pp));
+    assert_eq!(*finished.lock().unwrap(), 1);
+    assert!(
+        *looped.lock().unwrap() >= 2 + 4,
+        "looped {}",
+        *looped.lock().unwrap()
+    );
+
+    // Pausing virtual time pauses every rig.
+    app.world_mut().resource_mut::<Time<Virtual>>().pause();
+    let before = p(&app, looping).time;
+    for _ in 0..5 {
+        app.update();
+    }
+    assert_eq!(p(&app, looping).time, before);
+    app.world_mut().resource_mut::<Time<Virtual>>().unpause();
+    app.update();
+    app.update();
+    assert!(p(&app, looping).time != before);
+}
+
+#[test]
+fn cross_fade_blends_by_weighted_sum() {
+    let mut app = app(&[("test.ifp", lift_ifp())], &[], 0.1);
+    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let character = app
+        .world_mut()
+        .spawn((GtaSkeleton::Sa, Playback::new(lift.clone())))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    // Hold the lift at 1 s (pelvis 90° about Z), then fade over 1 s into the same clip at 0 s
+    // (pelvis identity), paused: halfway through the fade the pelvis is at 45°.
+    {
+        let mut p = app.world_mut().get_mut::<Playback>(character).unwrap();
+        p.seek(1.0);
+        p.speed = 0.0;
+    }
+    app.update();
+    app.world_mut()
+        .get_mut::<Playback>(character)
+        .unwrap()
+        .cross_fade(lift.clone(), 1.0);
+    for _ in 0..5 {
+        app.update();
+    }
+    let w = app
+        .world()
+        .get::<Playback>(character)
+        .unwrap()
+        .fade_weight()
+        .unwrap();
+    assert!((w - 0.5).abs() < 1e-4, "{w}");
+    let r = local(&mut app, " Pelvis", 0).rotation;
+    let expected = Quat::from_rotation_z(std::f32::consts::FRAC_PI_4);
+    assert!(
+        r.abs_diff_eq(expected, 1e-5) || r.abs_diff_eq(-expected, 1e-5),
+        "{r}"
+    );
+    for _ in 0..6 {
+        app.update();
+    }
+    assert!(
+        app.world()
+            .get::<Playback>(character)
+            .unwrap()
+            .fade_weight()
+            .is_none()
+    );
+}
+
+#[test]
+fn playback_and_bevy_animation_player_give_the_same_poses() {
+    let files = rigplay::samples::sample_files();
+    let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 0.047);
+    let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
+    let ours = app
+        .world_mut()
+        .spawn((GtaSkeleton::Sa, Playback::new(idle.clone())))
+        .id();
+    let bevys = app
+        .world_mut()
+        .spawn((GtaSkeleton::Sa, PlayAnimation::looping(idle)))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    let mut worst = 0.0f32;
+    for i in 0..40 {
+        // The same time on both paths (looped past the 2 s clip for some).
+        let t = i as f32 * 0.173;
+        let mut p = app.world_mut().get_mut::<Playback>(ours).unwrap();
+        p.paused = true;
+        p.seek(t % 2.0);
+        let node = app.world().get::<PlayingNode>(bevys).unwrap().0;
+        let mut player = app.world_mut().get_mut::<AnimationPlayer>(bevys).unwrap();
+        player
+            .animation_mut(node)
+            .unwrap()
+            .pause()
+            .set_seek_time(t % 2.0);
+        app.update();
+        for name in [" Head", " L UpperArm", " R ForeArm", " Spine1", "Normal"] {
+            let (a, b) = (local(&mut app, name, 0), local(&mut app, name, 1));
+            let sign = a.rotation.dot(b.rotation).signum();
+            worst = worst.max(
+                (Vec4::from(a.rotation) - Vec4::from(b.rotation) * sign)
+                    .abs()
+                    .max_element(),
+            );
+            worst = worst.max((a.translation - b.translation).abs().max_element());
+        }
+    }
+    assert!(worst < 1e-5, "worst difference {worst}");
+}
