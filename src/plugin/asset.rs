@@ -279,6 +279,7 @@ impl AssetLoader for IfpLoader {
                     .zip(clip.tracks())
                     .map(|(t, track)| (*t, track.bone.to_string()))
                     .collect(),
+                root_track: root_track(&clip, &skeleton),
             });
             for h in std::iter::once(&handle).chain(named_handle.as_ref()) {
                 self.registry.insert(h.id(), info.clone());

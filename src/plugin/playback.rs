@@ -1,7 +1,7 @@
 //! One playback system for every rig: [`Playback`] samples clips with rigplay's core sampler and
 //! writes bone transforms itself (no AnimationGraph evaluation), driven by Bevy's virtual time.
 
-use super::asset::{extracted_axes, root_track};
+use super::asset::extracted_axes;
 use super::retarget::{ClipInfo, ClipRegistry};
 use super::root_motion::RootMotion;
 use super::skeleton::RigBone;
@@ -229,7 +229,7 @@ fn sample_into(
     clip.sample(time, cursor, track_poses);
     let axes = extracted_axes(info.settings.root_motion);
     if axes != Vec3::ZERO {
-        if let Some(root) = root_track(clip, &info.skeleton.skeleton()) {
+        if let Some(root) = info.root_track {
             if let Some(c) = clip.tracks()[root].translation {
                 let first = clip.vector_values(c)[0];
                 let p = &mut track_poses[root];
@@ -249,7 +249,7 @@ fn sample_into(
 fn root_displacement(info: &ClipInfo, from: f32, to: f32, laps: i32) -> Vec3 {
     let clip = &info.clip;
     let axes = extracted_axes(info.settings.root_motion);
-    let Some(root) = root_track(clip, &info.skeleton.skeleton()) else {
+    let Some(root) = info.root_track else {
         return Vec3::ZERO;
     };
     let at = |t: f32| clip.sample_track(root, t).translation.unwrap_or_default() * axes;
@@ -268,9 +268,12 @@ pub(crate) fn advance_and_sample(
     )>,
     mut transforms: Query<&mut Transform>,
     rig_bones: Query<&RigBone>,
+    new_bones: Query<(), Added<RigBone>>,
     children: Query<&Children>,
 ) {
     let dt = time.delta_secs();
+    // Characters are bound again when their clip changes or bones appeared anywhere.
+    let bones_added = !new_bones.is_empty();
     for (entity, mut playback, binding, root_motion) in &mut characters {
         let Some(info) = registry.get(playback.clip.id()) else {
             continue;
@@ -280,11 +283,9 @@ pub(crate) fn advance_and_sample(
             continue;
         };
         // Bind (again) when the clip changed or the character got new bones.
-        let bone_count = children
-            .iter_descendants(entity)
-            .filter(|e| rig_bones.contains(*e))
-            .count();
-        if binding.clip != Some(playback.clip.id()) || binding.bones.len() != bone_count {
+        let rebound =
+            binding.clip != Some(playback.clip.id()) || bones_added || playback.fade.is_some();
+        if rebound {
             let bones: Vec<_> = children
                 .iter_descendants(entity)
                 .filter_map(|e| {
@@ -408,7 +409,11 @@ pub(crate) fn advance_and_sample(
         if fade_done {
             playback.fade = None;
         }
-        for ((entity, _, _), p) in bones.iter().zip(pose.iter()) {
+        // Bones no clip animates stay at the rest pose written when the character was bound.
+        for (((entity, _, _), p), &a) in bones.iter().zip(pose.iter()).zip(animated.iter()) {
+            if !a && !rebound {
+                continue;
+            }
             if let Ok(mut t) = transforms.get_mut(*entity) {
                 let new = Transform {
                     translation: p.translation,

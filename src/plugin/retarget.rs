@@ -62,6 +62,8 @@ pub struct ClipInfo {
     pub skeleton: SkeletonKind,
     /// Target id and description ("name (id N)") of each track.
     pub tracks: Vec<(AnimationTargetId, String)>,
+    /// The track of the skeleton's root bone, which carries root motion.
+    pub root_track: Option<usize>,
 }
 
 impl ClipRegistry {

@@ -1,6 +1,6 @@
 //! Root motion extracted from a playing clip (spec §3.5), for the game to move the character.
 
-use super::asset::{RootMotionMode, extracted_axes, root_track};
+use super::asset::{RootMotionMode, extracted_axes};
 use super::retarget::ClipRegistry;
 use super::skeleton::{PlayAnimation, PlayingNode};
 use crate::coords::gta_vec_to_bevy;
@@ -53,7 +53,7 @@ pub(crate) fn extract_root_motion(
         let RootMotionMode::Extract { .. } = info.settings.root_motion else {
             continue;
         };
-        let Some(root) = root_track(&info.clip, &info.skeleton.skeleton()) else {
+        let Some(root) = info.root_track else {
             continue;
         };
         let clip = &info.clip;
