@@ -10,6 +10,8 @@ mod cli;
 mod ifp_bad_input;
 mod ifp_read;
 mod ifp_write;
+#[cfg(feature = "bevy")]
+mod preview;
 mod sampler;
 mod samples;
 mod skeleton;

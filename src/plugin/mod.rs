@@ -10,8 +10,8 @@
 //! rotation on the skeleton's basis entity, between the character root and its first bone
 //! ([`crate::coords::GTA_TO_BEVY`]).
 
-// Bevy system parameters are long types by nature.
-#![allow(clippy::type_complexity)]
+// Bevy systems take many parameters of long types by nature.
+#![allow(clippy::type_complexity, clippy::too_many_arguments)]
 
 mod asset;
 mod playback;

@@ -228,14 +228,13 @@ fn sample_into(
     );
     clip.sample(time, cursor, track_poses);
     let axes = extracted_axes(info.settings.root_motion);
-    if axes != Vec3::ZERO {
-        if let Some(root) = info.root_track {
-            if let Some(c) = clip.tracks()[root].translation {
-                let first = clip.vector_values(c)[0];
-                let p = &mut track_poses[root];
-                p.translation = p.translation * (Vec3::ONE - axes) + first * axes;
-            }
-        }
+    if axes != Vec3::ZERO
+        && let Some(root) = info.root_track
+        && let Some(c) = clip.tracks()[root].translation
+    {
+        let first = clip.vector_values(c)[0];
+        let p = &mut track_poses[root];
+        p.translation = p.translation * (Vec3::ONE - axes) + first * axes;
     }
     for (t, b) in tracks.iter().enumerate() {
         if let Some(b) = *b {
@@ -338,11 +337,12 @@ pub(crate) fn advance_and_sample(
             };
             motion.delta = delta;
             motion.total += delta;
-            if motion.apply && delta != Vec3::ZERO {
-                if let Ok(mut t) = transforms.get_mut(entity) {
-                    let turned = t.rotation * delta;
-                    t.translation += turned;
-                }
+            if motion.apply
+                && delta != Vec3::ZERO
+                && let Ok(mut t) = transforms.get_mut(entity)
+            {
+                let turned = t.rotation * delta;
+                t.translation += turned;
             }
         }
 

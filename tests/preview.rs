@@ -1,0 +1,152 @@
+//! The preview renders: `--screenshot` at two times of a sample clip, checked on pixels.
+//!
+//! Needs a display: under CI, `.ci/run` installs Mesa's Vulkan on the CPU (lavapipe) and xvfb,
+//! and sets RIGPLAY_REQUIRE_RENDER=1 so that a machine that cannot render fails the test. Without
+//! that variable, a machine with neither a display nor xvfb-run reports the test as not run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The preview example built by `cargo test` next to this test binary.
+fn preview_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    dir.join("examples").join(if cfg!(windows) {
+        "preview.exe"
+    } else {
+        "preview"
+    })
+}
+
+fn render(out: &Path, at: f32) -> Result<(), String> {
+    let bin = preview_binary();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims/sa_ped.ifp");
+    let args = [
+        sample.to_str().unwrap(),
+        "--clip",
+        "walk",
+        "--screenshot",
+        out.to_str().unwrap(),
+        "--at",
+        &at.to_string(),
+    ];
+    let has_display =
+        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    let mut cmd = if has_display {
+        Command::new(&bin)
+    } else {
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "-s", "-screen 0 1280x720x24"]).arg(&bin);
+        c
+    };
+    let output = cmd
+        .args(args)
+        .env("BEVY_ASSET_ROOT", env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+    if !output.status.success() || !out.exists() {
+        return Err(format!(
+            "preview failed ({}):\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(())
+}
+
+struct Joint {
+    name: String,
+    x: f32,
+    y: f32,
+}
+
+fn joints(png: &Path) -> Vec<Joint> {
+    let text = std::fs::read_to_string(format!("{}.joints.json", png.display())).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|j| Joint {
+            name: j["name"].as_str().unwrap().to_owned(),
+            x: j["x"].as_f64().unwrap() as f32,
+            y: j["y"].as_f64().unwrap() as f32,
+        })
+        .collect()
+}
+
+/// The gizmo colour of skeletons (0.95, 0.8, 0.2): yellow, far from the grey floor and background.
+fn is_skeleton(p: &image::Rgb<u8>) -> bool {
+    p[0] > 150 && p[1] > 110 && p[2] < 110 && p[0] > p[2] + 80
+}
+
+#[test]
+fn preview_screenshots_show_the_skeleton_where_its_joints_project() {
+    let render_required = std::env::var_os("RIGPLAY_REQUIRE_RENDER").is_some();
+    let can_render = std::env::var_os("DISPLAY").is_some()
+        || Command::new("xvfb-run").arg("--help").output().is_ok();
+    if !can_render && !render_required {
+        eprintln!(
+            "NOT RUN: no display and no xvfb-run; install xvfb and mesa-vulkan-drivers to run this test"
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-preview-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A quarter and three quarters into the 1.2 s walk: the legs and arms swing furthest, opposite ways.
+    let (a, b) = (dir.join("walk_0.3.png"), dir.join("walk_0.9.png"));
+    render(&a, 0.3).unwrap();
+    render(&b, 0.9).unwrap();
+    let (ia, ib) = (
+        image::open(&a).unwrap().to_rgb8(),
+        image::open(&b).unwrap().to_rgb8(),
+    );
+    assert_eq!(ia.dimensions(), (1280, 720));
+
+    for (img, png) in [(&ia, &a), (&ib, &b)] {
+        // Not blank: the picture has many distinct colours and skeleton pixels.
+        let skeleton_pixels = img.pixels().filter(|p| is_skeleton(p)).count();
+        assert!(
+            skeleton_pixels > 300,
+            "{}: {skeleton_pixels} skeleton pixels",
+            png.display()
+        );
+        // Each projected joint has skeleton pixels within 4 px (joints are drawn as spheres).
+        let js = joints(png);
+        assert!(js.len() >= 30, "{} joints", js.len());
+        let near = |j: &Joint| {
+            (-4..=4).any(|dy: i32| {
+                (-4..=4).any(|dx: i32| {
+                    let (x, y) = (j.x as i32 + dx, j.y as i32 + dy);
+                    x >= 0
+                        && y >= 0
+                        && (x as u32) < img.width()
+                        && (y as u32) < img.height()
+                        && is_skeleton(img.get_pixel(x as u32, y as u32))
+                })
+            })
+        };
+        let missing: Vec<&str> = js
+            .iter()
+            .filter(|j| !near(j))
+            .map(|j| j.name.as_str())
+            .collect();
+        assert!(
+            missing.len() <= 2,
+            "{}: no skeleton pixels at joints {missing:?}",
+            png.display()
+        );
+    }
+    // The two times show different poses.
+    let (ja, jb) = (joints(&a), joints(&b));
+    let moved = ja
+        .iter()
+        .filter(|p| {
+            jb.iter()
+                .find(|q| q.name == p.name)
+                .is_some_and(|q| (p.x - q.x).abs() + (p.y - q.y).abs() > 3.0)
+        })
+        .count();
+    assert!(moved >= 8, "{moved} joints moved between 0.3 s and 0.9 s");
+    let differing = ia.pixels().zip(ib.pixels()).filter(|(p, q)| p != q).count();
+    assert!(differing > 1000, "{differing} pixels differ");
+}
