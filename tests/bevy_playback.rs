@@ -227,3 +227,36 @@ fn playback_and_bevy_animation_player_give_the_same_poses() {
     }
     assert!(worst < 1e-5, "worst difference {worst}");
 }
+
+#[test]
+fn playback_extracts_root_motion_across_loops() {
+    let meta = r#"(
+    meta_format_version: "1.0",
+    asset: Load(
+        loader: "rigplay::plugin::asset::IfpLoader",
+        settings: ( clips: { "lift": (looping: true, root_motion: Extract(z: false)) } ),
+    ),
+)"#;
+    let mut app = app(&[("test.ifp", lift_ifp())], &[("test.ifp", meta)], 0.1);
+    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let character = app
+        .world_mut()
+        .spawn((GtaSkeleton::Sa, Playback::new(lift), RootMotion::applied()))
+        .id();
+    app.update(); // binds
+    let start = app.world().get::<Playback>(character).unwrap().time;
+    for _ in 0..17 {
+        app.update();
+    }
+    // 1.7 s of a clip moving 1 m/s along GTA +Y (Bevy -Z), looping every second.
+    let moved = app.world().get::<Transform>(character).unwrap().translation;
+    let played = 1.7 - start;
+    assert!(
+        (moved - Vec3::new(0.0, 0.0, -played)).length() < 1e-4,
+        "moved {moved}, played {played}"
+    );
+    assert!(
+        (bone(&mut app, "Normal").2.translation).length() < 1e-6,
+        "the root bone stays in place"
+    );
+}

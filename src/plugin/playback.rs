@@ -3,7 +3,7 @@
 
 use super::asset::extracted_axes;
 use super::retarget::{ClipInfo, ClipRegistry};
-use super::root_motion::RootMotion;
+use super::root_motion::{RootMotion, root_displacement};
 use super::skeleton::RigBone;
 use crate::anim::{BonePose, ClipCursor};
 use crate::coords::gta_vec_to_bevy;
@@ -244,17 +244,6 @@ fn sample_into(
     }
 }
 
-/// Root displacement (GTA axes) of the clip between two times, `laps` wraps apart.
-fn root_displacement(info: &ClipInfo, from: f32, to: f32, laps: i32) -> Vec3 {
-    let clip = &info.clip;
-    let axes = extracted_axes(info.settings.root_motion);
-    let Some(root) = info.root_track else {
-        return Vec3::ZERO;
-    };
-    let at = |t: f32| clip.sample_track(root, t).translation.unwrap_or_default() * axes;
-    at(to) - at(from) + (at(clip.duration()) - at(0.0)) * laps as f32
-}
-
 pub(crate) fn advance_and_sample(
     mut commands: Commands,
     time: Res<Time>,
@@ -335,14 +324,8 @@ pub(crate) fn advance_and_sample(
             } else {
                 Vec3::ZERO
             };
-            motion.delta = delta;
-            motion.total += delta;
-            if motion.apply
-                && delta != Vec3::ZERO
-                && let Ok(mut t) = transforms.get_mut(entity)
-            {
-                let turned = t.rotation * delta;
-                t.translation += turned;
+            if let Ok(mut t) = transforms.get_mut(entity) {
+                motion.move_by(delta, &mut t);
             }
         }
 

@@ -1,7 +1,7 @@
 //! Root motion extracted from a playing clip (spec §3.5), for the game to move the character.
 
 use super::asset::{RootMotionMode, extracted_axes};
-use super::retarget::ClipRegistry;
+use super::retarget::{ClipInfo, ClipRegistry};
 use super::skeleton::{PlayAnimation, PlayingNode};
 use crate::coords::gta_vec_to_bevy;
 use bevy::prelude::*;
@@ -22,6 +22,15 @@ pub struct RootMotion {
 }
 
 impl RootMotion {
+    /// Records this frame's movement, and applies it to the character when `apply` is set.
+    pub(crate) fn move_by(&mut self, delta: Vec3, transform: &mut Transform) {
+        self.delta = delta;
+        self.total += delta;
+        if self.apply {
+            transform.translation += transform.rotation * delta;
+        }
+    }
+
     /// Root motion applied to the character's transform.
     pub fn applied() -> Self {
         Self {
@@ -53,13 +62,6 @@ pub(crate) fn extract_root_motion(
         let RootMotionMode::Extract { .. } = info.settings.root_motion else {
             continue;
         };
-        let Some(root) = info.root_track else {
-            continue;
-        };
-        let clip = &info.clip;
-        let axes = extracted_axes(info.settings.root_motion);
-        let raw = |t: f32| clip.sample_track(root, t).translation.unwrap_or_default() * axes;
-        let at = |t: f32| raw(clip.wrap_time(t, info.settings.wrap_mode()));
         let now = (play.clip.id(), active.seek_time(), active.completions());
         // A clip seen for the first time started at 0 this frame (PlayAnimation restarts it).
         let (t0, c0) = match motion.last.filter(|l| l.0 == now.0) {
@@ -69,16 +71,22 @@ pub(crate) fn extract_root_motion(
                 (0.0, 0)
             }
         };
-        // Each completed lap adds the distance from the first key to the last.
-        let cycle = raw(clip.duration()) - raw(0.0);
-        let laps = now.2.saturating_sub(c0) as f32;
-        let delta = gta_vec_to_bevy(at(now.1) - at(t0) + cycle * laps);
-        motion.delta = delta;
-        motion.total += delta;
-        if motion.apply {
-            let turned = transform.rotation * delta;
-            transform.translation += turned;
-        }
+        let laps = now.2.saturating_sub(c0) as i32;
+        let delta = gta_vec_to_bevy(root_displacement(&info, t0, now.1, laps));
+        motion.move_by(delta, &mut transform);
         motion.last = Some(now);
     }
+}
+
+/// The root's movement (GTA axes, on the clip's extracted axes) from time `from` to time `to`
+/// of a clip, `laps` wraps apart: each lap adds the distance from the first key to the last.
+pub(crate) fn root_displacement(info: &ClipInfo, from: f32, to: f32, laps: i32) -> Vec3 {
+    let clip = &info.clip;
+    let axes = extracted_axes(info.settings.root_motion);
+    let Some(root) = info.root_track else {
+        return Vec3::ZERO;
+    };
+    let at = |t: f32| clip.sample_track(root, t).translation.unwrap_or_default() * axes;
+    let wrapped = |t: f32| at(clip.wrap_time(t, info.settings.wrap_mode()));
+    wrapped(to) - wrapped(from) + (at(clip.duration()) - at(0.0)) * laps as f32
 }
