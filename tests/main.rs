@@ -10,7 +10,7 @@ mod cli;
 mod ifp_bad_input;
 mod ifp_read;
 mod ifp_write;
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "bevy", feature = "egui"))]
 mod preview;
 mod sampler;
 mod samples;
