@@ -45,7 +45,9 @@ impl Plugin for IfpPlugin {
             })
             .insert_resource(registry)
             .init_resource::<SkeletonGizmos>()
+            .init_resource::<playback::BonesChanged>()
             .add_observer(skeleton::spawn_skeleton)
+            .add_observer(playback::note_new_bone)
             .add_systems(
                 Update,
                 (

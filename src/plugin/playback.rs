@@ -176,6 +176,15 @@ fn step_time(
     }
 }
 
+/// Set when a bone appears anywhere, so that characters bind again (cheaper than scanning every
+/// bone for `Added<RigBone>` each frame).
+#[derive(Resource, Default)]
+pub(crate) struct BonesChanged(pub(crate) bool);
+
+pub(crate) fn note_new_bone(_: On<Add, RigBone>, mut changed: ResMut<BonesChanged>) {
+    changed.0 = true;
+}
+
 /// What a character's playback is bound to: its bones and the clip's tracks on them.
 #[derive(Component, Default)]
 pub(crate) struct PlaybackBinding {
@@ -256,12 +265,12 @@ pub(crate) fn advance_and_sample(
     )>,
     mut transforms: Query<&mut Transform>,
     rig_bones: Query<&RigBone>,
-    new_bones: Query<(), Added<RigBone>>,
+    mut bones_changed: ResMut<BonesChanged>,
     children: Query<&Children>,
 ) {
     let dt = time.delta_secs();
     // Characters are bound again when their clip changes or bones appeared anywhere.
-    let bones_added = !new_bones.is_empty();
+    let bones_added = std::mem::take(&mut bones_changed.0);
     for (entity, mut playback, binding, root_motion) in &mut characters {
         let Some(info) = registry.get(playback.clip.id()) else {
             continue;
@@ -398,14 +407,11 @@ pub(crate) fn advance_and_sample(
                 continue;
             }
             if let Ok(mut t) = transforms.get_mut(*entity) {
-                let new = Transform {
+                *t = Transform {
                     translation: p.translation,
                     rotation: p.rotation,
                     scale: p.scale,
                 };
-                if *t != new {
-                    *t = new;
-                }
             }
         }
     }
