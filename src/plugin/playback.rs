@@ -280,8 +280,8 @@ pub(crate) fn advance_and_sample(
             continue;
         };
         // Bind (again) when the clip changed or the character got new bones.
-        let rebound =
-            binding.clip != Some(playback.clip.id()) || bones_added || playback.fade.is_some();
+        // (A cross-fade changes the clip, so it binds here on its first frame.)
+        let rebound = binding.clip != Some(playback.clip.id()) || bones_added;
         if rebound {
             let bones: Vec<_> = children
                 .iter_descendants(entity)
@@ -403,7 +403,8 @@ pub(crate) fn advance_and_sample(
         }
         // Bones no clip animates stay at the rest pose written when the character was bound.
         for (((entity, _, _), p), &a) in bones.iter().zip(pose.iter()).zip(animated.iter()) {
-            if !a && !rebound {
+            // When a fade ends, bones only the old clip animated go back to rest.
+            if !a && !rebound && !fade_done {
                 continue;
             }
             if let Ok(mut t) = transforms.get_mut(*entity) {
