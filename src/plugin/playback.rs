@@ -189,12 +189,17 @@ pub(crate) fn note_new_bone(_: On<Add, RigBone>, mut changed: ResMut<BonesChange
 #[derive(Component, Default)]
 pub(crate) struct PlaybackBinding {
     clip: Option<AssetId<AnimationClip>>,
+    /// The clip's registry entry, kept while the registry's generation stays the same.
+    info: Option<Arc<ClipInfo>>,
+    generation: u64,
     /// Bone entities of the character with their rest poses and target ids.
     bones: Vec<(Entity, BonePose, AnimationTargetId)>,
     /// Per track of the current clip, the bone index it drives.
     tracks: Vec<Option<usize>>,
     cursor: ClipCursor,
+    /// Per track, the pose sampled last; channels the clip lacks keep the bone's rest values.
     track_poses: Vec<BonePose>,
+    /// Per bone, the pose being written on frames that write every bone.
     pose: Vec<BonePose>,
     animated: Vec<bool>,
 }
@@ -204,6 +209,14 @@ fn pose_of(t: &Transform) -> BonePose {
         rotation: t.rotation,
         translation: t.translation,
         scale: t.scale,
+    }
+}
+
+fn transform_of(p: &BonePose) -> Transform {
+    Transform {
+        translation: p.translation,
+        rotation: p.rotation,
+        scale: p.scale,
     }
 }
 
@@ -217,24 +230,27 @@ fn bind_tracks(
         .collect()
 }
 
-/// Samples `info`'s clip at `time` into `pose` (one entry per bone) for the bound tracks, with
-/// the root's extracted axes held at the first key.
-fn sample_into(
-    info: &ClipInfo,
+/// Per track, the rest pose of the bone it drives (identity when it drives none): the values
+/// that the channels a clip lacks keep.
+fn rest_track_poses(
     tracks: &[Option<usize>],
+    bones: &[(Entity, BonePose, AnimationTargetId)],
+) -> Vec<BonePose> {
+    tracks
+        .iter()
+        .map(|b| b.map_or_else(BonePose::default, |b| bones[b].1))
+        .collect()
+}
+
+/// Samples `info`'s clip at `time` into `track_poses` (one per track), with the root's
+/// extracted axes held at the first key.
+fn sample_tracks(
+    info: &ClipInfo,
     time: f32,
     cursor: &mut ClipCursor,
-    track_poses: &mut Vec<BonePose>,
-    pose: &mut [BonePose],
-    animated: &mut [bool],
+    track_poses: &mut [BonePose],
 ) {
     let clip = &info.clip;
-    track_poses.clear();
-    track_poses.extend(
-        tracks
-            .iter()
-            .map(|b| b.map_or_else(BonePose::default, |b| pose[b])),
-    );
     clip.sample(time, cursor, track_poses);
     let axes = extracted_axes(info.settings.root_motion);
     if axes != Vec3::ZERO
@@ -245,9 +261,18 @@ fn sample_into(
         let p = &mut track_poses[root];
         p.translation = p.translation * (Vec3::ONE - axes) + first * axes;
     }
-    for (t, b) in tracks.iter().enumerate() {
+}
+
+/// Copies the sampled tracks onto the bones they drive and marks those bones animated.
+fn scatter(
+    tracks: &[Option<usize>],
+    track_poses: &[BonePose],
+    pose: &mut [BonePose],
+    animated: &mut [bool],
+) {
+    for (b, p) in tracks.iter().zip(track_poses) {
         if let Some(b) = *b {
-            pose[b] = track_poses[t];
+            pose[b] = *p;
             animated[b] = true;
         }
     }
@@ -269,19 +294,29 @@ pub(crate) fn advance_and_sample(
     children: Query<&Children>,
 ) {
     let dt = time.delta_secs();
+    let generation = registry.generation();
     // Characters are bound again when their clip changes or bones appeared anywhere.
     let bones_added = std::mem::take(&mut bones_changed.0);
     for (entity, mut playback, binding, root_motion) in &mut characters {
-        let Some(info) = registry.get(playback.clip.id()) else {
-            continue;
-        };
         let Some(mut binding) = binding else {
             commands.entity(entity).insert(PlaybackBinding::default());
             continue;
         };
-        // Bind (again) when the clip changed or the character got new bones.
-        // (A cross-fade changes the clip, so it binds here on its first frame.)
-        let rebound = binding.clip != Some(playback.clip.id()) || bones_added;
+        let id = playback.clip.id();
+        // The registry is looked up only when it changed or the clip did.
+        let cached = binding
+            .info
+            .clone()
+            .filter(|_| binding.generation == generation && binding.clip == Some(id));
+        let Some(info) = cached.or_else(|| registry.get(id)) else {
+            continue;
+        };
+        binding.generation = generation;
+        // Bind (again) when the clip changed (a cross-fade does, on its first frame), was
+        // reloaded, or the character got new bones.
+        let rebound = bones_added
+            || binding.clip != Some(id)
+            || !binding.info.as_ref().is_some_and(|i| Arc::ptr_eq(i, &info));
         if rebound {
             let bones: Vec<_> = children
                 .iter_descendants(entity)
@@ -293,10 +328,12 @@ pub(crate) fn advance_and_sample(
                 })
                 .collect();
             binding.tracks = bind_tracks(&info, &bones);
+            binding.track_poses = rest_track_poses(&binding.tracks, &bones);
             binding.cursor = info.clip.cursor();
+            binding.animated = vec![false; bones.len()];
             binding.bones = bones;
-            binding.clip = Some(playback.clip.id());
-            binding.animated = vec![false; binding.bones.len()];
+            binding.clip = Some(id);
+            binding.info = Some(info.clone());
         }
 
         // Advance time.
@@ -338,7 +375,6 @@ pub(crate) fn advance_and_sample(
             }
         }
 
-        // Sample: rest pose, the current clip, then the clip fading out blended in.
         let PlaybackBinding {
             bones,
             tracks,
@@ -348,10 +384,24 @@ pub(crate) fn advance_and_sample(
             animated,
             ..
         } = &mut *binding;
+        sample_tracks(&info, now, cursor, track_poses);
+        if !rebound && playback.fade.is_none() {
+            // The common frame: only the bones the clip animates change.
+            for (b, p) in tracks.iter().zip(track_poses.iter()) {
+                if let Some(b) = *b
+                    && let Ok(mut t) = transforms.get_mut(bones[b].0)
+                {
+                    *t = transform_of(p);
+                }
+            }
+            continue;
+        }
+
+        // Binding or blending: rest pose, the current clip, then the clip fading out blended in.
         pose.clear();
         pose.extend(bones.iter().map(|(_, rest, _)| *rest));
         animated.iter_mut().for_each(|a| *a = false);
-        sample_into(&info, tracks, now, cursor, track_poses, pose, animated);
+        scatter(tracks, track_poses, pose, animated);
         let mut fade_done = false;
         if let Some(fade) = playback.fade.as_mut() {
             fade.elapsed += dt;
@@ -379,16 +429,13 @@ pub(crate) fn advance_and_sample(
             fade_done = w_old <= 0.0;
             if let Some(old) = registry.get(fade.clip.id()).filter(|_| !fade_done) {
                 let old_tracks = bind_tracks(&old, bones);
+                let mut old_track_poses = rest_track_poses(&old_tracks, bones);
                 let mut old_pose: Vec<BonePose> = bones.iter().map(|(_, rest, _)| *rest).collect();
                 let mut old_animated = vec![false; bones.len()];
-                let mut old_cursor = old.clip.cursor();
-                let mut scratch = Vec::new();
-                sample_into(
-                    &old,
+                sample_tracks(&old, t, &mut old.clip.cursor(), &mut old_track_poses);
+                scatter(
                     &old_tracks,
-                    t,
-                    &mut old_cursor,
-                    &mut scratch,
+                    &old_track_poses,
                     &mut old_pose,
                     &mut old_animated,
                 );
@@ -408,11 +455,7 @@ pub(crate) fn advance_and_sample(
                 continue;
             }
             if let Ok(mut t) = transforms.get_mut(*entity) {
-                *t = Transform {
-                    translation: p.translation,
-                    rotation: p.rotation,
-                    scale: p.scale,
-                };
+                *t = transform_of(p);
             }
         }
     }

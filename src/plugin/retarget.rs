@@ -14,6 +14,7 @@ use crate::skeleton::{Skeleton, canonical_bone_id};
 use bevy::animation::{AnimatedBy, AnimationTargetId};
 use bevy::prelude::*;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 fn target_for(canonical: Option<i32>, name: &str) -> AnimationTargetId {
@@ -52,7 +53,14 @@ pub struct Retarget {
 /// What rigplay knows of every `.ifp` clip it loaded, by the clip's asset id: filled by the
 /// loader itself, so that it is there even when nothing holds the file's root asset.
 #[derive(Resource, Clone, Default)]
-pub struct ClipRegistry(Arc<RwLock<HashMap<AssetId<AnimationClip>, Arc<ClipInfo>>>>);
+pub struct ClipRegistry(Arc<RegistryInner>);
+
+#[derive(Default)]
+struct RegistryInner {
+    clips: RwLock<HashMap<AssetId<AnimationClip>, Arc<ClipInfo>>>,
+    /// Counts changes, so that users may keep what they looked up until it moves.
+    generation: AtomicU64,
+}
 
 /// One loaded clip: its engine-neutral form and settings, and its tracks' targets.
 #[derive(Debug)]
@@ -68,20 +76,32 @@ pub struct ClipInfo {
 
 impl ClipRegistry {
     pub(crate) fn insert(&self, id: AssetId<AnimationClip>, info: Arc<ClipInfo>) {
-        if let Ok(mut map) = self.0.write() {
+        if let Ok(mut map) = self.0.clips.write() {
             map.insert(id, info);
         }
+        self.0.generation.fetch_add(1, Ordering::Release);
     }
 
     /// The clip behind an `AnimationClip` loaded from an `.ifp` file.
     pub fn get(&self, id: AssetId<AnimationClip>) -> Option<Arc<ClipInfo>> {
-        self.0.read().ok().and_then(|map| map.get(&id).cloned())
+        self.0
+            .clips
+            .read()
+            .ok()
+            .and_then(|map| map.get(&id).cloned())
+    }
+
+    /// Changes whenever a clip is added, replaced or forgotten: what [`Self::get`] returned
+    /// stays current while this stays the same.
+    pub fn generation(&self) -> u64 {
+        self.0.generation.load(Ordering::Acquire)
     }
 
     pub(crate) fn forget(&self, id: AssetId<AnimationClip>) {
-        if let Ok(mut map) = self.0.write() {
+        if let Ok(mut map) = self.0.clips.write() {
             map.remove(&id);
         }
+        self.0.generation.fetch_add(1, Ordering::Release);
     }
 }
 
