@@ -18,6 +18,12 @@
 //! Applying this to every bone's local transform is the same as applying it once at the
 //! skeleton's root, since `B·T₁·B⁻¹ · B·T₂·B⁻¹ = B·(T₁·T₂)·B⁻¹`.
 
+//!
+//! ## DAN (the DelDX 3ds Max exporter): Direct3D's left-handed, Y-up axes
+//!
+//! See [`dan_quat_to_bevy`] for the derivation. The change is a mirror (z ↦ −z), not a rotation,
+//! so it is applied to every key value when a DAN file becomes a clip, not on a root entity.
+
 use glam::{Quat, Vec3};
 
 /// The GTA → Bevy change of basis as a rotation (−90° about X).
@@ -41,6 +47,56 @@ pub fn gta_quat_to_bevy(q: Quat) -> Quat {
 /// A GTA-space scale in Bevy axes: `(sx, sy, sz) ↦ (sx, sz, sy)`.
 pub fn gta_scale_to_bevy(s: Vec3) -> Vec3 {
     Vec3::new(s.x, s.z, s.y)
+}
+
+/// A DAN rotation `(x, y, z, w)` as stored, in Bevy's axes: `Quat::from_xyzw(x, y, −z, w)`,
+/// normalised (spec `dan.md` §2).
+///
+/// Derivation. 3ds Max is right-handed with Z up; a Max position `(X, Y, Z)` is Bevy's
+/// `(X, Z, −Y)` (up to up, Max +Y — away from the viewer in the front view — to Bevy −Z). That
+/// map has determinant +1, so a right-handed rotation about a Max axis `(ax, ay, az)` by θ is the
+/// rotation about Bevy's `(ax, az, −ay)` by the same θ: the true quaternion
+/// `(qx, qy, qz, qw)` becomes `(qx, qz, −qy, qw)` in Bevy.
+/// MaxScript's `.rotation` is the conjugate of the true rotation (its quaternions use the
+/// left-handed sense: a node turned +90° about Z in the UI reports `(quat 0 0 −0.7071 0.7071)`),
+/// `m = (−qx, −qy, −qz, qw)`, and the exporter writes `(m.x, m.z, m.y, −m.w)` =
+/// `(−qx, −qz, −qy, −qw)`. So from the stored `(x, y, z, w)`: `qx = −x, qz = −y, qy = −z,
+/// qw = −w`, and the Bevy quaternion `(qx, qz, −qy, qw) = (−x, −y, z, −w)`, which is the same
+/// rotation as its negation `(x, y, −z, w)`.
+///
+/// The one assumption is MaxScript's quaternion sign; no real `.dan` file is public to confirm
+/// it. If one ever shows mirrored motion, this function and [`bevy_quat_to_dan`] are the only
+/// places to change.
+pub fn dan_quat_to_bevy(q: [f32; 4]) -> Quat {
+    let v = glam::Vec4::new(q[0], q[1], -q[2], q[3]);
+    Quat::from_vec4(v.try_normalize().unwrap_or(glam::Vec4::W))
+}
+
+/// A DAN position `(x, y, z)` (Max's `(X, Z, Y)` as written) in Bevy's axes: `(x, y, −z)`,
+/// since Max `(X, Y, Z)` is Bevy `(X, Z, −Y)`.
+pub fn dan_vec_to_bevy(v: [f32; 3]) -> Vec3 {
+    Vec3::new(v[0], v[1], -v[2])
+}
+
+/// A DAN scale `(x, y, z)` (Max's `(sX, sZ, sY)`) in Bevy's axes: unchanged, since Bevy's X, Y
+/// and Z axes are Max's X, Z and (−)Y and a scale factor has no sign to flip.
+pub fn dan_scale_to_bevy(s: [f32; 3]) -> Vec3 {
+    Vec3::from_array(s)
+}
+
+/// The inverse of [`dan_quat_to_bevy`] (for a unit quaternion): `(x, y, −z, w)`.
+pub fn bevy_quat_to_dan(q: Quat) -> [f32; 4] {
+    [q.x, q.y, -q.z, q.w]
+}
+
+/// The inverse of [`dan_vec_to_bevy`]: `(x, y, −z)`.
+pub fn bevy_vec_to_dan(v: Vec3) -> [f32; 3] {
+    [v.x, v.y, -v.z]
+}
+
+/// The inverse of [`dan_scale_to_bevy`].
+pub fn bevy_scale_to_dan(s: Vec3) -> [f32; 3] {
+    s.to_array()
 }
 
 #[cfg(test)]
@@ -87,5 +143,71 @@ mod tests {
             gta_scale_to_bevy(Vec3::new(1.0, 2.0, 3.0)),
             Vec3::new(1.0, 3.0, 2.0)
         );
+    }
+
+    /// Max's axes in Bevy: X → X, Y → −Z, Z (up) → Y.
+    fn max_to_bevy(v: Vec3) -> Vec3 {
+        Vec3::new(v.x, v.z, -v.y)
+    }
+
+    /// What the exporter writes for a Max position: `(x, z, y)`.
+    fn max_pos_to_file(v: Vec3) -> [f32; 3] {
+        [v.x, v.z, v.y]
+    }
+
+    /// What the exporter writes for a true (right-handed) Max rotation `q`: MaxScript holds
+    /// `m = conj(q)` and writes `(m.x, m.z, m.y, −m.w)`.
+    fn max_rot_to_file(q: Quat) -> [f32; 4] {
+        let m = q.conjugate();
+        [m.x, m.z, m.y, -m.w]
+    }
+
+    #[test]
+    fn dan_positions_map_max_axes_to_bevy_axes() {
+        // Max +X → Bevy +X, Max +Y → Bevy −Z, Max +Z (up) → Bevy +Y.
+        for (max, bevy) in [
+            (Vec3::X, Vec3::X),
+            (Vec3::Y, Vec3::NEG_Z),
+            (Vec3::Z, Vec3::Y),
+        ] {
+            assert_eq!(dan_vec_to_bevy(max_pos_to_file(max)), bevy);
+        }
+        assert_eq!(
+            bevy_vec_to_dan(dan_vec_to_bevy([1.0, 2.0, 3.0])),
+            [1.0, 2.0, 3.0]
+        );
+    }
+
+    #[test]
+    fn dan_rotations_match_the_specs_example_and_every_axis() {
+        // Spec §2: +90° about Max Z is reported as (quat 0 0 −0.7071 0.7071), written
+        // (0, −0.7071, 0, −0.7071), and is +90° about Bevy +Y.
+        let s = std::f32::consts::FRAC_1_SQRT_2;
+        let q = dan_quat_to_bevy([0.0, -s, 0.0, -s]);
+        assert!(
+            q.abs_diff_eq(Quat::from_rotation_y(FRAC_PI_2), 1e-6)
+                || q.abs_diff_eq(-Quat::from_rotation_y(FRAC_PI_2), 1e-6)
+        );
+        // Every Max axis, and a general rotation: rotating a vector in Max then mapping it to
+        // Bevy equals mapping it then rotating by the converted quaternion.
+        let v = Vec3::new(0.3, -0.8, 1.7);
+        for q in [
+            Quat::from_rotation_x(0.4),
+            Quat::from_rotation_y(-1.1),
+            Quat::from_rotation_z(2.0),
+            Quat::from_euler(glam::EulerRot::XYZ, 0.3, -1.1, 2.0),
+        ] {
+            let bevy = dan_quat_to_bevy(max_rot_to_file(q));
+            assert!((max_to_bevy(q * v) - bevy * max_to_bevy(v)).length() < 1e-5);
+            let back = dan_quat_to_bevy(bevy_quat_to_dan(bevy));
+            assert!(back.abs_diff_eq(bevy, 1e-6));
+        }
+    }
+
+    #[test]
+    fn dan_scale_axes() {
+        // Max scale (sX, sY, sZ) is written (sX, sZ, sY); Bevy X, Y, Z are Max X, Z, Y.
+        let written = [2.0, 4.0, 3.0];
+        assert_eq!(dan_scale_to_bevy(written), Vec3::new(2.0, 4.0, 3.0));
     }
 }

@@ -7,6 +7,7 @@ mod bevy_playback;
 mod bytes;
 #[cfg(feature = "cli")]
 mod cli;
+mod dan;
 mod ifp_bad_input;
 mod ifp_read;
 mod ifp_write;

@@ -295,6 +295,14 @@ impl ClipBuilder {
         self.clip.tracks.push(track);
     }
 
+    /// Makes the clip last at least `seconds` (a format's declared range may end after its
+    /// last key: the pose holds until then).
+    pub fn extend_duration(&mut self, seconds: f32) {
+        if seconds.is_finite() {
+            self.clip.duration = self.clip.duration.max(seconds);
+        }
+    }
+
     pub fn build(self) -> Clip {
         self.clip
     }
@@ -314,7 +322,8 @@ impl TryNormalizeQuat for Quat {
 }
 
 impl Clip {
-    /// Latest key time of any channel, in seconds.
+    /// Latest key time of any channel (or the longer duration the format declared, see
+    /// [`ClipBuilder::extend_duration`]), in seconds.
     pub fn duration(&self) -> f32 {
         self.duration
     }
