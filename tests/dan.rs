@@ -3,6 +3,8 @@
 use crate::bytes::Bytes;
 use glam::{Quat, Vec3};
 use rigplay::anim::Clip;
+include!("../fuzz/oracles/dan.rs");
+
 use rigplay::formats::dan::{
     DanClipOptions, DanErrorKind, DanFile, DanTrack, DanWarning, RotationKey, VectorKey,
 };
@@ -640,4 +642,39 @@ fn a_clip_written_as_dan_reads_back_as_the_same_clip() {
             assert!(a.scale.unwrap().abs_diff_eq(c.scale.unwrap(), 1e-6));
         }
     }
+}
+
+/// Seeds for the fuzzer and inputs it found bugs with, replayed through its oracle.
+#[test]
+fn fuzz_seeds_and_regressions_pass_the_oracle() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    for dir in ["fuzz/seeds/dan_read", "tests/fuzz_regressions/dan"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for entry in entries {
+            check_dan(&std::fs::read(entry.unwrap().path()).unwrap());
+            n += 1;
+        }
+    }
+    assert!(n >= 3, "seed files");
+    // And the files made here.
+    let frames: Vec<Vec<MaxTransform>> = (0..=20).map(scene).collect();
+    check_dan(&maxscript_export(&frames, "x"));
+    check_dan(&two_bone_file());
+}
+
+/// Writes the fuzzer's seeds (run with `--ignored` after changing the fixtures).
+#[test]
+#[ignore]
+fn write_fuzz_seeds() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/dan_read");
+    std::fs::create_dir_all(&dir).unwrap();
+    let frames: Vec<Vec<MaxTransform>> = (0..=20).map(scene).collect();
+    std::fs::write(dir.join("exporter.dan"), maxscript_export(&frames, "seed")).unwrap();
+    std::fs::write(dir.join("two_bones.dan"), two_bone_file()).unwrap();
+    let mut trailing = two_bone_file();
+    trailing.extend_from_slice(b"tail");
+    std::fs::write(dir.join("trailing.dan"), trailing).unwrap();
 }
