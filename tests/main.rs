@@ -13,6 +13,7 @@ mod ifp_read;
 mod ifp_write;
 #[cfg(all(feature = "bevy", feature = "egui"))]
 mod preview;
+mod reduce;
 mod sampler;
 mod samples;
 mod skeleton;

@@ -16,6 +16,7 @@
 //! For forward playback, [`ClipCursor`] remembers the key each channel was last at, so that
 //! advancing by a frame costs a comparison rather than a search.
 
+pub mod reduce;
 mod sampler;
 
 pub use sampler::{ClipCursor, slerp_arc_for_test};
@@ -219,6 +220,26 @@ impl ClipBuilder {
     /// negated where its dot product with the previous key is negative, so that interpolation
     /// takes the shortest path; the slerp angles are precomputed.
     pub fn rotations(&mut self, times: Times, values: &[Quat]) -> Result<Channel, ClipError> {
+        self.push_rotations(times, values, true)
+    }
+
+    /// [`Self::rotations`] for keys that are unit quaternions already, such as the keys of
+    /// another clip: they are stored as given (up to the sign flip), because normalising a unit
+    /// quaternion again can change its last bits.
+    pub(crate) fn unit_rotations(
+        &mut self,
+        times: Times,
+        values: &[Quat],
+    ) -> Result<Channel, ClipError> {
+        self.push_rotations(times, values, false)
+    }
+
+    fn push_rotations(
+        &mut self,
+        times: Times,
+        values: &[Quat],
+        normalize: bool,
+    ) -> Result<Channel, ClipError> {
         if values.len() != times.len as usize {
             return Err(ClipError::LengthMismatch {
                 times: times.len as usize,
@@ -231,7 +252,7 @@ impl ClipBuilder {
         let start = index(self.clip.rotations.len())?;
         let mut previous: Option<Quat> = None;
         for &q in values {
-            let mut q = q.try_normalize_quat();
+            let mut q = if normalize { q.try_normalize_quat() } else { q };
             if let Some(p) = previous {
                 if p.dot(q) < 0.0 {
                     q = -q;

@@ -63,7 +63,7 @@ fn sin_0_to_half_pi(x: f32) -> f32 {
 
 /// Slerp from `a` to `b` (same hemisphere) by `u`, with the segment's precomputed angle.
 #[inline(always)]
-fn slerp_arc(a: Quat, b: Quat, arc: Arc, u: f32) -> Quat {
+pub(super) fn slerp_arc(a: Quat, b: Quat, arc: Arc, u: f32) -> Quat {
     let (va, vb) = (Vec4::from(a), Vec4::from(b));
     if arc.inv_sin == 0.0 {
         return Quat::from_vec4((va + (vb - va) * u).normalize());
