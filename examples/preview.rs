@@ -1,7 +1,7 @@
 //! rigplay's preview: open animation files, play them, scrub through them.
 //!
 //!     cargo run --example preview                      # the bundled samples
-//!     cargo run --example preview -- FILE...           # your .ifp files (or drop them on the window)
+//!     cargo run --example preview -- FILE...           # your .ifp / .dan files (or drop them on the window)
 //!     cargo run --example preview -- FILE --clip walk --screenshot out.png --at 0.5
 //!
 //! `--screenshot PATH --at SECONDS` poses the clip at that time, saves a PNG (and, next to it,
@@ -40,7 +40,11 @@ fn parse_args() -> Args {
     }
     if args.files.is_empty() {
         let anims = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims");
-        args.files = vec![anims.join("sa_ped.ifp"), anims.join("vc_ped.ifp")];
+        args.files = vec![
+            anims.join("sa_ped.ifp"),
+            anims.join("vc_ped.ifp"),
+            anims.join("lamp.dan"),
+        ];
     }
     args
 }
@@ -66,7 +70,7 @@ fn main() {
                     ..default()
                 }),
         )
-        .add_plugins((EguiPlugin::default(), IfpPlugin))
+        .add_plugins((EguiPlugin::default(), IfpPlugin, DanPlugin))
         .insert_resource(ClearColor(Color::srgb(0.12, 0.13, 0.15)))
         .insert_resource(Preview {
             files: Vec::new(),
@@ -112,9 +116,115 @@ struct Startup_ {
     files: Vec<PathBuf>,
 }
 
+/// An open file of any format rigplay reads.
+enum FileHandle {
+    Ifp(Handle<Ifp>),
+    Dan(Handle<Dan>),
+}
+
 struct OpenFile {
     path: PathBuf,
-    handle: Handle<Ifp>,
+    handle: FileHandle,
+}
+
+/// What the preview shows of a character to spawn for a clip.
+#[derive(Clone)]
+enum Character {
+    Gta(GtaSkeleton),
+    Flat(FlatSkeleton),
+}
+
+/// One clip of an open file, whatever its format.
+struct ClipEntry {
+    name: String,
+    duration: f32,
+    handle: Handle<AnimationClip>,
+    looping: bool,
+    character: Character,
+    /// Lines for the info panel.
+    info: Vec<String>,
+}
+
+/// A loaded file's clips, description and warnings; `None` while it loads (or failed).
+struct FileView {
+    clips: Vec<ClipEntry>,
+    info: Vec<String>,
+    warnings: Vec<String>,
+}
+
+fn view(file: &OpenFile, ifps: &Assets<Ifp>, dans: &Assets<Dan>) -> Option<FileView> {
+    match &file.handle {
+        FileHandle::Ifp(h) => {
+            let ifp = ifps.get(h)?;
+            let skeleton = match ifp.skeleton {
+                SkeletonKind::Vc => GtaSkeleton::Vc,
+                SkeletonKind::Iii => GtaSkeleton::Iii,
+                SkeletonKind::Sa | SkeletonKind::Auto => GtaSkeleton::Sa,
+            };
+            let p = &ifp.package;
+            Some(FileView {
+                clips: ifp
+                    .clips
+                    .iter()
+                    .map(|c| ClipEntry {
+                        name: c.name.clone(),
+                        duration: c.clip.duration(),
+                        handle: c.handle.clone(),
+                        looping: c.settings.looping,
+                        character: Character::Gta(skeleton),
+                        info: vec![
+                            format!(
+                                "clip {:?}: {} tracks, {} keys, {:.3} s",
+                                c.name,
+                                c.clip.tracks().len(),
+                                c.clip.key_count(),
+                                c.clip.duration()
+                            ),
+                            format!(
+                                "loop {}, root motion {:?}",
+                                c.settings.looping, c.settings.root_motion
+                            ),
+                        ],
+                    })
+                    .collect(),
+                info: vec![
+                    format!(
+                        "{} {}package {:?}",
+                        p.version,
+                        if p.anlf { "(ANLF) " } else { "" },
+                        p.name()
+                    ),
+                    format!("{} clips, skeleton {:?}", ifp.clips.len(), ifp.skeleton),
+                ],
+                warnings: ifp.warnings.clone(),
+            })
+        }
+        FileHandle::Dan(h) => {
+            let dan = dans.get(h)?;
+            let f = &dan.file;
+            Some(FileView {
+                clips: vec![ClipEntry {
+                    name: dan.clip.name.clone(),
+                    duration: dan.clip.duration(),
+                    handle: dan.handle.clone(),
+                    looping: dan.settings.looping,
+                    character: Character::Flat(dan.skeleton()),
+                    info: vec![format!(
+                        "{} bones, {} keys, {:.3} s, positions × {}",
+                        f.bones.len(),
+                        f.key_count(),
+                        dan.clip.duration(),
+                        dan.settings.scale
+                    )],
+                }],
+                info: vec![
+                    format!("DAN version {}, {:?}", f.version, f.comment_text()),
+                    format!("range {}–{} ms, model-space bones", f.start_ms, f.end_ms),
+                ],
+                warnings: dan.warnings.clone(),
+            })
+        }
+    }
 }
 
 #[derive(Resource)]
@@ -154,9 +264,17 @@ fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         .to_string_lossy()
         .trim_start_matches('/')
         .to_string();
+    let is_dan = absolute
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("dan"));
+    let handle = if is_dan {
+        FileHandle::Dan(assets.load(asset_path))
+    } else {
+        FileHandle::Ifp(assets.load(asset_path))
+    };
     preview.files.push(OpenFile {
         path: absolute,
-        handle: assets.load(asset_path),
+        handle,
     });
 }
 
@@ -194,21 +312,21 @@ fn open_dropped(
 }
 
 /// Shows the first clip (or the one asked for) once the first file has loaded.
-fn pick_first_clip(mut preview: ResMut<Preview>, ifps: Res<Assets<Ifp>>) {
+fn pick_first_clip(mut preview: ResMut<Preview>, ifps: Res<Assets<Ifp>>, dans: Res<Assets<Dan>>) {
     if preview.current.is_some() {
         return;
     }
     for (f, file) in preview.files.iter().enumerate() {
-        if let Some(ifp) = ifps.get(&file.handle) {
+        if let Some(v) = view(file, &ifps, &dans) {
             let clip = match &preview.wanted_clip {
-                Some(name) => ifp
+                Some(name) => v
                     .clips
                     .iter()
                     .position(|c| c.name.eq_ignore_ascii_case(name))
                     .unwrap_or(0),
                 None => 0,
             };
-            if !ifp.clips.is_empty() {
+            if !v.clips.is_empty() {
                 preview.current = Some((f, clip));
                 return;
             }
@@ -221,6 +339,7 @@ fn spawn_character(
     mut commands: Commands,
     mut preview: ResMut<Preview>,
     ifps: Res<Assets<Ifp>>,
+    dans: Res<Assets<Dan>>,
     mut shown: Local<Option<(usize, usize)>>,
 ) {
     let Some((f, c)) = preview.current else {
@@ -229,27 +348,23 @@ fn spawn_character(
     if *shown == Some((f, c)) && preview.character.is_some() {
         return;
     }
-    let Some(ifp) = ifps.get(&preview.files[f].handle) else {
+    let Some(v) = view(&preview.files[f], &ifps, &dans) else {
         return;
     };
-    let Some(clip) = ifp.clips.get(c) else { return };
+    let Some(clip) = v.clips.get(c) else { return };
     if let Some(old) = preview.character.take() {
         commands.entity(old).despawn();
     }
-    let skeleton = match ifp.skeleton {
-        SkeletonKind::Vc => GtaSkeleton::Vc,
-        SkeletonKind::Iii => GtaSkeleton::Iii,
-        SkeletonKind::Sa | SkeletonKind::Auto => GtaSkeleton::Sa,
-    };
     let mut playback = Playback::new(clip.handle.clone());
-    if !clip.settings.looping {
+    if !clip.looping {
         playback.mode = PlayMode::Once;
     }
-    preview.character = Some(
-        commands
-            .spawn((skeleton, playback, RootMotion::default()))
-            .id(),
-    );
+    let mut character = commands.spawn((playback, RootMotion::default()));
+    match clip.character.clone() {
+        Character::Gta(skeleton) => character.insert(skeleton),
+        Character::Flat(skeleton) => character.insert(skeleton),
+    };
+    preview.character = Some(character.id());
     preview.selected_bone = None;
     *shown = Some((f, c));
 }
@@ -387,9 +502,11 @@ fn ui(
     mut preview: ResMut<Preview>,
     mut pointer: ResMut<UiPointer>,
     ifps: Res<Assets<Ifp>>,
+    dans: Res<Assets<Dan>>,
     registry: Res<ClipRegistry>,
     mut playbacks: Query<(&mut Playback, Option<&UnmatchedTracks>, Option<&RootMotion>)>,
     children: Query<&Children>,
+    parents: Query<&ChildOf>,
     rig_bones: Query<(&Name, &RigBone)>,
     mut time: ResMut<Time<Virtual>>,
 ) -> Result {
@@ -537,14 +654,11 @@ fn ui(
                         egui::CollapsingHeader::new(egui::RichText::new(name).strong())
                             .id_salt(f)
                             .default_open(true)
-                            .show(ui, |ui| match ifps.get(&file.handle) {
-                                Some(ifp) => {
-                                    for (c, clip) in ifp.clips.iter().enumerate() {
-                                        let label = format!(
-                                            "{}  ({:.2} s)",
-                                            clip.name,
-                                            clip.clip.duration()
-                                        );
+                            .show(ui, |ui| match view(file, &ifps, &dans) {
+                                Some(v) => {
+                                    for (c, clip) in v.clips.iter().enumerate() {
+                                        let label =
+                                            format!("{}  ({:.2} s)", clip.name, clip.duration);
                                         if ui
                                             .selectable_label(current == Some((f, c)), label)
                                             .clicked()
@@ -566,7 +680,7 @@ fn ui(
                     }
                 });
             ui.separator();
-            ui.label(egui::RichText::new("Drop .ifp files here to open them.").weak());
+            ui.label(egui::RichText::new("Drop .ifp or .dan files here to open them.").weak());
         });
 
     // Bones and info.
@@ -575,34 +689,17 @@ fn ui(
         .show(&mut root, |ui| {
             ui.heading("Info");
             if let Some((f, c)) = current
-                && let Some(ifp) = ifps.get(&preview.files[f].handle)
+                && let Some(v) = view(&preview.files[f], &ifps, &dans)
             {
-                let p = &ifp.package;
-                ui.label(format!(
-                    "{} {}package {:?}",
-                    p.version,
-                    if p.anlf { "(ANLF) " } else { "" },
-                    p.name()
-                ));
-                ui.label(format!(
-                    "{} clips, skeleton {:?}",
-                    ifp.clips.len(),
-                    ifp.skeleton
-                ));
-                if let Some(clip) = ifp.clips.get(c) {
-                    ui.label(format!(
-                        "clip {:?}: {} tracks, {} keys, {:.3} s",
-                        clip.name,
-                        clip.clip.tracks().len(),
-                        clip.clip.key_count(),
-                        clip.clip.duration()
-                    ));
-                    ui.label(format!(
-                        "loop {}, root motion {:?}",
-                        clip.settings.looping, clip.settings.root_motion
-                    ));
+                for line in &v.info {
+                    ui.label(line);
                 }
-                for w in &ifp.warnings {
+                if let Some(clip) = v.clips.get(c) {
+                    for line in &clip.info {
+                        ui.label(line);
+                    }
+                }
+                for w in &v.warnings {
                     ui.label(
                         egui::RichText::new(format!("⚠ {w}"))
                             .color(egui::Color32::from_rgb(230, 180, 60))
@@ -627,11 +724,17 @@ fn ui(
                 .auto_shrink([false; 2])
                 .show(ui, |ui| {
                     if let Some(c) = character {
-                        for top in children
+                        // The top bones: a GTA skeleton has one root, a flat one many.
+                        let tops: Vec<Entity> = children
                             .iter_descendants(c)
                             .filter(|e| rig_bones.contains(*e))
-                            .take(1)
-                        {
+                            .filter(|e| {
+                                parents
+                                    .get(*e)
+                                    .is_ok_and(|p| !rig_bones.contains(p.parent()))
+                            })
+                            .collect();
+                        for top in tops {
                             bone_tree(ui, top, &children, &rig_bones, &mut selected_bone);
                         }
                     }

@@ -41,4 +41,4 @@ pub mod skeleton;
 #[cfg(feature = "bevy")]
 pub mod plugin;
 #[cfg(feature = "bevy")]
-pub use plugin::IfpPlugin;
+pub use plugin::{DanPlugin, IfpPlugin, PlaybackPlugin};

@@ -1,26 +1,39 @@
 //! `rigplay`: inspect, validate, convert and sample animation files from the command line.
 
+use glam::{Quat, Vec3};
+use rigplay::anim::reduce::{ReduceOptions, ReduceRig, Reduced, reduce, reduce_constant_runs};
 use rigplay::anim::{Clip, WrapMode};
-use rigplay::coords::{gta_quat_to_bevy, gta_scale_to_bevy, gta_vec_to_bevy};
+use rigplay::coords::{
+    bevy_quat_to_dan, bevy_scale_to_dan, bevy_vec_to_dan, gta_quat_to_bevy, gta_scale_to_bevy,
+    gta_vec_to_bevy,
+};
+use rigplay::formats::dan::{DanClipOptions, DanFile, DanRead};
 use rigplay::formats::ifp::{IfpPackage, IfpRead, IfpVersion};
+use rigplay::skeleton::Skeleton;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-rigplay — legacy animation formats (GTA IFP) for Bevy
+rigplay — legacy animation formats (GTA .ifp, DelDX .dan) for Bevy
 
 Usage:
   rigplay inspect FILE [--json]
-      package name, format, clips, bones, key counts, durations, warnings
+      .ifp: package name, format, clips, bones, key counts, durations, warnings
+      .dan: comment, range, per bone the key times of each track, warnings
   rigplay validate FILE...
       exit 0 when every file reads; otherwise print each error with its byte offset, exit 1
-  rigplay convert IN OUT --to anpk|anp3|anp2
-      rewrite in another IFP version (ANP3: compressed keys where values fit int16)
-  rigplay pose FILE --clip NAME --at SECONDS [--space file|bevy] [--loop] [--json]
+  rigplay convert IN OUT [--to anpk|anp3|anp2] [--reduce TOL [--shell R] | --runs]
+      .ifp: rewrite in another IFP version (ANP3: compressed keys where values fit int16)
+      --reduce TOL: drop every key its neighbours reproduce within TOL (file units: metres
+      for .ifp), measured as ACL does: distance of points on a shell of radius R around
+      each bone in object space, parents' errors included (R: 0.03 for .ifp, 3 for .dan,
+      i.e. 3 cm when a .dan is in centimetres); --runs: only drop the inside of constant
+      runs (lossless; the DelDX exporter's intended rule). .dan in, .dan out.
+  rigplay pose FILE [--clip NAME] --at SECONDS [--space file|bevy] [--loop] [--json]
       the sampled local transform of every bone of a clip at a time
-      (--space bevy: GTA's Z-up axes turned into Bevy's Y-up; --loop wraps the time,
-      otherwise it is clamped to the clip)
+      (--space bevy: GTA's Z-up or Direct3D's left-handed axes turned into Bevy's;
+      --loop wraps the time, otherwise it is clamped to the clip; a .dan has one clip)
 ";
 
 /// Writes a line to stdout; a closed pipe (`rigplay inspect f | head`) is not an error.
@@ -104,9 +117,32 @@ impl Args {
     }
 }
 
-fn load(path: &str) -> Result<IfpRead, Failure> {
+/// A file of either format, told apart by its first bytes (IFP's magic) or its extension.
+enum Loaded {
+    Ifp(IfpRead),
+    Dan(DanRead),
+}
+
+fn is_dan(path: &str, bytes: &[u8]) -> bool {
+    let ifp_magic =
+        bytes.len() >= 4 && matches!(&bytes[..4], b"ANPK" | b"ANP3" | b"ANP2" | b"ANLF");
+    let dan_ext = Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("dan"));
+    !ifp_magic && (dan_ext || bytes.get(..4) == Some(&10i32.to_le_bytes()[..]))
+}
+
+fn load_any(path: &str) -> Result<Loaded, Failure> {
     let bytes = std::fs::read(path).map_err(|e| Failure(format!("{path}: {e}"), 1))?;
-    IfpPackage::read(&bytes).map_err(|e| Failure(format!("{path}: {e}"), 1))
+    if is_dan(path, &bytes) {
+        DanFile::read(&bytes)
+            .map(Loaded::Dan)
+            .map_err(|e| Failure(format!("{path}: {e}"), 1))
+    } else {
+        IfpPackage::read(&bytes)
+            .map(Loaded::Ifp)
+            .map_err(|e| Failure(format!("{path}: {e}"), 1))
+    }
 }
 
 /// An f32 as the shortest decimal that reads back to it, in JSON.
@@ -137,7 +173,10 @@ fn inspect(args: &[String]) -> Result<(), Failure> {
     let [path] = a.positional.as_slice() else {
         return Err(usage("inspect takes one FILE"));
     };
-    let IfpRead { package, warnings } = load(path)?;
+    let IfpRead { package, warnings } = match load_any(path)? {
+        Loaded::Ifp(read) => read,
+        Loaded::Dan(read) => return inspect_dan(path, &read, a.flag("--json")),
+    };
     if a.flag("--json") {
         let mut clips = Vec::new();
         for (b, block) in package.blocks.iter().enumerate() {
@@ -237,6 +276,90 @@ fn inspect(args: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Key times of a track, in milliseconds as stored.
+fn times_text(times: &[i32]) -> String {
+    const SHOWN: usize = 16;
+    let mut parts: Vec<String> = times.iter().take(SHOWN).map(|t| t.to_string()).collect();
+    if times.len() > SHOWN {
+        parts.push(format!("… ({} more)", times.len() - SHOWN));
+    }
+    parts.join(" ")
+}
+
+fn inspect_dan(path: &str, read: &DanRead, as_json: bool) -> Result<(), Failure> {
+    let f = &read.file;
+    let tracks = |b: &rigplay::formats::dan::DanBone| {
+        [
+            (
+                "rotation",
+                b.rotations.iter().map(|k| k.time_ms).collect::<Vec<_>>(),
+            ),
+            ("position", b.positions.iter().map(|k| k.time_ms).collect()),
+            ("scale", b.scales.iter().map(|k| k.time_ms).collect()),
+        ]
+    };
+    if as_json {
+        let bones: Vec<Value> = f
+            .bones
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let mut bone = serde_json::Map::new();
+                bone.insert("index".into(), json!(i));
+                for (name, times) in tracks(b) {
+                    bone.insert(
+                        name.into(),
+                        json!({ "keys": times.len(), "times_ms": times }),
+                    );
+                }
+                Value::Object(bone)
+            })
+            .collect();
+        let out = json!({
+            "file": path,
+            "format": "DAN",
+            "version": f.version,
+            "comment": f.comment_text(),
+            "start_ms": num(f.start_ms),
+            "end_ms": num(f.end_ms),
+            "duration": num(f.duration()),
+            "keys": f.key_count(),
+            "bones": bones,
+            "trailing_bytes": f.trailing.len(),
+            "warnings": read.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+        });
+        out!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return Ok(());
+    }
+    out!(
+        "{path}: DAN version {}, {:?}, {} bones, {} keys, {}–{} ms ({:.3} s)",
+        f.version,
+        f.comment_text(),
+        f.bones.len(),
+        f.key_count(),
+        f.start_ms,
+        f.end_ms,
+        f.duration()
+    );
+    for (i, b) in f.bones.iter().enumerate() {
+        out!("  bone #{i}");
+        for (name, times) in tracks(b) {
+            out!(
+                "    {name:<8} {:>4} keys  ms: {}",
+                times.len(),
+                times_text(&times)
+            );
+        }
+    }
+    if !read.warnings.is_empty() {
+        out!("warnings:");
+        for w in &read.warnings {
+            out!("  {w}");
+        }
+    }
+    Ok(())
+}
+
 fn validate(args: &[String]) -> Result<(), Failure> {
     let a = Args::parse(args, &[], &[])?;
     if a.positional.is_empty() {
@@ -244,14 +367,18 @@ fn validate(args: &[String]) -> Result<(), Failure> {
     }
     let mut failed = 0;
     for path in &a.positional {
-        match load(path) {
-            Ok(r) => {
+        match load_any(path) {
+            Ok(loaded) => {
+                let warnings: Vec<String> = match &loaded {
+                    Loaded::Ifp(r) => r.warnings.iter().map(ToString::to_string).collect(),
+                    Loaded::Dan(r) => r.warnings.iter().map(ToString::to_string).collect(),
+                };
                 out!(
                     "ok    {path} ({} warning{})",
-                    r.warnings.len(),
-                    if r.warnings.len() == 1 { "" } else { "s" }
+                    warnings.len(),
+                    if warnings.len() == 1 { "" } else { "s" }
                 );
-                for w in &r.warnings {
+                for w in &warnings {
                     out!("      warning: {w}");
                 }
             }
@@ -279,32 +406,142 @@ fn parse_version(s: &str) -> Result<IfpVersion, Failure> {
     }
 }
 
+/// How `convert` reduces keys.
+#[derive(Clone, Copy)]
+enum Reduction {
+    None,
+    /// Only the inside of constant runs (lossless).
+    Runs,
+    Bounded(ReduceOptions),
+}
+
+fn reduction(a: &Args, default_shell: f32) -> Result<Reduction, Failure> {
+    let positive = |name: &str, v: &str| {
+        v.parse::<f32>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| usage(format!("{name} takes a distance ≥ 0, not {v:?}")))
+    };
+    match (a.value("--reduce"), a.flag("--runs")) {
+        (Some(_), true) => Err(usage("--reduce and --runs exclude each other")),
+        (Some(tol), false) => Ok(Reduction::Bounded(ReduceOptions {
+            tolerance: positive("--reduce", tol)?,
+            shell_radius: match a.value("--shell") {
+                Some(r) => positive("--shell", r)?,
+                None => default_shell,
+            },
+        })),
+        (None, true) => Ok(Reduction::Runs),
+        (None, false) => Ok(Reduction::None),
+    }
+}
+
+fn reduce_clip(clip: &Clip, rig: &ReduceRig, how: Reduction) -> Option<Reduced> {
+    match how {
+        Reduction::None => None,
+        Reduction::Runs => Some(reduce_constant_runs(clip)),
+        Reduction::Bounded(options) => Some(reduce(clip, rig, &options)),
+    }
+}
+
+fn report(what: &str, reduced: &[Reduced]) {
+    let before: usize = reduced.iter().map(|r| r.stats.keys_before).sum();
+    let after: usize = reduced.iter().map(|r| r.stats.keys_after).sum();
+    let max = reduced
+        .iter()
+        .map(|r| r.stats.error.max)
+        .fold(0.0, f32::max);
+    let p99 = reduced
+        .iter()
+        .map(|r| r.stats.error.p99)
+        .fold(0.0, f32::max);
+    out!(
+        "{what}: {before} → {after} keys ({:.1} %), error max {max:.6}, p99 {p99:.6} (file units)",
+        if before > 0 {
+            after as f64 * 100.0 / before as f64
+        } else {
+            100.0
+        }
+    );
+}
+
 fn convert(args: &[String]) -> Result<(), Failure> {
-    let a = Args::parse(args, &["--to"], &[])?;
+    let a = Args::parse(args, &["--to", "--reduce", "--shell"], &["--runs"])?;
     let [input, output] = a.positional.as_slice() else {
         return Err(usage("convert takes IN and OUT"));
     };
-    let version = parse_version(
-        a.value("--to")
-            .ok_or_else(|| usage("convert needs --to anpk|anp3|anp2"))?,
-    )?;
-    let IfpRead { package, warnings } = load(input)?;
-    for w in &warnings {
-        eprintln!("warning: {input}: {w}");
+    let write = |bytes: &[u8]| {
+        std::fs::write(Path::new(output), bytes).map_err(|e| Failure(format!("{output}: {e}"), 1))
+    };
+    match load_any(input)? {
+        Loaded::Dan(DanRead { file, warnings }) => {
+            if a.value("--to").is_some() {
+                return Err(usage("--to is for .ifp files; a .dan converts to .dan"));
+            }
+            for w in &warnings {
+                eprintln!("warning: {input}: {w}");
+            }
+            let how = reduction(&a, 3.0)?;
+            // Sorted first: what the exporter meant (§3), and what the clip's key indices are.
+            let sorted = file.sorted();
+            let clip = sorted.to_clip("", &DanClipOptions::default());
+            let out_file = match reduce_clip(&clip, &ReduceRig::flat(&clip), how) {
+                Some(r) => {
+                    report(input, std::slice::from_ref(&r));
+                    sorted.with_keys(&r.kept)
+                }
+                None => file,
+            };
+            let bytes = out_file
+                .write()
+                .map_err(|e| Failure(format!("{input}: cannot write: {e}"), 1))?;
+            write(&bytes)?;
+            out!(
+                "wrote {output}: DAN, {} bones, {} keys, {} bytes",
+                out_file.bones.len(),
+                out_file.key_count(),
+                bytes.len()
+            );
+        }
+        Loaded::Ifp(IfpRead { package, warnings }) => {
+            for w in &warnings {
+                eprintln!("warning: {input}: {w}");
+            }
+            let how = reduction(&a, 0.03)?;
+            let version = match a.value("--to") {
+                Some(v) => parse_version(v)?,
+                None if !matches!(how, Reduction::None) => package.version,
+                None => return Err(usage("convert needs --to anpk|anp3|anp2 or a reduction")),
+            };
+            let mut package = package;
+            if !matches!(how, Reduction::None) {
+                let skeleton = Skeleton::for_ifp(&package);
+                let mut reports = Vec::new();
+                for clip in package.clips_mut() {
+                    let model = clip.to_clip();
+                    let rig = ReduceRig::from_skeleton(&skeleton, &model);
+                    if let Some(r) = reduce_clip(&model, &rig, how) {
+                        clip.keep_keys(&r.kept);
+                        reports.push(r);
+                    }
+                }
+                report(input, &reports);
+            }
+            let (converted, notes) = package.converted(version);
+            for n in &notes {
+                eprintln!("note: {n}");
+            }
+            let bytes = converted
+                .write()
+                .map_err(|e| Failure(format!("{input}: cannot write {version}: {e}"), 1))?;
+            write(&bytes)?;
+            out!(
+                "wrote {output}: {version}, {} clips, {} bytes",
+                converted.clips().count(),
+                bytes.len()
+            );
+        }
     }
-    let (converted, notes) = package.converted(version);
-    for n in &notes {
-        eprintln!("note: {n}");
-    }
-    let bytes = converted
-        .write()
-        .map_err(|e| Failure(format!("{input}: cannot write {version}: {e}"), 1))?;
-    std::fs::write(Path::new(output), &bytes).map_err(|e| Failure(format!("{output}: {e}"), 1))?;
-    out!(
-        "wrote {output}: {version}, {} clips, {} bytes",
-        converted.clips().count(),
-        bytes.len()
-    );
     Ok(())
 }
 
@@ -313,9 +550,6 @@ fn pose(args: &[String]) -> Result<(), Failure> {
     let [path] = a.positional.as_slice() else {
         return Err(usage("pose takes one FILE"));
     };
-    let clip_name = a
-        .value("--clip")
-        .ok_or_else(|| usage("pose needs --clip NAME"))?;
     let at = a
         .value("--at")
         .ok_or_else(|| usage("pose needs --at SECONDS"))?;
@@ -329,15 +563,33 @@ fn pose(args: &[String]) -> Result<(), Failure> {
         "bevy" => true,
         s => return Err(usage(format!("--space takes file or bevy, not {s:?}"))),
     };
-    let IfpRead { package, .. } = load(path)?;
-    let clip = package.clip(clip_name).ok_or_else(|| {
-        let names: Vec<&str> = package.clips().map(|c| c.name.as_str()).collect();
-        Failure(
-            format!("{path}: no clip {clip_name:?}; clips: {}", names.join(", ")),
-            1,
-        )
-    })?;
-    let clip: Clip = clip.to_clip();
+    // Each format's values in its own axes, and its map to Bevy's.
+    type ToBevy = (fn(Quat) -> Quat, fn(Vec3) -> Vec3, fn(Vec3) -> Vec3);
+    let (clip, file_space, to_bevy): (Clip, bool, ToBevy) = match load_any(path)? {
+        Loaded::Ifp(IfpRead { package, .. }) => {
+            let clip_name = a
+                .value("--clip")
+                .ok_or_else(|| usage("pose needs --clip NAME for an .ifp"))?;
+            let clip = package.clip(clip_name).ok_or_else(|| {
+                let names: Vec<&str> = package.clips().map(|c| c.name.as_str()).collect();
+                Failure(
+                    format!("{path}: no clip {clip_name:?}; clips: {}", names.join(", ")),
+                    1,
+                )
+            })?;
+            (
+                clip.to_clip(),
+                true,
+                (gta_quat_to_bevy, gta_vec_to_bevy, gta_scale_to_bevy),
+            )
+        }
+        // The DAN clip is in Bevy's axes already; file space is the stored axes.
+        Loaded::Dan(DanRead { file, .. }) => (
+            file.to_clip("", &DanClipOptions::default()),
+            false,
+            (|q| q, |v| v, |v| v),
+        ),
+    };
     let time = clip.wrap_time(
         at,
         if a.flag("--loop") {
@@ -349,13 +601,21 @@ fn pose(args: &[String]) -> Result<(), Failure> {
     let mut bones = Vec::new();
     for (i, track) in clip.tracks().iter().enumerate() {
         let s = clip.sample_track(i, time);
-        let rotation = s
-            .rotation
-            .map(|q| if bevy { gta_quat_to_bevy(q) } else { q });
-        let translation = s
-            .translation
-            .map(|v| if bevy { gta_vec_to_bevy(v) } else { v });
-        let scale = s.scale.map(|v| if bevy { gta_scale_to_bevy(v) } else { v });
+        let (rotation, translation, scale) = match (bevy, file_space) {
+            // IFP: the clip is in the file's axes.
+            (false, true) | (true, false) => (s.rotation, s.translation, s.scale),
+            (true, true) => (
+                s.rotation.map(to_bevy.0),
+                s.translation.map(to_bevy.1),
+                s.scale.map(to_bevy.2),
+            ),
+            // DAN in the file's axes: the stored (x, y, z, w) and (x, y, z).
+            (false, false) => (
+                s.rotation.map(|q| Quat::from_array(bevy_quat_to_dan(q))),
+                s.translation.map(|v| Vec3::from_array(bevy_vec_to_dan(v))),
+                s.scale.map(|v| Vec3::from_array(bevy_scale_to_dan(v))),
+            ),
+        };
         bones.push((track, rotation, translation, scale));
     }
     if a.flag("--json") {

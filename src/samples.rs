@@ -5,6 +5,7 @@
 //! files match). Motions are authored as rotations of bones about the ped's model-space axes
 //! (X right, Y forward, Z up), applied on top of the skeleton's rest pose.
 
+use crate::formats::dan::{DanBone, DanFile, RotationKey, VectorKey};
 use crate::formats::ifp::{IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion};
 use crate::skeleton::Skeleton;
 use glam::{Quat, Vec3};
@@ -178,6 +179,101 @@ pub fn sample_package(skeleton: &Skeleton, name: &str, version: IfpVersion) -> I
         .0
 }
 
+/// Bone names of the sample `.dan` (the file stores none; its `.meta` gives these).
+pub const LAMP_BONES: [&str; 5] = ["Base", "Arm1", "Arm2", "Head", "Bulb"];
+
+/// Length of each segment of the sample lamp, centimetres.
+const LAMP_SEGMENT: f32 = 30.0;
+
+/// The sample `.dan`: a desk lamp of five bones in a chain (a base that never moves, two arm
+/// segments and a head that nod and turn, a bulb that pulses in scale) over 2 s, written the
+/// way the DelDX exporter writes: 3ds Max scene units (centimetres, Z up), model-space keys
+/// sampled at 30 fps with times in integer milliseconds (`frame × 33`), Max quaternions
+/// conjugated and stored `(x, z, y, −w)`, vectors `(x, z, y)`, and the exporter's intended
+/// reduction (a constant run keeps its first and last key).
+pub fn sample_dan() -> DanFile {
+    const FRAMES: usize = 60;
+    // Per frame, each bone's local rotation about Max axes and its offset from its parent.
+    let local = |bone: usize, p: f32| -> (Quat, Vec3) {
+        let swing = (p * TAU).sin();
+        match bone {
+            0 => (Quat::IDENTITY, Vec3::ZERO),
+            1 => (
+                Quat::from_rotation_z(0.6 * swing) * Quat::from_rotation_x(0.35 + 0.25 * swing),
+                Vec3::new(0.0, 0.0, 5.0),
+            ),
+            2 => (
+                Quat::from_rotation_x(-0.9 + 0.4 * (p * TAU + 1.0).sin()),
+                Vec3::new(0.0, 0.0, LAMP_SEGMENT),
+            ),
+            3 => (
+                Quat::from_rotation_x(-0.6 + 0.3 * (p * TAU * 2.0).sin()),
+                Vec3::new(0.0, 0.0, LAMP_SEGMENT),
+            ),
+            _ => (Quat::IDENTITY, Vec3::new(0.0, 8.0, -4.0)),
+        }
+    };
+    let mut file = DanFile::new();
+    file.set_comment("rigplay sample: desk lamp");
+    file.end_ms = ((FRAMES - 1) * 33) as f32;
+    let mut bones = vec![DanBone::default(); LAMP_BONES.len()];
+    for frame in 0..FRAMES {
+        let p = frame as f32 / (FRAMES - 1) as f32;
+        let time_ms = (frame * 33) as i32;
+        let (mut rotation, mut position) = (Quat::IDENTITY, Vec3::ZERO);
+        for (b, bone) in bones.iter_mut().enumerate() {
+            let (r, offset) = local(b, p);
+            position += rotation * offset;
+            rotation = (rotation * r).normalize();
+            let scale = if b == 4 {
+                1.0 + 0.25 * (p * TAU * 3.0).sin().max(0.0)
+            } else {
+                1.0
+            };
+            // MaxScript's quaternion is the conjugate of the rotation.
+            let m = rotation.conjugate();
+            bone.rotations.push(RotationKey {
+                time_ms,
+                value: [m.x, m.z, m.y, -m.w],
+            });
+            bone.positions.push(VectorKey {
+                time_ms,
+                value: [position.x, position.z, position.y],
+            });
+            bone.scales.push(VectorKey {
+                time_ms,
+                value: [scale, scale, scale],
+            });
+        }
+    }
+    for bone in &mut bones {
+        keep_run_ends(&mut bone.rotations, |k| k.value.map(f32::to_bits).to_vec());
+        keep_run_ends(&mut bone.positions, |k| k.value.map(f32::to_bits).to_vec());
+        keep_run_ends(&mut bone.scales, |k| k.value.map(f32::to_bits).to_vec());
+    }
+    file.bones = bones;
+    file
+}
+
+/// The exporter's intended reduction: in a run of keys with equal values, keep the first and
+/// the last.
+fn keep_run_ends<K: Copy, V: PartialEq>(keys: &mut Vec<K>, value: impl Fn(&K) -> V) {
+    let n = keys.len();
+    let keep: Vec<bool> = (0..n)
+        .map(|i| {
+            i == 0
+                || i + 1 == n
+                || value(&keys[i]) != value(&keys[i - 1])
+                || value(&keys[i]) != value(&keys[i + 1])
+        })
+        .collect();
+    let mut i = 0;
+    keys.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
 /// The bundled sample files: (path under `assets/`, bytes).
 pub fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
     let sa = sample_package(&Skeleton::gta_sa(), "sa_ped", IfpVersion::Anp3);
@@ -191,5 +287,11 @@ pub fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
                     .unwrap_or_else(|e| unreachable!("sample packages fit their versions: {e}")),
             )
         })
+        .chain(std::iter::once((
+            "anims/lamp.dan",
+            sample_dan()
+                .write()
+                .unwrap_or_else(|e| unreachable!("the sample fits the format: {e}")),
+        )))
         .collect()
 }

@@ -465,6 +465,26 @@ impl Skeleton {
         }
     }
 
+    /// The skeleton an IFP package's clips are for: ANP3/ANP2 → SA; ANPK with bone tags → VC;
+    /// ANPK without → III.
+    pub fn for_ifp(package: &crate::formats::ifp::IfpPackage) -> Skeleton {
+        use crate::formats::ifp::{AnimLayout, IfpVersion};
+        match package.version {
+            IfpVersion::Anp3 | IfpVersion::Anp2 => Skeleton::gta_sa(),
+            IfpVersion::Anpk => {
+                let tagged = package
+                    .clips()
+                    .flat_map(|c| c.sequences.iter())
+                    .any(|s| s.anim.layout == AnimLayout::BoneTag && s.bone_id != -1);
+                if tagged {
+                    Skeleton::gta_vc()
+                } else {
+                    Skeleton::gta_iii()
+                }
+            }
+        }
+    }
+
     /// The bone a track drives: by id when both have one, else by normalised name, else by
     /// the alias table.
     pub fn find(&self, bone: &BoneRef) -> Option<usize> {

@@ -55,6 +55,7 @@ pub fn app(files: &[(&str, Vec<u8>)], metas: &[(&str, &str)], step: f32) -> App 
         TransformPlugin,
         AnimationPlugin,
         IfpPlugin,
+        DanPlugin,
     ));
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
         step,

@@ -1,6 +1,8 @@
 //! rigplay's integration tests: one binary, one module per area.
 
 #[cfg(feature = "bevy")]
+mod bevy_dan;
+#[cfg(feature = "bevy")]
 mod bevy_ifp;
 #[cfg(feature = "bevy")]
 mod bevy_playback;

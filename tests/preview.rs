@@ -18,13 +18,13 @@ fn preview_binary() -> PathBuf {
     })
 }
 
-fn render(out: &Path, at: f32) -> Result<(), String> {
+fn render(sample: &str, clip: &str, out: &Path, at: f32) -> Result<(), String> {
     let bin = preview_binary();
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims/sa_ped.ifp");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join(sample);
     let args = [
         sample.to_str().unwrap(),
         "--clip",
-        "walk",
+        clip,
         "--screenshot",
         out.to_str().unwrap(),
         "--at",
@@ -79,8 +79,8 @@ fn is_skeleton(p: &image::Rgb<u8>) -> bool {
     p[0] > 150 && p[1] > 110 && p[2] < 110 && p[0] > p[2] + 80
 }
 
-#[test]
-fn preview_screenshots_show_the_skeleton_where_its_joints_project() {
+/// Whether this machine can run the preview; prints NOT RUN when it cannot and need not.
+fn can_render() -> bool {
     let render_required = std::env::var_os("RIGPLAY_REQUIRE_RENDER").is_some();
     let can_render = std::env::var_os("DISPLAY").is_some()
         || Command::new("xvfb-run").arg("--help").output().is_ok();
@@ -88,14 +88,78 @@ fn preview_screenshots_show_the_skeleton_where_its_joints_project() {
         eprintln!(
             "NOT RUN: no display and no xvfb-run; install xvfb and mesa-vulkan-drivers to run this test"
         );
+        return false;
+    }
+    true
+}
+
+/// Whether a skeleton pixel lies within 4 px of the joint.
+fn near_skeleton(img: &image::RgbImage, j: &Joint) -> bool {
+    (-4..=4).any(|dy: i32| {
+        (-4..=4).any(|dx: i32| {
+            let (x, y) = (j.x as i32 + dx, j.y as i32 + dy);
+            x >= 0
+                && y >= 0
+                && (x as u32) < img.width()
+                && (y as u32) < img.height()
+                && is_skeleton(img.get_pixel(x as u32, y as u32))
+        })
+    })
+}
+
+#[test]
+fn the_preview_opens_a_dan_file_and_draws_its_bones_where_they_project() {
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-preview-dan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("lamp_0.2.png"), dir.join("lamp_1.0.png"));
+    render("assets/anims/lamp.dan", "lamp", &a, 0.2).unwrap();
+    render("assets/anims/lamp.dan", "lamp", &b, 1.0).unwrap();
+    for png in [&a, &b] {
+        let img = image::open(png).unwrap().to_rgb8();
+        let js = joints(png);
+        let mut names: Vec<&str> = js.iter().map(|j| j.name.as_str()).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["Arm1", "Arm2", "Base", "Bulb", "Head"],
+            "the .meta's names"
+        );
+        for j in &js {
+            assert!(
+                near_skeleton(&img, j),
+                "{}: no skeleton pixels at {}",
+                png.display(),
+                j.name
+            );
+        }
+    }
+    // The lamp moves between the two times: its head and bulb at least.
+    let (ja, jb) = (joints(&a), joints(&b));
+    let moved = ja
+        .iter()
+        .filter(|p| {
+            jb.iter()
+                .find(|q| q.name == p.name)
+                .is_some_and(|q| (p.x - q.x).abs() + (p.y - q.y).abs() > 3.0)
+        })
+        .count();
+    assert!(moved >= 2, "{moved} joints moved between 0.2 s and 1.0 s");
+}
+
+#[test]
+fn preview_screenshots_show_the_skeleton_where_its_joints_project() {
+    if !can_render() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("rigplay-preview-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // A quarter and three quarters into the 1.2 s walk: the legs and arms swing furthest, opposite ways.
     let (a, b) = (dir.join("walk_0.3.png"), dir.join("walk_0.9.png"));
-    render(&a, 0.3).unwrap();
-    render(&b, 0.9).unwrap();
+    render("assets/anims/sa_ped.ifp", "walk", &a, 0.3).unwrap();
+    render("assets/anims/sa_ped.ifp", "walk", &b, 0.9).unwrap();
     let (ia, ib) = (
         image::open(&a).unwrap().to_rgb8(),
         image::open(&b).unwrap().to_rgb8(),
@@ -113,21 +177,9 @@ fn preview_screenshots_show_the_skeleton_where_its_joints_project() {
         // Each projected joint has skeleton pixels within 4 px (joints are drawn as spheres).
         let js = joints(png);
         assert!(js.len() >= 30, "{} joints", js.len());
-        let near = |j: &Joint| {
-            (-4..=4).any(|dy: i32| {
-                (-4..=4).any(|dx: i32| {
-                    let (x, y) = (j.x as i32 + dx, j.y as i32 + dy);
-                    x >= 0
-                        && y >= 0
-                        && (x as u32) < img.width()
-                        && (y as u32) < img.height()
-                        && is_skeleton(img.get_pixel(x as u32, y as u32))
-                })
-            })
-        };
         let missing: Vec<&str> = js
             .iter()
-            .filter(|j| !near(j))
+            .filter(|j| !near_skeleton(img, j))
             .map(|j| j.name.as_str())
             .collect();
         assert!(

@@ -273,7 +273,7 @@ impl AssetLoader for IfpLoader {
             let info = Arc::new(ClipInfo {
                 clip: clip.clone(),
                 settings: clip_settings,
-                skeleton: kind,
+                skeleton: Some(kind),
                 tracks: targets
                     .iter()
                     .zip(clip.tracks())

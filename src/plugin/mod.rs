@@ -5,15 +5,19 @@
 //!   [`IfpAssetLabel`]); built-in GTA ped skeletons ([`GtaSkeleton`]) drawn with gizmos;
 //!   retargeting onto any named hierarchy ([`Retarget`]); root motion ([`RootMotion`]);
 //!   and [`PlayAnimation`], the smallest way to play a clip with Bevy's `AnimationPlayer`.
+//! * [`DanPlugin`]: `.dan` files ([`Dan`], its clip labelled `Clip0`) and [`FlatSkeleton`]s.
+//! * [`PlaybackPlugin`], which both add: [`Playback`], one system that plays every character.
 //!
-//! Coordinates: clips keep GTA's Z-up local transforms; the one conversion to Bevy's Y-up is a
+//! Coordinates: IFP clips keep GTA's Z-up local transforms; the one conversion to Bevy's Y-up is a
 //! rotation on the skeleton's basis entity, between the character root and its first bone
-//! ([`crate::coords::GTA_TO_BEVY`]).
+//! ([`crate::coords::GTA_TO_BEVY`]). DAN clips are converted to Bevy's axes key by key when
+//! loaded (a mirror, which no root rotation can do; [`crate::coords::dan_quat_to_bevy`]).
 
 // Bevy systems take many parameters of long types by nature.
 #![allow(clippy::type_complexity, clippy::too_many_arguments)]
 
 mod asset;
+mod dan;
 mod playback;
 mod retarget;
 mod root_motion;
@@ -23,8 +27,14 @@ pub use asset::{
     ClipSettings, Ifp, IfpAssetLabel, IfpClipAsset, IfpLoadError, IfpLoader, IfpLoaderSettings,
     RootMotionMode, SkeletonKind,
 };
+pub use dan::{
+    BoneLink, Dan, DanAssetLabel, DanLoadError, DanLoader, DanLoaderSettings, FlatSkeleton,
+};
 pub use playback::{PlayMode, Playback, PlaybackFinished, PlaybackLooped, blend, playback_clip};
-pub use retarget::{ClipInfo, ClipRegistry, GtaBoneId, Retarget, UnmatchedTracks, bone_target_id};
+pub use retarget::{
+    ClipInfo, ClipRegistry, GtaBoneId, Retarget, UnmatchedTracks, bone_target_id,
+    named_bone_target_id,
+};
 pub use root_motion::RootMotion;
 pub use skeleton::{
     GtaSkeleton, PlayAnimation, PlayingNode, RigBone, SkeletonBones, SkeletonGizmos,
@@ -32,21 +42,17 @@ pub use skeleton::{
 
 use bevy::prelude::*;
 
-/// Loads `.ifp` files and drives GTA skeletons. Needs `AssetPlugin` and `AnimationPlugin`
-/// (both in `DefaultPlugins`); draws skeletons when `GizmoPlugin` is present.
-pub struct IfpPlugin;
+/// What every rigplay format shares: the [`ClipRegistry`], [`Playback`] (one system for every
+/// character), [`PlayAnimation`], [`Retarget`], root motion, and skeleton gizmos. [`IfpPlugin`]
+/// and [`DanPlugin`] add it when it is not there yet. Needs `AnimationPlugin` (in
+/// `DefaultPlugins`); draws skeletons when `GizmoPlugin` is present.
+pub struct PlaybackPlugin;
 
-impl Plugin for IfpPlugin {
+impl Plugin for PlaybackPlugin {
     fn build(&self, app: &mut App) {
-        let registry = ClipRegistry::default();
-        app.init_asset::<Ifp>()
-            .register_asset_loader(IfpLoader {
-                registry: registry.clone(),
-            })
-            .insert_resource(registry)
+        app.init_resource::<ClipRegistry>()
             .init_resource::<SkeletonGizmos>()
             .init_resource::<playback::BonesChanged>()
-            .add_observer(skeleton::spawn_skeleton)
             .add_observer(playback::note_new_bone)
             .add_systems(
                 Update,
@@ -71,5 +77,39 @@ impl Plugin for IfpPlugin {
                         .after(TransformSystems::Propagate),
                 ),
             );
+    }
+}
+
+/// The registry [`PlaybackPlugin`] holds, adding the plugin first when needed.
+fn shared_registry(app: &mut App) -> ClipRegistry {
+    if !app.is_plugin_added::<PlaybackPlugin>() {
+        app.add_plugins(PlaybackPlugin);
+    }
+    app.world().resource::<ClipRegistry>().clone()
+}
+
+/// Loads `.ifp` files and drives GTA skeletons ([`GtaSkeleton`]). Needs `AssetPlugin` and
+/// `AnimationPlugin` (both in `DefaultPlugins`); adds [`PlaybackPlugin`].
+pub struct IfpPlugin;
+
+impl Plugin for IfpPlugin {
+    fn build(&self, app: &mut App) {
+        let registry = shared_registry(app);
+        app.init_asset::<Ifp>()
+            .register_asset_loader(IfpLoader { registry })
+            .add_observer(skeleton::spawn_skeleton);
+    }
+}
+
+/// Loads `.dan` files ([`Dan`]) and spawns [`FlatSkeleton`]s for them. Needs `AssetPlugin` and
+/// `AnimationPlugin`; adds [`PlaybackPlugin`].
+pub struct DanPlugin;
+
+impl Plugin for DanPlugin {
+    fn build(&self, app: &mut App) {
+        let registry = shared_registry(app);
+        app.init_asset::<Dan>()
+            .register_asset_loader(DanLoader { registry })
+            .add_observer(dan::spawn_flat_skeleton);
     }
 }

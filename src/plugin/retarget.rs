@@ -35,6 +35,12 @@ pub fn bone_target_id(skeleton: &Skeleton, bone: &BoneRef) -> AnimationTargetId 
     target_for(canonical, &bone.name)
 }
 
+/// The animation target id of a bone known only by name (a DAN bone, say): the id a
+/// [`Retarget`] hierarchy's bone of the same name (normalised) gets when no GTA bone matches.
+pub fn named_bone_target_id(name: &str) -> AnimationTargetId {
+    target_for(canonical_bone_id(&bone_key(name)), name)
+}
+
 /// A GTA bone id (tag) on an entity of a custom hierarchy, for clips that bind by id.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Reflect)]
 pub struct GtaBoneId(pub i32);
@@ -67,7 +73,8 @@ struct RegistryInner {
 pub struct ClipInfo {
     pub clip: Arc<Clip>,
     pub settings: ClipSettings,
-    pub skeleton: SkeletonKind,
+    /// The GTA skeleton the clip was bound to (`None` for formats without one, such as DAN).
+    pub skeleton: Option<SkeletonKind>,
     /// Target id and description ("name (id N)") of each track.
     pub tracks: Vec<(AnimationTargetId, String)>,
     /// The track of the skeleton's root bone, which carries root motion.

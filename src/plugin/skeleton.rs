@@ -210,16 +210,17 @@ pub(crate) fn start_animations(
 pub(crate) fn draw_skeletons(
     gizmos: Option<Gizmos>,
     settings: Res<SkeletonGizmos>,
-    bones: Query<(&GlobalTransform, &ChildOf), With<RigBone>>,
+    bones: Query<(&GlobalTransform, &ChildOf, Option<&super::dan::BoneLink>), With<RigBone>>,
     parents: Query<&GlobalTransform, With<RigBone>>,
 ) {
     let Some(mut gizmos) = gizmos else { return };
     if !settings.enabled {
         return;
     }
-    for (transform, child_of) in &bones {
+    for (transform, child_of, link) in &bones {
         let at = transform.translation();
-        if let Ok(parent) = parents.get(child_of.parent()) {
+        let from = link.map_or(child_of.parent(), |l| l.0);
+        if let Ok(parent) = parents.get(from) {
             gizmos.line(parent.translation(), at, settings.color);
         }
         if settings.joint_radius > 0.0 {

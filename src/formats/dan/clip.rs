@@ -190,4 +190,22 @@ impl DanFile {
         }
         Ok(file)
     }
+
+    /// The file with only the keys `kept` lists, per bone and channel indices into the keys of
+    /// [`DanFile::sorted`] (what [`crate::anim::reduce`] returns for [`DanFile::to_clip`]'s
+    /// clip, whose tracks are this file's bones in order).
+    pub fn with_keys(&self, kept: &[crate::anim::reduce::KeptKeys]) -> DanFile {
+        fn pick<K: Copy>(keys: &[K], kept: &[u32]) -> Vec<K> {
+            kept.iter()
+                .filter_map(|&i| keys.get(i as usize).copied())
+                .collect()
+        }
+        let mut out = self.sorted();
+        for (bone, kept) in out.bones.iter_mut().zip(kept) {
+            bone.rotations = pick(&bone.rotations, &kept.rotation);
+            bone.positions = pick(&bone.positions, &kept.translation);
+            bone.scales = pick(&bone.scales, &kept.scale);
+        }
+        out
+    }
 }

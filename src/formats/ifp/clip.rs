@@ -68,4 +68,25 @@ impl IfpClip {
         }
         b.build()
     }
+
+    /// Keeps only the keys `kept` lists: per track of [`IfpClip::to_clip`]'s clip (the
+    /// sequences that have keys, in order), indices into its keys sorted by time, as
+    /// [`crate::anim::reduce`] returns them. Channels of a sequence share their keys in IFP, so
+    /// the rotation channel's list decides. Sequences left with unsorted times are sorted.
+    pub fn keep_keys(&mut self, kept: &[crate::anim::reduce::KeptKeys]) {
+        for (seq, kept) in self
+            .sequences
+            .iter_mut()
+            .filter(|s| !s.keys.is_empty())
+            .zip(kept)
+        {
+            seq.keys.sort_by(|a, b| a.time.total_cmp(&b.time));
+            let keys = std::mem::take(&mut seq.keys);
+            seq.keys = kept
+                .rotation
+                .iter()
+                .filter_map(|&i| keys.get(i as usize).copied())
+                .collect();
+        }
+    }
 }

@@ -197,6 +197,11 @@ impl IfpPackage {
         self.blocks.iter().flat_map(|b| b.clips.iter())
     }
 
+    /// Every clip of every block, in file order, to change.
+    pub fn clips_mut(&mut self) -> impl Iterator<Item = &mut IfpClip> {
+        self.blocks.iter_mut().flat_map(|b| b.clips.iter_mut())
+    }
+
     /// The first clip with this name (compared case-insensitively, as the games do).
     pub fn clip(&self, name: &str) -> Option<&IfpClip> {
         self.clips().find(|c| c.name.eq_ignore_ascii_case(name))
