@@ -1,7 +1,9 @@
 //! `rigplay`: inspect, validate, convert and sample animation files from the command line.
 
 use glam::{Quat, Vec3};
-use rigplay::anim::reduce::{ReduceOptions, ReduceRig, Reduced, reduce, reduce_constant_runs};
+use rigplay::anim::reduce::{
+    ReduceOptions, ReduceRig, Reduced, measure_error, reduce, reduce_constant_runs,
+};
 use rigplay::anim::{Clip, WrapMode};
 use rigplay::coords::{
     bevy_quat_to_dan, bevy_scale_to_dan, bevy_vec_to_dan, gta_quat_to_bevy, gta_scale_to_bevy,
@@ -514,13 +516,13 @@ fn convert(args: &[String]) -> Result<(), Failure> {
                 None => return Err(usage("convert needs --to anpk|anp3|anp2 or a reduction")),
             };
             let mut package = package;
+            let skeleton = Skeleton::for_ifp(&package);
+            let originals: Vec<Clip> = package.clips().map(|c| c.to_clip()).collect();
             if !matches!(how, Reduction::None) {
-                let skeleton = Skeleton::for_ifp(&package);
                 let mut reports = Vec::new();
-                for clip in package.clips_mut() {
-                    let model = clip.to_clip();
-                    let rig = ReduceRig::from_skeleton(&skeleton, &model);
-                    if let Some(r) = reduce_clip(&model, &rig, how) {
+                for (clip, model) in package.clips_mut().zip(&originals) {
+                    let rig = ReduceRig::from_skeleton(&skeleton, model);
+                    if let Some(r) = reduce_clip(model, &rig, how) {
                         clip.keep_keys(&r.kept);
                         reports.push(r);
                     }
@@ -540,6 +542,17 @@ fn convert(args: &[String]) -> Result<(), Failure> {
                 converted.clips().count(),
                 bytes.len()
             );
+            // What the written file plays, against the input: reduction and quantisation both.
+            if let (Reduction::Bounded(o), Ok(back)) = (how, IfpPackage::read(&bytes)) {
+                let (mut max, mut p99) = (0.0f32, 0.0f32);
+                for (original, written) in originals.iter().zip(back.package.clips()) {
+                    let rig = ReduceRig::from_skeleton(&skeleton, original);
+                    let e = measure_error(original, &written.to_clip(), &rig, o.shell_radius);
+                    max = max.max(e.max);
+                    p99 = p99.max(e.p99);
+                }
+                out!("as written ({version}): error max {max:.6}, p99 {p99:.6}");
+            }
         }
     }
     Ok(())

@@ -246,32 +246,12 @@ pub fn sample_dan() -> DanFile {
             });
         }
     }
-    for bone in &mut bones {
-        keep_run_ends(&mut bone.rotations, |k| k.value.map(f32::to_bits).to_vec());
-        keep_run_ends(&mut bone.positions, |k| k.value.map(f32::to_bits).to_vec());
-        keep_run_ends(&mut bone.scales, |k| k.value.map(f32::to_bits).to_vec());
-    }
     file.bones = bones;
-    file
-}
-
-/// The exporter's intended reduction: in a run of keys with equal values, keep the first and
-/// the last.
-fn keep_run_ends<K: Copy, V: PartialEq>(keys: &mut Vec<K>, value: impl Fn(&K) -> V) {
-    let n = keys.len();
-    let keep: Vec<bool> = (0..n)
-        .map(|i| {
-            i == 0
-                || i + 1 == n
-                || value(&keys[i]) != value(&keys[i - 1])
-                || value(&keys[i]) != value(&keys[i + 1])
-        })
-        .collect();
-    let mut i = 0;
-    keys.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
+    // The exporter's intended reduction: a constant run keeps its first and last key.
+    let runs = crate::anim::reduce::reduce_constant_runs(
+        &file.to_clip("", &crate::formats::dan::DanClipOptions::default()),
+    );
+    file.with_keys(&runs.kept)
 }
 
 /// The bundled sample files: (path under `assets/`, bytes).

@@ -224,3 +224,222 @@ fn pose_samples_every_bone_in_file_and_bevy_space() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("walk_civi"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// DAN and key reduction.
+
+fn sample(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/anims")
+        .join(name)
+}
+
+#[test]
+fn dan_inspect_validate_and_pose_in_both_spaces() {
+    let lamp = sample("lamp.dan");
+    let v = stdout_json(&rigplay(&["inspect", lamp.to_str().unwrap(), "--json"]));
+    assert_eq!(v["format"], "DAN");
+    assert_eq!(v["version"], 10);
+    assert_eq!(v["comment"], "rigplay sample: desk lamp");
+    assert_eq!(v["end_ms"], 1947.0);
+    assert_eq!(v["bones"].as_array().unwrap().len(), 5);
+    // The base never moves: the exporter's rule leaves its first and last key.
+    assert_eq!(
+        v["bones"][0]["rotation"]["times_ms"],
+        serde_json::json!([0, 1947])
+    );
+    assert_eq!(v["bones"][2]["position"]["keys"], 60);
+    let text = String::from_utf8(rigplay(&["inspect", lamp.to_str().unwrap()]).stdout).unwrap();
+    assert!(
+        text.contains("DAN version 10") && text.contains("bone #4"),
+        "{text}"
+    );
+
+    let d = dir("dan");
+    let broken = d.join("broken.dan");
+    std::fs::write(&broken, &std::fs::read(&lamp).unwrap()[..500]).unwrap();
+    let out = rigplay(&["validate", lamp.to_str().unwrap(), broken.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("ok    ") && text.contains("at byte"),
+        "{text}"
+    );
+
+    // pose: Bevy space is the clip the loader makes; file space is the stored axes.
+    let file = rigplay::formats::dan::DanFile::read(&std::fs::read(&lamp).unwrap())
+        .unwrap()
+        .file;
+    let clip = file.to_clip("lamp", &Default::default());
+    let bevy = stdout_json(&rigplay(&[
+        "pose",
+        lamp.to_str().unwrap(),
+        "--at",
+        "0.5",
+        "--space",
+        "bevy",
+        "--json",
+    ]));
+    let raw = stdout_json(&rigplay(&[
+        "pose",
+        lamp.to_str().unwrap(),
+        "--at",
+        "0.5",
+        "--json",
+    ]));
+    for b in 0..5 {
+        let s = clip.sample_track(b, 0.5);
+        let p = s.translation.unwrap();
+        assert_close(
+            &bevy["bones"][b]["translation"],
+            &[p.x as f64, p.y as f64, p.z as f64],
+        );
+        // File axes: (x, y, −z).
+        assert_close(
+            &raw["bones"][b]["translation"],
+            &[p.x as f64, p.y as f64, -p.z as f64],
+        );
+        let q = s.rotation.unwrap();
+        assert_close(
+            &raw["bones"][b]["rotation"],
+            &[q.x as f64, q.y as f64, -q.z as f64, q.w as f64],
+        );
+    }
+    assert_eq!(bevy["bones"][3]["name"], "bone_3");
+}
+
+/// The largest distance, over the original keys' times, between shell points (±r on each axis)
+/// of each bone moved by the original and by the reduced clip: model space, no hierarchy.
+fn flat_shell_error(a: &rigplay::anim::Clip, b: &rigplay::anim::Clip, r: f32) -> f32 {
+    use glam::{Mat4, Quat, Vec3};
+    let mut times: Vec<f32> = Vec::new();
+    for t in a.tracks() {
+        for c in [t.rotation, t.translation, t.scale].into_iter().flatten() {
+            times.extend_from_slice(a.times(c));
+        }
+    }
+    let mut worst = 0.0f32;
+    for (i, _) in a.tracks().iter().enumerate() {
+        for &t in &times {
+            let m = |c: &rigplay::anim::Clip| {
+                let s = c.sample_track(i, t);
+                Mat4::from_scale_rotation_translation(
+                    s.scale.unwrap_or(Vec3::ONE),
+                    s.rotation.unwrap_or(Quat::IDENTITY),
+                    s.translation.unwrap_or(Vec3::ZERO),
+                )
+            };
+            let (ma, mb) = (m(a), m(b));
+            for p in [Vec3::X, -Vec3::X, Vec3::Y, -Vec3::Y, Vec3::Z, -Vec3::Z] {
+                let d = ma.transform_point3(p * r) - mb.transform_point3(p * r);
+                worst = worst.max(d.length());
+            }
+        }
+    }
+    worst
+}
+
+#[test]
+fn convert_reduces_dan_keys_within_the_tolerance_or_losslessly() {
+    use rigplay::formats::dan::DanFile;
+    let lamp = sample("lamp.dan");
+    let d = dir("reduce-dan");
+    let read = |p: &PathBuf| DanFile::read(&std::fs::read(p).unwrap()).unwrap();
+    let original = read(&lamp).file;
+    let clip = original.to_clip("", &Default::default());
+    for tol in ["0.05", "0.5"] {
+        let out_path = d.join(format!("lamp_{tol}.dan"));
+        let out = rigplay(&[
+            "convert",
+            lamp.to_str().unwrap(),
+            out_path.to_str().unwrap(),
+            "--reduce",
+            tol,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("keys (") && text.contains("p99"), "{text}");
+        let reduced = read(&out_path);
+        assert!(reduced.warnings.is_empty());
+        assert!(reduced.file.key_count() < original.key_count() * 3 / 4);
+        let err = flat_shell_error(&clip, &reduced.file.to_clip("", &Default::default()), 3.0);
+        let tol: f32 = tol.parse().unwrap();
+        assert!(err <= tol * 1.001, "error {err} over tolerance {tol}");
+    }
+    // --runs is lossless: the sample already follows the exporter's rule, so nothing changes.
+    let runs = d.join("runs.dan");
+    let out = rigplay(&[
+        "convert",
+        lamp.to_str().unwrap(),
+        runs.to_str().unwrap(),
+        "--runs",
+    ]);
+    assert!(out.status.success());
+    assert_eq!(read(&runs).file.key_count(), original.key_count());
+    assert_eq!(
+        rigplay(&[
+            "convert",
+            lamp.to_str().unwrap(),
+            runs.to_str().unwrap(),
+            "--to",
+            "anp3"
+        ])
+        .status
+        .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn convert_reduces_ifp_keys_and_keeps_the_version() {
+    use rigplay::formats::ifp::IfpPackage;
+    let sa = sample("sa_ped.ifp");
+    let d = dir("reduce-ifp");
+    let out_path = d.join("sa.ifp");
+    let out = rigplay(&[
+        "convert",
+        sa.to_str().unwrap(),
+        out_path.to_str().unwrap(),
+        "--reduce",
+        "0.002",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let before = IfpPackage::read(&std::fs::read(&sa).unwrap())
+        .unwrap()
+        .package;
+    let after = IfpPackage::read(&std::fs::read(&out_path).unwrap()).unwrap();
+    assert!(after.warnings.is_empty());
+    assert_eq!(after.package.version, before.version);
+    let keys = |p: &IfpPackage| -> usize {
+        p.clips()
+            .flat_map(|c| c.sequences.iter())
+            .map(|s| s.keys.len())
+            .sum()
+    };
+    assert!(
+        keys(&after.package) < keys(&before),
+        "{} keys",
+        keys(&after.package)
+    );
+    // Every sequence keeps its first and last key.
+    for (a, b) in before.clips().zip(after.package.clips()) {
+        for (sa, sb) in a.sequences.iter().zip(&b.sequences) {
+            assert_eq!(
+                sa.keys.first().map(|k| k.time),
+                sb.keys.first().map(|k| k.time)
+            );
+            assert_eq!(
+                sa.keys.last().map(|k| k.time),
+                sb.keys.last().map(|k| k.time)
+            );
+        }
+    }
+}
