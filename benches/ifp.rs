@@ -5,10 +5,13 @@
 //!   ANP3 through the binrw record declarations alone, record by record.
 //! * sample: 1000 characters × 32 bones playing forward at 60 Hz from random phases, with the
 //!   core sampler and a cursor per character; baseline: binary search plus glam's `Quat::slerp`.
+//! * reduce: error-bounded keyframe reduction at the default tolerance of the bundled SA walk
+//!   on the SA skeleton, and of the synthetic clip with each track measured alone.
 
 use binrw::BinRead;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::Quat;
+use rigplay::anim::reduce::{ReduceOptions, ReduceRig, reduce};
 use rigplay::anim::{BonePose, Clip, WrapMode};
 use rigplay::formats::ifp::records::{
     Anp2AnimHead, Anp3AnimTail, Anp3PackageHead, Anp3RotFrameCompressed,
@@ -226,5 +229,30 @@ fn sample(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, parse, sample);
+fn reduction(c: &mut Criterion) {
+    let skeleton = rigplay::skeleton::Skeleton::gta_sa();
+    let package = rigplay::samples::sample_package(&skeleton, "sa", IfpVersion::Anpk);
+    let walk = package
+        .clip("walk")
+        .expect("the samples have a walk")
+        .to_clip();
+    let rig = ReduceRig::from_skeleton(&skeleton, &walk);
+    let synthetic = synthetic_clip(0).to_clip();
+    let flat = ReduceRig::flat(&synthetic);
+    let options = ReduceOptions::default();
+    let mut g = c.benchmark_group("reduce");
+    g.sample_size(20);
+    // Throughput in input keys.
+    g.throughput(Throughput::Elements(walk.key_count() as u64));
+    g.bench_function("SA walk on the SA skeleton", |b| {
+        b.iter(|| black_box(reduce(&walk, &rig, &options)))
+    });
+    g.throughput(Throughput::Elements(synthetic.key_count() as u64));
+    g.bench_function("synthetic clip, flat rig", |b| {
+        b.iter(|| black_box(reduce(&synthetic, &flat, &options)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, parse, sample, reduction);
 criterion_main!(benches);

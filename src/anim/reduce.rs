@@ -133,7 +133,9 @@ impl ReduceRig {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReduceOptions {
     /// Largest error allowed, in the clip's units (metres for every format rigplay reads).
-    /// Negative or NaN reads as 0: only drops that change nothing at any key time.
+    /// Negative or NaN reads as 0: only drops that change nothing at any key time, not even by
+    /// rounding (the sampler's lerp `a·(1−u) + a·u` need not give back `a`, so at 0 a constant
+    /// translation run can keep inner keys; any tolerance above rounding removes them).
     pub tolerance: f32,
     /// Distance of the measured points from the bone's origin; a value that is not finite reads
     /// as [`DEFAULT_SHELL_RADIUS`], a negative one as its absolute value.
