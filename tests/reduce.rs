@@ -610,6 +610,36 @@ fn empty_clips_single_keys_and_zero_tolerance() {
         assert!(max_error(&clip, &reduced.clip, &rig) <= SLACK);
         assert!(reduced.stats.keys_after <= reduced.stats.keys_before);
     }
+
+    // A constant translation run of awkward values: the sampler's a + (b − a)·u gives the value
+    // back exactly, so zero tolerance keeps only its ends, and the runs rule is lossless.
+    let mut b = ClipBuilder::new("still");
+    let times = b.times(&[0.0, 0.1, 0.2, 0.3, 0.4]).unwrap();
+    let mut t = empty_track("still");
+    t.translation = Some(
+        b.translations(times, &[Vec3::new(0.1, -7.3, 1e-3); 5])
+            .unwrap(),
+    );
+    b.track(t);
+    let still = b.build();
+    let zero = ReduceOptions {
+        tolerance: 0.0,
+        shell_radius: R,
+    };
+    for reduced in [
+        reduce(&still, &ReduceRig::flat(&still), &zero),
+        reduce_constant_runs(&still),
+    ] {
+        assert_eq!(reduced.kept[0].translation, [0, 4]);
+        for k in 0..40 {
+            let t = k as f32 * 0.01;
+            assert_eq!(
+                reduced.clip.sample_track(0, t).translation,
+                still.sample_track(0, t).translation,
+                "at {t}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -5,8 +5,8 @@
 //!
 //! * [`reduce_constant_runs`] is the rule the DelDX 3ds Max exporter meant to apply: inside every
 //!   run of consecutive keys with exactly equal values it keeps only the first and the last key.
-//!   Lossless (up to the sampler's own rounding: its lerp `a·(1−u) + a·u` of two equal keys can
-//!   differ from `a` in the last bit).
+//!   Lossless: the sampler interpolates as `a + (b − a)·u`, which gives `a` back exactly between
+//!   two equal keys.
 //! * [`reduce`] removes every key it can while the reduced clip stays within
 //!   [`ReduceOptions::tolerance`] of the original, measured with ACL's metric (below).
 //!
@@ -62,7 +62,7 @@
 //! not change are skipped after comparing the pose). Reducing a root touches the whole rig;
 //! leaves are cheap.
 
-use super::sampler::slerp_arc;
+use super::sampler::{lerp_vec, slerp_arc};
 use super::{Arc, BonePose, BoneTrack, Channel, Clip, ClipBuilder, ClipCursor, ClipError};
 use crate::skeleton::Skeleton;
 use glam::{Affine3A, Quat, Vec3, Vec3A};
@@ -132,10 +132,9 @@ impl ReduceRig {
 /// Settings of [`reduce`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReduceOptions {
-    /// Largest error allowed, in the clip's units (metres for every format rigplay reads).
+    /// Largest error allowed, in the clip's units (metres for IFP; a DAN file's scene units).
     /// Negative or NaN reads as 0: only drops that change nothing at any key time, not even by
-    /// rounding (the sampler's lerp `a·(1−u) + a·u` need not give back `a`, so at 0 a constant
-    /// translation run can keep inner keys; any tolerance above rounding removes them).
+    /// rounding.
     pub tolerance: f32,
     /// Distance of the measured points from the bone's origin; a value that is not finite reads
     /// as [`DEFAULT_SHELL_RADIUS`], a negative one as its absolute value.
@@ -425,7 +424,7 @@ impl Segment {
         };
         let vector = |v: &[Vec3]| match u {
             None => v[0],
-            Some(u) => v[self.a].lerp(v[self.j], u),
+            Some(u) => lerp_vec(v[self.a], v[self.j], u),
         };
         let mut pose = base;
         if let Some(r) = group.rotation {

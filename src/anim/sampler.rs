@@ -73,6 +73,13 @@ pub(super) fn slerp_arc(a: Quat, b: Quat, arc: Arc, u: f32) -> Quat {
     Quat::from_vec4(va * wa + vb * wb)
 }
 
+/// Linear interpolation as `a + (b − a)·u`: between two equal keys it gives the key exactly
+/// (glam's `a·(1 − u) + b·u` may not), so that a constant run holds its value bit for bit.
+#[inline(always)]
+pub(super) fn lerp_vec(a: Vec3, b: Vec3, u: f32) -> Vec3 {
+    a + (b - a) * u
+}
+
 /// The slerp used by the sampler, exposed for tests: `a` and `b` must be unit quaternions with a
 /// non-negative dot product.
 pub fn slerp_arc_for_test(a: Quat, b: Quat, u: f32) -> Quat {
@@ -107,7 +114,7 @@ impl Clip {
         if lo == hi {
             keys[lo]
         } else {
-            keys[lo].lerp(keys[hi], u)
+            lerp_vec(keys[lo], keys[hi], u)
         }
     }
 
