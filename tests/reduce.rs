@@ -762,3 +762,37 @@ fn the_sample_clips_reduce_within_tolerance_on_the_sa_skeleton() {
     }
     assert!(after * 3 < before, "{before} → {after} keys");
 }
+
+/// Found by the DAN fuzzer: keys exactly 180° apart as rotations (dot product 0) can be slerped
+/// either way. The way must not depend on the sign earlier keys gave the first of them, or a
+/// reduced clip (whose kept keys can get other signs) turns the other way round between two
+/// neighbours it kept. Here the first key is stored as `p` in one clip and `−p` in the other.
+#[test]
+fn keys_half_a_turn_apart_turn_the_same_way_whatever_the_first_keys_sign() {
+    // p: 340° about Z, (0, 0, sin 170°, cos 170°); q = p ⊗ (180° about X) = (cos 170°,
+    // sin 170°, 0, 0), whose dot product with p is exactly 0.
+    let (s, c) = 170f32.to_radians().sin_cos();
+    let p = Quat::from_xyzw(0.0, 0.0, s, c);
+    let q = Quat::from_xyzw(c, s, 0.0, 0.0);
+    assert_eq!(p.dot(q), 0.0);
+    let clip = |first: Quat| {
+        let mut b = ClipBuilder::new("tie");
+        let times = b.times(&[0.0, 1.0]).unwrap();
+        let mut t = empty_track("tie");
+        t.rotation = Some(b.rotations(times, &[first, q]).unwrap());
+        b.track(t);
+        b.build()
+    };
+    let (a, b) = (clip(p), clip(-p));
+    for k in 0..=10 {
+        let t = k as f32 / 10.0;
+        let (x, y) = (
+            a.sample_track(0, t).rotation.unwrap(),
+            b.sample_track(0, t).rotation.unwrap(),
+        );
+        assert!(
+            x.abs_diff_eq(y, 1e-6) || x.abs_diff_eq(-y, 1e-6),
+            "at {t}: {x} vs {y}"
+        );
+    }
+}

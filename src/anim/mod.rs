@@ -254,9 +254,7 @@ impl ClipBuilder {
         for &q in values {
             let mut q = if normalize { q.try_normalize_quat() } else { q };
             if let Some(p) = previous {
-                if p.dot(q) < 0.0 {
-                    q = -q;
-                }
+                q = aligned_to(q, p);
                 let last = self.clip.arcs.len() - 1;
                 self.clip.arcs[last] = Arc::between(p, q);
             }
@@ -327,6 +325,23 @@ impl ClipBuilder {
     pub fn build(self) -> Clip {
         self.clip
     }
+}
+
+/// `q` or `−q`, whichever lies on `previous`'s hemisphere, so that the slerp from `previous` to it
+/// takes the shorter way. When the two are exactly 180° apart as rotations (dot product ±0) both
+/// ways are as short; the way is then taken from `previous`'s canonical sign (its first non-zero
+/// component of w, x, y, z positive), so that the motion between two keys does not depend on
+/// the sign earlier keys happened to give `previous` (a reduced clip then plays the same
+/// rotations as the original).
+pub(crate) fn aligned_to(q: Quat, previous: Quat) -> Quat {
+    let dot = previous.dot(q);
+    let flip = if dot == 0.0 {
+        let p = [previous.w, previous.x, previous.y, previous.z];
+        p.iter().find(|c| **c != 0.0).is_some_and(|c| *c < 0.0)
+    } else {
+        dot < 0.0
+    };
+    if flip { -q } else { q }
 }
 
 trait TryNormalizeQuat {

@@ -445,7 +445,7 @@ impl Segment {
 
 /// `q` on `previous`'s hemisphere, as [`ClipBuilder::rotations`] stores it.
 fn flipped(q: Quat, previous: Quat) -> Quat {
-    if previous.dot(q) < 0.0 { -q } else { q }
+    super::aligned_to(q, previous)
 }
 
 /// A [`ReduceRig`] made consistent: every track drives its own bone, cycles cut, parents
