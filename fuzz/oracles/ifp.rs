@@ -4,7 +4,9 @@
 // Any bytes: the reader returns an error or a package and never panics. A package that reads
 // must write; our output must read back equal, with no warnings other than those that belong
 // to the data itself (an unusual ANIM size, times going backwards), and write again to the same
-// bytes; its clips must sample at any time; and it must convert to every version.
+// bytes; its clips must sample at any time; and it must convert to every version. Each clip is
+// also reduced on the package's GTA skeleton: the reduced clip stays within the tolerance at
+// every key time (through the bone hierarchy), and the package with the kept keys writes and reads.
 
 pub fn check_ifp(data: &[u8]) {
     use rigplay::anim::{BonePose, WrapMode};
@@ -36,6 +38,28 @@ pub fn check_ifp(data: &[u8]) {
                 let _ = c.sample_track(i, t);
             }
         }
+    }
+    {
+        use rigplay::anim::reduce::{ReduceOptions, ReduceRig, measure_error, reduce};
+        let skeleton = rigplay::skeleton::Skeleton::for_ifp(&p);
+        let options = ReduceOptions { tolerance: 0.01, shell_radius: 0.03 };
+        let mut reduced_package = p.clone();
+        for clip in reduced_package.clips_mut() {
+            let c = clip.to_clip();
+            let rig = ReduceRig::from_skeleton(&skeleton, &c);
+            let r = reduce(&c, &rig, &options);
+            let e = measure_error(&c, &r.clip, &rig, options.shell_radius);
+            // Translations far beyond a game's world lose the precision a bound needs in f32.
+            let sane = clip.sequences.iter().flat_map(|s| &s.keys).all(|k| {
+                k.translation.iter().chain(&k.scale).all(|v| v.abs() < 1e4) && k.time.abs() < 1e5
+            });
+            if sane && e.max.is_finite() {
+                assert!(e.max <= options.tolerance * 1.01 + 1e-4, "reduced error {} over tolerance", e.max);
+            }
+            clip.keep_keys(&r.kept);
+        }
+        let out = reduced_package.write().expect("a reduced package writes");
+        IfpPackage::read(&out).expect("reduced output reads");
     }
     for version in [IfpVersion::Anpk, IfpVersion::Anp3, IfpVersion::Anp2] {
         let (converted, _notes) = p.converted(version);
