@@ -784,6 +784,13 @@ fn keys_half_a_turn_apart_turn_the_same_way_whatever_the_first_keys_sign() {
         b.build()
     };
     let (a, b) = (clip(p), clip(-p));
+    // Building a clip from a clip's own keys stores them unchanged (aligning is idempotent).
+    let c = a.tracks()[0].rotation.unwrap();
+    let again = clip(a.rotation_values(c)[0]);
+    assert_eq!(
+        again.rotation_values(again.tracks()[0].rotation.unwrap()),
+        a.rotation_values(c)
+    );
     for k in 0..=10 {
         let t = k as f32 / 10.0;
         let (x, y) = (

@@ -328,20 +328,30 @@ impl ClipBuilder {
 }
 
 /// `q` or `−q`, whichever lies on `previous`'s hemisphere, so that the slerp from `previous` to it
-/// takes the shorter way. When the two are exactly 180° apart as rotations (dot product ±0) both
-/// ways are as short; the way is then taken from `previous`'s canonical sign (its first non-zero
-/// component of w, x, y, z positive), so that the motion between two keys does not depend on
-/// the sign earlier keys happened to give `previous` (a reduced clip then plays the same
-/// rotations as the original).
+/// takes the shorter way.
+///
+/// When the two are exactly 180° apart as rotations (dot product ±0) both ways are as short, and
+/// the choice must not depend on the sign earlier keys happened to give `previous` (a reduced
+/// clip, whose kept keys can get other signs, would turn the other way round). So `q` then gets
+/// the same canonical sign as `previous` ([`canonical_sign`]): the motion is the same for
+/// `previous` and `−previous`, and aligning keys that are aligned already changes nothing.
 pub(crate) fn aligned_to(q: Quat, previous: Quat) -> Quat {
     let dot = previous.dot(q);
     let flip = if dot == 0.0 {
-        let p = [previous.w, previous.x, previous.y, previous.z];
-        p.iter().find(|c| **c != 0.0).is_some_and(|c| *c < 0.0)
+        canonical_sign(q) != canonical_sign(previous)
     } else {
         dot < 0.0
     };
     if flip { -q } else { q }
+}
+
+/// Whether the first non-zero component of `q` in the order w, x, y, z is positive (q and −q
+/// differ in this, so it picks one of the two).
+fn canonical_sign(q: Quat) -> bool {
+    [q.w, q.x, q.y, q.z]
+        .into_iter()
+        .find(|c| *c != 0.0)
+        .is_none_or(|c| c > 0.0)
 }
 
 trait TryNormalizeQuat {
