@@ -1,4 +1,5 @@
 //! File formats: pure decoding into plain data and encoding back. No engine types here.
 
+pub mod anie;
 pub(crate) mod bytes;
 pub mod ifp;
