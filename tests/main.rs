@@ -1,5 +1,6 @@
 //! rigplay's integration tests: one binary, one module per area.
 
+mod anie_bad_input;
 mod anie_read;
 #[cfg(feature = "bevy")]
 mod bevy_ifp;
