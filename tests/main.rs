@@ -2,6 +2,7 @@
 
 mod anie_bad_input;
 mod anie_read;
+mod anie_write;
 #[cfg(feature = "bevy")]
 mod bevy_ifp;
 #[cfg(feature = "bevy")]
