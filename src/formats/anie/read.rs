@@ -511,7 +511,8 @@ impl<'a> Parser<'a> {
         Ok(id)
     }
 
-    /// Reads a reference ID; queues it unless it is 0 and `dest` allows none. Returns the ID.
+    /// Reads a reference ID and queues it for pass 2, ID 0 included: `resolve` decides whether
+    /// the destination allows none. Returns the ID.
     fn reference(&mut self, dest: Dest, what: &'static str) -> Result<i32> {
         let offset = self.r.pos();
         let id = self.i32(what)?;
