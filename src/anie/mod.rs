@@ -5,6 +5,8 @@
 //! (which layers draw where) are built on them.
 //!
 //! * [`easing`]: the 13 easing types and the segment progress `s` (§4.2);
+//! * [`spline`]: Move paths, Catmull-Rom tangents and the 8-sample arc-length table (§4.3);
+//! * [`transform`]: a node's local matrix and the opacity/depth accumulation (§4.3, §4.4);
 //!
 //! Coordinates are AnimeEffects' canvas pixels: origin top-left, +y down (§2). Angles are radians;
 //! a positive rotation turns +x toward +y, i.e. clockwise on screen.
@@ -13,6 +15,8 @@
 //! AnimeEffects computes in `double` (the Custom easing).
 
 pub mod easing;
+pub mod spline;
+pub mod transform;
 
 use glam::{Vec2, Vec3};
 
