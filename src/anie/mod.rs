@@ -7,6 +7,8 @@
 //! * [`easing`]: the 13 easing types and the segment progress `s` (§4.2);
 //! * [`spline`]: Move paths, Catmull-Rom tangents and the 8-sample arc-length table (§4.3);
 //! * [`transform`]: a node's local matrix and the opacity/depth accumulation (§4.3, §4.4);
+//! * [`skinning`]: bone world transforms, pose palettes, dual-quaternion skinning, influence
+//!   weights, FFD and the order of deformation (§4.5, §4.6);
 //!
 //! Coordinates are AnimeEffects' canvas pixels: origin top-left, +y down (§2). Angles are radians;
 //! a positive rotation turns +x toward +y, i.e. clockwise on screen.
@@ -15,6 +17,7 @@
 //! AnimeEffects computes in `double` (the Custom easing).
 
 pub mod easing;
+pub mod skinning;
 pub mod spline;
 pub mod transform;
 
