@@ -9,6 +9,8 @@
 //! * [`transform`]: a node's local matrix and the opacity/depth accumulation (§4.3, §4.4);
 //! * [`skinning`]: bone world transforms, pose palettes, dual-quaternion skinning, influence
 //!   weights, FFD and the order of deformation (§4.5, §4.6);
+//! * [`blend`]: the 20 blend modes, the layer fragment, compositing, clipping masks and HSV
+//!   (§4.4, §4.8, §4.9, §4.10, Addendum);
 //!
 //! Coordinates are AnimeEffects' canvas pixels: origin top-left, +y down (§2). Angles are radians;
 //! a positive rotation turns +x toward +y, i.e. clockwise on screen.
@@ -16,6 +18,7 @@
 //! Precision follows the program: `f32` (C++ `float`, GLSL `float`) except where the spec says
 //! AnimeEffects computes in `double` (the Custom easing).
 
+pub mod blend;
 pub mod easing;
 pub mod skinning;
 pub mod spline;
