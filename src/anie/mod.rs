@@ -11,6 +11,7 @@
 //!   weights, FFD and the order of deformation (§4.5, §4.6);
 //! * [`blend`]: the 20 blend modes, the layer fragment, compositing, clipping masks and HSV
 //!   (§4.4, §4.8, §4.9, §4.10, Addendum);
+//! * [`raster`]: a CPU triangle rasteriser with bilinear, transparent-border texture sampling.
 //!
 //! Coordinates are AnimeEffects' canvas pixels: origin top-left, +y down (§2). Angles are radians;
 //! a positive rotation turns +x toward +y, i.e. clockwise on screen.
@@ -20,6 +21,7 @@
 
 pub mod blend;
 pub mod easing;
+pub mod raster;
 pub mod skinning;
 pub mod spline;
 pub mod transform;
