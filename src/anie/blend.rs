@@ -14,6 +14,11 @@
 //!    live framebuffer ([`composite`]).
 //!
 //! HSV-active layers replace steps 2–3 with [`hsv_fragment`] (§4.10).
+//!
+//! Checked against AnimeEffects 1.7's framebuffers `blend_v8` (norm, mul, scrn, over, diff, lddg,
+//! dark, sLit over an opaque gradient and over transparency) and `clip_v8` (clipper opacity
+//! 1 → 0.5, additive alpha): every pixel within one 8-bit step, with the rasteriser of
+//! [`super::raster`] and a throwaway scene loader.
 
 use glam::{Vec3, Vec4};
 
@@ -44,6 +49,10 @@ pub enum BlendMode {
     /// `over`: A < 0.5 ? 2AB : 1 − 2(1 − A)(1 − B).
     Overlay = 9,
     /// `sLit`: A < 0.5 ? 2AB + A²(1 − 2B) : √A·(2B − 1) + 2A(1 − B).
+    ///
+    /// The branch depends on the **destination** A, not on the layer B as in Photoshop. The
+    /// reference render `blend_v8` confirms it: destination blue 128, layer blue 40 at alpha 200
+    /// gives 100 (this formula: 91.86·200/255 + 128·55/255 = 99.7), where B < 0.5 would give 94.
     SoftLight = 10,
     /// `hLit`: Overlay(B, A).
     HardLight = 11,

@@ -5,6 +5,11 @@
 //! k0 and k2 after k1, as the key gatherer supplies them, loop wrap included), then ask it for the
 //! position at the eased progress `s` of §4.2. The centroid is not on the path: it is lerped with
 //! the same `s` (§4.3).
+//!
+//! Observed in AnimeEffects 1.7's own render of `reference/anie/t8` (loop on, Catmull-Rom keys at
+//! frames 0, 12, 23): between the first two keys the path has **no** kn, although the loop could
+//! supply the last key at `23 − 24 = −1`. With that kn the layer would sit 0.7 px off at frame 3
+//! (see `tests/anie_math.rs`). Which neighbours the gatherer supplies is the evaluator's business.
 
 use glam::Vec2;
 
