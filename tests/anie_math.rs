@@ -117,6 +117,139 @@ fn t8_frame_7_matches_animeeffects() {
     );
 }
 
+/// Special values thrown at every entry point: nothing may panic, and results are defined.
+#[test]
+fn hostile_inputs_do_not_panic() {
+    use rigplay::anie::blend::{ClipTexel, HsvAdjust, clip_coverage, hsv_fragment};
+    use rigplay::anie::easing::{CubicBezier, EasingRange as R};
+    use rigplay::anie::skinning::*;
+    use rigplay::anie::spline::HermiteCurve;
+
+    let specials = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        1e-30,
+        1e30,
+        -1e30,
+        f32::MAX,
+        f32::MIN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+    ];
+    for kind in 0..=12 {
+        for range in [R::In, R::Out, R::InOut] {
+            let kind = EasingType::from_i32(kind).unwrap();
+            for &a in &specials {
+                for &b in &specials {
+                    let e = Easing {
+                        kind,
+                        range,
+                        weight: a,
+                        bezier: CubicBezier::new(a, b, b, a),
+                    };
+                    assert!(ease(&e, a, b).is_finite());
+                    assert!(ease(&e, b, 4.0).is_finite());
+                }
+            }
+        }
+    }
+    let texture = t8_texture();
+    for &a in &specials {
+        let v = Vec2::new(a, 1.0);
+        let path = MovePath::new(
+            Some(v),
+            (Vec2::ZERO, MoveSpline::CatmullRom),
+            (v, MoveSpline::CatmullRom),
+            Some(-v),
+        );
+        let _ = path.point(a);
+        let _ = MovePath::from_curve(HermiteCurve {
+            p0: v,
+            p1: v,
+            v0: v,
+            v1: v,
+        })
+        .point(0.5);
+        let rest = BoneWorld { pos: v, angle: a };
+        let palette = build_palette(&[rest, rest], Some(&[BoneWorld::default(), rest]));
+        let influences = VertexInfluences {
+            bones: [0, 1, -5, 99, 0, 0, 0, 0],
+            weights: [a; 8],
+        };
+        let skin = skin_matrix(&palette, &influences);
+        assert!(skin.is_finite(), "{skin:?}");
+        let shape = BoneShape {
+            valid: true,
+            seg_dir: v,
+            v_unit: v,
+            radius0: v,
+            radius1: Vec2::splat(a),
+            root_bend: BendRange { angle: [a, -a] },
+            bounding: rigplay::anie::skinning::RectF {
+                x: -1e30,
+                y: -1e30,
+                width: 3e30,
+                height: 3e30,
+            },
+            polygon: vec![
+                Vec2::splat(-1e30),
+                Vec2::new(1e30, -1e30),
+                Vec2::splat(1e30),
+            ],
+            ..BoneShape::default()
+        };
+        let _ = vertex_influences([(1, &shape), (2, &shape)], v);
+        let mut out = Vec::new();
+        blend_ffd(&[v.extend(a)], &[], a, &mut out);
+        let texel = glam::Vec4::splat(a);
+        for mode in BlendMode::ALL {
+            let out = layer_fragment(mode, texel, opacity_alpha8(a), a, [a as u8; 4]);
+            let _ = composite([7; 4], out);
+        }
+        let _ = hsv_fragment(
+            texel,
+            200,
+            &HsvAdjust {
+                hue: a as i32,
+                sat: a as i32,
+                val: i32::MAX,
+                absolute: false,
+            },
+        );
+        let _ = ClipTexel::CLEAR
+            .write(1, clip_coverage(a))
+            .clippee_factor(1);
+        let mut target = RgbaImage::new(8, 8);
+        let vertices = [
+            MeshVertex {
+                pos: Vec2::new(a, 0.0),
+                uv: v,
+            },
+            MeshVertex {
+                pos: Vec2::new(8.0, a),
+                uv: -v,
+            },
+            MeshVertex {
+                pos: Vec2::new(0.0, 8.0),
+                uv: Vec2::splat(a),
+            },
+        ];
+        draw_mesh(
+            &mut target,
+            &texture,
+            &vertices,
+            &[0, 1, 2, 2, 1, 0, 0, 9, 1, 2],
+            |f, p| {
+                *p = composite(*p, layer_fragment(BlendMode::Screen, f.texel, 255, 1.0, *p));
+            },
+        );
+    }
+}
+
 /// AnimeEffects 1.7's framebuffer for t8 frame 3: every pixel that is not (0, 0, 0, 0).
 const T8_F3: [(u32, u32, [u8; 4]); 15] = [
     (11, 6, [91, 0, 0, 147]),

@@ -40,7 +40,8 @@ pub struct RgbaImage {
 }
 
 impl RgbaImage {
-    /// A transparent black image (the exporter's clear colour).
+    /// A transparent black image (the exporter's clear colour). Allocates `width × height`
+    /// pixels.
     pub fn new(width: u32, height: u32) -> Self {
         Self::filled(width, height, [0; 4])
     }
@@ -56,7 +57,10 @@ impl RgbaImage {
 
     /// An image from packed RGBA bytes, or `None` if the length is not `4·width·height`.
     pub fn from_rgba8(width: u32, height: u32, bytes: &[u8]) -> Option<Self> {
-        if bytes.len() != 4 * width as usize * height as usize {
+        let len = (width as usize)
+            .checked_mul(height as usize)
+            .and_then(|n| n.checked_mul(4))?;
+        if bytes.len() != len {
             return None;
         }
         let pixels = bytes
@@ -76,8 +80,14 @@ impl RgbaImage {
     }
 
     fn index(&self, x: i64, y: i64) -> Option<usize> {
-        let (w, h) = (i64::from(self.width), i64::from(self.height));
-        ((0..w).contains(&x) && (0..h).contains(&y)).then(|| (y * w + x) as usize)
+        let x = u64::try_from(x)
+            .ok()
+            .filter(|&x| x < u64::from(self.width))?;
+        let y = u64::try_from(y)
+            .ok()
+            .filter(|&y| y < u64::from(self.height))?;
+        // < 2³² · 2³², so no overflow; out of `pixels` (inconsistent fields) → None later.
+        usize::try_from(y * u64::from(self.width) + x).ok()
     }
 
     /// The pixel at `(x, y)`; transparent black outside the image (the texture border).
@@ -512,5 +522,16 @@ mod tests {
         assert_eq!(img.get(1, 0), [0; 4]);
         assert_eq!(img.get(-1, 0), [0; 4]);
         assert_eq!(img.to_rgba8(), vec![1, 2, 3, 4, 5, 6, 7, 8]);
+        assert!(RgbaImage::from_rgba8(u32::MAX, u32::MAX, &[]).is_none());
+        // Fields that disagree with the pixel buffer read as transparent, never panic.
+        let mut odd = RgbaImage::new(1, 1);
+        odd.width = u32::MAX;
+        odd.height = u32::MAX;
+        assert_eq!(
+            odd.get(i64::from(u32::MAX) - 1, i64::from(u32::MAX) - 1),
+            [0; 4]
+        );
+        assert!(odd.get_mut(5, 5).is_none());
+        assert_eq!(sample_bilinear(&odd, Vec2::splat(0.5)), Vec4::ZERO);
     }
 }

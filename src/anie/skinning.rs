@@ -142,7 +142,8 @@ impl DualQuat2 {
     /// rotation columns `(w² − z², 2wz)`, `(−2wz, w² − z²)`; translation
     /// `(2w·t1 − 2t2·z, 2t1·z + 2w·t2)`; all over `w² + z²`.
     ///
-    /// A degenerate blend (`|real|² = 0`, NaN or infinite) gives the identity.
+    /// A degenerate blend (`|real|² = 0`, NaN or infinite, or a non-finite result) gives the
+    /// identity.
     pub fn to_affine(self) -> Affine2 {
         let (w, z, t1, t2) = (self.real_w, self.real_z, self.dual_x, self.dual_y);
         let len2 = self.real_length_squared();
@@ -155,7 +156,8 @@ impl DualQuat2 {
             Mat2::from_cols(Vec2::new(diag, cross), Vec2::new(-cross, diag)),
             Vec2::new(2.0 * w * t1 - 2.0 * t2 * z, 2.0 * t1 * z + 2.0 * w * t2),
         );
-        Affine2::from_mat2_translation(m.matrix2 / len2, m.translation / len2)
+        let m = Affine2::from_mat2_translation(m.matrix2 / len2, m.translation / len2);
+        if m.is_finite() { m } else { Affine2::IDENTITY }
     }
 }
 
@@ -284,7 +286,8 @@ impl VertexInfluences {
         weights0: &[f32],
         weights1: &[f32],
     ) -> Option<Self> {
-        let range = 4 * i..4 * i + 4;
+        let start = i.checked_mul(4)?;
+        let range = start..start.checked_add(4)?;
         let mut out = Self {
             bones: [0; MAX_INFLUENCES],
             weights: [0.0; MAX_INFLUENCES],
@@ -830,6 +833,12 @@ mod tests {
             weights: [f32::NAN; 8],
         };
         assert_eq!(skin_matrix(&[], &nan), Affine2::IDENTITY);
+        // A finite real part with an infinite dual part (translation) is degenerate too.
+        let inf = DualQuat2 {
+            dual_x: f32::INFINITY,
+            ..DualQuat2::IDENTITY
+        };
+        assert_eq!(inf.to_affine(), Affine2::IDENTITY);
     }
 
     #[test]
@@ -972,6 +981,7 @@ mod tests {
         let v = VertexInfluences::from_stored(1, &i0, &i1, &w0, &w1).unwrap();
         assert_eq!(v.bones, [10, 11, 12, 13, 14, 15, 16, 17]);
         assert!(VertexInfluences::from_stored(2, &i0, &i1, &w0, &w1).is_none());
+        assert!(VertexInfluences::from_stored(usize::MAX, &i0, &i1, &w0, &w1).is_none());
     }
 
     #[test]
