@@ -1,5 +1,6 @@
 //! rigplay's integration tests: one binary, one module per area.
 
+mod anie_math;
 #[cfg(feature = "bevy")]
 mod bevy_dan;
 #[cfg(feature = "bevy")]
