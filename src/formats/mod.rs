@@ -1,5 +1,6 @@
 //! File formats: pure decoding into plain data and encoding back. No engine types here.
 
+pub mod anie;
 pub(crate) mod bytes;
 pub mod dan;
 pub mod ifp;

@@ -1,0 +1,50 @@
+//! The fixed-size records at the start of every `.anie` file, declared once with binrw for
+//! reading and writing. Field order and sizes mirror spec §1.2 and §1.3.
+
+use crate::formats::bytes::Record;
+use binrw::binrw;
+
+/// The 32-byte file header (§1.2).
+#[binrw]
+#[brw(little)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileHeader {
+    /// "ANIMFX".
+    pub magic: [u8; 6],
+    /// 0xFF 0x00: little-endian.
+    pub endian: [u8; 2],
+    pub major: u32,
+    pub minor: u32,
+    /// Must be zero.
+    pub reserved: [u8; 16],
+}
+impl Record for FileHeader {
+    const SIZE: usize = 32;
+}
+
+/// The 72-byte global block that follows the header (§1.3). Its length field is a u32 and
+/// always 64: it is not a generic block.
+#[binrw]
+#[brw(little)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GlobalBlock {
+    /// "GLBL".
+    pub signature: [u8; 4],
+    /// 64.
+    pub length: u32,
+    pub canvas_width: u32,
+    pub canvas_height: u32,
+    pub max_frame: u32,
+    pub fps: u32,
+    /// 0 or 1 (any non-zero value reads as looping).
+    pub looping: u8,
+    /// Must be zero.
+    pub reserved: [u8; 47],
+}
+impl Record for GlobalBlock {
+    const SIZE: usize = 72;
+}
+
+pub const MAGIC: [u8; 6] = *b"ANIMFX";
+pub const ENDIAN: [u8; 2] = [0xFF, 0x00];
+pub const GLBL: [u8; 4] = *b"GLBL";
