@@ -16,12 +16,13 @@
 
 use glam::Vec2;
 use rigplay::anie::blend::{BlendMode, composite, layer_fragment, opacity_alpha8};
-use rigplay::anie::easing::{Easing, EasingRange, EasingType, ease};
+use rigplay::anie::easing::{Easing, EasingKind, EasingRange, ease};
 use rigplay::anie::lerp;
 use rigplay::anie::raster::{MeshVertex, RgbaImage, draw_mesh};
 use rigplay::anie::skinning::place_plain;
-use rigplay::anie::spline::{MovePath, MoveSpline};
+use rigplay::anie::spline::MovePath;
 use rigplay::anie::transform::local_matrix;
+use rigplay::formats::anie::Spline;
 
 /// The t8 layer's texture: rows 0–1 (255, 0, 0, 255), rows 2–3 (0, 0, 255, 128).
 fn t8_texture() -> RgbaImage {
@@ -34,9 +35,13 @@ fn t8_texture() -> RgbaImage {
 
 /// Renders t8 at a frame strictly between 0 and 12 onto a transparent 64×48 canvas.
 fn render_t8(frame: f32) -> RgbaImage {
-    let cr = MoveSpline::CatmullRom;
+    let cr = Spline::CatmullRom;
     let s = ease(
-        &Easing::new(EasingType::Cubic, EasingRange::InOut),
+        &Easing {
+            kind: EasingKind::Cubic,
+            range: EasingRange::InOut,
+            ..Easing::default()
+        },
         frame,
         12.0,
     );
@@ -47,7 +52,7 @@ fn render_t8(frame: f32) -> RgbaImage {
         Some(Vec2::new(50.0, 40.0)),
     );
     let pos = path.point(s);
-    let linear = ease(&Easing::DEFAULT, frame, 23.0);
+    let linear = ease(&Easing::default(), frame, 23.0);
     // The stored key value, 3.14159012 (f32 bits 0x40490fd0), just below π.
     let rotate = lerp(0.0, f32::from_bits(0x4049_0fd0), linear);
     let opacity = lerp(1.0, 0.5, linear);
@@ -121,7 +126,7 @@ fn t8_frame_7_matches_animeeffects() {
 #[test]
 fn hostile_inputs_do_not_panic() {
     use rigplay::anie::blend::{ClipTexel, HsvAdjust, clip_coverage, hsv_fragment};
-    use rigplay::anie::easing::{CubicBezier, EasingRange as R};
+    use rigplay::anie::easing::EasingRange as R;
     use rigplay::anie::skinning::*;
     use rigplay::anie::spline::HermiteCurve;
 
@@ -142,14 +147,14 @@ fn hostile_inputs_do_not_panic() {
     ];
     for kind in 0..=12 {
         for range in [R::In, R::Out, R::InOut] {
-            let kind = EasingType::from_i32(kind).unwrap();
+            let kind = EasingKind::from_code(kind).unwrap();
             for &a in &specials {
                 for &b in &specials {
                     let e = Easing {
                         kind,
                         range,
                         weight: a,
-                        bezier: CubicBezier::new(a, b, b, a),
+                        bezier: [a, b, b, a],
                     };
                     assert!(ease(&e, a, b).is_finite());
                     assert!(ease(&e, b, 4.0).is_finite());
@@ -162,8 +167,8 @@ fn hostile_inputs_do_not_panic() {
         let v = Vec2::new(a, 1.0);
         let path = MovePath::new(
             Some(v),
-            (Vec2::ZERO, MoveSpline::CatmullRom),
-            (v, MoveSpline::CatmullRom),
+            (Vec2::ZERO, Spline::CatmullRom),
+            (v, Spline::CatmullRom),
             Some(-v),
         );
         let _ = path.point(a);
@@ -186,10 +191,9 @@ fn hostile_inputs_do_not_panic() {
             valid: true,
             seg_dir: v,
             v_unit: v,
-            radius0: v,
-            radius1: Vec2::splat(a),
-            root_bend: BendRange { angle: [a, -a] },
-            bounding: rigplay::anie::skinning::RectF {
+            radius: [v, Vec2::splat(a)],
+            root_bend: [a, -a],
+            bounding: rigplay::formats::anie::FRect {
                 x: -1e30,
                 y: -1e30,
                 width: 3e30,

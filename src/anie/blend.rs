@@ -24,131 +24,40 @@ use glam::{Vec3, Vec4};
 
 use super::lerp;
 
-/// The 20 layer blend modes (§4.9), numbered as AnimeEffects' enum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum BlendMode {
-    /// `norm`: B.
-    #[default]
-    Normal = 0,
-    /// `dark`: min(A, B).
-    Darken = 1,
-    /// `mul `: A·B.
-    Multiply = 2,
-    /// `idiv`: B = 0 ? 0 : max(0, 1 − (1 − A)/B).
-    ColorBurn = 3,
-    /// `lbrn`: max(0, A + B − 1).
-    LinearBurn = 4,
-    /// `lite`: max(A, B).
-    Lighten = 5,
-    /// `scrn`: 1 − (1 − A)(1 − B).
-    Screen = 6,
-    /// `div `: B = 1 ? 1 : min(1, A/(1 − B)).
-    ColorDodge = 7,
-    /// `lddg`: min(1, A + B).
-    LinearDodge = 8,
-    /// `over`: A < 0.5 ? 2AB : 1 − 2(1 − A)(1 − B).
-    Overlay = 9,
-    /// `sLit`: A < 0.5 ? 2AB + A²(1 − 2B) : √A·(2B − 1) + 2A(1 − B).
-    ///
-    /// The branch depends on the **destination** A, not on the layer B as in Photoshop. The
-    /// reference render `blend_v8` confirms it: destination blue 128, layer blue 40 at alpha 200
-    /// gives 100 (this formula: 91.86·200/255 + 128·55/255 = 99.7), where B < 0.5 would give 94.
-    SoftLight = 10,
-    /// `hLit`: Overlay(B, A).
-    HardLight = 11,
-    /// `vLit`: B < 0.5 ? ColorBurn(A, 2B) : ColorDodge(A, 2(B − 0.5)).
-    VividLight = 12,
-    /// `lLit`: B < 0.5 ? LinearBurn(A, 2B) : LinearDodge(A, 2(B − 0.5)).
-    LinearLight = 13,
-    /// `pLit`: B < 0.5 ? Darken(A, 2B) : Lighten(A, 2(B − 0.5)).
-    PinLight = 14,
-    /// `hMix`: VividLight(A, B) < 0.5 ? 0 : 1.
-    HardMix = 15,
-    /// `diff`: |A − B|.
-    Difference = 16,
-    /// `smud`: A + B − 2AB.
-    Exclusion = 17,
-    /// `fsub`: max(0, A − B).
-    Subtract = 18,
-    /// `fdiv`: B = 0 ? 0 : min(1, A/B).
-    Divide = 19,
-}
-
-impl BlendMode {
-    /// Every mode, in enum order.
-    pub const ALL: [Self; 20] = [
-        Self::Normal,
-        Self::Darken,
-        Self::Multiply,
-        Self::ColorBurn,
-        Self::LinearBurn,
-        Self::Lighten,
-        Self::Screen,
-        Self::ColorDodge,
-        Self::LinearDodge,
-        Self::Overlay,
-        Self::SoftLight,
-        Self::HardLight,
-        Self::VividLight,
-        Self::LinearLight,
-        Self::PinLight,
-        Self::HardMix,
-        Self::Difference,
-        Self::Exclusion,
-        Self::Subtract,
-        Self::Divide,
-    ];
-
-    /// The 4-byte id stored in files (§4.9; PSD keys, `mul ` and `div ` end in a space).
-    pub fn id(self) -> [u8; 4] {
-        *match self {
-            Self::Normal => b"norm",
-            Self::Darken => b"dark",
-            Self::Multiply => b"mul ",
-            Self::ColorBurn => b"idiv",
-            Self::LinearBurn => b"lbrn",
-            Self::Lighten => b"lite",
-            Self::Screen => b"scrn",
-            Self::ColorDodge => b"div ",
-            Self::LinearDodge => b"lddg",
-            Self::Overlay => b"over",
-            Self::SoftLight => b"sLit",
-            Self::HardLight => b"hLit",
-            Self::VividLight => b"vLit",
-            Self::LinearLight => b"lLit",
-            Self::PinLight => b"pLit",
-            Self::HardMix => b"hMix",
-            Self::Difference => b"diff",
-            Self::Exclusion => b"smud",
-            Self::Subtract => b"fsub",
-            Self::Divide => b"fdiv",
-        }
-    }
-
-    /// The mode for a stored id, or `None` (a load error in AnimeEffects). A trailing NUL is
-    /// accepted where the id has a trailing space (`mul\0` = `mul `), since fixed strings are
-    /// zero-padded when shorter (§1.1).
-    pub fn from_id(id: [u8; 4]) -> Option<Self> {
-        let id = if id[3] == 0 {
-            [id[0], id[1], id[2], b' ']
-        } else {
-            id
-        };
-        Self::ALL.into_iter().find(|m| m.id() == id)
-    }
-
-    /// The mode for its enum number 0..=19.
-    pub fn from_index(index: i32) -> Option<Self> {
-        usize::try_from(index)
-            .ok()
-            .and_then(|i| Self::ALL.get(i))
-            .copied()
-    }
-}
+/// The blend mode is the file model's (the ImageKey's 4-byte id, §4.9), in AnimeEffects' enum
+/// order.
+pub use crate::formats::anie::BlendMode;
 
 /// One channel of a blend mode (§4.9): `a` is the destination, `b` the layer's colour.
 /// The formulas are the shader's, including its edge cases (ColorBurn and Divide give 0 when
 /// `b = 0`, ColorDodge gives 1 when `b = 1`). Inputs are expected in `[0, 1]`.
+///
+/// | mode (id) | formula |
+/// |---|---|
+/// | Normal (`norm`) | B |
+/// | Darken (`dark`) | min(A, B) |
+/// | Multiply (`mul `) | A·B |
+/// | ColorBurn (`idiv`) | B = 0 ? 0 : max(0, 1 − (1 − A)/B) |
+/// | LinearBurn (`lbrn`) | max(0, A + B − 1) |
+/// | Lighten (`lite`) | max(A, B) |
+/// | Screen (`scrn`) | 1 − (1 − A)(1 − B) |
+/// | ColorDodge (`div `) | B = 1 ? 1 : min(1, A/(1 − B)) |
+/// | LinearDodge (`lddg`) | min(1, A + B) |
+/// | Overlay (`over`) | A < 0.5 ? 2AB : 1 − 2(1 − A)(1 − B) |
+/// | SoftLight (`sLit`) | A < 0.5 ? 2AB + A²(1 − 2B) : √A·(2B − 1) + 2A(1 − B) |
+/// | HardLight (`hLit`) | Overlay(B, A) |
+/// | VividLight (`vLit`) | B < 0.5 ? ColorBurn(A, 2B) : ColorDodge(A, 2(B − 0.5)) |
+/// | LinearLight (`lLit`) | B < 0.5 ? LinearBurn(A, 2B) : LinearDodge(A, 2(B − 0.5)) |
+/// | PinLight (`pLit`) | B < 0.5 ? Darken(A, 2B) : Lighten(A, 2(B − 0.5)) |
+/// | HardMix (`hMix`) | VividLight(A, B) < 0.5 ? 0 : 1 |
+/// | Difference (`diff`) | \|A − B\| |
+/// | Exclusion (`smud`) | A + B − 2AB |
+/// | Subtract (`fsub`) | max(0, A − B) |
+/// | Divide (`fdiv`) | B = 0 ? 0 : min(1, A/B) |
+///
+/// SoftLight branches on the **destination** A, not on the layer B as in Photoshop. The
+/// reference render `blend_v8` confirms it: destination blue 128, layer blue 40 at alpha 200
+/// gives 100 (this formula: 91.86·200/255 + 128·55/255 = 99.7), where B < 0.5 would give 94.
 pub fn blend_channel(mode: BlendMode, a: f32, b: f32) -> f32 {
     use BlendMode::*;
     match mode {
@@ -480,17 +389,13 @@ mod tests {
     }
 
     #[test]
-    fn ids_and_numbers_round_trip() {
+    fn modes_are_numbered_in_enum_order() {
         for (i, mode) in BlendMode::ALL.into_iter().enumerate() {
             assert_eq!(mode as usize, i);
-            assert_eq!(BlendMode::from_index(i as i32), Some(mode));
             assert_eq!(BlendMode::from_id(mode.id()), Some(mode));
         }
-        assert_eq!(BlendMode::from_id(*b"mul\0"), Some(Multiply));
         assert_eq!(BlendMode::from_id(*b"div "), Some(ColorDodge));
         assert_eq!(BlendMode::from_id(*b"xxxx"), None);
-        assert_eq!(BlendMode::from_index(20), None);
-        assert_eq!(BlendMode::from_index(-1), None);
     }
 
     #[test]

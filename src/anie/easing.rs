@@ -8,190 +8,10 @@
 
 use std::f32::consts::PI;
 
-/// The easing function family (on disk: `i32`, §4.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EasingType {
-    /// 0: a step; the earlier key holds until the later key's frame.
-    None,
-    /// 1: `t/d`.
-    Linear,
-    /// 2
-    Sine,
-    /// 3
-    Quad,
-    /// 4
-    Cubic,
-    /// 5
-    Quart,
-    /// 6
-    Quint,
-    /// 7
-    Expo,
-    /// 8
-    Circ,
-    /// 9
-    Back,
-    /// 10
-    Elastic,
-    /// 11
-    Bounce,
-    /// 12: cubic bezier from (0,0) to (1,1) (format ≥ 0.8 only).
-    Custom,
-}
-
-impl EasingType {
-    /// The type for its on-disk number, or `None` outside 0..=12.
-    pub fn from_i32(value: i32) -> Option<Self> {
-        use EasingType::*;
-        Some(match value {
-            0 => None,
-            1 => Linear,
-            2 => Sine,
-            3 => Quad,
-            4 => Cubic,
-            5 => Quart,
-            6 => Quint,
-            7 => Expo,
-            8 => Circ,
-            9 => Back,
-            10 => Elastic,
-            11 => Bounce,
-            12 => Custom,
-            _ => return Option::None,
-        })
-    }
-
-    /// The on-disk number.
-    pub fn to_i32(self) -> i32 {
-        self as i32
-    }
-}
-
-/// Which end of the segment the easing shapes (on disk: `i32`, §4.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EasingRange {
-    /// 0
-    In,
-    /// 1
-    Out,
-    /// 2 (shown as "All" in the editor)
-    InOut,
-}
-
-impl EasingRange {
-    /// The range for its on-disk number, or `None` outside 0..=2.
-    pub fn from_i32(value: i32) -> Option<Self> {
-        match value {
-            0 => Some(Self::In),
-            1 => Some(Self::Out),
-            2 => Some(Self::InOut),
-            _ => None,
-        }
-    }
-
-    /// The on-disk number.
-    pub fn to_i32(self) -> i32 {
-        self as i32
-    }
-}
-
-/// The Custom easing's control points P1 = (x1, y1) and P2 = (x2, y2); P0 = (0, 0), P3 = (1, 1).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CubicBezier {
-    pub x1: f32,
-    pub y1: f32,
-    pub x2: f32,
-    pub y2: f32,
-}
-
-impl CubicBezier {
-    /// The default control points (1, 0), (0, 1) (§4.2).
-    pub const DEFAULT: Self = Self {
-        x1: 1.0,
-        y1: 0.0,
-        x2: 0.0,
-        y2: 1.0,
-    };
-
-    /// The control points in on-disk order x1, y1, x2, y2.
-    pub const fn new(x1: f32, y1: f32, x2: f32, y2: f32) -> Self {
-        Self { x1, y1, x2, y2 }
-    }
-}
-
-impl Default for CubicBezier {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
-
-/// One key's `Easing::Param` (§1.1, §4.2): type, range, weight and (format ≥ 0.8) the bezier.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Easing {
-    pub kind: EasingType,
-    pub range: EasingRange,
-    /// Mix toward linear progress, in `[0, 1]`; 1 = the pure easing curve.
-    pub weight: f32,
-    /// Used only by [`EasingType::Custom`].
-    pub bezier: CubicBezier,
-}
-
-impl Easing {
-    /// AnimeEffects' default: Linear, InOut, weight 1, bezier (1, 0, 0, 1) (§4.2).
-    pub const DEFAULT: Self = Self {
-        kind: EasingType::Linear,
-        range: EasingRange::InOut,
-        weight: 1.0,
-        bezier: CubicBezier::DEFAULT,
-    };
-
-    /// An easing of `kind` and `range` with weight 1 and the default bezier.
-    pub const fn new(kind: EasingType, range: EasingRange) -> Self {
-        Self {
-            kind,
-            range,
-            weight: 1.0,
-            bezier: CubicBezier::DEFAULT,
-        }
-    }
-
-    /// The same easing with another weight.
-    pub const fn with_weight(self, weight: f32) -> Self {
-        Self { weight, ..self }
-    }
-
-    /// The Custom easing with these control points, weight 1.
-    pub const fn custom(bezier: CubicBezier) -> Self {
-        Self {
-            kind: EasingType::Custom,
-            range: EasingRange::InOut,
-            weight: 1.0,
-            bezier,
-        }
-    }
-
-    /// The parameter as stored on disk, validated as AnimeEffects' `isValidParam` does (§4.2):
-    /// type 0..=12, range 0..=2, weight in `[0, 1]` (NaN is rejected). `None` is a load error.
-    pub fn from_raw(kind: i32, range: i32, weight: f32, bezier: CubicBezier) -> Option<Self> {
-        let kind = EasingType::from_i32(kind)?;
-        let range = EasingRange::from_i32(range)?;
-        if !(0.0..=1.0).contains(&weight) {
-            return None;
-        }
-        Some(Self {
-            kind,
-            range,
-            weight,
-            bezier,
-        })
-    }
-}
-
-impl Default for Easing {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
+/// The easing data is the file model's: type, range, weight and the Custom bezier
+/// `[x1, y1, x2, y2]` (§1.1, §4.2). The reader validates it as AnimeEffects' `isValidParam`
+/// does; [`ease`] still gives every value a defined result.
+pub use crate::formats::anie::{Easing, EasingKind, EasingRange};
 
 /// Segment progress `s` for `t` frames into a segment of `d` frames (§4.1 step 4, §4.2).
 ///
@@ -217,9 +37,9 @@ pub fn ease(easing: &Easing, t: f32, d: f32) -> f32 {
     };
     let linear = t / d;
     let s = match easing.kind {
-        EasingType::None => 0.0,
-        EasingType::Linear => linear,
-        EasingType::Custom => custom_bezier(&easing.bezier, t, d, w),
+        EasingKind::None => 0.0,
+        EasingKind::Linear => linear,
+        EasingKind::Custom => custom_bezier(&easing.bezier, t, d, w),
         kind => {
             let eased = penner(kind, easing.range, t, d);
             eased * w + linear * (1.0 - w)
@@ -229,10 +49,10 @@ pub fn ease(easing: &Easing, t: f32, d: f32) -> f32 {
 }
 
 /// Robert Penner's easing with `b = 0`, `c = 1` (§4.2), for the types Sine … Bounce.
-/// [`EasingType::None`], `Linear` and `Custom` give `t/d` here; [`ease`] handles them itself.
-pub fn penner(kind: EasingType, range: EasingRange, t: f32, d: f32) -> f32 {
+/// [`EasingKind::None`], `Linear` and `Custom` give `t/d` here; [`ease`] handles them itself.
+pub fn penner(kind: EasingKind, range: EasingRange, t: f32, d: f32) -> f32 {
+    use EasingKind as E;
     use EasingRange::*;
-    use EasingType as E;
     match (kind, range) {
         (E::None | E::Linear | E::Custom, _) => t / d,
 
@@ -466,9 +286,8 @@ fn bounce_out(t: f32, d: f32) -> f32 {
 /// 3. Returns `y(u)` cast to `f32`. The weight does not mix the result toward linear.
 ///
 /// `t`, `d`, `w` are used as given (see [`ease`] for the clamping it applies first).
-pub fn custom_bezier(bezier: &CubicBezier, t: f32, d: f32, w: f32) -> f32 {
-    let (x1, y1) = (f64::from(bezier.x1), f64::from(bezier.y1));
-    let (x2, y2) = (f64::from(bezier.x2), f64::from(bezier.y2));
+pub fn custom_bezier(bezier: &[f32; 4], t: f32, d: f32, w: f32) -> f32 {
+    let [x1, y1, x2, y2] = bezier.map(f64::from);
     let (t, d, w) = (f64::from(t), f64::from(d), f64::from(w));
     let x = t / d + (t / d) * (1.0 - w);
     let mut u = x;
@@ -503,13 +322,35 @@ fn bezier_derivative(a: f64, b: f64, u: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use EasingRange::*;
-    use EasingType::{
+    use EasingKind::{
         Back, Bounce, Circ, Cubic, Custom, Elastic, Expo, Linear, Quad, Quart, Quint, Sine,
     };
+    use EasingRange::*;
 
-    fn e(kind: EasingType, range: EasingRange) -> Easing {
-        Easing::new(kind, range)
+    fn e(kind: EasingKind, range: EasingRange) -> Easing {
+        Easing {
+            kind,
+            range,
+            ..Easing::default()
+        }
+    }
+
+    /// The Custom easing with these control points `[x1, y1, x2, y2]`, weight 1.
+    fn custom(bezier: [f32; 4]) -> Easing {
+        Easing {
+            bezier,
+            ..e(Custom, InOut)
+        }
+    }
+
+    trait WithWeight {
+        fn with_weight(self, weight: f32) -> Self;
+    }
+
+    impl WithWeight for Easing {
+        fn with_weight(self, weight: f32) -> Self {
+            Easing { weight, ..self }
+        }
     }
 
     fn close(a: f32, b: f32, eps: f32) -> bool {
@@ -517,21 +358,10 @@ mod tests {
     }
 
     #[test]
-    fn raw_params_are_validated_like_is_valid_param() {
-        let b = CubicBezier::DEFAULT;
-        assert_eq!(
-            Easing::from_raw(3, 1, 0.5, b),
-            Some(e(Quad, Out).with_weight(0.5))
-        );
-        assert_eq!(Easing::from_raw(12, 2, 1.0, b).unwrap().kind, Custom);
-        assert_eq!(Easing::from_raw(13, 0, 1.0, b), None);
-        assert_eq!(Easing::from_raw(-1, 0, 1.0, b), None);
-        assert_eq!(Easing::from_raw(1, 3, 1.0, b), None);
-        assert_eq!(Easing::from_raw(1, 0, 1.5, b), None);
-        assert_eq!(Easing::from_raw(1, 0, -0.1, b), None);
-        assert_eq!(Easing::from_raw(1, 0, f32::NAN, b), None);
-        for i in 0..=12 {
-            assert_eq!(EasingType::from_i32(i).unwrap().to_i32(), i);
+    fn codes_and_the_default() {
+        for (i, kind) in EasingKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind.code(), i as i32);
+            assert_eq!(EasingKind::from_code(i as i32), Some(kind));
         }
         assert_eq!(Easing::default(), e(Linear, InOut));
     }
@@ -539,7 +369,7 @@ mod tests {
     #[test]
     fn none_holds_and_linear_is_t_over_d() {
         // None: s = 0 anywhere inside the segment (a step at the later key's frame).
-        assert_eq!(ease(&e(EasingType::None, In), 3.0, 4.0), 0.0);
+        assert_eq!(ease(&e(EasingKind::None, In), 3.0, 4.0), 0.0);
         // Linear: 3/4 = 0.75; weight is ignored for Linear.
         assert_eq!(ease(&e(Linear, Out).with_weight(0.0), 3.0, 4.0), 0.75);
     }
@@ -674,12 +504,12 @@ mod tests {
     fn custom_bezier_at_weight_1() {
         // Control points (0,0),(1,1): x(u) = 3(1−u)²u·0 + 3(1−u)u²·1 + u³ = 3u² − 2u³, same for y,
         // so y(x) = x. At x = 0.3: Newton converges to u with 3u² − 2u³ = 0.3, y = 0.3.
-        let linear = Easing::custom(CubicBezier::new(0.0, 0.0, 1.0, 1.0));
+        let linear = custom([0.0, 0.0, 1.0, 1.0]);
         assert!(close(ease(&linear, 3.0, 10.0), 0.3, 1e-6));
         // Default points (1,0),(0,1): x(u) = 3(1−u)²u + u³ and y(u) = 3(1−u)u² + u³.
         // At x = 0.5, by symmetry u = 0.5: x(0.5) = 3·0.25·0.5 + 0.125 = 0.5, y = 0.5.
         assert!(close(
-            ease(&Easing::custom(CubicBezier::DEFAULT), 1.0, 2.0),
+            ease(&custom(Easing::DEFAULT_BEZIER), 1.0, 2.0),
             0.5,
             1e-6
         ));
@@ -687,7 +517,7 @@ mod tests {
         // expand: 1.5u(1 − 2u + u²) + 3u² − 3u³ + u³ = 1.5u + 0u² − 0.5u³.
         // Solve 1.5u − 0.5u³ = 0.5 → u³ − 3u + 1 = 0 → u = 0.34729636 (2·cos(4π/9)).
         // y(u) = 3(1−u)u² + u³ = 3u² − 2u³ = 0.36184 − 0.08378 = 0.27806.
-        let b = Easing::custom(CubicBezier::new(0.5, 0.0, 1.0, 1.0));
+        let b = custom([0.5, 0.0, 1.0, 1.0]);
         let u: f64 = 0.347_296_355_333_860_7;
         let y = (3.0 * u * u - 2.0 * u * u * u) as f32;
         assert!(close(ease(&b, 1.0, 2.0), y, 1e-6));
@@ -698,7 +528,7 @@ mod tests {
     fn custom_bezier_keeps_the_weight_quirk() {
         // Weight 0.5 at t/d = 0.25: x = 0.25·(2 − 0.5) = 0.375, not 0.25.
         // With points (0,0),(1,1) (y = x), the result is 0.375, and it is not mixed toward linear.
-        let b = Easing::custom(CubicBezier::new(0.0, 0.0, 1.0, 1.0)).with_weight(0.5);
+        let b = custom([0.0, 0.0, 1.0, 1.0]).with_weight(0.5);
         assert!(close(ease(&b, 1.0, 4.0), 0.375, 1e-6));
         // Weight 0 at t/d = 0.75: x = 0.75·2 = 1.5, past the end of the curve. On y = x the x
         // polynomial is 3u² − 2u³ with derivative 6u(1 − u); at the start u = 1.5 that is
@@ -708,7 +538,7 @@ mod tests {
         // With the default points the x polynomial is 3u − 6u² + 4u³ (derivative 3(1 − 2u)² ≥ 0),
         // so Newton converges past the end: 3u − 6u² + 4u³ = 1.5 at u = 1.1299605, and
         // y = 3(1−u)u² + u³ = 3·(−0.1299605)·1.2768108 + 1.4427458 = −0.4978050 + 1.4427458 = 0.9449408.
-        let d = Easing::custom(CubicBezier::DEFAULT).with_weight(0.0);
+        let d = custom(Easing::DEFAULT_BEZIER).with_weight(0.0);
         let s = ease(&d, 3.0, 4.0);
         assert!(close(s, 0.944_940_8, 1e-5), "{s}");
     }
@@ -729,9 +559,9 @@ mod tests {
         assert_eq!(ease(&q.with_weight(f32::NAN), 1.0, 2.0), 0.25);
         assert_eq!(ease(&q.with_weight(7.0), 1.0, 2.0), 0.25);
         // A NaN bezier falls back to linear progress.
-        let nan = Easing::custom(CubicBezier::new(f32::NAN, 0.0, 1.0, 1.0));
+        let nan = custom([f32::NAN, 0.0, 1.0, 1.0]);
         assert_eq!(ease(&nan, 1.0, 4.0), 0.25);
-        let inf = Easing::custom(CubicBezier::new(0.2, f32::INFINITY, 1.0, 1.0));
+        let inf = custom([0.2, f32::INFINITY, 1.0, 1.0]);
         assert!(ease(&inf, 1.0, 4.0).is_finite());
     }
 }

@@ -22,6 +22,10 @@ use std::f32::consts::PI;
 
 use glam::{Affine2, Mat2, Vec2, Vec3};
 
+/// The bone shapes are the file model's, as the editor stored them (§3; reuse, never rebuild).
+pub use crate::formats::anie::BoneShape;
+use crate::formats::anie::FRect;
+
 use super::lerp_vec3;
 
 /// At most this many bones take part in a palette; later ones are not skinned (§4.5).
@@ -370,30 +374,20 @@ pub fn blend_ffd(k0: &[Vec3], k1: &[Vec3], s: f32, out: &mut Vec<Vec3>) {
     );
 }
 
-/// An axis-aligned rectangle as Qt's `QRectF` stores it (§1.1): top-left corner and size.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub struct RectF {
-    pub x: f32,
-    pub y: f32,
-    pub width: f32,
-    pub height: f32,
-}
-
-impl RectF {
-    /// Qt's `QRectF::contains(QPointF)`: edges included, a negative size spans to the left/up,
-    /// and a rectangle of zero width or height contains nothing.
-    pub fn contains(&self, p: Vec2) -> bool {
-        let span = |start: f32, size: f32| {
-            if size < 0.0 {
-                (start + size, start)
-            } else {
-                (start, start + size)
-            }
-        };
-        let (l, r) = span(self.x, self.width);
-        let (t, b) = span(self.y, self.height);
-        l != r && t != b && p.x >= l && p.x <= r && p.y >= t && p.y <= b
-    }
+/// Qt's `QRectF::contains(QPointF)` for a stored `QRectF` (§1.1: top-left corner and size):
+/// edges included, a negative size spans to the left/up, and a rectangle of zero width or height
+/// contains nothing.
+pub fn rect_contains(rect: &FRect, p: Vec2) -> bool {
+    let span = |start: f32, size: f32| {
+        if size < 0.0 {
+            (start + size, start)
+        } else {
+            (start, start + size)
+        }
+    };
+    let (l, r) = span(rect.x, rect.width);
+    let (t, b) = span(rect.y, rect.height);
+    l != r && t != b && p.x >= l && p.x <= r && p.y >= t && p.y <= b
 }
 
 /// Odd-even containment of `p` in a closed polygon, by Qt's `QPolygonF::containsPoint` rule
@@ -486,28 +480,6 @@ impl Default for BendRange {
     }
 }
 
-/// A bone's stored influence shape (§3 BoneShape). Reuse the stored one; do not rebuild it.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct BoneShape {
-    pub valid: bool,
-    pub seg_start: Vec2,
-    /// The segment's end is `seg_start + seg_dir`.
-    pub seg_dir: Vec2,
-    /// Unit vector along the bone, used by the end-cap ellipses.
-    pub v_unit: Vec2,
-    /// Angle of the bone direction (radians).
-    pub v_dir_angle: f32,
-    pub length: f32,
-    /// Radius at the root: x across the bone, y along it.
-    pub radius0: Vec2,
-    /// Radius at the tail.
-    pub radius1: Vec2,
-    pub root_bend: BendRange,
-    pub tail_bend: BendRange,
-    pub bounding: RectF,
-    pub polygon: Vec<Vec2>,
-}
-
 /// A radius component below this disables the falloff it belongs to (§4.5).
 pub const MIN_RADIUS: f32 = 0.1;
 
@@ -526,63 +498,64 @@ pub fn ellipse_weight(c: Vec2, u: Vec2, r: Vec2, p: Vec2) -> f32 {
     if len < r.x { 1.0 - len / r.x } else { 0.0 }
 }
 
-impl BoneShape {
-    /// The segment's end, `seg_start + seg_dir`.
-    pub fn seg_end(&self) -> Vec2 {
-        self.seg_start + self.seg_dir
-    }
+/// The end of a bone shape's segment, `seg_start + seg_dir`.
+pub fn seg_end(shape: &BoneShape) -> Vec2 {
+    shape.seg_start + shape.seg_dir
+}
 
-    /// The raw influence of this bone on the point `p` (owner space), §4.5 step 3:
-    /// 0 unless valid, inside `bounding` ([`RectF::contains`]) and inside `polygon`
-    /// ([`polygon_contains`]); otherwise `twist'·nearness` where
-    /// * `twist = rootBend.weight(signedAngle(angle(p − segStart) − vDirAngle))²` (if
-    ///   `p ≠ segStart`) times `tailBend.weight(signedAngle(angle(p − segEnd) − (vDirAngle + π)))²`
-    ///   (if `p ≠ segEnd`);
-    /// * `r = segDir·(p − segStart)/|segDir|²`; `nearness` is 1 unless: `r < 0` and
-    ///   `radius0.x ≥ 0.1` → [`ellipse_weight`] about segStart with radius0; `0 ≤ r ≤ 1` and
-    ///   `R = lerp(radius0, radius1, r)` has `R.x ≥ 0.1` →
-    ///   `max(1 − |p − (segStart + r·segDir)|/R.x, 0)`; `r > 1` and `radius1.x ≥ 0.1` →
-    ///   the ellipse about segEnd with radius1;
-    /// * `ratio = 0.3·nearness²`, `twist' = ratio + (1 − ratio)·twist`.
-    pub fn influence(&self, p: Vec2) -> f32 {
-        if !self.valid || !self.bounding.contains(p) || !polygon_contains(&self.polygon, p) {
-            return 0.0;
-        }
-        let start = self.seg_start;
-        let end = self.seg_end();
-        let angle = |v: Vec2| v.y.atan2(v.x);
-        let mut twist = 1.0;
-        if p != start {
-            let w = self
-                .root_bend
-                .weight(signed_angle(angle(p - start) - self.v_dir_angle));
-            twist *= w * w;
-        }
-        if p != end {
-            let w = self
-                .tail_bend
-                .weight(signed_angle(angle(p - end) - (self.v_dir_angle + PI)));
-            twist *= w * w;
-        }
-        let r = self.seg_dir.dot(p - start) / self.seg_dir.length_squared();
-        let mut nearness = 1.0;
-        if r < 0.0 {
-            if self.radius0.x >= MIN_RADIUS {
-                nearness = ellipse_weight(start, self.v_unit, self.radius0, p);
-            }
-        } else if r <= 1.0 {
-            let radius = super::lerp_vec2(self.radius0, self.radius1, r);
-            if radius.x >= MIN_RADIUS {
-                let across = (p - (start + r * self.seg_dir)).length();
-                nearness = (1.0 - across / radius.x).max(0.0);
-            }
-        } else if r > 1.0 && self.radius1.x >= MIN_RADIUS {
-            nearness = ellipse_weight(end, self.v_unit, self.radius1, p);
-        }
-        let ratio = 0.3 * nearness * nearness;
-        let twist = ratio + (1.0 - ratio) * twist;
-        twist * nearness
+/// The raw influence of a bone's stored shape on the point `p` (owner space), §4.5 step 3:
+/// 0 unless valid, inside `bounding` ([`rect_contains`]) and inside `polygon`
+/// ([`polygon_contains`]); otherwise `twist'·nearness` where
+/// * `twist = rootBend.weight(signedAngle(angle(p − segStart) − vDirAngle))²` (if
+///   `p ≠ segStart`) times `tailBend.weight(signedAngle(angle(p − segEnd) − (vDirAngle + π)))²`
+///   (if `p ≠ segEnd`), with [`BendRange::weight`];
+/// * `r = segDir·(p − segStart)/|segDir|²`; `nearness` is 1 unless: `r < 0` and
+///   `radius0.x ≥ 0.1` → [`ellipse_weight`] about segStart with radius0; `0 ≤ r ≤ 1` and
+///   `R = lerp(radius0, radius1, r)` has `R.x ≥ 0.1` →
+///   `max(1 − |p − (segStart + r·segDir)|/R.x, 0)`; `r > 1` and `radius1.x ≥ 0.1` →
+///   the ellipse about segEnd with radius1;
+/// * `ratio = 0.3·nearness²`, `twist' = ratio + (1 − ratio)·twist`.
+pub fn influence(shape: &BoneShape, p: Vec2) -> f32 {
+    if !shape.valid || !rect_contains(&shape.bounding, p) || !polygon_contains(&shape.polygon, p) {
+        return 0.0;
     }
+    let start = shape.seg_start;
+    let end = seg_end(shape);
+    let [radius0, radius1] = shape.radius;
+    let angle = |v: Vec2| v.y.atan2(v.x);
+    let mut twist = 1.0;
+    if p != start {
+        let w = BendRange {
+            angle: shape.root_bend,
+        }
+        .weight(signed_angle(angle(p - start) - shape.v_dir_angle));
+        twist *= w * w;
+    }
+    if p != end {
+        let w = BendRange {
+            angle: shape.tail_bend,
+        }
+        .weight(signed_angle(angle(p - end) - (shape.v_dir_angle + PI)));
+        twist *= w * w;
+    }
+    let r = shape.seg_dir.dot(p - start) / shape.seg_dir.length_squared();
+    let mut nearness = 1.0;
+    if r < 0.0 {
+        if radius0.x >= MIN_RADIUS {
+            nearness = ellipse_weight(start, shape.v_unit, radius0, p);
+        }
+    } else if r <= 1.0 {
+        let radius = super::lerp_vec2(radius0, radius1, r);
+        if radius.x >= MIN_RADIUS {
+            let across = (p - (start + r * shape.seg_dir)).length();
+            nearness = (1.0 - across / radius.x).max(0.0);
+        }
+    } else if r > 1.0 && radius1.x >= MIN_RADIUS {
+        nearness = ellipse_weight(end, shape.v_unit, radius1, p);
+    }
+    let ratio = 0.3 * nearness * nearness;
+    let twist = ratio + (1.0 - ratio) * twist;
+    twist * nearness
 }
 
 /// Collects a vertex's raw influences (§4.5 step 2) and normalises them (step 4).
@@ -668,7 +641,7 @@ impl InfluenceAccumulator {
 }
 
 /// A vertex's normalised influences from bone shapes (§4.5 steps 2–4): each `(bone index,
-/// shape)` in order offers `shape.influence(p)`. Pass only the bones that take part (those with
+/// shape)` in order offers [`influence`]`(shape, p)`. Pass only the bones that take part (those with
 /// a parent joint and a non-zero range), with their DFS pre-order index, and `p` already mapped
 /// into the owner's space by `cacheInner · T(originOffset)` from the rest (not FFD) position.
 pub fn vertex_influences<'a>(
@@ -677,7 +650,7 @@ pub fn vertex_influences<'a>(
 ) -> VertexInfluences {
     let mut acc = InfluenceAccumulator::new();
     for (bone, shape) in bones {
-        acc.push(bone, shape.influence(p));
+        acc.push(bone, influence(shape, p));
     }
     acc.finish()
 }
@@ -986,30 +959,28 @@ mod tests {
 
     #[test]
     fn rect_and_polygon_containment() {
-        let r = RectF {
+        let r = FRect {
             x: 0.0,
             y: 0.0,
             width: 10.0,
             height: 5.0,
         };
-        assert!(r.contains(Vec2::new(10.0, 5.0))); // edges included
-        assert!(!r.contains(Vec2::new(10.1, 1.0)));
-        let flipped = RectF {
+        assert!(rect_contains(&r, Vec2::new(10.0, 5.0))); // edges included
+        assert!(!rect_contains(&r, Vec2::new(10.1, 1.0)));
+        let flipped = FRect {
             x: 10.0,
             y: 5.0,
             width: -10.0,
             height: -5.0,
         };
-        assert!(flipped.contains(Vec2::new(3.0, 3.0)));
-        assert!(
-            !RectF {
-                x: 0.0,
-                y: 0.0,
-                width: 0.0,
-                height: 5.0
-            }
-            .contains(Vec2::ZERO)
-        );
+        assert!(rect_contains(&flipped, Vec2::new(3.0, 3.0)));
+        let empty = FRect {
+            x: 0.0,
+            y: 0.0,
+            width: 0.0,
+            height: 5.0,
+        };
+        assert!(!rect_contains(&empty, Vec2::ZERO));
         // Square (0,0)-(4,4): inside, outside; a point on the bottom edge y = 4 is outside
         // (half-open [0, 4) in y), on the top edge y = 0 inside.
         let sq = [
@@ -1096,11 +1067,10 @@ mod tests {
             v_unit: Vec2::X,
             v_dir_angle: 0.0,
             length: 10.0,
-            radius0: Vec2::new(4.0, 4.0),
-            radius1: Vec2::new(4.0, 4.0),
-            root_bend: BendRange::DEFAULT,
-            tail_bend: BendRange::DEFAULT,
-            bounding: RectF {
+            radius: [Vec2::new(4.0, 4.0); 2],
+            root_bend: BendRange::DEFAULT.angle,
+            tail_bend: BendRange::DEFAULT.angle,
+            bounding: FRect {
                 x: -10.0,
                 y: -10.0,
                 width: 30.0,
@@ -1116,18 +1086,18 @@ mod tests {
         // p = (5, 1): r = 50/100 = 0.5, R.x = 4, distance to (5,0) = 1 → nearness = 1 − 1/4 = 0.75.
         // Bend ranges invalid → twist = 1. ratio = 0.3·0.5625 = 0.16875,
         // twist' = 0.16875 + 0.83125·1 = 1 → influence = 0.75.
-        assert!((bone.influence(Vec2::new(5.0, 1.0)) - 0.75).abs() < 1e-6);
+        assert!((influence(&bone, Vec2::new(5.0, 1.0)) - 0.75).abs() < 1e-6);
         // p = (−2, 0): r = −0.2 < 0 → ellipse about (0,0), R = (4,4): k = (−2, 0), 1 − 2/4 = 0.5.
-        assert!((bone.influence(Vec2::new(-2.0, 0.0)) - 0.5).abs() < 1e-6);
+        assert!((influence(&bone, Vec2::new(-2.0, 0.0)) - 0.5).abs() < 1e-6);
         // p = (5, 5): nearness = max(1 − 5/4, 0) = 0 → 0.
-        assert_eq!(bone.influence(Vec2::new(5.0, 5.0)), 0.0);
+        assert_eq!(influence(&bone, Vec2::new(5.0, 5.0)), 0.0);
         // Outside the polygon/bounding box, or invalid → 0.
-        assert_eq!(bone.influence(Vec2::new(30.0, 0.0)), 0.0);
+        assert_eq!(influence(&bone, Vec2::new(30.0, 0.0)), 0.0);
         let invalid = BoneShape {
             valid: false,
             ..bone.clone()
         };
-        assert_eq!(invalid.influence(Vec2::new(5.0, 1.0)), 0.0);
+        assert_eq!(influence(&invalid, Vec2::new(5.0, 1.0)), 0.0);
     }
 
     #[test]
@@ -1137,14 +1107,11 @@ mod tests {
         // → weight 0.5, twist = 0.25. Radius 10: r = 0.5, across = 5 → nearness = 1 − 5/10 = 0.5.
         // ratio = 0.3·0.25 = 0.075, twist' = 0.075 + 0.925·0.25 = 0.30625 → 0.30625·0.5 = 0.153125.
         let bone = BoneShape {
-            radius0: Vec2::splat(10.0),
-            radius1: Vec2::splat(10.0),
-            root_bend: BendRange {
-                angle: [FRAC_PI_2, -FRAC_PI_2],
-            },
+            radius: [Vec2::splat(10.0); 2],
+            root_bend: [FRAC_PI_2, -FRAC_PI_2],
             ..horizontal_bone()
         };
-        assert!((bone.influence(Vec2::new(5.0, 5.0)) - 0.153_125).abs() < 1e-6);
+        assert!((influence(&bone, Vec2::new(5.0, 5.0)) - 0.153_125).abs() < 1e-6);
     }
 
     #[test]

@@ -13,31 +13,7 @@
 
 use glam::Vec2;
 
-/// How a Move key's path leaves and enters it (on disk: `i32` 0 / 1, §3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum MoveSpline {
-    /// 0: ignore the neighbour on this key's side.
-    #[default]
-    Linear,
-    /// 1: use the neighbour for a Catmull-Rom tangent.
-    CatmullRom,
-}
-
-impl MoveSpline {
-    /// The spline for its on-disk number, or `None` (AnimeEffects rejects anything but 0 and 1).
-    pub fn from_i32(value: i32) -> Option<Self> {
-        match value {
-            0 => Some(Self::Linear),
-            1 => Some(Self::CatmullRom),
-            _ => None,
-        }
-    }
-
-    /// The on-disk number.
-    pub fn to_i32(self) -> i32 {
-        self as i32
-    }
-}
+use crate::formats::anie::Spline;
 
 /// Qt's `QVector2D::normalized()`: a vector whose squared length is within 1e-5 of 0 normalises to
 /// zero, one within 1e-5 of 1 is returned as is, anything else is divided by its length.
@@ -132,12 +108,12 @@ impl MovePath {
     /// drops kn, k1's Linear spline drops k2 (§4.3).
     pub fn new(
         prev: Option<Vec2>,
-        (p0, spline0): (Vec2, MoveSpline),
-        (p1, spline1): (Vec2, MoveSpline),
+        (p0, spline0): (Vec2, Spline),
+        (p1, spline1): (Vec2, Spline),
         next: Option<Vec2>,
     ) -> Self {
-        let prev = prev.filter(|_| spline0 == MoveSpline::CatmullRom);
-        let next = next.filter(|_| spline1 == MoveSpline::CatmullRom);
+        let prev = prev.filter(|_| spline0 == Spline::CatmullRom);
+        let next = next.filter(|_| spline1 == Spline::CatmullRom);
         let (v0, v1) = catmull_rom_tangents(prev, p0, p1, next);
         Self::from_curve(HermiteCurve { p0, p1, v0, v1 })
     }
@@ -189,18 +165,10 @@ impl MovePath {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use MoveSpline::*;
+    use Spline::*;
 
     fn close(a: Vec2, b: Vec2, eps: f32) -> bool {
         (a - b).abs().max_element() <= eps
-    }
-
-    #[test]
-    fn spline_ids_round_trip() {
-        assert_eq!(MoveSpline::from_i32(0), Some(Linear));
-        assert_eq!(MoveSpline::from_i32(1), Some(CatmullRom));
-        assert_eq!(MoveSpline::from_i32(2), None);
-        assert_eq!(CatmullRom.to_i32(), 1);
     }
 
     #[test]
