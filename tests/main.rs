@@ -1,6 +1,7 @@
 //! rigplay's integration tests: one binary, one module per area.
 
 mod anie_math;
+mod anie_render;
 #[cfg(feature = "bevy")]
 mod bevy_dan;
 #[cfg(feature = "bevy")]
