@@ -48,7 +48,16 @@
 //!   matrices between the layer and the owner **at the Bone key's frame**.
 //! * **Opacity** is the product down the tree, as an 8-bit alpha truncated as AnimeEffects does
 //!   (§4.4); depth is the sum (§4.4); `visible == false` hides the subtree.
-//! * **Draw order** (§4.7, §4.8): see [`DrawOp`] and [`EvaluatedFrame::draws`].
+//! * **Draw order** (§4.7, §4.8): see [`DrawOp`] and [`EvaluatedFrame::draws`]. Folders are
+//!   collected before their children (pre-order), so on equal depth a folder's own step (its
+//!   clippees, its HSV re-draw) comes before its children's draws.
+//!
+//! Not covered by a reference render, so chosen from the spec's wording and marked as such:
+//! the neighbours in the loop-wrap segments, a folder clipper's mask (its visible child layers
+//! only), the `IS_CLIPPEE` mask writer of a clipper inside a clipped run ([`DrawOp::WriteMask`]),
+//! how often a folder's HSV re-draws each descendant ([`DrawOp::HsvRedraw`]), the HSV `absolute`
+//! flag between keys ([`hsv_value`]), and the Bone key owner (the node holding the key, not the
+//! stored `cache_owner`).
 //!
 //! Trees are walked in index order (the model's arenas are pre-order, parents first) or with
 //! explicit stacks; nothing recurses. A parent index that is not smaller than its child's, or a
@@ -223,7 +232,11 @@ pub enum DrawOp {
     /// Clear the clipping mask: the 8-bit ids wrapped past 255 (§4.8).
     ClearMask,
     /// Draw layer `layer` again with folder `folder`'s HSV adjustment, Normal compositing,
-    /// unmasked (§4.10: a folder with active HSV keys re-draws its visible descendants).
+    /// unmasked (§4.10: a folder with active HSV keys re-draws its visible descendant layers,
+    /// sorted by depth, right after its own place in the order). Each descendant is re-drawn
+    /// **once** here. AnimeEffects' traversal visits siblings repeatedly and re-draws some of
+    /// them several times; the spec does not say how many, and no reference render covers it,
+    /// so with translucent layers under an HSV folder this can differ from AnimeEffects.
     HsvRedraw { layer: usize, folder: usize },
 }
 
@@ -834,28 +847,38 @@ impl<'a> Evaluator<'a> {
         };
         let poses = &owner.timeline.poses.keys;
         let counts = |i: usize| self.key_parents.get(&pose_key(i)) == Some(&key);
-        // The bone of pose key `p` that poses Bone key bone `b` (by its origin link).
-        let pose_bone = |p: usize, b: usize| -> Option<&Bone> {
-            let pi = (*self.pose_maps.get(&pose_key(p))?.get(b)?)?;
-            poses[p].value.bones.get(pi)
+        // Pose key `p`'s bones in Bone key order (by their origin links).
+        let pose_bones = |p: usize| {
+            let map = self
+                .pose_maps
+                .get(&pose_key(p))
+                .map_or(&[][..], Vec::as_slice);
+            let stored = &poses[p].value.bones;
+            move |b: usize| -> Option<&Bone> { stored.get((*map.get(b)?)?) }
         };
         let pose = match gather(poses, frame, self.cycle(), counts) {
             Gathered::Empty => None,
             // At or beside a single key: the stored world transforms of its bones.
-            Gathered::Hold(p) => Some(
-                (0..bones.len())
-                    .map(|b| {
-                        pose_bone(p, b).map_or(rest[b], |pb| BoneWorld {
-                            pos: pb.world_pos,
-                            angle: pb.world_angle,
+            Gathered::Hold(p) => {
+                let pose = pose_bones(p);
+                Some(
+                    (0..bones.len())
+                        .map(|b| {
+                            pose(b).map_or(rest[b], |pb| BoneWorld {
+                                pos: pb.world_pos,
+                                angle: pb.world_angle,
+                            })
                         })
-                    })
-                    .collect(),
-            ),
+                        .collect(),
+                )
+            }
             // Between two keys: each bone's rotate lerped, world transforms recomputed from the
             // Bone key's local positions and angles (`blendPoseKey`).
             Gathered::Between(seg) => {
-                let rotate = |p: usize, b: usize| pose_bone(p, b).map_or(0.0, |pb| pb.rotate);
+                let (k0, k1) = (pose_bones(seg.k0), pose_bones(seg.k1));
+                let rotate = |pose: &dyn Fn(usize) -> Option<&'a Bone>, b: usize| {
+                    pose(b).map_or(0.0, |pb| pb.rotate)
+                };
                 let joints: Vec<BoneJoint> = bones
                     .iter()
                     .enumerate()
@@ -863,7 +886,7 @@ impl<'a> Evaluator<'a> {
                         parent: bone.parent,
                         local_pos: bone.local_pos,
                         local_angle: bone.local_angle,
-                        rotate: lerp(rotate(seg.k0, b), rotate(seg.k1, b), seg.s),
+                        rotate: lerp(rotate(&k0, b), rotate(&k1, b), seg.s),
                     })
                     .collect();
                 Some(bone_world_transforms(&joints))
