@@ -269,8 +269,11 @@ pub struct Evaluator<'a> {
     /// Per (Bone key, bound node): the binding.
     bindings: HashMap<(KeyRef, usize), Binding>,
     /// Each Bone key's bone index → the pose bones' arena index, per Pose key (origin links).
-    /// Built lazily would need interior mutability; it is small, so it is built up front.
     pose_maps: HashMap<KeyRef, Vec<Option<usize>>>,
+    /// Each node's children in list order: those whose parent link points back, each once.
+    children: Vec<Vec<usize>>,
+    /// Each node's sibling just before it in that list.
+    prev_sibling: Vec<Option<usize>>,
 }
 
 /// The skin of one layer under one Bone key.
@@ -564,6 +567,19 @@ impl<'a> Evaluator<'a> {
 
     /// An evaluator; computes every Bone key's skin caches and bindings (§4.5 step 5, §4.6).
     pub fn with_options(project: &'a AnimeProject, options: EvalOptions) -> Self {
+        let objects = &project.objects;
+        let mut children = vec![Vec::new(); objects.len()];
+        let mut prev_sibling = vec![None; objects.len()];
+        let mut listed = vec![false; objects.len()];
+        for (p, node) in objects.iter().enumerate() {
+            for &c in &node.children {
+                if c > p && c < objects.len() && objects[c].parent == Some(p) && !listed[c] {
+                    listed[c] = true;
+                    prev_sibling[c] = children[p].last().copied();
+                    children[p].push(c);
+                }
+            }
+        }
         let mut ev = Self {
             project,
             options,
@@ -571,6 +587,8 @@ impl<'a> Evaluator<'a> {
             skins: HashMap::new(),
             bindings: HashMap::new(),
             pose_maps: HashMap::new(),
+            children,
+            prev_sibling,
         };
         for (owner, node) in project.objects.iter().enumerate() {
             for i in 0..node.timeline.bones.keys.len() {
@@ -598,16 +616,13 @@ impl<'a> Evaluator<'a> {
         self.objects().get(i)?.parent.filter(|&p| p < i)
     }
 
-    /// The children of node `p` in list order, those whose parent is `p`.
+    /// The children of node `p` in list order (those whose parent link is `p`, each once).
     fn children(&self, p: usize) -> impl Iterator<Item = usize> + '_ {
-        let objects = self.objects();
-        objects
+        self.children
             .get(p)
-            .map(|n| n.children.as_slice())
-            .unwrap_or(&[])
+            .map_or(&[][..], Vec::as_slice)
             .iter()
             .copied()
-            .filter(move |&c| c > p && c < objects.len() && objects[c].parent == Some(p))
     }
 
     /// `maxFrame + 1` when the project loops (§4.1 rule 5).
@@ -1088,20 +1103,10 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// The sibling just before `n` in its parent's list.
-    fn prev_sibling(&self, n: usize) -> Option<usize> {
-        let parent = self.parent(n)?;
-        let siblings: Vec<usize> = self.children(parent).collect();
-        let at = siblings.iter().position(|&s| s == n)?;
-        at.checked_sub(1).map(|i| siblings[i])
-    }
-
     /// A clipper: not clipped, and the sibling just before it is (§4.8).
     fn is_clipper(&self, n: usize) -> bool {
         !self.objects()[n].clipped
-            && self
-                .prev_sibling(n)
-                .is_some_and(|p| self.objects()[p].clipped)
+            && self.prev_sibling[n].is_some_and(|p| self.objects()[p].clipped)
     }
 
     /// The clippees of clipper `n`: the run of clipped previous siblings (the visible ones,
@@ -1109,20 +1114,13 @@ impl<'a> Evaluator<'a> {
     /// depth (§4.8).
     fn clippees(&self, n: usize, nodes: &[NodeFrame]) -> Vec<usize> {
         let mut out = Vec::new();
-        let Some(parent) = self.parent(n) else {
-            return out;
-        };
-        let siblings: Vec<usize> = self.children(parent).collect();
-        let Some(at) = siblings.iter().position(|&s| s == n) else {
-            return out;
-        };
-        for &s in siblings[..at].iter().rev() {
-            if !self.objects()[s].clipped {
-                break;
-            }
+        // Each step goes to an earlier place in the list, so this ends.
+        let mut prev = self.prev_sibling[n];
+        while let Some(s) = prev.filter(|&s| self.objects()[s].clipped) {
             if nodes[s].visible {
                 self.collect(s, nodes, &mut out);
             }
+            prev = self.prev_sibling[s];
         }
         sort_by_depth(&mut out, nodes);
         out
@@ -1815,10 +1813,11 @@ mod tests {
         // A child list naming its own parent and a node out of range; a forward parent link.
         p.objects[1].children = vec![0, 1, 99];
         p.objects[2].parent = Some(5);
-        p.objects[0].children.push(0);
+        p.objects[0].children.extend([0, 1]);
         let f = evaluate(&p, 3.0);
         assert_eq!(f.nodes.len(), 3);
-        // Node 2's parent link is invalid, so the root does not count it as a child.
+        // Node 2's parent link is invalid, so the root does not count it as a child; node 1,
+        // listed twice, is drawn once.
         assert_eq!(f.layer_draws().collect::<Vec<_>>(), [(1, None)]);
     }
 }
