@@ -262,14 +262,17 @@ pub fn evaluate(project: &AnimeProject, frame: f32) -> EvaluatedFrame {
 pub struct Evaluator<'a> {
     project: &'a AnimeProject,
     options: EvalOptions,
-    /// Each key's parent key (FFD → Image/Mesh, Pose → Bone).
-    key_parents: HashMap<KeyRef, KeyRef>,
-    /// Per (Bone key, layer node): the skin cache.
-    skins: HashMap<(KeyRef, usize), SkinCache>,
-    /// Per (Bone key, bound node): the binding.
-    bindings: HashMap<(KeyRef, usize), Binding>,
-    /// Each Bone key's bone index → the pose bones' arena index, per Pose key (origin links).
-    pose_maps: HashMap<KeyRef, Vec<Option<usize>>>,
+    /// Per node, per FFD key: its parent key (an Image or Mesh key).
+    ffd_parents: Vec<Vec<Option<KeyRef>>>,
+    /// Per node, per Pose key: its parent key (a Bone key).
+    pose_parents: Vec<Vec<Option<KeyRef>>>,
+    /// Per node, per Pose key: for each bone of its Bone key, the pose bone that poses it (by
+    /// the origin links); empty for Pose keys without a Bone key parent.
+    pose_maps: Vec<Vec<Vec<Option<usize>>>>,
+    /// Per layer node: its skin cache under each Bone key that skins it.
+    skins: Vec<Vec<(KeyRef, SkinCache)>>,
+    /// Per node: its binding to a bone of each Bone key that binds it.
+    bindings: Vec<Vec<(KeyRef, Binding)>>,
     /// Each node's children in list order: those whose parent link points back, each once.
     children: Vec<Vec<usize>>,
     /// Each node's sibling just before it in that list.
@@ -580,13 +583,31 @@ impl<'a> Evaluator<'a> {
                 }
             }
         }
+        let key_parents = project.key_parents();
+        let parents = |node: usize, kind: KeyKind, count: usize| -> Vec<Option<KeyRef>> {
+            (0..count)
+                .map(|i| {
+                    let slot = KeySlot::At(i);
+                    key_parents.get(&KeyRef { node, kind, slot }).copied()
+                })
+                .collect()
+        };
+        let ffd_parents = (objects.iter().enumerate())
+            .map(|(n, o)| parents(n, KeyKind::Ffd, o.timeline.ffds.keys.len()))
+            .collect();
+        let pose_parents = (objects.iter().enumerate())
+            .map(|(n, o)| parents(n, KeyKind::Pose, o.timeline.poses.keys.len()))
+            .collect();
         let mut ev = Self {
             project,
             options,
-            key_parents: project.key_parents(),
-            skins: HashMap::new(),
-            bindings: HashMap::new(),
-            pose_maps: HashMap::new(),
+            ffd_parents,
+            pose_parents,
+            pose_maps: (objects.iter())
+                .map(|o| vec![Vec::new(); o.timeline.poses.keys.len()])
+                .collect(),
+            skins: vec![Vec::new(); objects.len()],
+            bindings: vec![Vec::new(); objects.len()],
             children,
             prev_sibling,
         };
@@ -739,7 +760,7 @@ impl<'a> Evaluator<'a> {
                 }
                 if let Some(inner) = self.inner_matrix(n, owner, frame) {
                     bound.push(n);
-                    self.bindings.insert((key, n), Binding { bone: b, inner });
+                    self.bindings[n].push((key, Binding { bone: b, inner }));
                 }
             }
         }
@@ -810,18 +831,13 @@ impl<'a> Evaluator<'a> {
                     }
                 }
             };
-            self.skins.insert((key, d), cache);
+            self.skins[d].push((key, cache));
         }
 
         // Pose keys of this Bone key: pose bone → Bone key bone by origin.
         let poses = &objects[owner].timeline.poses;
         for (i, pose) in poses.keys.iter().enumerate() {
-            let pose_key = KeyRef {
-                node: owner,
-                kind: KeyKind::Pose,
-                slot: KeySlot::At(i),
-            };
-            if self.key_parents.get(&pose_key) != Some(&key) {
+            if self.pose_parents[owner][i] != Some(key) {
                 continue;
             }
             let mut map = vec![None; bones.len()];
@@ -836,7 +852,7 @@ impl<'a> Evaluator<'a> {
                     *slot = Some(pi);
                 }
             }
-            self.pose_maps.insert(pose_key, map);
+            self.pose_maps[owner][i] = map;
         }
     }
 
@@ -855,19 +871,12 @@ impl<'a> Evaluator<'a> {
                 angle: b.world_angle,
             })
             .collect();
-        let pose_key = |i: usize| KeyRef {
-            node: key.node,
-            kind: KeyKind::Pose,
-            slot: KeySlot::At(i),
-        };
         let poses = &owner.timeline.poses.keys;
-        let counts = |i: usize| self.key_parents.get(&pose_key(i)) == Some(&key);
+        let pose_parents = &self.pose_parents[key.node];
+        let counts = |i: usize| pose_parents[i] == Some(key);
         // Pose key `p`'s bones in Bone key order (by their origin links).
         let pose_bones = |p: usize| {
-            let map = self
-                .pose_maps
-                .get(&pose_key(p))
-                .map_or(&[][..], Vec::as_slice);
+            let map = self.pose_maps[key.node][p].as_slice();
             let stored = &poses[p].value.bones;
             move |b: usize| -> Option<&Bone> { stored.get((*map.get(b)?)?) }
         };
@@ -975,7 +984,7 @@ impl<'a> Evaluator<'a> {
 
             // The node's own placement: bound to a bone (§4.6) or parent · local.
             let binding = bone_key
-                .and_then(|k| Some((k, *self.bindings.get(&(k, i))?)))
+                .and_then(|k| Some((k, self.bindings[i].iter().find(|(b, _)| *b == k)?.1)))
                 .filter(|(k, _)| k.node < i);
             let (world, mut placement) = match binding {
                 Some((k, b)) => {
@@ -994,12 +1003,8 @@ impl<'a> Evaluator<'a> {
             if let Some(area) = area {
                 let n = area.mesh.vertex_count();
                 // FFD keys of the area key (forced parent): absolute positions in mesh space.
-                let ffd_key = |f: usize| KeyRef {
-                    node: i,
-                    kind: KeyKind::Ffd,
-                    slot: KeySlot::At(f),
-                };
-                let counts = |f: usize| self.key_parents.get(&ffd_key(f)) == Some(&area.area_key);
+                let ffd_parents = &self.ffd_parents[i];
+                let counts = |f: usize| ffd_parents[f] == Some(area.area_key);
                 let ffds = &obj.timeline.ffds.keys;
                 let ffd_positions: Option<&[Vec3]> = match gather(ffds, frame, cycle, counts) {
                     Gathered::Empty => None,
@@ -1018,7 +1023,7 @@ impl<'a> Evaluator<'a> {
                         ffd_positions.map_or_else(|| area.mesh.rest(v), |p| p[v].truncate())
                     };
                     let skin = bone_key
-                        .and_then(|k| Some((k, self.skins.get(&(k, i))?)))
+                        .and_then(|k| Some((k, &self.skins[i].iter().find(|(s, _)| *s == k)?.1)))
                         .filter(|(k, c)| {
                             k.node < i && c.area_key == area.area_key && c.influences.len() == n
                         });
