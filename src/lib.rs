@@ -4,10 +4,13 @@
 //! The crate has a pure core that never links Bevy:
 //! * [`formats`] decodes files into plain data and encodes them back;
 //! * [`anim`] is the engine-neutral animation model and its sampler;
-//! * [`coords`] holds every coordinate-system conversion, each written once.
+//! * [`coords`] holds every coordinate-system conversion, each written once;
+//! * [`anie`] is AnimeEffects' playback math (easing, Move paths, skinning, blend modes, a CPU
+//!   rasteriser) on plain values.
 //!
 //! The Bevy integration sits behind the default `bevy` feature.
 
+pub mod anie;
 pub mod anim;
 pub mod coords;
 pub mod formats;
