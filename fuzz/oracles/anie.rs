@@ -5,7 +5,9 @@
 // must write in format 0.8; our output must read back equal, with no warnings other than those
 // that belong to the data itself (an image key without an image, a resource rect that differs
 // from its image), and write again to the same bytes. Formats 0.7 and 0.5 either refuse with
-// `NeedsVersion` (a value they cannot hold) or round-trip the same way.
+// `NeedsVersion` (a value they cannot hold) or round-trip the same way. The project evaluates
+// at any frame (fractional, negative, past the end, NaN) and, when its canvas is small enough
+// for a fuzzer, renders, without panicking.
 
 pub fn check_anie(data: &[u8]) {
     use rigplay::formats::anie::{AnieVersion, AnieWarningKind, AnieWriteErrorKind, AnimeProject};
@@ -16,6 +18,18 @@ pub fn check_anie(data: &[u8]) {
     }
     let p = read.project;
     let _ = p.key_parents();
+    {
+        use rigplay::anie::{eval::Evaluator, render::Renderer};
+        let evaluator = Evaluator::new(&p);
+        let renderer = Renderer::new(&p);
+        let small = (p.canvas_width as u64) * (p.canvas_height as u64) <= 256 * 256;
+        for frame in [0.0, 0.5, 3.25, -1.0, p.max_frame as f32, 1e9, f32::NAN] {
+            let evaluated = evaluator.evaluate(frame);
+            if small {
+                let _ = renderer.render(&evaluated, 0.5);
+            }
+        }
+    }
     for version in [AnieVersion::V0_8, AnieVersion::V0_7, AnieVersion::V0_5] {
         let bytes = match p.write(version) {
             Ok(bytes) => bytes,
