@@ -37,6 +37,20 @@ mod readme_example {
     //! # Ok(())
     //! # }
     //! ```
+    //!
+    //! ```no_run
+    //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    //! use rigplay::anie::{eval::Evaluator, render::Renderer};
+    //! use rigplay::formats::anie::AnimeProject;
+    //!
+    //! let project = AnimeProject::read(&std::fs::read("rig.anie")?)?.project;
+    //! let (evaluator, renderer) = (Evaluator::new(&project), Renderer::new(&project));
+    //! let frame = evaluator.evaluate(12.5);              // any fractional frame
+    //! let image = renderer.render(&frame, 1.0);          // RGBA8, AnimeEffects' framebuffer
+    //! # let _ = image;
+    //! # Ok(())
+    //! # }
+    //! ```
 }
 pub mod samples;
 pub mod skeleton;
