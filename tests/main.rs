@@ -1,6 +1,9 @@
 //! rigplay's integration tests: one binary, one module per area.
 
+mod anie_bad_input;
 mod anie_math;
+mod anie_read;
+mod anie_write;
 #[cfg(feature = "bevy")]
 mod bevy_dan;
 #[cfg(feature = "bevy")]

@@ -257,7 +257,7 @@ impl<'p> Writer<'p> {
                 top.1 += 1;
                 if child != next || child >= len {
                     return Err(bad(
-                        child.min(len),
+                        child,
                         "is not where pre-order puts it (nodes must be stored parent first, children in order)",
                     ));
                 }
