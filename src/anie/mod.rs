@@ -1,8 +1,9 @@
 //! AnimeEffects (`.anie`) playback math on plain values (spec `shared/specs/anie.md`, §4).
 //!
-//! These modules know nothing of the file model: they take numbers, vectors, matrices and pixel
-//! values, and return the same. The evaluator (which keys apply at a frame) and the renderer
-//! (which layers draw where) are built on them.
+//! The math modules take numbers, vectors, matrices and pixel values, and return the same; the
+//! few data types they share with the file model (blend modes, easings, splines, bone shapes)
+//! are the model's own. The evaluator (which keys apply at a frame) and the renderer (which
+//! layers draw where) are built on them.
 //!
 //! * [`easing`]: the 13 easing types and the segment progress `s` (§4.2);
 //! * [`spline`]: Move paths, Catmull-Rom tangents and the 8-sample arc-length table (§4.3);
@@ -11,7 +12,11 @@
 //!   weights, FFD and the order of deformation (§4.5, §4.6);
 //! * [`blend`]: the 20 blend modes, the layer fragment, compositing, clipping masks and HSV
 //!   (§4.4, §4.8, §4.9, §4.10, Addendum);
-//! * [`raster`]: a CPU triangle rasteriser with bilinear, transparent-border texture sampling.
+//! * [`raster`]: a CPU triangle rasteriser with bilinear, transparent-border texture sampling;
+//! * [`eval`]: a whole project at a frame: key gathering, the object tree, deformed meshes and
+//!   the draw order (§4.1–§4.8), on top of the modules above;
+//! * [`render`]: the CPU reference renderer that replays an evaluated frame into the framebuffer
+//!   AnimeEffects' exporter fills, and the PNG it saves from it.
 //!
 //! Coordinates are AnimeEffects' canvas pixels: origin top-left, +y down (§2). Angles are radians;
 //! a positive rotation turns +x toward +y, i.e. clockwise on screen.
@@ -21,7 +26,9 @@
 
 pub mod blend;
 pub mod easing;
+pub mod eval;
 pub mod raster;
+pub mod render;
 pub mod skinning;
 pub mod spline;
 pub mod transform;
