@@ -5,6 +5,8 @@
 //! files match). Motions are authored as rotations of bones about the ped's model-space axes
 //! (X right, Y forward, Z up), applied on top of the skeleton's rest pose.
 
+pub mod anie;
+
 use crate::formats::dan::{DanBone, DanFile, RotationKey, VectorKey};
 use crate::formats::ifp::{IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion};
 use crate::skeleton::Skeleton;
