@@ -436,55 +436,6 @@ pub fn capsule_polygon(start: Vec2, end: Vec2, radius: [Vec2; 2]) -> Vec<Vec2> {
     out
 }
 
-/// The parameter interval `[enter, exit]` of the ray `origin + t·dir` inside the convex
-/// polygon `poly` (Cyrus–Beck); `None` if it misses.
-fn ray_interval(poly: &[Vec2], origin: Vec2, dir: Vec2) -> Option<(f32, f32)> {
-    let area: f32 = (0..poly.len())
-        .map(|i| poly[i].perp_dot(poly[(i + 1) % poly.len()]))
-        .sum();
-    let (mut lo, mut hi) = (f32::NEG_INFINITY, f32::INFINITY);
-    for i in 0..poly.len() {
-        let (a, b) = (poly[i], poly[(i + 1) % poly.len()]);
-        let edge = b - a;
-        if edge.length_squared() < 1e-12 {
-            continue;
-        }
-        // Outward normal.
-        let normal = if area > 0.0 {
-            Vec2::new(edge.y, -edge.x)
-        } else {
-            Vec2::new(-edge.y, edge.x)
-        };
-        let num = normal.dot(a - origin);
-        let den = normal.dot(dir);
-        if den.abs() < 1e-12 {
-            if num < 0.0 {
-                return None;
-            }
-            continue;
-        }
-        let t = num / den;
-        if den > 0.0 {
-            hi = hi.min(t);
-        } else {
-            lo = lo.max(t);
-        }
-    }
-    (lo <= hi).then_some((lo, hi))
-}
-
-/// Intersection point of segments `a0 a1` and `b0 b1`, if they cross.
-fn segment_intersection(a0: Vec2, a1: Vec2, b0: Vec2, b1: Vec2) -> Option<Vec2> {
-    let (da, db) = (a1 - a0, b1 - b0);
-    let den = da.perp_dot(db);
-    if den.abs() < 1e-9 {
-        return None;
-    }
-    let t = (b0 - a0).perp_dot(db) / den;
-    let u = (b0 - a0).perp_dot(da) / den;
-    ((0.0..=1.0).contains(&t) && (0.0..=1.0).contains(&u)).then(|| a0 + da * t)
-}
-
 fn bounds(poly: &[Vec2]) -> (Vec2, Vec2) {
     poly.iter().fold(
         (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN)),
@@ -492,83 +443,160 @@ fn bounds(poly: &[Vec2]) -> (Vec2, Vec2) {
     )
 }
 
-/// The region `own ∩ (others[0] ∪ others[1] ∪ …)` of convex polygons, as one closed polygon
-/// (the first point repeated at the end) traced around `centre`, which must lie inside `own`
-/// and one of `others`: for every vertex and edge crossing of the polygons, the ray from
-/// `centre` through it leaves the region where it first leaves `own` or the union of the
-/// `others` it passes through. Exact for a region that is star-shaped about `centre`;
-/// points on straight runs are dropped. Points are in increasing angle about `centre` (y down:
-/// clockwise on screen), starting behind `start_angle`.
+fn boxes_overlap((alo, ahi): (Vec2, Vec2), (blo, bhi): (Vec2, Vec2)) -> bool {
+    alo.x <= bhi.x && alo.y <= bhi.y && ahi.x >= blo.x && ahi.y >= blo.y
+}
+
+/// A convex polygon with its vertices turning positively (`a × b` summed over its edges
+/// > 0: increasing angle, clockwise on screen with y down), and its bounding box.
+struct Convex {
+    points: Vec<Vec2>,
+    bounds: (Vec2, Vec2),
+}
+
+impl Convex {
+    fn new(points: &[Vec2]) -> Self {
+        let mut points = points.to_vec();
+        let area: f32 = (0..points.len())
+            .map(|i| points[i].perp_dot(points[(i + 1) % points.len()]))
+            .sum();
+        if area < 0.0 {
+            points.reverse();
+        }
+        let bounds = bounds(&points);
+        Self { points, bounds }
+    }
+
+    fn edges(&self) -> impl Iterator<Item = (Vec2, Vec2)> + '_ {
+        let n = self.points.len();
+        (0..n).map(move |i| (self.points[i], self.points[(i + 1) % n]))
+    }
+
+    /// Strictly inside (the interior is on the left of every edge).
+    fn contains(&self, q: Vec2) -> bool {
+        boxes_overlap((q, q), self.bounds)
+            && self
+                .edges()
+                .all(|(a, b)| (b - a).length_squared() < 1e-12 || (b - a).perp_dot(q - a) > 0.0)
+    }
+}
+
+/// The region `own ∩ (others[0] ∪ others[1] ∪ …)` of convex polygons as one closed polygon
+/// (the first point repeated at the end), as a polygon boolean operation gives it: every edge
+/// of every polygon is split where it crosses or touches another's; a piece is on the
+/// region's boundary when the point just inside its polygon is in the region and the point
+/// just outside is not; the pieces are chained into loops and the loop around `centre` is
+/// kept. Points on straight runs (within 0.001 px) are dropped. The points turn positively
+/// (increasing angle about `centre`; clockwise on screen, y down), starting behind
+/// `start_angle`.
 fn clipped_union(own: &[Vec2], others: &[Vec<Vec2>], centre: Vec2, start_angle: f32) -> Vec<Vec2> {
-    let (own_lo, own_hi) = bounds(own);
-    let others: Vec<&Vec<Vec2>> = others
+    let own = Convex::new(own);
+    let others: Vec<Convex> = others
         .iter()
-        .filter(|o| {
-            let (lo, hi) = bounds(o);
-            lo.x <= own_hi.x && lo.y <= own_hi.y && hi.x >= own_lo.x && hi.y >= own_lo.y
-        })
+        .map(|o| Convex::new(o))
+        .filter(|o| boxes_overlap(o.bounds, own.bounds))
         .collect();
-    let all: Vec<&[Vec2]> = std::iter::once(own)
-        .chain(others.iter().map(|o| o.as_slice()))
-        .collect();
-    let boxes: Vec<(Vec2, Vec2)> = all.iter().map(|p| bounds(p)).collect();
-    let overlap = |(alo, ahi): (Vec2, Vec2), (blo, bhi): (Vec2, Vec2)| {
-        alo.x <= bhi.x && alo.y <= bhi.y && ahi.x >= blo.x && ahi.y >= blo.y
-    };
-    let mut candidates: Vec<Vec2> = all.iter().flat_map(|p| p.iter().copied()).collect();
-    for (i, p) in all.iter().enumerate() {
-        for (j, q) in all.iter().enumerate().skip(i + 1) {
-            if !overlap(boxes[i], boxes[j]) {
+    let in_region = |q: Vec2| own.contains(q) && others.iter().any(|o| o.contains(q));
+    let all: Vec<&Convex> = std::iter::once(&own).chain(&others).collect();
+    const EPS: f32 = 2e-3;
+
+    // Boundary pieces.
+    let mut pieces: Vec<(Vec2, Vec2)> = Vec::new();
+    for (i, poly) in all.iter().enumerate() {
+        for (a, b) in poly.edges() {
+            let ab = b - a;
+            let len2 = ab.length_squared();
+            if len2 < 1e-12 {
                 continue;
             }
-            for a in 0..p.len() {
-                let (a0, a1) = (p[a], p[(a + 1) % p.len()]);
-                let edge = (a0.min(a1), a0.max(a1));
-                if !overlap(edge, boxes[j]) {
+            let edge_box = (a.min(b), a.max(b));
+            let mut cuts = vec![0.0f32, 1.0];
+            for (j, other) in all.iter().enumerate() {
+                if j == i || !boxes_overlap(edge_box, other.bounds) {
                     continue;
                 }
-                for b in 0..q.len() {
-                    if let Some(x) = segment_intersection(a0, a1, q[b], q[(b + 1) % q.len()]) {
-                        candidates.push(x);
+                for (c, d) in other.edges() {
+                    let cd = d - c;
+                    let den = ab.perp_dot(cd);
+                    if den.abs() > 1e-9 * len2.sqrt() * cd.length() {
+                        let t = (c - a).perp_dot(cd) / den;
+                        let u = (c - a).perp_dot(ab) / den;
+                        if (-1e-6..=1.0 + 1e-6).contains(&u) && t > 0.0 && t < 1.0 {
+                            cuts.push(t);
+                        }
+                    } else if (c - a).perp_dot(ab).abs() / len2.sqrt() < 1e-4 {
+                        // Collinear: cut where the other edge starts and ends.
+                        for e in [c, d] {
+                            let t = (e - a).dot(ab) / len2;
+                            if t > 0.0 && t < 1.0 {
+                                cuts.push(t);
+                            }
+                        }
                     }
                 }
             }
-        }
-    }
-    let angle_of = |p: Vec2| -> f32 {
-        let d = p - centre;
-        (d.y.atan2(d.x) - start_angle).rem_euclid(TAU)
-    };
-    let mut angles: Vec<f32> = candidates
-        .iter()
-        .filter(|&&p| (p - centre).length_squared() > 1e-10)
-        .map(|&p| angle_of(p))
-        .collect();
-    angles.sort_by(f32::total_cmp);
-    angles.dedup_by(|a, b| (*a - *b).abs() < 1e-7);
-    let mut points: Vec<Vec2> = Vec::with_capacity(angles.len());
-    for a in angles {
-        let dir = Vec2::from_angle(a + start_angle);
-        let own_exit = ray_interval(own, centre, dir).map_or(0.0, |(_, hi)| hi);
-        let intervals: Vec<(f32, f32)> = others
-            .iter()
-            .filter_map(|o| ray_interval(o, centre, dir))
-            .collect();
-        let mut end = 0.0f32;
-        let mut grown = true;
-        while grown {
-            grown = false;
-            for &(lo, hi) in &intervals {
-                if lo <= end + 1e-4 && hi > end + 1e-6 {
-                    end = hi;
-                    grown = true;
+            cuts.sort_by(f32::total_cmp);
+            let inward = ab.perp() / len2.sqrt();
+            for w in cuts.windows(2) {
+                let (p, q) = (a + ab * w[0], a + ab * w[1]);
+                if p.distance(q) < 1e-5 {
+                    continue;
+                }
+                let m = (p + q) / 2.0;
+                if in_region(m + inward * EPS) && !in_region(m - inward * EPS) {
+                    pieces.push((p, q));
                 }
             }
         }
-        points.push(centre + dir * own_exit.min(end));
     }
+    // Collinear edges running the same way give the same piece twice.
+    let mut unique: Vec<(Vec2, Vec2)> = Vec::with_capacity(pieces.len());
+    for piece in pieces {
+        if !unique
+            .iter()
+            .any(|u| u.0.distance(piece.0) < 1e-3 && u.1.distance(piece.1) < 1e-3)
+        {
+            unique.push(piece);
+        }
+    }
+
+    // Chain the pieces into loops; keep the one around the centre (else the largest).
+    let mut used = vec![false; unique.len()];
+    let mut best: Option<(bool, f32, Vec<Vec2>)> = None;
+    while let Some(first) = used.iter().position(|u| !u) {
+        used[first] = true;
+        let mut ring = vec![unique[first].0];
+        let mut end = unique[first].1;
+        while end.distance(ring[0]) >= 1e-3 {
+            let next = (0..unique.len())
+                .filter(|&k| !used[k])
+                .min_by(|&x, &y| {
+                    unique[x]
+                        .0
+                        .distance(end)
+                        .total_cmp(&unique[y].0.distance(end))
+                })
+                .filter(|&k| unique[k].0.distance(end) < 1e-2);
+            let Some(k) = next else { break };
+            used[k] = true;
+            ring.push(unique[k].0);
+            end = unique[k].1;
+        }
+        let area: f32 = (0..ring.len())
+            .map(|i| ring[i].perp_dot(ring[(i + 1) % ring.len()]))
+            .sum::<f32>()
+            / 2.0;
+        let around = crate::anie::skinning::polygon_contains(&ring, centre);
+        if best
+            .as_ref()
+            .is_none_or(|(b_around, b_area, _)| (around, area) > (*b_around, *b_area))
+        {
+            best = Some((around, area, ring));
+        }
+    }
+    let mut points = best.map(|(_, _, ring)| ring).unwrap_or_default();
+
     // Drop repeated points and points on straight runs.
-    points.dedup_by(|a, b| a.distance(*b) < 1e-4);
     loop {
         let n = points.len();
         if n < 4 {
@@ -576,9 +604,8 @@ fn clipped_union(own: &[Vec2], others: &[Vec<Vec2>], centre: Vec2, start_angle: 
         }
         let straight = (0..n).find(|&i| {
             let (a, b, c) = (points[(i + n - 1) % n], points[i], points[(i + 1) % n]);
-            (b - a).perp_dot(c - b).abs() <= 1e-3 * (b - a).length() * (c - b).length()
-                && (b - a).dot(c - b) > 0.0
-                || a.distance(b) < 1e-4
+            let off_line = (c - a).perp_dot(b - a).abs() / (c - a).length().max(1e-12);
+            a.distance(b) < 1e-4 || off_line < 1e-3 && (b - a).dot(c - b) >= 0.0
         });
         match straight {
             Some(i) => {
@@ -587,8 +614,16 @@ fn clipped_union(own: &[Vec2], others: &[Vec<Vec2>], centre: Vec2, start_angle: 
             None => break,
         }
     }
-    if let Some(&first) = points.first() {
-        points.push(first);
+    // Start behind `start_angle`, then close the ring.
+    let turn = |p: Vec2| {
+        let d = p - centre;
+        (d.y.atan2(d.x) - start_angle).rem_euclid(TAU)
+    };
+    if let Some(start) =
+        (0..points.len()).min_by(|&x, &y| turn(points[x]).total_cmp(&turn(points[y])))
+    {
+        points.rotate_left(start);
+        points.push(points[0]);
     }
     points
 }
