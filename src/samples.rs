@@ -256,7 +256,8 @@ pub fn sample_dan() -> DanFile {
     file.with_keys(&runs.kept)
 }
 
-/// The bundled sample files: (path under `assets/`, bytes).
+/// The bundled sample files: (path under `assets/`, bytes): two `.ifp` packages, a `.dan` and
+/// the AnimeEffects projects of [`anie`].
 pub fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
     let sa = sample_package(&Skeleton::gta_sa(), "sa_ped", IfpVersion::Anp3);
     let vc = sample_package(&Skeleton::gta_vc(), "vc_ped", IfpVersion::Anpk);
@@ -275,5 +276,6 @@ pub fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
                 .write()
                 .unwrap_or_else(|e| unreachable!("the sample fits the format: {e}")),
         )))
+        .chain(anie::sample_files())
         .collect()
 }
