@@ -1,4 +1,5 @@
-//! `rigplay`: inspect, validate, convert and sample animation files from the command line.
+//! `rigplay`: inspect, validate, convert and sample animation files, and render AnimeEffects
+//! projects, from the command line.
 
 use glam::{Quat, Vec3};
 use rigplay::anim::reduce::{
@@ -9,6 +10,7 @@ use rigplay::coords::{
     bevy_quat_to_dan, bevy_scale_to_dan, bevy_vec_to_dan, gta_quat_to_bevy, gta_scale_to_bevy,
     gta_vec_to_bevy,
 };
+use rigplay::formats::anie::AnieRead;
 use rigplay::formats::dan::{DanClipOptions, DanFile, DanRead};
 use rigplay::formats::ifp::{IfpPackage, IfpRead, IfpVersion};
 use rigplay::skeleton::Skeleton;
@@ -17,12 +19,13 @@ use std::path::Path;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-rigplay — legacy animation formats (GTA .ifp, DelDX .dan) for Bevy
+rigplay — legacy animation formats (GTA .ifp, DelDX .dan, AnimeEffects .anie) for Bevy
 
 Usage:
   rigplay inspect FILE [--json]
       .ifp: package name, format, clips, bones, key counts, durations, warnings
       .dan: comment, range, per bone the key times of each track, warnings
+      .anie: canvas, frames, resources, the object tree with every key, warnings
   rigplay validate FILE...
       exit 0 when every file reads; otherwise print each error with its byte offset, exit 1
   rigplay convert IN OUT [--to anpk|anp3|anp2] [--reduce TOL [--shell R] | --runs]
@@ -36,6 +39,11 @@ Usage:
       the sampled local transform of every bone of a clip at a time
       (--space bevy: GTA's Z-up or Direct3D's left-handed axes turned into Bevy's;
       --loop wraps the time, otherwise it is clamped to the clip; a .dan has one clip)
+  rigplay render FILE.anie (--frame N -o OUT.png | --frames A..B -o DIR/) [--scale S] [--raw]
+      render frames as AnimeEffects exports them (N may be fractional; A..B includes both
+      ends, written as DIR/NAME_NNNN.png with a progress bar on stderr); --scale S multiplies
+      the canvas size; --raw writes the framebuffer itself (premultiplied-looking colour,
+      additive alpha) instead of the PNG AnimeEffects saves from it
 ";
 
 /// Writes a line to stdout; a closed pipe (`rigplay inspect f | head`) is not an error.
@@ -45,6 +53,8 @@ macro_rules! out {
         let _ = writeln!(std::io::stdout(), $($t)*);
     }};
 }
+
+mod cli_anie;
 
 /// A failure that ends the command: the message, and the exit code.
 struct Failure(String, u8);
@@ -60,6 +70,7 @@ fn main() -> ExitCode {
         Some("validate") => validate(&args[1..]),
         Some("convert") => convert(&args[1..]),
         Some("pose") => pose(&args[1..]),
+        Some("render") => cli_anie::render(&args[1..]),
         Some("-h" | "--help" | "help") => {
             out!("{}", USAGE.trim_end());
             Ok(())
@@ -119,10 +130,12 @@ impl Args {
     }
 }
 
-/// A file of either format, told apart by its first bytes (IFP's magic) or its extension.
+/// A file of any format, told apart by its first bytes (IFP's and ANIE's magic) or its
+/// extension.
 enum Loaded {
     Ifp(IfpRead),
     Dan(DanRead),
+    Anie(Box<AnieRead>),
 }
 
 fn is_dan(path: &str, bytes: &[u8]) -> bool {
@@ -136,7 +149,9 @@ fn is_dan(path: &str, bytes: &[u8]) -> bool {
 
 fn load_any(path: &str) -> Result<Loaded, Failure> {
     let bytes = std::fs::read(path).map_err(|e| Failure(format!("{path}: {e}"), 1))?;
-    if is_dan(path, &bytes) {
+    if cli_anie::is_anie(path, &bytes) {
+        cli_anie::read(path, &bytes).map(|r| Loaded::Anie(Box::new(r)))
+    } else if is_dan(path, &bytes) {
         DanFile::read(&bytes)
             .map(Loaded::Dan)
             .map_err(|e| Failure(format!("{path}: {e}"), 1))
@@ -178,6 +193,7 @@ fn inspect(args: &[String]) -> Result<(), Failure> {
     let IfpRead { package, warnings } = match load_any(path)? {
         Loaded::Ifp(read) => read,
         Loaded::Dan(read) => return inspect_dan(path, &read, a.flag("--json")),
+        Loaded::Anie(read) => return cli_anie::inspect(path, &read, a.flag("--json")),
     };
     if a.flag("--json") {
         let mut clips = Vec::new();
@@ -374,6 +390,7 @@ fn validate(args: &[String]) -> Result<(), Failure> {
                 let warnings: Vec<String> = match &loaded {
                     Loaded::Ifp(r) => r.warnings.iter().map(ToString::to_string).collect(),
                     Loaded::Dan(r) => r.warnings.iter().map(ToString::to_string).collect(),
+                    Loaded::Anie(r) => r.warnings.iter().map(ToString::to_string).collect(),
                 };
                 out!(
                     "ok    {path} ({} warning{})",
@@ -476,6 +493,14 @@ fn convert(args: &[String]) -> Result<(), Failure> {
         std::fs::write(Path::new(output), bytes).map_err(|e| Failure(format!("{output}: {e}"), 1))
     };
     match load_any(input)? {
+        Loaded::Anie(_) => {
+            return Err(Failure(
+                format!(
+                    "{input}: convert is for .ifp and .dan; .anie projects render (see render)"
+                ),
+                1,
+            ));
+        }
         Loaded::Dan(DanRead { file, warnings }) => {
             if a.value("--to").is_some() {
                 return Err(usage("--to is for .ifp files; a .dan converts to .dan"));
@@ -595,6 +620,12 @@ fn pose(args: &[String]) -> Result<(), Failure> {
                 true,
                 (gta_quat_to_bevy, gta_vec_to_bevy, gta_scale_to_bevy),
             )
+        }
+        Loaded::Anie(_) => {
+            return Err(Failure(
+                format!("{path}: pose is for .ifp and .dan; .anie projects render (see render)"),
+                1,
+            ));
         }
         // The DAN clip is in Bevy's axes already; file space is the stored axes.
         Loaded::Dan(DanRead { file, .. }) => (

@@ -443,3 +443,166 @@ fn convert_reduces_ifp_keys_and_keeps_the_version() {
         }
     }
 }
+
+fn anie_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/anie")
+        .join(name)
+}
+
+#[test]
+fn anie_inspect_shows_the_tree_keys_and_resources() {
+    let t8 = anie_fixture("t8.anie");
+    let v = stdout_json(&rigplay(&["inspect", t8.to_str().unwrap(), "--json"]));
+    assert_eq!(v["format"], "ANIE");
+    assert_eq!(v["version"], "0.8");
+    assert_eq!(v["canvas"], serde_json::json!({"width": 64, "height": 48}));
+    assert_eq!(
+        (v["max_frame"].clone(), v["loop"].clone()),
+        (23.into(), true.into())
+    );
+    assert_eq!(v["resources"][0]["nodes"][1]["name"], "layer1");
+    assert_eq!(v["resources"][0]["nodes"][1]["width"], 4);
+    let layer = &v["objects"][1];
+    assert_eq!(
+        (layer["name"].clone(), layer["kind"].clone()),
+        ("layer1".into(), "layer".into())
+    );
+    // Move: the default key, then frames 0, 12, 23; the first is Cubic InOut, Catmull-Rom.
+    let moves = layer["keys"]["Move"].as_array().unwrap();
+    assert_eq!(moves.len(), 4);
+    assert_eq!(moves[0]["default"], true);
+    assert_eq!(moves[1]["frame"], 0);
+    assert_eq!(moves[1]["value"]["pos"], serde_json::json!([10.0, 10.0]));
+    assert_eq!(moves[1]["value"]["spline"], "CatmullRom");
+    assert_eq!(moves[1]["easing"]["type"], "Cubic");
+    assert_eq!(layer["keys"]["Image"][0]["value"]["blend"], "norm");
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    // The text form: header, resource tree, object tree with keys; Pose keys name their
+    // Bone key's children.
+    let out = rigplay(&["inspect", t8.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("AnimeEffects project 0.8, canvas 64×48, frames 0..=23 at 24 fps, loop on")
+            && text.contains("#1 layer \"layer1\"")
+            && text.contains("@12      pos (50, 10) Catmull-Rom")
+            && text.contains("[Cubic InOut]"),
+        "{text}"
+    );
+    let bones = anie_fixture("bones.anie");
+    let text = String::from_utf8(rigplay(&["inspect", bones.to_str().unwrap()]).stdout).unwrap();
+    assert!(text.contains("→ Pose@0, Pose@10, Pose@20"), "{text}");
+}
+
+#[test]
+fn anie_validate_knows_projects_by_magic_or_extension() {
+    let d = dir("anie-validate");
+    // The magic is enough, whatever the extension.
+    let renamed = d.join("t8.bin");
+    std::fs::copy(anie_fixture("t8.anie"), &renamed).unwrap();
+    let out = rigplay(&["validate", renamed.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // A cut project is an error with its offset; the extension says what it was meant to be.
+    let cut = d.join("cut.anie");
+    let bytes = std::fs::read(anie_fixture("t8.anie")).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() - 40]).unwrap();
+    let out = rigplay(&["validate", cut.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("error ") && text.contains("at byte"),
+        "{text}"
+    );
+    // convert and pose are for .ifp and .dan.
+    let out = rigplay(&["pose", renamed.to_str().unwrap(), "--at", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn anie_render_writes_a_frame_or_a_sequence() {
+    let d = dir("anie-render");
+    let t8 = anie_fixture("t8.anie");
+    let t8 = t8.to_str().unwrap();
+    // The framebuffer of frame 3 equals AnimeEffects' own within one step.
+    let raw = d.join("raw.png");
+    let out = rigplay(&[
+        "render",
+        t8,
+        "--frame",
+        "3",
+        "-o",
+        raw.to_str().unwrap(),
+        "--raw",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours = image::open(&raw).unwrap().to_rgba8();
+    let theirs = image::open(anie_fixture("t8_f3.raw.png"))
+        .unwrap()
+        .to_rgba8();
+    let worst = ours
+        .as_raw()
+        .iter()
+        .zip(theirs.as_raw())
+        .map(|(a, b)| a.abs_diff(*b))
+        .max()
+        .unwrap();
+    assert!(worst <= 1, "{worst}");
+    // Without --raw: the PNG AnimeEffects saves, un-premultiplied: pixel (11, 8) of the
+    // framebuffer (≈100, 0, 84, 184) becomes (≈139, 0, ≈116, 184).
+    let png = d.join("f3.png");
+    assert!(
+        rigplay(&["render", t8, "--frame", "3", "-o", png.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let p = *image::open(&png).unwrap().to_rgba8().get_pixel(11, 8);
+    assert!(
+        p[0].abs_diff(139) <= 2 && p[2].abs_diff(116) <= 2 && p[3] == 184,
+        "{p:?}"
+    );
+    // A sequence, both ends included, at twice the size, with a progress bar on stderr.
+    let seq = d.join("seq");
+    let out = rigplay(&[
+        "render",
+        t8,
+        "--frames",
+        "0..2",
+        "-o",
+        seq.to_str().unwrap(),
+        "--scale",
+        "2",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3/3 frames"));
+    for f in 0..3 {
+        let img = image::open(seq.join(format!("t8_{f:04}.png"))).unwrap();
+        assert_eq!((img.width(), img.height()), (128, 96));
+    }
+    // Fractional frames render; bad arguments are usage errors.
+    let half = d.join("half.png");
+    assert!(
+        rigplay(&["render", t8, "--frame", "3.5", "-o", half.to_str().unwrap()])
+            .status
+            .success()
+    );
+    for bad in [
+        &["render", t8, "-o", "x.png"][..],
+        &["render", t8, "--frame", "1", "--frames", "0..2", "-o", "x"],
+        &["render", t8, "--frames", "5..2", "-o", "x"],
+        &["render", t8, "--frame", "1", "-o", "x.png", "--scale", "0"],
+    ] {
+        assert_eq!(rigplay(bad).status.code(), Some(2), "{bad:?}");
+    }
+}

@@ -3,6 +3,7 @@
 mod anie_bad_input;
 mod anie_math;
 mod anie_read;
+mod anie_render;
 mod anie_samples;
 mod anie_write;
 #[cfg(feature = "bevy")]

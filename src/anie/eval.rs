@@ -48,7 +48,16 @@
 //!   matrices between the layer and the owner **at the Bone key's frame**.
 //! * **Opacity** is the product down the tree, as an 8-bit alpha truncated as AnimeEffects does
 //!   (§4.4); depth is the sum (§4.4); `visible == false` hides the subtree.
-//! * **Draw order** (§4.7, §4.8): see [`DrawOp`] and [`EvaluatedFrame::draws`].
+//! * **Draw order** (§4.7, §4.8): see [`DrawOp`] and [`EvaluatedFrame::draws`]. Folders are
+//!   collected before their children (pre-order), so on equal depth a folder's own step (its
+//!   clippees, its HSV re-draw) comes before its children's draws.
+//!
+//! Not covered by a reference render, so chosen from the spec's wording and marked as such:
+//! the neighbours in the loop-wrap segments, a folder clipper's mask (its visible child layers
+//! only), the `IS_CLIPPEE` mask writer of a clipper inside a clipped run ([`DrawOp::WriteMask`]),
+//! how often a folder's HSV re-draws each descendant ([`DrawOp::HsvRedraw`]), the HSV `absolute`
+//! flag between keys ([`hsv_value`]), and the Bone key owner (the node holding the key, not the
+//! stored `cache_owner`).
 //!
 //! Trees are walked in index order (the model's arenas are pre-order, parents first) or with
 //! explicit stacks; nothing recurses. A parent index that is not smaller than its child's, or a
@@ -223,7 +232,11 @@ pub enum DrawOp {
     /// Clear the clipping mask: the 8-bit ids wrapped past 255 (§4.8).
     ClearMask,
     /// Draw layer `layer` again with folder `folder`'s HSV adjustment, Normal compositing,
-    /// unmasked (§4.10: a folder with active HSV keys re-draws its visible descendants).
+    /// unmasked (§4.10: a folder with active HSV keys re-draws its visible descendant layers,
+    /// sorted by depth, right after its own place in the order). Each descendant is re-drawn
+    /// **once** here. AnimeEffects' traversal visits siblings repeatedly and re-draws some of
+    /// them several times; the spec does not say how many, and no reference render covers it,
+    /// so with translucent layers under an HSV folder this can differ from AnimeEffects.
     HsvRedraw { layer: usize, folder: usize },
 }
 
@@ -249,15 +262,21 @@ pub fn evaluate(project: &AnimeProject, frame: f32) -> EvaluatedFrame {
 pub struct Evaluator<'a> {
     project: &'a AnimeProject,
     options: EvalOptions,
-    /// Each key's parent key (FFD → Image/Mesh, Pose → Bone).
-    key_parents: HashMap<KeyRef, KeyRef>,
-    /// Per (Bone key, layer node): the skin cache.
-    skins: HashMap<(KeyRef, usize), SkinCache>,
-    /// Per (Bone key, bound node): the binding.
-    bindings: HashMap<(KeyRef, usize), Binding>,
-    /// Each Bone key's bone index → the pose bones' arena index, per Pose key (origin links).
-    /// Built lazily would need interior mutability; it is small, so it is built up front.
-    pose_maps: HashMap<KeyRef, Vec<Option<usize>>>,
+    /// Per node, per FFD key: its parent key (an Image or Mesh key).
+    ffd_parents: Vec<Vec<Option<KeyRef>>>,
+    /// Per node, per Pose key: its parent key (a Bone key).
+    pose_parents: Vec<Vec<Option<KeyRef>>>,
+    /// Per node, per Pose key: for each bone of its Bone key, the pose bone that poses it (by
+    /// the origin links); empty for Pose keys without a Bone key parent.
+    pose_maps: Vec<Vec<Vec<Option<usize>>>>,
+    /// Per layer node: its skin cache under each Bone key that skins it.
+    skins: Vec<Vec<(KeyRef, SkinCache)>>,
+    /// Per node: its binding to a bone of each Bone key that binds it.
+    bindings: Vec<Vec<(KeyRef, Binding)>>,
+    /// Each node's children in list order: those whose parent link points back, each once.
+    children: Vec<Vec<usize>>,
+    /// Each node's sibling just before it in that list.
+    prev_sibling: Vec<Option<usize>>,
 }
 
 /// The skin of one layer under one Bone key.
@@ -551,13 +570,46 @@ impl<'a> Evaluator<'a> {
 
     /// An evaluator; computes every Bone key's skin caches and bindings (§4.5 step 5, §4.6).
     pub fn with_options(project: &'a AnimeProject, options: EvalOptions) -> Self {
+        let objects = &project.objects;
+        let mut children = vec![Vec::new(); objects.len()];
+        let mut prev_sibling = vec![None; objects.len()];
+        let mut listed = vec![false; objects.len()];
+        for (p, node) in objects.iter().enumerate() {
+            for &c in &node.children {
+                if c > p && c < objects.len() && objects[c].parent == Some(p) && !listed[c] {
+                    listed[c] = true;
+                    prev_sibling[c] = children[p].last().copied();
+                    children[p].push(c);
+                }
+            }
+        }
+        let key_parents = project.key_parents();
+        let parents = |node: usize, kind: KeyKind, count: usize| -> Vec<Option<KeyRef>> {
+            (0..count)
+                .map(|i| {
+                    let slot = KeySlot::At(i);
+                    key_parents.get(&KeyRef { node, kind, slot }).copied()
+                })
+                .collect()
+        };
+        let ffd_parents = (objects.iter().enumerate())
+            .map(|(n, o)| parents(n, KeyKind::Ffd, o.timeline.ffds.keys.len()))
+            .collect();
+        let pose_parents = (objects.iter().enumerate())
+            .map(|(n, o)| parents(n, KeyKind::Pose, o.timeline.poses.keys.len()))
+            .collect();
         let mut ev = Self {
             project,
             options,
-            key_parents: project.key_parents(),
-            skins: HashMap::new(),
-            bindings: HashMap::new(),
-            pose_maps: HashMap::new(),
+            ffd_parents,
+            pose_parents,
+            pose_maps: (objects.iter())
+                .map(|o| vec![Vec::new(); o.timeline.poses.keys.len()])
+                .collect(),
+            skins: vec![Vec::new(); objects.len()],
+            bindings: vec![Vec::new(); objects.len()],
+            children,
+            prev_sibling,
         };
         for (owner, node) in project.objects.iter().enumerate() {
             for i in 0..node.timeline.bones.keys.len() {
@@ -585,16 +637,13 @@ impl<'a> Evaluator<'a> {
         self.objects().get(i)?.parent.filter(|&p| p < i)
     }
 
-    /// The children of node `p` in list order, those whose parent is `p`.
+    /// The children of node `p` in list order (those whose parent link is `p`, each once).
     fn children(&self, p: usize) -> impl Iterator<Item = usize> + '_ {
-        let objects = self.objects();
-        objects
+        self.children
             .get(p)
-            .map(|n| n.children.as_slice())
-            .unwrap_or(&[])
+            .map_or(&[][..], Vec::as_slice)
             .iter()
             .copied()
-            .filter(move |&c| c > p && c < objects.len() && objects[c].parent == Some(p))
     }
 
     /// `maxFrame + 1` when the project loops (§4.1 rule 5).
@@ -711,7 +760,7 @@ impl<'a> Evaluator<'a> {
                 }
                 if let Some(inner) = self.inner_matrix(n, owner, frame) {
                     bound.push(n);
-                    self.bindings.insert((key, n), Binding { bone: b, inner });
+                    self.bindings[n].push((key, Binding { bone: b, inner }));
                 }
             }
         }
@@ -782,18 +831,13 @@ impl<'a> Evaluator<'a> {
                     }
                 }
             };
-            self.skins.insert((key, d), cache);
+            self.skins[d].push((key, cache));
         }
 
         // Pose keys of this Bone key: pose bone → Bone key bone by origin.
         let poses = &objects[owner].timeline.poses;
         for (i, pose) in poses.keys.iter().enumerate() {
-            let pose_key = KeyRef {
-                node: owner,
-                kind: KeyKind::Pose,
-                slot: KeySlot::At(i),
-            };
-            if self.key_parents.get(&pose_key) != Some(&key) {
+            if self.pose_parents[owner][i] != Some(key) {
                 continue;
             }
             let mut map = vec![None; bones.len()];
@@ -808,7 +852,7 @@ impl<'a> Evaluator<'a> {
                     *slot = Some(pi);
                 }
             }
-            self.pose_maps.insert(pose_key, map);
+            self.pose_maps[owner][i] = map;
         }
     }
 
@@ -827,35 +871,38 @@ impl<'a> Evaluator<'a> {
                 angle: b.world_angle,
             })
             .collect();
-        let pose_key = |i: usize| KeyRef {
-            node: key.node,
-            kind: KeyKind::Pose,
-            slot: KeySlot::At(i),
-        };
         let poses = &owner.timeline.poses.keys;
-        let counts = |i: usize| self.key_parents.get(&pose_key(i)) == Some(&key);
-        // The bone of pose key `p` that poses Bone key bone `b` (by its origin link).
-        let pose_bone = |p: usize, b: usize| -> Option<&Bone> {
-            let pi = (*self.pose_maps.get(&pose_key(p))?.get(b)?)?;
-            poses[p].value.bones.get(pi)
+        let pose_parents = &self.pose_parents[key.node];
+        let counts = |i: usize| pose_parents[i] == Some(key);
+        // Pose key `p`'s bones in Bone key order (by their origin links).
+        let pose_bones = |p: usize| {
+            let map = self.pose_maps[key.node][p].as_slice();
+            let stored = &poses[p].value.bones;
+            move |b: usize| -> Option<&Bone> { stored.get((*map.get(b)?)?) }
         };
         let pose = match gather(poses, frame, self.cycle(), counts) {
             Gathered::Empty => None,
             // At or beside a single key: the stored world transforms of its bones.
-            Gathered::Hold(p) => Some(
-                (0..bones.len())
-                    .map(|b| {
-                        pose_bone(p, b).map_or(rest[b], |pb| BoneWorld {
-                            pos: pb.world_pos,
-                            angle: pb.world_angle,
+            Gathered::Hold(p) => {
+                let pose = pose_bones(p);
+                Some(
+                    (0..bones.len())
+                        .map(|b| {
+                            pose(b).map_or(rest[b], |pb| BoneWorld {
+                                pos: pb.world_pos,
+                                angle: pb.world_angle,
+                            })
                         })
-                    })
-                    .collect(),
-            ),
+                        .collect(),
+                )
+            }
             // Between two keys: each bone's rotate lerped, world transforms recomputed from the
             // Bone key's local positions and angles (`blendPoseKey`).
             Gathered::Between(seg) => {
-                let rotate = |p: usize, b: usize| pose_bone(p, b).map_or(0.0, |pb| pb.rotate);
+                let (k0, k1) = (pose_bones(seg.k0), pose_bones(seg.k1));
+                let rotate = |pose: &dyn Fn(usize) -> Option<&'a Bone>, b: usize| {
+                    pose(b).map_or(0.0, |pb| pb.rotate)
+                };
                 let joints: Vec<BoneJoint> = bones
                     .iter()
                     .enumerate()
@@ -863,7 +910,7 @@ impl<'a> Evaluator<'a> {
                         parent: bone.parent,
                         local_pos: bone.local_pos,
                         local_angle: bone.local_angle,
-                        rotate: lerp(rotate(seg.k0, b), rotate(seg.k1, b), seg.s),
+                        rotate: lerp(rotate(&k0, b), rotate(&k1, b), seg.s),
                     })
                     .collect();
                 Some(bone_world_transforms(&joints))
@@ -937,7 +984,7 @@ impl<'a> Evaluator<'a> {
 
             // The node's own placement: bound to a bone (§4.6) or parent · local.
             let binding = bone_key
-                .and_then(|k| Some((k, *self.bindings.get(&(k, i))?)))
+                .and_then(|k| Some((k, self.bindings[i].iter().find(|(b, _)| *b == k)?.1)))
                 .filter(|(k, _)| k.node < i);
             let (world, mut placement) = match binding {
                 Some((k, b)) => {
@@ -956,12 +1003,8 @@ impl<'a> Evaluator<'a> {
             if let Some(area) = area {
                 let n = area.mesh.vertex_count();
                 // FFD keys of the area key (forced parent): absolute positions in mesh space.
-                let ffd_key = |f: usize| KeyRef {
-                    node: i,
-                    kind: KeyKind::Ffd,
-                    slot: KeySlot::At(f),
-                };
-                let counts = |f: usize| self.key_parents.get(&ffd_key(f)) == Some(&area.area_key);
+                let ffd_parents = &self.ffd_parents[i];
+                let counts = |f: usize| ffd_parents[f] == Some(area.area_key);
                 let ffds = &obj.timeline.ffds.keys;
                 let ffd_positions: Option<&[Vec3]> = match gather(ffds, frame, cycle, counts) {
                     Gathered::Empty => None,
@@ -980,7 +1023,7 @@ impl<'a> Evaluator<'a> {
                         ffd_positions.map_or_else(|| area.mesh.rest(v), |p| p[v].truncate())
                     };
                     let skin = bone_key
-                        .and_then(|k| Some((k, self.skins.get(&(k, i))?)))
+                        .and_then(|k| Some((k, &self.skins[i].iter().find(|(s, _)| *s == k)?.1)))
                         .filter(|(k, c)| {
                             k.node < i && c.area_key == area.area_key && c.influences.len() == n
                         });
@@ -1065,20 +1108,10 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// The sibling just before `n` in its parent's list.
-    fn prev_sibling(&self, n: usize) -> Option<usize> {
-        let parent = self.parent(n)?;
-        let siblings: Vec<usize> = self.children(parent).collect();
-        let at = siblings.iter().position(|&s| s == n)?;
-        at.checked_sub(1).map(|i| siblings[i])
-    }
-
     /// A clipper: not clipped, and the sibling just before it is (§4.8).
     fn is_clipper(&self, n: usize) -> bool {
         !self.objects()[n].clipped
-            && self
-                .prev_sibling(n)
-                .is_some_and(|p| self.objects()[p].clipped)
+            && self.prev_sibling[n].is_some_and(|p| self.objects()[p].clipped)
     }
 
     /// The clippees of clipper `n`: the run of clipped previous siblings (the visible ones,
@@ -1086,20 +1119,13 @@ impl<'a> Evaluator<'a> {
     /// depth (§4.8).
     fn clippees(&self, n: usize, nodes: &[NodeFrame]) -> Vec<usize> {
         let mut out = Vec::new();
-        let Some(parent) = self.parent(n) else {
-            return out;
-        };
-        let siblings: Vec<usize> = self.children(parent).collect();
-        let Some(at) = siblings.iter().position(|&s| s == n) else {
-            return out;
-        };
-        for &s in siblings[..at].iter().rev() {
-            if !self.objects()[s].clipped {
-                break;
-            }
+        // Each step goes to an earlier place in the list, so this ends.
+        let mut prev = self.prev_sibling[n];
+        while let Some(s) = prev.filter(|&s| self.objects()[s].clipped) {
             if nodes[s].visible {
                 self.collect(s, nodes, &mut out);
             }
+            prev = self.prev_sibling[s];
         }
         sort_by_depth(&mut out, nodes);
         out
@@ -1197,4 +1223,606 @@ pub fn quantize_frame(frame: f32) -> f32 {
     }
     let f = f64::from(frame.clamp(-1e9, 1e9));
     ((f * 1000.0).round() / 1000.0) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::anie::{
+        EasingKind, EasingRange, IRect, Image, ResourceNode, ResourceTree, Spline,
+    };
+    use std::f32::consts::FRAC_PI_2;
+
+    fn close(a: Vec2, b: Vec2, eps: f32) -> bool {
+        (a - b).abs().max_element() <= eps
+    }
+
+    /// One resource tree: a folder and a 4×4 white image at node 1.
+    fn white_4x4() -> ResourceTree {
+        ResourceTree {
+            file_path: "t.psd".into(),
+            nodes: vec![
+                ResourceNode {
+                    identifier: "top".into(),
+                    children: vec![1],
+                    ..Default::default()
+                },
+                ResourceNode {
+                    identifier: "img".into(),
+                    is_layer: true,
+                    rect: IRect {
+                        x: 0,
+                        y: 0,
+                        width: 4,
+                        height: 4,
+                    },
+                    image: Some(Image {
+                        width: 4,
+                        height: 4,
+                        rgba: vec![255; 64],
+                    }),
+                    parent: Some(0),
+                    ..Default::default()
+                },
+            ],
+        }
+    }
+
+    /// The default Image key of a 4×4 layer centred on its origin: AnimeEffects' quad mesh
+    /// (0,0),(4,0),(0,4),(4,4), triangles 0,1,2 and 1,3,2, offsets (−2, −2).
+    fn quad_image() -> ImageKey {
+        let corners = [(0.0, 0.0), (4.0, 0.0), (0.0, 4.0), (4.0, 4.0)];
+        ImageKey {
+            resource: Some(ResourceRef { tree: 0, node: 1 }),
+            image_offset: Vec2::splat(-2.0),
+            mesh: GridMesh {
+                size: [4, 4],
+                origin_offset: Vec2::splat(-2.0),
+                indices: vec![0, 1, 2, 1, 3, 2],
+                positions: corners.map(|(x, y)| glam::Vec3::new(x, y, 0.0)).to_vec(),
+                texcoords: corners.map(|(x, y)| Vec2::new(x, y)).to_vec(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn folder(parent: Option<usize>, children: &[usize]) -> ObjectNode {
+        ObjectNode {
+            kind: NodeKind::Folder,
+            visible: true,
+            parent,
+            children: children.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    fn layer(parent: usize) -> ObjectNode {
+        let mut n = ObjectNode {
+            kind: NodeKind::Layer,
+            visible: true,
+            parent: Some(parent),
+            ..Default::default()
+        };
+        n.timeline.images.default = Some(TimeKey::new(-1, quad_image()));
+        n
+    }
+
+    /// A root folder with `layers` layers under it, canvas 64×48, frames 0..=19, no loop.
+    fn project(layers: usize) -> AnimeProject {
+        let mut objects = vec![folder(None, &(1..=layers).collect::<Vec<_>>())];
+        objects.extend((0..layers).map(|_| layer(0)));
+        AnimeProject {
+            canvas_width: 64,
+            canvas_height: 48,
+            max_frame: 19,
+            fps: 24,
+            looping: false,
+            resources: vec![white_4x4()],
+            objects,
+        }
+    }
+
+    fn easing(kind: EasingKind, range: EasingRange) -> Easing {
+        Easing {
+            kind,
+            range,
+            ..Easing::default()
+        }
+    }
+
+    fn rotate_key(frame: i32, rotate: f32, easing: Easing) -> TimeKey<RotateKey> {
+        TimeKey::new(frame, RotateKey { easing, rotate })
+    }
+
+    fn rotation(frame: &EvaluatedFrame, node: usize) -> f32 {
+        let m = frame.nodes[node].local.matrix2;
+        m.x_axis.y.atan2(m.x_axis.x)
+    }
+
+    #[test]
+    fn no_keys_use_the_default_key_then_the_builtin() {
+        let mut p = project(1);
+        // Default Rotate key 0.5 rad; no Scale/Opa/Depth keys at all → (1,1), 1, 0.
+        p.objects[1].timeline.rotates.default = Some(rotate_key(-1, 0.5, Easing::default()));
+        let f = evaluate(&p, 7.0);
+        assert!((rotation(&f, 1) - 0.5).abs() < 1e-6);
+        assert_eq!((f.nodes[1].opacity, f.nodes[1].depth), (1.0, 0.0));
+        // Once keys exist, the default key is ignored: one key 0.25 at frame 3, held everywhere.
+        p.objects[1].timeline.rotates.keys = vec![rotate_key(3, 0.25, Easing::default())];
+        assert!((rotation(&evaluate(&p, 0.0), 1) - 0.25).abs() < 1e-6);
+        assert!((rotation(&evaluate(&p, 19.0), 1) - 0.25).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_earlier_keys_easing_shapes_the_segment() {
+        let mut p = project(1);
+        let quad_in = easing(EasingKind::Quad, EasingRange::In);
+        let quad_out = easing(EasingKind::Quad, EasingRange::Out);
+        p.objects[1].timeline.rotates.keys =
+            vec![rotate_key(0, 0.0, quad_in), rotate_key(10, 2.0, quad_out)];
+        // Frame 5: s = QuadIn(5/10) = 0.25 → 0 + 2·0.25 = 0.5 (k1's Quad Out plays no part).
+        assert!((rotation(&evaluate(&p, 5.0), 1) - 0.5).abs() < 1e-6);
+        // Before the first and after the last key (no loop): held.
+        assert!((rotation(&evaluate(&p, -3.0), 1) - 0.0).abs() < 1e-6);
+        assert!((rotation(&evaluate(&p, 15.0), 1) - 2.0).abs() < 1e-6);
+        // A frame rounds to 1/1000 first: 9.9996 → 10.0, exactly key 1.
+        assert_eq!(quantize_frame(9.9996), 10.0);
+        assert!((rotation(&evaluate(&p, 9.9996), 1) - 2.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_loop_wraps_around_the_first_and_last_key() {
+        let mut p = project(1);
+        p.looping = true; // frames 0..=19: cycle 20
+        p.objects[1].timeline.rotates.keys = vec![
+            rotate_key(5, 0.0, Easing::default()),
+            rotate_key(15, 1.0, Easing::default()),
+        ];
+        // Frame 17, after the last key: 15 → first key at 5 + 20 = 25, s = 2/10 → 1 − 0.2 = 0.8.
+        assert!((rotation(&evaluate(&p, 17.0), 1) - 0.8).abs() < 1e-6);
+        // Frame 2, before the first key: last key at 15 − 20 = −5 → 5, s = 7/10 → 1 − 0.7 = 0.3.
+        assert!((rotation(&evaluate(&p, 2.0), 1) - 0.3).abs() < 1e-6);
+        // With only one key the loop holds it.
+        p.objects[1].timeline.rotates.keys.truncate(1);
+        assert_eq!(rotation(&evaluate(&p, 17.0), 1), 0.0);
+    }
+
+    #[test]
+    fn move_neighbours_do_not_wrap_round_the_loop() {
+        let mut p = project(1);
+        p.looping = true;
+        let key = |frame: i32, x: f32, y: f32| {
+            TimeKey::new(
+                frame,
+                MoveKey {
+                    spline: Spline::CatmullRom,
+                    pos: Vec2::new(x, y),
+                    ..Default::default()
+                },
+            )
+        };
+        p.objects[1].timeline.moves.keys =
+            vec![key(0, 0.0, 0.0), key(10, 10.0, 0.0), key(19, 10.0, 10.0)];
+        // Frame 5, between keys 0 and 10: no kn (the wrapped key 19 is not used), k2 = (10, 10):
+        // v1 = ½((10,10) − (0,0)) = (5, 5); v0 = mirror of v1 about (1, 0) = (5, −5).
+        // a = 2p0 − 2p1 + v0 + v1 = (−10, 0); b = −3p0 + 3p1 − 2v0 − v1 = (15, 5);
+        // P(u) = (−10u³ + 15u² + 5u, 5u² − 5u), symmetric about u = ½, so half the arc length is
+        // at u = ½: linear s = 0.5 → P(0.5) = (−1.25 + 3.75 + 2.5, 1.25 − 2.5) = (5, −1.25).
+        // (With the wrapped kn = (10, 10), v0 = ½(p1 − kn) = (0, −5) and the path bends the other
+        // way at the start.)
+        let pos = evaluate(&p, 5.0).nodes[1].local.translation;
+        assert!(close(pos, Vec2::new(5.0, -1.25), 1e-4), "{pos}");
+    }
+
+    /// Layer 1 with Mesh key at frame 10 and FFD keys: one at 0 under the default Image key,
+    /// one at 12 under the Mesh key.
+    fn ffd_project() -> AnimeProject {
+        let mut p = project(1);
+        let tl = &mut p.objects[1].timeline;
+        tl.meshes.keys = vec![TimeKey::new(
+            10,
+            MeshKey {
+                vertices: vec![Vec2::new(-2.0, -2.0), Vec2::new(2.0, 0.0), Vec2::ZERO],
+                edges: vec![[0, 1], [1, 2], [2, 0]],
+                faces: vec![[0, 1, 2]],
+                ..Default::default()
+            },
+        )];
+        let ffd = |frame, x: f32, n| {
+            TimeKey::new(
+                frame,
+                FfdKey {
+                    easing: Easing::default(),
+                    positions: vec![glam::Vec3::new(x, 0.0, 0.0); n],
+                },
+            )
+        };
+        tl.ffds.keys = vec![ffd(0, 1.0, 4), ffd(12, 7.0, 3)];
+        let ffd_ref = |i| KeyRef {
+            node: 1,
+            kind: KeyKind::Ffd,
+            slot: KeySlot::At(i),
+        };
+        tl.images.default.as_mut().unwrap().children = vec![ffd_ref(0)];
+        tl.meshes.keys[0].children = vec![ffd_ref(1)];
+        p
+    }
+
+    #[test]
+    fn ffd_keys_count_only_under_the_active_area_key() {
+        let p = ffd_project();
+        // Frame 5: the area key is the default Image key; FFD@0 is its child and FFD@12 is not,
+        // so FFD@0 holds: every vertex at (1, 0), + origin (−2, −2) + Move (0, 0) → (−1, −2).
+        let f = evaluate(&p, 5.0);
+        let layer = f.nodes[1].layer.as_ref().unwrap();
+        assert_eq!(layer.area_key.kind, KeyKind::Image);
+        assert!(layer.ffd);
+        assert!(
+            layer
+                .mesh
+                .positions
+                .iter()
+                .all(|&v| v == Vec2::new(-1.0, -2.0))
+        );
+        // Frame 15: the Mesh key (10) is newer than the Image key (−1): FFD@12 holds, (7, 0) +
+        // the mesh origin (0, 0). FFD@0 (other parent) stops the search before it.
+        let f = evaluate(&p, 15.0);
+        let layer = f.nodes[1].layer.as_ref().unwrap();
+        assert_eq!(layer.area_key.kind, KeyKind::Mesh);
+        assert_eq!(layer.mesh.positions, vec![Vec2::new(7.0, 0.0); 3]);
+        // Frame 11: the Mesh key is active, FFD@12 is its only FFD key (held before it).
+        assert_eq!(
+            evaluate(&p, 11.0).nodes[1]
+                .layer
+                .as_ref()
+                .unwrap()
+                .mesh
+                .positions[0],
+            Vec2::new(7.0, 0.0)
+        );
+        // The Mesh key's triangle and texcoords: uv = (texcoord + meshOrigin − imageOffset)/4:
+        // vertex (−2, −2) → (0, 0); (2, 0) → (4, 2)/4 = (1, 0.5); (0, 0) → (0.5, 0.5).
+        assert_eq!(layer.mesh.indices, vec![0, 1, 2]);
+        assert_eq!(
+            layer.mesh.uvs,
+            vec![Vec2::ZERO, Vec2::new(1.0, 0.5), Vec2::splat(0.5)]
+        );
+    }
+
+    #[test]
+    fn step_keys_use_the_floor_and_never_wrap() {
+        let mut p = project(1);
+        p.looping = true;
+        let tl = &mut p.objects[1].timeline;
+        tl.images.default.as_mut().unwrap().value.blend_mode = BlendMode::Screen;
+        let mut k0 = quad_image();
+        k0.blend_mode = BlendMode::Multiply;
+        let mut k1 = quad_image();
+        k1.blend_mode = BlendMode::Difference;
+        tl.images.keys = vec![TimeKey::new(2, k0), TimeKey::new(10, k1)];
+        let mode = |frame: f32| {
+            evaluate(&p, frame).nodes[1]
+                .layer
+                .as_ref()
+                .map(|l| l.blend_mode)
+        };
+        // floor(9.999) = 9 → key 2; 10 → key 10; frame 1 → the default key (no loop wrap to the
+        // key at 10, although the loop is on).
+        assert_eq!(mode(9.999), Some(BlendMode::Multiply));
+        assert_eq!(mode(10.0), Some(BlendMode::Difference));
+        assert_eq!(mode(1.0), Some(BlendMode::Screen));
+    }
+
+    #[test]
+    fn a_mesh_key_wins_over_an_image_key_of_the_same_frame() {
+        let mut p = ffd_project();
+        p.objects[1].timeline.images.keys = vec![TimeKey::new(10, quad_image())];
+        let area = |p: &AnimeProject| evaluate(p, 12.0).nodes[1].layer.as_ref().unwrap().area_key;
+        assert_eq!(area(&p).kind, KeyKind::Mesh);
+        // The Image key wins only when it is newer: at 11 > 10.
+        p.objects[1].timeline.images.keys[0].frame = 11;
+        assert_eq!(area(&p).kind, KeyKind::Image);
+    }
+
+    #[test]
+    fn opacity_multiplies_and_truncates_depth_adds_visibility_hides_subtrees() {
+        let mut p = project(1);
+        let opa = |o| {
+            TimeKey::new(
+                -1,
+                OpaKey {
+                    easing: Easing::default(),
+                    opacity: o,
+                },
+            )
+        };
+        let depth = |d| {
+            TimeKey::new(
+                -1,
+                DepthKey {
+                    easing: Easing::default(),
+                    depth: d,
+                },
+            )
+        };
+        p.objects[0].timeline.opacities.default = Some(opa(0.5));
+        p.objects[1].timeline.opacities.default = Some(opa(0.5));
+        p.objects[0].timeline.depths.default = Some(depth(2.0));
+        p.objects[1].timeline.depths.default = Some(depth(-1.0));
+        let f = evaluate(&p, 0.0);
+        // 0.5 · 0.5 = 0.25 → 255 · 0.25 = 63.75 → 63; depth 2 + (−1) = 1.
+        assert_eq!(f.nodes[1].world_opacity, 0.25);
+        assert_eq!(f.nodes[1].alpha8, 63);
+        assert_eq!(f.nodes[1].world_depth, 1.0);
+        // A hidden folder hides its layer, which then draws nothing and has no mesh.
+        p.objects[0].visible = false;
+        let f = evaluate(&p, 0.0);
+        assert!(!f.nodes[1].visible && f.draws.is_empty());
+        assert!(f.nodes[1].layer.as_ref().unwrap().mesh.positions.is_empty());
+    }
+
+    #[test]
+    fn depth_sort_is_stable_with_later_children_first() {
+        // Children a, b, c (1, 2, 3), c at depth 1: collected root, c, b, a (reverse list order),
+        // stable-sorted by depth: b (0), a (0), c (1).
+        let mut p = project(3);
+        p.objects[3].timeline.depths.default = Some(TimeKey::new(
+            -1,
+            DepthKey {
+                easing: Easing::default(),
+                depth: 1.0,
+            },
+        ));
+        let f = evaluate(&p, 0.0);
+        assert_eq!(
+            f.layer_draws().collect::<Vec<_>>(),
+            [(2, None), (1, None), (3, None)]
+        );
+    }
+
+    #[test]
+    fn clippers_draw_their_clippees_right_after_them() {
+        // Children c1, c2 (clipped), k, x, y (clipped), z: k clips c2 and c1, z clips y.
+        let mut p = project(6);
+        for i in [1, 2, 5] {
+            p.objects[i].clipped = true;
+        }
+        let f = evaluate(&p, 0.0);
+        use DrawOp::*;
+        assert_eq!(
+            f.draws,
+            [
+                Layer {
+                    node: 6,
+                    mask: None
+                },
+                WriteMask {
+                    node: 6,
+                    id: 1,
+                    within: None
+                },
+                Layer {
+                    node: 5,
+                    mask: Some(1)
+                },
+                Layer {
+                    node: 4,
+                    mask: None
+                },
+                Layer {
+                    node: 3,
+                    mask: None
+                },
+                WriteMask {
+                    node: 3,
+                    id: 2,
+                    within: None
+                },
+                Layer {
+                    node: 2,
+                    mask: Some(2)
+                },
+                Layer {
+                    node: 1,
+                    mask: Some(2)
+                },
+            ]
+        );
+        // A clipper whose own opacity is 0 draws neither itself nor its clippees.
+        p.objects[3].timeline.opacities.default = Some(TimeKey::new(
+            -1,
+            OpaKey {
+                easing: Easing::default(),
+                opacity: 0.0,
+            },
+        ));
+        let f = evaluate(&p, 0.0);
+        assert_eq!(
+            f.layer_draws().collect::<Vec<_>>(),
+            [(6, None), (5, Some(1)), (4, None)]
+        );
+    }
+
+    #[test]
+    fn mask_ids_wrap_after_255_with_a_clear() {
+        // 256 pairs (clipped, clipper): ids 1..=255, then a clear and id 1 again.
+        let mut p = project(512);
+        for i in (1..=512).step_by(2) {
+            p.objects[i].clipped = true;
+        }
+        let f = evaluate(&p, 0.0);
+        let ids: Vec<Option<u8>> = f
+            .draws
+            .iter()
+            .filter_map(|op| match *op {
+                DrawOp::WriteMask { id, .. } => Some(Some(id)),
+                DrawOp::ClearMask => Some(None),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids.len(), 257);
+        assert_eq!(ids[..3], [Some(1), Some(2), Some(3)]);
+        assert_eq!(ids[254..], [Some(255), None, Some(1)]);
+    }
+
+    /// Root folder with a Bone key at frame 0: joint at (0, 0), bone 1 to (10, 0) that binds
+    /// `bound` (if any). Layer 1 moves from (20, 0) at frame 0 to (70, 0) at frame 10.
+    fn bone_project(bound: &[usize]) -> AnimeProject {
+        let mut p = project(1);
+        let bones = vec![
+            Bone {
+                children: vec![1],
+                ..Default::default()
+            },
+            Bone {
+                parent: Some(0),
+                local_pos: Vec2::new(10.0, 0.0),
+                world_pos: Vec2::new(10.0, 0.0),
+                binding_nodes: bound.to_vec(),
+                ..Default::default()
+            },
+        ];
+        p.objects[0].timeline.bones.keys = vec![TimeKey::new(
+            0,
+            crate::formats::anie::BoneKey {
+                bones,
+                cache_owner: Some(0),
+                ..Default::default()
+            },
+        )];
+        p.objects[1].timeline.moves.keys = vec![
+            TimeKey::new(
+                0,
+                MoveKey {
+                    pos: Vec2::new(20.0, 0.0),
+                    ..Default::default()
+                },
+            ),
+            TimeKey::new(
+                10,
+                MoveKey {
+                    pos: Vec2::new(70.0, 0.0),
+                    ..Default::default()
+                },
+            ),
+        ];
+        p
+    }
+
+    #[test]
+    fn a_skinned_layer_keeps_its_srt_from_the_bone_key_frame() {
+        let mut p = bone_project(&[]);
+        // No Pose key: the palette is the identity. Vertex 0 (0, 0) → cacheInner (the layer's
+        // local at frame 0: T(20, 0)) · (0 + origin (−2, −2)) = (18, −2), whatever the layer's
+        // own Move says at frame 10 (70, 0).
+        let f = evaluate(&p, 10.0);
+        assert_eq!(
+            f.nodes[1].placement,
+            Placement::Skinned {
+                bone_key: KeyRef {
+                    node: 0,
+                    kind: KeyKind::Bone,
+                    slot: KeySlot::At(0)
+                }
+            }
+        );
+        let v0 = f.nodes[1].layer.as_ref().unwrap().mesh.positions[0];
+        assert!(close(v0, Vec2::new(18.0, -2.0), 1e-5), "{v0}");
+        // An Image key newer than the Bone key drops it: plain again, (70 − 2, −2).
+        p.objects[1].timeline.images.keys = vec![TimeKey::new(5, quad_image())];
+        let f = evaluate(&p, 10.0);
+        assert_eq!(
+            (f.nodes[1].placement, f.nodes[1].bone_key),
+            (Placement::Plain, None)
+        );
+        let v0 = f.nodes[1].layer.as_ref().unwrap().mesh.positions[0];
+        assert!(close(v0, Vec2::new(68.0, -2.0), 1e-5), "{v0}");
+    }
+
+    #[test]
+    fn a_bound_node_follows_its_bone() {
+        let mut p = bone_project(&[1]);
+        // One Pose key at frame 0, child of the Bone key, with bone 1 stored at (10, 0) turned
+        // π/2. Palette: Δ = π/2, M = T(10, 0) · R(π/2) · T(−10, 0).
+        let mut pose_bones = p.objects[0].timeline.bones.keys[0].value.bones.clone();
+        pose_bones[1].world_angle = FRAC_PI_2;
+        pose_bones[1].rotate = FRAC_PI_2;
+        p.objects[0].timeline.poses.keys = vec![TimeKey::new(
+            0,
+            PoseKey {
+                easing: Easing::default(),
+                bones: pose_bones,
+            },
+        )];
+        p.objects[0].timeline.bones.keys[0].children = vec![KeyRef {
+            node: 0,
+            kind: KeyKind::Pose,
+            slot: KeySlot::At(0),
+        }];
+        // bindingInner = the layer's local at the Bone key's frame 0 = T(20, 0); the layer's
+        // origin (0, 0) → (20, 0) → T(−10, 0) → (10, 0) → R(π/2) → (0, 10) → + (10, 0) → (10, 10),
+        // at frame 10 too (its own Move there is ignored).
+        let f = evaluate(&p, 10.0);
+        assert!(matches!(
+            f.nodes[1].placement,
+            Placement::Bound { bone: 1, .. }
+        ));
+        let origin = f.nodes[1].world.transform_point2(Vec2::ZERO);
+        assert!(close(origin, Vec2::new(10.0, 10.0), 1e-5), "{origin}");
+        assert_eq!(f.skeletons.len(), 1);
+        assert_eq!(f.skeletons[0].pose.as_ref().unwrap()[1].angle, FRAC_PI_2);
+    }
+
+    #[test]
+    fn hsv_starts_at_its_first_key_truncates_and_keeps_k0s_absolute_flag() {
+        let mut p = project(1);
+        let hsv = |frame, hue, absolute| {
+            TimeKey::new(
+                frame,
+                HsvKey {
+                    hue,
+                    absolute,
+                    ..Default::default()
+                },
+            )
+        };
+        p.objects[1].timeline.hsvs.keys = vec![hsv(5, 0, true), hsv(15, 100, false)];
+        let at = |frame: f32| evaluate(&p, frame).nodes[1].hsv;
+        assert_eq!(at(4.0), None);
+        // Frame 10.3: s = 5.3/10 = 0.53 → hue 53 (truncated), absolute from k0.
+        let h = at(10.3).unwrap();
+        assert_eq!((h.hue, h.sat, h.val, h.absolute), (53, 100, 100, true));
+        assert_eq!(at(15.0).map(|h| (h.hue, h.absolute)), Some((100, false)));
+        // A folder with active HSV re-draws its visible layers after its own (empty) draw.
+        p.objects[0].timeline.hsvs.keys = vec![hsv(0, 30, false)];
+        let f = evaluate(&p, 0.0);
+        assert_eq!(
+            f.draws,
+            [
+                DrawOp::HsvRedraw {
+                    layer: 1,
+                    folder: 0
+                },
+                DrawOp::Layer {
+                    node: 1,
+                    mask: None
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_trees_do_not_loop_or_panic() {
+        let mut p = project(2);
+        // A child list naming its own parent and a node out of range; a forward parent link.
+        p.objects[1].children = vec![0, 1, 99];
+        p.objects[2].parent = Some(5);
+        p.objects[0].children.extend([0, 1]);
+        let f = evaluate(&p, 3.0);
+        assert_eq!(f.nodes.len(), 3);
+        // Node 2's parent link is invalid, so the root does not count it as a child; node 1,
+        // listed twice, is drawn once.
+        assert_eq!(f.layer_draws().collect::<Vec<_>>(), [(1, None)]);
+    }
 }

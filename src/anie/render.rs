@@ -293,3 +293,199 @@ pub fn compare(a: &RgbaImage, b: &RgbaImage, tolerance: u8) -> Option<(f64, f64)
     let n = a.pixels.len() as f64;
     Some((sum as f64 / (4.0 * n), off as f64 / n))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anie::eval::{LayerMesh, NodeFrame, Placement};
+    use crate::formats::anie::{KeyKind, KeyRef, KeySlot};
+    use glam::{Affine2, Vec2};
+
+    #[test]
+    fn unpremultiply_as_qt_saves_png() {
+        // Addendum 1: raw 11 at alpha 90 → round(11·255/90) = round(31.17) = 31.
+        assert_eq!(unpremultiply([11, 0, 90, 90]), [31, 0, 255, 90]);
+        // Alpha 0 → transparent black; alpha 255 unchanged; a colour above alpha caps at 255.
+        assert_eq!(unpremultiply([5, 6, 7, 0]), [0; 4]);
+        assert_eq!(unpremultiply([5, 6, 7, 255]), [5, 6, 7, 255]);
+        assert_eq!(unpremultiply([200, 0, 0, 100]), [255, 0, 0, 100]);
+        // 127 at alpha 127 → 255; 1 at 2 → round(127.5) = 128 (ties up).
+        assert_eq!(unpremultiply([127, 1, 0, 127])[0], 255);
+        assert_eq!(unpremultiply([1, 0, 0, 2])[0], 128);
+    }
+
+    #[test]
+    fn compare_counts_mean_and_pixels_off() {
+        let a = RgbaImage::new(2, 1);
+        let mut b = a.clone();
+        b.pixels[1] = [9, 0, 0, 3];
+        // Channel differences 9 + 3 over 8 channels = 1.5; one pixel of two off by > 8.
+        assert_eq!(compare(&a, &b, 8), Some((1.5, 0.5)));
+        assert_eq!(compare(&a, &b, 9), Some((1.5, 0.0)));
+        assert_eq!(compare(&a, &RgbaImage::new(1, 1), 8), None);
+    }
+
+    #[test]
+    fn scaled_sizes() {
+        assert_eq!(scaled_size(64, 48, 1.0), (64, 48));
+        // 64·0.3 = 19.2 → 19, 48·0.3 = 14.4 → 14.
+        assert_eq!(scaled_size(64, 48, 0.3), (19, 14));
+        assert_eq!(scaled_size(64, 48, f32::NAN), (64, 48));
+        assert_eq!(scaled_size(0, 48, 0.01), (1, 1));
+        assert_eq!(scaled_size(64, 48, 1e9), (MAX_RENDER_SIDE, MAX_RENDER_SIDE));
+    }
+
+    /// A frame of `layers` 2×2-pixel squares on a 4×2 canvas: layer `i` covers pixels
+    /// (x0..x0+2, 0..2) and samples texture `i`'s single colour.
+    fn squares(squares: &[(f32, u8)]) -> (Renderer, EvaluatedFrame) {
+        let mut textures = HashMap::new();
+        let mut nodes = Vec::new();
+        for (i, &(x0, alpha8)) in squares.iter().enumerate() {
+            textures.insert(ResourceRef { tree: 0, node: i }, RgbaImage::new(1, 1));
+            let corners = [(0.0, 0.0), (2.0, 0.0), (0.0, 2.0), (2.0, 2.0)];
+            nodes.push(NodeFrame {
+                visible: true,
+                local: Affine2::IDENTITY,
+                world: Affine2::IDENTITY,
+                opacity: 1.0,
+                world_opacity: 1.0,
+                alpha8,
+                depth: 0.0,
+                world_depth: 0.0,
+                hsv: None,
+                bone_key: None,
+                placement: Placement::Plain,
+                layer: Some(LayerFrame {
+                    image_key: KeySlot::Default,
+                    resource: Some(ResourceRef { tree: 0, node: i }),
+                    blend_mode: BlendMode::Normal,
+                    image_offset: Vec2::ZERO,
+                    area_key: KeyRef {
+                        node: i,
+                        kind: KeyKind::Image,
+                        slot: KeySlot::Default,
+                    },
+                    ffd: false,
+                    mesh: LayerMesh {
+                        positions: corners.map(|(x, y)| Vec2::new(x0 + x, y)).to_vec(),
+                        // The centre of the 1×1 texture: no filtering.
+                        uvs: vec![Vec2::splat(0.5); 4],
+                        indices: vec![0, 1, 2, 1, 3, 2],
+                    },
+                }),
+            });
+        }
+        let frame = EvaluatedFrame {
+            frame: 0.0,
+            canvas_width: 4,
+            canvas_height: 2,
+            nodes,
+            skeletons: Vec::new(),
+            draws: Vec::new(),
+        };
+        (Renderer { textures }, frame)
+    }
+
+    fn paint(r: &mut Renderer, node: usize, rgba: [u8; 4]) {
+        r.textures
+            .get_mut(&ResourceRef { tree: 0, node })
+            .unwrap()
+            .pixels[0] = rgba;
+    }
+
+    #[test]
+    fn clipping_and_blend_modes_with_the_destination_copy() {
+        // Layer 0: grey (128) opaque over pixels x 0..2. Layer 1: the clipper, white at texture
+        // alpha 128 and opacity 255, over x 1..3. Layer 2: a red Multiply clippee over x 0..2.
+        let (mut r, mut f) = squares(&[(0.0, 255), (1.0, 255), (0.0, 255)]);
+        paint(&mut r, 0, [128, 128, 128, 255]);
+        paint(&mut r, 1, [255, 255, 255, 128]);
+        paint(&mut r, 2, [255, 0, 0, 255]);
+        f.nodes[2].layer.as_mut().unwrap().blend_mode = BlendMode::Multiply;
+        f.draws = vec![
+            DrawOp::Layer {
+                node: 0,
+                mask: None,
+            },
+            DrawOp::Layer {
+                node: 1,
+                mask: None,
+            },
+            DrawOp::WriteMask {
+                node: 1,
+                id: 1,
+                within: None,
+            },
+            DrawOp::Layer {
+                node: 2,
+                mask: Some(1),
+            },
+        ];
+        let fb = r.render(&f, 1.0);
+        // x = 0: grey only; the clippee is discarded (mask id 0 there): (128, 128, 128, 255).
+        assert_eq!(fb.get(0, 0), [128, 128, 128, 255]);
+        // x = 1: grey, then white at a = 128/255: 255·0.50196 + 128·0.49804 = 128 + 63.75
+        // = 191.75 → 192, alpha min(1, 1 + 0.5) → 255. Mask coverage uint(0.50196·255) = 128.
+        // Clippee: a = 128/255; Multiply with dst (192,192,192,255): (0.75294, 0, 0), dst.a = 1 →
+        // out = BLEND; fb.r = 0.75294·0.50196 + 0.75294·0.49804 = 0.75294 → 192,
+        // fb.g = 0 + 0.75294·0.49804 = 0.375 → 96.
+        assert_eq!(fb.get(1, 0), [192, 96, 96, 255]);
+        // x = 2: white at 128 over nothing: (128, 128, 128, 128); the clippee does not reach.
+        assert_eq!(fb.get(2, 0), [128, 128, 128, 128]);
+        // A clear wipes the mask: the clippee is discarded everywhere.
+        f.draws.insert(3, DrawOp::ClearMask);
+        assert_eq!(r.render(&f, 1.0).get(1, 0), [192, 192, 192, 255]);
+    }
+
+    #[test]
+    fn hsv_layers_ignore_the_mask() {
+        let (mut r, mut f) = squares(&[(0.0, 255)]);
+        paint(&mut r, 0, [255, 0, 0, 255]);
+        f.nodes[0].hsv = Some(HsvAdjust {
+            hue: 120,
+            ..HsvAdjust::DEFAULT
+        });
+        // Masked by clipper 7, which never wrote: still drawn, red turned green.
+        f.draws = vec![DrawOp::Layer {
+            node: 0,
+            mask: Some(7),
+        }];
+        assert_eq!(r.render(&f, 1.0).get(0, 0), [0, 255, 0, 255]);
+        // At scale 2 the square covers 4×4 pixels of an 8×4 image.
+        let fb = r.render(&f, 2.0);
+        assert_eq!((fb.width, fb.height), (8, 4));
+        assert_eq!(fb.get(3, 3), [0, 255, 0, 255]);
+        assert_eq!(fb.get(4, 0), [0; 4]);
+    }
+
+    #[test]
+    fn a_nested_clipper_writes_only_inside_the_outer_mask() {
+        // Layer 0 (outer clipper, opaque, x 0..2) → mask id 1 coverage 255 at x 0, 1.
+        // Layer 1 (nested clipper, opaque at alpha8 102, x 1..3) within 1: coverage at x 1 =
+        // uint(1 · 102/255 · 1 · 255) = 102; at x 2 the outer id is missing → nothing written.
+        // Layer 2 (clippee of 2, white, x 1..3): alpha 102/255 at x 1, discarded at x 2.
+        let (mut r, mut f) = squares(&[(0.0, 255), (1.0, 102), (1.0, 255)]);
+        for n in 0..3 {
+            paint(&mut r, n, [255, 255, 255, 255]);
+        }
+        f.draws = vec![
+            DrawOp::WriteMask {
+                node: 0,
+                id: 1,
+                within: None,
+            },
+            DrawOp::WriteMask {
+                node: 1,
+                id: 2,
+                within: Some(1),
+            },
+            DrawOp::Layer {
+                node: 2,
+                mask: Some(2),
+            },
+        ];
+        let fb = r.render(&f, 1.0);
+        assert_eq!(fb.get(1, 0), [102, 102, 102, 102]);
+        assert_eq!(fb.get(2, 0), [0; 4]);
+    }
+}
