@@ -5,6 +5,8 @@
 //! files match). Motions are authored as rotations of bones about the ped's model-space axes
 //! (X right, Y forward, Z up), applied on top of the skeleton's rest pose.
 
+pub mod anie;
+
 use crate::formats::dan::{DanBone, DanFile, RotationKey, VectorKey};
 use crate::formats::ifp::{IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion};
 use crate::skeleton::Skeleton;
@@ -254,7 +256,8 @@ pub fn sample_dan() -> DanFile {
     file.with_keys(&runs.kept)
 }
 
-/// The bundled sample files: (path under `assets/`, bytes).
+/// The bundled sample files: (path under `assets/`, bytes): two `.ifp` packages, a `.dan` and
+/// the AnimeEffects projects of [`anie`].
 pub fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
     let sa = sample_package(&Skeleton::gta_sa(), "sa_ped", IfpVersion::Anp3);
     let vc = sample_package(&Skeleton::gta_vc(), "vc_ped", IfpVersion::Anpk);
@@ -273,5 +276,6 @@ pub fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
                 .write()
                 .unwrap_or_else(|e| unreachable!("the sample fits the format: {e}")),
         )))
+        .chain(anie::sample_files())
         .collect()
 }

@@ -4,6 +4,7 @@ mod anie_bad_input;
 mod anie_math;
 mod anie_read;
 mod anie_render;
+mod anie_samples;
 mod anie_write;
 #[cfg(feature = "bevy")]
 mod bevy_dan;
