@@ -370,6 +370,40 @@ fn pose(p: [f32; 3], q: [f32; 4]) -> BonePose {
     }
 }
 
+/// The built-in GTA ped skeletons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GtaPed {
+    Sa,
+    Vc,
+    Iii,
+}
+
+impl GtaPed {
+    /// The game an IFP package's clips are for: ANP3/ANP2 → SA; ANPK with bone tags → VC;
+    /// ANPK without → III.
+    pub fn for_ifp(package: &crate::formats::ifp::IfpPackage) -> GtaPed {
+        use crate::formats::ifp::{AnimLayout, IfpVersion};
+        match package.version {
+            IfpVersion::Anp3 | IfpVersion::Anp2 => GtaPed::Sa,
+            IfpVersion::Anpk => {
+                let tagged = package
+                    .clips()
+                    .flat_map(|c| c.sequences.iter())
+                    .any(|s| s.anim.layout == AnimLayout::BoneTag && s.bone_id != -1);
+                if tagged { GtaPed::Vc } else { GtaPed::Iii }
+            }
+        }
+    }
+
+    pub fn skeleton(self) -> Skeleton {
+        match self {
+            GtaPed::Sa => Skeleton::gta_sa(),
+            GtaPed::Vc => Skeleton::gta_vc(),
+            GtaPed::Iii => Skeleton::gta_iii(),
+        }
+    }
+}
+
 impl Skeleton {
     fn from_rows(name: &str, rows: impl Iterator<Item = (BoneRow, Option<i32>, String)>) -> Self {
         let mut bones: Vec<SkeletonBone> = Vec::new();
@@ -465,24 +499,9 @@ impl Skeleton {
         }
     }
 
-    /// The skeleton an IFP package's clips are for: ANP3/ANP2 → SA; ANPK with bone tags → VC;
-    /// ANPK without → III.
+    /// The skeleton an IFP package's clips are for ([`GtaPed::for_ifp`]).
     pub fn for_ifp(package: &crate::formats::ifp::IfpPackage) -> Skeleton {
-        use crate::formats::ifp::{AnimLayout, IfpVersion};
-        match package.version {
-            IfpVersion::Anp3 | IfpVersion::Anp2 => Skeleton::gta_sa(),
-            IfpVersion::Anpk => {
-                let tagged = package
-                    .clips()
-                    .flat_map(|c| c.sequences.iter())
-                    .any(|s| s.anim.layout == AnimLayout::BoneTag && s.bone_id != -1);
-                if tagged {
-                    Skeleton::gta_vc()
-                } else {
-                    Skeleton::gta_iii()
-                }
-            }
-        }
+        GtaPed::for_ifp(package).skeleton()
     }
 
     /// The bone a track drives: by id when both have one, else by normalised name, else by

@@ -1,6 +1,7 @@
 //! DAN: hand-assembled files, the exporter simulated from its MaxScript, bad input, round trips.
 
 use crate::bytes::Bytes;
+use crate::rng::Rng;
 use glam::{Quat, Vec3};
 use rigplay::anim::Clip;
 include!("../fuzz/oracles/dan.rs");
@@ -561,49 +562,45 @@ fn zero_keys_leave_the_channel_out_and_a_legacy_comment_is_kept_byte_for_byte() 
 // ---------------------------------------------------------------------------------------------
 // Our writer.
 
-/// A small deterministic generator (xorshift), so that the tests need no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn f(&mut self) -> f32 {
-        (self.next() % 20001) as f32 / 1000.0 - 10.0
-    }
-    fn n(&mut self, max: u64) -> usize {
-        (self.next() % (max + 1)) as usize
-    }
-}
-
 #[test]
 fn random_files_round_trip_through_writer_and_reader() {
-    let mut rng = Rng(0x9E3779B97F4A7C15);
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     for _ in 0..200 {
         let mut file = DanFile::new();
         file.set_comment("round trip");
-        file.start_ms = rng.f();
-        file.end_ms = rng.f() * 100.0;
-        for _ in 0..rng.n(5) {
+        file.start_ms = rng.range(-10.0, 10.0);
+        file.end_ms = rng.range(-10.0, 10.0) * 100.0;
+        for _ in 0..rng.below(6) {
             let mut bone = rigplay::formats::dan::DanBone::default();
-            for _ in 0..rng.n(6) {
+            for _ in 0..rng.below(7) {
                 bone.rotations.push(RotationKey {
                     time_ms: rng.next() as i32,
-                    value: [rng.f(), rng.f(), rng.f(), rng.f()],
+                    value: [
+                        rng.range(-10.0, 10.0),
+                        rng.range(-10.0, 10.0),
+                        rng.range(-10.0, 10.0),
+                        rng.range(-10.0, 10.0),
+                    ],
                 });
             }
-            for _ in 0..rng.n(6) {
+            for _ in 0..rng.below(7) {
                 bone.positions.push(VectorKey {
                     time_ms: rng.next() as i32,
-                    value: [rng.f(), rng.f(), rng.f()],
+                    value: [
+                        rng.range(-10.0, 10.0),
+                        rng.range(-10.0, 10.0),
+                        rng.range(-10.0, 10.0),
+                    ],
                 });
             }
-            for _ in 0..rng.n(3) {
+            for _ in 0..rng.below(4) {
                 bone.scales.push(VectorKey {
                     time_ms: rng.next() as i32,
-                    value: [rng.f(), rng.f(), rng.f()],
+                    value: [
+                        rng.range(-10.0, 10.0),
+                        rng.range(-10.0, 10.0),
+                        rng.range(-10.0, 10.0),
+                    ],
                 });
             }
             file.bones.push(bone);

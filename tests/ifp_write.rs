@@ -2,6 +2,7 @@
 
 use crate::bytes::Bytes;
 use crate::ifp_read::{anp3_with_types_1_to_4, anpk_with_44_byte_anim, anpk_with_48_byte_anim};
+use crate::rng::Rng;
 use rigplay::formats::ifp::*;
 
 fn read(bytes: &[u8]) -> IfpPackage {
@@ -54,33 +55,18 @@ fn read_write_read_keeps_everything() {
     }
 }
 
-/// A small deterministic generator for random packages.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn f(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * (self.below(1 << 24) as f32 / (1 << 24) as f32)
-    }
-    fn name(&mut self, max: u64) -> String {
-        let len = self.below(max + 1);
-        (0..len)
-            .map(|_| {
-                if self.below(8) == 0 {
-                    ' '
-                } else {
-                    (b'A' + self.below(26) as u8) as char
-                }
-            })
-            .collect()
-    }
+/// A bone or clip name of up to `max` letters and spaces.
+fn random_name(rng: &mut Rng, max: usize) -> String {
+    let len = rng.below(max + 1);
+    (0..len)
+        .map(|_| {
+            if rng.below(8) == 0 {
+                ' '
+            } else {
+                (b'A' + rng.below(26) as u8) as char
+            }
+        })
+        .collect()
 }
 
 fn random_package(rng: &mut Rng, version: IfpVersion) -> IfpPackage {
@@ -101,20 +87,20 @@ fn random_package(rng: &mut Rng, version: IfpVersion) -> IfpPackage {
                             time += if compressed_file {
                                 rng.below(4) as f32 / 60.0
                             } else {
-                                rng.f(0.0, 0.1)
+                                rng.range(0.0, 0.1)
                             };
                             let q = |rng: &mut Rng| {
                                 if compressed_file {
                                     rng.below(8193) as f32 / 4096.0 - 1.0
                                 } else {
-                                    rng.f(-1.0, 1.0)
+                                    rng.range(-1.0, 1.0)
                                 }
                             };
                             let t = |rng: &mut Rng| {
                                 if compressed_file {
                                     rng.below(4000) as f32 / 1024.0 - 2.0
                                 } else {
-                                    rng.f(-50.0, 50.0)
+                                    rng.range(-50.0, 50.0)
                                 }
                             };
                             IfpKey {
@@ -130,7 +116,7 @@ fn random_package(rng: &mut Rng, version: IfpVersion) -> IfpPackage {
                                     [0.0; 3]
                                 },
                                 scale: if has_scale {
-                                    [rng.f(0.5, 2.0), 1.0, rng.f(0.5, 2.0)]
+                                    [rng.range(0.5, 2.0), 1.0, rng.range(0.5, 2.0)]
                                 } else {
                                     [1.0; 3]
                                 },
@@ -139,7 +125,7 @@ fn random_package(rng: &mut Rng, version: IfpVersion) -> IfpPackage {
                         .collect();
                     let by_name = version == IfpVersion::Anpk && rng.below(3) == 0;
                     let mut s = IfpSequence::new(
-                        rng.name(20),
+                        random_name(rng, 20),
                         if by_name {
                             -1
                         } else {
@@ -158,7 +144,7 @@ fn random_package(rng: &mut Rng, version: IfpVersion) -> IfpPackage {
                 })
                 .collect();
             IfpClip {
-                name: rng.name(if version == IfpVersion::Anpk { 40 } else { 23 }),
+                name: random_name(rng, if version == IfpVersion::Anpk { 40 } else { 23 }),
                 sequences,
                 flags: if version == IfpVersion::Anp3 {
                     u32::from(compressed_file)
@@ -169,7 +155,7 @@ fn random_package(rng: &mut Rng, version: IfpVersion) -> IfpPackage {
             }
         })
         .collect();
-    IfpPackage::new(version, rng.name(20), clips)
+    IfpPackage::new(version, random_name(rng, 20), clips)
 }
 
 #[test]

@@ -22,6 +22,7 @@ mod ifp_write;
 #[cfg(all(feature = "bevy", feature = "egui"))]
 mod preview;
 mod reduce;
+mod rng;
 mod sampler;
 mod samples;
 mod skeleton;

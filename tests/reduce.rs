@@ -1,6 +1,7 @@
 //! Keyframe reduction: kept keys on hand-made channels, and the error bound on random rigs,
 //! measured here independently of the library (glam `Mat4` composition, six shell points).
 
+use crate::rng::Rng;
 use glam::{EulerRot, Mat4, Quat, Vec3};
 use rigplay::anim::reduce::*;
 use rigplay::anim::*;
@@ -25,27 +26,6 @@ fn empty_track(name: &str) -> BoneTrack {
         rotation: None,
         translation: None,
         scale: None,
-    }
-}
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in [lo, hi).
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
     }
 }
 

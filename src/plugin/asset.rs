@@ -106,21 +106,12 @@ impl SkeletonKind {
     }
 
     fn resolve(self, package: &IfpPackage) -> SkeletonKind {
-        use crate::formats::ifp::{AnimLayout, IfpVersion};
+        use crate::skeleton::GtaPed;
         match self {
-            SkeletonKind::Auto => match package.version {
-                IfpVersion::Anp3 | IfpVersion::Anp2 => SkeletonKind::Sa,
-                IfpVersion::Anpk => {
-                    let tagged = package
-                        .clips()
-                        .flat_map(|c| c.sequences.iter())
-                        .any(|s| s.anim.layout == AnimLayout::BoneTag && s.bone_id != -1);
-                    if tagged {
-                        SkeletonKind::Vc
-                    } else {
-                        SkeletonKind::Iii
-                    }
-                }
+            SkeletonKind::Auto => match GtaPed::for_ifp(package) {
+                GtaPed::Sa => SkeletonKind::Sa,
+                GtaPed::Vc => SkeletonKind::Vc,
+                GtaPed::Iii => SkeletonKind::Iii,
             },
             other => other,
         }
