@@ -260,3 +260,67 @@ fn playback_extracts_root_motion_across_loops() {
         "the root bone stays in place"
     );
 }
+
+/// A cross-fade between two clips that both keep playing: at every frame of the fade, each
+/// bone is the normalised weighted sum of the two clips' core-sampler poses at their own times.
+#[test]
+fn a_moving_cross_fade_blends_both_clips_at_their_own_times() {
+    let files = rigplay::samples::sample_files();
+    let dt = 0.047;
+    let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], dt);
+    let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
+    let walk: Handle<AnimationClip> = load(&mut app, "sa.ifp#walk");
+    let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
+    let (walk_clip, idle_clip) = {
+        let ifp = app.world().resource::<Assets<Ifp>>().get(&ifp).unwrap();
+        (
+            ifp.clip("walk").unwrap().clip.clone(),
+            ifp.clip("idle").unwrap().clip.clone(),
+        )
+    };
+    let character = app
+        .world_mut()
+        .spawn((GtaSkeleton::Sa, Playback::new(walk)))
+        .id();
+    for _ in 0..4 {
+        app.update();
+    }
+    let t0 = app.world().get::<Playback>(character).unwrap().time;
+    let fade = 0.5;
+    app.world_mut()
+        .get_mut::<Playback>(character)
+        .unwrap()
+        .cross_fade(idle, fade);
+    let skeleton = rigplay::skeleton::Skeleton::gta_sa();
+    let rest = skeleton.rest_pose();
+    let pose_of = |clip: &rigplay::anim::Clip, t: f32| {
+        let binding = skeleton.bind(clip);
+        let mut local = rest.clone();
+        for (track, target) in binding.targets.iter().enumerate() {
+            if let (Some(b), Some(r)) = (target, clip.sample_track(track, t).rotation) {
+                local[*b].rotation = r;
+            }
+        }
+        local
+    };
+    for k in 1..=9 {
+        app.update();
+        let old_t = walk_clip.wrap_time(t0 + k as f32 * dt, WrapMode::Loop);
+        let new_t = idle_clip.wrap_time(k as f32 * dt, WrapMode::Loop);
+        let w = (k as f32 * dt / fade).min(1.0);
+        let (old, new) = (pose_of(&walk_clip, old_t), pose_of(&idle_clip, new_t));
+        for (b, bone) in skeleton.bones.iter().enumerate() {
+            let expected = if w >= 1.0 {
+                new[b].rotation
+            } else {
+                blend(old[b], new[b], w).rotation
+            };
+            let got = local(&mut app, &bone.name, 0).rotation;
+            assert!(
+                got.abs_diff_eq(expected, 2e-5) || got.abs_diff_eq(-expected, 2e-5),
+                "frame {k}, {}: {got} vs {expected}",
+                bone.name
+            );
+        }
+    }
+}

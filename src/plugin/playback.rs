@@ -202,6 +202,19 @@ pub(crate) struct PlaybackBinding {
     /// Per bone, the pose being written on frames that write every bone.
     pose: Vec<BonePose>,
     animated: Vec<bool>,
+    /// The clip fading out, bound to the same bones, while a cross-fade lasts.
+    fading: Option<FadingBinding>,
+}
+
+/// The outgoing clip of a cross-fade: its registry entry, tracks on the character's bones, a
+/// cursor and per-track poses kept from frame to frame like the current clip's.
+struct FadingBinding {
+    info: Arc<ClipInfo>,
+    tracks: Vec<Option<usize>>,
+    cursor: ClipCursor,
+    track_poses: Vec<BonePose>,
+    pose: Vec<BonePose>,
+    animated: Vec<bool>,
 }
 
 fn pose_of(t: &Transform) -> BonePose {
@@ -382,6 +395,7 @@ pub(crate) fn advance_and_sample(
             track_poses,
             pose,
             animated,
+            fading,
             ..
         } = &mut *binding;
         sample_tracks(&info, now, cursor, track_poses);
@@ -427,26 +441,46 @@ pub(crate) fn advance_and_sample(
                 0.0
             };
             fade_done = w_old <= 0.0;
-            if let Some(old) = registry.get(fade.clip.id()).filter(|_| !fade_done) {
-                let old_tracks = bind_tracks(&old, bones);
-                let mut old_track_poses = rest_track_poses(&old_tracks, bones);
-                let mut old_pose: Vec<BonePose> = bones.iter().map(|(_, rest, _)| *rest).collect();
-                let mut old_animated = vec![false; bones.len()];
-                sample_tracks(&old, t, &mut old.clip.cursor(), &mut old_track_poses);
+            // Bound once per fade (again if the character's bones or the clip's entry change).
+            let current = fading.as_ref().is_some_and(|f| {
+                !rebound
+                    && registry
+                        .get(fade.clip.id())
+                        .is_some_and(|i| Arc::ptr_eq(&i, &f.info))
+            });
+            if !current {
+                *fading = registry.get(fade.clip.id()).map(|info| {
+                    let tracks = bind_tracks(&info, bones);
+                    FadingBinding {
+                        track_poses: rest_track_poses(&tracks, bones),
+                        cursor: info.clip.cursor(),
+                        pose: Vec::with_capacity(bones.len()),
+                        animated: vec![false; bones.len()],
+                        tracks,
+                        info,
+                    }
+                });
+            }
+            if let Some(old) = fading.as_mut().filter(|_| !fade_done) {
+                old.pose.clear();
+                old.pose.extend(bones.iter().map(|(_, rest, _)| *rest));
+                old.animated.iter_mut().for_each(|a| *a = false);
+                sample_tracks(&old.info, t, &mut old.cursor, &mut old.track_poses);
                 scatter(
-                    &old_tracks,
-                    &old_track_poses,
-                    &mut old_pose,
-                    &mut old_animated,
+                    &old.tracks,
+                    &old.track_poses,
+                    &mut old.pose,
+                    &mut old.animated,
                 );
                 for (b, p) in pose.iter_mut().enumerate() {
-                    *p = blend(old_pose[b], *p, 1.0 - w_old);
-                    animated[b] |= old_animated[b];
+                    *p = blend(old.pose[b], *p, 1.0 - w_old);
+                    animated[b] |= old.animated[b];
                 }
             }
         }
         if fade_done {
             playback.fade = None;
+            *fading = None;
         }
         // Bones no clip animates stay at the rest pose written when the character was bound.
         for (((entity, _, _), p), &a) in bones.iter().zip(pose.iter()).zip(animated.iter()) {
