@@ -162,3 +162,54 @@ fn without_meta_bones_are_numbered_and_a_broken_file_fails_without_stopping_the_
         app.update();
     }
 }
+
+/// `PlaybackPlugin` may be added by hand before or after the format plugins (which add it too):
+/// its systems run once a frame (a playback advances by one frame's time, not two).
+#[test]
+fn the_playback_plugin_can_be_added_in_any_order_and_runs_once() {
+    use bevy::animation::AnimationPlugin;
+    use bevy::asset::AssetPlugin;
+    use bevy::asset::io::memory::{Dir, MemoryAssetReader};
+    use bevy::asset::io::{AssetSourceBuilder, AssetSourceId};
+    use bevy::time::TimeUpdateStrategy;
+    for order in 0..2 {
+        let dir = Dir::default();
+        dir.insert_asset(std::path::Path::new("lamp.dan"), lamp());
+        let reader = MemoryAssetReader { root: dir };
+        let mut app = App::new();
+        app.register_asset_source(
+            AssetSourceId::Default,
+            AssetSourceBuilder::new(move || Box::new(reader.clone())),
+        );
+        app.add_plugins((MinimalPlugins, AssetPlugin::default(), AnimationPlugin));
+        if order == 0 {
+            app.add_plugins((PlaybackPlugin, IfpPlugin, DanPlugin));
+        } else {
+            app.add_plugins((DanPlugin, IfpPlugin, PlaybackPlugin));
+        }
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(
+            std::time::Duration::from_secs_f32(0.1),
+        ));
+        app.finish();
+        app.cleanup();
+        let dan: Handle<Dan> = load(&mut app, "lamp.dan");
+        let (skeleton, handle) = {
+            let d = app.world().resource::<Assets<Dan>>().get(&dan).unwrap();
+            (d.skeleton(), d.handle.clone())
+        };
+        let character = app
+            .world_mut()
+            .spawn((skeleton, Playback::new(handle)))
+            .id();
+        for _ in 0..3 {
+            app.update();
+        }
+        let before = app.world().get::<Playback>(character).unwrap().time;
+        app.update();
+        let after = app.world().get::<Playback>(character).unwrap().time;
+        assert!(
+            (after - before - 0.1).abs() < 1e-5,
+            "order {order}: {before} → {after}"
+        );
+    }
+}

@@ -324,3 +324,128 @@ fn a_moving_cross_fade_blends_both_clips_at_their_own_times() {
         }
     }
 }
+
+fn pelvis_angle(app: &mut App) -> f32 {
+    let r = local(app, " Pelvis", 0).rotation;
+    r.angle_between(Quat::IDENTITY)
+        .min(r.angle_between(-Quat::IDENTITY))
+}
+
+/// A fade started during a fade starts from the pose on screen (no jump); a paused playback
+/// holds its fade; a seek past the end of a paused looping clip wraps; a new clip assigned after
+/// a `Once` clip finished plays.
+#[test]
+fn fades_pause_and_restart_from_the_pose_on_screen() {
+    let mut app = app(&[("test.ifp", lift_ifp())], &[], 0.1);
+    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let lift0: Handle<AnimationClip> = load(&mut app, "test.ifp#Clip0");
+    let character = app
+        .world_mut()
+        .spawn((GtaSkeleton::Sa, Playback::new(lift.clone())))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    // Held at 1 s (pelvis 90°), fade over 1 s into the clip held at 0 s (pelvis 0°).
+    {
+        let mut p = app.world_mut().get_mut::<Playback>(character).unwrap();
+        p.seek(1.0);
+        p.speed = 0.0;
+    }
+    app.update();
+    app.world_mut()
+        .get_mut::<Playback>(character)
+        .unwrap()
+        .cross_fade(lift.clone(), 1.0);
+    for _ in 0..5 {
+        app.update();
+    }
+    let halfway = pelvis_angle(&mut app);
+    assert!(
+        (halfway - std::f32::consts::FRAC_PI_4).abs() < 1e-4,
+        "{halfway}"
+    );
+
+    // Paused: the fade holds.
+    app.world_mut()
+        .get_mut::<Playback>(character)
+        .unwrap()
+        .paused = true;
+    for _ in 0..3 {
+        app.update();
+    }
+    let w = app
+        .world()
+        .get::<Playback>(character)
+        .unwrap()
+        .fade_weight();
+    assert!((w.unwrap() - 0.5).abs() < 1e-4, "{w:?}");
+    assert!((pelvis_angle(&mut app) - halfway).abs() < 1e-5);
+    app.world_mut()
+        .get_mut::<Playback>(character)
+        .unwrap()
+        .paused = false;
+
+    // A new fade from the 45° on screen to 0°: one frame in (weight 0.1) the pelvis is at the
+    // normalised blend of 45° and 0°, not back at 0°.
+    app.world_mut()
+        .get_mut::<Playback>(character)
+        .unwrap()
+        .cross_fade(lift.clone(), 1.0);
+    app.update();
+    let on_screen = rigplay::anim::BonePose {
+        rotation: Quat::from_rotation_z(halfway),
+        ..Default::default()
+    };
+    let expected = blend(on_screen, rigplay::anim::BonePose::default(), 0.1).rotation;
+    let got = pelvis_angle(&mut app);
+    assert!(
+        (got - expected.angle_between(Quat::IDENTITY)).abs() < 1e-4,
+        "{got} vs {}",
+        expected.angle_between(Quat::IDENTITY)
+    );
+    for _ in 0..12 {
+        app.update();
+    }
+
+    // Paused, a seek past the end of the 1 s looping clip lands where playing would.
+    {
+        let mut p = app.world_mut().get_mut::<Playback>(character).unwrap();
+        p.paused = true;
+        p.seek(2.25);
+    }
+    app.update();
+    let t = app.world().get::<Playback>(character).unwrap().time;
+    assert!((t - 0.25).abs() < 1e-5, "{t}");
+
+    // Once to the end, then another clip: it plays.
+    {
+        let mut p = app.world_mut().get_mut::<Playback>(character).unwrap();
+        p.paused = false;
+        p.speed = 1.0;
+        p.mode = PlayMode::Once;
+    }
+    for _ in 0..12 {
+        app.update();
+    }
+    assert!(
+        app.world()
+            .get::<Playback>(character)
+            .unwrap()
+            .is_finished()
+    );
+    {
+        let mut p = app.world_mut().get_mut::<Playback>(character).unwrap();
+        p.clip = lift0;
+        p.time = 0.0;
+    }
+    app.update();
+    app.update();
+    let p = app.world().get::<Playback>(character).unwrap();
+    assert!(
+        !p.is_finished() && p.time > 0.05,
+        "{} {}",
+        p.time,
+        p.is_finished()
+    );
+}

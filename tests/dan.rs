@@ -456,6 +456,8 @@ fn counts_are_checked_against_the_bytes_left_before_allocating() {
     // Bone 1: 0 rotations, then i32::MAX position keys with 8 bytes left.
     b.i32(0).i32(i32::MAX).i32(0).i32(0);
     let e = DanFile::read(&b.0).unwrap_err();
+    // The count itself: 80 + bone 0 (12) + bone 1's rotation count (4) = 96.
+    assert_eq!(e.offset, 96);
     assert_eq!(e.location.bone, Some(1));
     assert_eq!(e.location.track, Some(DanTrack::Position));
     assert!(
@@ -501,8 +503,9 @@ fn nan_and_infinity_name_the_bone_track_and_key() {
         &[(0, [1.0, 1.0, 1.0]), (33, [1.0, f32::INFINITY, 1.0])],
     );
     let e = DanFile::read(&b.0).unwrap_err();
-    // 80 + bone 0 (12) + bone 1: 4 + 4 + 4 + key 0 (16) = 120 is key 1, whose values start at 124.
-    assert_eq!(e.offset, 124);
+    // 80 + bone 0 (12) + bone 1: 4 + 4 + 4 + key 0 (16) = 120 is key 1, whose values start at
+    // 124; the infinity is its second value, at 128.
+    assert_eq!(e.offset, 128);
     assert_eq!(e.location.bone, Some(1));
     assert_eq!(e.location.track, Some(DanTrack::Scale));
     assert_eq!(e.location.key, Some(1));

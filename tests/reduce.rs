@@ -783,3 +783,42 @@ fn keys_half_a_turn_apart_turn_the_same_way_whatever_the_first_keys_sign() {
         );
     }
 }
+
+/// Found in review: the kept indices refer to the clip's key order, so an IFP sequence must be
+/// put in that order before picking. Times 0.0 and −0.0 compare equal there (file order kept);
+/// a total order would swap them and pick the wrong keys. An empty sequence before it, which
+/// makes no track, must not shift the tracks either.
+#[test]
+fn ifp_keys_kept_by_the_runs_rule_leave_the_pose_unchanged() {
+    use rigplay::formats::ifp::{IfpClip, IfpKey, IfpSequence};
+    let key = |time: f32, x: f32| IfpKey {
+        time,
+        translation: [x, 0.0, 0.0],
+        ..IfpKey::default()
+    };
+    let mut seq = IfpSequence::new(
+        "Root",
+        0,
+        vec![key(0.0, 5.0), key(-0.0, 1.0), key(0.5, 1.0), key(1.0, 1.0)],
+    );
+    seq.has_translation = true;
+    let mut clip = IfpClip {
+        name: "c".into(),
+        sequences: vec![IfpSequence::new("Empty", 1, vec![]), seq],
+        flags: 0,
+        info_unknown: 0,
+    };
+    let before = clip.to_clip();
+    let runs = reduce_constant_runs(&before);
+    clip.keep_keys(&runs.kept);
+    let after = clip.to_clip();
+    assert!(after.key_count() < before.key_count());
+    for k in 0..=20 {
+        let t = k as f32 / 20.0;
+        assert_eq!(
+            after.sample_track(0, t).translation,
+            before.sample_track(0, t).translation,
+            "at {t}"
+        );
+    }
+}

@@ -288,3 +288,26 @@ fn slerp_matches_the_formula_in_double_precision() {
     }
     assert!(worst < 2e-6, "worst component error {worst}");
 }
+
+/// Keys a whole f32 range apart interpolate to finite values (−3e38 to 3e38: halfway is 0,
+/// where `a + (b − a)·u` would overflow to infinity).
+#[test]
+fn vectors_at_the_ends_of_the_f32_range_interpolate_finitely() {
+    let mut b = ClipBuilder::new("far");
+    let t = b.times(&[0.0, 1.0]).unwrap();
+    let translation = b
+        .translations(t, &[Vec3::splat(-3e38), Vec3::splat(3e38)])
+        .unwrap();
+    b.track(BoneTrack {
+        bone: BoneRef {
+            name: "Root".into(),
+            id: None,
+        },
+        rotation: None,
+        translation: Some(translation),
+        scale: None,
+    });
+    let clip = b.build();
+    let mid = clip.sample_track(0, 0.5).translation.unwrap();
+    assert!(mid.is_finite() && mid.abs().max_element() < 1e32, "{mid}");
+}

@@ -74,10 +74,16 @@ pub(super) fn slerp_arc(a: Quat, b: Quat, arc: Arc, u: f32) -> Quat {
 }
 
 /// Linear interpolation as `a + (b − a)·u`: between two equal keys it gives the key exactly
-/// (glam's `a·(1 − u) + b·u` may not), so that a constant run holds its value bit for bit.
+/// (glam's `a·(1 − u) + b·u` may not), so that a constant run holds its value bit for bit. Keys
+/// so far apart that `b − a` overflows f32 take the other form, which stays finite.
 #[inline(always)]
 pub(super) fn lerp_vec(a: Vec3, b: Vec3, u: f32) -> Vec3 {
-    a + (b - a) * u
+    let d = b - a;
+    if d.is_finite() {
+        a + d * u
+    } else {
+        a * (1.0 - u) + b * u
+    }
 }
 
 /// The slerp used by the sampler, exposed for tests: `a` and `b` must be unit quaternions with a

@@ -87,7 +87,9 @@ pub struct DanLoaderSettings {
     /// Names are what the clip's targets match, on a [`FlatSkeleton`] or a [`super::Retarget`]
     /// hierarchy.
     pub bone_names: Vec<String>,
-    /// Whether the clip loops (else it holds its last pose).
+    /// Whether the clip is meant to loop (else to hold its last pose): recorded in the clip's
+    /// settings for players to follow, as the preview does; a [`super::Playback`]'s own mode
+    /// decides how it plays.
     pub looping: bool,
     /// For drawing only: the bone each bone hangs from in the Max scene (the file does not
     /// say), so that skeleton gizmos draw a line between them. Playback ignores it.
@@ -155,6 +157,26 @@ impl AssetLoader for DanLoader {
             .collect();
         let targets: Vec<AnimationTargetId> =
             bone_names.iter().map(|n| named_bone_target_id(n)).collect();
+        // Names are matched after normalisation and GTA's alias table: two that meet would drive
+        // one bone with two tracks.
+        for (i, t) in targets.iter().enumerate() {
+            if let Some(j) = targets[..i].iter().position(|u| u == t) {
+                warn!(
+                    "{}: bones {j} ({:?}) and {i} ({:?}) have names that match the same bone; \
+                     give them distinct names in the .meta's bone_names",
+                    load_context.path(),
+                    bone_names[j],
+                    bone_names[i]
+                );
+            }
+        }
+        if !(settings.scale.is_finite() && settings.scale != 0.0) {
+            warn!(
+                "{}: scale {} is not a usable factor; positions are kept in the file's units",
+                load_context.path(),
+                settings.scale
+            );
+        }
         let clip_settings = ClipSettings {
             looping: settings.looping,
             ..ClipSettings::default()

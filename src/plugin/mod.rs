@@ -44,13 +44,25 @@ use bevy::prelude::*;
 
 /// What every rigplay format shares: the [`ClipRegistry`], [`Playback`] (one system for every
 /// character), [`PlayAnimation`], [`Retarget`], root motion, and skeleton gizmos. [`IfpPlugin`]
-/// and [`DanPlugin`] add it when it is not there yet. Needs `AnimationPlugin` (in
-/// `DefaultPlugins`); draws skeletons when `GizmoPlugin` is present.
+/// and [`DanPlugin`] add it; adding it again (before or after them) does nothing more. Needs
+/// `AnimationPlugin` (in `DefaultPlugins`); draws skeletons when `GizmoPlugin` is present.
 pub struct PlaybackPlugin;
 
+/// Marks that [`PlaybackPlugin`] is built, so that adding it twice adds its systems once.
+#[derive(Resource)]
+struct PlaybackInstalled;
+
 impl Plugin for PlaybackPlugin {
+    fn is_unique(&self) -> bool {
+        false
+    }
+
     fn build(&self, app: &mut App) {
-        app.init_resource::<ClipRegistry>()
+        if app.world().contains_resource::<PlaybackInstalled>() {
+            return;
+        }
+        app.insert_resource(PlaybackInstalled)
+            .init_resource::<ClipRegistry>()
             .init_resource::<SkeletonGizmos>()
             .init_resource::<playback::BonesChanged>()
             .add_observer(playback::note_new_bone)
@@ -80,11 +92,9 @@ impl Plugin for PlaybackPlugin {
     }
 }
 
-/// The registry [`PlaybackPlugin`] holds, adding the plugin first when needed.
+/// The registry [`PlaybackPlugin`] holds, adding the plugin first (it builds once).
 fn shared_registry(app: &mut App) -> ClipRegistry {
-    if !app.is_plugin_added::<PlaybackPlugin>() {
-        app.add_plugins(PlaybackPlugin);
-    }
+    app.add_plugins(PlaybackPlugin);
     app.world().resource::<ClipRegistry>().clone()
 }
 

@@ -51,6 +51,10 @@ struct Fade {
     mode: PlayMode,
     elapsed: f32,
     duration: f32,
+    /// Not bound yet by the playback system.
+    fresh: bool,
+    /// Started while another fade ran: the pose on screen fades out, not `clip`.
+    from_pose: bool,
 }
 
 impl Playback {
@@ -96,6 +100,7 @@ impl Playback {
     /// Switches to `clip`, blending from the current pose over `duration` seconds (the games
     /// blend by a weighted sum of the clips' poses, normalised: spec §3.3).
     pub fn cross_fade(&mut self, clip: Handle<AnimationClip>, duration: f32) {
+        let from_pose = self.fade.is_some();
         self.fade = Some(Fade {
             clip: std::mem::replace(&mut self.clip, clip),
             time: self.time,
@@ -103,6 +108,8 @@ impl Playback {
             mode: self.mode,
             elapsed: 0.0,
             duration: duration.max(0.0),
+            fresh: true,
+            from_pose,
         });
         self.time = 0.0;
         self.direction = 1.0;
@@ -215,6 +222,47 @@ struct FadingBinding {
     track_poses: Vec<BonePose>,
     pose: Vec<BonePose>,
     animated: Vec<bool>,
+    /// When a fade started during another one: the pose shown then, per bone, which fades out
+    /// instead of a clip.
+    snapshot: Option<Vec<BonePose>>,
+}
+
+impl FadingBinding {
+    fn new(
+        info: Arc<ClipInfo>,
+        bones: &[(Entity, BonePose, AnimationTargetId)],
+        snapshot: Option<Vec<BonePose>>,
+    ) -> Self {
+        let tracks = bind_tracks(&info, bones);
+        Self {
+            track_poses: rest_track_poses(&tracks, bones),
+            cursor: info.clip.cursor(),
+            pose: Vec::with_capacity(bones.len()),
+            animated: vec![false; bones.len()],
+            tracks,
+            info,
+            snapshot,
+        }
+    }
+
+    /// The outgoing pose per bone at `time` of the clip (or the snapshot), into `self.pose`.
+    fn pose_at(&mut self, time: f32, bones: &[(Entity, BonePose, AnimationTargetId)]) {
+        self.pose.clear();
+        if let Some(snapshot) = &self.snapshot {
+            self.pose.extend_from_slice(snapshot);
+            self.animated.iter_mut().for_each(|a| *a = true);
+            return;
+        }
+        self.pose.extend(bones.iter().map(|(_, rest, _)| *rest));
+        self.animated.iter_mut().for_each(|a| *a = false);
+        sample_tracks(&self.info, time, &mut self.cursor, &mut self.track_poses);
+        scatter(
+            &self.tracks,
+            &self.track_poses,
+            &mut self.pose,
+            &mut self.animated,
+        );
+    }
 }
 
 fn pose_of(t: &Transform) -> BonePose {
@@ -330,6 +378,11 @@ pub(crate) fn advance_and_sample(
         let rebound = bones_added
             || binding.clip != Some(id)
             || !binding.info.as_ref().is_some_and(|i| Arc::ptr_eq(i, &info));
+        if binding.clip != Some(id) && binding.clip.is_some() {
+            // A new clip set directly (not through `cross_fade`) starts playing afresh.
+            playback.finished = false;
+            playback.direction = 1.0;
+        }
         if rebound {
             let bones: Vec<_> = children
                 .iter_descendants(entity)
@@ -360,7 +413,7 @@ pub(crate) fn advance_and_sample(
         };
         let (now, laps, ended) = step_time(before, step, duration, mode, &mut direction);
         let (now, laps) = if step == 0.0 {
-            (playback.time.clamp(0.0, duration.max(0.0)), 0)
+            (held_time(playback.time, duration, mode), 0)
         } else {
             (now, laps)
         };
@@ -417,22 +470,46 @@ pub(crate) fn advance_and_sample(
         animated.iter_mut().for_each(|a| *a = false);
         scatter(tracks, track_poses, pose, animated);
         let mut fade_done = false;
+        // A paused (or finished) playback holds a fade where it is too.
+        let running = !(playback.paused || playback.finished);
         if let Some(fade) = playback.fade.as_mut() {
-            fade.elapsed += dt;
+            // Bound once per fade: again when a new fade starts or the character's bones or the
+            // clip's entry change. An entry gone from the registry keeps the binding it had (the
+            // binding holds the clip).
+            let entry = registry.get(fade.clip.id());
+            let current = fading.as_ref().is_some_and(|f| {
+                !fade.fresh && !rebound && entry.as_ref().is_none_or(|i| Arc::ptr_eq(i, &f.info))
+            });
+            if !current {
+                // Fading from a fade: the pose on screen now is what fades out, held still.
+                let snapshot = fade.from_pose.then(|| {
+                    bones
+                        .iter()
+                        .map(|(e, rest, _)| transforms.get(*e).map_or(*rest, pose_of))
+                        .collect()
+                });
+                *fading = entry.map(|info| FadingBinding::new(info, bones, snapshot));
+                fade.fresh = false;
+            }
+            if running {
+                fade.elapsed += dt;
+            }
+            let fade_duration = fading.as_ref().map_or(0.0, |f| f.info.clip.duration());
             let mut fade_direction = 1.0;
-            let fade_step = dt * fade.speed;
-            let fade_duration = duration_of(&registry, &fade.clip);
-            let t = if fade_step == 0.0 {
-                fade.time.clamp(0.0, fade_duration)
-            } else {
-                step_time(
+            let t = if running && fade.speed != 0.0 {
+                let t = step_time(
                     fade.time,
-                    fade_step,
+                    dt * fade.speed,
                     fade_duration,
                     fade.mode,
                     &mut fade_direction,
                 )
-                .0
+                .0;
+                // Ping-pong turned: keep going the other way on the next frames.
+                fade.speed *= fade_direction;
+                t
+            } else {
+                held_time(fade.time, fade_duration, fade.mode)
             };
             fade.time = t;
             let w_old = if fade.duration > 0.0 {
@@ -441,37 +518,8 @@ pub(crate) fn advance_and_sample(
                 0.0
             };
             fade_done = w_old <= 0.0;
-            // Bound once per fade (again if the character's bones or the clip's entry change).
-            let current = fading.as_ref().is_some_and(|f| {
-                !rebound
-                    && registry
-                        .get(fade.clip.id())
-                        .is_some_and(|i| Arc::ptr_eq(&i, &f.info))
-            });
-            if !current {
-                *fading = registry.get(fade.clip.id()).map(|info| {
-                    let tracks = bind_tracks(&info, bones);
-                    FadingBinding {
-                        track_poses: rest_track_poses(&tracks, bones),
-                        cursor: info.clip.cursor(),
-                        pose: Vec::with_capacity(bones.len()),
-                        animated: vec![false; bones.len()],
-                        tracks,
-                        info,
-                    }
-                });
-            }
             if let Some(old) = fading.as_mut().filter(|_| !fade_done) {
-                old.pose.clear();
-                old.pose.extend(bones.iter().map(|(_, rest, _)| *rest));
-                old.animated.iter_mut().for_each(|a| *a = false);
-                sample_tracks(&old.info, t, &mut old.cursor, &mut old.track_poses);
-                scatter(
-                    &old.tracks,
-                    &old.track_poses,
-                    &mut old.pose,
-                    &mut old.animated,
-                );
+                old.pose_at(t, bones);
                 for (b, p) in pose.iter_mut().enumerate() {
                     *p = blend(old.pose[b], *p, 1.0 - w_old);
                     animated[b] |= old.animated[b];
@@ -495,8 +543,23 @@ pub(crate) fn advance_and_sample(
     }
 }
 
-fn duration_of(registry: &ClipRegistry, clip: &Handle<AnimationClip>) -> f32 {
-    registry.get(clip.id()).map_or(0.0, |i| i.clip.duration())
+/// Where a clip that is not advancing shows: a time within the clip as it is (its end included,
+/// so that scrubbing to the end shows the last pose); outside it, a looping clip's time wraps (a
+/// seek past the end lands where playing would get), the other modes' times are clamped.
+fn held_time(time: f32, duration: f32, mode: PlayMode) -> f32 {
+    if duration <= 0.0 || !time.is_finite() {
+        return 0.0;
+    }
+    if (0.0..=duration).contains(&time) {
+        return time;
+    }
+    match mode {
+        PlayMode::Loop => {
+            let t = time.rem_euclid(duration);
+            if t >= duration { 0.0 } else { t }
+        }
+        PlayMode::Once | PlayMode::PingPong => time.clamp(0.0, duration),
+    }
 }
 
 /// Weighted sum of two poses, the rotation sign-aligned and normalised (spec §3.3).

@@ -13,7 +13,8 @@ use glam::{Quat, Vec3};
 #[derive(Debug, Clone, PartialEq)]
 pub struct DanClipOptions {
     /// Multiplies positions: the file is in the Max scene's units (often centimetres or
-    /// inches); 0.01 turns centimetres into metres. 1 keeps the file's units.
+    /// inches); 0.01 turns centimetres into metres. 1 keeps the file's units; a value that is
+    /// not finite, or 0, reads as 1 (see [`DanClipOptions::position_scale`]).
     pub scale: f32,
     /// Bone names by index; bones beyond the list are named `bone_<index>`.
     pub names: Vec<String>,
@@ -29,6 +30,16 @@ impl Default for DanClipOptions {
 }
 
 impl DanClipOptions {
+    /// The scale positions are multiplied by: [`Self::scale`] when it is finite and not 0,
+    /// else 1 (a scale of 0 would flatten the rig and lose the positions for good).
+    pub fn position_scale(&self) -> f32 {
+        if self.scale.is_finite() && self.scale != 0.0 {
+            self.scale
+        } else {
+            1.0
+        }
+    }
+
     /// The name of bone `index`: from [`Self::names`], else `bone_<index>`.
     pub fn bone_name(&self, index: usize) -> String {
         self.names
@@ -84,6 +95,7 @@ impl DanFile {
     pub fn to_clip(&self, name: &str, options: &DanClipOptions) -> Clip {
         let origin = self.origin_ms();
         let seconds = |t: i32| ((t as f64 - origin) / 1000.0) as f32;
+        let scale = options.position_scale();
         let mut b = ClipBuilder::new(name).with_capacity(self.bones.len(), self.key_count());
         let sorted = self.sorted();
         for (i, bone) in sorted.bones.iter().enumerate() {
@@ -111,7 +123,11 @@ impl DanFile {
             let values: Vec<Vec3> = bone
                 .positions
                 .iter()
-                .map(|k| dan_vec_to_bevy(k.value) * options.scale)
+                // Saturated, so that a huge scale cannot turn a key infinite (and drop it).
+                .map(|k| {
+                    (dan_vec_to_bevy(k.value) * scale)
+                        .clamp(Vec3::splat(-f32::MAX), Vec3::splat(f32::MAX))
+                })
                 .collect();
             if let Ok(t) = b.times(&times) {
                 track.translation = b.translations(t, &values).ok();
@@ -148,13 +164,13 @@ impl DanFile {
                 })
             }
         };
-        let scale = if options.scale != 0.0 && options.scale.is_finite() {
-            options.scale
-        } else {
-            1.0
-        };
+        let scale = options.position_scale();
         let mut file = DanFile::new();
-        file.end_ms = ms(0, DanTrack::Rotation, 0, clip.duration())? as f32;
+        file.end_ms = ms(0, DanTrack::Rotation, 0, clip.duration()).map_err(|_| {
+            DanWriteError::DurationOutOfRange {
+                seconds: clip.duration(),
+            }
+        })? as f32;
         for (i, track) in clip.tracks().iter().enumerate() {
             let mut bone = DanBone::default();
             if let Some(c) = track.rotation {

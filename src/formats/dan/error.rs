@@ -129,6 +129,8 @@ impl fmt::Display for DanWarning {
 pub enum DanWriteError {
     #[error("{what} {count} does not fit the file's 32-bit signed count")]
     TooMany { what: &'static str, count: usize },
+    #[error("the clip's duration {seconds} s is outside the file's millisecond range")]
+    DurationOutOfRange { seconds: f32 },
     #[error(
         "bone #{bone} {track} key #{key} at {seconds} s is outside the file's millisecond range"
     )]

@@ -66,12 +66,22 @@ impl Reader<'_> {
         }
         self.r
             .check_count(value as u64, each)
-            .map_err(|e| self.too_large(what, e))
+            .map_err(|e| DanError {
+                offset: at as u64,
+                ..self.too_large(what, e)
+            })
     }
 
+    /// Checks values that start at byte `offset`; an error points at the bad one.
     fn finite(&self, offset: usize, field: &'static str, values: &[f32]) -> Result<(), DanError> {
-        match values.iter().find(|v| !v.is_finite()) {
-            Some(&value) => Err(self.error(offset, DanErrorKind::NotFinite { field, value })),
+        match values.iter().position(|v| !v.is_finite()) {
+            Some(i) => Err(self.error(
+                offset + 4 * i,
+                DanErrorKind::NotFinite {
+                    field,
+                    value: values[i],
+                },
+            )),
             None => Ok(()),
         }
     }

@@ -25,13 +25,13 @@ impl IfpClip {
         let mut times: Vec<f32> = Vec::new();
         let mut rotations: Vec<Quat> = Vec::new();
         let mut vectors: Vec<Vec3> = Vec::new();
-        for seq in self.sequences.iter().filter(|s| !s.keys.is_empty()) {
+        for seq in self.sequences.iter().filter(|s| becomes_track(s)) {
             let keys: &[IfpKey] = if seq.keys.windows(2).all(|w| w[0].time <= w[1].time) {
                 &seq.keys
             } else {
                 sorted.clear();
                 sorted.extend_from_slice(&seq.keys);
-                sorted.sort_by(|a, b| a.time.total_cmp(&b.time));
+                sort_by_time(&mut sorted);
                 &sorted
             };
             times.clear();
@@ -77,10 +77,10 @@ impl IfpClip {
         for (seq, kept) in self
             .sequences
             .iter_mut()
-            .filter(|s| !s.keys.is_empty())
+            .filter(|s| becomes_track(s))
             .zip(kept)
         {
-            seq.keys.sort_by(|a, b| a.time.total_cmp(&b.time));
+            sort_by_time(&mut seq.keys);
             let keys = std::mem::take(&mut seq.keys);
             seq.keys = kept
                 .rotation
@@ -89,4 +89,20 @@ impl IfpClip {
                 .collect();
         }
     }
+}
+
+/// Whether [`IfpClip::to_clip`] makes a track of the sequence: it has keys, at finite times (the
+/// reader guarantees finite times; a package built in code might not).
+fn becomes_track(seq: &super::IfpSequence) -> bool {
+    !seq.keys.is_empty() && seq.keys.iter().all(|k| k.time.is_finite())
+}
+
+/// Stable sort by time in which equal times (0.0 and −0.0 too) keep their order: the order of
+/// the clip's keys, which [`IfpClip::keep_keys`] indices refer to.
+fn sort_by_time(keys: &mut [IfpKey]) {
+    keys.sort_by(|a, b| {
+        a.time
+            .partial_cmp(&b.time)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
 }
