@@ -1,19 +1,28 @@
 //! rigplay's preview: open animation files, play them, scrub through them.
 //!
 //!     cargo run --example preview                      # the bundled samples
-//!     cargo run --example preview -- FILE...           # your .ifp / .dan files (or drop them on the window)
+//!     cargo run --example preview -- FILE...           # your .ifp / .dan / .anie files (or drop them on the window)
 //!     cargo run --example preview -- FILE --clip walk --screenshot out.png --at 0.5
 //!
 //! `--screenshot PATH --at SECONDS` poses the clip at that time, saves a PNG (and, next to it,
 //! `PATH.joints.json` with the joints' window positions), and exits: usable headless under xvfb.
+//!
+//! AnimeEffects projects (`.anie`) play through the same transport and timeline: each frame is
+//! evaluated and drawn by rigplay's CPU reference renderer into a texture shown in the view
+//! (the GPU renderer in Bevy is a later step).
 
+use bevy::asset::RenderAssetUsages;
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
+use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy::window::WindowResolution;
 use bevy_egui::{EguiContexts, EguiPlugin, EguiPrimaryContextPass, egui};
+use rigplay::anim::{Clip, ClipBuilder};
+use rigplay::formats::anie::AnimeProject;
 use rigplay::plugin::*;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 struct Args {
     files: Vec<PathBuf>,
@@ -44,6 +53,9 @@ fn parse_args() -> Args {
             anims.join("sa_ped.ifp"),
             anims.join("vc_ped.ifp"),
             anims.join("lamp.dan"),
+            anims.join("anie/character.anie"),
+            anims.join("anie/mesh_ffd.anie"),
+            anims.join("anie/blend_sheet.anie"),
         ];
     }
     args
@@ -106,6 +118,12 @@ fn main() {
             )
                 .chain(),
         )
+        // After the playback system (PostUpdate, before propagation): the frame drawn is this
+        // frame's time.
+        .add_systems(
+            PostUpdate,
+            draw_anie_views.after(TransformSystems::Propagate),
+        )
         .add_systems(EguiPrimaryContextPass, ui)
         .run();
 }
@@ -120,6 +138,65 @@ struct Startup_ {
 enum FileHandle {
     Ifp(Handle<Ifp>),
     Dan(Handle<Dan>),
+    /// Read at once (no Bevy asset yet): the project, or why it did not read.
+    Anie(Result<Arc<AnieFile>, String>),
+}
+
+/// An AnimeEffects project, with a clip registered for `Playback` that only carries its length,
+/// so that the transport and timeline drive it like any clip.
+struct AnieFile {
+    project: AnimeProject,
+    warnings: Vec<String>,
+    clip: Handle<AnimationClip>,
+    duration: f32,
+}
+
+/// A character that shows an AnimeEffects project: the file, and the frame drawn last.
+#[derive(Component)]
+struct AnieView {
+    file: usize,
+    image: Handle<Image>,
+    drawn: Option<f32>,
+}
+
+/// Reads an `.anie` file and registers its timeline as a clip.
+fn open_anie(
+    path: &Path,
+    registry: &ClipRegistry,
+    clips: &mut Assets<AnimationClip>,
+) -> Result<Arc<AnieFile>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let read = AnimeProject::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let project = read.project;
+    let fps = project.fps.max(1) as f32;
+    let duration = project.max_frame as f32 / fps;
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut b = ClipBuilder::new(name);
+    b.extend_duration(duration);
+    let clip: Arc<Clip> = Arc::new(b.build());
+    let handle = clips.add(AnimationClip::default());
+    registry.insert(
+        handle.id(),
+        Arc::new(ClipInfo {
+            clip,
+            settings: ClipSettings {
+                looping: project.looping,
+                ..ClipSettings::default()
+            },
+            skeleton: None,
+            tracks: Vec::new(),
+            root_track: None,
+        }),
+    );
+    Ok(Arc::new(AnieFile {
+        warnings: read.warnings.iter().map(ToString::to_string).collect(),
+        project,
+        clip: handle,
+        duration,
+    }))
 }
 
 struct OpenFile {
@@ -132,12 +209,16 @@ struct OpenFile {
 enum Character {
     Gta(GtaSkeleton),
     Flat(FlatSkeleton),
+    /// An AnimeEffects project: the index of its file.
+    Anie(usize),
 }
 
 /// One clip of an open file, whatever its format.
 struct ClipEntry {
     name: String,
     duration: f32,
+    /// Frames per second, for stepping and the frame number.
+    fps: f32,
     handle: Handle<AnimationClip>,
     looping: bool,
     character: Character,
@@ -152,8 +233,43 @@ struct FileView {
     warnings: Vec<String>,
 }
 
-fn view(file: &OpenFile, ifps: &Assets<Ifp>, dans: &Assets<Dan>) -> Option<FileView> {
+fn view(index: usize, file: &OpenFile, ifps: &Assets<Ifp>, dans: &Assets<Dan>) -> Option<FileView> {
     match &file.handle {
+        FileHandle::Anie(Err(_)) => None,
+        FileHandle::Anie(Ok(anie)) => {
+            let p = &anie.project;
+            let name = file
+                .path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Some(FileView {
+                clips: vec![ClipEntry {
+                    name,
+                    duration: anie.duration,
+                    fps: p.fps.max(1) as f32,
+                    handle: anie.clip.clone(),
+                    looping: p.looping,
+                    character: Character::Anie(index),
+                    info: vec![format!(
+                        "frames 0..={} at {} fps, {:.3} s",
+                        p.max_frame, p.fps, anie.duration
+                    )],
+                }],
+                info: vec![
+                    format!(
+                        "AnimeEffects project, canvas {}×{}",
+                        p.canvas_width, p.canvas_height
+                    ),
+                    format!(
+                        "{} nodes, {} image resources; drawn by the CPU renderer",
+                        p.objects.len(),
+                        p.resources.iter().map(|r| r.nodes.len()).sum::<usize>()
+                    ),
+                ],
+                warnings: anie.warnings.clone(),
+            })
+        }
         FileHandle::Ifp(h) => {
             let ifp = ifps.get(h)?;
             let skeleton = match ifp.skeleton {
@@ -169,6 +285,8 @@ fn view(file: &OpenFile, ifps: &Assets<Ifp>, dans: &Assets<Dan>) -> Option<FileV
                     .map(|c| ClipEntry {
                         name: c.name.clone(),
                         duration: c.clip.duration(),
+                        // SA and VC key their clips at 30 fps.
+                        fps: 30.0,
                         handle: c.handle.clone(),
                         looping: c.settings.looping,
                         character: Character::Gta(skeleton),
@@ -206,6 +324,8 @@ fn view(file: &OpenFile, ifps: &Assets<Ifp>, dans: &Assets<Dan>) -> Option<FileV
                 clips: vec![ClipEntry {
                     name: dan.clip.name.clone(),
                     duration: dan.clip.duration(),
+                    // The exporter's 33 ms frames.
+                    fps: 1000.0 / 33.0,
                     handle: dan.handle.clone(),
                     looping: dan.settings.looping,
                     character: Character::Flat(dan.skeleton()),
@@ -258,19 +378,32 @@ struct Shot {
     requested: bool,
 }
 
-fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
+fn open(
+    preview: &mut Preview,
+    assets: &AssetServer,
+    registry: &ClipRegistry,
+    clips: &mut Assets<AnimationClip>,
+    path: &Path,
+) {
     let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let asset_path = absolute
         .to_string_lossy()
         .trim_start_matches('/')
         .to_string();
-    let is_dan = absolute
+    let extension = absolute
         .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("dan"));
-    let handle = if is_dan {
-        FileHandle::Dan(assets.load(asset_path))
-    } else {
-        FileHandle::Ifp(assets.load(asset_path))
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let handle = match extension.as_str() {
+        "dan" => FileHandle::Dan(assets.load(asset_path)),
+        "anie" => {
+            let anie = open_anie(&absolute, registry, clips);
+            if let Err(e) = &anie {
+                error!("{e}");
+            }
+            FileHandle::Anie(anie)
+        }
+        _ => FileHandle::Ifp(assets.load(asset_path)),
     };
     preview.files.push(OpenFile {
         path: absolute,
@@ -281,11 +414,13 @@ fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
 fn setup(
     mut commands: Commands,
     assets: Res<AssetServer>,
+    registry: Res<ClipRegistry>,
+    mut clips: ResMut<Assets<AnimationClip>>,
     mut preview: ResMut<Preview>,
     start: Res<Startup_>,
 ) {
     for f in &start.files {
-        open(&mut preview, &assets, f);
+        open(&mut preview, &assets, &registry, &mut clips, f);
     }
     commands.spawn((Camera3d::default(), Transform::default()));
     commands.spawn((
@@ -301,10 +436,12 @@ fn open_dropped(
     mut drops: MessageReader<FileDragAndDrop>,
     mut preview: ResMut<Preview>,
     assets: Res<AssetServer>,
+    registry: Res<ClipRegistry>,
+    mut clips: ResMut<Assets<AnimationClip>>,
 ) {
     for d in drops.read() {
         if let FileDragAndDrop::DroppedFile { path_buf, .. } = d {
-            open(&mut preview, &assets, path_buf);
+            open(&mut preview, &assets, &registry, &mut clips, path_buf);
             let file = preview.files.len() - 1;
             preview.current = Some((file, 0));
         }
@@ -317,7 +454,7 @@ fn pick_first_clip(mut preview: ResMut<Preview>, ifps: Res<Assets<Ifp>>, dans: R
         return;
     }
     for (f, file) in preview.files.iter().enumerate() {
-        if let Some(v) = view(file, &ifps, &dans) {
+        if let Some(v) = view(f, file, &ifps, &dans) {
             let clip = match &preview.wanted_clip {
                 Some(name) => v
                     .clips
@@ -340,6 +477,7 @@ fn spawn_character(
     mut preview: ResMut<Preview>,
     ifps: Res<Assets<Ifp>>,
     dans: Res<Assets<Dan>>,
+    mut images: ResMut<Assets<Image>>,
     mut shown: Local<Option<(usize, usize)>>,
 ) {
     let Some((f, c)) = preview.current else {
@@ -348,7 +486,7 @@ fn spawn_character(
     if *shown == Some((f, c)) && preview.character.is_some() {
         return;
     }
-    let Some(v) = view(&preview.files[f], &ifps, &dans) else {
+    let Some(v) = view(f, &preview.files[f], &ifps, &dans) else {
         return;
     };
     let Some(clip) = v.clips.get(c) else { return };
@@ -361,12 +499,87 @@ fn spawn_character(
     }
     let mut character = commands.spawn((playback, RootMotion::default()));
     match clip.character.clone() {
-        Character::Gta(skeleton) => character.insert(skeleton),
-        Character::Flat(skeleton) => character.insert(skeleton),
+        Character::Gta(skeleton) => {
+            character.insert(skeleton);
+        }
+        Character::Flat(skeleton) => {
+            character.insert(skeleton);
+        }
+        Character::Anie(file) => {
+            if let FileHandle::Anie(Ok(anie)) = &preview.files[file].handle {
+                let (w, h) = (
+                    anie.project.canvas_width.clamp(1, 4096),
+                    anie.project.canvas_height.clamp(1, 4096),
+                );
+                let image = images.add(Image::new_fill(
+                    Extent3d {
+                        width: w,
+                        height: h,
+                        depth_or_array_layers: 1,
+                    },
+                    TextureDimension::D2,
+                    &[0, 0, 0, 0],
+                    TextureFormat::Rgba8UnormSrgb,
+                    RenderAssetUsages::default(),
+                ));
+                // Shown in the middle of the view between the panels, as large as fits (at most 3×).
+                let s = (760.0 / w as f32).min(520.0 / h as f32).min(3.0);
+                let (dw, dh) = (w as f32 * s, h as f32 * s);
+                character.insert((
+                    AnieView {
+                        file,
+                        image: image.clone(),
+                        drawn: None,
+                    },
+                    Node {
+                        position_type: PositionType::Absolute,
+                        left: Val::Px(635.0 - dw / 2.0),
+                        top: Val::Px(301.0 - dh / 2.0),
+                        width: Val::Px(dw),
+                        height: Val::Px(dh),
+                        ..default()
+                    },
+                    BackgroundColor(Color::srgb(0.82, 0.83, 0.85)),
+                    ImageNode::new(image),
+                ));
+            }
+        }
     };
     preview.character = Some(character.id());
     preview.selected_bone = None;
     *shown = Some((f, c));
+}
+
+/// Draws the frame of each AnimeEffects view at its playback's time, when that time changed.
+fn draw_anie_views(
+    preview: Res<Preview>,
+    mut views: Query<(&Playback, &mut AnieView)>,
+    mut images: ResMut<Assets<Image>>,
+) {
+    for (playback, mut view) in &mut views {
+        if view.drawn == Some(playback.time) {
+            continue;
+        }
+        let Some(OpenFile {
+            handle: FileHandle::Anie(Ok(anie)),
+            ..
+        }) = preview.files.get(view.file)
+        else {
+            continue;
+        };
+        let p = &anie.project;
+        let frame = playback.time * p.fps.max(1) as f32;
+        let evaluated = rigplay::anie::eval::evaluate(p, frame);
+        let framebuffer = rigplay::anie::render::render(p, &evaluated, 1.0);
+        let shown = rigplay::anie::render::exported_png(&framebuffer);
+        if let Some(mut image) = images.get_mut(&view.image)
+            && shown.width == image.width()
+            && shown.height == image.height()
+        {
+            image.data = Some(shown.pixels.iter().flatten().copied().collect());
+        }
+        view.drawn = Some(playback.time);
+    }
 }
 
 fn orbit_camera(
@@ -525,6 +738,12 @@ fn ui(
     let info = character
         .and_then(|c| playbacks.get(c).ok())
         .and_then(|(p, _, _)| playback_clip(&registry, p));
+    let fps = current
+        .and_then(|(f, c)| {
+            view(f, &preview.files[f], &ifps, &dans)
+                .and_then(|v| v.clips.get(c).map(|clip| clip.fps))
+        })
+        .unwrap_or(30.0);
 
     // Transport and timeline.
     egui::Panel::bottom("timeline")
@@ -547,7 +766,7 @@ fn ui(
                 {
                     playback.paused = !playback.paused;
                 }
-                let frame = 1.0 / 30.0;
+                let frame = 1.0 / fps;
                 if ui.button("◀ frame").clicked() {
                     playback.paused = true;
                     let t = (playback.time - frame).max(0.0);
@@ -579,7 +798,7 @@ fn ui(
                         "{:7.3} s / {:.3} s  (frame {})",
                         playback.time,
                         duration,
-                        (playback.time * 30.0).round()
+                        (playback.time * fps).round()
                     ))
                     .monospace(),
                 );
@@ -654,7 +873,7 @@ fn ui(
                         egui::CollapsingHeader::new(egui::RichText::new(name).strong())
                             .id_salt(f)
                             .default_open(true)
-                            .show(ui, |ui| match view(file, &ifps, &dans) {
+                            .show(ui, |ui| match view(f, file, &ifps, &dans) {
                                 Some(v) => {
                                     for (c, clip) in v.clips.iter().enumerate() {
                                         let label =
@@ -680,7 +899,9 @@ fn ui(
                     }
                 });
             ui.separator();
-            ui.label(egui::RichText::new("Drop .ifp or .dan files here to open them.").weak());
+            ui.label(
+                egui::RichText::new("Drop .ifp, .dan or .anie files here to open them.").weak(),
+            );
         });
 
     // Bones and info.
@@ -689,7 +910,7 @@ fn ui(
         .show(&mut root, |ui| {
             ui.heading("Info");
             if let Some((f, c)) = current
-                && let Some(v) = view(&preview.files[f], &ifps, &dans)
+                && let Some(v) = view(f, &preview.files[f], &ifps, &dans)
             {
                 for line in &v.info {
                     ui.label(line);

@@ -202,3 +202,46 @@ fn preview_screenshots_show_the_skeleton_where_its_joints_project() {
     let differing = ia.pixels().zip(ib.pixels()).filter(|(p, q)| p != q).count();
     assert!(differing > 1000, "{differing} pixels differ");
 }
+
+/// The cat's orange fur (sRGB about (240, 150, 60)): far from the grey backdrop and the panels.
+fn is_fur(p: &image::Rgb<u8>) -> bool {
+    p[0] > 200 && p[1] > 110 && p[1] < 190 && p[2] < 110
+}
+
+#[test]
+fn the_preview_plays_an_anie_project_through_the_cpu_renderer() {
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-preview-anie-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("cat_0.25.png"), dir.join("cat_1.0.png"));
+    render("assets/anims/anie/character.anie", "character", &a, 0.25).unwrap();
+    render("assets/anims/anie/character.anie", "character", &b, 1.0).unwrap();
+    let (ia, ib) = (
+        image::open(&a).unwrap().to_rgb8(),
+        image::open(&b).unwrap().to_rgb8(),
+    );
+    for (img, png) in [(&ia, &a), (&ib, &b)] {
+        // The cat is drawn in the middle of the view (x 375..895, y 41..561 at 1280×720).
+        let (mut inside, mut outside) = (0, 0);
+        for (x, y, p) in img.enumerate_pixels() {
+            if is_fur(p) {
+                if (375..895).contains(&x) && (41..561).contains(&y) {
+                    inside += 1;
+                } else {
+                    outside += 1;
+                }
+            }
+        }
+        assert!(inside > 20_000, "{}: {inside} fur pixels", png.display());
+        assert!(
+            outside < 100,
+            "{}: {outside} fur pixels outside the view",
+            png.display()
+        );
+    }
+    // The wave moves the cat between the two times.
+    let differing = ia.pixels().zip(ib.pixels()).filter(|(p, q)| p != q).count();
+    assert!(differing > 2000, "{differing} pixels differ");
+}

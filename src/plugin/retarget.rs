@@ -82,7 +82,10 @@ pub struct ClipInfo {
 }
 
 impl ClipRegistry {
-    pub(crate) fn insert(&self, id: AssetId<AnimationClip>, info: Arc<ClipInfo>) {
+    /// Registers a clip for [`super::Playback`] under an `AnimationClip`'s id: what the loaders
+    /// do for every clip they load, and what code that makes its own clips (or drives something
+    /// else by a playback's time) does.
+    pub fn insert(&self, id: AssetId<AnimationClip>, info: Arc<ClipInfo>) {
         if let Ok(mut map) = self.0.clips.write() {
             map.insert(id, info);
         }
