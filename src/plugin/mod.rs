@@ -40,7 +40,30 @@ pub use skeleton::{
     GtaSkeleton, PlayAnimation, PlayingNode, RigBone, SkeletonBones, SkeletonGizmos,
 };
 
+use crate::anim::BonePose;
 use bevy::prelude::*;
+
+/// A bone's local transform as Bevy's `Transform` (the same three parts).
+impl From<BonePose> for Transform {
+    fn from(p: BonePose) -> Self {
+        Transform {
+            translation: p.translation,
+            rotation: p.rotation,
+            scale: p.scale,
+        }
+    }
+}
+
+/// A `Transform` as the engine-neutral local pose.
+impl From<Transform> for BonePose {
+    fn from(t: Transform) -> Self {
+        BonePose {
+            rotation: t.rotation,
+            translation: t.translation,
+            scale: t.scale,
+        }
+    }
+}
 
 /// What every rigplay format shares: the [`ClipRegistry`], [`Playback`] (one system for every
 /// character), [`PlayAnimation`], [`Retarget`], root motion, and skeleton gizmos. [`IfpPlugin`]

@@ -5,7 +5,7 @@ use super::asset::extracted_axes;
 use super::retarget::{ClipInfo, ClipRegistry};
 use super::root_motion::{RootMotion, root_displacement};
 use super::skeleton::RigBone;
-use crate::anim::{BonePose, ClipCursor};
+use crate::anim::{BonePose, Clip, ClipCursor, WrapMode};
 use crate::coords::gta_vec_to_bevy;
 use bevy::animation::AnimationTargetId;
 use bevy::prelude::*;
@@ -55,6 +55,17 @@ struct Fade {
     fresh: bool,
     /// Started while another fade ran: the pose on screen fades out, not `clip`.
     from_pose: bool,
+}
+
+impl Fade {
+    /// Weight of the outgoing clip: 1 when the fade starts, 0 once `duration` has passed.
+    fn old_weight(&self) -> f32 {
+        if self.duration > 0.0 {
+            1.0 - (self.elapsed / self.duration).min(1.0)
+        } else {
+            0.0
+        }
+    }
 }
 
 impl Playback {
@@ -118,13 +129,7 @@ impl Playback {
 
     /// Weight of the clip being faded out, if any.
     pub fn fade_weight(&self) -> Option<f32> {
-        self.fade.as_ref().map(|f| {
-            if f.duration > 0.0 {
-                1.0 - (f.elapsed / f.duration).min(1.0)
-            } else {
-                0.0
-            }
-        })
+        self.fade.as_ref().map(Fade::old_weight)
     }
 }
 
@@ -265,22 +270,6 @@ impl FadingBinding {
     }
 }
 
-fn pose_of(t: &Transform) -> BonePose {
-    BonePose {
-        rotation: t.rotation,
-        translation: t.translation,
-        scale: t.scale,
-    }
-}
-
-fn transform_of(p: &BonePose) -> Transform {
-    Transform {
-        translation: p.translation,
-        rotation: p.rotation,
-        scale: p.scale,
-    }
-}
-
 fn bind_tracks(
     info: &ClipInfo,
     bones: &[(Entity, BonePose, AnimationTargetId)],
@@ -390,7 +379,7 @@ pub(crate) fn advance_and_sample(
                     rig_bones
                         .get(e)
                         .ok()
-                        .map(|r| (e, pose_of(&r.rest), r.target))
+                        .map(|r| (e, BonePose::from(r.rest), r.target))
                 })
                 .collect();
             binding.tracks = bind_tracks(&info, &bones);
@@ -413,7 +402,7 @@ pub(crate) fn advance_and_sample(
         };
         let (now, laps, ended) = step_time(before, step, duration, mode, &mut direction);
         let (now, laps) = if step == 0.0 {
-            (held_time(playback.time, duration, mode), 0)
+            (held_time(playback.time, &info.clip, mode), 0)
         } else {
             (now, laps)
         };
@@ -458,7 +447,7 @@ pub(crate) fn advance_and_sample(
                 if let Some(b) = *b
                     && let Ok(mut t) = transforms.get_mut(bones[b].0)
                 {
-                    *t = transform_of(p);
+                    *t = Transform::from(*p);
                 }
             }
             continue;
@@ -485,7 +474,9 @@ pub(crate) fn advance_and_sample(
                 let snapshot = fade.from_pose.then(|| {
                     bones
                         .iter()
-                        .map(|(e, rest, _)| transforms.get(*e).map_or(*rest, pose_of))
+                        .map(|(e, rest, _)| {
+                            transforms.get(*e).map_or(*rest, |t| BonePose::from(*t))
+                        })
                         .collect()
                 });
                 *fading = entry.map(|info| FadingBinding::new(info, bones, snapshot));
@@ -494,29 +485,26 @@ pub(crate) fn advance_and_sample(
             if running {
                 fade.elapsed += dt;
             }
-            let fade_duration = fading.as_ref().map_or(0.0, |f| f.info.clip.duration());
             let mut fade_direction = 1.0;
-            let t = if running && fade.speed != 0.0 {
-                let t = step_time(
-                    fade.time,
-                    dt * fade.speed,
-                    fade_duration,
-                    fade.mode,
-                    &mut fade_direction,
-                )
-                .0;
-                // Ping-pong turned: keep going the other way on the next frames.
-                fade.speed *= fade_direction;
-                t
-            } else {
-                held_time(fade.time, fade_duration, fade.mode)
+            let t = match fading.as_ref().map(|f| &*f.info.clip) {
+                None => 0.0,
+                Some(clip) if running && fade.speed != 0.0 => {
+                    let t = step_time(
+                        fade.time,
+                        dt * fade.speed,
+                        clip.duration(),
+                        fade.mode,
+                        &mut fade_direction,
+                    )
+                    .0;
+                    // Ping-pong turned: keep going the other way on the next frames.
+                    fade.speed *= fade_direction;
+                    t
+                }
+                Some(clip) => held_time(fade.time, clip, fade.mode),
             };
             fade.time = t;
-            let w_old = if fade.duration > 0.0 {
-                1.0 - (fade.elapsed / fade.duration).min(1.0)
-            } else {
-                0.0
-            };
+            let w_old = fade.old_weight();
             fade_done = w_old <= 0.0;
             if let Some(old) = fading.as_mut().filter(|_| !fade_done) {
                 old.pose_at(t, bones);
@@ -537,7 +525,7 @@ pub(crate) fn advance_and_sample(
                 continue;
             }
             if let Ok(mut t) = transforms.get_mut(*entity) {
-                *t = transform_of(p);
+                *t = Transform::from(*p);
             }
         }
     }
@@ -546,20 +534,20 @@ pub(crate) fn advance_and_sample(
 /// Where a clip that is not advancing shows: a time within the clip as it is (its end included,
 /// so that scrubbing to the end shows the last pose); outside it, a looping clip's time wraps (a
 /// seek past the end lands where playing would get), the other modes' times are clamped.
-fn held_time(time: f32, duration: f32, mode: PlayMode) -> f32 {
-    if duration <= 0.0 || !time.is_finite() {
+fn held_time(time: f32, clip: &Clip, mode: PlayMode) -> f32 {
+    if !time.is_finite() {
         return 0.0;
     }
-    if (0.0..=duration).contains(&time) {
+    if (0.0..=clip.duration()).contains(&time) {
         return time;
     }
-    match mode {
-        PlayMode::Loop => {
-            let t = time.rem_euclid(duration);
-            if t >= duration { 0.0 } else { t }
-        }
-        PlayMode::Once | PlayMode::PingPong => time.clamp(0.0, duration),
-    }
+    clip.wrap_time(
+        time,
+        match mode {
+            PlayMode::Loop => WrapMode::Loop,
+            PlayMode::Once | PlayMode::PingPong => WrapMode::Clamp,
+        },
+    )
 }
 
 /// Weighted sum of two poses, the rotation sign-aligned and normalised (spec §3.3).

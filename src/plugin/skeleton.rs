@@ -129,11 +129,7 @@ pub(crate) fn spawn_skeleton(
     let mut entities: Vec<Entity> = Vec::with_capacity(skeleton.bones.len());
     for (i, bone) in skeleton.bones.iter().enumerate() {
         let parent = bone.parent.map_or(basis, |p| entities[p]);
-        let transform = Transform {
-            translation: bone.rest.translation,
-            rotation: bone.rest.rotation,
-            scale: bone.rest.scale,
-        };
+        let transform = Transform::from(bone.rest);
         let target = bone_target_id(
             &skeleton,
             &BoneRef {
