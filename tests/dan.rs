@@ -578,32 +578,19 @@ fn random_files_round_trip_through_writer_and_reader() {
             for _ in 0..rng.below(7) {
                 bone.rotations.push(RotationKey {
                     time_ms: rng.next() as i32,
-                    value: [
-                        rng.range(-10.0, 10.0),
-                        rng.range(-10.0, 10.0),
-                        rng.range(-10.0, 10.0),
-                        rng.range(-10.0, 10.0),
-                    ],
+                    value: std::array::from_fn(|_| rng.range(-10.0, 10.0)),
                 });
             }
             for _ in 0..rng.below(7) {
                 bone.positions.push(VectorKey {
                     time_ms: rng.next() as i32,
-                    value: [
-                        rng.range(-10.0, 10.0),
-                        rng.range(-10.0, 10.0),
-                        rng.range(-10.0, 10.0),
-                    ],
+                    value: std::array::from_fn(|_| rng.range(-10.0, 10.0)),
                 });
             }
             for _ in 0..rng.below(4) {
                 bone.scales.push(VectorKey {
                     time_ms: rng.next() as i32,
-                    value: [
-                        rng.range(-10.0, 10.0),
-                        rng.range(-10.0, 10.0),
-                        rng.range(-10.0, 10.0),
-                    ],
+                    value: std::array::from_fn(|_| rng.range(-10.0, 10.0)),
                 });
             }
             file.bones.push(bone);

@@ -93,6 +93,29 @@ fn can_render() -> bool {
     true
 }
 
+/// Renders `clip` of `sample` at two times into a fresh folder; the two PNG paths.
+fn render_pair(sample: &str, clip: &str, times: [f32; 2]) -> [PathBuf; 2] {
+    let dir = std::env::temp_dir().join(format!("rigplay-preview-{clip}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    times.map(|t| {
+        let png = dir.join(format!("{clip}_{t}.png"));
+        render(sample, clip, &png, t).unwrap();
+        png
+    })
+}
+
+/// How many joints moved more than 3 px (Manhattan) between two screenshots.
+fn joints_moved(a: &Path, b: &Path) -> usize {
+    let (ja, jb) = (joints(a), joints(b));
+    ja.iter()
+        .filter(|p| {
+            jb.iter()
+                .find(|q| q.name == p.name)
+                .is_some_and(|q| (p.x - q.x).abs() + (p.y - q.y).abs() > 3.0)
+        })
+        .count()
+}
+
 /// Whether a skeleton pixel lies within 4 px of the joint.
 fn near_skeleton(img: &image::RgbImage, j: &Joint) -> bool {
     (-4..=4).any(|dy: i32| {
@@ -112,11 +135,7 @@ fn the_preview_opens_a_dan_file_and_draws_its_bones_where_they_project() {
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-preview-dan-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (a, b) = (dir.join("lamp_0.2.png"), dir.join("lamp_1.0.png"));
-    render("assets/anims/lamp.dan", "lamp", &a, 0.2).unwrap();
-    render("assets/anims/lamp.dan", "lamp", &b, 1.0).unwrap();
+    let [a, b] = render_pair("assets/anims/lamp.dan", "lamp", [0.2, 1.0]);
     for png in [&a, &b] {
         let img = image::open(png).unwrap().to_rgb8();
         let js = joints(png);
@@ -137,15 +156,7 @@ fn the_preview_opens_a_dan_file_and_draws_its_bones_where_they_project() {
         }
     }
     // The lamp moves between the two times: its head and bulb at least.
-    let (ja, jb) = (joints(&a), joints(&b));
-    let moved = ja
-        .iter()
-        .filter(|p| {
-            jb.iter()
-                .find(|q| q.name == p.name)
-                .is_some_and(|q| (p.x - q.x).abs() + (p.y - q.y).abs() > 3.0)
-        })
-        .count();
+    let moved = joints_moved(&a, &b);
     assert!(moved >= 2, "{moved} joints moved between 0.2 s and 1.0 s");
 }
 
@@ -154,12 +165,8 @@ fn preview_screenshots_show_the_skeleton_where_its_joints_project() {
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-preview-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     // A quarter and three quarters into the 1.2 s walk: the legs and arms swing furthest, opposite ways.
-    let (a, b) = (dir.join("walk_0.3.png"), dir.join("walk_0.9.png"));
-    render("assets/anims/sa_ped.ifp", "walk", &a, 0.3).unwrap();
-    render("assets/anims/sa_ped.ifp", "walk", &b, 0.9).unwrap();
+    let [a, b] = render_pair("assets/anims/sa_ped.ifp", "walk", [0.3, 0.9]);
     let (ia, ib) = (
         image::open(&a).unwrap().to_rgb8(),
         image::open(&b).unwrap().to_rgb8(),
@@ -189,15 +196,7 @@ fn preview_screenshots_show_the_skeleton_where_its_joints_project() {
         );
     }
     // The two times show different poses.
-    let (ja, jb) = (joints(&a), joints(&b));
-    let moved = ja
-        .iter()
-        .filter(|p| {
-            jb.iter()
-                .find(|q| q.name == p.name)
-                .is_some_and(|q| (p.x - q.x).abs() + (p.y - q.y).abs() > 3.0)
-        })
-        .count();
+    let moved = joints_moved(&a, &b);
     assert!(moved >= 8, "{moved} joints moved between 0.3 s and 0.9 s");
     let differing = ia.pixels().zip(ib.pixels()).filter(|(p, q)| p != q).count();
     assert!(differing > 1000, "{differing} pixels differ");
@@ -213,11 +212,7 @@ fn the_preview_plays_an_anie_project_through_the_cpu_renderer() {
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-preview-anie-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (a, b) = (dir.join("cat_0.25.png"), dir.join("cat_1.0.png"));
-    render("assets/anims/anie/character.anie", "character", &a, 0.25).unwrap();
-    render("assets/anims/anie/character.anie", "character", &b, 1.0).unwrap();
+    let [a, b] = render_pair("assets/anims/anie/character.anie", "character", [0.25, 1.0]);
     let (ia, ib) = (
         image::open(&a).unwrap().to_rgb8(),
         image::open(&b).unwrap().to_rgb8(),
