@@ -132,10 +132,13 @@ fn modes_speed_events_and_virtual_time() {
     assert!(p(&app, looping).time != before);
 }
 
-#[test]
-fn cross_fade_blends_by_weighted_sum() {
+/// The lift clip (1 s) on an SA skeleton, held at 1 s (pelvis 90° about Z) with speed 0, then
+/// faded over 1 s into the same clip at 0 s (pelvis identity): the app (frames of 0.1 s), the
+/// character, and the clip by name and by index, before the fade's first frame.
+fn held_lift_fade() -> (App, Entity, [Handle<AnimationClip>; 2]) {
     let mut app = app(&[("test.ifp", lift_ifp())], &[], 0.1);
     let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let lift0: Handle<AnimationClip> = load(&mut app, "test.ifp#Clip0");
     let character = app
         .world_mut()
         .spawn((GtaSkeleton::Sa, Playback::new(lift.clone())))
@@ -143,8 +146,6 @@ fn cross_fade_blends_by_weighted_sum() {
     for _ in 0..3 {
         app.update();
     }
-    // Hold the lift at 1 s (pelvis 90° about Z), then fade over 1 s into the same clip at 0 s
-    // (pelvis identity), paused: halfway through the fade the pelvis is at 45°.
     {
         let mut p = app.world_mut().get_mut::<Playback>(character).unwrap();
         p.seek(1.0);
@@ -155,6 +156,13 @@ fn cross_fade_blends_by_weighted_sum() {
         .get_mut::<Playback>(character)
         .unwrap()
         .cross_fade(lift.clone(), 1.0);
+    (app, character, [lift, lift0])
+}
+
+#[test]
+fn cross_fade_blends_by_weighted_sum() {
+    // Halfway through the fade the pelvis is at 45°.
+    let (mut app, character, _) = held_lift_fade();
     for _ in 0..5 {
         app.update();
     }
@@ -336,27 +344,8 @@ fn pelvis_angle(app: &mut App) -> f32 {
 /// a `Once` clip finished plays.
 #[test]
 fn fades_pause_and_restart_from_the_pose_on_screen() {
-    let mut app = app(&[("test.ifp", lift_ifp())], &[], 0.1);
-    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
-    let lift0: Handle<AnimationClip> = load(&mut app, "test.ifp#Clip0");
-    let character = app
-        .world_mut()
-        .spawn((GtaSkeleton::Sa, Playback::new(lift.clone())))
-        .id();
-    for _ in 0..3 {
-        app.update();
-    }
-    // Held at 1 s (pelvis 90°), fade over 1 s into the clip held at 0 s (pelvis 0°).
-    {
-        let mut p = app.world_mut().get_mut::<Playback>(character).unwrap();
-        p.seek(1.0);
-        p.speed = 0.0;
-    }
-    app.update();
-    app.world_mut()
-        .get_mut::<Playback>(character)
-        .unwrap()
-        .cross_fade(lift.clone(), 1.0);
+    // Held at 1 s (pelvis 90°), fading over 1 s into the clip held at 0 s (pelvis 0°).
+    let (mut app, character, [lift, lift0]) = held_lift_fade();
     for _ in 0..5 {
         app.update();
     }
