@@ -12,7 +12,7 @@ use bevy::asset::{AssetPlugin, LoadState};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use criterion::{Criterion, criterion_group, criterion_main};
-use rigplay::plugin::{GtaSkeleton, PlayAnimation, Playback, PlayingNode};
+use rigplay::plugin::{GtaSkeleton, PlayAnimation, Playback, PlayingNode, SkeletalClip};
 use std::path::Path;
 use std::time::Duration;
 
@@ -65,13 +65,13 @@ fn scene(driver: Driver) -> App {
     }
     for i in 0..CHARACTERS {
         let at = Transform::from_xyz((i % 40) as f32, 0.0, (i / 40) as f32);
-        let mut e = app.world_mut().spawn((GtaSkeleton::Sa, at));
+        let mut e = app.world_mut().spawn((GtaSkeleton::SA, at));
         match driver {
             Driver::Idle => {}
             Driver::Playback => {
-                let mut p = Playback::new(walk.clone());
+                let mut p = Playback::looping();
                 p.seek(phase(i));
-                e.insert(p);
+                e.insert((SkeletalClip::new(walk.clone()), p));
             }
             Driver::AnimationPlayer => {
                 e.insert(PlayAnimation::looping(walk.clone()));

@@ -17,7 +17,7 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>) {
     // A labelled sub-asset: the clip named `clip` in the package.
     let animation = assets.load(format!("anims/sa_ped.ifp#{clip}"));
     commands.spawn((
-        GtaSkeleton::Sa,
+        GtaSkeleton::SA,
         PlayAnimation::looping(animation),
         RootMotion::default(),
     ));

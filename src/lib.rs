@@ -57,5 +57,6 @@ pub mod skeleton;
 
 #[cfg(feature = "bevy")]
 pub mod plugin;
+pub mod prelude;
 #[cfg(feature = "bevy")]
-pub use plugin::{DanPlugin, IfpPlugin, PlaybackPlugin};
+pub use plugin::{DanPlugin, IfpPlugin, PlaybackPlugin, SkeletalPlugin};

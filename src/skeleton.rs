@@ -12,7 +12,7 @@
 //! `R Forearm`≡`R ForeArm`, `L Toe`≡`L Toe0`, III `Swaist`≡`Pelvis`, …).
 
 use crate::anim::{BonePose, BoneRef, Clip};
-use crate::formats::ifp::bone_key;
+use crate::anim::reduce::ReduceRig;
 use glam::{Quat, Vec3};
 
 /// A bone of a skeleton.
@@ -370,36 +370,80 @@ fn pose(p: [f32; 3], q: [f32; 4]) -> BonePose {
     }
 }
 
-/// The built-in GTA ped skeletons.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GtaPed {
-    Sa,
-    Vc,
+/// A GTA game, for what differs between them: its ped skeleton ([`GtaGame::skeleton`]) and the
+/// bone ids its clips use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum GtaGame {
+    /// GTA III (2001): ANPK clips bound by frame name.
     Iii,
+    /// GTA Vice City (2002): ANPK clips with bone tags.
+    Vc,
+    /// GTA San Andreas (2004): ANP3 clips.
+    #[default]
+    Sa,
 }
 
-impl GtaPed {
+impl GtaGame {
     /// The game an IFP package's clips are for: ANP3/ANP2 → SA; ANPK with bone tags → VC;
     /// ANPK without → III.
-    pub fn for_ifp(package: &crate::formats::ifp::IfpPackage) -> GtaPed {
+    pub fn for_ifp(package: &crate::formats::ifp::IfpPackage) -> GtaGame {
         use crate::formats::ifp::{AnimLayout, IfpVersion};
         match package.version {
-            IfpVersion::Anp3 | IfpVersion::Anp2 => GtaPed::Sa,
+            IfpVersion::Anp3 | IfpVersion::Anp2 => GtaGame::Sa,
             IfpVersion::Anpk => {
                 let tagged = package
                     .clips()
                     .flat_map(|c| c.sequences.iter())
                     .any(|s| s.anim.layout == AnimLayout::BoneTag && s.bone_id != -1);
-                if tagged { GtaPed::Vc } else { GtaPed::Iii }
+                if tagged { GtaGame::Vc } else { GtaGame::Iii }
             }
         }
     }
 
+    /// The game's built-in ped skeleton.
     pub fn skeleton(self) -> Skeleton {
         match self {
-            GtaPed::Sa => Skeleton::gta_sa(),
-            GtaPed::Vc => Skeleton::gta_vc(),
-            GtaPed::Iii => Skeleton::gta_iii(),
+            GtaGame::Sa => Skeleton::gta_sa(),
+            GtaGame::Vc => Skeleton::gta_vc(),
+            GtaGame::Iii => Skeleton::gta_iii(),
+        }
+    }
+}
+
+/// The form of a bone name used for matching: ASCII lower case with all whitespace removed, so
+/// `" R Thigh"`, `"R Thigh"` and `"r thigh"` are one key (§2.9, as the games' modding tools
+/// match names).
+pub fn bone_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+impl ReduceRig {
+    /// The skeleton's bones with their rest poses, tracks bound by [`Skeleton::bind`]. Tracks
+    /// the skeleton does not know, and duplicates of a bone already driven, become extra root
+    /// bones after the skeleton's.
+    pub fn from_skeleton(skeleton: &Skeleton, clip: &Clip) -> Self {
+        let mut parents: Vec<Option<usize>> = skeleton.bones.iter().map(|b| b.parent).collect();
+        let mut rest = skeleton.rest_pose();
+        let track_bone = skeleton
+            .bind(clip)
+            .targets
+            .into_iter()
+            .map(|target| {
+                Some(target.unwrap_or_else(|| {
+                    parents.push(None);
+                    rest.push(BonePose::default());
+                    parents.len() - 1
+                }))
+            })
+            .collect();
+        Self {
+            parents,
+            rest,
+            track_bone,
         }
     }
 }
@@ -499,9 +543,9 @@ impl Skeleton {
         }
     }
 
-    /// The skeleton an IFP package's clips are for ([`GtaPed::for_ifp`]).
+    /// The skeleton an IFP package's clips are for ([`GtaGame::for_ifp`]).
     pub fn for_ifp(package: &crate::formats::ifp::IfpPackage) -> Skeleton {
-        GtaPed::for_ifp(package).skeleton()
+        GtaGame::for_ifp(package).skeleton()
     }
 
     /// The bone a track drives: by id when both have one, else by normalised name, else by

@@ -54,7 +54,7 @@ fn a_dan_loads_with_its_meta_settings_and_playback_poses_a_flat_skeleton() {
 
     let character = app
         .world_mut()
-        .spawn((skeleton, Playback::new(clip_handle.clone())))
+        .spawn((skeleton, SkeletalClip::new(clip_handle.clone()), Playback::looping()))
         .id();
     for _ in 0..3 {
         app.update();
@@ -199,7 +199,7 @@ fn the_playback_plugin_can_be_added_in_any_order_and_runs_once() {
         };
         let character = app
             .world_mut()
-            .spawn((skeleton, Playback::new(handle)))
+            .spawn((skeleton, SkeletalClip::new(handle), Playback::looping()))
             .id();
         for _ in 0..3 {
             app.update();

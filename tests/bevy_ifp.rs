@@ -130,8 +130,8 @@ fn clips_load_as_labelled_assets_and_pose_a_spawned_skeleton() {
         let assets = app.world().resource::<Assets<Ifp>>();
         let ifp = assets.get(&ifp).unwrap();
         assert_eq!(
-            ifp.skeleton,
-            SkeletonKind::Sa,
+            ifp.game,
+            GtaGame::Sa,
             "ANP3 files bind to the SA skeleton"
         );
         assert_eq!(ifp.clip("LIFT").unwrap().clip.duration(), 1.0);
@@ -141,7 +141,7 @@ fn clips_load_as_labelled_assets_and_pose_a_spawned_skeleton() {
 
     let character = app
         .world_mut()
-        .spawn((GtaSkeleton::Sa, PlayAnimation::looping(by_name)))
+        .spawn((GtaSkeleton::SA, PlayAnimation::looping(by_name)))
         .id();
     app.update();
     app.update();
@@ -186,7 +186,7 @@ fn bevy_animation_player_matches_the_core_sampler_across_loop_wraps() {
     let walk: Handle<AnimationClip> = load(&mut app, "sa.ifp#walk");
     let character = app
         .world_mut()
-        .spawn((GtaSkeleton::Sa, PlayAnimation::looping(walk)))
+        .spawn((GtaSkeleton::SA, PlayAnimation::looping(walk)))
         .id();
     let (clip, skeleton) = {
         let assets = app.world().resource::<Assets<Ifp>>();
@@ -324,7 +324,7 @@ fn extracted_root_motion_moves_the_character_not_the_root_bone() {
     let character = app
         .world_mut()
         .spawn((
-            GtaSkeleton::Sa,
+            GtaSkeleton::SA,
             PlayAnimation::looping(lift),
             RootMotion::applied(),
         ))

@@ -3,7 +3,7 @@
 
 use crate::bevy_ifp::{app, bone, lift_ifp, load};
 use bevy::prelude::*;
-use rigplay::anim::WrapMode;
+use rigplay::anim::{WrapMode, blend};
 use rigplay::plugin::*;
 use std::sync::{Arc, Mutex};
 
@@ -27,7 +27,7 @@ fn playback_poses_match_the_core_sampler_and_seek_shows_at_once() {
     let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
     let character = app
         .world_mut()
-        .spawn((GtaSkeleton::Sa, Playback::new(idle)))
+        .spawn((GtaSkeleton::SA, SkeletalClip::new(idle), Playback::looping()))
         .id();
     let clip = app
         .world()
@@ -79,20 +79,22 @@ fn modes_speed_events_and_virtual_time() {
     app.add_observer(move |_: On<PlaybackFinished>| *f.lock().unwrap() += 1);
     let looping = app
         .world_mut()
-        .spawn((GtaSkeleton::Sa, Playback::new(lift.clone())))
+        .spawn((GtaSkeleton::SA, SkeletalClip::new(lift.clone()), Playback::looping()))
         .id();
     let once = app
         .world_mut()
         .spawn((
-            GtaSkeleton::Sa,
-            Playback::new(lift.clone()).with_mode(PlayMode::Once),
+            GtaSkeleton::SA,
+            SkeletalClip::new(lift.clone()),
+            Playback::looping().with_mode(PlayMode::Once),
         ))
         .id();
     let backwards = app
         .world_mut()
         .spawn((
-            GtaSkeleton::Sa,
-            Playback::new(lift.clone())
+            GtaSkeleton::SA,
+            SkeletalClip::new(lift.clone()),
+            Playback::looping()
                 .with_mode(PlayMode::PingPong)
                 .with_speed(2.0),
         ))
@@ -141,7 +143,7 @@ fn held_lift_fade() -> (App, Entity, [Handle<AnimationClip>; 2]) {
     let lift0: Handle<AnimationClip> = load(&mut app, "test.ifp#Clip0");
     let character = app
         .world_mut()
-        .spawn((GtaSkeleton::Sa, Playback::new(lift.clone())))
+        .spawn((GtaSkeleton::SA, SkeletalClip::new(lift.clone()), Playback::looping()))
         .id();
     for _ in 0..3 {
         app.update();
@@ -153,7 +155,7 @@ fn held_lift_fade() -> (App, Entity, [Handle<AnimationClip>; 2]) {
     }
     app.update();
     app.world_mut()
-        .get_mut::<Playback>(character)
+        .get_mut::<SkeletalClip>(character)
         .unwrap()
         .cross_fade(lift.clone(), 1.0);
     (app, character, [lift, lift0])
@@ -168,7 +170,7 @@ fn cross_fade_blends_by_weighted_sum() {
     }
     let w = app
         .world()
-        .get::<Playback>(character)
+        .get::<SkeletalClip>(character)
         .unwrap()
         .fade_weight()
         .unwrap();
@@ -184,7 +186,7 @@ fn cross_fade_blends_by_weighted_sum() {
     }
     assert!(
         app.world()
-            .get::<Playback>(character)
+            .get::<SkeletalClip>(character)
             .unwrap()
             .fade_weight()
             .is_none()
@@ -198,11 +200,11 @@ fn playback_and_bevy_animation_player_give_the_same_poses() {
     let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
     let ours = app
         .world_mut()
-        .spawn((GtaSkeleton::Sa, Playback::new(idle.clone())))
+        .spawn((GtaSkeleton::SA, SkeletalClip::new(idle.clone()), Playback::looping()))
         .id();
     let bevys = app
         .world_mut()
-        .spawn((GtaSkeleton::Sa, PlayAnimation::looping(idle)))
+        .spawn((GtaSkeleton::SA, PlayAnimation::looping(idle)))
         .id();
     for _ in 0..3 {
         app.update();
@@ -249,7 +251,7 @@ fn playback_extracts_root_motion_across_loops() {
     let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
     let character = app
         .world_mut()
-        .spawn((GtaSkeleton::Sa, Playback::new(lift), RootMotion::applied()))
+        .spawn((GtaSkeleton::SA, SkeletalClip::new(lift), Playback::looping(), RootMotion::applied()))
         .id();
     app.update(); // binds
     let start = app.world().get::<Playback>(character).unwrap().time;
@@ -288,7 +290,7 @@ fn a_moving_cross_fade_blends_both_clips_at_their_own_times() {
     };
     let character = app
         .world_mut()
-        .spawn((GtaSkeleton::Sa, Playback::new(walk)))
+        .spawn((GtaSkeleton::SA, SkeletalClip::new(walk), Playback::looping()))
         .id();
     for _ in 0..4 {
         app.update();
@@ -296,7 +298,7 @@ fn a_moving_cross_fade_blends_both_clips_at_their_own_times() {
     let t0 = app.world().get::<Playback>(character).unwrap().time;
     let fade = 0.5;
     app.world_mut()
-        .get_mut::<Playback>(character)
+        .get_mut::<SkeletalClip>(character)
         .unwrap()
         .cross_fade(idle, fade);
     let skeleton = rigplay::skeleton::Skeleton::gta_sa();
@@ -365,7 +367,7 @@ fn fades_pause_and_restart_from_the_pose_on_screen() {
     }
     let w = app
         .world()
-        .get::<Playback>(character)
+        .get::<SkeletalClip>(character)
         .unwrap()
         .fade_weight();
     assert!((w.unwrap() - 0.5).abs() < 1e-4, "{w:?}");
@@ -378,7 +380,7 @@ fn fades_pause_and_restart_from_the_pose_on_screen() {
     // A new fade from the 45° on screen to 0°: one frame in (weight 0.1) the pelvis is at the
     // normalised blend of 45° and 0°, not back at 0°.
     app.world_mut()
-        .get_mut::<Playback>(character)
+        .get_mut::<SkeletalClip>(character)
         .unwrap()
         .cross_fade(lift.clone(), 1.0);
     app.update();
@@ -424,9 +426,14 @@ fn fades_pause_and_restart_from_the_pose_on_screen() {
             .is_finished()
     );
     {
-        let mut p = app.world_mut().get_mut::<Playback>(character).unwrap();
-        p.clip = lift0;
-        p.time = 0.0;
+        app.world_mut()
+            .get_mut::<SkeletalClip>(character)
+            .unwrap()
+            .clip = lift0;
+        app.world_mut()
+            .get_mut::<Playback>(character)
+            .unwrap()
+            .time = 0.0;
     }
     app.update();
     app.update();

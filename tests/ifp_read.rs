@@ -2,6 +2,7 @@
 
 use crate::bytes::{Bytes, anim_payload};
 use rigplay::formats::ifp::*;
+use rigplay::skeleton::bone_key;
 
 /// One ANPK package "ped" with clip "walk_civi":
 /// * " Pelvis", 44-byte ANIM, bone tag 1, KRT0 with 2 frames;

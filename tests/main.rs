@@ -19,8 +19,6 @@ mod dan;
 mod ifp_bad_input;
 mod ifp_read;
 mod ifp_write;
-#[cfg(all(feature = "bevy", feature = "egui"))]
-mod preview;
 mod reduce;
 mod rng;
 mod sampler;

@@ -16,10 +16,14 @@
 //! For forward playback, [`ClipCursor`] remembers the key each channel was last at, so that
 //! advancing by a frame costs a comparison rather than a search.
 
+mod playhead;
 pub mod reduce;
 mod sampler;
 
-pub use sampler::{ClipCursor, slerp_arc_for_test};
+pub use playhead::{PlayMode, TimeStep, blend, held_time, step_time, wrap_time};
+#[doc(hidden)]
+pub use sampler::slerp_arc_for_test;
+pub use sampler::ClipCursor;
 
 use glam::{Quat, Vec3, Vec4};
 use std::fmt;
@@ -391,18 +395,22 @@ impl Clip {
     /// Maps a play time into the clip.
     /// A NaN time maps to 0.
     pub fn wrap_time(&self, time: f32, mode: WrapMode) -> f32 {
-        if time.is_nan() {
-            return 0.0;
-        }
-        match mode {
-            WrapMode::Loop if self.duration > 0.0 => {
-                let t = time.rem_euclid(self.duration);
-                // rem_euclid can round up to the divisor itself.
-                if t >= self.duration { 0.0 } else { t }
-            }
-            WrapMode::Loop => 0.0,
-            WrapMode::Clamp => time.clamp(0.0, self.duration.max(0.0)),
-        }
+        wrap_time(time, self.duration, mode)
+    }
+
+    /// The rate the clip's keys were sampled at, frames per second: 1 over the smallest
+    /// positive step between consecutive keys of a channel (a 30 fps clip keyed on every other
+    /// frame reads as 15). `None` for a clip whose channels have one key each.
+    pub fn frame_rate(&self) -> Option<f32> {
+        let step = self
+            .tracks
+            .iter()
+            .flat_map(|t| [t.rotation, t.translation, t.scale])
+            .flatten()
+            .flat_map(|c| self.times(c).windows(2).map(|w| w[1] - w[0]))
+            .filter(|d| *d > 0.0)
+            .fold(f32::INFINITY, f32::min);
+        step.is_finite().then(|| 1.0 / step)
     }
 
     /// Key times of a channel.

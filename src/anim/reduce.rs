@@ -64,7 +64,6 @@
 
 use super::sampler::{lerp_vec, slerp_arc};
 use super::{Arc, BonePose, BoneTrack, Channel, Clip, ClipBuilder, ClipCursor, ClipError};
-use crate::skeleton::Skeleton;
 use glam::{Affine3A, Quat, Vec3, Vec3A};
 
 /// ACL's default virtual-vertex distance: 3 cm, in metres.
@@ -100,31 +99,6 @@ impl ReduceRig {
             parents: vec![None; n],
             rest: vec![BonePose::default(); n],
             track_bone: (0..n).map(Some).collect(),
-        }
-    }
-
-    /// The skeleton's bones with their rest poses, tracks bound by [`Skeleton::bind`]. Tracks
-    /// the skeleton does not know, and duplicates of a bone already driven, become extra root
-    /// bones after the skeleton's.
-    pub fn from_skeleton(skeleton: &Skeleton, clip: &Clip) -> Self {
-        let mut parents: Vec<Option<usize>> = skeleton.bones.iter().map(|b| b.parent).collect();
-        let mut rest = skeleton.rest_pose();
-        let track_bone = skeleton
-            .bind(clip)
-            .targets
-            .into_iter()
-            .map(|target| {
-                Some(target.unwrap_or_else(|| {
-                    parents.push(None);
-                    rest.push(BonePose::default());
-                    parents.len() - 1
-                }))
-            })
-            .collect();
-        Self {
-            parents,
-            rest,
-            track_bone,
         }
     }
 }

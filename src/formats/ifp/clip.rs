@@ -4,15 +4,6 @@ use super::{IfpClip, IfpKey};
 use crate::anim::{BoneRef, BoneTrack, Clip, ClipBuilder};
 use glam::{Quat, Vec3};
 
-/// The form of a bone name used for matching: ASCII lower case with all whitespace removed, so
-/// `" R Thigh"`, `"R Thigh"` and `"r thigh"` are one key (spec §2.9, as MTA matches).
-pub fn bone_key(name: &str) -> String {
-    name.chars()
-        .filter(|c| !c.is_whitespace())
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
-}
-
 impl IfpClip {
     /// The clip in the engine-neutral model. Sequences without keys are left out (the games
     /// ignore them); keys whose times go backwards are sorted (stably); quaternions are

@@ -9,7 +9,7 @@
 //!   writes back to the same int16s; [`IfpClip::to_clip`] normalises;
 //! * times are absolute seconds (ANP3 ticks ÷ 60), translations metres in the bone's parent
 //!   space, GTA's Z-up axes (§2.8);
-//! * names are cut at the first NUL and kept with their leading spaces; [`bone_key`] gives the
+//! * names are cut at the first NUL and kept with their leading spaces; [`crate::skeleton::bone_key`] gives the
 //!   normalised form used for matching.
 //!
 //! A package written by [`IfpPackage::write`] reads back to an equal package, and writing that
@@ -21,7 +21,6 @@ mod read;
 pub mod records;
 mod write;
 
-pub use clip::bone_key;
 pub use error::{
     IfpError, IfpErrorKind, IfpWarning, IfpWarningKind, IfpWriteError, IfpWriteErrorKind, Location,
 };

@@ -1,8 +1,7 @@
-//! Root motion extracted from a playing clip (spec §3.5), for the game to move the character.
+//! Root motion extracted from a playing clip (§3.5 of `docs/formats/ifp.md`), for the game to
+//! move the character.
 
-use super::asset::{RootMotionMode, extracted_axes};
-use super::retarget::{ClipInfo, ClipRegistry};
-use super::skeleton::{PlayAnimation, PlayingNode};
+use super::{ClipInfo, ClipRegistry, PlayAnimation, PlayingNode, RootMotionMode};
 use crate::coords::gta_vec_to_bevy;
 use bevy::prelude::*;
 
@@ -11,7 +10,9 @@ use bevy::prelude::*;
 /// skeleton itself no longer shows. With `apply`, rigplay moves the character's `Transform` by it
 /// (turned by the character's rotation); otherwise the game reads `delta` and moves it.
 #[derive(Component, Debug, Clone, Default, Reflect)]
+#[reflect(Component, Default)]
 pub struct RootMotion {
+    /// Whether rigplay moves the character's `Transform` by the movement.
     pub apply: bool,
     /// Movement this frame.
     pub delta: Vec3,
@@ -40,6 +41,7 @@ impl RootMotion {
     }
 }
 
+/// Root motion of characters playing through Bevy's `AnimationPlayer` ([`PlayAnimation`]).
 pub(crate) fn extract_root_motion(
     mut characters: Query<(
         &mut RootMotion,
@@ -82,7 +84,7 @@ pub(crate) fn extract_root_motion(
 /// of a clip, `laps` wraps apart: each lap adds the distance from the first key to the last.
 pub(crate) fn root_displacement(info: &ClipInfo, from: f32, to: f32, laps: i32) -> Vec3 {
     let clip = &info.clip;
-    let axes = extracted_axes(info.settings.root_motion);
+    let axes = info.settings.root_motion.extracted_axes();
     let Some(root) = info.root_track else {
         return Vec3::ZERO;
     };

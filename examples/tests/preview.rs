@@ -18,9 +18,14 @@ fn preview_binary() -> PathBuf {
     })
 }
 
+/// The repository's root: this package lives in `examples/`.
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 fn render(sample: &str, clip: &str, out: &Path, at: f32) -> Result<(), String> {
     let bin = preview_binary();
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join(sample);
+    let sample = repo_root().join(sample);
     let args = [
         sample.to_str().unwrap(),
         "--clip",
@@ -41,7 +46,7 @@ fn render(sample: &str, clip: &str, out: &Path, at: f32) -> Result<(), String> {
     };
     let output = cmd
         .args(args)
-        .env("BEVY_ASSET_ROOT", env!("CARGO_MANIFEST_DIR"))
+        .env("BEVY_ASSET_ROOT", repo_root())
         .output()
         .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
     if !output.status.success() || !out.exists() {

@@ -1,0 +1,270 @@
+//! Open files of every format, and what the preview shows of each: its clips, info and
+//! warnings.
+
+use bevy::prelude::*;
+use rigplay::anie::cpu::Renderer;
+use rigplay::anie::eval::Evaluator;
+use rigplay::formats::FileFormat;
+use rigplay::formats::anie::AnimeProject;
+use rigplay::plugin::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The frame rate for stepping a clip whose keys do not tell one (one key per channel).
+const DEFAULT_FPS: f32 = 30.0;
+
+#[derive(Resource)]
+pub struct Preview {
+    pub files: Vec<OpenFile>,
+    /// (file, clip) shown.
+    pub current: Option<(usize, usize)>,
+    pub wanted_clip: Option<String>,
+    pub character: Option<Entity>,
+    pub selected_bone: Option<Entity>,
+}
+
+pub struct OpenFile {
+    pub path: PathBuf,
+    pub handle: FileHandle,
+}
+
+/// An open file of any format rigplay reads.
+pub enum FileHandle {
+    Ifp(Handle<Ifp>),
+    Dan(Handle<Dan>),
+    /// Read at once (no Bevy asset yet): the project, or why it did not read.
+    Anie(Result<Arc<AnieFile>, String>),
+}
+
+/// An AnimeEffects project, read with its evaluator and renderer prepared once; its
+/// [`Playback`] knows the timeline's length, so the transport and timeline drive it like a clip.
+pub struct AnieFile {
+    pub project: Arc<AnimeProject>,
+    pub evaluator: Evaluator,
+    pub renderer: Renderer,
+    pub warnings: Vec<String>,
+    /// Seconds from frame 0 to the last frame.
+    pub duration: f32,
+}
+
+/// Reads an `.anie` file and prepares it for drawing.
+fn open_anie(path: &Path) -> Result<Arc<AnieFile>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let read = AnimeProject::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let project = Arc::new(read.project);
+    let duration = project.max_frame as f32 / project.fps.max(1) as f32;
+    Ok(Arc::new(AnieFile {
+        evaluator: Evaluator::new(project.clone()),
+        renderer: Renderer::new(project.clone()),
+        warnings: read.warnings.iter().map(ToString::to_string).collect(),
+        project,
+        duration,
+    }))
+}
+
+/// What the preview shows of a character to spawn for a clip.
+#[derive(Clone)]
+pub enum Character {
+    Gta(GtaSkeleton),
+    Flat(FlatSkeleton),
+    /// An AnimeEffects project: the index of its file.
+    Anie(usize),
+}
+
+/// One clip of an open file, whatever its format.
+pub struct ClipEntry {
+    pub name: String,
+    pub duration: f32,
+    /// Frames per second, for stepping and the frame number.
+    pub fps: f32,
+    /// The clip to play on a skeleton; `None` for a timeline of its own (AnimeEffects).
+    pub handle: Option<Handle<AnimationClip>>,
+    pub looping: bool,
+    pub character: Character,
+    /// Lines for the info panel.
+    pub info: Vec<String>,
+}
+
+/// A loaded file's clips, description and warnings; `None` while it loads (or failed).
+pub struct FileView {
+    pub clips: Vec<ClipEntry>,
+    pub info: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+pub fn view(index: usize, file: &OpenFile, ifps: &Assets<Ifp>, dans: &Assets<Dan>) -> Option<FileView> {
+    match &file.handle {
+        FileHandle::Anie(Err(_)) => None,
+        FileHandle::Anie(Ok(anie)) => {
+            let p = &anie.project;
+            let name = file
+                .path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Some(FileView {
+                clips: vec![ClipEntry {
+                    name,
+                    duration: anie.duration,
+                    fps: p.fps.max(1) as f32,
+                    handle: None,
+                    looping: p.looping,
+                    character: Character::Anie(index),
+                    info: vec![format!(
+                        "frames 0..={} at {} fps, {:.3} s",
+                        p.max_frame, p.fps, anie.duration
+                    )],
+                }],
+                info: vec![
+                    format!(
+                        "AnimeEffects project, canvas {}×{}",
+                        p.canvas_width, p.canvas_height
+                    ),
+                    format!(
+                        "{} nodes, {} image resources; drawn by the CPU renderer",
+                        p.objects.len(),
+                        p.resources.iter().map(|r| r.nodes.len()).sum::<usize>()
+                    ),
+                ],
+                warnings: anie.warnings.clone(),
+            })
+        }
+        FileHandle::Ifp(h) => {
+            let ifp = ifps.get(h)?;
+            let skeleton = GtaSkeleton(ifp.game);
+            let p = &ifp.package;
+            Some(FileView {
+                clips: ifp
+                    .clips
+                    .iter()
+                    .map(|c| ClipEntry {
+                        name: c.name.clone(),
+                        duration: c.clip.duration(),
+                        fps: c.clip.frame_rate().unwrap_or(DEFAULT_FPS),
+                        handle: Some(c.handle.clone()),
+                        looping: c.settings.looping,
+                        character: Character::Gta(skeleton),
+                        info: vec![
+                            format!(
+                                "clip {:?}: {} tracks, {} keys, {:.3} s",
+                                c.name,
+                                c.clip.tracks().len(),
+                                c.clip.key_count(),
+                                c.clip.duration()
+                            ),
+                            format!(
+                                "loop {}, root motion {:?}",
+                                c.settings.looping, c.settings.root_motion
+                            ),
+                        ],
+                    })
+                    .collect(),
+                info: vec![
+                    format!(
+                        "{} {}package {:?}",
+                        p.version,
+                        if p.anlf { "(ANLF) " } else { "" },
+                        p.name()
+                    ),
+                    format!("{} clips, skeleton {:?}", ifp.clips.len(), ifp.game),
+                ],
+                warnings: ifp.warnings.clone(),
+            })
+        }
+        FileHandle::Dan(h) => {
+            let dan = dans.get(h)?;
+            let f = &dan.file;
+            Some(FileView {
+                clips: vec![ClipEntry {
+                    name: dan.clip.name.clone(),
+                    duration: dan.clip.duration(),
+                    fps: dan.clip.frame_rate().unwrap_or(DEFAULT_FPS),
+                    handle: Some(dan.handle.clone()),
+                    looping: dan.settings.looping,
+                    character: Character::Flat(dan.skeleton()),
+                    info: vec![format!(
+                        "{} bones, {} keys, {:.3} s, positions × {}",
+                        f.bones.len(),
+                        f.key_count(),
+                        dan.clip.duration(),
+                        dan.settings.scale
+                    )],
+                }],
+                info: vec![
+                    format!("DAN version {}, {:?}", f.version, f.comment_text()),
+                    format!("range {}–{} ms, model-space bones", f.start_ms, f.end_ms),
+                ],
+                warnings: dan.warnings.clone(),
+            })
+        }
+    }
+}
+
+pub fn open(
+    preview: &mut Preview,
+    assets: &AssetServer,
+    path: &Path,
+) {
+    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let asset_path = absolute
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .to_string();
+    let extension = absolute
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let handle = match FileFormat::from_extension(&extension) {
+        Some(FileFormat::Dan) => FileHandle::Dan(assets.load(asset_path)),
+        Some(FileFormat::Anie) => {
+            let anie = open_anie(&absolute);
+            if let Err(e) = &anie {
+                error!("{e}");
+            }
+            FileHandle::Anie(anie)
+        }
+        // IFP, and files of no known extension: the IFP loader tells what it finds.
+        _ => FileHandle::Ifp(assets.load(asset_path)),
+    };
+    preview.files.push(OpenFile {
+        path: absolute,
+        handle,
+    });
+}
+
+pub fn open_dropped(
+    mut drops: MessageReader<FileDragAndDrop>,
+    mut preview: ResMut<Preview>,
+    assets: Res<AssetServer>,
+) {
+    for d in drops.read() {
+        if let FileDragAndDrop::DroppedFile { path_buf, .. } = d {
+            open(&mut preview, &assets, path_buf);
+            let file = preview.files.len() - 1;
+            preview.current = Some((file, 0));
+        }
+    }
+}
+
+/// Shows the first clip (or the one asked for) once the first file has loaded.
+pub fn pick_first_clip(mut preview: ResMut<Preview>, ifps: Res<Assets<Ifp>>, dans: Res<Assets<Dan>>) {
+    if preview.current.is_some() {
+        return;
+    }
+    for (f, file) in preview.files.iter().enumerate() {
+        if let Some(v) = view(f, file, &ifps, &dans) {
+            let clip = match &preview.wanted_clip {
+                Some(name) => v
+                    .clips
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(name))
+                    .unwrap_or(0),
+                None => 0,
+            };
+            if !v.clips.is_empty() {
+                preview.current = Some((f, clip));
+                return;
+            }
+        }
+    }
+}

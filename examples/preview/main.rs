@@ -1,0 +1,160 @@
+//! rigplay's preview: open animation files, play them, scrub through them.
+//!
+//!     cargo run --example preview                      # the bundled samples
+//!     cargo run --example preview -- FILE...           # your .ifp / .dan / .anie files (or drop them on the window)
+//!     cargo run --example preview -- FILE --clip walk --screenshot out.png --at 0.5
+//!
+//! `--screenshot PATH --at SECONDS` poses the clip at that time, saves a PNG (and, next to it,
+//! `PATH.joints.json` with the joints' window positions), and exits: usable headless under xvfb.
+//!
+//! AnimeEffects projects (`.anie`) play through the same transport and timeline: each frame is
+//! evaluated and drawn by rigplay's CPU reference renderer into a texture shown in the view.
+//!
+//! Modules: `files` (open files and what they hold), `character` (the rig on show), `camera`,
+//! `screenshot`, `ui` (the egui panels).
+
+mod camera;
+mod character;
+mod files;
+mod screenshot;
+mod ui;
+
+use bevy::prelude::*;
+use bevy::window::WindowResolution;
+use bevy_egui::{EguiPlugin, EguiPrimaryContextPass};
+use camera::{Orbit, UiPointer, draw_scene, orbit_camera};
+use character::{draw_anie_views, spawn_character};
+use files::{Preview, open, open_dropped, pick_first_clip};
+use rigplay::plugin::*;
+use screenshot::{Shot, screenshot};
+use std::path::{Path, PathBuf};
+
+struct Args {
+    files: Vec<PathBuf>,
+    clip: Option<String>,
+    screenshot: Option<PathBuf>,
+    at: f32,
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        files: Vec::new(),
+        clip: None,
+        screenshot: None,
+        at: 0.0,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--clip" => args.clip = it.next(),
+            "--screenshot" => args.screenshot = it.next().map(PathBuf::from),
+            "--at" => args.at = it.next().and_then(|t| t.parse().ok()).unwrap_or(0.0),
+            _ => args.files.push(PathBuf::from(a)),
+        }
+    }
+    if args.files.is_empty() {
+        // The repository's bundled samples (this package lives in `examples/`).
+        let anims = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/anims");
+        args.files = vec![
+            anims.join("sa_ped.ifp"),
+            anims.join("vc_ped.ifp"),
+            anims.join("lamp.dan"),
+            anims.join("anie/character.anie"),
+            anims.join("anie/mesh_ffd.anie"),
+            anims.join("anie/blend_sheet.anie"),
+        ];
+    }
+    args
+}
+
+fn main() {
+    let args = parse_args();
+    App::new()
+        .add_plugins(
+            DefaultPlugins
+                .set(WindowPlugin {
+                    primary_window: Some(Window {
+                        title: "rigplay preview".into(),
+                        resolution: WindowResolution::new(1280, 720)
+                            .with_scale_factor_override(1.0),
+                        ..default()
+                    }),
+                    ..default()
+                })
+                // Files are opened by absolute path, wherever they are.
+                .set(AssetPlugin {
+                    file_path: "/".into(),
+                    unapproved_path_mode: bevy::asset::UnapprovedPathMode::Allow,
+                    ..default()
+                }),
+        )
+        .add_plugins((EguiPlugin::default(), IfpPlugin, DanPlugin))
+        .insert_resource(ClearColor(Color::srgb(0.12, 0.13, 0.15)))
+        .insert_resource(Preview {
+            files: Vec::new(),
+            current: None,
+            wanted_clip: args.clip.clone(),
+            character: None,
+            selected_bone: None,
+        })
+        .insert_resource(Orbit {
+            target: Vec3::new(0.0, 0.75, 0.0),
+            yaw: 0.5,
+            pitch: 0.22,
+            distance: 4.4,
+        })
+        .insert_resource(UiPointer::default())
+        .insert_resource(Shot {
+            path: args.screenshot.clone(),
+            at: args.at,
+            frames: 0,
+            requested: false,
+        })
+        .insert_resource(Startup_ { files: args.files })
+        .add_systems(Startup, setup)
+        .add_systems(
+            Update,
+            (
+                open_dropped,
+                pick_first_clip,
+                spawn_character,
+                orbit_camera,
+                draw_scene,
+                screenshot,
+            )
+                .chain(),
+        )
+        // After the playback system (PostUpdate, before propagation): the frame drawn is this
+        // frame's time.
+        .add_systems(
+            PostUpdate,
+            draw_anie_views.after(TransformSystems::Propagate),
+        )
+        .add_systems(EguiPrimaryContextPass, ui::ui)
+        .run();
+}
+
+#[derive(Resource)]
+#[allow(non_camel_case_types)]
+struct Startup_ {
+    files: Vec<PathBuf>,
+}
+
+fn setup(
+    mut commands: Commands,
+    assets: Res<AssetServer>,
+    mut preview: ResMut<Preview>,
+    start: Res<Startup_>,
+) {
+    for f in &start.files {
+        open(&mut preview, &assets, f);
+    }
+    commands.spawn((Camera3d::default(), Transform::default()));
+    commands.spawn((
+        DirectionalLight {
+            illuminance: 4000.0,
+            ..default()
+        },
+        Transform::from_xyz(3.0, 6.0, 2.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+}

@@ -1,0 +1,78 @@
+//! `--screenshot PATH --at SECONDS`: poses the clip at that time, saves a PNG and the joints'
+//! window positions (`PATH.joints.json`), and exits.
+
+use crate::files::Preview;
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use rigplay::plugin::{Playback, RigBone};
+use std::path::PathBuf;
+
+#[derive(Resource)]
+pub struct Shot {
+    pub path: Option<PathBuf>,
+    pub at: f32,
+    pub frames: u32,
+    pub requested: bool,
+}
+
+pub fn screenshot(
+    mut commands: Commands,
+    mut shot: ResMut<Shot>,
+    preview: Res<Preview>,
+    mut playbacks: Query<&mut Playback>,
+    bones: Query<(&Name, &GlobalTransform), With<RigBone>>,
+    camera: Query<(&Camera, &GlobalTransform)>,
+) {
+    let Some(path) = shot.path.clone() else {
+        return;
+    };
+    let Some(mut playback) = preview.character.and_then(|c| playbacks.get_mut(c).ok()) else {
+        return;
+    };
+    // Not until what it plays is loaded (the playhead knows its length then).
+    if playback.duration.is_none() {
+        return;
+    }
+    playback.paused = true;
+    if playback.time != shot.at {
+        playback.seek(shot.at);
+    }
+    shot.frames += 1;
+    // Let render pipelines compile before capturing.
+    if shot.frames < 60 || shot.requested {
+        return;
+    }
+    shot.requested = true;
+    let Ok((camera, cam)) = camera.single() else {
+        return;
+    };
+    let joints: Vec<String> = bones
+        .iter()
+        .filter_map(|(name, t)| {
+            camera
+                .world_to_viewport(cam, t.translation())
+                .ok()
+                .map(|p| {
+                    format!(
+                        "{{\"name\":{:?},\"x\":{},\"y\":{}}}",
+                        name.as_str(),
+                        p.x,
+                        p.y
+                    )
+                })
+        })
+        .collect();
+    let json = format!("[{}]\n", joints.join(","));
+    let joints_path = PathBuf::from(format!("{}.joints.json", path.display()));
+    if let Err(e) = std::fs::write(&joints_path, json) {
+        error!("{}: {e}", joints_path.display());
+    }
+    commands
+        .spawn(Screenshot::primary_window())
+        .observe(save_to_disk(path))
+        .observe(
+            |_: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
+                exit.write(AppExit::Success);
+            },
+        );
+}

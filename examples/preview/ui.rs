@@ -1,0 +1,312 @@
+//! The egui panels: transport and timeline (bottom), files and clips (left), info and the bone
+//! tree (right).
+
+use crate::camera::UiPointer;
+use crate::files::{Preview, view};
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, egui};
+use rigplay::plugin::*;
+
+#[allow(clippy::too_many_arguments)] // a Bevy system: one parameter per thing it shows
+pub fn ui(
+    mut contexts: EguiContexts,
+    mut preview: ResMut<Preview>,
+    mut pointer: ResMut<UiPointer>,
+    ifps: Res<Assets<Ifp>>,
+    dans: Res<Assets<Dan>>,
+    registry: Res<ClipRegistry>,
+    mut playbacks: Query<(
+        &mut Playback,
+        Option<&SkeletalClip>,
+        Option<&UnmatchedTracks>,
+        Option<&RootMotion>,
+    )>,
+    children: Query<&Children>,
+    parents: Query<&ChildOf>,
+    rig_bones: Query<(&Name, &RigBone)>,
+    mut time: ResMut<Time<Virtual>>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?.clone();
+    let mut root = egui::Ui::new(
+        ctx.clone(),
+        "viewport".into(),
+        egui::UiBuilder::new()
+            .layer_id(egui::LayerId::background())
+            .max_rect(ctx.viewport_rect()),
+    );
+    let current = preview.current;
+
+    let character = preview.character;
+    let mut selected_bone = preview.selected_bone;
+    let info = character
+        .and_then(|c| playbacks.get(c).ok())
+        .and_then(|(_, s, _, _)| s)
+        .and_then(|s| registry.get(s.clip.id()));
+    let (fps, duration) = current
+        .and_then(|(f, c)| {
+            view(f, &preview.files[f], &ifps, &dans)
+                .and_then(|v| v.clips.get(c).map(|clip| (clip.fps, clip.duration)))
+        })
+        .unwrap_or((30.0, 0.0));
+
+    // Transport and timeline.
+    egui::Panel::bottom("timeline")
+        .resizable(false)
+        .exact_size(118.0)
+        .show(&mut root, |ui| {
+            let Some(c) = character else { return };
+            let Ok((mut playback, _, _, _)) = playbacks.get_mut(c) else {
+                return;
+            };
+            ui.horizontal(|ui| {
+                if ui
+                    .button(if playback.paused {
+                        "▶ Play"
+                    } else {
+                        "⏸ Pause"
+                    })
+                    .clicked()
+                {
+                    playback.paused = !playback.paused;
+                }
+                let frame = 1.0 / fps;
+                if ui.button("◀ frame").clicked() {
+                    playback.paused = true;
+                    let t = (playback.time - frame).max(0.0);
+                    playback.seek(t);
+                }
+                if ui.button("frame ▶").clicked() {
+                    playback.paused = true;
+                    let t = (playback.time + frame).min(duration);
+                    playback.seek(t);
+                }
+                ui.add(egui::Slider::new(&mut playback.speed, -2.0..=2.0).text("speed"));
+                egui::ComboBox::from_id_salt("mode")
+                    .selected_text(format!("{:?}", playback.mode))
+                    .show_ui(ui, |ui| {
+                        for m in [PlayMode::Loop, PlayMode::Once, PlayMode::PingPong] {
+                            ui.selectable_value(&mut playback.mode, m, format!("{m:?}"));
+                        }
+                    });
+                let mut game_paused = time.is_paused();
+                if ui.checkbox(&mut game_paused, "pause game time").changed() {
+                    if game_paused {
+                        time.pause()
+                    } else {
+                        time.unpause()
+                    }
+                }
+                ui.label(
+                    egui::RichText::new(format!(
+                        "{:7.3} s / {:.3} s  (frame {})",
+                        playback.time,
+                        duration,
+                        (playback.time * fps).round()
+                    ))
+                    .monospace(),
+                );
+            });
+            // Key times of the selected bone's track (all tracks' keys if none is selected).
+            let mut keys: Vec<f32> = Vec::new();
+            if let Some(info) = &info {
+                let target = selected_bone
+                    .and_then(|b| rig_bones.get(b).ok())
+                    .map(|(_, r)| r.target);
+                for (i, track) in info.clip.tracks().iter().enumerate() {
+                    if target.is_none() || Some(info.tracks[i].0) == target {
+                        for ch in [track.rotation, track.translation].into_iter().flatten() {
+                            keys.extend_from_slice(info.clip.times(ch));
+                        }
+                    }
+                }
+            }
+            let size = egui::vec2(ui.available_width(), 44.0);
+            let response = ui.allocate_response(size, egui::Sense::click_and_drag());
+            let rect = response.rect;
+            let painter = ui.painter();
+            painter.rect_filled(rect, 3.0, egui::Color32::from_gray(28));
+            if duration > 0.0 {
+                let x = |t: f32| egui::remap(t, 0.0..=duration, rect.x_range());
+                for &k in &keys {
+                    painter.line_segment(
+                        [
+                            egui::pos2(x(k), rect.bottom() - 12.0),
+                            egui::pos2(x(k), rect.bottom()),
+                        ],
+                        egui::Stroke::new(1.0, egui::Color32::from_gray(150)),
+                    );
+                }
+                let px = x(playback.time);
+                painter.line_segment(
+                    [egui::pos2(px, rect.top()), egui::pos2(px, rect.bottom())],
+                    egui::Stroke::new(2.0, egui::Color32::from_rgb(250, 200, 60)),
+                );
+                if (response.clicked() || response.dragged())
+                    && let Some(pos) = response.interact_pointer_pos()
+                {
+                    playback.paused = true;
+                    playback.seek(egui::remap_clamp(pos.x, rect.x_range(), 0.0..=duration));
+                }
+            }
+            ui.label(
+                egui::RichText::new(
+                    "drag to scrub · left-drag orbit · right-drag pan · wheel zoom",
+                )
+                .weak()
+                .small(),
+            );
+        });
+
+    // Files and clips.
+    egui::Panel::left("files")
+        .default_size(230.0)
+        .show(&mut root, |ui| {
+            ui.heading("Files");
+            egui::ScrollArea::vertical()
+                .id_salt("files")
+                .auto_shrink([false; 2])
+                .show(ui, |ui| {
+                    let mut pick = None;
+                    for (f, file) in preview.files.iter().enumerate() {
+                        let name = file
+                            .path
+                            .file_name()
+                            .map(|n| n.to_string_lossy().to_string())
+                            .unwrap_or_default();
+                        egui::CollapsingHeader::new(egui::RichText::new(name).strong())
+                            .id_salt(f)
+                            .default_open(true)
+                            .show(ui, |ui| match view(f, file, &ifps, &dans) {
+                                Some(v) => {
+                                    for (c, clip) in v.clips.iter().enumerate() {
+                                        let label =
+                                            format!("{}  ({:.2} s)", clip.name, clip.duration);
+                                        if ui
+                                            .selectable_label(current == Some((f, c)), label)
+                                            .clicked()
+                                        {
+                                            pick = Some((f, c));
+                                        }
+                                    }
+                                }
+                                None => {
+                                    ui.label(
+                                        egui::RichText::new("loading… (or failed: see the log)")
+                                            .weak(),
+                                    );
+                                }
+                            });
+                    }
+                    if pick.is_some() {
+                        preview.current = pick;
+                    }
+                });
+            ui.separator();
+            ui.label(
+                egui::RichText::new("Drop .ifp, .dan or .anie files here to open them.").weak(),
+            );
+        });
+
+    // Bones and info.
+    egui::Panel::right("bones")
+        .default_size(240.0)
+        .show(&mut root, |ui| {
+            ui.heading("Info");
+            if let Some((f, c)) = current
+                && let Some(v) = view(f, &preview.files[f], &ifps, &dans)
+            {
+                for line in &v.info {
+                    ui.label(line);
+                }
+                if let Some(clip) = v.clips.get(c) {
+                    for line in &clip.info {
+                        ui.label(line);
+                    }
+                }
+                for w in &v.warnings {
+                    ui.label(
+                        egui::RichText::new(format!("⚠ {w}"))
+                            .color(egui::Color32::from_rgb(230, 180, 60))
+                            .small(),
+                    );
+                }
+            }
+            if let Some((_, _, Some(unmatched), motion)) =
+                character.and_then(|c| playbacks.get(c).ok())
+            {
+                for u in &unmatched.0 {
+                    ui.label(egui::RichText::new(format!("unmatched track {u}")).small());
+                }
+                if let Some(m) = motion {
+                    ui.label(format!("root motion {:.2} m", m.total.length()));
+                }
+            }
+            ui.separator();
+            ui.heading("Bones");
+            egui::ScrollArea::vertical()
+                .id_salt("bones")
+                .auto_shrink([false; 2])
+                .show(ui, |ui| {
+                    if let Some(c) = character {
+                        // The top bones: a GTA skeleton has one root, a flat one many.
+                        let tops: Vec<Entity> = children
+                            .iter_descendants(c)
+                            .filter(|e| rig_bones.contains(*e))
+                            .filter(|e| {
+                                parents
+                                    .get(*e)
+                                    .is_ok_and(|p| !rig_bones.contains(p.parent()))
+                            })
+                            .collect();
+                        for top in tops {
+                            bone_tree(ui, top, &children, &rig_bones, &mut selected_bone);
+                        }
+                    }
+                });
+        });
+
+    let free = root.available_rect_before_wrap();
+    pointer.over_ui = ctx.egui_wants_pointer_input()
+        || ctx.is_pointer_over_egui()
+        || ctx.pointer_hover_pos().is_some_and(|p| !free.contains(p));
+    preview.selected_bone = selected_bone;
+    Ok(())
+}
+
+fn bone_tree(
+    ui: &mut egui::Ui,
+    bone: Entity,
+    children: &Query<&Children>,
+    bones: &Query<(&Name, &RigBone)>,
+    selected: &mut Option<Entity>,
+) {
+    let Ok((name, _)) = bones.get(bone) else {
+        return;
+    };
+    let kids: Vec<Entity> = children
+        .get(bone)
+        .map(|c| c.iter().filter(|e| bones.contains(*e)).collect())
+        .unwrap_or_default();
+    let text = egui::RichText::new(name.as_str()).color(if *selected == Some(bone) {
+        egui::Color32::from_rgb(255, 90, 100)
+    } else {
+        egui::Color32::from_gray(220)
+    });
+    if kids.is_empty() {
+        if ui.selectable_label(*selected == Some(bone), text).clicked() {
+            *selected = Some(bone);
+        }
+        return;
+    }
+    let r = egui::CollapsingHeader::new(text)
+        .id_salt(bone)
+        .default_open(true)
+        .show(ui, |ui| {
+            for k in kids {
+                bone_tree(ui, k, children, bones, selected);
+            }
+        });
+    if r.header_response.clicked() {
+        *selected = Some(bone);
+    }
+}

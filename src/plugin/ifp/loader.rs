@@ -1,0 +1,151 @@
+//! The `.ifp` asset loader: an [`Ifp`] asset and one labelled `AnimationClip` per clip.
+
+use super::{Ifp, IfpAssetLabel, IfpClipAsset};
+use crate::formats::ifp::{IfpError, IfpPackage};
+use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
+use crate::plugin::skeletal::{
+    ClipInfo, ClipRegistry, ClipSettings, animation_clip, bone_target_id, root_track,
+};
+use crate::skeleton::GtaGame;
+use bevy::animation::AnimationTargetId;
+use bevy::asset::io::Reader;
+use bevy::asset::{AssetLoader, LoadContext};
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Settings of the `.ifp` loader, set in a `.meta` file next to the asset:
+///
+/// ```ron
+/// (
+///     meta_format_version: "1.0",
+///     asset: Load(
+///         loader: "rigplay::plugin::IfpLoader",
+///         settings: (
+///             skeleton: Some(Sa),
+///             clips: { "walk_civi": (looping: true, root_motion: Extract(z: false)) },
+///         ),
+///     ),
+/// )
+/// ```
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IfpLoaderSettings {
+    /// The game whose skeleton the clips are bound to (`Some(Sa)`, `Some(Vc)`, `Some(Iii)`);
+    /// `None` picks it from the file ([`GtaGame::for_ifp`]).
+    pub skeleton: Option<GtaGame>,
+    /// Settings for clips not named in `clips`.
+    pub default_clip: ClipSettings,
+    /// Settings per clip name (compared case-insensitively).
+    pub clips: HashMap<String, ClipSettings>,
+}
+
+impl IfpLoaderSettings {
+    /// The settings of the clip called `name`.
+    pub fn for_clip(&self, name: &str) -> ClipSettings {
+        self.clips
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, s)| *s)
+            .unwrap_or(self.default_clip)
+    }
+}
+
+/// Why an `.ifp` asset did not load. The message names the byte offset, clip and bone; Bevy's
+/// asset server adds the file's path when it logs it.
+pub type IfpLoadError = AssetLoadError<IfpError>;
+
+/// The `.ifp` asset loader. It records every clip it loads in the [`ClipRegistry`] resource.
+#[derive(TypePath)]
+#[type_path = "rigplay::plugin"]
+pub struct IfpLoader {
+    pub(crate) registry: ClipRegistry,
+}
+
+impl AssetLoader for IfpLoader {
+    type Asset = Ifp;
+    type Settings = IfpLoaderSettings;
+    type Error = IfpLoadError;
+
+    async fn load(
+        &self,
+        reader: &mut dyn Reader,
+        settings: &IfpLoaderSettings,
+        load_context: &mut LoadContext<'_>,
+    ) -> Result<Ifp, IfpLoadError> {
+        let bytes = read_bytes(reader).await?;
+        let read = IfpPackage::read(&bytes).map_err(AssetLoadError::Format)?;
+        let warnings = log_warnings(load_context, &read.warnings);
+        let package = read.package;
+        let game = settings
+            .skeleton
+            .unwrap_or_else(|| GtaGame::for_ifp(&package));
+        let skeleton = game.skeleton();
+        let mut clips = Vec::new();
+        let mut named_clips = HashMap::new();
+        let names: Vec<String> = package.clips().map(|c| c.name.clone()).collect();
+        for (index, ifp_clip) in package.clips().enumerate() {
+            let clip = Arc::new(ifp_clip.to_clip());
+            let clip_settings = settings.for_clip(&clip.name);
+            let targets: Vec<AnimationTargetId> = clip
+                .tracks()
+                .iter()
+                .map(|t| bone_target_id(&skeleton, &t.bone))
+                .collect();
+            let root = root_track(&clip, &skeleton);
+            let animation = animation_clip(&clip, &targets, root, clip_settings.root_motion);
+            let handle = load_context
+                .add_labeled_asset(IfpAssetLabel::Clip(index).to_string(), animation.clone());
+            // A name label too, unless it would shadow an index label or an earlier clip's name.
+            let is_index_label = |n: &str| {
+                n.strip_prefix("Clip")
+                    .is_some_and(|d| d.parse::<usize>().is_ok_and(|i| i < names.len()))
+            };
+            let mut named_handle = None;
+            if !clip.name.is_empty()
+                && !is_index_label(&clip.name)
+                && !named_clips.contains_key(&clip.name)
+            {
+                named_handle = Some(load_context.add_labeled_asset(
+                    IfpAssetLabel::Named(clip.name.clone()).to_string(),
+                    animation,
+                ));
+                named_clips.insert(clip.name.clone(), index);
+            }
+            let info = Arc::new(ClipInfo {
+                clip: clip.clone(),
+                settings: clip_settings,
+                tracks: targets
+                    .iter()
+                    .zip(clip.tracks())
+                    .map(|(t, track)| (*t, track.bone.to_string()))
+                    .collect(),
+                root_track: root,
+            });
+            for h in std::iter::once(&handle).chain(named_handle.as_ref()) {
+                self.registry.insert(h.id(), info.clone());
+            }
+            clips.push(IfpClipAsset {
+                name: clip.name.clone(),
+                clip,
+                settings: clip_settings,
+                handle,
+                named_handle,
+                targets,
+            });
+        }
+        Ok(Ifp {
+            package,
+            clips,
+            named_clips,
+            warnings,
+            game,
+        })
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["ifp"]
+    }
+}
+

@@ -1,0 +1,115 @@
+//! [`GtaSkeleton`]: the built-in GTA ped skeletons as Bevy entity hierarchies.
+
+use crate::anim::BoneRef;
+use crate::coords::GTA_TO_BEVY;
+use crate::plugin::skeletal::{RigBone, SkeletonBones, bone_target_id};
+use crate::skeleton::GtaGame;
+use bevy::animation::AnimatedBy;
+use bevy::prelude::*;
+
+/// Put on an entity to give it a GTA ped skeleton: a child "basis" entity turns GTA's Z-up into
+/// Bevy's Y-up (and lifts the skeleton so that its feet rest on the entity's origin), and under
+/// it one entity per bone, named as the game names it, in its rest pose. The entity gets an
+/// `AnimationPlayer`; [`crate::plugin::SkeletalClip`] (or [`crate::plugin::PlayAnimation`])
+/// plays a clip on it.
+///
+/// ```no_run
+/// # use bevy::prelude::*;
+/// # use rigplay::prelude::*;
+/// fn spawn(mut commands: Commands, assets: Res<AssetServer>) {
+///     let walk = assets.load("anims/ped.ifp#walk_civi");
+///     commands.spawn((GtaSkeleton::SA, SkeletalClip::new(walk)));
+/// }
+/// ```
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+#[require(Transform, Visibility)]
+pub struct GtaSkeleton(pub GtaGame);
+
+impl GtaSkeleton {
+    /// The San Andreas ped.
+    pub const SA: Self = Self(GtaGame::Sa);
+    /// The Vice City ped.
+    pub const VC: Self = Self(GtaGame::Vc);
+    /// The GTA III ped.
+    pub const III: Self = Self(GtaGame::Iii);
+}
+
+bevy::reflect::impl_reflect! {
+    #[reflect(Debug, PartialEq, Default)]
+    #[type_path = "rigplay::skeleton"]
+    enum GtaGame {
+        Iii,
+        Vc,
+        Sa,
+    }
+}
+
+/// Spawns the bones of a [`GtaSkeleton`] when it is added.
+pub(crate) fn spawn_skeleton(
+    add: On<Add, GtaSkeleton>,
+    kinds: Query<(&GtaSkeleton, Has<AnimationPlayer>, Has<Name>)>,
+    mut commands: Commands,
+) {
+    let root = add.event_target();
+    let Ok((kind, has_player, has_name)) = kinds.get(root) else {
+        return;
+    };
+    let skeleton = kind.0.skeleton();
+    let rest = skeleton.rest_pose();
+    // Lift the skeleton so that its lowest joint rests at the entity's origin.
+    let lowest = skeleton
+        .model_space(&rest)
+        .iter()
+        .map(|(_, p)| p.z)
+        .fold(0.0, f32::min);
+    let basis = commands
+        .spawn((
+            Name::new("gta basis"),
+            Transform {
+                translation: Vec3::Y * -lowest,
+                rotation: GTA_TO_BEVY,
+                scale: Vec3::ONE,
+            },
+            Visibility::default(),
+            ChildOf(root),
+        ))
+        .id();
+    let mut entities: Vec<Entity> = Vec::with_capacity(skeleton.bones.len());
+    for (i, bone) in skeleton.bones.iter().enumerate() {
+        let parent = bone.parent.map_or(basis, |p| entities[p]);
+        let transform = Transform::from(bone.rest);
+        let target = bone_target_id(
+            &skeleton,
+            &BoneRef {
+                name: bone.name.clone(),
+                id: bone.id,
+            },
+        );
+        let entity = commands
+            .spawn((
+                Name::new(bone.name.clone()),
+                transform,
+                Visibility::default(),
+                RigBone {
+                    index: Some(i),
+                    rest: transform,
+                    target,
+                },
+                target,
+                AnimatedBy(root),
+                ChildOf(parent),
+            ))
+            .id();
+        entities.push(entity);
+    }
+    let mut root_commands = commands.entity(root);
+    root_commands.insert(SkeletonBones(entities));
+    if !has_player {
+        root_commands.insert(AnimationPlayer::default());
+    }
+    if !has_name {
+        root_commands.insert(Name::new(skeleton.name));
+    }
+}
+

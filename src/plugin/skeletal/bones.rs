@@ -1,0 +1,89 @@
+//! The bones the skeletal wing drives, and which track drives which: animation target ids that
+//! do not depend on the hierarchy.
+//!
+//! Bevy's glTF loader derives target ids from paths of names. rigplay instead gives every bone
+//! an id from what the bone *is*: its canonical SA bone id when the alias table knows it
+//! (`Pelvis`, ` Pelvis`, `Swaist` and bone tag 1 are one bone), else its normalised name. So one
+//! `AnimationClip` plays on the built-in skeletons and on any character whose bones are named
+//! (or tagged with [`GtaBoneId`]) like GTA's.
+
+use crate::anim::{BonePose, BoneRef};
+use crate::skeleton::{Skeleton, bone_key, canonical_bone_id};
+use bevy::animation::AnimationTargetId;
+use bevy::prelude::*;
+
+/// A bone driven by rigplay: its rest transform (what it returns to when a clip does not animate
+/// it) and its animation target id.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Reflect)]
+#[reflect(Component)]
+pub struct RigBone {
+    /// The bone's index in its skeleton (built-in GTA or flat), `None` on a retargeted hierarchy.
+    pub index: Option<usize>,
+    /// The local transform the bone rests at.
+    pub rest: Transform,
+    /// The target id tracks bind to.
+    pub target: AnimationTargetId,
+}
+
+/// The bone entities of a spawned skeleton, in the skeleton's bone order.
+#[derive(Component, Debug, Clone, Default, Reflect)]
+#[reflect(Component)]
+pub struct SkeletonBones(pub Vec<Entity>);
+
+/// Draws a gizmo line from this bone to another one that is not its parent entity (the bones
+/// of a flat skeleton are all children of the character).
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub struct BoneLink(pub Entity);
+
+/// A GTA bone id (tag) on an entity of a custom hierarchy, for clips that bind by id.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub struct GtaBoneId(pub i32);
+
+/// The target id of a canonical GTA bone, else of a normalised name.
+pub(crate) fn target_for(canonical: Option<i32>, name: &str) -> AnimationTargetId {
+    let key = match canonical {
+        Some(c) => format!("rigplay:gta-bone:{c}"),
+        None => format!("rigplay:bone:{}", bone_key(name)),
+    };
+    AnimationTargetId::from_name(&Name::new(key))
+}
+
+/// The animation target id of a bone: from its canonical bone (found in `skeleton` by id, name
+/// or alias), else from its normalised name.
+pub fn bone_target_id(skeleton: &Skeleton, bone: &BoneRef) -> AnimationTargetId {
+    let canonical = match skeleton.find(bone) {
+        Some(i) => skeleton.bones[i].canonical,
+        None => canonical_bone_id(&bone_key(&bone.name)),
+    };
+    target_for(canonical, &bone.name)
+}
+
+/// The animation target id of a bone known only by name (a DAN bone, say): the id a
+/// [`super::Retarget`] hierarchy's bone of the same name (normalised) gets.
+pub fn named_bone_target_id(name: &str) -> AnimationTargetId {
+    target_for(canonical_bone_id(&bone_key(name)), name)
+}
+
+/// A bone's local transform as Bevy's `Transform` (the same three parts).
+impl From<BonePose> for Transform {
+    fn from(p: BonePose) -> Self {
+        Transform {
+            translation: p.translation,
+            rotation: p.rotation,
+            scale: p.scale,
+        }
+    }
+}
+
+/// A `Transform` as the engine-neutral local pose.
+impl From<Transform> for BonePose {
+    fn from(t: Transform) -> Self {
+        BonePose {
+            rotation: t.rotation,
+            translation: t.translation,
+            scale: t.scale,
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Building Bevy `AnimationClip`s from engine-neutral clips, for Bevy's `AnimationPlayer`
+//! ([`super::PlayAnimation`]) and any tool that wants Bevy's own clip type.
+
+use super::RootMotionMode;
+use crate::anim::Clip;
+use crate::skeleton::Skeleton;
+use bevy::animation::animation_curves::{AnimatableCurve, AnimatedField};
+use bevy::animation::{AnimationTargetId, animated_field};
+use bevy::math::curve::{ConstantCurve, Interval, UnevenSampleAutoCurve};
+use bevy::prelude::*;
+
+/// Index of the track of the skeleton's root bone (a bone without parent), which carries root
+/// motion.
+pub fn root_track(clip: &Clip, skeleton: &Skeleton) -> Option<usize> {
+    clip.tracks().iter().position(|t| {
+        skeleton
+            .find(&t.bone)
+            .is_some_and(|i| skeleton.bones[i].parent.is_none())
+    })
+}
+
+/// Times for a Bevy keyframe curve: Bevy keeps the first of equal times and drops the rest,
+/// while rigplay's sampler steps to the last of them; moving the earlier ones back by one ulp
+/// each makes both give the same values everywhere but inside those ulps.
+fn distinct_times(times: &[f32]) -> Vec<f32> {
+    let mut out = times.to_vec();
+    for k in (0..out.len().saturating_sub(1)).rev() {
+        if out[k] >= out[k + 1] {
+            out[k] = out[k + 1].next_down();
+        }
+    }
+    out
+}
+
+/// Adds a keyframe curve on `field` of `Transform`: constant for one key, else Bevy's
+/// interpolating curve (slerp for rotations, lerp for vectors).
+macro_rules! add_keys {
+    ($out:expr, $target:expr, $field:ident, $times:expr, $values:expr) => {{
+        let values = $values;
+        match values {
+            [only] => $out.add_curve_to_target(
+                $target,
+                AnimatableCurve::new(
+                    animated_field!(Transform::$field),
+                    ConstantCurve::new(Interval::EVERYWHERE, *only),
+                ),
+            ),
+            _ => {
+                if let Ok(curve) =
+                    UnevenSampleAutoCurve::new($times.iter().copied().zip(values.iter().copied()))
+                {
+                    $out.add_curve_to_target(
+                        $target,
+                        AnimatableCurve::new(animated_field!(Transform::$field), curve),
+                    );
+                }
+            }
+        }
+    }};
+}
+
+/// Builds the Bevy `AnimationClip`: one rotation / translation / scale curve per channel on the
+/// track's target id (`targets`, one per track), with the clip's duration; root motion removed
+/// from the `root` track as the mode says.
+pub fn animation_clip(
+    clip: &Clip,
+    targets: &[AnimationTargetId],
+    root: Option<usize>,
+    root_motion: RootMotionMode,
+) -> AnimationClip {
+    let mut out = AnimationClip::default();
+    let axes = root_motion.extracted_axes();
+    for (i, (track, &target)) in clip.tracks().iter().zip(targets).enumerate() {
+        if let Some(c) = track.rotation {
+            add_keys!(
+                out,
+                target,
+                rotation,
+                distinct_times(clip.times(c)),
+                clip.rotation_values(c)
+            );
+        }
+        if let Some(c) = track.translation {
+            let mut values = clip.vector_values(c).to_vec();
+            if Some(i) == root && axes != Vec3::ZERO {
+                let first = values[0];
+                for v in &mut values {
+                    *v = *v * (Vec3::ONE - axes) + first * axes;
+                }
+            }
+            add_keys!(
+                out,
+                target,
+                translation,
+                distinct_times(clip.times(c)),
+                values.as_slice()
+            );
+        }
+        if let Some(c) = track.scale {
+            add_keys!(
+                out,
+                target,
+                scale,
+                distinct_times(clip.times(c)),
+                clip.vector_values(c)
+            );
+        }
+    }
+    // A repeating clip of duration 0 would make Bevy's player time NaN.
+    out.set_duration(clip.duration().max(f32::EPSILON));
+    out
+}

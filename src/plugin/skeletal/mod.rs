@@ -1,0 +1,98 @@
+//! The skeletal wing: what IFP and DAN share. Clips registered by the loaders
+//! ([`ClipRegistry`], [`ClipSettings`]), Bevy `AnimationClip` building ([`animation_clip`]),
+//! the bones rigplay drives ([`RigBone`]) and their target ids, the playback system that poses
+//! them ([`SkeletalClip`] on a [`crate::plugin::Playback`]), cross-fades, [`PlayAnimation`] for
+//! Bevy's own player, [`Retarget`], [`RootMotion`], and skeleton gizmos. [`SkeletalPlugin`]
+//! adds all of it; the format plugins add it.
+
+mod bones;
+mod clip;
+mod gizmos;
+mod play_animation;
+mod registry;
+mod retarget;
+mod root_motion;
+mod sample;
+mod settings;
+
+pub use bones::{
+    BoneLink, GtaBoneId, RigBone, SkeletonBones, bone_target_id, named_bone_target_id,
+};
+pub(crate) use bones::target_for;
+pub use clip::{animation_clip, root_track};
+pub use gizmos::SkeletonGizmos;
+pub use play_animation::{PlayAnimation, PlayingNode};
+pub use registry::{ClipInfo, ClipRegistry};
+pub use retarget::{Retarget, UnmatchedTracks};
+pub use root_motion::RootMotion;
+pub(crate) use root_motion::root_displacement;
+pub use sample::SkeletalClip;
+pub use settings::{ClipSettings, RootMotionMode};
+
+use crate::plugin::{PlaybackPlugin, PlaybackSystems};
+use bevy::prelude::*;
+
+/// The skeletal wing's systems and resources: the [`ClipRegistry`], [`SkeletalClip`] playback
+/// (on [`PlaybackPlugin`]'s playheads), [`PlayAnimation`], [`Retarget`], root motion and
+/// skeleton gizmos. [`crate::plugin::IfpPlugin`] and [`crate::plugin::DanPlugin`] add it; adding
+/// it again (before or after them) does nothing more. Needs `AnimationPlugin` (in
+/// `DefaultPlugins`); draws skeletons when `GizmoPlugin` is present.
+pub struct SkeletalPlugin;
+
+/// Marks that [`SkeletalPlugin`] is built, so that adding it twice adds its systems once.
+#[derive(Resource)]
+struct SkeletalInstalled;
+
+impl Plugin for SkeletalPlugin {
+    fn is_unique(&self) -> bool {
+        false
+    }
+
+    fn build(&self, app: &mut App) {
+        app.add_plugins(PlaybackPlugin);
+        if app.world().contains_resource::<SkeletalInstalled>() {
+            return;
+        }
+        app.insert_resource(SkeletalInstalled)
+            .init_resource::<ClipRegistry>()
+            .init_resource::<SkeletonGizmos>()
+            .init_resource::<sample::BonesChanged>()
+            .register_type::<SkeletalClip>()
+            .register_type::<RigBone>()
+            .register_type::<SkeletonBones>()
+            .register_type::<BoneLink>()
+            .register_type::<GtaBoneId>()
+            .register_type::<Retarget>()
+            .register_type::<RootMotion>()
+            .add_observer(sample::note_new_bone)
+            .add_systems(
+                Update,
+                (
+                    registry::forget_unloaded_clips,
+                    retarget::retarget,
+                    play_animation::start_animations,
+                    retarget::warn_unmatched,
+                )
+                    .chain(),
+            )
+            .add_systems(
+                PostUpdate,
+                (
+                    root_motion::extract_root_motion
+                        .after(bevy::app::AnimationSystems)
+                        .before(TransformSystems::Propagate),
+                    sample::prepare_skeletal.in_set(PlaybackSystems::Prepare),
+                    sample::apply_skeletal.in_set(PlaybackSystems::Apply),
+                    (gizmos::draw_skeletons, gizmos::place_bone_names)
+                        .after(TransformSystems::Propagate),
+                ),
+            );
+    }
+}
+
+/// The registry [`SkeletalPlugin`] holds, adding the plugin first (it builds once): what a
+/// format plugin hands its loader.
+pub(crate) fn shared_registry(app: &mut App) -> ClipRegistry {
+    app.add_plugins(SkeletalPlugin);
+    app.world().resource::<ClipRegistry>().clone()
+}

@@ -1,0 +1,80 @@
+//! The [`ClipRegistry`]: what rigplay knows of every skeletal clip it loaded, by the id of the
+//! clip's `AnimationClip`. Every format's loader fills it; [`super::SkeletalClip`] plays from it.
+
+use super::ClipSettings;
+use crate::anim::Clip;
+use bevy::animation::AnimationTargetId;
+use bevy::prelude::*;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// What rigplay knows of every clip it loaded, by the clip's asset id: filled by the loaders
+/// themselves, so that it is there even when nothing holds the file's root asset.
+#[derive(Resource, Clone, Default)]
+pub struct ClipRegistry(Arc<RegistryInner>);
+
+#[derive(Default)]
+struct RegistryInner {
+    clips: RwLock<HashMap<AssetId<AnimationClip>, Arc<ClipInfo>>>,
+    /// Counts changes, so that users may keep what they looked up until it moves.
+    generation: AtomicU64,
+}
+
+/// One loaded clip: its engine-neutral form and settings, and its tracks' targets.
+#[derive(Debug)]
+pub struct ClipInfo {
+    /// The clip in the engine-neutral model, as the file has it (root motion not removed).
+    pub clip: Arc<Clip>,
+    /// How the clip is meant to play.
+    pub settings: ClipSettings,
+    /// Target id and description ("name (id N)") of each track.
+    pub tracks: Vec<(AnimationTargetId, String)>,
+    /// The track of the skeleton's root bone, which carries root motion.
+    pub root_track: Option<usize>,
+}
+
+impl ClipRegistry {
+    /// Registers a clip under an `AnimationClip`'s id: what the loaders do for every clip they
+    /// load, and what code that makes its own clips does.
+    pub fn insert(&self, id: AssetId<AnimationClip>, info: Arc<ClipInfo>) {
+        if let Ok(mut map) = self.0.clips.write() {
+            map.insert(id, info);
+        }
+        self.0.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// The clip behind an `AnimationClip` that a rigplay loader loaded (or that was inserted).
+    pub fn get(&self, id: AssetId<AnimationClip>) -> Option<Arc<ClipInfo>> {
+        self.0
+            .clips
+            .read()
+            .ok()
+            .and_then(|map| map.get(&id).cloned())
+    }
+
+    /// Changes whenever a clip is added, replaced or forgotten: what [`Self::get`] returned
+    /// stays current while this stays the same.
+    pub fn generation(&self) -> u64 {
+        self.0.generation.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn forget(&self, id: AssetId<AnimationClip>) {
+        if let Ok(mut map) = self.0.clips.write() {
+            map.remove(&id);
+        }
+        self.0.generation.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// Drops the entries of clips that were unloaded.
+pub(crate) fn forget_unloaded_clips(
+    mut events: MessageReader<AssetEvent<AnimationClip>>,
+    registry: Res<ClipRegistry>,
+) {
+    for event in events.read() {
+        if let AssetEvent::Removed { id } = event {
+            registry.forget(*id);
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! What a game that plays rigplay's formats usually needs: `use rigplay::prelude::*;`.
+
+pub use crate::anim::{BonePose, Clip, PlayMode, WrapMode};
+pub use crate::skeleton::GtaGame;
+
+#[cfg(feature = "bevy")]
+pub use crate::plugin::{
+    Dan, DanAssetLabel, DanPlugin, FlatSkeleton, GtaSkeleton, Ifp, IfpAssetLabel, IfpPlugin,
+    PlayAnimation, Playback, PlaybackFinished, PlaybackLooped, PlaybackPlugin, Retarget,
+    RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin, SkeletonGizmos,
+};
