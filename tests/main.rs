@@ -16,6 +16,7 @@ mod bytes;
 #[cfg(feature = "cli")]
 mod cli;
 mod dan;
+mod layers;
 mod ifp_bad_input;
 mod ifp_read;
 mod ifp_write;
