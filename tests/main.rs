@@ -4,8 +4,8 @@ mod anie_bad_input;
 mod anie_math;
 mod anie_read;
 mod anie_render;
-mod anie_samples;
 mod anie_write;
+mod assets;
 #[cfg(feature = "bevy")]
 mod bevy_dan;
 #[cfg(feature = "bevy")]
@@ -24,5 +24,4 @@ mod preview;
 mod reduce;
 mod rng;
 mod sampler;
-mod samples;
 mod skeleton;
