@@ -13,8 +13,6 @@ mod bevy_ifp;
 #[cfg(feature = "bevy")]
 mod bevy_playback;
 mod bytes;
-#[cfg(feature = "cli")]
-mod cli;
 mod dan;
 mod ifp_bad_input;
 mod ifp_read;
