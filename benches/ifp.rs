@@ -231,7 +231,12 @@ fn sample(c: &mut Criterion) {
 
 fn reduction(c: &mut Criterion) {
     let skeleton = rigplay::skeleton::Skeleton::gta_sa();
-    let package = rigplay::samples::sample_package(&skeleton, "sa", IfpVersion::Anpk);
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/anims/sa_ped.ifp"
+    ))
+    .expect("the committed SA sample");
+    let package = IfpPackage::read(&bytes).expect("it reads").package;
     let walk = package
         .clip("walk")
         .expect("the samples have a walk")

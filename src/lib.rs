@@ -52,7 +52,6 @@ mod readme_example {
     //! # }
     //! ```
 }
-pub mod samples;
 pub mod skeleton;
 
 #[cfg(feature = "bevy")]

@@ -8,7 +8,7 @@ use rigplay::anim::WrapMode;
 use rigplay::plugin::*;
 
 fn lamp() -> Vec<u8> {
-    rigplay::samples::sample_files()
+    crate::assets::sample_files()
         .into_iter()
         .find(|(p, _)| p.ends_with(".dan"))
         .expect("a sample .dan")

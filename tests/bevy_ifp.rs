@@ -179,7 +179,7 @@ fn clips_load_as_labelled_assets_and_pose_a_spawned_skeleton() {
 
 #[test]
 fn bevy_animation_player_matches_the_core_sampler_across_loop_wraps() {
-    let files = rigplay::samples::sample_files();
+    let files = crate::assets::sample_files();
     // An odd step so that frames land between keys and on both sides of the wrap.
     let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 0.047);
     let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");

@@ -21,7 +21,7 @@ fn local(app: &mut App, name: &str, nth: usize) -> Transform {
 
 #[test]
 fn playback_poses_match_the_core_sampler_and_seek_shows_at_once() {
-    let files = rigplay::samples::sample_files();
+    let files = crate::assets::sample_files();
     let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 1.0 / 60.0);
     let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
     let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
@@ -195,7 +195,7 @@ fn cross_fade_blends_by_weighted_sum() {
 
 #[test]
 fn playback_and_bevy_animation_player_give_the_same_poses() {
-    let files = rigplay::samples::sample_files();
+    let files = crate::assets::sample_files();
     let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 0.047);
     let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
     let ours = app
@@ -275,7 +275,7 @@ fn playback_extracts_root_motion_across_loops() {
 /// bone is the normalised weighted sum of the two clips' core-sampler poses at their own times.
 #[test]
 fn a_moving_cross_fade_blends_both_clips_at_their_own_times() {
-    let files = rigplay::samples::sample_files();
+    let files = crate::assets::sample_files();
     let dt = 0.047;
     let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], dt);
     let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");

@@ -4,8 +4,8 @@ mod anie_bad_input;
 mod anie_math;
 mod anie_read;
 mod anie_render;
-mod anie_samples;
 mod anie_write;
+mod assets;
 #[cfg(feature = "bevy")]
 mod bevy_dan;
 #[cfg(feature = "bevy")]
@@ -13,8 +13,6 @@ mod bevy_ifp;
 #[cfg(feature = "bevy")]
 mod bevy_playback;
 mod bytes;
-#[cfg(feature = "cli")]
-mod cli;
 mod dan;
 mod layers;
 mod ifp_bad_input;
@@ -23,5 +21,4 @@ mod ifp_write;
 mod reduce;
 mod rng;
 mod sampler;
-mod samples;
 mod skeleton;

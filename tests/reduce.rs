@@ -711,16 +711,19 @@ fn skeleton_rigs_bind_by_name_and_add_unknown_tracks_as_roots() {
 }
 
 /// The bundled sample clips (smooth procedural motion keyed at 30 Hz, rotation and root
-/// translation sharing IFP keys) on the SA skeleton: fewer keys, every bone within the default
-/// 0.1 mm. The wave's forearm swings ±25° twice a second: a chord between keys 1/30 s apart
-/// strays from it by about A·ω²·h²/8 = 0.44 × (4π)² × (1/30)² / 8 = 9.6e-3 rad, which moves the
-/// hand's points 0.28 m away by far more than 0.1 mm, so its keys stay; its still upper arm and
-/// clavicle keep two keys each.
+/// translation sharing IFP keys; the committed `sa_ped.ifp`, so within ANP3's int16
+/// quantisation) on the SA skeleton: fewer keys, every bone within the default 0.1 mm. The
+/// wave's forearm swings ±25° twice a second: a chord between keys 1/30 s apart strays from it
+/// by about A·ω²·h²/8 = 0.44 × (4π)² × (1/30)² / 8 = 9.6e-3 rad, which moves the hand's points
+/// 0.28 m away by far more than 0.1 mm, so its keys stay; its still upper arm and clavicle keep
+/// two keys each.
 #[test]
 fn the_sample_clips_reduce_within_tolerance_on_the_sa_skeleton() {
-    use rigplay::formats::ifp::IfpVersion;
+    use rigplay::formats::ifp::IfpPackage;
     let skeleton = Skeleton::gta_sa();
-    let package = rigplay::samples::sample_package(&skeleton, "sa", IfpVersion::Anpk);
+    let package = IfpPackage::read(&crate::assets::read("anims/sa_ped.ifp"))
+        .expect("the committed SA sample reads")
+        .package;
     let options = ReduceOptions::default();
     let (mut before, mut after) = (0, 0);
     for ifp in package.clips() {

@@ -3,4 +3,7 @@
 pub mod anie;
 pub(crate) mod bytes;
 pub mod dan;
+pub mod detect;
 pub mod ifp;
+
+pub use detect::FileFormat;

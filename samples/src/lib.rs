@@ -1,16 +1,16 @@
 //! The procedural motions that rigplay's bundled sample files are made from.
 //!
 //! No game data may ship, so `assets/` holds clips generated here and written by rigplay's own
-//! writer (`cargo run --example make_samples` rewrites them; a test checks that the committed
-//! files match). Motions are authored as rotations of bones about the ped's model-space axes
+//! writer (`cargo run -p rigplay-samples --bin make-samples` rewrites them; a test checks that
+//! the committed files match). Motions are authored as rotations of bones about the ped's model-space axes
 //! (X right, Y forward, Z up), applied on top of the skeleton's rest pose.
 
 pub mod anie;
 
-use crate::formats::dan::{DanBone, DanFile, RotationKey, VectorKey};
-use crate::formats::ifp::{IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion};
-use crate::skeleton::Skeleton;
 use glam::{Quat, Vec3};
+use rigplay::formats::dan::{DanBone, DanFile, RotationKey, VectorKey};
+use rigplay::formats::ifp::{IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion};
+use rigplay::skeleton::Skeleton;
 use std::f32::consts::TAU;
 
 /// Keys per second of the sample clips (SA keys its clips at 30 fps).
@@ -250,8 +250,8 @@ pub fn sample_dan() -> DanFile {
     }
     file.bones = bones;
     // The exporter's intended reduction: a constant run keeps its first and last key.
-    let runs = crate::anim::reduce::reduce_constant_runs(
-        &file.to_clip("", &crate::formats::dan::DanClipOptions::default()),
+    let runs = rigplay::anim::reduce::reduce_constant_runs(
+        &file.to_clip("", &rigplay::formats::dan::DanClipOptions::default()),
     );
     file.with_keys(&runs.kept)
 }

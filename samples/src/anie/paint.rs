@@ -4,7 +4,7 @@
 
 use glam::{Vec2, Vec4};
 
-use crate::formats::anie::{IRect, Image};
+use rigplay::formats::anie::{IRect, Image};
 
 /// An sRGB colour with straight alpha, channels in `[0, 1]`.
 pub type Rgba = Vec4;

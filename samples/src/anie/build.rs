@@ -16,9 +16,9 @@ use std::f32::consts::{PI, TAU};
 use glam::{Affine2, Mat4, Vec2, Vec3};
 
 use super::paint::Painter;
-use crate::anie::skinning::{BoneJoint, bone_world_transforms, signed_angle, vertex_influences};
-use crate::anie::transform::local_matrix;
-use crate::formats::anie::{
+use rigplay::anie::skinning::{BoneJoint, bone_world_transforms, signed_angle, vertex_influences};
+use rigplay::anie::transform::local_matrix;
+use rigplay::formats::anie::{
     AnimeProject, BindingCache, BlendMode, Bone, BoneCache, BoneKey, BoneRef, BoneShape, DepthKey,
     Easing, FRect, Frame, GridMesh, IRect, Image, ImageKey, KeyKind, KeyRef, KeySlot, MoveKey,
     NodeKind, ObjectNode, OpaKey, PoseKey, ResourceNode, ResourceRef, ResourceTree, RotateKey,
@@ -586,7 +586,7 @@ fn clipped_union(own: &[Vec2], others: &[Vec<Vec2>], centre: Vec2, start_angle: 
             .map(|i| ring[i].perp_dot(ring[(i + 1) % ring.len()]))
             .sum::<f32>()
             / 2.0;
-        let around = crate::anie::skinning::polygon_contains(&ring, centre);
+        let around = rigplay::anie::skinning::polygon_contains(&ring, centre);
         if best
             .as_ref()
             .is_none_or(|(b_around, b_area, _)| (around, area) > (*b_around, *b_area))
@@ -796,7 +796,7 @@ impl Rig {
         let weighing: Vec<(i32, &BoneShape)> = bones
             .iter()
             .enumerate()
-            .take(crate::anie::skinning::MAX_PALETTE_BONES)
+            .take(rigplay::anie::skinning::MAX_PALETTE_BONES)
             .filter(|(_, b)| b.parent.is_some() && b.range != [Vec2::ZERO; 2])
             .map(|(i, b)| (i as i32, &b.shape))
             .collect();

@@ -21,7 +21,7 @@ use glam::{Vec2, Vec3};
 
 use self::build::{DEFAULT_CELL, Rig, RigBone, Scene};
 use self::paint::{Painter, Rgba, hsv, mix, rgb, rgba, sdf};
-use crate::formats::anie::{
+use rigplay::formats::anie::{
     AnieVersion, AnimeProject, BlendMode, Easing, EasingKind, EasingRange, FfdKey, HsvKey, KeyKind,
     KeyRef, KeySlot, MoveKey, OpaKey, Spline, TimeKey,
 };
@@ -625,7 +625,7 @@ pub fn blend_sheet() -> AnimeProject {
 
     let linear = Easing::default();
     let sine = easing(EasingKind::Sine, EasingRange::InOut);
-    let centre = |node: usize, objects: &Vec<crate::formats::anie::ObjectNode>| {
+    let centre = |node: usize, objects: &Vec<rigplay::formats::anie::ObjectNode>| {
         objects[node]
             .timeline
             .moves

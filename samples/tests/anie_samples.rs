@@ -3,14 +3,14 @@
 //! itself (`bones.anie`, `ffd.anie`), and their stored bone caches are the ones AnimeEffects
 //! recomputes on load.
 
-use crate::anie_read::{fixture, read_ok};
+use crate::{fixture, read_ok};
 use glam::{Vec2, Vec3};
 use rigplay::anie::eval::{DrawOp, EvalOptions, Evaluator, InfluenceSource};
 use rigplay::anie::render::Renderer;
 use rigplay::anie::skinning::polygon_contains;
 use rigplay::formats::anie::*;
-use rigplay::samples::anie::build::{Rig, RigBone, capsule_polygon, grid_mesh};
-use rigplay::samples::anie::{sample_files, sample_projects};
+use rigplay_samples::anie::build::{Rig, RigBone, capsule_polygon, grid_mesh};
+use rigplay_samples::anie::{sample_files, sample_projects};
 use std::sync::OnceLock;
 
 /// The sample files, generated once for all tests (the character's bone shapes take a while

@@ -1,31 +1,12 @@
-//! The `.anie` side of the command-line tool: `inspect` and `render`.
+//! `rigplay inspect` for AnimeEffects projects: canvas, resources, the object tree with every
+//! key.
 
-use crate::{Args, Failure, num, nums, usage};
-use rigplay::anie::eval::Evaluator;
-use rigplay::anie::raster::RgbaImage;
-use rigplay::anie::render::{Renderer, exported_png};
+use crate::{Failure, num, nums};
 use rigplay::formats::anie::{
     AnieRead, AnimeProject, Easing, EasingKind, EasingRange, KeyKind, KeyRef, KeySlot, NodeKind,
     ObjectNode, Spline, TimeKey,
 };
 use serde_json::{Value, json};
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-
-/// The first bytes of every AnimeEffects project (§1.2).
-pub(crate) const MAGIC: &[u8] = b"ANIMFX";
-
-/// Whether a file is an AnimeEffects project: its magic, or the `.anie` extension.
-pub(crate) fn is_anie(path: &str, bytes: &[u8]) -> bool {
-    bytes.starts_with(MAGIC)
-        || Path::new(path)
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("anie"))
-}
-
-pub(crate) fn read(path: &str, bytes: &[u8]) -> Result<AnieRead, Failure> {
-    AnimeProject::read(bytes).map_err(|e| Failure(format!("{path}: {e}"), 1))
-}
 
 fn easing_name(e: &Easing) -> String {
     let range = match e.range {
@@ -369,120 +350,4 @@ pub(crate) fn inspect(path: &str, read: &AnieRead, as_json: bool) -> Result<(), 
         }
     }
     Ok(())
-}
-
-/// `A..B` or `A..=B` (both ends included either way), whole frames.
-fn parse_frames(s: &str) -> Option<(i64, i64)> {
-    let (a, b) = s.split_once("..")?;
-    let b = b.strip_prefix('=').unwrap_or(b);
-    let (a, b): (i64, i64) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-    (a <= b).then_some((a, b))
-}
-
-fn write_png(path: &Path, image: &RgbaImage) -> Result<(), Failure> {
-    image::save_buffer(
-        path,
-        &image.to_rgba8(),
-        image.width,
-        image.height,
-        image::ExtendedColorType::Rgba8,
-    )
-    .map_err(|e| Failure(format!("{}: {e}", path.display()), 1))
-}
-
-/// A progress bar on stderr: `[#####-----] 12/24 frames`.
-fn progress(done: usize, total: usize) {
-    const WIDTH: usize = 30;
-    let filled = done * WIDTH / total.max(1);
-    let mut err = std::io::stderr();
-    let _ = write!(
-        err,
-        "\r[{}{}] {done}/{total} frames",
-        "#".repeat(filled),
-        "-".repeat(WIDTH - filled)
-    );
-    if done == total {
-        let _ = writeln!(err);
-    }
-    let _ = err.flush();
-}
-
-pub(crate) fn render(args: &[String]) -> Result<(), Failure> {
-    let a = Args::parse(args, &["--frame", "--frames", "-o", "--scale"], &["--raw"])?;
-    let [path] = a.positional.as_slice() else {
-        return Err(usage("render takes one FILE.anie"));
-    };
-    let out = a
-        .value("-o")
-        .ok_or_else(|| usage("render needs -o OUT.png (or -o DIR/ with --frames)"))?;
-    let scale = match a.value("--scale") {
-        None => 1.0,
-        Some(s) => s
-            .parse::<f32>()
-            .ok()
-            .filter(|x| x.is_finite() && *x > 0.0 && *x <= 64.0)
-            .ok_or_else(|| usage(format!("--scale takes a number in (0, 64], not {s:?}")))?,
-    };
-    let bytes = std::fs::read(path).map_err(|e| Failure(format!("{path}: {e}"), 1))?;
-    if !is_anie(path, &bytes) {
-        return Err(Failure(
-            format!("{path}: render needs an AnimeEffects .anie project"),
-            1,
-        ));
-    }
-    let read = read(path, &bytes)?;
-    for w in &read.warnings {
-        eprintln!("warning: {path}: {w}");
-    }
-    let project = &read.project;
-    let evaluator = Evaluator::new(project);
-    let renderer = Renderer::new(project);
-    let raw = a.flag("--raw");
-    let picture = |frame: f32| {
-        let fb = renderer.render(&evaluator.evaluate(frame), scale);
-        if raw { fb } else { exported_png(&fb) }
-    };
-    match (a.value("--frame"), a.value("--frames")) {
-        (Some(_), Some(_)) => Err(usage("--frame and --frames exclude each other")),
-        (None, None) => Err(usage("render needs --frame N or --frames A..B")),
-        (Some(f), None) => {
-            let frame: f32 = f
-                .parse()
-                .ok()
-                .filter(|x: &f32| x.is_finite())
-                .ok_or_else(|| usage(format!("--frame takes a frame number, not {f:?}")))?;
-            let image = picture(frame);
-            write_png(Path::new(out), &image)?;
-            out!(
-                "wrote {out}: frame {frame}, {}×{}",
-                image.width,
-                image.height
-            );
-            Ok(())
-        }
-        (None, Some(range)) => {
-            let (first, last) = parse_frames(range).ok_or_else(|| {
-                usage(format!(
-                    "--frames takes A..B (both included), not {range:?}"
-                ))
-            })?;
-            let dir = PathBuf::from(out);
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| Failure(format!("{}: {e}", dir.display()), 1))?;
-            let stem = Path::new(path)
-                .file_stem()
-                .map_or("frame".into(), |s| s.to_string_lossy().into_owned());
-            let total = usize::try_from(last - first + 1).unwrap_or(usize::MAX);
-            let digits = first.abs().max(last.abs()).to_string().len().max(4);
-            progress(0, total);
-            for (done, frame) in (first..=last).enumerate() {
-                let image = picture(frame as f32);
-                let file = dir.join(format!("{stem}_{frame:0digits$}.png"));
-                write_png(&file, &image)?;
-                progress(done + 1, total);
-            }
-            out!("wrote {total} frames {first}..={last} to {}", dir.display());
-            Ok(())
-        }
-    }
 }

@@ -6,21 +6,21 @@ use rigplay::skeleton::Skeleton;
 
 #[test]
 fn committed_samples_match_their_generator() {
-    for (path, bytes) in rigplay::samples::sample_files() {
+    for (path, bytes) in rigplay_samples::sample_files() {
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("assets")
+            .join("../assets")
             .join(path);
         let committed = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         assert!(
             committed == bytes,
-            "{path} is stale: run `cargo run --example make_samples`"
+            "{path} is stale: run `cargo run -p rigplay-samples --bin make-samples`"
         );
     }
 }
 
 #[test]
 fn sample_walk_moves_forward_and_swings_the_legs() {
-    let files = rigplay::samples::sample_files();
+    let files = rigplay_samples::sample_files();
     let sa = IfpPackage::read(&files[0].1).unwrap();
     assert!(sa.warnings.is_empty());
     assert_eq!(sa.package.version, IfpVersion::Anp3);

@@ -1,0 +1,137 @@
+//! `rigplay`: inspect, validate, convert and sample animation files, and render AnimeEffects
+//! projects, from the command line.
+//!
+//! This file parses the arguments and dispatches; each command is a module, and `load` reads
+//! a file of any format, told apart by `rigplay::formats::detect`.
+
+use serde_json::Value;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+rigplay — legacy animation formats (GTA .ifp, DelDX .dan, AnimeEffects .anie) for Bevy
+
+Usage:
+  rigplay inspect FILE [--json]
+      .ifp: package name, format, clips, bones, key counts, durations, warnings
+      .dan: comment, range, per bone the key times of each track, warnings
+      .anie: canvas, frames, resources, the object tree with every key, warnings
+  rigplay validate FILE...
+      exit 0 when every file reads; otherwise print each error with its byte offset, exit 1
+  rigplay convert IN OUT [--to anpk|anp3|anp2] [--reduce TOL [--shell R] | --runs]
+      .ifp: rewrite in another IFP version (ANP3: compressed keys where values fit int16)
+      --reduce TOL: drop every key its neighbours reproduce within TOL (file units: metres
+      for .ifp), measured as ACL does: distance of points on a shell of radius R around
+      each bone in object space, parents' errors included (R: 0.03 for .ifp, 3 for .dan,
+      i.e. 3 cm when a .dan is in centimetres); --runs: only drop the inside of constant
+      runs (lossless; the DelDX exporter's intended rule). .dan in, .dan out.
+  rigplay pose FILE [--clip NAME] --at SECONDS [--space file|bevy] [--loop] [--json]
+      the sampled local transform of every bone of a clip at a time
+      (--space bevy: GTA's Z-up or Direct3D's left-handed axes turned into Bevy's;
+      --loop wraps the time, otherwise it is clamped to the clip; a .dan has one clip)
+  rigplay render FILE.anie (--frame N -o OUT.png | --frames A..B -o DIR/) [--scale S] [--raw]
+      render frames as AnimeEffects exports them (N may be fractional; A..B includes both
+      ends, written as DIR/NAME_NNNN.png with a progress bar on stderr); --scale S multiplies
+      the canvas size; --raw writes the framebuffer itself (premultiplied-looking colour,
+      additive alpha) instead of the PNG AnimeEffects saves from it
+";
+
+/// Writes a line to stdout; a closed pipe (`rigplay inspect f | head`) is not an error.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+mod convert;
+mod inspect;
+mod load;
+mod pose;
+mod render;
+mod validate;
+
+/// A failure that ends the command: the message, and the exit code.
+struct Failure(String, u8);
+
+fn usage(message: impl Into<String>) -> Failure {
+    Failure(format!("{}\n\n{USAGE}", message.into()), 2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("inspect") => inspect::inspect(&args[1..]),
+        Some("validate") => validate::validate(&args[1..]),
+        Some("convert") => convert::convert(&args[1..]),
+        Some("pose") => pose::pose(&args[1..]),
+        Some("render") => render::render(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            out!("{}", USAGE.trim_end());
+            Ok(())
+        }
+        Some(other) => Err(usage(format!("unknown command {other:?}"))),
+        None => Err(usage("no command given")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(message, code)) => {
+            eprintln!("rigplay: {message}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// Splits arguments into positionals and `--flag [value]` options.
+struct Args {
+    positional: Vec<String>,
+    options: Vec<(String, Option<String>)>,
+}
+
+impl Args {
+    fn parse(args: &[String], with_value: &[&str], switches: &[&str]) -> Result<Self, Failure> {
+        let mut out = Args {
+            positional: Vec::new(),
+            options: Vec::new(),
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if with_value.contains(&a.as_str()) {
+                let v = it
+                    .next()
+                    .ok_or_else(|| usage(format!("{a} needs a value")))?;
+                out.options.push((a.clone(), Some(v.clone())));
+            } else if switches.contains(&a.as_str()) {
+                out.options.push((a.clone(), None));
+            } else if a.starts_with("--") {
+                return Err(usage(format!("unknown option {a}")));
+            } else {
+                out.positional.push(a.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    fn value(&self, name: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        self.options.iter().any(|(n, _)| n == name)
+    }
+}
+
+/// An f32 as the shortest decimal that reads back to it, in JSON.
+fn num(x: f32) -> Value {
+    x.to_string()
+        .parse::<f64>()
+        .map(Value::from)
+        .unwrap_or(Value::Null)
+}
+
+fn nums(xs: &[f32]) -> Value {
+    Value::Array(xs.iter().copied().map(num).collect())
+}
