@@ -17,6 +17,8 @@
 //!
 //! Applying this to every bone's local transform is the same as applying it once at the
 //! skeleton's root, since `B·T₁·B⁻¹ · B·T₂·B⁻¹ = B·(T₁·T₂)·B⁻¹`.
+//!
+//! Section numbers (§) refer to `docs/formats/dan.md`.
 
 //!
 //! ## DAN (the DelDX 3ds Max exporter): Direct3D's left-handed, Y-up axes
@@ -50,7 +52,7 @@ pub fn gta_scale_to_bevy(s: Vec3) -> Vec3 {
 }
 
 /// A DAN rotation `(x, y, z, w)` as stored, in Bevy's axes: `Quat::from_xyzw(x, y, −z, w)`,
-/// normalised (spec `dan.md` §2).
+/// normalised (`docs/formats/dan.md` §2).
 ///
 /// Derivation. 3ds Max is right-handed with Z up; a Max position `(X, Y, Z)` is Bevy's
 /// `(X, Z, −Y)` (up to up, Max +Y — away from the viewer in the front view — to Bevy −Z). That

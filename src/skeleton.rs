@@ -1,6 +1,6 @@
 //! Built-in GTA ped skeletons and the rules that bind clip tracks to bones.
 //!
-//! Bones, ids and parents are those of spec `ifp.md` §4; rest offsets and rotations of the SA
+//! Bones, ids and parents are those of `docs/formats/ifp.md` §4; rest offsets and rotations of the SA
 //! skeleton are the bind pose of one SA ped (§4.1 table), in GTA's Z-up axes and the bone's
 //! parent space. Values differ per model; a game model's own bind pose should replace them when
 //! one is at hand.
@@ -10,6 +10,8 @@
 //! ignored), then through the alias table that maps the SA, VC and GTA III spellings of a bone
 //! to one canonical SA bone id (`Root`≡`Normal`≡`Player`, `L Fingers`≡`L Finger`,
 //! `R Forearm`≡`R ForeArm`, `L Toe`≡`L Toe0`, III `Swaist`≡`Pelvis`, …).
+//!
+//! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 use crate::anim::{BonePose, BoneRef, Clip};
 use crate::anim::reduce::ReduceRig;
@@ -33,7 +35,9 @@ pub struct SkeletonBone {
 /// A bone hierarchy: parents always come before their children.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skeleton {
+    /// A name for display ("GTA SA ped").
     pub name: String,
+    /// The bones, parents before children.
     pub bones: Vec<SkeletonBone>,
 }
 
@@ -49,7 +53,7 @@ pub struct Binding {
 }
 
 /// The canonical SA bone id of a normalised bone name (see [`bone_key`]), from the spellings of
-/// SA, VC and GTA III (spec §4.1–4.3, §7.6).
+/// SA, VC and GTA III (§4.1–4.3, §7.6).
 pub fn canonical_bone_id(key: &str) -> Option<i32> {
     Some(match key {
         "root" | "normal" | "player" => 0,
@@ -93,7 +97,7 @@ type BoneRow = (i32, &'static str, Option<i32>, [f32; 3], [f32; 4]);
 
 /// SA bones in HAnim order. The root's rest rotation is the ≈90° turn about Z that SA clips give
 /// it (the DFF's `Normal` bind, (−0.5, −0.5, −0.5, 0.5), is not what clips are relative to: §4.1).
-// Table values as the spec gives them (4 decimals), not the constants they approximate.
+// Table values as the format doc gives them (4 decimals), not the constants they approximate.
 #[allow(clippy::approx_constant)]
 const SA_BONES: [BoneRow; 32] = [
     (
@@ -488,7 +492,7 @@ impl Skeleton {
     }
 
     /// The GTA III ped (§4.3): 16 frames bound by name (PC peds are not skinned), hierarchy from a
-    /// III skinned model; offsets the spec gives (Smid, Storso, legs, feet, forearms, hands),
+    /// III skinned model; offsets the format doc gives (Smid, Storso, legs, feet, forearms, hands),
     /// others estimated from the SA proportions. Rest rotations are identity except the waist,
     /// turned so that the chain stands along +Z like the SA ped.
     pub fn gta_iii() -> Self {

@@ -311,3 +311,44 @@ fn vectors_at_the_ends_of_the_f32_range_interpolate_finitely() {
     let mid = clip.sample_track(0, 0.5).translation.unwrap();
     assert!(mid.is_finite() && mid.abs().max_element() < 1e32, "{mid}");
 }
+
+#[test]
+fn frame_rate_is_one_over_the_finest_key_step() {
+    // The quarter turn has keys 1 s apart: 1 frame per second.
+    assert_eq!(quarter_turn_clip().frame_rate(), Some(1.0));
+    // A rotation track keyed every 2 ticks of 1/60 s (SA's usual 30 fps) beside a translation
+    // track with one gap of 4 ticks and one of 2: the finest step, 2/60 s, gives 30 fps; a
+    // repeated time (a step key) does not count as a step.
+    let mut b = ClipBuilder::new("sa");
+    let fine = b.times(&[0.0, 2.0 / 60.0, 4.0 / 60.0]).unwrap();
+    let coarse = b.times(&[0.0, 4.0 / 60.0, 4.0 / 60.0, 6.0 / 60.0]).unwrap();
+    let r = b.rotations(fine, &[Quat::IDENTITY; 3]).unwrap();
+    let t = b.translations(coarse, &[Vec3::ZERO; 4]).unwrap();
+    for (name, rotation, translation) in [("a", Some(r), None), ("b", None, Some(t))] {
+        b.track(BoneTrack {
+            bone: BoneRef {
+                name: name.into(),
+                id: None,
+            },
+            rotation,
+            translation,
+            scale: None,
+        });
+    }
+    let rate = b.build().frame_rate().unwrap();
+    assert!((rate - 30.0).abs() < 1e-3, "{rate}");
+    // One key per channel: no rate to tell.
+    let mut b = ClipBuilder::new("still");
+    let t = b.times(&[0.5]).unwrap();
+    let r = b.rotations(t, &[Quat::IDENTITY]).unwrap();
+    b.track(BoneTrack {
+        bone: BoneRef {
+            name: "x".into(),
+            id: None,
+        },
+        rotation: Some(r),
+        translation: None,
+        scale: None,
+    });
+    assert_eq!(b.build().frame_rate(), None);
+}

@@ -5,7 +5,7 @@
 //! contiguous arrays, and each channel is a range into them, so sampling touches little memory
 //! and building a clip makes a handful of allocations whatever its size.
 //!
-//! Sampling rules (spec `ifp.md` §3.1–3.2, the same for every format):
+//! Sampling rules (`docs/formats/ifp.md` §3.1–3.2, the same for every format):
 //! * rotations are normalised and their sign flips removed when the clip is built, so
 //!   consecutive keys are on the same hemisphere; between keys they are slerped (shortest path);
 //! * translations and scales are interpolated linearly;
@@ -31,7 +31,9 @@ use std::fmt;
 /// Which bone a track drives: its name as stored, and its numeric id when the format has one.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BoneRef {
+    /// The name as the file stores it.
     pub name: String,
+    /// The bone's numeric id (a GTA bone tag), when the format stores one.
     pub id: Option<i32>,
 }
 
@@ -45,10 +47,12 @@ pub struct Channel {
 }
 
 impl Channel {
+    /// Number of keys.
     pub fn len(&self) -> usize {
         self.len as usize
     }
 
+    /// Whether the channel has no keys.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -57,17 +61,24 @@ impl Channel {
 /// The channels that animate one bone.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoneTrack {
+    /// The bone it drives.
     pub bone: BoneRef,
+    /// Rotation keys (normalised quaternions), if any.
     pub rotation: Option<Channel>,
+    /// Translation keys (relative to the parent), if any.
     pub translation: Option<Channel>,
+    /// Scale keys, if any.
     pub scale: Option<Channel>,
 }
 
 /// A local transform: what a track gives a bone at one time.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BonePose {
+    /// Rotation relative to the parent.
     pub rotation: Quat,
+    /// Position in the parent's space.
     pub translation: Vec3,
+    /// Scale along the bone's own axes.
     pub scale: Vec3,
 }
 
@@ -84,8 +95,11 @@ impl Default for BonePose {
 /// What one track gives at one time: `None` for the channels it does not have.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct TrackSample {
+    /// The rotation, if the track has rotation keys.
     pub rotation: Option<Quat>,
+    /// The translation, if the track has translation keys.
     pub translation: Option<Vec3>,
+    /// The scale, if the track has scale keys.
     pub scale: Option<Vec3>,
 }
 

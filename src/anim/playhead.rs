@@ -1,6 +1,8 @@
 //! Play time: how a playhead moves through something that lasts `duration` seconds (a clip, an
 //! AnimeEffects timeline), and how two poses blend. Engine-neutral; the Bevy `Playback`
 //! component is built on these functions.
+//!
+//! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 use super::{BonePose, WrapMode};
 use glam::{Quat, Vec4};

@@ -132,6 +132,7 @@ pub struct Reduced {
     pub clip: Clip,
     /// Per track, the original keys kept.
     pub kept: Vec<KeptKeys>,
+    /// Key counts and the error of the result.
     pub stats: ReduceStats,
 }
 
@@ -139,16 +140,22 @@ pub struct Reduced {
 /// empty for a channel the track does not have. Channels that share key times have equal lists.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KeptKeys {
+    /// Rotation keys kept.
     pub rotation: Vec<u32>,
+    /// Translation keys kept.
     pub translation: Vec<u32>,
+    /// Scale keys kept.
     pub scale: Vec<u32>,
 }
 
 /// Key counts before and after, and the error of the reduced clip ([`measure_error`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ReduceStats {
+    /// Keys of the original clip (all channels).
     pub keys_before: usize,
+    /// Keys of the reduced clip.
     pub keys_after: usize,
+    /// How far the reduced clip is from the original.
     pub error: ErrorStats,
 }
 

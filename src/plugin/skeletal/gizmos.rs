@@ -7,9 +7,11 @@ use bevy::prelude::*;
 /// How skeletons are drawn (needs `GizmoPlugin`, part of `DefaultPlugins`).
 #[derive(Resource, Debug, Clone)]
 pub struct SkeletonGizmos {
+    /// Whether skeletons are drawn at all.
     pub enabled: bool,
     /// Radius of the joint spheres, metres (0 draws none).
     pub joint_radius: f32,
+    /// Colour of the lines and spheres.
     pub color: Color,
     /// Bone names next to their joints (needs a 3D camera and bevy_ui).
     pub names: bool,
@@ -26,6 +28,7 @@ impl Default for SkeletonGizmos {
     }
 }
 
+/// Draws every rig bone: a line from its parent (or its [`BoneLink`]) and a joint sphere.
 pub(crate) fn draw_skeletons(
     gizmos: Option<Gizmos>,
     settings: Res<SkeletonGizmos>,
@@ -54,6 +57,7 @@ pub(crate) fn draw_skeletons(
 #[derive(Component)]
 pub(crate) struct BoneNameLabel(Entity);
 
+/// Keeps a UI label with its name next to every rig bone's joint on screen.
 pub(crate) fn place_bone_names(
     mut commands: Commands,
     settings: Res<SkeletonGizmos>,

@@ -7,8 +7,11 @@ use bevy::prelude::*;
 /// changes, and bones it does not animate go back to their rest pose.
 #[derive(Component, Debug, Clone)]
 pub struct PlayAnimation {
+    /// The clip to play.
     pub clip: Handle<AnimationClip>,
+    /// Whether it loops (else it holds its last pose).
     pub repeat: bool,
+    /// Play rate: 1 is normal speed.
     pub speed: f32,
 }
 

@@ -1,5 +1,7 @@
 //! Root motion extracted from a playing clip (§3.5 of `docs/formats/ifp.md`), for the game to
 //! move the character.
+//!
+//! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 use super::{ClipInfo, ClipRegistry, PlayAnimation, PlayingNode, RootMotionMode};
 use crate::coords::gta_vec_to_bevy;

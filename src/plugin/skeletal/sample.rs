@@ -2,6 +2,8 @@
 //! [`Playback`] says where; rigplay's core sampler poses the character's bones at that time and
 //! writes their transforms itself (no AnimationGraph evaluation), blending a clip that fades
 //! out.
+//!
+//! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 use super::{ClipInfo, ClipRegistry, RigBone, RootMotion, RootMotionMode, root_displacement};
 use crate::anim::{BonePose, ClipCursor, PlayMode, blend, held_time, step_time};

@@ -1,4 +1,6 @@
 //! How a skeletal clip is meant to play: the per-clip choices a loader's settings give.
+//!
+//! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 use crate::anim::WrapMode;
 use bevy::prelude::*;
