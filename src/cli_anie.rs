@@ -434,9 +434,8 @@ pub(crate) fn render(args: &[String]) -> Result<(), Failure> {
     for w in &read.warnings {
         eprintln!("warning: {path}: {w}");
     }
-    let project = &read.project;
-    let evaluator = Evaluator::new(project);
-    let renderer = Renderer::new(project);
+    let renderer = Renderer::new(&read.project);
+    let evaluator = Evaluator::new(read.project);
     let raw = a.flag("--raw");
     let picture = |frame: f32| {
         let fb = renderer.render(&evaluator.evaluate(frame), scale);

@@ -21,6 +21,7 @@
 //! `scale` multiplies the canvas and every vertex position; textures are sampled as they are.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::blend::{
     BlendMode, ClipTexel, HsvAdjust, clip_coverage, composite, from_unorm8, hsv_fragment,
@@ -33,15 +34,20 @@ use crate::formats::anie::{AnimeProject, MAX_IMAGE_SIDE, ResourceRef};
 /// The largest side of a rendered image, in pixels; larger requests are cut to it.
 pub const MAX_RENDER_SIDE: u32 = MAX_IMAGE_SIDE;
 
-/// [`Renderer::render`] with a one-off [`Renderer`].
+/// [`Renderer::render`] with a one-off [`Renderer`]: it decodes every image of `project` for this
+/// one frame. To render many frames, keep a `Renderer`.
 pub fn render(project: &AnimeProject, frame: &EvaluatedFrame, scale: f32) -> RgbaImage {
     Renderer::new(project).render(frame, scale)
 }
 
-/// Renders frames of one project; holds its images as textures.
+/// Renders frames of one project.
+///
+/// It decodes the project's images into textures once, in [`Renderer::new`], and keeps them. It
+/// borrows nothing, so it is `Send + Sync + 'static` and a Bevy asset or component can keep one;
+/// a clone shares the textures (one reference count).
 #[derive(Clone, Debug)]
 pub struct Renderer {
-    textures: HashMap<ResourceRef, RgbaImage>,
+    textures: Arc<HashMap<ResourceRef, RgbaImage>>,
 }
 
 /// The size of a canvas rendered at `scale`: each side `round(side · scale)`, at least 1 and at
@@ -69,7 +75,9 @@ impl Renderer {
                 }
             }
         }
-        Self { textures }
+        Self {
+            textures: Arc::new(textures),
+        }
     }
 
     /// The framebuffer AnimeEffects' exporter would hold for `frame` (see the module notes),
@@ -383,11 +391,12 @@ mod tests {
             skeletons: Vec::new(),
             draws: Vec::new(),
         };
+        let textures = Arc::new(textures);
         (Renderer { textures }, frame)
     }
 
     fn paint(r: &mut Renderer, node: usize, rgba: [u8; 4]) {
-        r.textures
+        Arc::make_mut(&mut r.textures)
             .get_mut(&ResourceRef { tree: 0, node })
             .unwrap()
             .pixels[0] = rgba;
