@@ -15,8 +15,8 @@
 //!   layers in non-Normal modes, each copying the framebuffer first.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use rigplay::anie::cpu::Renderer;
 use rigplay::anie::eval::{Evaluator, evaluate};
-use rigplay::anie::render::Renderer;
 use rigplay::formats::anie::{AnimeProject, KeyRef, NodeKind};
 use std::hint::black_box;
 use std::time::Duration;

@@ -1,9 +1,8 @@
 //! The `.anie` side of the command-line tool: `inspect` and `render`.
 
 use crate::{Args, Failure, num, nums, usage};
+use rigplay::anie::cpu::{Renderer, RgbaImage, exported_png};
 use rigplay::anie::eval::Evaluator;
-use rigplay::anie::raster::RgbaImage;
-use rigplay::anie::render::{Renderer, exported_png};
 use rigplay::formats::anie::{
     AnieRead, AnimeProject, Easing, EasingKind, EasingRange, KeyKind, KeyRef, KeySlot, NodeKind,
     ObjectNode, Spline, TimeKey,

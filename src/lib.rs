@@ -40,7 +40,7 @@ mod readme_example {
     //!
     //! ```no_run
     //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    //! use rigplay::anie::{eval::Evaluator, render::Renderer};
+    //! use rigplay::anie::{cpu::Renderer, eval::Evaluator};
     //! use rigplay::formats::anie::AnimeProject;
     //!
     //! let project = AnimeProject::read(&std::fs::read("rig.anie")?)?.project;

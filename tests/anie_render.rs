@@ -8,11 +8,10 @@
 //! spec's formulas.
 
 use glam::Vec2;
+use rigplay::anie::cpu::{Renderer, RgbaImage, compare, exported_png};
 use rigplay::anie::eval::{
     DrawOp, EvalOptions, EvaluatedFrame, Evaluator, InfluenceSource, Placement, evaluate,
 };
-use rigplay::anie::raster::RgbaImage;
-use rigplay::anie::render::{Renderer, compare, exported_png};
 use rigplay::formats::anie::AnimeProject;
 use std::path::PathBuf;
 use std::sync::Arc;

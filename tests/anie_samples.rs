@@ -5,8 +5,8 @@
 
 use crate::anie_read::{fixture, read_ok};
 use glam::{Vec2, Vec3};
+use rigplay::anie::cpu::Renderer;
 use rigplay::anie::eval::{DrawOp, EvalOptions, Evaluator, InfluenceSource, evaluate};
-use rigplay::anie::render::Renderer;
 use rigplay::anie::skinning::polygon_contains;
 use rigplay::formats::anie::*;
 use rigplay::samples::anie::build::{Rig, RigBone, capsule_polygon, grid_mesh};

@@ -19,7 +19,7 @@ pub fn check_anie(data: &[u8]) {
     let p = std::sync::Arc::new(read.project);
     let _ = p.key_parents();
     {
-        use rigplay::anie::{eval::Evaluator, render::Renderer};
+        use rigplay::anie::{cpu::Renderer, eval::Evaluator};
         let renderer = Renderer::new(&p);
         let evaluator = Evaluator::new(std::sync::Arc::clone(&p));
         let small = (p.canvas_width as u64) * (p.canvas_height as u64) <= 256 * 256;

@@ -18,7 +18,7 @@
 //! Checked against AnimeEffects 1.7's framebuffers `blend_v8` (norm, mul, scrn, over, diff, lddg,
 //! dark, sLit over an opaque gradient and over transparency) and `clip_v8` (clipper opacity
 //! 1 → 0.5, additive alpha): every pixel within one 8-bit step, with the rasteriser of
-//! [`super::raster`] and a throwaway scene loader.
+//! [`super::cpu::raster`] and a throwaway scene loader.
 
 use glam::{Vec3, Vec4};
 
