@@ -8,39 +8,30 @@ use super::packbits::packbits_decode;
 use super::records::{ENDIAN, FileHeader, GLBL, GlobalBlock, MAGIC};
 use super::*;
 use crate::formats::bytes::{ByteReader, CountTooLarge, Short};
+use glam::{Mat4, Vec2, Vec3};
 use std::collections::HashMap;
 
-/// A project, the format version it was written in, and what the reader tolerated.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AnieRead {
-    pub project: AnimeProject,
-    pub version: AnieVersion,
-    pub warnings: Vec<AnieWarning>,
-}
-
-impl AnimeProject {
-    /// Reads a whole `.anie` file (formats 0.4 to 0.8).
-    pub fn read(bytes: &[u8]) -> std::result::Result<AnieRead, AnieError> {
-        let mut p = Parser {
-            data: bytes,
-            r: ByteReader::new(bytes),
-            block_name: None,
-            bound_order: Vec::new(),
-            version: AnieVersion::V0_8,
-            warnings: Vec::new(),
-            spot: Spot::default(),
-            ids: HashMap::new(),
-            pending: Vec::new(),
-            project: AnimeProject::default(),
-        };
-        p.file()?;
-        p.resolve()?;
-        Ok(AnieRead {
-            project: p.project,
-            version: p.version,
-            warnings: p.warnings,
-        })
-    }
+/// [`AnimeProject::read`].
+pub(super) fn read(bytes: &[u8]) -> Result<AnieRead> {
+    let mut p = Parser {
+        data: bytes,
+        r: ByteReader::new(bytes),
+        block_name: None,
+        bound_order: Vec::new(),
+        version: AnieVersion::V0_8,
+        warnings: Vec::new(),
+        spot: Spot::default(),
+        ids: HashMap::new(),
+        pending: Vec::new(),
+        project: AnimeProject::default(),
+    };
+    p.file()?;
+    p.resolve()?;
+    Ok(AnieRead {
+        project: p.project,
+        version: p.version,
+        warnings: p.warnings,
+    })
 }
 
 type Result<T> = std::result::Result<T, AnieError>;

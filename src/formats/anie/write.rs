@@ -8,6 +8,7 @@ use super::read::{ROTATE_LIMIT, SCALE_LIMIT, TRANSLATE_LIMIT};
 use super::records::{ENDIAN, FileHeader, GLBL, GlobalBlock, MAGIC};
 use super::*;
 use binrw::BinWrite;
+use glam::{Mat4, Vec2, Vec3};
 use std::collections::{HashMap, HashSet};
 use std::io::Cursor;
 
@@ -32,32 +33,26 @@ struct Spot {
     bone: Option<usize>,
 }
 
-impl AnimeProject {
-    /// Encodes the project in `version` (0.8, 0.7 or 0.5; [`AnieVersion::default`] is 0.8).
-    ///
-    /// Nothing is dropped or changed silently: a value the version cannot hold (a Custom easing
-    /// or edited bezier before 0.8, HSV keys before 0.6), a value the reader would clamp or
-    /// refuse, a tree not in pre-order, or a reference to nothing is an error.
-    pub fn write(&self, version: AnieVersion) -> Result<Vec<u8>> {
-        let mut w = Writer {
-            p: self,
-            version,
-            out: Vec::new(),
-            ids: HashMap::new(),
-            spot: Spot::default(),
-            line: Vec::new(),
-            packed: Vec::new(),
-        };
-        if !matches!(
-            version,
-            AnieVersion::V0_5 | AnieVersion::V0_7 | AnieVersion::V0_8
-        ) {
-            return Err(w.error(AnieWriteErrorKind::UnsupportedVersion { version }));
-        }
-        w.check_structure()?;
-        w.file()?;
-        Ok(w.out)
+/// [`AnimeProject::write`].
+pub(super) fn write(project: &AnimeProject, version: AnieVersion) -> Result<Vec<u8>> {
+    let mut w = Writer {
+        p: project,
+        version,
+        out: Vec::new(),
+        ids: HashMap::new(),
+        spot: Spot::default(),
+        line: Vec::new(),
+        packed: Vec::new(),
+    };
+    if !matches!(
+        version,
+        AnieVersion::V0_5 | AnieVersion::V0_7 | AnieVersion::V0_8
+    ) {
+        return Err(w.error(AnieWriteErrorKind::UnsupportedVersion { version }));
     }
+    w.check_structure()?;
+    w.file()?;
+    Ok(w.out)
 }
 
 struct Writer<'p> {
