@@ -4,8 +4,8 @@
 
 use super::error::{IfpError, IfpErrorKind, IfpWarning, IfpWarningKind, Location};
 use super::records::{
-    AnimHead, Anp2AnimHead, Anp3AnimTail, Anp3PackageHead, Anp3SequenceHead, FrameLayout,
-    SectionHeader,
+    ANLF, ANP2, ANP3, ANPK, AnimHead, Anp2AnimHead, Anp3AnimTail, Anp3PackageHead,
+    Anp3SequenceHead, FrameLayout, Q_SCALE, SectionHeader, T_SCALE, TIME_SCALE,
 };
 use super::{
     AnimBlock, AnimLayout, AnimRecord, IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion,
@@ -195,8 +195,8 @@ impl<'a> Parser<'a> {
             .r
             .peek_array::<4>()
             .map_err(|s| self.truncated(s, "file magic"))?;
-        let (package, declared_end) = match &magic {
-            b"ANPK" => {
+        let (package, declared_end) = match magic {
+            ANPK => {
                 let (block, declared_end) = self.anpk_block()?;
                 (
                     IfpPackage {
@@ -207,9 +207,9 @@ impl<'a> Parser<'a> {
                     declared_end,
                 )
             }
-            b"ANLF" => (self.anlf()?, 0),
-            b"ANP3" => self.anp3(IfpVersion::Anp3)?,
-            b"ANP2" => self.anp3(IfpVersion::Anp2)?,
+            ANLF => (self.anlf()?, 0),
+            ANP3 => self.anp3(IfpVersion::Anp3)?,
+            ANP2 => self.anp3(IfpVersion::Anp2)?,
             _ => {
                 return Err(self.error(
                     0,
@@ -277,7 +277,7 @@ impl<'a> Parser<'a> {
                 .r
                 .peek_array::<4>()
                 .map_err(|s| self.truncated(s, "ANPK section header"))?;
-            if &magic != b"ANPK" {
+            if magic != ANPK {
                 self.warn(
                     at,
                     IfpWarningKind::UnexpectedMarker {
@@ -731,11 +731,6 @@ pub(crate) fn decode_frames(layout: FrameLayout, bytes: &[u8], n: usize) -> Vec<
     }
     keys
 }
-
-/// Compressed ANP3 scale factors (spec §2.5).
-pub(crate) const Q_SCALE: f32 = 4096.0;
-pub(crate) const TIME_SCALE: f32 = 60.0;
-pub(crate) const T_SCALE: f32 = 1024.0;
 
 #[cfg(test)]
 mod tests {

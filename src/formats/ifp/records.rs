@@ -7,6 +7,26 @@
 use crate::formats::bytes::Record;
 use binrw::binrw;
 
+/// File and section magics (§1, §2), for the reader and the writer alike. The key-frame magics
+/// (`KR00`, `KRT0`, `KRTS`) belong to [`FrameLayout`].
+pub(crate) const ANPK: [u8; 4] = *b"ANPK";
+pub(crate) const ANLF: [u8; 4] = *b"ANLF";
+pub(crate) const ANP3: [u8; 4] = *b"ANP3";
+pub(crate) const ANP2: [u8; 4] = *b"ANP2";
+pub(crate) const INFO: [u8; 4] = *b"INFO";
+pub(crate) const NAME: [u8; 4] = *b"NAME";
+pub(crate) const DGAN: [u8; 4] = *b"DGAN";
+pub(crate) const CPAN: [u8; 4] = *b"CPAN";
+pub(crate) const ANIM: [u8; 4] = *b"ANIM";
+
+/// Compressed ANP3 keys (frame types 3 and 4, spec §2.5) store each rotation component as an
+/// `i16` times this.
+pub(crate) const Q_SCALE: f32 = 4096.0;
+/// Compressed ANP3 keys store the time in seconds as an `i16` times this (1/60 s steps).
+pub(crate) const TIME_SCALE: f32 = 60.0;
+/// Compressed ANP3 keys store each translation component as an `i16` times this.
+pub(crate) const T_SCALE: f32 = 1024.0;
+
 /// `char fourcc[4]; u32 size;` — the header of every ANPK section, and of ANP3/ANP2 files.
 #[binrw]
 #[brw(little)]
