@@ -30,7 +30,7 @@ mod error;
 mod model;
 mod packbits;
 mod read;
-pub mod records;
+mod records;
 mod write;
 
 pub use error::{
@@ -53,6 +53,14 @@ pub const MAX_TREE_DEPTH: usize = 256;
 /// Largest image side the reader accepts (AnimeEffects refuses images larger than
 /// `GL_MAX_TEXTURE_SIZE`, 16384 on common drivers; §2).
 pub const MAX_IMAGE_SIDE: u32 = 16384;
+
+/// Load-time clamp limit of Move positions and centroids (±) and of depths (±): AnimeEffects'
+/// `core/Constant.h` (§3). The reader clamps with a warning; the writer refuses values beyond.
+const TRANSLATE_LIMIT: f32 = 1e7;
+/// Load-time clamp limit of scale components (±), as [`TRANSLATE_LIMIT`].
+const SCALE_LIMIT: f32 = 1e4;
+/// Load-time clamp limit of rotations in radians (±), as [`TRANSLATE_LIMIT`].
+const ROTATE_LIMIT: f32 = 1e4;
 
 /// A project that was read: the project, the format version it was written in, and what the
 /// reader tolerated.

@@ -1620,8 +1620,3 @@ fn find_cycle<T: Copy + Eq + std::hash::Hash, P: Copy>(
     }
     None
 }
-
-/// Load-time clamp limits (`core/Constant.h`, §3).
-pub(crate) const TRANSLATE_LIMIT: f32 = 1e7;
-pub(crate) const SCALE_LIMIT: f32 = 1e4;
-pub(crate) const ROTATE_LIMIT: f32 = 1e4;

@@ -45,6 +45,9 @@ impl Record for GlobalBlock {
     const SIZE: usize = 72;
 }
 
+/// [`FileHeader::magic`].
 pub const MAGIC: [u8; 6] = *b"ANIMFX";
+/// [`FileHeader::endian`]: little-endian.
 pub const ENDIAN: [u8; 2] = [0xFF, 0x00];
+/// [`GlobalBlock::signature`].
 pub const GLBL: [u8; 4] = *b"GLBL";

@@ -4,7 +4,6 @@
 
 use super::error::{AnieWriteError, AnieWriteErrorKind, Location};
 use super::packbits::packbits_encode;
-use super::read::{ROTATE_LIMIT, SCALE_LIMIT, TRANSLATE_LIMIT};
 use super::records::{ENDIAN, FileHeader, GLBL, GlobalBlock, MAGIC};
 use super::*;
 use binrw::BinWrite;

@@ -20,6 +20,7 @@
 mod clip;
 mod error;
 mod read;
+mod records;
 mod write;
 
 pub use clip::DanClipOptions;
@@ -79,28 +80,6 @@ pub struct RotationKey {
 pub struct VectorKey {
     pub time_ms: i32,
     pub value: [f32; 3],
-}
-
-/// The 80-byte header (§1).
-#[binrw]
-#[brw(little)]
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Header {
-    pub version: i32,
-    pub comment: [u8; COMMENT_LEN],
-    pub bone_count: i32,
-    pub start_ms: f32,
-    pub end_ms: f32,
-}
-
-impl crate::formats::bytes::Record for Header {
-    const SIZE: usize = 80;
-}
-impl crate::formats::bytes::Record for RotationKey {
-    const SIZE: usize = 20;
-}
-impl crate::formats::bytes::Record for VectorKey {
-    const SIZE: usize = 16;
 }
 
 impl DanFile {

@@ -1,7 +1,8 @@
 //! Reading `.dan` files (spec §1, checks of §4).
 
 use super::error::{DanError, DanErrorKind, DanLocation, DanTrack, DanWarning};
-use super::{DAN_VERSION, DanBone, DanFile, Header, RotationKey, VectorKey};
+use super::records::{COUNT_SIZE, Header};
+use super::{DAN_VERSION, DanBone, DanFile, RotationKey, VectorKey};
 use crate::formats::bytes::{ByteReader, CountTooLarge, Record, Short};
 
 /// A file that was read, with what the reader tolerated in it.
@@ -162,7 +163,7 @@ impl DanFile {
         }
         // Each bone holds at least its three key counts.
         let bones =
-            r.r.check_count(header.bone_count as u64, 12)
+            r.r.check_count(header.bone_count as u64, 3 * COUNT_SIZE as u64)
                 .map_err(|e| DanError {
                     offset: 68,
                     ..r.too_large("bone count", e)
