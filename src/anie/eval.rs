@@ -102,6 +102,7 @@ pub enum InfluenceSource {
 /// Choices of [`Evaluator::with_options`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct EvalOptions {
+    /// Where skinning takes its bone influences from.
     pub influences: InfluenceSource,
 }
 
@@ -110,8 +111,9 @@ pub struct EvalOptions {
 pub struct EvaluatedFrame {
     /// The frame evaluated, rounded to AnimeEffects' millisecond precision.
     pub frame: f32,
-    /// The canvas size in pixels (the exported image's size at scale 1).
+    /// The canvas width in pixels (the exported image's width at scale 1).
     pub canvas_width: u32,
+    /// The canvas height in pixels.
     pub canvas_height: u32,
     /// One entry per object node, indexed like [`AnimeProject::objects`].
     pub nodes: Vec<NodeFrame>,
@@ -164,9 +166,17 @@ pub enum Placement {
     Plain,
     /// `ownerWorld · Skin(weights, palette) · cacheInner · T(originOffset) · ffdPos`, with the
     /// Bone key's owner node and palette.
-    Skinned { bone_key: KeyRef },
+    Skinned {
+        /// The Bone key whose skeleton skins the layer.
+        bone_key: KeyRef,
+    },
     /// Rigidly attached to bone `bone` (DFS index) of the Bone key; `world` is the bound matrix.
-    Bound { bone_key: KeyRef, bone: usize },
+    Bound {
+        /// The Bone key that binds the node.
+        bone_key: KeyRef,
+        /// The bone's index in the Bone key's bones (DFS pre-order).
+        bone: usize,
+    },
 }
 
 /// A layer at a frame.
@@ -204,6 +214,7 @@ pub struct LayerMesh {
 /// A Bone key's skeleton at a frame (§4.5 "Pose palette").
 #[derive(Clone, Debug, PartialEq)]
 pub struct SkeletonFrame {
+    /// The Bone key this skeleton belongs to.
     pub bone_key: KeyRef,
     /// The stored rest pose (the Bone key's bone world transforms), DFS order.
     pub rest: Vec<BoneWorld>,
@@ -220,14 +231,22 @@ pub enum DrawOp {
     /// Draw layer `node` with its blend mode, its alpha scaled by the clipping mask of clipper
     /// `mask` (fragments where the mask holds another id are discarded). While the layer's HSV is
     /// active it is drawn with the HSV shader instead: Normal compositing, and unmasked (§4.10).
-    Layer { node: usize, mask: Option<u8> },
+    Layer {
+        /// The layer's object node index.
+        node: usize,
+        /// The clipper id whose mask scales it, if it is a clippee.
+        mask: Option<u8>,
+    },
     /// Write layer `node`'s coverage `uint(texel alpha · alpha8/255 · 255)` into the clipping
     /// mask under `id` (§4.8); the same id adds, capped at 255. `within`: the clipper itself is
     /// a clippee of that id; it writes only where the mask holds `within`, its coverage scaled by
     /// that mask (the `IS_CLIPPEE` variant of the mask writer).
     WriteMask {
+        /// The clipper layer's object node index.
         node: usize,
+        /// The mask id it writes (1..=255).
         id: u8,
+        /// The mask id it is itself clipped by, if any.
         within: Option<u8>,
     },
     /// Clear the clipping mask: the 8-bit ids wrapped past 255 (§4.8).
@@ -238,7 +257,12 @@ pub enum DrawOp {
     /// **once** here. AnimeEffects' traversal visits siblings repeatedly and re-draws some of
     /// them several times; the spec does not say how many, and no reference render covers it,
     /// so with translucent layers under an HSV folder this can differ from AnimeEffects.
-    HsvRedraw { layer: usize, folder: usize },
+    HsvRedraw {
+        /// The descendant layer's object node index.
+        layer: usize,
+        /// The HSV folder's object node index.
+        folder: usize,
+    },
 }
 
 impl EvaluatedFrame {

@@ -3,7 +3,9 @@
 /// An RGBA8 image, rows top to bottom, straight alpha (the `.anie` pixel format, §2).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct RgbaImage {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
     /// `width × height` pixels, row-major.
     pub pixels: Vec<[u8; 4]>,

@@ -57,14 +57,18 @@ pub fn sample_bilinear(texture: &RgbaImage, uv: Vec2) -> Vec4 {
 /// coordinate (§2: `uv = (texcoord_px + originOffset − imageOffset)/imageSize`).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct MeshVertex {
+    /// Position in canvas pixels (+y down).
     pub pos: Vec2,
+    /// Normalised texture coordinate; outside `[0, 1]` the transparent border is sampled.
     pub uv: Vec2,
 }
 
 /// One covered pixel of a textured mesh, as handed to the shading callback.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Fragment {
+    /// Pixel column, from the left.
     pub x: u32,
+    /// Pixel row, from the top.
     pub y: u32,
     /// The interpolated texture coordinate at the pixel centre.
     pub uv: Vec2,

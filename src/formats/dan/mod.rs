@@ -58,8 +58,11 @@ pub struct DanFile {
 /// unsorted; see [`DanFile::sorted`]). A channel without keys leaves the bone's rest value.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DanBone {
+    /// Rotation keys.
     pub rotations: Vec<RotationKey>,
+    /// Position keys (model space).
     pub positions: Vec<VectorKey>,
+    /// Scale keys.
     pub scales: Vec<VectorKey>,
 }
 
@@ -69,7 +72,9 @@ pub struct DanBone {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RotationKey {
+    /// Time in milliseconds, as the exporter wrote it.
     pub time_ms: i32,
+    /// The stored `(x, y, z, w)`: Max's quaternion as `(x, z, y, −w)`.
     pub value: [f32; 4],
 }
 
@@ -78,7 +83,9 @@ pub struct RotationKey {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VectorKey {
+    /// Time in milliseconds, as the exporter wrote it.
     pub time_ms: i32,
+    /// The stored `(x, y, z)`: Max's `(x, z, y)`.
     pub value: [f32; 3],
 }
 

@@ -8,7 +8,10 @@ use crate::formats::bytes::{ByteReader, CountTooLarge, Record, Short};
 /// A file that was read, with what the reader tolerated in it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DanRead {
+    /// The file, values as stored.
     pub file: DanFile,
+    /// What the reader accepted but reports (backwards key times, trailing bytes, a header
+    /// range that is not finite), in file order.
     pub warnings: Vec<DanWarning>,
 }
 

@@ -15,7 +15,9 @@ use crate::formats::bytes::{ByteReader, CountTooLarge, Record, Short, decode_nam
 /// A package and what the reader tolerated on the way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IfpRead {
+    /// The package.
     pub package: IfpPackage,
+    /// What the reader accepted but reports, in file order.
     pub warnings: Vec<IfpWarning>,
 }
 

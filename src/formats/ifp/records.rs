@@ -32,6 +32,7 @@ pub(crate) const T_SCALE: f32 = 1024.0;
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SectionHeader {
+    /// The section's four characters (`ANPK`, `INFO`, `CPAN`, …, or `ANP3`/`ANP2` for a whole file).
     pub magic: [u8; 4],
     /// Payload length, not counting the padding to a multiple of 4 that follows it.
     pub size: u32,
@@ -45,7 +46,9 @@ impl Record for SectionHeader {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AnimHead {
+    /// The bone name, zero-padded to 28 bytes (cut at the first NUL when read).
     pub name: [u8; 28],
+    /// Key count.
     pub num_frames: i32,
     /// "start frame"; 0 in every known file.
     pub start_frame: i32,
@@ -61,7 +64,9 @@ impl Record for AnimHead {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Anp3PackageHead {
+    /// The package name, zero-padded to 24 bytes (cut at the first NUL when read).
     pub name: [u8; 24],
+    /// Animation count.
     pub num_anims: u32,
 }
 impl Record for Anp3PackageHead {
@@ -73,7 +78,9 @@ impl Record for Anp3PackageHead {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Anp2AnimHead {
+    /// The animation name, zero-padded to 24 bytes (cut at the first NUL when read).
     pub name: [u8; 24],
+    /// Sequence (animated bone) count.
     pub num_sequences: u32,
 }
 impl Record for Anp2AnimHead {
@@ -99,8 +106,11 @@ impl Record for Anp3AnimTail {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Anp3SequenceHead {
+    /// The bone name, zero-padded to 24 bytes (cut at the first NUL when read).
     pub name: [u8; 24],
+    /// Key layout: 1–4 (see [`FrameLayout::Anp3`]).
     pub frame_type: u32,
+    /// Key count.
     pub num_frames: u32,
     /// Bone tag; −1 means "match by name".
     pub bone_id: i32,
@@ -114,7 +124,9 @@ impl Record for Anp3SequenceHead {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Kr00Frame {
+    /// Rotation `(x, y, z, w)`, conjugated (spec §1.4).
     pub q: [f32; 4],
+    /// Time in seconds.
     pub time: f32,
 }
 
@@ -123,8 +135,11 @@ pub struct Kr00Frame {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Krt0Frame {
+    /// Rotation `(x, y, z, w)`, conjugated (spec §1.4).
     pub q: [f32; 4],
+    /// Translation.
     pub t: [f32; 3],
+    /// Time in seconds.
     pub time: f32,
 }
 
@@ -133,9 +148,13 @@ pub struct Krt0Frame {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KrtsFrame {
+    /// Rotation `(x, y, z, w)`, conjugated (spec §1.4).
     pub q: [f32; 4],
+    /// Translation.
     pub t: [f32; 3],
+    /// Scale.
     pub s: [f32; 3],
+    /// Time in seconds.
     pub time: f32,
 }
 
@@ -144,7 +163,9 @@ pub struct KrtsFrame {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Anp3RotFrame {
+    /// Rotation `(x, y, z, w)`, standard convention.
     pub q: [f32; 4],
+    /// Time in seconds.
     pub time: f32,
 }
 
@@ -153,8 +174,11 @@ pub struct Anp3RotFrame {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Anp3RotTransFrame {
+    /// Rotation `(x, y, z, w)`, standard convention.
     pub q: [f32; 4],
+    /// Time in seconds.
     pub time: f32,
+    /// Translation.
     pub t: [f32; 3],
 }
 
@@ -163,7 +187,9 @@ pub struct Anp3RotTransFrame {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Anp3RotFrameCompressed {
+    /// Rotation `(x, y, z, w)` × 4096.
     pub q: [i16; 4],
+    /// Time in seconds × 60.
     pub time: i16,
 }
 
@@ -172,16 +198,22 @@ pub struct Anp3RotFrameCompressed {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Anp3RotTransFrameCompressed {
+    /// Rotation `(x, y, z, w)` × 4096.
     pub q: [i16; 4],
+    /// Time in seconds × 60.
     pub time: i16,
+    /// Translation × 1024.
     pub t: [i16; 3],
 }
 
 /// The on-disk layout of one key, named as in the spec's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FrameLayout {
+    /// ANPK `KR00`: rotation, time.
     Kr00,
+    /// ANPK `KRT0`: rotation, translation, time.
     Krt0,
+    /// ANPK `KRTS`: rotation, translation, scale, time.
     Krts,
     /// ANP3 types 1–4.
     Anp3(u32),
@@ -202,6 +234,7 @@ impl FrameLayout {
         }
     }
 
+    /// The ANPK key section magic (`KR00`, `KRT0`, `KRTS`); `None` for ANP3 layouts.
     pub const fn magic(self) -> Option<[u8; 4]> {
         match self {
             FrameLayout::Kr00 => Some(*b"KR00"),
@@ -211,6 +244,7 @@ impl FrameLayout {
         }
     }
 
+    /// The ANPK layout of a key section magic; `None` for any other.
     pub fn from_magic(magic: [u8; 4]) -> Option<Self> {
         match &magic {
             b"KR00" => Some(FrameLayout::Kr00),
