@@ -103,7 +103,9 @@ pub struct ResourceNode {
 /// An RGBA8 image: 4 bytes per pixel, straight alpha, rows top to bottom (§2).
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct Image {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
     /// `width × height × 4` bytes; pixel (x, y) starts at `(y × width + x) × 4`.
     pub rgba: Vec<u8>,
@@ -124,18 +126,26 @@ impl fmt::Debug for Image {
 /// An integer rectangle (`QRect`: x, y, width, height; §1.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct IRect {
+    /// Left edge.
     pub x: i32,
+    /// Top edge.
     pub y: i32,
+    /// Width.
     pub width: i32,
+    /// Height.
     pub height: i32,
 }
 
 /// A float rectangle (`QRectF`: x, y, width, height; §1.1).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct FRect {
+    /// Left edge.
     pub x: f32,
+    /// Top edge.
     pub y: f32,
+    /// Width.
     pub width: f32,
+    /// Height.
     pub height: f32,
 }
 
@@ -143,25 +153,45 @@ pub struct FRect {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum BlendMode {
     #[default]
+    /// `norm`: the layer's colour.
     Normal,
+    /// `dark`: the smaller of layer and destination, per channel.
     Darken,
+    /// `mul `: layer × destination.
     Multiply,
+    /// `idiv`: darkens the destination by the layer (colour burn).
     ColorBurn,
+    /// `lbrn`: layer + destination − 1.
     LinearBurn,
+    /// `lite`: the larger of layer and destination, per channel.
     Lighten,
+    /// `scrn`: 1 − (1 − layer)(1 − destination).
     Screen,
+    /// `div `: brightens the destination by the layer (colour dodge).
     ColorDodge,
+    /// `lddg`: layer + destination (add).
     LinearDodge,
+    /// `over`: multiply or screen, chosen by the destination.
     Overlay,
+    /// `sLit`: a soft darken or lighten, chosen by the layer.
     SoftLight,
+    /// `hLit`: multiply or screen, chosen by the layer.
     HardLight,
+    /// `vLit`: colour burn or dodge, chosen by the layer.
     VividLight,
+    /// `lLit`: linear burn or dodge, chosen by the layer.
     LinearLight,
+    /// `pLit`: darken or lighten, chosen by the layer.
     PinLight,
+    /// `hMix`: each channel to 0 or 1.
     HardMix,
+    /// `diff`: |layer − destination|.
     Difference,
+    /// `smud`: layer + destination − 2 · layer · destination.
     Exclusion,
+    /// `fsub`: destination − layer.
     Subtract,
+    /// `fdiv`: destination ÷ layer.
     Divide,
 }
 
@@ -227,6 +257,7 @@ impl BlendMode {
 pub struct ObjectNode {
     /// Layer (draws an image) or folder (groups children).
     pub kind: NodeKind,
+    /// The node's name (as shown in the layer panel).
     pub name: String,
     /// `false` hides the node and its whole subtree (§4.4).
     pub visible: bool,
@@ -248,24 +279,37 @@ pub struct ObjectNode {
 /// Object node type (i32 0 = Layer, 1 = Folder).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum NodeKind {
+    /// Draws an image (i32 0).
     Layer,
     #[default]
+    /// Groups its children (i32 1).
     Folder,
 }
 
 /// The key types, in the file's map order (`TimeKeyType.h`, §1.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum KeyKind {
+    /// Translation and pivot ([`MoveKey`]).
     Move,
+    /// Rotation ([`RotateKey`]).
     Rotate,
+    /// Scale ([`ScaleKey`]).
     Scale,
+    /// Draw-order depth ([`DepthKey`]).
     Depth,
+    /// Opacity ([`OpaKey`]).
     Opa,
+    /// A skeleton ([`BoneKey`]).
     Bone,
+    /// A skeleton's pose ([`PoseKey`]).
     Pose,
+    /// A user-drawn mesh ([`MeshKey`]).
     Mesh,
+    /// Free-form deformation of a mesh ([`FfdKey`]).
     Ffd,
+    /// The image, blend mode and grid mesh ([`ImageKey`]).
     Image,
+    /// Hue, saturation and value ([`HsvKey`]).
     Hsv,
 }
 
@@ -302,6 +346,7 @@ impl KeyKind {
         }
     }
 
+    /// The type with this `TimeMap_` name; `None` for an unknown name.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.name() == name)
     }
@@ -317,29 +362,38 @@ impl fmt::Display for KeyKind {
 /// [`KeyMap::keys`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum KeySlot {
+    /// The default key (frame −1).
     Default,
+    /// The key at this index of [`KeyMap::keys`].
     At(usize),
 }
 
 /// A key anywhere in the project: object node index, key type, slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KeyRef {
+    /// Object node index in [`AnimeProject::objects`].
     pub node: usize,
+    /// The key type: which of the node's maps.
     pub kind: KeyKind,
+    /// Which key of that map.
     pub slot: KeySlot,
 }
 
 /// A bone of a Bone or Pose key: the key and the bone's index in its pre-order arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BoneRef {
+    /// The Bone or Pose key.
     pub key: KeyRef,
+    /// The bone's index in the key's bones (pre-order).
     pub bone: usize,
 }
 
 /// A resource node: tree index in [`AnimeProject::resources`], node index in that tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ResourceRef {
+    /// Index in [`AnimeProject::resources`].
     pub tree: usize,
+    /// Index in that tree's [`ResourceTree::nodes`].
     pub node: usize,
 }
 
@@ -347,16 +401,27 @@ pub struct ResourceRef {
 /// is not written.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Timeline {
+    /// Move keys.
     pub moves: KeyMap<MoveKey>,
+    /// Rotate keys.
     pub rotates: KeyMap<RotateKey>,
+    /// Scale keys.
     pub scales: KeyMap<ScaleKey>,
+    /// Depth keys.
     pub depths: KeyMap<DepthKey>,
+    /// Opacity keys.
     pub opacities: KeyMap<OpaKey>,
+    /// Bone keys.
     pub bones: KeyMap<BoneKey>,
+    /// Pose keys.
     pub poses: KeyMap<PoseKey>,
+    /// Mesh keys.
     pub meshes: KeyMap<MeshKey>,
+    /// FFD keys.
     pub ffds: KeyMap<FfdKey>,
+    /// Image keys.
     pub images: KeyMap<ImageKey>,
+    /// HSV keys.
     pub hsvs: KeyMap<HsvKey>,
 }
 
@@ -384,6 +449,7 @@ impl<T> KeyMap<T> {
         self.default.is_none() && self.keys.is_empty()
     }
 
+    /// The key in `slot`, if there is one.
     pub fn get(&self, slot: KeySlot) -> Option<&TimeKey<T>> {
         match slot {
             KeySlot::Default => self.default.as_ref(),
@@ -391,6 +457,7 @@ impl<T> KeyMap<T> {
         }
     }
 
+    /// The key in `slot` for changing, if there is one.
     pub fn get_mut(&mut self, slot: KeySlot) -> Option<&mut TimeKey<T>> {
         match slot {
             KeySlot::Default => self.default.as_mut(),
@@ -430,6 +497,7 @@ pub struct TimeKey<T> {
 }
 
 impl<T> TimeKey<T> {
+    /// A key at `frame` without children.
     pub fn new(frame: i32, value: T) -> Self {
         Self {
             frame,
@@ -445,22 +513,34 @@ pub enum EasingKind {
     /// Hold the earlier key until the next key's frame (a step).
     None,
     #[default]
+    /// Linear interpolation (no easing).
     Linear,
+    /// Sinusoidal.
     Sine,
+    /// Quadratic (t²).
     Quad,
+    /// Cubic (t³).
     Cubic,
+    /// Quartic (t⁴).
     Quart,
+    /// Quintic (t⁵).
     Quint,
+    /// Exponential.
     Expo,
+    /// Circular.
     Circ,
+    /// Overshoots, then settles.
     Back,
+    /// A damped spring.
     Elastic,
+    /// Bounces against the end.
     Bounce,
     /// Cubic bezier through (0,0), `bezier[0..2]`, `bezier[2..4]`, (1,1). Format ≥ 0.8 only.
     Custom,
 }
 
 impl EasingKind {
+    /// Every type, in code order (the index is [`EasingKind::code`]).
     pub const ALL: [EasingKind; 13] = [
         EasingKind::None,
         EasingKind::Linear,
@@ -482,6 +562,7 @@ impl EasingKind {
         self as i32
     }
 
+    /// The type with this file code; `None` for an unknown code.
     pub fn from_code(code: i32) -> Option<Self> {
         usize::try_from(code)
             .ok()
@@ -492,7 +573,9 @@ impl EasingKind {
 /// Which end of the segment the easing shapes (i32 0 In, 1 Out, 2 InOut; §4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum EasingRange {
+    /// Shapes the start of the segment.
     In,
+    /// Shapes the end of the segment.
     Out,
     /// Shown as "All" in the editor.
     #[default]
@@ -500,10 +583,12 @@ pub enum EasingRange {
 }
 
 impl EasingRange {
+    /// The value stored in the file.
     pub const fn code(self) -> i32 {
         self as i32
     }
 
+    /// The range with this file code; `None` for an unknown code.
     pub fn from_code(code: i32) -> Option<Self> {
         match code {
             0 => Some(EasingRange::In),
@@ -517,7 +602,9 @@ impl EasingRange {
 /// `Easing::Param` (§1.1, §4.2): 12 bytes before format 0.8, 28 from 0.8 on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Easing {
+    /// The easing curve.
     pub kind: EasingKind,
+    /// Which end of the segment it shapes.
     pub range: EasingRange,
     /// Mix toward linear, in [0, 1]: `s = eased·w + (t/d)·(1−w)` for types above Linear.
     pub weight: f32,
@@ -546,6 +633,7 @@ impl Default for Easing {
 /// Move key payload (§3): local translation and pivot offset.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct MoveKey {
+    /// How the segment from this key to the next is eased (§4.2).
     pub easing: Easing,
     /// How the position path bends through this key (§4.3).
     pub spline: Spline,
@@ -559,13 +647,16 @@ pub struct MoveKey {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Spline {
     #[default]
+    /// Straight lines between the positions (i32 0).
     Linear,
+    /// A Catmull-Rom curve through the positions (i32 1; §4.3).
     CatmullRom,
 }
 
 /// Rotate key payload (§3).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct RotateKey {
+    /// How the segment from this key to the next is eased (§4.2).
     pub easing: Easing,
     /// Radians about +z, clockwise on screen (y is down); clamped to ±1e4 on load.
     pub rotate: f32,
@@ -574,6 +665,7 @@ pub struct RotateKey {
 /// Scale key payload (§3).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScaleKey {
+    /// How the segment from this key to the next is eased (§4.2).
     pub easing: Easing,
     /// Per-axis scale; negative flips (clamped to ±1e4 on load).
     pub scale: Vec2,
@@ -591,6 +683,7 @@ impl Default for ScaleKey {
 /// Depth key payload (§3): draw order, added down the tree (§4.7).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct DepthKey {
+    /// How the segment from this key to the next is eased (§4.2).
     pub easing: Easing,
     /// Higher is in front; clamped to ±1e7 on load.
     pub depth: f32,
@@ -599,6 +692,7 @@ pub struct DepthKey {
 /// Opacity key payload (§3): multiplied down the tree (§4.4).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OpaKey {
+    /// How the segment from this key to the next is eased (§4.2).
     pub easing: Easing,
     /// In [0, 1] (clamped on load).
     pub opacity: f32,
@@ -616,6 +710,7 @@ impl Default for OpaKey {
 /// HSV key payload (§3, §4.10; format ≥ 0.6).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HsvKey {
+    /// How the segment from this key to the next is eased (§4.2).
     pub easing: Easing,
     /// Degrees added to the hue (or the hue itself when `absolute`).
     pub hue: i32,
@@ -659,6 +754,7 @@ pub struct BoneKey {
 /// Pose key payload (§3): per-bone rotations, blended between the pose keys of one Bone key.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PoseKey {
+    /// How the segment from this key to the next is eased (§4.2).
     pub easing: Easing,
     /// Shadow copies of the Bone key's bones, same layout; each `origin` points at the Bone
     /// key bone it poses. Only `rotate` (and the stored world transform) belong to the pose.
@@ -695,11 +791,17 @@ pub struct Bone {
 /// `BoneShape` (§3, §4.5 "Influence weights").
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BoneShape {
+    /// Whether the shape weighs vertices at all; an invalid one has no influence.
     pub valid: bool,
+    /// Start of the bone's segment (its parent joint), in the owner's space.
     pub seg_start: Vec2,
+    /// The segment from `seg_start` to the bone's end.
     pub seg_dir: Vec2,
+    /// Unit vector along the segment: the long axis of the end ellipses.
     pub v_unit: Vec2,
+    /// The segment's direction in radians: bend ranges are measured from it.
     pub v_dir_angle: f32,
+    /// The segment's length, as stored.
     pub length: f32,
     /// Radii at the root (`[0]`) and tail (`[1]`): x across, y along.
     pub radius: [Vec2; 2],
@@ -707,7 +809,9 @@ pub struct BoneShape {
     pub root_bend: [f32; 2],
     /// Bend range angles at the tail.
     pub tail_bend: [f32; 2],
+    /// Bounding rectangle of `polygon`; points outside it have no influence.
     pub bounding: FRect,
+    /// The influence region, closed implicitly; points outside it have no influence.
     pub polygon: Vec<Vec2>,
 }
 
@@ -745,13 +849,17 @@ pub struct BindingCache {
 /// A fractional frame (`Frame`: i32 value, i32 milli; value + milli/1000).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Frame {
+    /// Whole frames.
     pub value: i32,
+    /// Thousandths of a frame.
     pub milli: i32,
 }
 
 /// Mesh key payload (§3): a user-drawn mesh that replaces the image's grid mesh. A step key.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MeshKey {
+    /// Added to every vertex before the node's matrix (`T(originOffset)`, §4.5), and to the
+    /// texture coordinates (§2).
     pub origin_offset: Vec2,
     /// Vertex positions in node-local space; texcoords equal positions.
     pub vertices: Vec<Vec2>,
@@ -780,6 +888,7 @@ impl MeshKey {
 /// FFD key payload (§3): absolute vertex positions for the mesh of the parent key.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FfdKey {
+    /// How the segment from this key to the next is eased (§4.2).
     pub easing: Easing,
     /// One per vertex of the parent's mesh; z is normally 0.
     pub positions: Vec<Vec3>,
