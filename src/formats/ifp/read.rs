@@ -4,8 +4,9 @@
 
 use super::error::{IfpError, IfpErrorKind, IfpWarning, IfpWarningKind, Location};
 use super::records::{
-    ANLF, ANP2, ANP3, ANPK, AnimHead, Anp2AnimHead, Anp3AnimTail, Anp3PackageHead,
-    Anp3SequenceHead, FrameLayout, Q_SCALE, SectionHeader, T_SCALE, TIME_SCALE,
+    ANIM, ANLF, ANP2, ANP3, ANPK, AnimHead, Anp2AnimHead, Anp3AnimTail, Anp3PackageHead,
+    Anp3SequenceHead, CPAN, DGAN, FrameLayout, INFO, NAME, Q_SCALE, SectionHeader, T_SCALE,
+    TIME_SCALE,
 };
 use super::{
     AnimBlock, AnimLayout, AnimRecord, IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion,
@@ -147,14 +148,14 @@ impl<'a> Parser<'a> {
 
     /// Reads a section header; a marker other than `expected` is a warning (the games never
     /// compare these markers).
-    fn section(&mut self, expected: &'static str, what: &'static str) -> Result<SectionHeader> {
+    fn section(&mut self, expected: &'static [u8; 4], what: &'static str) -> Result<SectionHeader> {
         let at = self.r.pos();
         let h: SectionHeader = self.record(what)?;
-        if h.magic != expected.as_bytes() {
+        if h.magic != *expected {
             self.warn(
                 at,
                 IfpWarningKind::UnexpectedMarker {
-                    expected,
+                    expected: magic_name(expected),
                     found: magic_text(h.magic),
                 },
             );
@@ -283,7 +284,7 @@ impl<'a> Parser<'a> {
                 self.warn(
                     at,
                     IfpWarningKind::UnexpectedMarker {
-                        expected: "ANPK",
+                        expected: magic_name(&ANPK),
                         found: magic_text(magic),
                     },
                 );
@@ -313,7 +314,7 @@ impl<'a> Parser<'a> {
         let h: SectionHeader = self.record("ANPK section header")?;
         let declared_end = self.r.pos() as u64 + u64::from(h.size);
         let info_at = self.r.pos();
-        let info = self.section("INFO", "INFO section header")?;
+        let info = self.section(&INFO, "INFO section header")?;
         if info.size < 4 {
             return Err(self.error(
                 info_at,
@@ -338,14 +339,14 @@ impl<'a> Parser<'a> {
 
     fn anpk_clip(&mut self, index: usize) -> Result<IfpClip> {
         self.loc.clear();
-        let name_h = self.section("NAME", "NAME section header")?;
+        let name_h = self.section(&NAME, "NAME section header")?;
         let name = decode_name(self.payload(name_h.size, "animation name")?);
         self.loc.set_clip(index, &name);
 
-        let dgan = self.section("DGAN", "DGAN section header")?;
+        let dgan = self.section(&DGAN, "DGAN section header")?;
         let dgan_end = self.r.pos() as u64 + u64::from(dgan.size);
         let info_at = self.r.pos();
-        let info = self.section("INFO", "DGAN INFO section header")?;
+        let info = self.section(&INFO, "DGAN INFO section header")?;
         if info.size < 4 {
             return Err(self.error(
                 info_at,
@@ -381,10 +382,10 @@ impl<'a> Parser<'a> {
     fn anpk_sequence(&mut self, index: usize) -> Result<IfpSequence> {
         self.loc.sequence = None;
         self.loc.key = None;
-        let cpan = self.section("CPAN", "CPAN section header")?;
+        let cpan = self.section(&CPAN, "CPAN section header")?;
         let cpan_end = self.r.pos() as u64 + u64::from(cpan.size);
         let anim_at = self.r.pos();
-        let anim_h = self.section("ANIM", "ANIM section header")?;
+        let anim_h = self.section(&ANIM, "ANIM section header")?;
         if anim_h.size < AnimHead::SIZE as u32 {
             return Err(self.error(anim_at, IfpErrorKind::AnimTooShort { size: anim_h.size }));
         }
@@ -641,6 +642,11 @@ impl<'a> Parser<'a> {
         }
         Ok(())
     }
+}
+
+/// One of the magics of `records.rs` as text (they are ASCII).
+fn magic_name(magic: &'static [u8; 4]) -> &'static str {
+    std::str::from_utf8(magic).unwrap_or("????")
 }
 
 fn magic_text(magic: [u8; 4]) -> String {
