@@ -60,7 +60,7 @@ pub enum IfpErrorKind {
     },
     #[error("negative {what} count {value}")]
     NegativeCount { what: &'static str, value: i32 },
-    #[error("ANIM record of {size} bytes is too short: expected at least 44")]
+    #[error("ANIM record of {size} bytes is too short: expected at least 40")]
     AnimTooShort { size: u32 },
     #[error("{section} payload of {size} bytes is too short: expected at least {min}")]
     SectionTooShort {
