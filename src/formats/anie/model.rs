@@ -150,48 +150,50 @@ pub struct FRect {
 }
 
 /// Blend modes: the 4-byte ids of the file (PSD keys) and AnimeEffects' enum order (§4.9).
+/// Each variant gives its id and its formula per channel, A the destination and B the layer
+/// (straight alpha; [`crate::anie::blend`] composites the result).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum BlendMode {
+    /// `norm`: B.
     #[default]
-    /// `norm`: the layer's colour.
     Normal,
-    /// `dark`: the smaller of layer and destination, per channel.
+    /// `dark`: min(A, B).
     Darken,
-    /// `mul `: layer × destination.
+    /// `mul `: A·B.
     Multiply,
-    /// `idiv`: darkens the destination by the layer (colour burn).
+    /// `idiv`: B = 0 ? 0 : max(0, 1 − (1 − A)/B).
     ColorBurn,
-    /// `lbrn`: layer + destination − 1.
+    /// `lbrn`: max(0, A + B − 1).
     LinearBurn,
-    /// `lite`: the larger of layer and destination, per channel.
+    /// `lite`: max(A, B).
     Lighten,
-    /// `scrn`: 1 − (1 − layer)(1 − destination).
+    /// `scrn`: 1 − (1 − A)(1 − B).
     Screen,
-    /// `div `: brightens the destination by the layer (colour dodge).
+    /// `div `: B = 1 ? 1 : min(1, A/(1 − B)).
     ColorDodge,
-    /// `lddg`: layer + destination (add).
+    /// `lddg` (Add): min(1, A + B).
     LinearDodge,
-    /// `over`: multiply or screen, chosen by the destination.
+    /// `over`: A < 0.5 ? 2AB : 1 − 2(1 − A)(1 − B).
     Overlay,
-    /// `sLit`: a soft darken or lighten, chosen by the layer.
+    /// `sLit`: A < 0.5 ? 2AB + A²(1 − 2B) : √A·(2B − 1) + 2A(1 − B).
     SoftLight,
-    /// `hLit`: multiply or screen, chosen by the layer.
+    /// `hLit`: Overlay with A and B swapped.
     HardLight,
-    /// `vLit`: colour burn or dodge, chosen by the layer.
+    /// `vLit`: B < 0.5 ? ColorBurn(A, 2B) : ColorDodge(A, 2(B − 0.5)).
     VividLight,
-    /// `lLit`: linear burn or dodge, chosen by the layer.
+    /// `lLit`: B < 0.5 ? LinearBurn(A, 2B) : LinearDodge(A, 2(B − 0.5)).
     LinearLight,
-    /// `pLit`: darken or lighten, chosen by the layer.
+    /// `pLit`: B < 0.5 ? Darken(A, 2B) : Lighten(A, 2(B − 0.5)).
     PinLight,
-    /// `hMix`: each channel to 0 or 1.
+    /// `hMix`: VividLight(A, B) < 0.5 ? 0 : 1.
     HardMix,
-    /// `diff`: |layer − destination|.
+    /// `diff`: |A − B|.
     Difference,
-    /// `smud`: layer + destination − 2 · layer · destination.
+    /// `smud`: A + B − 2AB.
     Exclusion,
-    /// `fsub`: destination − layer.
+    /// `fsub`: max(0, A − B).
     Subtract,
-    /// `fdiv`: destination ÷ layer.
+    /// `fdiv`: B = 0 ? 0 : min(1, A/B).
     Divide,
 }
 
