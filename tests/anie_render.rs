@@ -86,6 +86,14 @@ fn evaluator_and_renderer_are_owned_and_shareable() {
     assert_eq!(copy.evaluate(3.0), ev.evaluate(3.0));
     // The one-off function agrees with a kept evaluator.
     assert_eq!(evaluate(&p, 3.0), ev.evaluate(3.0));
+    // A renderer takes the project by reference or the evaluator's Arc, alike; its clones share
+    // the textures and draw the same.
+    let frame = ev.evaluate(3.0);
+    let by_ref = Renderer::new(&*p).render(&frame, 1.0);
+    let shared = Renderer::new(ev.project());
+    assert_eq!(shared.render(&frame, 1.0), by_ref);
+    assert_eq!(shared.clone().render(&frame, 1.0), by_ref);
+    assert_eq!(Renderer::new(Arc::clone(&p)).render(&frame, 1.0), by_ref);
 }
 
 #[test]

@@ -66,7 +66,11 @@ pub fn scaled_size(width: u32, height: u32, scale: f32) -> (u32, u32) {
 
 impl Renderer {
     /// A renderer with every image of `project` ready as a texture.
-    pub fn new(project: &AnimeProject) -> Self {
+    ///
+    /// `project` is read once, here, and not kept: an `&AnimeProject`, or an
+    /// `Arc<AnimeProject>` (or `&Arc`) shared with an [`Evaluator`](crate::anie::eval::Evaluator).
+    pub fn new(project: impl AsRef<AnimeProject>) -> Self {
+        let project = project.as_ref();
         let mut textures = HashMap::new();
         for (t, tree) in project.resources.iter().enumerate() {
             for (n, node) in tree.nodes.iter().enumerate() {

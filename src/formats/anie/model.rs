@@ -72,6 +72,13 @@ pub struct AnimeProject {
     pub objects: Vec<ObjectNode>,
 }
 
+/// So that functions can take a project, a reference to one, or an `Arc` of one alike.
+impl AsRef<AnimeProject> for AnimeProject {
+    fn as_ref(&self) -> &AnimeProject {
+        self
+    }
+}
+
 /// One imported source file (PSD/ORA) and its layer tree (§1.5).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceTree {
