@@ -30,7 +30,8 @@ mod error;
 mod model;
 mod packbits;
 mod read;
-mod records;
+// Crate-visible: file-format detection reads the magic from here.
+pub(crate) mod records;
 mod write;
 
 pub use error::{
