@@ -15,8 +15,8 @@
 //!   layers in non-Normal modes, each copying the framebuffer first.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use rigplay::anie::eval::Evaluator;
-use rigplay::anie::render::Renderer;
+use rigplay::anie::cpu::Renderer;
+use rigplay::anie::eval::{Evaluator, evaluate};
 use rigplay::formats::anie::{AnimeProject, KeyRef, NodeKind};
 use std::hint::black_box;
 use std::time::Duration;
@@ -112,7 +112,7 @@ fn eval(c: &mut Criterion) {
     let per_layer = influences_per_layer();
     for copies in [16, 64] {
         let p = many_layers(copies);
-        let ev = Evaluator::new(&p);
+        let ev = Evaluator::new(p);
         assert!(matches!(
             ev.evaluate(FRAME).nodes[1].placement,
             rigplay::anie::eval::Placement::Skinned { .. }
@@ -125,7 +125,7 @@ fn eval(c: &mut Criterion) {
     for copies in [64, 256] {
         for (name, with_bones) in [("skeletons", true), ("skeletons_baseline", false)] {
             let p = many_skeletons(copies, with_bones);
-            let ev = Evaluator::new(&p);
+            let ev = Evaluator::new(p);
             assert_eq!(
                 ev.evaluate(FRAME).skeletons.len(),
                 copies * usize::from(with_bones)
@@ -145,7 +145,7 @@ fn render(c: &mut Criterion) {
     const SCALE: f32 = 8.0;
     for name in ["bones", "blend_v8"] {
         let p = fixture(name);
-        let frame = Evaluator::new(&p).evaluate(FRAME);
+        let frame = evaluate(&p, FRAME);
         let renderer = Renderer::new(&p);
         let pixels =
             (p.canvas_width as f32 * SCALE) as u64 * (p.canvas_height as f32 * SCALE) as u64;

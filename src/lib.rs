@@ -40,11 +40,12 @@ mod readme_example {
     //!
     //! ```no_run
     //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    //! use rigplay::anie::{eval::Evaluator, render::Renderer};
+    //! use rigplay::anie::{cpu::Renderer, eval::Evaluator};
     //! use rigplay::formats::anie::AnimeProject;
     //!
     //! let project = AnimeProject::read(&std::fs::read("rig.anie")?)?.project;
-    //! let (evaluator, renderer) = (Evaluator::new(&project), Renderer::new(&project));
+    //! let renderer = Renderer::new(&project);            // decodes the images once
+    //! let evaluator = Evaluator::new(project);           // owns the project: keep it
     //! let frame = evaluator.evaluate(12.5);              // any fractional frame
     //! let image = renderer.render(&frame, 1.0);          // RGBA8, AnimeEffects' framebuffer
     //! # let _ = image;

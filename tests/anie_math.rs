@@ -16,9 +16,10 @@
 
 use glam::Vec2;
 use rigplay::anie::blend::{BlendMode, composite, layer_fragment, opacity_alpha8};
+use rigplay::anie::cpu::RgbaImage;
+use rigplay::anie::cpu::raster::{MeshVertex, draw_mesh};
 use rigplay::anie::easing::{Easing, EasingKind, EasingRange, ease};
 use rigplay::anie::lerp;
-use rigplay::anie::raster::{MeshVertex, RgbaImage, draw_mesh};
 use rigplay::anie::skinning::place_plain;
 use rigplay::anie::spline::MovePath;
 use rigplay::anie::transform::local_matrix;

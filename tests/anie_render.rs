@@ -8,13 +8,13 @@
 //! spec's formulas.
 
 use glam::Vec2;
+use rigplay::anie::cpu::{Renderer, RgbaImage, compare, exported_png};
 use rigplay::anie::eval::{
     DrawOp, EvalOptions, EvaluatedFrame, Evaluator, InfluenceSource, Placement, evaluate,
 };
-use rigplay::anie::raster::RgbaImage;
-use rigplay::anie::render::{Renderer, compare, exported_png};
 use rigplay::formats::anie::AnimeProject;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -41,8 +41,8 @@ fn reference(name: &str, frame: u32) -> RgbaImage {
 /// prints the numbers; returns (mean error, share off) per frame.
 fn check(name: &str, frames: &[u32], options: EvalOptions) -> Vec<(f64, f64)> {
     let p = project(name);
-    let evaluator = Evaluator::with_options(&p, options);
     let renderer = Renderer::new(&p);
+    let evaluator = Evaluator::with_options(p, options);
     let mut out = Vec::new();
     for &frame in frames {
         let ours = renderer.render(&evaluator.evaluate(frame as f32), 1.0);
@@ -68,6 +68,32 @@ fn check(name: &str, frames: &[u32], options: EvalOptions) -> Vec<(f64, f64)> {
         out.push((mean, off));
     }
     out
+}
+
+/// The evaluator and the renderer borrow nothing: a Bevy asset or component (`Send + Sync +
+/// 'static`) can keep them, and cloning one shares its prepared state.
+#[test]
+fn evaluator_and_renderer_are_owned_and_shareable() {
+    const fn owned<T: Send + Sync + Clone + 'static>() {}
+    const _: () = owned::<Evaluator>();
+    const _: () = owned::<Renderer>();
+
+    let p = Arc::new(project("t8"));
+    let ev = Evaluator::new(Arc::clone(&p));
+    assert!(Arc::ptr_eq(ev.project(), &p));
+    let copy = ev.clone();
+    assert!(Arc::ptr_eq(copy.project(), &p));
+    assert_eq!(copy.evaluate(3.0), ev.evaluate(3.0));
+    // The one-off function agrees with a kept evaluator.
+    assert_eq!(evaluate(&p, 3.0), ev.evaluate(3.0));
+    // A renderer takes the project by reference or the evaluator's Arc, alike; its clones share
+    // the textures and draw the same.
+    let frame = ev.evaluate(3.0);
+    let by_ref = Renderer::new(&*p).render(&frame, 1.0);
+    let shared = Renderer::new(ev.project());
+    assert_eq!(shared.render(&frame, 1.0), by_ref);
+    assert_eq!(shared.clone().render(&frame, 1.0), by_ref);
+    assert_eq!(Renderer::new(Arc::clone(&p)).render(&frame, 1.0), by_ref);
 }
 
 #[test]
@@ -110,10 +136,10 @@ fn bones_matches_animeeffects_with_influences_recomputed_or_stored() {
 
 #[test]
 fn stored_and_recomputed_influences_place_the_bones_mesh_alike() {
-    let p = project("bones");
-    let recomputed = Evaluator::new(&p);
+    let p = Arc::new(project("bones"));
+    let recomputed = Evaluator::new(Arc::clone(&p));
     let stored = Evaluator::with_options(
-        &p,
+        p,
         EvalOptions {
             influences: InfluenceSource::Stored,
         },
@@ -170,8 +196,7 @@ fn t8_layer_follows_the_catmull_rom_path_without_a_wrapped_neighbour() {
     // a = 2p0 − 2p1 + v0 + v1 = (−40, 0); b = −3p0 + 3p1 − 2v0 − v1 = (60, 15);
     // P(u) = (−40u³ + 60u² + 20u + 10, 15u² − 15u + 10).
     // Chord table L = 0, 3.7386, 8.6462, 14.3925, 20.5688, 26.7451, 32.4914, 37.3990, 41.1376.
-    let p = project("t8");
-    let ev = Evaluator::new(&p);
+    let ev = Evaluator::new(project("t8"));
     // Frame 3: s = CubicInOut(3/12) = 0.5·0.5³ = 0.0625, tl = 0.0625·41.1376 = 2.5711 → a = 0,
     // u = 2.5711/3.7386/8 = 0.085965 → P = (12.1373, 8.8214).
     let f3 = ev.evaluate(3.0);
@@ -268,8 +293,8 @@ fn bones_pose_is_stored_at_keys_and_recomputed_between() {
     // Bone key on the root: joint (16, 32), then three bones of length 32 along +x, rest world
     // positions (48, 32), (80, 32), (112, 32). Pose keys @0 (Sine InOut, all rotate 0),
     // @10 (rotate 0.6, −0.8 on bones 2, 3), @20 (−0.3, 0.4).
-    let p = project("bones");
-    let ev = Evaluator::new(&p);
+    let p = Arc::new(project("bones"));
+    let ev = Evaluator::new(Arc::clone(&p));
     // Frame 5: s = SineInOut(0.5) = −0.5·(cos(π/2) − 1) = 0.5 → rotate 0.3 and −0.4.
     // Bone 2: angle 0.3, pos (48, 32) + 32·(cos 0.3, sin 0.3) = (78.5708, 41.4566).
     // Bone 3: angle 0.3 − 0.4 = −0.1, pos + 32·(cos 0.1, −sin 0.1) = (110.4109, 38.2620).

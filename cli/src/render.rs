@@ -3,8 +3,7 @@
 use crate::load::{anie, bytes, detect};
 use crate::{Args, Failure, usage};
 use rigplay::anie::eval::Evaluator;
-use rigplay::anie::raster::RgbaImage;
-use rigplay::anie::render::{Renderer, exported_png};
+use rigplay::anie::cpu::{Renderer, RgbaImage, exported_png};
 use rigplay::formats::FileFormat;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -72,9 +71,8 @@ pub(crate) fn render(args: &[String]) -> Result<(), Failure> {
     for w in &read.warnings {
         eprintln!("warning: {path}: {w}");
     }
-    let project = &read.project;
-    let evaluator = Evaluator::new(project);
-    let renderer = Renderer::new(project);
+    let renderer = Renderer::new(&read.project);
+    let evaluator = Evaluator::new(read.project);
     let raw = a.flag("--raw");
     let picture = |frame: f32| {
         let fb = renderer.render(&evaluator.evaluate(frame), scale);

@@ -16,12 +16,12 @@ pub fn check_anie(data: &[u8]) {
     for w in &read.warnings {
         let _ = w.to_string();
     }
-    let p = read.project;
+    let p = std::sync::Arc::new(read.project);
     let _ = p.key_parents();
     {
-        use rigplay::anie::{eval::Evaluator, render::Renderer};
-        let evaluator = Evaluator::new(&p);
+        use rigplay::anie::{cpu::Renderer, eval::Evaluator};
         let renderer = Renderer::new(&p);
+        let evaluator = Evaluator::new(std::sync::Arc::clone(&p));
         let small = (p.canvas_width as u64) * (p.canvas_height as u64) <= 256 * 256;
         for frame in [0.0, 0.5, 3.25, -1.0, p.max_frame as f32, 1e9, f32::NAN] {
             let evaluated = evaluator.evaluate(frame);
@@ -55,7 +55,7 @@ pub fn check_anie(data: &[u8]) {
                 "our own {version} output has a structural warning: {w}"
             );
         }
-        assert!(back.project == p, "read(write(p, {version})) == p");
+        assert!(back.project == *p, "read(write(p, {version})) == p");
         assert_eq!(back.project.write(version).expect("writes again"), bytes, "write is a fixed point");
     }
 }

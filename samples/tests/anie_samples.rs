@@ -5,13 +5,13 @@
 
 use crate::{fixture, read_ok};
 use glam::{Vec2, Vec3};
-use rigplay::anie::eval::{DrawOp, EvalOptions, Evaluator, InfluenceSource};
-use rigplay::anie::render::Renderer;
+use rigplay::anie::cpu::Renderer;
+use rigplay::anie::eval::{DrawOp, EvalOptions, Evaluator, InfluenceSource, evaluate};
 use rigplay::anie::skinning::polygon_contains;
 use rigplay::formats::anie::*;
 use rigplay_samples::anie::build::{Rig, RigBone, capsule_polygon, grid_mesh};
 use rigplay_samples::anie::{sample_files, sample_projects};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// The sample files, generated once for all tests (the character's bone shapes take a while
 /// in a debug build).
@@ -237,14 +237,15 @@ fn character_caches_are_those_animeeffects_recomputes_on_load() {
     // AnimeEffects ≥ 1.6 rebuilds the caches from the bone shapes when it opens a project
     // (Addendum 8): the stored ones must give the very same frames.
     let p = project("character.anie");
-    let recompute = Evaluator::new(&p);
+    let renderer = Renderer::new(&p);
+    let p = Arc::new(p);
+    let recompute = Evaluator::new(Arc::clone(&p));
     let stored = Evaluator::with_options(
-        &p,
+        p,
         EvalOptions {
             influences: InfluenceSource::Stored,
         },
     );
-    let renderer = Renderer::new(&p);
     for frame in [0.0, 5.0, 12.0, 30.5] {
         let a = recompute.evaluate(frame);
         let b = stored.evaluate(frame);
@@ -264,7 +265,7 @@ fn character_caches_are_those_animeeffects_recomputes_on_load() {
 
 #[test]
 fn mesh_ffd_bends_two_grid_meshes_with_ffd_keys() {
-    let p = project("mesh_ffd.anie");
+    let p = Arc::new(project("mesh_ffd.anie"));
     let names: Vec<&str> = p.objects.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(names, ["mesh_ffd", "slime", "flag", "pole", "sky"]);
     let counts = key_counts(&p);
@@ -319,7 +320,7 @@ fn mesh_ffd_bends_two_grid_meshes_with_ffd_keys() {
     );
     // The flag's edge on the pole stays put; its far edge moves.
     let flag = node(&p, "flag");
-    let ev = Evaluator::new(&p);
+    let ev = Evaluator::new(Arc::clone(&p));
     let at = |f: f32| {
         ev.evaluate(f).nodes[flag]
             .layer
@@ -376,7 +377,7 @@ fn blend_sheet_has_every_blend_mode_a_clipper_opacity_and_hsv() {
         .filter(|&i| p.objects[i].clipped)
         .collect();
     assert_eq!(clipped, [window - 2, window - 1]);
-    let frame = Evaluator::new(&p).evaluate(0.0);
+    let frame = evaluate(&p, 0.0);
     let at = frame
         .draws
         .iter()
@@ -422,7 +423,7 @@ fn blend_sheet_has_every_blend_mode_a_clipper_opacity_and_hsv() {
         ["clip: bubble", "clip: stripes"]
     );
     // Halfway, the window is at 35 % and the saturation bar is grey.
-    let mid = Evaluator::new(&p).evaluate(24.0);
+    let mid = evaluate(&p, 24.0);
     assert_eq!(mid.nodes[window].alpha8, 89);
     let sat = node(&p, "hsv: saturation");
     let hsv = mid.nodes[sat].hsv.unwrap();

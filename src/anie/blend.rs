@@ -18,7 +18,7 @@
 //! Checked against AnimeEffects 1.7's framebuffers `blend_v8` (norm, mul, scrn, over, diff, lddg,
 //! dark, sLit over an opaque gradient and over transparency) and `clip_v8` (clipper opacity
 //! 1 → 0.5, additive alpha): every pixel within one 8-bit step, with the rasteriser of
-//! [`super::raster`] and a throwaway scene loader.
+//! [`super::cpu::raster`] and a throwaway scene loader.
 
 use glam::{Vec3, Vec4};
 
@@ -249,7 +249,9 @@ pub fn composite(fb: [u8; 4], out: Vec4) -> [u8; 4] {
 /// ids wrap; clipper ids run 1..=255.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct ClipTexel {
+    /// The id of the clipper that wrote this texel (1..=255; 0: none).
     pub id: u8,
+    /// Its coverage here, `0..=255`.
     pub coverage: u8,
 }
 
@@ -288,9 +290,13 @@ pub fn clip_coverage(alpha: f32) -> u8 {
 /// absolute-hue flag (format ≥ 0.7). The built-in default is `{0, 100, 100, false}`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct HsvAdjust {
+    /// Hue shift in degrees (or the hue itself while `absolute`).
     pub hue: i32,
+    /// Saturation in percent (100: unchanged).
     pub sat: i32,
+    /// Value (brightness) in percent (100: unchanged).
     pub val: i32,
+    /// Whether `hue` replaces the texel's hue instead of shifting it (format ≥ 0.7).
     pub absolute: bool,
 }
 

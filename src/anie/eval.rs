@@ -8,7 +8,7 @@
 //! use rigplay::formats::anie::AnimeProject;
 //!
 //! let project = AnimeProject::read(&std::fs::read("walk.anie")?)?.project;
-//! let evaluator = Evaluator::new(&project); // bone influences are computed once, here
+//! let evaluator = Evaluator::new(project); // bone influences are computed once, here
 //! let frame = evaluator.evaluate(3.5);
 //! for op in &frame.draws {
 //!     println!("{op:?}");
@@ -65,6 +65,7 @@
 //! cannot loop.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use glam::{Affine2, Mat4, Vec2, Vec3};
 
@@ -101,6 +102,7 @@ pub enum InfluenceSource {
 /// Choices of [`Evaluator::with_options`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct EvalOptions {
+    /// Where skinning takes its bone influences from.
     pub influences: InfluenceSource,
 }
 
@@ -109,8 +111,9 @@ pub struct EvalOptions {
 pub struct EvaluatedFrame {
     /// The frame evaluated, rounded to AnimeEffects' millisecond precision.
     pub frame: f32,
-    /// The canvas size in pixels (the exported image's size at scale 1).
+    /// The canvas width in pixels (the exported image's width at scale 1).
     pub canvas_width: u32,
+    /// The canvas height in pixels.
     pub canvas_height: u32,
     /// One entry per object node, indexed like [`AnimeProject::objects`].
     pub nodes: Vec<NodeFrame>,
@@ -163,9 +166,17 @@ pub enum Placement {
     Plain,
     /// `ownerWorld · Skin(weights, palette) · cacheInner · T(originOffset) · ffdPos`, with the
     /// Bone key's owner node and palette.
-    Skinned { bone_key: KeyRef },
+    Skinned {
+        /// The Bone key whose skeleton skins the layer.
+        bone_key: KeyRef,
+    },
     /// Rigidly attached to bone `bone` (DFS index) of the Bone key; `world` is the bound matrix.
-    Bound { bone_key: KeyRef, bone: usize },
+    Bound {
+        /// The Bone key that binds the node.
+        bone_key: KeyRef,
+        /// The bone's index in the Bone key's bones (DFS pre-order).
+        bone: usize,
+    },
 }
 
 /// A layer at a frame.
@@ -203,6 +214,7 @@ pub struct LayerMesh {
 /// A Bone key's skeleton at a frame (§4.5 "Pose palette").
 #[derive(Clone, Debug, PartialEq)]
 pub struct SkeletonFrame {
+    /// The Bone key this skeleton belongs to.
     pub bone_key: KeyRef,
     /// The stored rest pose (the Bone key's bone world transforms), DFS order.
     pub rest: Vec<BoneWorld>,
@@ -219,14 +231,22 @@ pub enum DrawOp {
     /// Draw layer `node` with its blend mode, its alpha scaled by the clipping mask of clipper
     /// `mask` (fragments where the mask holds another id are discarded). While the layer's HSV is
     /// active it is drawn with the HSV shader instead: Normal compositing, and unmasked (§4.10).
-    Layer { node: usize, mask: Option<u8> },
+    Layer {
+        /// The layer's object node index.
+        node: usize,
+        /// The clipper id whose mask scales it, if it is a clippee.
+        mask: Option<u8>,
+    },
     /// Write layer `node`'s coverage `uint(texel alpha · alpha8/255 · 255)` into the clipping
     /// mask under `id` (§4.8); the same id adds, capped at 255. `within`: the clipper itself is
     /// a clippee of that id; it writes only where the mask holds `within`, its coverage scaled by
     /// that mask (the `IS_CLIPPEE` variant of the mask writer).
     WriteMask {
+        /// The clipper layer's object node index.
         node: usize,
+        /// The mask id it writes (1..=255).
         id: u8,
+        /// The mask id it is itself clipped by, if any.
         within: Option<u8>,
     },
     /// Clear the clipping mask: the 8-bit ids wrapped past 255 (§4.8).
@@ -237,7 +257,12 @@ pub enum DrawOp {
     /// **once** here. AnimeEffects' traversal visits siblings repeatedly and re-draws some of
     /// them several times; the spec does not say how many, and no reference render covers it,
     /// so with translucent layers under an HSV folder this can differ from AnimeEffects.
-    HsvRedraw { layer: usize, folder: usize },
+    HsvRedraw {
+        /// The descendant layer's object node index.
+        layer: usize,
+        /// The HSV folder's object node index.
+        folder: usize,
+    },
 }
 
 impl EvaluatedFrame {
@@ -250,17 +275,34 @@ impl EvaluatedFrame {
     }
 }
 
-/// [`Evaluator::evaluate`] with a one-off [`Evaluator`]. To evaluate many frames, keep an
-/// `Evaluator`: it computes the bone influences once.
+/// [`Evaluator::evaluate`] once, on a borrowed project (nothing is copied). It prepares what an
+/// [`Evaluator`] prepares (the bone influences) for this one frame: to evaluate many frames,
+/// keep an `Evaluator`.
 pub fn evaluate(project: &AnimeProject, frame: f32) -> EvaluatedFrame {
-    Evaluator::new(project).evaluate(frame)
+    let prepared = Prepared::new(project, EvalOptions::default());
+    View {
+        project,
+        prep: &prepared,
+    }
+    .evaluate(frame)
 }
 
-/// Evaluates one project at any frame; holds what does not depend on the frame (key parents,
-/// bone influences and `cacheInner`, binding matrices).
+/// Evaluates one project at any frame.
+///
+/// It owns the project (shared through an [`Arc`], never copied) and what does not depend on
+/// the frame (key parents, bone influences and `cacheInner`, binding matrices), computed once
+/// in [`Evaluator::new`]. It borrows nothing, so it is `Send + Sync + 'static` and a Bevy asset
+/// or component can keep one; a clone shares both (two reference counts).
 #[derive(Clone, Debug)]
-pub struct Evaluator<'a> {
-    project: &'a AnimeProject,
+pub struct Evaluator {
+    project: Arc<AnimeProject>,
+    prepared: Arc<Prepared>,
+}
+
+/// What an [`Evaluator`] computes once per project: everything that does not depend on the
+/// frame.
+#[derive(Clone, Debug)]
+struct Prepared {
     options: EvalOptions,
     /// Per node, per FFD key: its parent key (an Image or Mesh key).
     ffd_parents: Vec<Vec<Option<KeyRef>>>,
@@ -277,6 +319,24 @@ pub struct Evaluator<'a> {
     children: Vec<Vec<usize>>,
     /// Each node's sibling just before it in that list.
     prev_sibling: Vec<Option<usize>>,
+}
+
+/// A project and its prepared state, borrowed for evaluating: the evaluation itself.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    project: &'a AnimeProject,
+    prep: &'a Prepared,
+}
+
+/// What [`View::prepare_bone_key`] found for one Bone key.
+#[derive(Default)]
+struct BoneKeyPrep {
+    /// Node → its binding to a bone of the key.
+    bindings: Vec<(usize, Binding)>,
+    /// Layer node → its skin under the key.
+    skins: Vec<(usize, SkinCache)>,
+    /// Pose key index of the owner → its bone map.
+    pose_maps: Vec<(usize, Vec<Option<usize>>)>,
 }
 
 /// The skin of one layer under one Bone key.
@@ -562,14 +622,48 @@ fn affine_from_mat4(m: &Mat4) -> Affine2 {
     )
 }
 
-impl<'a> Evaluator<'a> {
+impl Evaluator {
     /// An evaluator with the default options (influences recomputed, as AnimeEffects 1.7).
-    pub fn new(project: &'a AnimeProject) -> Self {
+    ///
+    /// `project` is an [`AnimeProject`] (moved, not copied) or an `Arc<AnimeProject>` shared
+    /// with others.
+    pub fn new(project: impl Into<Arc<AnimeProject>>) -> Self {
         Self::with_options(project, EvalOptions::default())
     }
 
     /// An evaluator; computes every Bone key's skin caches and bindings (§4.5 step 5, §4.6).
-    pub fn with_options(project: &'a AnimeProject, options: EvalOptions) -> Self {
+    pub fn with_options(project: impl Into<Arc<AnimeProject>>, options: EvalOptions) -> Self {
+        let project = project.into();
+        let prepared = Arc::new(Prepared::new(&project, options));
+        Self { project, prepared }
+    }
+
+    /// The project this evaluator reads.
+    pub fn project(&self) -> &Arc<AnimeProject> {
+        &self.project
+    }
+
+    /// The options it was made with.
+    pub fn options(&self) -> EvalOptions {
+        self.prepared.options
+    }
+
+    /// The project at `frame` (any real number; rounded to 1/1000).
+    pub fn evaluate(&self, frame: f32) -> EvaluatedFrame {
+        self.view().evaluate(frame)
+    }
+
+    fn view(&self) -> View<'_> {
+        View {
+            project: &self.project,
+            prep: &self.prepared,
+        }
+    }
+}
+
+impl Prepared {
+    /// Key parents, child lists, and every Bone key's skin caches, bindings and pose maps.
+    fn new(project: &AnimeProject, options: EvalOptions) -> Self {
         let objects = &project.objects;
         let mut children = vec![Vec::new(); objects.len()];
         let mut prev_sibling = vec![None; objects.len()];
@@ -598,8 +692,7 @@ impl<'a> Evaluator<'a> {
         let pose_parents = (objects.iter().enumerate())
             .map(|(n, o)| parents(n, KeyKind::Pose, o.timeline.poses.keys.len()))
             .collect();
-        let mut ev = Self {
-            project,
+        let mut prep = Self {
             options,
             ffd_parents,
             pose_parents,
@@ -611,23 +704,37 @@ impl<'a> Evaluator<'a> {
             children,
             prev_sibling,
         };
-        for (owner, node) in project.objects.iter().enumerate() {
-            for i in 0..node.timeline.bones.keys.len() {
-                ev.prepare_bone_key(KeyRef {
-                    node: owner,
-                    kind: KeyKind::Bone,
-                    slot: KeySlot::At(i),
-                });
+        // Each Bone key is prepared from the project and the key parents alone (not from
+        // another key's results), so all are found first and stored in key order after.
+        let keys = (objects.iter().enumerate()).flat_map(|(owner, node)| {
+            (0..node.timeline.bones.keys.len()).map(move |i| KeyRef {
+                node: owner,
+                kind: KeyKind::Bone,
+                slot: KeySlot::At(i),
+            })
+        });
+        let view = View {
+            project,
+            prep: &prep,
+        };
+        let found: Vec<(KeyRef, BoneKeyPrep)> =
+            keys.map(|key| (key, view.prepare_bone_key(key))).collect();
+        for (key, found) in found {
+            for (n, binding) in found.bindings {
+                prep.bindings[n].push((key, binding));
+            }
+            for (n, skin) in found.skins {
+                prep.skins[n].push((key, skin));
+            }
+            for (i, map) in found.pose_maps {
+                prep.pose_maps[key.node][i] = map;
             }
         }
-        ev
+        prep
     }
+}
 
-    /// The project this evaluator reads.
-    pub fn project(&self) -> &'a AnimeProject {
-        self.project
-    }
-
+impl<'a> View<'a> {
     fn objects(&self) -> &'a [ObjectNode] {
         &self.project.objects
     }
@@ -639,7 +746,8 @@ impl<'a> Evaluator<'a> {
 
     /// The children of node `p` in list order (those whose parent link is `p`, each once).
     fn children(&self, p: usize) -> impl Iterator<Item = usize> + '_ {
-        self.children
+        self.prep
+            .children
             .get(p)
             .map_or(&[][..], Vec::as_slice)
             .iter()
@@ -742,11 +850,12 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Skin caches, bindings and pose-bone maps of one Bone key (§4.5 step 5, §4.6).
-    fn prepare_bone_key(&mut self, key: KeyRef) {
+    fn prepare_bone_key(&self, key: KeyRef) -> BoneKeyPrep {
+        let mut out = BoneKeyPrep::default();
         let objects = self.objects();
         let owner = key.node;
         let Some(bone_key) = objects[owner].timeline.bones.get(key.slot) else {
-            return;
+            return out;
         };
         let frame = bone_key.frame as f32;
         let bones = &bone_key.value.bones;
@@ -760,7 +869,7 @@ impl<'a> Evaluator<'a> {
                 }
                 if let Some(inner) = self.inner_matrix(n, owner, frame) {
                     bound.push(n);
-                    self.bindings[n].push((key, Binding { bone: b, inner }));
+                    out.bindings.push((n, Binding { bone: b, inner }));
                 }
             }
         }
@@ -795,7 +904,7 @@ impl<'a> Evaluator<'a> {
             let Some(area) = self.area(d, bone_key.frame) else {
                 continue;
             };
-            let stored = (self.options.influences == InfluenceSource::Stored)
+            let stored = (self.prep.options.influences == InfluenceSource::Stored)
                 .then(|| bone_key.value.caches.iter().find(|c| c.node == d))
                 .flatten()
                 .filter(|c| {
@@ -831,13 +940,13 @@ impl<'a> Evaluator<'a> {
                     }
                 }
             };
-            self.skins[d].push((key, cache));
+            out.skins.push((d, cache));
         }
 
         // Pose keys of this Bone key: pose bone → Bone key bone by origin.
         let poses = &objects[owner].timeline.poses;
         for (i, pose) in poses.keys.iter().enumerate() {
-            if self.pose_parents[owner][i] != Some(key) {
+            if self.prep.pose_parents[owner][i] != Some(key) {
                 continue;
             }
             let mut map = vec![None; bones.len()];
@@ -852,8 +961,9 @@ impl<'a> Evaluator<'a> {
                     *slot = Some(pi);
                 }
             }
-            self.pose_maps[owner][i] = map;
+            out.pose_maps.push((i, map));
         }
+        out
     }
 
     /// A Bone key's skeleton at a frame (§4.5 "Pose palette").
@@ -872,11 +982,11 @@ impl<'a> Evaluator<'a> {
             })
             .collect();
         let poses = &owner.timeline.poses.keys;
-        let pose_parents = &self.pose_parents[key.node];
+        let pose_parents = &self.prep.pose_parents[key.node];
         let counts = |i: usize| pose_parents[i] == Some(key);
         // Pose key `p`'s bones in Bone key order (by their origin links).
         let pose_bones = |p: usize| {
-            let map = self.pose_maps[key.node][p].as_slice();
+            let map = self.prep.pose_maps[key.node][p].as_slice();
             let stored = &poses[p].value.bones;
             move |b: usize| -> Option<&Bone> { stored.get((*map.get(b)?)?) }
         };
@@ -940,7 +1050,7 @@ impl<'a> Evaluator<'a> {
     }
 
     /// The project at `frame` (any real number; rounded to 1/1000).
-    pub fn evaluate(&self, frame: f32) -> EvaluatedFrame {
+    fn evaluate(&self, frame: f32) -> EvaluatedFrame {
         let frame = quantize_frame(frame);
         let step = frame.floor() as i32;
         let cycle = self.cycle();
@@ -984,7 +1094,7 @@ impl<'a> Evaluator<'a> {
 
             // The node's own placement: bound to a bone (§4.6) or parent · local.
             let binding = bone_key
-                .and_then(|k| Some((k, self.bindings[i].iter().find(|(b, _)| *b == k)?.1)))
+                .and_then(|k| Some((k, self.prep.bindings[i].iter().find(|(b, _)| *b == k)?.1)))
                 .filter(|(k, _)| k.node < i);
             let (world, mut placement) = match binding {
                 Some((k, b)) => {
@@ -1003,7 +1113,7 @@ impl<'a> Evaluator<'a> {
             if let Some(area) = area {
                 let n = area.mesh.vertex_count();
                 // FFD keys of the area key (forced parent): absolute positions in mesh space.
-                let ffd_parents = &self.ffd_parents[i];
+                let ffd_parents = &self.prep.ffd_parents[i];
                 let counts = |f: usize| ffd_parents[f] == Some(area.area_key);
                 let ffds = &obj.timeline.ffds.keys;
                 let ffd_positions: Option<&[Vec3]> = match gather(ffds, frame, cycle, counts) {
@@ -1023,7 +1133,9 @@ impl<'a> Evaluator<'a> {
                         ffd_positions.map_or_else(|| area.mesh.rest(v), |p| p[v].truncate())
                     };
                     let skin = bone_key
-                        .and_then(|k| Some((k, &self.skins[i].iter().find(|(s, _)| *s == k)?.1)))
+                        .and_then(|k| {
+                            Some((k, &self.prep.skins[i].iter().find(|(s, _)| *s == k)?.1))
+                        })
                         .filter(|(k, c)| {
                             k.node < i && c.area_key == area.area_key && c.influences.len() == n
                         });
@@ -1111,7 +1223,7 @@ impl<'a> Evaluator<'a> {
     /// A clipper: not clipped, and the sibling just before it is (§4.8).
     fn is_clipper(&self, n: usize) -> bool {
         !self.objects()[n].clipped
-            && self.prev_sibling[n].is_some_and(|p| self.objects()[p].clipped)
+            && self.prep.prev_sibling[n].is_some_and(|p| self.objects()[p].clipped)
     }
 
     /// The clippees of clipper `n`: the run of clipped previous siblings (the visible ones,
@@ -1120,12 +1232,12 @@ impl<'a> Evaluator<'a> {
     fn clippees(&self, n: usize, nodes: &[NodeFrame]) -> Vec<usize> {
         let mut out = Vec::new();
         // Each step goes to an earlier place in the list, so this ends.
-        let mut prev = self.prev_sibling[n];
+        let mut prev = self.prep.prev_sibling[n];
         while let Some(s) = prev.filter(|&s| self.objects()[s].clipped) {
             if nodes[s].visible {
                 self.collect(s, nodes, &mut out);
             }
-            prev = self.prev_sibling[s];
+            prev = self.prep.prev_sibling[s];
         }
         sort_by_depth(&mut out, nodes);
         out

@@ -12,11 +12,11 @@
 //!   weights, FFD and the order of deformation (§4.5, §4.6);
 //! * [`blend`]: the 20 blend modes, the layer fragment, compositing, clipping masks and HSV
 //!   (§4.4, §4.8, §4.9, §4.10, Addendum);
-//! * [`raster`]: a CPU triangle rasteriser with bilinear, transparent-border texture sampling;
 //! * [`eval`]: a whole project at a frame: key gathering, the object tree, deformed meshes and
 //!   the draw order (§4.1–§4.8), on top of the modules above;
-//! * [`render`]: the CPU reference renderer that replays an evaluated frame into the framebuffer
-//!   AnimeEffects' exporter fills, and the PNG it saves from it.
+//! * [`cpu`]: the CPU reference renderer that replays an evaluated frame into the framebuffer
+//!   AnimeEffects' exporter fills, and the PNG it saves from it; its triangle rasteriser
+//!   (bilinear, transparent-border texture sampling) and its RGBA8 image.
 //!
 //! Coordinates are AnimeEffects' canvas pixels: origin top-left, +y down (§2). Angles are radians;
 //! a positive rotation turns +x toward +y, i.e. clockwise on screen.
@@ -25,10 +25,9 @@
 //! AnimeEffects computes in `double` (the Custom easing).
 
 pub mod blend;
+pub mod cpu;
 pub mod easing;
 pub mod eval;
-pub mod raster;
-pub mod render;
 pub mod skinning;
 pub mod spline;
 pub mod transform;

@@ -51,7 +51,9 @@ pub struct BoneJoint {
 /// A joint's world placement (`worldPos`, `worldAngle`), in the BoneKey owner's space.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct BoneWorld {
+    /// The joint's position (canvas pixels in the owner's space, +y down).
     pub pos: Vec2,
+    /// The bone's world angle in radians (+x toward +y).
     pub angle: f32,
 }
 
@@ -219,7 +221,9 @@ pub fn bone_matrix(rest: BoneWorld, pose: BoneWorld) -> Affine2 {
 /// One bone's pose-palette entry: the matrix (§4.6) and the dual quaternion (§4.5).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PaletteEntry {
+    /// `T(pose.pos) · R(Δ) · T(−rest.pos)`, for bone binding (§4.6).
     pub matrix: Affine2,
+    /// The same motion as a dual quaternion, for skinning (§4.5).
     pub dual_quat: DualQuat2,
 }
 
@@ -269,7 +273,9 @@ pub fn palette_entry(palette: &[PaletteEntry], bone: i32) -> PaletteEntry {
 /// pairs bone index `bones[k]` with `weights[k]`. Unused slots have weight 0.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VertexInfluences {
+    /// Bone index (DFS pre-order) per slot; negative or out-of-range indices read as the identity.
     pub bones: [i32; MAX_INFLUENCES],
+    /// Weight per slot; unused slots are 0.
     pub weights: [f32; MAX_INFLUENCES],
 }
 
@@ -439,6 +445,8 @@ pub fn signed_angle(a: f32) -> f32 {
 /// make it valid; the default `(−1, 1)` is not.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BendRange {
+    /// The range's extents in radians: `angle[0]` (≥ 0) toward positive angles, `angle[1]`
+    /// (≤ 0) toward negative ones.
     pub angle: [f32; 2],
 }
 

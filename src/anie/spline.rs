@@ -72,9 +72,13 @@ pub fn catmull_rom_tangents(
 /// `P(u) = (2p0 − 2p1 + v0 + v1)u³ + (−3p0 + 3p1 − 2v0 − v1)u² + v0·u + p0`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HermiteCurve {
+    /// Start point (u = 0).
     pub p0: Vec2,
+    /// End point (u = 1).
     pub p1: Vec2,
+    /// Tangent at the start.
     pub v0: Vec2,
+    /// Tangent at the end.
     pub v1: Vec2,
 }
 
@@ -97,6 +101,7 @@ pub const MIN_CHORD: f32 = 0.001;
 /// One Move segment's path, with its arc-length table (§4.3).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MovePath {
+    /// The segment's cubic.
     pub curve: HermiteCurve,
     /// `L[i]`: the summed chord lengths from `P(0)` to `P(i/8)`; `L[0] = 0`.
     pub lengths: [f32; ARC_SAMPLES + 1],

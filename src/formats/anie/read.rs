@@ -5,42 +5,33 @@
 
 use super::error::{AnieError, AnieErrorKind, AnieWarning, AnieWarningKind, Location};
 use super::packbits::packbits_decode;
-use super::records::{ENDIAN, FileHeader, GLBL, GlobalBlock, MAGIC};
+use super::records::{ENDIAN, FileHeader, GLBL, GLBL_LENGTH, GlobalBlock, MAGIC, MAJOR, block};
 use super::*;
 use crate::formats::bytes::{ByteReader, CountTooLarge, Short};
+use glam::{Mat4, Vec2, Vec3};
 use std::collections::HashMap;
 
-/// A project, the format version it was written in, and what the reader tolerated.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AnieRead {
-    pub project: AnimeProject,
-    pub version: AnieVersion,
-    pub warnings: Vec<AnieWarning>,
-}
-
-impl AnimeProject {
-    /// Reads a whole `.anie` file (formats 0.4 to 0.8).
-    pub fn read(bytes: &[u8]) -> std::result::Result<AnieRead, AnieError> {
-        let mut p = Parser {
-            data: bytes,
-            r: ByteReader::new(bytes),
-            block_name: None,
-            bound_order: Vec::new(),
-            version: AnieVersion::V0_8,
-            warnings: Vec::new(),
-            spot: Spot::default(),
-            ids: HashMap::new(),
-            pending: Vec::new(),
-            project: AnimeProject::default(),
-        };
-        p.file()?;
-        p.resolve()?;
-        Ok(AnieRead {
-            project: p.project,
-            version: p.version,
-            warnings: p.warnings,
-        })
-    }
+/// [`AnimeProject::read`].
+pub(super) fn read(bytes: &[u8]) -> Result<AnieRead> {
+    let mut p = Parser {
+        data: bytes,
+        r: ByteReader::new(bytes),
+        block_name: None,
+        bound_order: Vec::new(),
+        version: AnieVersion::V0_8,
+        warnings: Vec::new(),
+        spot: Spot::default(),
+        ids: HashMap::new(),
+        pending: Vec::new(),
+        project: AnimeProject::default(),
+    };
+    p.file()?;
+    p.resolve()?;
+    Ok(AnieRead {
+        project: p.project,
+        version: p.version,
+        warnings: p.warnings,
+    })
 }
 
 type Result<T> = std::result::Result<T, AnieError>;
@@ -544,7 +535,7 @@ impl<'a> Parser<'a> {
             return Err(self.error(6, AnieErrorKind::BadEndianMarker { found: h.endian }));
         }
         self.version = match (h.major, AnieVersion::from_minor(h.minor)) {
-            (0, Some(v)) => v,
+            (MAJOR, Some(v)) => v,
             _ => {
                 return Err(self.error(
                     8,
@@ -576,7 +567,7 @@ impl<'a> Parser<'a> {
                 },
             ));
         }
-        if g.length != 64 {
+        if g.length != GLBL_LENGTH {
             return Err(self.error(36, AnieErrorKind::BadGlobalLength { length: g.length }));
         }
         if g.reserved != [0; 47] {
@@ -593,7 +584,7 @@ impl<'a> Parser<'a> {
         self.project.fps = g.fps;
         self.project.looping = g.looping != 0;
 
-        self.block("Resource", |p| {
+        self.block(block::RESOURCE, |p| {
             let trees = p.count("resource tree", MIN_RES_TREE)?;
             for t in 0..trees {
                 let file_path = p.string("resource file path")?;
@@ -609,7 +600,7 @@ impl<'a> Parser<'a> {
             Ok(())
         })?;
 
-        self.block("ObjTree_", |p| {
+        self.block(block::OBJ_TREE, |p| {
             let at = p.r.pos();
             let top = p.i32("top node count")?;
             if !(0..=1).contains(&top) {
@@ -649,7 +640,7 @@ impl<'a> Parser<'a> {
             resource: Some((tree, index)),
             ..Spot::default()
         };
-        self.block("ResNode_", |p| {
+        self.block(block::RES_NODE, |p| {
             let identifier = p.string("resource identifier")?;
             p.project.resources[tree].nodes[index].identifier = identifier;
             let children = p.count("resource child", 0)?;
@@ -765,7 +756,7 @@ impl<'a> Parser<'a> {
             node: Some(index),
             ..Spot::default()
         };
-        self.block("ObjNode_", |p| {
+        self.block(block::OBJ_NODE, |p| {
             let at = p.r.pos();
             let kind = match p.i32("object type")? {
                 0 => NodeKind::Layer,
@@ -785,8 +776,8 @@ impl<'a> Parser<'a> {
             p.bind(Target::Object(index))?;
             p.project.objects[index].kind = kind;
             let signature = match kind {
-                NodeKind::Layer => "LayerNd_",
-                NodeKind::Folder => "FolderNd",
+                NodeKind::Layer => block::LAYER,
+                NodeKind::Folder => block::FOLDER,
             };
             p.block(signature, |p| {
                 let name = p.string("node name")?;
@@ -795,7 +786,7 @@ impl<'a> Parser<'a> {
                 let slim_down = p.bool("slimDown")?;
                 let initial_rect = p.irect("initialRect")?;
                 let clipped = p.bool("clipped")?;
-                let timeline = p.block("TimeLine", |p| p.timeline(index))?;
+                let timeline = p.block(block::TIME_LINE, |p| p.timeline(index))?;
                 let node = &mut p.project.objects[index];
                 node.visible = visible;
                 node.slim_down = slim_down;
@@ -818,7 +809,7 @@ impl<'a> Parser<'a> {
             self.spot.map = None;
             self.spot.key = None;
             let at = self.r.pos();
-            self.block("TimeMap_", |p| {
+            self.block(block::TIME_MAP, |p| {
                 let name = p.string("key type name")?;
                 let Some(kind) = KeyKind::from_name(&name) else {
                     let length = p.r.remaining() as u64;
@@ -1353,7 +1344,7 @@ impl<'a> Parser<'a> {
             resource: None,
             blend_mode: self.blend_mode()?,
             image_offset: self.vec2("image offset")?,
-            mesh: self.block("GridMesh", Self::grid_mesh)?,
+            mesh: self.block(block::GRID_MESH, Self::grid_mesh)?,
         })
     }
 
@@ -1629,8 +1620,3 @@ fn find_cycle<T: Copy + Eq + std::hash::Hash, P: Copy>(
     }
     None
 }
-
-/// Load-time clamp limits (`core/Constant.h`, §3).
-pub(crate) const TRANSLATE_LIMIT: f32 = 1e7;
-pub(crate) const SCALE_LIMIT: f32 = 1e4;
-pub(crate) const ROTATE_LIMIT: f32 = 1e4;

@@ -45,6 +45,35 @@ impl Record for GlobalBlock {
     const SIZE: usize = 72;
 }
 
+/// [`FileHeader::magic`].
 pub const MAGIC: [u8; 6] = *b"ANIMFX";
+/// [`FileHeader::endian`]: little-endian.
 pub const ENDIAN: [u8; 2] = [0xFF, 0x00];
+/// [`GlobalBlock::signature`].
 pub const GLBL: [u8; 4] = *b"GLBL";
+/// [`FileHeader::major`]: every format version is 0.x ([`super::AnieVersion`] is the minor).
+pub const MAJOR: u32 = 0;
+/// [`GlobalBlock::length`].
+pub const GLBL_LENGTH: u32 = 64;
+
+/// The 8-byte signatures of the generic blocks (§1.4: signature, u64 length, content).
+pub mod block {
+    /// The resource trees.
+    pub const RESOURCE: &str = "Resource";
+    /// A resource node.
+    pub const RES_NODE: &str = "ResNode_";
+    /// The object tree.
+    pub const OBJ_TREE: &str = "ObjTree_";
+    /// An object node.
+    pub const OBJ_NODE: &str = "ObjNode_";
+    /// The body of a layer object node.
+    pub const LAYER: &str = "LayerNd_";
+    /// The body of a folder object node.
+    pub const FOLDER: &str = "FolderNd";
+    /// A node's timeline.
+    pub const TIME_LINE: &str = "TimeLine";
+    /// One key type's map of a timeline.
+    pub const TIME_MAP: &str = "TimeMap_";
+    /// An Image key's grid mesh.
+    pub const GRID_MESH: &str = "GridMesh";
+}

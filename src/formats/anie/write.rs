@@ -4,10 +4,10 @@
 
 use super::error::{AnieWriteError, AnieWriteErrorKind, Location};
 use super::packbits::packbits_encode;
-use super::read::{ROTATE_LIMIT, SCALE_LIMIT, TRANSLATE_LIMIT};
-use super::records::{ENDIAN, FileHeader, GLBL, GlobalBlock, MAGIC};
+use super::records::{ENDIAN, FileHeader, GLBL, GLBL_LENGTH, GlobalBlock, MAGIC, MAJOR, block};
 use super::*;
 use binrw::BinWrite;
+use glam::{Mat4, Vec2, Vec3};
 use std::collections::{HashMap, HashSet};
 use std::io::Cursor;
 
@@ -32,32 +32,26 @@ struct Spot {
     bone: Option<usize>,
 }
 
-impl AnimeProject {
-    /// Encodes the project in `version` (0.8, 0.7 or 0.5; [`AnieVersion::default`] is 0.8).
-    ///
-    /// Nothing is dropped or changed silently: a value the version cannot hold (a Custom easing
-    /// or edited bezier before 0.8, HSV keys before 0.6), a value the reader would clamp or
-    /// refuse, a tree not in pre-order, or a reference to nothing is an error.
-    pub fn write(&self, version: AnieVersion) -> Result<Vec<u8>> {
-        let mut w = Writer {
-            p: self,
-            version,
-            out: Vec::new(),
-            ids: HashMap::new(),
-            spot: Spot::default(),
-            line: Vec::new(),
-            packed: Vec::new(),
-        };
-        if !matches!(
-            version,
-            AnieVersion::V0_5 | AnieVersion::V0_7 | AnieVersion::V0_8
-        ) {
-            return Err(w.error(AnieWriteErrorKind::UnsupportedVersion { version }));
-        }
-        w.check_structure()?;
-        w.file()?;
-        Ok(w.out)
+/// [`AnimeProject::write`].
+pub(super) fn write(project: &AnimeProject, version: AnieVersion) -> Result<Vec<u8>> {
+    let mut w = Writer {
+        p: project,
+        version,
+        out: Vec::new(),
+        ids: HashMap::new(),
+        spot: Spot::default(),
+        line: Vec::new(),
+        packed: Vec::new(),
+    };
+    if !matches!(
+        version,
+        AnieVersion::V0_5 | AnieVersion::V0_7 | AnieVersion::V0_8
+    ) {
+        return Err(w.error(AnieWriteErrorKind::UnsupportedVersion { version }));
     }
+    w.check_structure()?;
+    w.file()?;
+    Ok(w.out)
 }
 
 struct Writer<'p> {
@@ -411,13 +405,13 @@ impl<'p> Writer<'p> {
         self.record(&FileHeader {
             magic: MAGIC,
             endian: ENDIAN,
-            major: 0,
+            major: MAJOR,
             minor: self.version.minor(),
             reserved: [0; 16],
         });
         self.record(&GlobalBlock {
             signature: GLBL,
-            length: 64,
+            length: GLBL_LENGTH,
             canvas_width: p.canvas_width,
             canvas_height: p.canvas_height,
             max_frame: p.max_frame,
@@ -426,7 +420,7 @@ impl<'p> Writer<'p> {
             reserved: [0; 47],
         });
 
-        let at = self.begin("Resource");
+        let at = self.begin(block::RESOURCE);
         self.count(p.resources.len(), "resource tree")?;
         for (t, tree) in p.resources.iter().enumerate() {
             self.spot = Spot {
@@ -442,7 +436,7 @@ impl<'p> Writer<'p> {
         self.end(at);
         self.spot = Spot::default();
 
-        let at = self.begin("ObjTree_");
+        let at = self.begin(block::OBJ_TREE);
         self.i32(i32::from(!p.objects.is_empty()));
         for (i, node) in p.objects.iter().enumerate() {
             self.spot = Spot {
@@ -456,7 +450,7 @@ impl<'p> Writer<'p> {
     }
 
     fn resource_node(&mut self, me: ResourceRef, node: &ResourceNode) -> Result<()> {
-        let at = self.begin("ResNode_");
+        let at = self.begin(block::RES_NODE);
         self.string(&node.identifier, "resource identifier")?;
         self.count(node.children.len(), "resource child")?;
         let id = self.id(Obj::Resource(me));
@@ -517,7 +511,7 @@ impl<'p> Writer<'p> {
     }
 
     fn object_node(&mut self, index: usize, node: &ObjectNode) -> Result<()> {
-        let at = self.begin("ObjNode_");
+        let at = self.begin(block::OBJ_NODE);
         self.i32(match node.kind {
             NodeKind::Layer => 0,
             NodeKind::Folder => 1,
@@ -526,8 +520,8 @@ impl<'p> Writer<'p> {
         let id = self.id(Obj::Object(index));
         self.i32(id);
         let inner = self.begin(match node.kind {
-            NodeKind::Layer => "LayerNd_",
-            NodeKind::Folder => "FolderNd",
+            NodeKind::Layer => block::LAYER,
+            NodeKind::Folder => block::FOLDER,
         });
         self.string(&node.name, "node name")?;
         self.bool(node.visible);
@@ -543,7 +537,7 @@ impl<'p> Writer<'p> {
     // ---- timelines and keys ----
 
     fn timeline(&mut self, node: usize, tl: &Timeline) -> Result<()> {
-        let at = self.begin("TimeLine");
+        let at = self.begin(block::TIME_LINE);
         let maps = KeyKind::ALL.iter().filter(|&&k| !tl.is_empty(k)).count();
         self.count(maps, "key map")?;
         self.key_map(node, KeyKind::Move, &tl.moves, Self::move_key)?;
@@ -581,7 +575,7 @@ impl<'p> Writer<'p> {
                 needed: AnieVersion::V0_6,
             }));
         }
-        let at = self.begin("TimeMap_");
+        let at = self.begin(block::TIME_MAP);
         self.string(kind.name(), "key type name")?;
         self.bool(map.default.is_some());
         if let Some(key) = &map.default {
@@ -944,7 +938,7 @@ impl<'p> Writer<'p> {
                 }));
             }
         }
-        let at = self.begin("GridMesh");
+        let at = self.begin(block::GRID_MESH);
         self.i32(0);
         self.i32(m.size[0]);
         self.i32(m.size[1]);

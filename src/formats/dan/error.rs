@@ -5,8 +5,11 @@ use std::fmt;
 /// A channel of a bone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DanTrack {
+    /// The rotation keys.
     Rotation,
+    /// The position keys.
     Position,
+    /// The scale keys.
     Scale,
 }
 
@@ -23,8 +26,11 @@ impl fmt::Display for DanTrack {
 /// Where in the file a problem is: bone index, channel and key index, as far as known.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DanLocation {
+    /// The bone's index in the file's bone list.
     pub bone: Option<usize>,
+    /// The bone's channel.
     pub track: Option<DanTrack>,
+    /// The key's index in that channel.
     pub key: Option<usize>,
 }
 
@@ -47,36 +53,66 @@ impl fmt::Display for DanLocation {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{kind} at byte {offset}{location}")]
 pub struct DanError {
+    /// Byte offset in the file where the problem is.
     pub offset: u64,
+    /// The bone, channel and key being read, as far as known.
     pub location: DanLocation,
+    /// What is wrong.
     pub kind: DanErrorKind,
 }
 
+/// What is wrong with a file that cannot be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DanErrorKind {
+    /// The file ends inside a record.
     #[error(
         "file ends early: expected {expected} ({needed} bytes) but only {available} bytes remain"
     )]
     Truncated {
+        /// The record that was being read.
         expected: &'static str,
+        /// Its size in bytes.
         needed: u64,
+        /// The bytes left in the file.
         available: u64,
     },
+    /// The header's version is not [`super::DAN_VERSION`].
     #[error("not a DAN file of a known version: version is {found}, expected 10")]
-    UnsupportedVersion { found: i32 },
+    UnsupportedVersion {
+        /// The version in the header.
+        found: i32,
+    },
+    /// A count (of bones or keys) is negative.
     #[error("negative {what} {value}")]
-    NegativeCount { what: &'static str, value: i32 },
+    NegativeCount {
+        /// What is counted.
+        what: &'static str,
+        /// The count as stored.
+        value: i32,
+    },
+    /// A count promises more items than the bytes left could hold (checked before anything is
+    /// allocated from it).
     #[error(
         "{what} {count} cannot fit: each needs at least {min_each} bytes and only {bytes_left} remain"
     )]
     CountTooLarge {
+        /// What is counted.
         what: &'static str,
+        /// The count as stored.
         count: u64,
+        /// The smallest encoding of one item, in bytes.
         min_each: u64,
+        /// The bytes left in the file.
         bytes_left: u64,
     },
+    /// A key value is NaN or infinite.
     #[error("{field} is {value}, not a finite number")]
-    NotFinite { field: &'static str, value: f32 },
+    NotFinite {
+        /// The value's name.
+        field: &'static str,
+        /// The value as stored.
+        value: f32,
+    },
 }
 
 /// Something the reader tolerated; the data was read.
@@ -86,15 +122,29 @@ pub enum DanWarning {
     /// the first key earlier than the one before it, `count` how many such steps the channel
     /// has. The keys are sorted (stably) when the file becomes a clip.
     TimesNotSorted {
+        /// The bone's index.
         bone: usize,
+        /// The channel.
         track: DanTrack,
+        /// The first key whose time is earlier than its predecessor's.
         key: usize,
+        /// How many keys of the channel are earlier than the key before them.
         count: usize,
     },
     /// Bytes after the last bone; kept in [`super::DanFile::trailing`].
-    TrailingBytes { offset: u64, count: u64 },
+    TrailingBytes {
+        /// Where they start.
+        offset: u64,
+        /// How many there are.
+        count: u64,
+    },
     /// The header's start or end time is not a finite number; the keys' own range is used.
-    RangeNotFinite { start_ms: f32, end_ms: f32 },
+    RangeNotFinite {
+        /// The header's start, as stored.
+        start_ms: f32,
+        /// The header's end, as stored.
+        end_ms: f32,
+    },
 }
 
 impl fmt::Display for DanWarning {
@@ -127,17 +177,33 @@ impl fmt::Display for DanWarning {
 /// A file that cannot be written.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DanWriteError {
+    /// More bones or keys than an `i32` count holds.
     #[error("{what} {count} does not fit the file's 32-bit signed count")]
-    TooMany { what: &'static str, count: usize },
+    TooMany {
+        /// What is counted.
+        what: &'static str,
+        /// How many there are.
+        count: usize,
+    },
+    /// A clip's duration, in whole milliseconds, is not finite or outside the `i32` range that
+    /// key times have.
     #[error("the clip's duration {seconds} s is outside the file's millisecond range")]
-    DurationOutOfRange { seconds: f32 },
+    DurationOutOfRange {
+        /// The duration in seconds.
+        seconds: f32,
+    },
+    /// A key time, in whole milliseconds, is not finite or does not fit the file's `i32`.
     #[error(
         "bone #{bone} {track} key #{key} at {seconds} s is outside the file's millisecond range"
     )]
     TimeOutOfRange {
+        /// The bone's index.
         bone: usize,
+        /// The channel.
         track: DanTrack,
+        /// The key's index in the channel.
         key: usize,
+        /// The key's time in seconds.
         seconds: f32,
     },
 }

@@ -20,6 +20,7 @@
 mod clip;
 mod error;
 mod read;
+mod records;
 mod write;
 
 pub use clip::DanClipOptions;
@@ -57,8 +58,11 @@ pub struct DanFile {
 /// unsorted; see [`DanFile::sorted`]). A channel without keys leaves the bone's rest value.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DanBone {
+    /// Rotation keys.
     pub rotations: Vec<RotationKey>,
+    /// Position keys (model space).
     pub positions: Vec<VectorKey>,
+    /// Scale keys.
     pub scales: Vec<VectorKey>,
 }
 
@@ -68,7 +72,9 @@ pub struct DanBone {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RotationKey {
+    /// Time in milliseconds, as the exporter wrote it.
     pub time_ms: i32,
+    /// The stored `(x, y, z, w)`: Max's quaternion as `(x, z, y, −w)`.
     pub value: [f32; 4],
 }
 
@@ -77,30 +83,10 @@ pub struct RotationKey {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VectorKey {
+    /// Time in milliseconds, as the exporter wrote it.
     pub time_ms: i32,
+    /// The stored `(x, y, z)`: Max's `(x, z, y)`.
     pub value: [f32; 3],
-}
-
-/// The 80-byte header (§1).
-#[binrw]
-#[brw(little)]
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Header {
-    pub version: i32,
-    pub comment: [u8; COMMENT_LEN],
-    pub bone_count: i32,
-    pub start_ms: f32,
-    pub end_ms: f32,
-}
-
-impl crate::formats::bytes::Record for Header {
-    const SIZE: usize = 80;
-}
-impl crate::formats::bytes::Record for RotationKey {
-    const SIZE: usize = 20;
-}
-impl crate::formats::bytes::Record for VectorKey {
-    const SIZE: usize = 16;
 }
 
 impl DanFile {

@@ -1,13 +1,17 @@
 //! Reading `.dan` files (spec §1, checks of §4).
 
 use super::error::{DanError, DanErrorKind, DanLocation, DanTrack, DanWarning};
-use super::{DAN_VERSION, DanBone, DanFile, Header, RotationKey, VectorKey};
+use super::records::{COUNT_SIZE, Header};
+use super::{DAN_VERSION, DanBone, DanFile, RotationKey, VectorKey};
 use crate::formats::bytes::{ByteReader, CountTooLarge, Record, Short};
 
 /// A file that was read, with what the reader tolerated in it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DanRead {
+    /// The file, values as stored.
     pub file: DanFile,
+    /// What the reader accepted but reports (backwards key times, trailing bytes, a header
+    /// range that is not finite), in file order.
     pub warnings: Vec<DanWarning>,
 }
 
@@ -162,7 +166,7 @@ impl DanFile {
         }
         // Each bone holds at least its three key counts.
         let bones =
-            r.r.check_count(header.bone_count as u64, 12)
+            r.r.check_count(header.bone_count as u64, 3 * COUNT_SIZE as u64)
                 .map_err(|e| DanError {
                     offset: 68,
                     ..r.too_large("bone count", e)

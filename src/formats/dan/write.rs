@@ -1,7 +1,9 @@
 //! Writing `.dan` files: the layout of §1, byte for byte what the reader reads.
 
 use super::error::DanWriteError;
+use super::records::{COUNT_SIZE, Header};
 use super::{DanFile, RotationKey, VectorKey};
+use crate::formats::bytes::Record;
 use binrw::BinWrite;
 use std::io::Cursor;
 
@@ -14,16 +16,19 @@ fn count(what: &'static str, n: usize) -> Result<[u8; 4], DanWriteError> {
 impl DanFile {
     /// The file's bytes: header, every bone's three channels, then [`DanFile::trailing`].
     pub fn write(&self) -> Result<Vec<u8>, DanWriteError> {
-        let size = 80
-            + self.bones.len() * 12
+        let size = Header::SIZE
+            + self.bones.len() * 3 * COUNT_SIZE
             + self
                 .bones
                 .iter()
-                .map(|b| b.rotations.len() * 20 + (b.positions.len() + b.scales.len()) * 16)
+                .map(|b| {
+                    b.rotations.len() * RotationKey::SIZE
+                        + (b.positions.len() + b.scales.len()) * VectorKey::SIZE
+                })
                 .sum::<usize>()
             + self.trailing.len();
         let mut out = Cursor::new(Vec::with_capacity(size));
-        let header = super::Header {
+        let header = Header {
             version: self.version,
             comment: self.comment,
             bone_count: i32::from_le_bytes(count("bone count", self.bones.len())?),

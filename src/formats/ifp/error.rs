@@ -6,8 +6,11 @@ use std::fmt;
 /// by index and name, and the key index, as far as they are known.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Location {
+    /// The clip's index in its block and its name.
     pub clip: Option<(usize, String)>,
+    /// The sequence's index in its clip and its bone name.
     pub sequence: Option<(usize, String)>,
+    /// The key's index in its sequence.
     pub key: Option<usize>,
 }
 
@@ -34,95 +37,178 @@ pub struct IfpError {
     pub offset: u64,
     /// Boxed to keep `Result<_, IfpError>` small on the happy path.
     pub location: Box<Location>,
+    /// What is wrong.
     pub kind: IfpErrorKind,
 }
 
+/// What is wrong with a file that cannot be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum IfpErrorKind {
+    /// The file ends inside a record or section.
     #[error(
         "file ends early: expected {expected} ({needed} bytes) but only {available} bytes remain"
     )]
     Truncated {
+        /// What was being read.
         expected: &'static str,
+        /// Its size in bytes.
         needed: u64,
+        /// The bytes left in the file.
         available: u64,
     },
+    /// The file does not start with a known magic.
     #[error("not an IFP file: expected \"ANPK\", \"ANP3\", \"ANP2\" or \"ANLF\", found {found:?}")]
-    UnknownFormat { found: String },
+    UnknownFormat {
+        /// The first four bytes, as text (non-printable bytes as `.`).
+        found: String,
+    },
+    /// A count promises more items than the bytes left could hold (checked before anything is
+    /// allocated from it).
     #[error(
         "{what} count {count} cannot fit: each needs at least {min_each} bytes and only {bytes_left} remain"
     )]
     CountTooLarge {
+        /// What is counted.
         what: &'static str,
+        /// The count as stored.
         count: u64,
+        /// The smallest encoding of one item, in bytes.
         min_each: u64,
+        /// The bytes left.
         bytes_left: u64,
     },
+    /// A signed count is negative.
     #[error("negative {what} count {value}")]
-    NegativeCount { what: &'static str, value: i32 },
-    #[error("ANIM record of {size} bytes is too short: expected at least 44")]
-    AnimTooShort { size: u32 },
+    NegativeCount {
+        /// What is counted.
+        what: &'static str,
+        /// The count as stored.
+        value: i32,
+    },
+    /// An ANPK ANIM section shorter than its fixed 40-byte head.
+    #[error("ANIM record of {size} bytes is too short: expected at least 40")]
+    AnimTooShort {
+        /// The section's size field.
+        size: u32,
+    },
+    /// A section too short for its fixed content.
     #[error("{section} payload of {size} bytes is too short: expected at least {min}")]
     SectionTooShort {
+        /// Which section.
         section: &'static str,
+        /// Its size field.
         size: u32,
+        /// The smallest size its content needs.
         min: u32,
     },
+    /// An ANPK key block whose magic is unknown and whose size fits no known layout.
     #[error(
         "unknown key block {magic:?} of {size} bytes for {frames} frames: expected KR00, KRT0 or KRTS"
     )]
     UnknownKeyBlock {
+        /// Its magic, as text.
         magic: String,
+        /// Its size field.
         size: u32,
+        /// The ANIM record's key count.
         frames: u32,
     },
+    /// An ANP3 or ANP2 sequence with a frame type other than 1–4.
     #[error("unknown ANP3 frame type {frame_type}: expected 1, 2, 3 or 4")]
-    UnknownFrameType { frame_type: u32 },
+    UnknownFrameType {
+        /// The frame type as stored.
+        frame_type: u32,
+    },
+    /// A key value is NaN or infinite.
     #[error("{field} is {value}, not a finite number")]
-    NotFinite { field: &'static str, value: f32 },
+    NotFinite {
+        /// The value's name.
+        field: &'static str,
+        /// The value as stored.
+        value: f32,
+    },
 }
 
 /// Something odd that the reader tolerated, as the games do. The data was read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IfpWarning {
+    /// Byte offset in the file where it is.
     pub offset: u64,
+    /// The clip, sequence and key, as far as known.
     pub location: Location,
+    /// What the reader tolerated.
     pub kind: IfpWarningKind,
 }
 
+/// What the reader tolerated.
 #[derive(Debug, Clone, PartialEq)]
 pub enum IfpWarningKind {
     /// Bytes after the end of the declared content (stale data, IMG padding).
-    TrailingBytes { count: u64, all_zero: bool },
+    TrailingBytes {
+        /// How many.
+        count: u64,
+        /// Whether they are all zero (padding).
+        all_zero: bool,
+    },
     /// The package's size field does not match the content read by counts.
-    PackageSizeMismatch { declared_end: u64, content_end: u64 },
+    PackageSizeMismatch {
+        /// Where the size field says the package ends.
+        declared_end: u64,
+        /// Where its content ends.
+        content_end: u64,
+    },
     /// A section marker other than the expected one (the games do not check these).
     UnexpectedMarker {
+        /// The marker expected there.
         expected: &'static str,
+        /// The marker found, as text.
         found: String,
     },
     /// A CPAN or DGAN size that disagrees with its content; `resynchronised` when reading went on
     /// at the end the size declares (as OpenRW does), otherwise at the end of the content.
     SectionSizeMismatch {
+        /// Which section.
         section: &'static str,
+        /// Where its size field says it ends.
         declared_end: u64,
+        /// Where its content ends.
         content_end: u64,
+        /// Whether reading went on at `declared_end`.
         resynchronised: bool,
     },
     /// The key block's size differs from numFrames × frame size (the games ignore it).
     KeyBlockSizeMismatch {
+        /// The block's magic.
         magic: String,
+        /// Its size field.
         declared: u32,
+        /// numFrames × frame size.
         expected: u64,
     },
     /// Unknown key block magic; the frame layout was inferred from size / numFrames.
-    KeyBlockInferred { magic: String, layout: &'static str },
+    KeyBlockInferred {
+        /// The block's magic, as text.
+        magic: String,
+        /// The layout it was read as (`KR00`, `KRT0` or `KRTS`).
+        layout: &'static str,
+    },
     /// ANIM payload longer than 48 bytes; the extra bytes are kept.
-    LongAnimRecord { size: u32 },
+    LongAnimRecord {
+        /// The section's size field.
+        size: u32,
+    },
     /// ANP3 frameDataSize does not match the key data actually present.
-    FrameDataSizeMismatch { declared: u32, actual: u64 },
+    FrameDataSizeMismatch {
+        /// The animation header's frameDataSize.
+        declared: u32,
+        /// The bytes of keys its sequences hold.
+        actual: u64,
+    },
     /// Key times that go backwards (the games assume non-decreasing times).
-    TimesNotSorted { key: usize },
+    TimesNotSorted {
+        /// The first key whose time is earlier than its predecessor's.
+        key: usize,
+    },
 }
 
 impl fmt::Display for IfpWarning {
@@ -200,28 +286,66 @@ impl fmt::Display for IfpWarning {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{kind}{location}")]
 pub struct IfpWriteError {
+    /// The clip, sequence and key being written, as far as known.
     pub location: Location,
+    /// What cannot be written.
     pub kind: IfpWriteErrorKind,
 }
 
+/// What cannot be written.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum IfpWriteErrorKind {
+    /// A name longer than its fixed field.
     #[error("name {name:?} is longer than the {max} bytes the field holds")]
-    NameTooLong { name: String, max: usize },
+    NameTooLong {
+        /// The name.
+        name: String,
+        /// The field's length in bytes.
+        max: usize,
+    },
+    /// A name with a character outside Latin-1, or a NUL.
     #[error("name {name:?} has a character that is not Latin-1 or is NUL")]
-    NameNotLatin1 { name: String },
+    NameNotLatin1 {
+        /// The name.
+        name: String,
+    },
+    /// A value of a compressed ANP3 key outside the range of its scaled `i16`.
     #[error("{field} value {value} does not fit the int16 of a compressed ANP3 key")]
-    CompressedOverflow { field: &'static str, value: f32 },
+    CompressedOverflow {
+        /// The value's name.
+        field: &'static str,
+        /// The value.
+        value: f32,
+    },
+    /// A sequence with scale keys in an ANP3 or ANP2 package.
     #[error(
         "ANP3 and ANP2 cannot store scale keys; drop them first (rigplay convert does, with a warning)"
     )]
     ScaleNotRepresentable,
+    /// An ANP3 or ANP2 package with more than one block.
     #[error("ANP3 and ANP2 hold one block; this package has {blocks}")]
-    TooManyBlocks { blocks: usize },
+    TooManyBlocks {
+        /// How many blocks the package has.
+        blocks: usize,
+    },
+    /// A bone tag other than −1 in an ANIM layout that has no bone tag field.
     #[error("bone id {bone_id} cannot be stored in a 48-byte ANIM record (it has no bone tag)")]
-    BoneIdNotRepresentable { bone_id: i32 },
+    BoneIdNotRepresentable {
+        /// The sequence's bone tag.
+        bone_id: i32,
+    },
+    /// More items than the file's 32-bit count holds.
     #[error("{what} count {count} does not fit in the file's 32-bit field")]
-    TooMany { what: &'static str, count: usize },
+    TooMany {
+        /// What is counted.
+        what: &'static str,
+        /// How many there are.
+        count: usize,
+    },
+    /// An [`super::AnimLayout::Other`] whose size is that of a known layout (44 or 48).
     #[error("an ANIM record of {size} bytes must use the BoneTag (44) or Links (48) layout")]
-    BadAnimLayout { size: u32 },
+    BadAnimLayout {
+        /// The record's size.
+        size: u32,
+    },
 }

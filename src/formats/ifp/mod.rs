@@ -40,6 +40,7 @@ pub enum IfpVersion {
 }
 
 impl IfpVersion {
+    /// The four-character magic that starts a file of this version.
     pub fn magic(self) -> &'static str {
         match self {
             IfpVersion::Anpk => "ANPK",
@@ -58,6 +59,7 @@ impl fmt::Display for IfpVersion {
 /// One `.ifp` file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IfpPackage {
+    /// The file layout, kept so that writing gives the same layout back.
     pub version: IfpVersion,
     /// True when the file is a GTA III `ANLF` container of several ANPK blocks.
     pub anlf: bool,
@@ -68,14 +70,18 @@ pub struct IfpPackage {
 /// A named set of clips: one ANPK or ANP3 package body (the games' "anim block").
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnimBlock {
+    /// The block's name (the package name in ANP3, the INFO section's name in ANPK).
     pub name: String,
+    /// Its animations, in file order.
     pub clips: Vec<IfpClip>,
 }
 
 /// One animation: a set of per-bone sequences.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct IfpClip {
+    /// The animation's name, as stored.
     pub name: String,
+    /// One sequence per animated bone, in file order.
     pub sequences: Vec<IfpSequence>,
     /// ANP3: the animation's flags word (bit 0 = compressed). Ignored by the other versions.
     pub flags: u32,
@@ -98,6 +104,7 @@ pub struct IfpSequence {
     pub compressed: bool,
     /// ANPK: the ANIM record's layout and its fields that no game reads.
     pub anim: AnimRecord,
+    /// The keys, in file order (times ascending in every known file).
     pub keys: Vec<IfpKey>,
 }
 
@@ -119,6 +126,7 @@ impl IfpSequence {
 /// ANPK ANIM record details (spec §1.2) beyond name, frame count and bone tag.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AnimRecord {
+    /// The record's size and what follows its first 40 bytes.
     pub layout: AnimLayout,
     /// The int at +32 when it is not the usual 0.
     pub start_frame: Option<i32>,
@@ -135,7 +143,10 @@ pub enum AnimLayout {
     /// 48 bytes; two hierarchy-link ints that no game reads; matching is by name.
     Links([i32; 2]),
     /// Any other size (40 or more): the bytes after +40, kept as they were; matching by name.
-    Other { tail: Vec<u8> },
+    Other {
+        /// The bytes after +40.
+        tail: Vec<u8>,
+    },
 }
 
 impl AnimLayout {
@@ -159,6 +170,7 @@ pub struct IfpKey {
     pub rotation: [f32; 4],
     /// Local translation in the parent's space, metres.
     pub translation: [f32; 3],
+    /// Local scale (KRTS only; 1 elsewhere). The games ignore it.
     pub scale: [f32; 3],
 }
 

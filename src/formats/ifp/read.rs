@@ -4,8 +4,9 @@
 
 use super::error::{IfpError, IfpErrorKind, IfpWarning, IfpWarningKind, Location};
 use super::records::{
-    AnimHead, Anp2AnimHead, Anp3AnimTail, Anp3PackageHead, Anp3SequenceHead, FrameLayout,
-    SectionHeader,
+    ANIM, ANLF, ANP2, ANP3, ANPK, AnimHead, Anp2AnimHead, Anp3AnimTail, Anp3PackageHead,
+    Anp3SequenceHead, CPAN, DGAN, FrameLayout, INFO, NAME, Q_SCALE, SectionHeader, T_SCALE,
+    TIME_SCALE,
 };
 use super::{
     AnimBlock, AnimLayout, AnimRecord, IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion,
@@ -15,7 +16,9 @@ use crate::formats::bytes::{ByteReader, CountTooLarge, Record, Short, decode_nam
 /// A package and what the reader tolerated on the way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IfpRead {
+    /// The package.
     pub package: IfpPackage,
+    /// What the reader accepted but reports, in file order.
     pub warnings: Vec<IfpWarning>,
 }
 
@@ -145,14 +148,14 @@ impl<'a> Parser<'a> {
 
     /// Reads a section header; a marker other than `expected` is a warning (the games never
     /// compare these markers).
-    fn section(&mut self, expected: &'static str, what: &'static str) -> Result<SectionHeader> {
+    fn section(&mut self, expected: &'static [u8; 4], what: &'static str) -> Result<SectionHeader> {
         let at = self.r.pos();
         let h: SectionHeader = self.record(what)?;
-        if h.magic != expected.as_bytes() {
+        if h.magic != *expected {
             self.warn(
                 at,
                 IfpWarningKind::UnexpectedMarker {
-                    expected,
+                    expected: magic_name(expected),
                     found: magic_text(h.magic),
                 },
             );
@@ -195,8 +198,8 @@ impl<'a> Parser<'a> {
             .r
             .peek_array::<4>()
             .map_err(|s| self.truncated(s, "file magic"))?;
-        let (package, declared_end) = match &magic {
-            b"ANPK" => {
+        let (package, declared_end) = match magic {
+            ANPK => {
                 let (block, declared_end) = self.anpk_block()?;
                 (
                     IfpPackage {
@@ -207,9 +210,9 @@ impl<'a> Parser<'a> {
                     declared_end,
                 )
             }
-            b"ANLF" => (self.anlf()?, 0),
-            b"ANP3" => self.anp3(IfpVersion::Anp3)?,
-            b"ANP2" => self.anp3(IfpVersion::Anp2)?,
+            ANLF => (self.anlf()?, 0),
+            ANP3 => self.anp3(IfpVersion::Anp3)?,
+            ANP2 => self.anp3(IfpVersion::Anp2)?,
             _ => {
                 return Err(self.error(
                     0,
@@ -277,11 +280,11 @@ impl<'a> Parser<'a> {
                 .r
                 .peek_array::<4>()
                 .map_err(|s| self.truncated(s, "ANPK section header"))?;
-            if &magic != b"ANPK" {
+            if magic != ANPK {
                 self.warn(
                     at,
                     IfpWarningKind::UnexpectedMarker {
-                        expected: "ANPK",
+                        expected: magic_name(&ANPK),
                         found: magic_text(magic),
                     },
                 );
@@ -311,7 +314,7 @@ impl<'a> Parser<'a> {
         let h: SectionHeader = self.record("ANPK section header")?;
         let declared_end = self.r.pos() as u64 + u64::from(h.size);
         let info_at = self.r.pos();
-        let info = self.section("INFO", "INFO section header")?;
+        let info = self.section(&INFO, "INFO section header")?;
         if info.size < 4 {
             return Err(self.error(
                 info_at,
@@ -336,14 +339,14 @@ impl<'a> Parser<'a> {
 
     fn anpk_clip(&mut self, index: usize) -> Result<IfpClip> {
         self.loc.clear();
-        let name_h = self.section("NAME", "NAME section header")?;
+        let name_h = self.section(&NAME, "NAME section header")?;
         let name = decode_name(self.payload(name_h.size, "animation name")?);
         self.loc.set_clip(index, &name);
 
-        let dgan = self.section("DGAN", "DGAN section header")?;
+        let dgan = self.section(&DGAN, "DGAN section header")?;
         let dgan_end = self.r.pos() as u64 + u64::from(dgan.size);
         let info_at = self.r.pos();
-        let info = self.section("INFO", "DGAN INFO section header")?;
+        let info = self.section(&INFO, "DGAN INFO section header")?;
         if info.size < 4 {
             return Err(self.error(
                 info_at,
@@ -379,10 +382,10 @@ impl<'a> Parser<'a> {
     fn anpk_sequence(&mut self, index: usize) -> Result<IfpSequence> {
         self.loc.sequence = None;
         self.loc.key = None;
-        let cpan = self.section("CPAN", "CPAN section header")?;
+        let cpan = self.section(&CPAN, "CPAN section header")?;
         let cpan_end = self.r.pos() as u64 + u64::from(cpan.size);
         let anim_at = self.r.pos();
-        let anim_h = self.section("ANIM", "ANIM section header")?;
+        let anim_h = self.section(&ANIM, "ANIM section header")?;
         if anim_h.size < AnimHead::SIZE as u32 {
             return Err(self.error(anim_at, IfpErrorKind::AnimTooShort { size: anim_h.size }));
         }
@@ -641,6 +644,11 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// One of the magics of `records.rs` as text (they are ASCII).
+fn magic_name(magic: &'static [u8; 4]) -> &'static str {
+    std::str::from_utf8(magic).unwrap_or("????")
+}
+
 fn magic_text(magic: [u8; 4]) -> String {
     magic
         .iter()
@@ -731,11 +739,6 @@ pub(crate) fn decode_frames(layout: FrameLayout, bytes: &[u8], n: usize) -> Vec<
     }
     keys
 }
-
-/// Compressed ANP3 scale factors (spec §2.5).
-pub(crate) const Q_SCALE: f32 = 4096.0;
-pub(crate) const TIME_SCALE: f32 = 60.0;
-pub(crate) const T_SCALE: f32 = 1024.0;
 
 #[cfg(test)]
 mod tests {

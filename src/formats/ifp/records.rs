@@ -7,11 +7,32 @@
 use crate::formats::bytes::Record;
 use binrw::binrw;
 
+/// File and section magics (§1, §2), for the reader and the writer alike. The key-frame magics
+/// (`KR00`, `KRT0`, `KRTS`) belong to [`FrameLayout`].
+pub(crate) const ANPK: [u8; 4] = *b"ANPK";
+pub(crate) const ANLF: [u8; 4] = *b"ANLF";
+pub(crate) const ANP3: [u8; 4] = *b"ANP3";
+pub(crate) const ANP2: [u8; 4] = *b"ANP2";
+pub(crate) const INFO: [u8; 4] = *b"INFO";
+pub(crate) const NAME: [u8; 4] = *b"NAME";
+pub(crate) const DGAN: [u8; 4] = *b"DGAN";
+pub(crate) const CPAN: [u8; 4] = *b"CPAN";
+pub(crate) const ANIM: [u8; 4] = *b"ANIM";
+
+/// Compressed ANP3 keys (frame types 3 and 4, spec §2.5) store each rotation component as an
+/// `i16` times this.
+pub(crate) const Q_SCALE: f32 = 4096.0;
+/// Compressed ANP3 keys store the time in seconds as an `i16` times this (1/60 s steps).
+pub(crate) const TIME_SCALE: f32 = 60.0;
+/// Compressed ANP3 keys store each translation component as an `i16` times this.
+pub(crate) const T_SCALE: f32 = 1024.0;
+
 /// `char fourcc[4]; u32 size;` — the header of every ANPK section, and of ANP3/ANP2 files.
 #[binrw]
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SectionHeader {
+    /// The section's four characters (`ANPK`, `INFO`, `CPAN`, …, or `ANP3`/`ANP2` for a whole file).
     pub magic: [u8; 4],
     /// Payload length, not counting the padding to a multiple of 4 that follows it.
     pub size: u32,
@@ -25,7 +46,9 @@ impl Record for SectionHeader {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AnimHead {
+    /// The bone name, zero-padded to 28 bytes (cut at the first NUL when read).
     pub name: [u8; 28],
+    /// Key count.
     pub num_frames: i32,
     /// "start frame"; 0 in every known file.
     pub start_frame: i32,
@@ -41,7 +64,9 @@ impl Record for AnimHead {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Anp3PackageHead {
+    /// The package name, zero-padded to 24 bytes (cut at the first NUL when read).
     pub name: [u8; 24],
+    /// Animation count.
     pub num_anims: u32,
 }
 impl Record for Anp3PackageHead {
@@ -53,7 +78,9 @@ impl Record for Anp3PackageHead {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Anp2AnimHead {
+    /// The animation name, zero-padded to 24 bytes (cut at the first NUL when read).
     pub name: [u8; 24],
+    /// Sequence (animated bone) count.
     pub num_sequences: u32,
 }
 impl Record for Anp2AnimHead {
@@ -79,8 +106,11 @@ impl Record for Anp3AnimTail {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Anp3SequenceHead {
+    /// The bone name, zero-padded to 24 bytes (cut at the first NUL when read).
     pub name: [u8; 24],
+    /// Key layout: 1–4 (see [`FrameLayout::Anp3`]).
     pub frame_type: u32,
+    /// Key count.
     pub num_frames: u32,
     /// Bone tag; −1 means "match by name".
     pub bone_id: i32,
@@ -94,7 +124,9 @@ impl Record for Anp3SequenceHead {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Kr00Frame {
+    /// Rotation `(x, y, z, w)`, conjugated (spec §1.4).
     pub q: [f32; 4],
+    /// Time in seconds.
     pub time: f32,
 }
 
@@ -103,8 +135,11 @@ pub struct Kr00Frame {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Krt0Frame {
+    /// Rotation `(x, y, z, w)`, conjugated (spec §1.4).
     pub q: [f32; 4],
+    /// Translation.
     pub t: [f32; 3],
+    /// Time in seconds.
     pub time: f32,
 }
 
@@ -113,9 +148,13 @@ pub struct Krt0Frame {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KrtsFrame {
+    /// Rotation `(x, y, z, w)`, conjugated (spec §1.4).
     pub q: [f32; 4],
+    /// Translation.
     pub t: [f32; 3],
+    /// Scale.
     pub s: [f32; 3],
+    /// Time in seconds.
     pub time: f32,
 }
 
@@ -124,7 +163,9 @@ pub struct KrtsFrame {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Anp3RotFrame {
+    /// Rotation `(x, y, z, w)`, standard convention.
     pub q: [f32; 4],
+    /// Time in seconds.
     pub time: f32,
 }
 
@@ -133,8 +174,11 @@ pub struct Anp3RotFrame {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Anp3RotTransFrame {
+    /// Rotation `(x, y, z, w)`, standard convention.
     pub q: [f32; 4],
+    /// Time in seconds.
     pub time: f32,
+    /// Translation.
     pub t: [f32; 3],
 }
 
@@ -143,7 +187,9 @@ pub struct Anp3RotTransFrame {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Anp3RotFrameCompressed {
+    /// Rotation `(x, y, z, w)` × 4096.
     pub q: [i16; 4],
+    /// Time in seconds × 60.
     pub time: i16,
 }
 
@@ -152,16 +198,22 @@ pub struct Anp3RotFrameCompressed {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Anp3RotTransFrameCompressed {
+    /// Rotation `(x, y, z, w)` × 4096.
     pub q: [i16; 4],
+    /// Time in seconds × 60.
     pub time: i16,
+    /// Translation × 1024.
     pub t: [i16; 3],
 }
 
 /// The on-disk layout of one key, named as in the spec's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FrameLayout {
+    /// ANPK `KR00`: rotation, time.
     Kr00,
+    /// ANPK `KRT0`: rotation, translation, time.
     Krt0,
+    /// ANPK `KRTS`: rotation, translation, scale, time.
     Krts,
     /// ANP3 types 1–4.
     Anp3(u32),
@@ -182,6 +234,7 @@ impl FrameLayout {
         }
     }
 
+    /// The ANPK key section magic (`KR00`, `KRT0`, `KRTS`); `None` for ANP3 layouts.
     pub const fn magic(self) -> Option<[u8; 4]> {
         match self {
             FrameLayout::Kr00 => Some(*b"KR00"),
@@ -191,6 +244,7 @@ impl FrameLayout {
         }
     }
 
+    /// The ANPK layout of a key section magic; `None` for any other.
     pub fn from_magic(magic: [u8; 4]) -> Option<Self> {
         match &magic {
             b"KR00" => Some(FrameLayout::Kr00),

@@ -1,11 +1,11 @@
 //! The IFP writer, and conversion between versions.
 
 use super::error::{IfpWriteError, IfpWriteErrorKind, Location};
-use super::read::{Q_SCALE, T_SCALE, TIME_SCALE};
 use super::records::{
-    AnimHead, Anp2AnimHead, Anp3AnimTail, Anp3PackageHead, Anp3RotFrame, Anp3RotFrameCompressed,
-    Anp3RotTransFrame, Anp3RotTransFrameCompressed, Anp3SequenceHead, FrameLayout, Kr00Frame,
-    Krt0Frame, KrtsFrame, SectionHeader,
+    ANIM, ANLF, ANP2, ANP3, ANPK, AnimHead, Anp2AnimHead, Anp3AnimTail, Anp3PackageHead,
+    Anp3RotFrame, Anp3RotFrameCompressed, Anp3RotTransFrame, Anp3RotTransFrameCompressed,
+    Anp3SequenceHead, CPAN, DGAN, FrameLayout, INFO, Kr00Frame, Krt0Frame, KrtsFrame, NAME,
+    Q_SCALE, SectionHeader, T_SCALE, TIME_SCALE,
 };
 use super::{AnimBlock, AnimLayout, IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion};
 use crate::formats::bytes::encode_name;
@@ -27,7 +27,7 @@ impl IfpPackage {
         match self.version {
             IfpVersion::Anpk if self.anlf => {
                 w.put(&SectionHeader {
-                    magic: *b"ANLF",
+                    magic: ANLF,
                     size: 4,
                 });
                 w.bytes(&count_u32(self.blocks.len(), "ANPK block")?.to_le_bytes());
@@ -293,9 +293,9 @@ impl Writer {
 
     fn anpk_block(&mut self, block: &AnimBlock) -> Result<()> {
         self.loc = Location::default();
-        let anpk = self.begin_section(*b"ANPK");
+        let anpk = self.begin_section(ANPK);
         self.section_name(
-            *b"INFO",
+            INFO,
             Some(count_u32(block.clips.len(), "animation")?),
             &block.name,
         )?;
@@ -304,10 +304,10 @@ impl Writer {
                 clip: Some((i, clip.name.clone())),
                 ..Location::default()
             };
-            self.section_name(*b"NAME", None, &clip.name)?;
-            let dgan = self.begin_section(*b"DGAN");
+            self.section_name(NAME, None, &clip.name)?;
+            let dgan = self.begin_section(DGAN);
             self.put(&SectionHeader {
-                magic: *b"INFO",
+                magic: INFO,
                 size: 8,
             });
             self.bytes(&count_u32(clip.sequences.len(), "sequence")?.to_le_bytes());
@@ -324,7 +324,7 @@ impl Writer {
     }
 
     fn anpk_sequence(&mut self, seq: &IfpSequence) -> Result<()> {
-        let cpan = self.begin_section(*b"CPAN");
+        let cpan = self.begin_section(CPAN);
         let n = i32::try_from(seq.keys.len()).map_err(|_| {
             self.error(IfpWriteErrorKind::TooMany {
                 what: "key",
@@ -333,7 +333,7 @@ impl Writer {
         })?;
         let layout = &seq.anim.layout;
         self.put(&SectionHeader {
-            magic: *b"ANIM",
+            magic: ANIM,
             size: count_u32(layout.size(), "ANIM byte")?,
         });
         self.put(&AnimHead {
@@ -409,7 +409,7 @@ impl Writer {
     }
 
     fn anp3(&mut self, block: &AnimBlock, anp3: bool) -> Result<()> {
-        let top = self.begin_section(if anp3 { *b"ANP3" } else { *b"ANP2" });
+        let top = self.begin_section(if anp3 { ANP3 } else { ANP2 });
         self.put(&Anp3PackageHead {
             name: self.fixed_name::<24>(&block.name)?,
             num_anims: count_u32(block.clips.len(), "animation")?,

@@ -1,47 +1,55 @@
-//! The CPU reference renderer: an [`EvaluatedFrame`]'s draw sequence replayed into an RGBA8
-//! framebuffer the way AnimeEffects 1.7's exporter fills its own (spec §4.7–§4.10, Addendum 1).
-//!
-//! * The framebuffer starts transparent black (the exporter's clear colour).
-//! * Each layer fragment is [`layer_fragment`] (straight alpha, `dst.a`-weighted blend mode,
-//!   8-bit opacity, clip mask) composited by [`composite`]: colour `SRC_ALPHA,
-//!   ONE_MINUS_SRC_ALPHA`, alpha **added**. The result is what `NAME_fF.raw.png` in the reference
-//!   folder holds; the PNG AnimeEffects saves is [`exported_png`] of it.
-//! * Non-Normal blend modes read the destination from a copy of the framebuffer made just before
-//!   the layer is drawn (§4.9), 8 bits per channel.
-//! * The clipping mask is an 8-bit id and an 8-bit coverage per pixel ([`ClipTexel`]), cleared
-//!   at the start of the frame and when the ids wrap (§4.8). A clipper's coverage is
-//!   `uint(texel alpha · alpha8/255 · 255)`: the opacity as the 8-bit alpha the layer is drawn
-//!   with, which fits AnimeEffects' `clip_v8` framebuffers slightly better than the unrounded
-//!   world opacity.
-//! * HSV-active layers and folder HSV re-draws use [`hsv_fragment`] with Normal compositing,
-//!   unmasked (§4.10).
-//! * Triangles are rasterised by [`crate::anie::raster`] (pixel centres, 1/256 px snapping,
-//!   top-left rule, bilinear sampling with a transparent border).
-//!
-//! `scale` multiplies the canvas and every vertex position; textures are sampled as they are.
+//! [`Renderer`]: an evaluated frame's draw sequence replayed into an RGBA8 framebuffer the
+//! way AnimeEffects 1.7's exporter fills its own.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use super::blend::{
+use super::RgbaImage;
+use super::raster::{MeshVertex, draw_mesh, rasterize_triangle, sample_bilinear};
+use crate::anie::blend::{
     BlendMode, ClipTexel, HsvAdjust, clip_coverage, composite, from_unorm8, hsv_fragment,
     layer_fragment,
 };
-use super::eval::{DrawOp, EvaluatedFrame, LayerFrame};
-use super::raster::{MeshVertex, RgbaImage, draw_mesh, rasterize_triangle, sample_bilinear};
+use crate::anie::eval::{DrawOp, EvaluatedFrame, LayerFrame, NodeFrame};
 use crate::formats::anie::{AnimeProject, MAX_IMAGE_SIDE, ResourceRef};
 
 /// The largest side of a rendered image, in pixels; larger requests are cut to it.
 pub const MAX_RENDER_SIDE: u32 = MAX_IMAGE_SIDE;
 
-/// [`Renderer::render`] with a one-off [`Renderer`].
+/// [`Renderer::render`] with a one-off [`Renderer`]: it decodes every image of `project` for this
+/// one frame. To render many frames, keep a `Renderer`.
 pub fn render(project: &AnimeProject, frame: &EvaluatedFrame, scale: f32) -> RgbaImage {
     Renderer::new(project).render(frame, scale)
 }
 
-/// Renders frames of one project; holds its images as textures.
+/// Renders frames of one project: an [`EvaluatedFrame`]'s draw sequence replayed into an RGBA8
+/// framebuffer the way AnimeEffects 1.7's exporter fills its own (spec §4.7–§4.10, Addendum 1).
+///
+/// It decodes the project's images into textures once, in [`Renderer::new`], and keeps them. It
+/// borrows nothing, so it is `Send + Sync + 'static` and a Bevy asset or component can keep one;
+/// a clone shares the textures (one reference count).
+///
+/// * The framebuffer starts transparent black (the exporter's clear colour).
+/// * Each layer fragment is [`layer_fragment`] (straight alpha, `dst.a`-weighted blend mode,
+///   8-bit opacity, clip mask) composited by [`composite`]: colour `SRC_ALPHA,
+///   ONE_MINUS_SRC_ALPHA`, alpha **added**. The result is what `NAME_fF.raw.png` in the reference
+///   folder holds; the PNG AnimeEffects saves is [`exported_png`] of it.
+/// * Non-Normal blend modes read the destination from a copy of the framebuffer made just before
+///   the layer is drawn (§4.9), 8 bits per channel.
+/// * The clipping mask is an 8-bit id and an 8-bit coverage per pixel ([`ClipTexel`]), cleared
+///   at the start of the frame and when the ids wrap (§4.8). A clipper's coverage is
+///   `uint(texel alpha · alpha8/255 · 255)`: the opacity as the 8-bit alpha the layer is drawn
+///   with, which fits AnimeEffects' `clip_v8` framebuffers slightly better than the unrounded
+///   world opacity.
+/// * HSV-active layers and folder HSV re-draws use [`hsv_fragment`] with Normal compositing,
+///   unmasked (§4.10).
+/// * Triangles are rasterised by [`super::raster`] (pixel centres, 1/256 px snapping,
+///   top-left rule, bilinear sampling with a transparent border).
+///
+/// `scale` multiplies the canvas and every vertex position; textures are sampled as they are.
 #[derive(Clone, Debug)]
 pub struct Renderer {
-    textures: HashMap<ResourceRef, RgbaImage>,
+    textures: Arc<HashMap<ResourceRef, RgbaImage>>,
 }
 
 /// The size of a canvas rendered at `scale`: each side `round(side · scale)`, at least 1 and at
@@ -58,7 +66,11 @@ pub fn scaled_size(width: u32, height: u32, scale: f32) -> (u32, u32) {
 
 impl Renderer {
     /// A renderer with every image of `project` ready as a texture.
-    pub fn new(project: &AnimeProject) -> Self {
+    ///
+    /// `project` is read once, here, and not kept: an `&AnimeProject`, or an
+    /// `Arc<AnimeProject>` (or `&Arc`) shared with an [`Evaluator`](crate::anie::eval::Evaluator).
+    pub fn new(project: impl AsRef<AnimeProject>) -> Self {
+        let project = project.as_ref();
         let mut textures = HashMap::new();
         for (t, tree) in project.resources.iter().enumerate() {
             for (n, node) in tree.nodes.iter().enumerate() {
@@ -69,7 +81,9 @@ impl Renderer {
                 }
             }
         }
-        Self { textures }
+        Self {
+            textures: Arc::new(textures),
+        }
     }
 
     /// The framebuffer AnimeEffects' exporter would hold for `frame` (see the module notes),
@@ -123,7 +137,7 @@ impl Renderer {
         &self,
         frame: &'f EvaluatedFrame,
         node: usize,
-    ) -> Option<(&'f super::eval::NodeFrame, &'f LayerFrame, &RgbaImage)> {
+    ) -> Option<(&'f NodeFrame, &'f LayerFrame, &RgbaImage)> {
         let n = frame.nodes.get(node)?;
         let layer = n.layer.as_ref()?;
         let texture = self.textures.get(&layer.resource?)?;
@@ -297,7 +311,7 @@ pub fn compare(a: &RgbaImage, b: &RgbaImage, tolerance: u8) -> Option<(f64, f64)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::anie::eval::{LayerMesh, NodeFrame, Placement};
+    use crate::anie::eval::{LayerMesh, Placement};
     use crate::formats::anie::{KeyKind, KeyRef, KeySlot};
     use glam::{Affine2, Vec2};
 
@@ -383,11 +397,12 @@ mod tests {
             skeletons: Vec::new(),
             draws: Vec::new(),
         };
+        let textures = Arc::new(textures);
         (Renderer { textures }, frame)
     }
 
     fn paint(r: &mut Renderer, node: usize, rgba: [u8; 4]) {
-        r.textures
+        Arc::make_mut(&mut r.textures)
             .get_mut(&ResourceRef { tree: 0, node })
             .unwrap()
             .pixels[0] = rgba;
