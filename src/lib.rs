@@ -2,22 +2,35 @@
 //! playback in Bevy.
 //!
 //! The crate has a pure core that never links Bevy:
-//! * [`formats`] decodes files into plain data and encodes them back;
-//! * [`anim`] is the engine-neutral animation model and its sampler;
+//! * [`formats`] decodes files into plain data and encodes them back, and tells them apart;
+//! * [`anim`] is the engine-neutral animation model, its sampler, play time, blending and key
+//!   reduction;
+//! * [`skeleton`] holds the built-in GTA ped skeletons and the rules that bind tracks to bones;
 //! * [`coords`] holds every coordinate-system conversion, each written once;
-//! * [`anie`] is AnimeEffects' playback math (easing, Move paths, skinning, blend modes, a CPU
-//!   rasteriser) on plain values.
+//! * [`anie`] is AnimeEffects' playback: the evaluator and the CPU reference renderer.
 //!
-//! The Bevy integration sits behind the default `bevy` feature.
+//! The Bevy integration ([`plugin`]) sits behind the default `bevy` feature; [`prelude`] has
+//! what a game usually needs. The format facts the code relies on are in the repository's
+//! `docs/formats/` (`ifp.md`, `dan.md`, `anie.md`); the `§` references in the code point to
+//! their sections.
+
+#![warn(missing_docs)]
 
 pub mod anie;
 pub mod anim;
 pub mod coords;
 pub mod formats;
+#[cfg(feature = "bevy")]
+pub mod plugin;
+pub mod prelude;
+pub mod skeleton;
+
+#[cfg(feature = "bevy")]
+pub use plugin::{DanPlugin, IfpPlugin, PlaybackPlugin, SkeletalPlugin};
 
 #[cfg(doctest)]
 mod readme_example {
-    //! The README's Rust snippet, compiled (not run: it needs a game file).
+    //! The README's Rust snippets, compiled (not run: they need game files or a window).
     //!
     //! ```no_run
     //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -42,21 +55,70 @@ mod readme_example {
     //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
     //! use rigplay::anie::{cpu::Renderer, eval::Evaluator};
     //! use rigplay::formats::anie::AnimeProject;
+    //! use std::sync::Arc;
     //!
-    //! let project = AnimeProject::read(&std::fs::read("rig.anie")?)?.project;
-    //! let renderer = Renderer::new(&project);            // decodes the images once
-    //! let evaluator = Evaluator::new(project);           // owns the project: keep it
-    //! let frame = evaluator.evaluate(12.5);              // any fractional frame
-    //! let image = renderer.render(&frame, 1.0);          // RGBA8, AnimeEffects' framebuffer
+    //! let project = Arc::new(AnimeProject::read(&std::fs::read("rig.anie")?)?.project);
+    //! let evaluator = Evaluator::new(project.clone());
+    //! let renderer = Renderer::new(project);
+    //! let frame = evaluator.evaluate(12.5);
+    //! let image = renderer.render(&frame, 1.0);
     //! # let _ = image;
     //! # Ok(())
     //! # }
     //! ```
-}
-pub mod skeleton;
+    #![cfg_attr(
+        feature = "bevy",
+        doc = r##"
+```no_run
+use bevy::prelude::*;
+use rigplay::prelude::*;
 
-#[cfg(feature = "bevy")]
-pub mod plugin;
-pub mod prelude;
-#[cfg(feature = "bevy")]
-pub use plugin::{DanPlugin, IfpPlugin, PlaybackPlugin, SkeletalPlugin};
+fn main() {
+    App::new().add_plugins((DefaultPlugins, IfpPlugin)).add_systems(Startup, setup).run();
+}
+
+fn setup(mut commands: Commands, assets: Res<AssetServer>) {
+    let walk = assets.load("anims/sa_ped.ifp#walk");
+    commands.spawn((GtaSkeleton::SA, SkeletalClip::new(walk), Playback::looping()));
+    commands.spawn((Camera3d::default(), Transform::from_xyz(2.0, 1.4, 2.0).looking_at(Vec3::Y, Vec3::Y)));
+}
+```
+
+```no_run
+use bevy::prelude::*;
+use rigplay::prelude::*;
+
+#[derive(Resource)]
+struct Lamp(Handle<Dan>);
+
+fn load(mut commands: Commands, assets: Res<AssetServer>) {
+    commands.insert_resource(Lamp(assets.load("anims/lamp.dan")));
+}
+
+fn spawn(mut commands: Commands, lamp: Res<Lamp>, dans: Res<Assets<Dan>>, mut done: Local<bool>) {
+    if let (false, Some(dan)) = (*done, dans.get(&lamp.0)) {
+        commands.spawn((dan.skeleton(), SkeletalClip::new(dan.handle.clone())));
+        *done = true;
+    }
+}
+# fn main() { App::new().add_systems(Startup, load).add_systems(Update, spawn); }
+```
+
+```no_run
+use bevy::prelude::*;
+use rigplay::prelude::*;
+
+fn wave_when_done(
+    finished: On<PlaybackFinished>,
+    mut clips: Query<&mut SkeletalClip>,
+    assets: Res<AssetServer>,
+) {
+    if let Ok(mut clip) = clips.get_mut(finished.entity) {
+        clip.cross_fade(assets.load("anims/sa_ped.ifp#wave"), 0.25);
+    }
+}
+# fn main() { App::new().add_observer(wave_when_done); }
+```
+"##
+    )]
+}

@@ -13,8 +13,8 @@
 //!
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
-use crate::anim::{BonePose, BoneRef, Clip};
 use crate::anim::reduce::ReduceRig;
+use crate::anim::{BonePose, BoneRef, Clip};
 use glam::{Quat, Vec3};
 
 /// A bone of a skeleton.
@@ -480,7 +480,7 @@ impl Skeleton {
     }
 
     /// The Vice City skinned ped: the 24 bones VC has (§4.2), with SA's tree and offsets (no VC
-    /// model was available to the spec; the shape is expected to match).
+    /// model was available to the format doc; the shape is expected to match).
     pub fn gta_vc() -> Self {
         Self::from_rows(
             "GTA VC ped",

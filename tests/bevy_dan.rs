@@ -54,7 +54,11 @@ fn a_dan_loads_with_its_meta_settings_and_playback_poses_a_flat_skeleton() {
 
     let character = app
         .world_mut()
-        .spawn((skeleton, SkeletalClip::new(clip_handle.clone()), Playback::looping()))
+        .spawn((
+            skeleton,
+            SkeletalClip::new(clip_handle.clone()),
+            Playback::looping(),
+        ))
         .id();
     for _ in 0..3 {
         app.update();

@@ -129,11 +129,7 @@ fn clips_load_as_labelled_assets_and_pose_a_spawned_skeleton() {
     {
         let assets = app.world().resource::<Assets<Ifp>>();
         let ifp = assets.get(&ifp).unwrap();
-        assert_eq!(
-            ifp.game,
-            GtaGame::Sa,
-            "ANP3 files bind to the SA skeleton"
-        );
+        assert_eq!(ifp.game, GtaGame::Sa, "ANP3 files bind to the SA skeleton");
         assert_eq!(ifp.clip("LIFT").unwrap().clip.duration(), 1.0);
         let clips = app.world().resource::<Assets<AnimationClip>>();
         assert_eq!(clips.get(&by_name).unwrap().duration(), 1.0);

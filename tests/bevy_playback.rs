@@ -27,7 +27,11 @@ fn playback_poses_match_the_core_sampler_and_seek_shows_at_once() {
     let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
     let character = app
         .world_mut()
-        .spawn((GtaSkeleton::SA, SkeletalClip::new(idle), Playback::looping()))
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(idle),
+            Playback::looping(),
+        ))
         .id();
     let clip = app
         .world()
@@ -79,7 +83,11 @@ fn modes_speed_events_and_virtual_time() {
     app.add_observer(move |_: On<PlaybackFinished>| *f.lock().unwrap() += 1);
     let looping = app
         .world_mut()
-        .spawn((GtaSkeleton::SA, SkeletalClip::new(lift.clone()), Playback::looping()))
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(lift.clone()),
+            Playback::looping(),
+        ))
         .id();
     let once = app
         .world_mut()
@@ -143,7 +151,11 @@ fn held_lift_fade() -> (App, Entity, [Handle<AnimationClip>; 2]) {
     let lift0: Handle<AnimationClip> = load(&mut app, "test.ifp#Clip0");
     let character = app
         .world_mut()
-        .spawn((GtaSkeleton::SA, SkeletalClip::new(lift.clone()), Playback::looping()))
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(lift.clone()),
+            Playback::looping(),
+        ))
         .id();
     for _ in 0..3 {
         app.update();
@@ -200,7 +212,11 @@ fn playback_and_bevy_animation_player_give_the_same_poses() {
     let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
     let ours = app
         .world_mut()
-        .spawn((GtaSkeleton::SA, SkeletalClip::new(idle.clone()), Playback::looping()))
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(idle.clone()),
+            Playback::looping(),
+        ))
         .id();
     let bevys = app
         .world_mut()
@@ -251,7 +267,12 @@ fn playback_extracts_root_motion_across_loops() {
     let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
     let character = app
         .world_mut()
-        .spawn((GtaSkeleton::SA, SkeletalClip::new(lift), Playback::looping(), RootMotion::applied()))
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(lift),
+            Playback::looping(),
+            RootMotion::applied(),
+        ))
         .id();
     app.update(); // binds
     let start = app.world().get::<Playback>(character).unwrap().time;
@@ -290,7 +311,11 @@ fn a_moving_cross_fade_blends_both_clips_at_their_own_times() {
     };
     let character = app
         .world_mut()
-        .spawn((GtaSkeleton::SA, SkeletalClip::new(walk), Playback::looping()))
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(walk),
+            Playback::looping(),
+        ))
         .id();
     for _ in 0..4 {
         app.update();
@@ -430,10 +455,7 @@ fn fades_pause_and_restart_from_the_pose_on_screen() {
             .get_mut::<SkeletalClip>(character)
             .unwrap()
             .clip = lift0;
-        app.world_mut()
-            .get_mut::<Playback>(character)
-            .unwrap()
-            .time = 0.0;
+        app.world_mut().get_mut::<Playback>(character).unwrap().time = 0.0;
     }
     app.update();
     app.update();

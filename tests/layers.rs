@@ -86,7 +86,10 @@ fn the_core_never_imports_a_higher_layer_or_bevy() {
             for (n, line) in code_lines(&text) {
                 for used in crate_modules(line) {
                     if used != module && !allowed.contains(&used) {
-                        broken.push(format!("{}:{n}: {module} uses crate::{used}", file.display()));
+                        broken.push(format!(
+                            "{}:{n}: {module} uses crate::{used}",
+                            file.display()
+                        ));
                     }
                 }
                 if names_bevy(line) {
@@ -107,7 +110,8 @@ fn the_layer_check_sees_what_it_looks_for() {
     assert!(names_bevy("    let x: bevy_ecs::Entity;"));
     assert!(!names_bevy("pub fn gta_vec_to_bevy(v: Vec3) -> Vec3 {"));
     assert!(!names_bevy("let b = dan_quat_to_bevy(q);"));
-    let lines: Vec<_> = code_lines("//! crate::plugin\nuse crate::anim; // crate::plugin\n").collect();
+    let lines: Vec<_> =
+        code_lines("//! crate::plugin\nuse crate::anim; // crate::plugin\n").collect();
     assert_eq!(lines.len(), 1);
     assert_eq!(crate_modules(lines[0].1), ["anim"]);
 }

@@ -2,8 +2,8 @@
 
 use crate::load::{anie, bytes, detect};
 use crate::{Args, Failure, usage};
-use rigplay::anie::eval::Evaluator;
 use rigplay::anie::cpu::{Renderer, RgbaImage, exported_png};
+use rigplay::anie::eval::Evaluator;
 use rigplay::formats::FileFormat;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -42,7 +42,11 @@ pub fn spawn_character(
         playback.mode = PlayMode::Once;
     }
     let mut character = match &clip.handle {
-        Some(handle) => commands.spawn((SkeletalClip::new(handle.clone()), playback, RootMotion::default())),
+        Some(handle) => commands.spawn((
+            SkeletalClip::new(handle.clone()),
+            playback,
+            RootMotion::default(),
+        )),
         None => {
             // A timeline of its own: the playhead knows its length from the start.
             playback.duration = Some(clip.duration);

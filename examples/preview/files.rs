@@ -92,7 +92,12 @@ pub struct FileView {
     pub warnings: Vec<String>,
 }
 
-pub fn view(index: usize, file: &OpenFile, ifps: &Assets<Ifp>, dans: &Assets<Dan>) -> Option<FileView> {
+pub fn view(
+    index: usize,
+    file: &OpenFile,
+    ifps: &Assets<Ifp>,
+    dans: &Assets<Dan>,
+) -> Option<FileView> {
     match &file.handle {
         FileHandle::Anie(Err(_)) => None,
         FileHandle::Anie(Ok(anie)) => {
@@ -200,11 +205,7 @@ pub fn view(index: usize, file: &OpenFile, ifps: &Assets<Ifp>, dans: &Assets<Dan
     }
 }
 
-pub fn open(
-    preview: &mut Preview,
-    assets: &AssetServer,
-    path: &Path,
-) {
+pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
     let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let asset_path = absolute
         .to_string_lossy()
@@ -247,7 +248,11 @@ pub fn open_dropped(
 }
 
 /// Shows the first clip (or the one asked for) once the first file has loaded.
-pub fn pick_first_clip(mut preview: ResMut<Preview>, ifps: Res<Assets<Ifp>>, dans: Res<Assets<Dan>>) {
+pub fn pick_first_clip(
+    mut preview: ResMut<Preview>,
+    ifps: Res<Assets<Ifp>>,
+    dans: Res<Assets<Dan>>,
+) {
     if preview.current.is_some() {
         return;
     }

@@ -7,6 +7,14 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
 use rigplay::plugin::*;
 
+/// What the panels show and change of the character on show.
+type Shown = (
+    &'static mut Playback,
+    Option<&'static SkeletalClip>,
+    Option<&'static UnmatchedTracks>,
+    Option<&'static RootMotion>,
+);
+
 #[allow(clippy::too_many_arguments)] // a Bevy system: one parameter per thing it shows
 pub fn ui(
     mut contexts: EguiContexts,
@@ -15,12 +23,7 @@ pub fn ui(
     ifps: Res<Assets<Ifp>>,
     dans: Res<Assets<Dan>>,
     registry: Res<ClipRegistry>,
-    mut playbacks: Query<(
-        &mut Playback,
-        Option<&SkeletalClip>,
-        Option<&UnmatchedTracks>,
-        Option<&RootMotion>,
-    )>,
+    mut playbacks: Query<Shown>,
     children: Query<&Children>,
     parents: Query<&ChildOf>,
     rig_bones: Query<(&Name, &RigBone)>,

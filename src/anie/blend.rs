@@ -1,5 +1,5 @@
 //! Blend modes, the layer fragment, compositing, opacity, clipping masks and HSV
-//! (spec §4.4, §4.8, §4.9, §4.10 and the Addendum).
+//! (§4.4, §4.8, §4.9, §4.10 and the Addendum).
 //!
 //! Everything is **straight alpha**. Colours are `f32` channels in `[0, 1]`; the framebuffer, the
 //! destination copy and the clip mask are 8 bits per channel, as in AnimeEffects (RGBA8 targets,
@@ -19,6 +19,8 @@
 //! dark, sLit over an opaque gradient and over transparency) and `clip_v8` (clipper opacity
 //! 1 → 0.5, additive alpha): every pixel within one 8-bit step, with the rasteriser of
 //! [`super::cpu::raster`] and a throwaway scene loader.
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use glam::{Vec3, Vec4};
 

@@ -1,10 +1,12 @@
-//! Key easing (spec §4.2): the progress `s` of a segment between two keys.
+//! Key easing (§4.2): the progress `s` of a segment between two keys.
 //!
 //! AnimeEffects calls its easing with `b = 0`, `c = 1`, `t = F − f0`, `d = f1 − f0` (§4.1 step 4),
 //! so every function here returns a progress value that is 0 at the earlier key and 1 at the later
 //! one, and that may leave `[0, 1]` (Back, Elastic, Custom). The 12 Penner types are evaluated in
 //! `f32` (the C++ code uses `float`); the Custom bezier is solved in `f64` and cast to `f32`, as the
-//! spec says.
+//! format doc says.
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use std::f32::consts::PI;
 

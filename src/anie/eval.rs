@@ -1,4 +1,4 @@
-//! Evaluating an AnimeEffects project at a frame (spec §4.1–§4.8 and the Addendum): which keys
+//! Evaluating an AnimeEffects project at a frame (§4.1–§4.8 and the Addendum): which keys
 //! apply, their blended values, every node's transform, opacity and depth, each layer's
 //! deformed mesh in canvas pixels, and the sequence in which AnimeEffects draws.
 //!
@@ -52,7 +52,7 @@
 //!   collected before their children (pre-order), so on equal depth a folder's own step (its
 //!   clippees, its HSV re-draw) comes before its children's draws.
 //!
-//! Not covered by a reference render, so chosen from the spec's wording and marked as such:
+//! Not covered by a reference render, so chosen from the format doc's wording and marked as such:
 //! the neighbours in the loop-wrap segments, a folder clipper's mask (its visible child layers
 //! only), the `IS_CLIPPEE` mask writer of a clipper inside a clipped run ([`DrawOp::WriteMask`]),
 //! how often a folder's HSV re-draws each descendant ([`DrawOp::HsvRedraw`]), the HSV `absolute`
@@ -63,6 +63,8 @@
 //! explicit stacks; nothing recurses. A parent index that is not smaller than its child's, or a
 //! child list entry whose parent is another node, is ignored, so a hand-made malformed project
 //! cannot loop.
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -255,7 +257,7 @@ pub enum DrawOp {
     /// unmasked (§4.10: a folder with active HSV keys re-draws its visible descendant layers,
     /// sorted by depth, right after its own place in the order). Each descendant is re-drawn
     /// **once** here. AnimeEffects' traversal visits siblings repeatedly and re-draws some of
-    /// them several times; the spec does not say how many, and no reference render covers it,
+    /// them several times; the format doc does not say how many, and no reference render covers it,
     /// so with translucent layers under an HSV folder this can differ from AnimeEffects.
     HsvRedraw {
         /// The descendant layer's object node index.

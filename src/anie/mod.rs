@@ -1,4 +1,4 @@
-//! AnimeEffects (`.anie`) playback math on plain values (spec `shared/specs/anie.md`, §4).
+//! AnimeEffects (`.anie`) playback math on plain values (`docs/formats/anie.md` §4).
 //!
 //! The math modules take numbers, vectors, matrices and pixel values, and return the same; the
 //! few data types they share with the file model (blend modes, easings, splines, bone shapes)
@@ -21,8 +21,10 @@
 //! Coordinates are AnimeEffects' canvas pixels: origin top-left, +y down (§2). Angles are radians;
 //! a positive rotation turns +x toward +y, i.e. clockwise on screen.
 //!
-//! Precision follows the program: `f32` (C++ `float`, GLSL `float`) except where the spec says
+//! Precision follows the program: `f32` (C++ `float`, GLSL `float`) except where the format doc says
 //! AnimeEffects computes in `double` (the Custom easing).
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 pub mod blend;
 pub mod cpu;
@@ -36,7 +38,7 @@ use glam::{Vec2, Vec3};
 
 /// Key interpolation `lerp(a, b, s) = a + (b − a)·s` (§4.1 step 4), for scalars.
 ///
-/// The spec names the operation only; this is the one form used throughout these modules.
+/// The format doc names the operation only; this is the one form used throughout these modules.
 pub fn lerp(a: f32, b: f32, s: f32) -> f32 {
     a + (b - a) * s
 }

@@ -1,4 +1,4 @@
-//! Bones, pose palettes, dual-quaternion skinning, influence weights and FFD (spec §4.5, §4.6).
+//! Bones, pose palettes, dual-quaternion skinning, influence weights and FFD (§4.5, §4.6).
 //!
 //! The order of deformation AnimeEffects applies to a layer's mesh (§4.5, verified):
 //! **mesh → FFD → origin offset → bone skinning → SRT/world**, i.e.
@@ -17,6 +17,8 @@
 //! InOut and Linear easing, influence maps recomputed from the stored bone shapes with
 //! [`vertex_influences`]) and `ffd` (Quad Out FFD keys): every pixel within one 8-bit step, using
 //! a throwaway scene loader.
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use std::f32::consts::PI;
 
@@ -434,7 +436,7 @@ pub fn polygon_contains(polygon: &[Vec2], p: Vec2) -> bool {
     crossings % 2 == 1
 }
 
-/// An angle wrapped into `[−π, π)` (the spec's `signedAngle`; its exact boundary is not stated,
+/// An angle wrapped into `[−π, π)` (the format doc's `signedAngle`; its exact boundary is not stated,
 /// and a weight at exactly ±π is the same on both sides for the bend ranges AnimeEffects builds).
 pub fn signed_angle(a: f32) -> f32 {
     let tau = 2.0 * PI;

@@ -1,4 +1,4 @@
-//! Move-key position paths (spec §4.3 "Move position path"): Catmull-Rom tangents, a
+//! Move-key position paths (§4.3 "Move position path"): Catmull-Rom tangents, a
 //! Ferguson/Hermite cubic, and AnimeEffects' 8-sample arc-length reparameterisation.
 //!
 //! Build a [`MovePath`] for the segment between the keys k0 and k1 (with the neighbours kn before
@@ -10,6 +10,8 @@
 //! frames 0, 12, 23): between the first two keys the path has **no** kn, although the loop could
 //! supply the last key at `23 − 24 = −1`. With that kn the layer would sit 0.7 px off at frame 3
 //! (see `tests/anie_math.rs`). Which neighbours the gatherer supplies is the evaluator's business.
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use glam::Vec2;
 
@@ -18,7 +20,7 @@ use crate::formats::anie::Spline;
 /// Qt's `QVector2D::normalized()`: a vector whose squared length is within 1e-5 of 0 normalises to
 /// zero, one within 1e-5 of 1 is returned as is, anything else is divided by its length.
 ///
-/// The spec names only "normalize"; AnimeEffects' vectors are `QVector2D`, whose rule this is.
+/// The format doc names only "normalize"; AnimeEffects' vectors are `QVector2D`, whose rule this is.
 /// With it the mirror of a zero-length segment is `−v` rather than NaN.
 pub fn qt_normalized(v: Vec2) -> Vec2 {
     let (x, y) = (f64::from(v.x), f64::from(v.y));

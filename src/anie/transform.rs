@@ -1,4 +1,6 @@
-//! A node's transform, opacity and depth down the object tree (spec §4.3, §4.4).
+//! A node's transform, opacity and depth down the object tree (§4.3, §4.4).
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use glam::{Affine2, Vec2};
 

@@ -21,9 +21,9 @@ pub mod reduce;
 mod sampler;
 
 pub use playhead::{PlayMode, TimeStep, blend, held_time, step_time, wrap_time};
+pub use sampler::ClipCursor;
 #[doc(hidden)]
 pub use sampler::slerp_arc_for_test;
-pub use sampler::ClipCursor;
 
 use glam::{Quat, Vec3, Vec4};
 use std::fmt;
@@ -146,6 +146,7 @@ impl Arc {
 /// An animation clip in the engine-neutral model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Clip {
+    /// The clip's name (as the file gives it).
     pub name: String,
     duration: f32,
     tracks: Vec<BoneTrack>,
@@ -158,12 +159,29 @@ pub struct Clip {
 /// A clip that cannot be built from the keys given.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ClipError {
+    /// A channel's values do not pair with its key times.
     #[error("{values} values for {times} key times")]
-    LengthMismatch { times: usize, values: usize },
+    LengthMismatch {
+        /// Key times given.
+        times: usize,
+        /// Values given.
+        values: usize,
+    },
+    /// Key times go backwards.
     #[error("key #{key} has time {time}, earlier than the key before it")]
-    TimesNotSorted { key: usize, time: f32 },
+    TimesNotSorted {
+        /// Index of the first key whose time is earlier than its predecessor's.
+        key: usize,
+        /// Its time.
+        time: f32,
+    },
+    /// A time or value is NaN or infinite.
     #[error("key #{key} has a value that is not a finite number")]
-    NotFinite { key: usize },
+    NotFinite {
+        /// Index of the key.
+        key: usize,
+    },
+    /// More keys than 32-bit offsets can address.
     #[error("a clip holds at most 2^32 keys")]
     TooManyKeys,
 }
@@ -186,6 +204,7 @@ fn index(n: usize) -> Result<u32, ClipError> {
 }
 
 impl ClipBuilder {
+    /// A builder for a clip called `name`, with no tracks yet.
     pub fn new(name: impl Into<String>) -> Self {
         Self {
             clip: Clip {
@@ -340,6 +359,7 @@ impl ClipBuilder {
         }
     }
 
+    /// The clip, lasting until its latest key (or the duration it was extended to).
     pub fn build(self) -> Clip {
         self.clip
     }
@@ -392,6 +412,7 @@ impl Clip {
         self.duration
     }
 
+    /// The clip's tracks, in the order they were added.
     pub fn tracks(&self) -> &[BoneTrack] {
         &self.tracks
     }

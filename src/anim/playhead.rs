@@ -152,7 +152,10 @@ mod tests {
     #[test]
     fn time_steps_by_mode() {
         let mut d = 1.0;
-        assert_eq!(step(0.9, 0.2, PlayMode::Loop, &mut d), (0.100000024, 1, false));
+        assert_eq!(
+            step(0.9, 0.2, PlayMode::Loop, &mut d),
+            (0.100000024, 1, false)
+        );
         assert_eq!(step(0.1, -0.2, PlayMode::Loop, &mut d).1, -1);
         assert_eq!(step(0.9, 0.2, PlayMode::Once, &mut d), (1.0, 0, true));
         assert_eq!(step(0.1, -0.2, PlayMode::Once, &mut d), (0.0, 0, true));

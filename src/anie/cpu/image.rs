@@ -1,4 +1,6 @@
 //! The RGBA8 image the CPU renderer draws into and samples its textures from.
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 /// An RGBA8 image, rows top to bottom, straight alpha (the `.anie` pixel format, §2).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]

@@ -1,5 +1,5 @@
 //! The CPU reference renderer: an evaluated frame ([`crate::anie::eval::EvaluatedFrame`])
-//! replayed into the RGBA8 framebuffer AnimeEffects 1.7's exporter fills (spec §4.7–§4.10,
+//! replayed into the RGBA8 framebuffer AnimeEffects 1.7's exporter fills (§4.7–§4.10,
 //! Addendum 1), and the PNG it saves from it.
 //!
 //! ```no_run
@@ -23,6 +23,8 @@
 //! * [`raster`] is the triangle rasteriser underneath it (pixel centres, 1/256 px snapping,
 //!   top-left rule, bilinear sampling with a transparent border);
 //! * [`RgbaImage`] is the image type both use: the framebuffer, the textures, the result.
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 mod image;
 pub mod raster;

@@ -1,4 +1,4 @@
-//! A small exact CPU rasteriser for textured triangle meshes (spec §2 texture rules, §4.5 step 5,
+//! A small exact CPU rasteriser for textured triangle meshes (§2 texture rules, §4.5 step 5,
 //! §4.9), for a reference renderer that compares with AnimeEffects' RGBA8 framebuffer.
 //!
 //! Rules, and why:
@@ -25,6 +25,8 @@
 //!   texels are filtered as they are.
 //! * Triangles are drawn in index order, each completely before the next (GL's ordering for
 //!   blending). The fragment callback decides the pixel (blend, clip, discard).
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use glam::{DVec2, Vec2, Vec4};
 

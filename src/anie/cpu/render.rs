@@ -1,5 +1,7 @@
 //! [`Renderer`]: an evaluated frame's draw sequence replayed into an RGBA8 framebuffer the
 //! way AnimeEffects 1.7's exporter fills its own.
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,7 +25,7 @@ pub fn render(project: &AnimeProject, frame: &EvaluatedFrame, scale: f32) -> Rgb
 }
 
 /// Renders frames of one project: an [`EvaluatedFrame`]'s draw sequence replayed into an RGBA8
-/// framebuffer the way AnimeEffects 1.7's exporter fills its own (spec §4.7–§4.10, Addendum 1).
+/// framebuffer the way AnimeEffects 1.7's exporter fills its own (§4.7–§4.10, Addendum 1).
 ///
 /// It decodes the project's images into textures once, in [`Renderer::new`], and keeps them. It
 /// borrows nothing, so it is `Send + Sync + 'static` and a Bevy asset or component can keep one;

@@ -1,4 +1,6 @@
 //! Errors and warnings of the `.anie` reader and writer.
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use super::{AnieVersion, KeyKind};
 use std::fmt;

@@ -1,8 +1,8 @@
-//! AnimeEffects `.anie` projects, formats 0.4 to 0.8 (`specs/anie.md`, short version §7).
+//! AnimeEffects `.anie` projects, formats 0.4 to 0.8 (`docs/formats/anie.md`, short version §7).
 //!
 //! [`AnimeProject::read`] decodes a whole file into plain data; [`AnimeProject::write`] encodes
 //! it again in format 0.8, 0.7 or 0.5. The model is made for the player that evaluates it
-//! (spec §4):
+//! (§4):
 //!
 //! * trees (resource nodes, object nodes, bones) are flat arenas in **pre-order**, the file
 //!   order: index 0 is the root, a parent comes before its children, and each node lists its
@@ -25,6 +25,8 @@
 //!
 //! A project that reads writes again, reads back equal and writes the same bytes (checked by
 //! the fuzz oracle `fuzz/oracles/anie.rs`).
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 mod error;
 mod model;

@@ -1,4 +1,6 @@
 //! The `.anie` project model: plain data, as the module face describes it.
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use glam::{Mat4, Vec2, Vec3};
 use std::collections::HashMap;

@@ -1,4 +1,6 @@
-//! PackBits, as `.anie` images use it: one stream per channel row (spec §2).
+//! PackBits, as `.anie` images use it: one stream per channel row (§2).
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use super::error::PackBitsProblem;
 

@@ -2,6 +2,8 @@
 //! content cannot read past, and must fill exactly), reads trees iteratively with a depth
 //! bound, checks every count against the bytes left before allocating, then resolves the file's
 //! IDs into indices in a second pass (§1.6).
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use super::error::{AnieError, AnieErrorKind, AnieWarning, AnieWarningKind, Location};
 use super::packbits::packbits_decode;

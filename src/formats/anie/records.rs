@@ -1,5 +1,7 @@
 //! The fixed-size records at the start of every `.anie` file, declared once with binrw for
-//! reading and writing. Field order and sizes mirror spec §1.2 and §1.3.
+//! reading and writing. Field order and sizes mirror §1.2 and §1.3.
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use crate::formats::bytes::Record;
 use binrw::binrw;

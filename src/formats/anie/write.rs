@@ -1,6 +1,8 @@
 //! The `.anie` writer: checks the project's structure (pre-order trees, references that point
 //! at something, no key or bone-origin cycles), then emits it in the layout of §1, assigning
 //! IDs the way AnimeEffects' `IDAssigner` does (§1.6).
+//!
+//! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use super::error::{AnieWriteError, AnieWriteErrorKind, Location};
 use super::packbits::packbits_encode;

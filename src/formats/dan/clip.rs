@@ -1,4 +1,6 @@
 //! From a [`DanFile`] to the engine-neutral [`Clip`] in Bevy's axes, and back.
+//!
+//! Section numbers (§) refer to `docs/formats/dan.md`.
 
 use super::error::{DanTrack, DanWriteError};
 use super::{DanBone, DanFile, RotationKey, VectorKey};

@@ -1,4 +1,6 @@
 //! Errors and warnings of the DAN reader and writer.
+//!
+//! Section numbers (§) refer to `docs/formats/dan.md`.
 
 use std::fmt;
 

@@ -1,5 +1,5 @@
 //! DAN: the animation files of the DelDX 3ds Max exporter (`DelDX_Anim_Export.ms`, version
-//! `0010`), spec `specs/dan.md`.
+//! `0010`), described in `docs/formats/dan.md`.
 //!
 //! A `.dan` file holds one clip: for each bone of the exporter's bone list (no names, no
 //! hierarchy), rotation, position and scale keys sampled from 3ds Max. The keys are
@@ -16,6 +16,8 @@
 //!   conversion is in [`crate::coords`], `dan_*` functions), times in seconds from the header's
 //!   start, keys stably sorted by time.
 //! * [`DanFile::write`] writes the same layout; [`DanFile::from_clip`] makes a file from a clip.
+//!
+//! Section numbers (§) refer to `docs/formats/dan.md`.
 
 mod clip;
 mod error;

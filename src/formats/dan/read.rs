@@ -1,4 +1,6 @@
-//! Reading `.dan` files (spec §1, checks of §4).
+//! Reading `.dan` files (§1, checks of §4).
+//!
+//! Section numbers (§) refer to `docs/formats/dan.md`.
 
 use super::error::{DanError, DanErrorKind, DanLocation, DanTrack, DanWarning};
 use super::records::{COUNT_SIZE, Header};

@@ -1,6 +1,8 @@
-//! The fixed-size records of `.dan` files (spec §1), declared once with binrw for reading and
+//! The fixed-size records of `.dan` files (§1), declared once with binrw for reading and
 //! writing: the header here, the key records ([`RotationKey`], [`VectorKey`]) in the model,
 //! with their sizes.
+//!
+//! Section numbers (§) refer to `docs/formats/dan.md`.
 
 use super::{COMMENT_LEN, RotationKey, VectorKey};
 use crate::formats::bytes::Record;

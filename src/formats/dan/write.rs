@@ -1,4 +1,6 @@
 //! Writing `.dan` files: the layout of §1, byte for byte what the reader reads.
+//!
+//! Section numbers (§) refer to `docs/formats/dan.md`.
 
 use super::error::DanWriteError;
 use super::records::{COUNT_SIZE, Header};

@@ -4,7 +4,7 @@
 //! again. The data model keeps everything the file says, in the games' own conventions:
 //!
 //! * rotations are in the standard (Hamilton, column-vector) convention the engines use at run
-//!   time: ANPK quaternions are conjugated on read and back on write (spec §1.4), ANP3 ones are
+//!   time: ANPK quaternions are conjugated on read and back on write (§1.4), ANP3 ones are
 //!   stored that way already (§2.7). They are **not** normalised here, so that a compressed key
 //!   writes back to the same int16s; [`IfpClip::to_clip`] normalises;
 //! * times are absolute seconds (ANP3 ticks ÷ 60), translations metres in the bone's parent
@@ -13,7 +13,9 @@
 //!   normalised form used for matching.
 //!
 //! A package written by [`IfpPackage::write`] reads back to an equal package, and writing that
-//! gives the same bytes. Spec: `specs/ifp.md` (short version: its §7).
+//! gives the same bytes. Spec: `docs/formats/ifp.md` (short version: its §7).
+//!
+//! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 mod clip;
 mod error;
@@ -123,7 +125,7 @@ impl IfpSequence {
     }
 }
 
-/// ANPK ANIM record details (spec §1.2) beyond name, frame count and bone tag.
+/// ANPK ANIM record details (§1.2) beyond name, frame count and bone tag.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AnimRecord {
     /// The record's size and what follows its first 40 bytes.

@@ -760,7 +760,7 @@ mod tests {
         }
     }
 
-    /// The fast path gives what the binrw declarations give, with the spec's conversions.
+    /// The fast path gives what the binrw declarations give, with the format doc's conversions.
     #[test]
     fn bulk_decoder_agrees_with_the_binrw_records() {
         let conj = |q: [f32; 4]| [-q[0], -q[1], -q[2], q[3]];

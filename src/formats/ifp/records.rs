@@ -1,8 +1,10 @@
 //! On-disk records of IFP files, declared once with binrw for reading and writing.
 //!
-//! Field order and sizes mirror the tables of `specs/ifp.md` (§1.1–1.3 for ANPK, §2.1–2.4 for
+//! Field order and sizes mirror the tables of `docs/formats/ifp.md` (§1.1–1.3 for ANPK, §2.1–2.4 for
 //! ANP3/ANP2). Key arrays are decoded in bulk by `read.rs` (see `decode_frames`), whose output
 //! is checked against these declarations in the tests.
+//!
+//! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 use crate::formats::bytes::Record;
 use binrw::binrw;
@@ -19,7 +21,7 @@ pub(crate) const DGAN: [u8; 4] = *b"DGAN";
 pub(crate) const CPAN: [u8; 4] = *b"CPAN";
 pub(crate) const ANIM: [u8; 4] = *b"ANIM";
 
-/// Compressed ANP3 keys (frame types 3 and 4, spec §2.5) store each rotation component as an
+/// Compressed ANP3 keys (frame types 3 and 4, §2.5) store each rotation component as an
 /// `i16` times this.
 pub(crate) const Q_SCALE: f32 = 4096.0;
 /// Compressed ANP3 keys store the time in seconds as an `i16` times this (1/60 s steps).
@@ -124,7 +126,7 @@ impl Record for Anp3SequenceHead {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Kr00Frame {
-    /// Rotation `(x, y, z, w)`, conjugated (spec §1.4).
+    /// Rotation `(x, y, z, w)`, conjugated (§1.4).
     pub q: [f32; 4],
     /// Time in seconds.
     pub time: f32,
@@ -135,7 +137,7 @@ pub struct Kr00Frame {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Krt0Frame {
-    /// Rotation `(x, y, z, w)`, conjugated (spec §1.4).
+    /// Rotation `(x, y, z, w)`, conjugated (§1.4).
     pub q: [f32; 4],
     /// Translation.
     pub t: [f32; 3],
@@ -148,7 +150,7 @@ pub struct Krt0Frame {
 #[brw(little)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KrtsFrame {
-    /// Rotation `(x, y, z, w)`, conjugated (spec §1.4).
+    /// Rotation `(x, y, z, w)`, conjugated (§1.4).
     pub q: [f32; 4],
     /// Translation.
     pub t: [f32; 3],
@@ -206,7 +208,7 @@ pub struct Anp3RotTransFrameCompressed {
     pub t: [i16; 3],
 }
 
-/// The on-disk layout of one key, named as in the spec's tables.
+/// The on-disk layout of one key, named as in the format doc's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FrameLayout {
     /// ANPK `KR00`: rotation, time.

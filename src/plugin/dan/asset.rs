@@ -62,4 +62,3 @@ impl DanAssetLabel {
         labelled(path, self)
     }
 }
-

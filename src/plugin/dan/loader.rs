@@ -3,7 +3,9 @@
 use super::{Dan, DanAssetLabel};
 use crate::formats::dan::{DanClipOptions, DanError, DanFile};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
-use crate::plugin::skeletal::{ClipInfo, ClipRegistry, ClipSettings, animation_clip, named_bone_target_id};
+use crate::plugin::skeletal::{
+    ClipInfo, ClipRegistry, ClipSettings, animation_clip, named_bone_target_id,
+};
 use bevy::animation::AnimationTargetId;
 use bevy::asset::io::Reader;
 use bevy::asset::{AssetLoader, LoadContext};
@@ -144,4 +146,3 @@ impl AssetLoader for DanLoader {
         &["dan"]
     }
 }
-

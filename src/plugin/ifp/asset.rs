@@ -84,4 +84,3 @@ impl IfpAssetLabel {
         labelled(path, self)
     }
 }
-

@@ -148,4 +148,3 @@ impl AssetLoader for IfpLoader {
         &["ifp"]
     }
 }
-

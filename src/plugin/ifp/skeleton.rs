@@ -112,4 +112,3 @@ pub(crate) fn spawn_skeleton(
         root_commands.insert(Name::new(skeleton.name));
     }
 }
-

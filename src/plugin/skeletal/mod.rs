@@ -15,10 +15,10 @@ mod root_motion;
 mod sample;
 mod settings;
 
+pub(crate) use bones::target_for;
 pub use bones::{
     BoneLink, GtaBoneId, RigBone, SkeletonBones, bone_target_id, named_bone_target_id,
 };
-pub(crate) use bones::target_for;
 pub use clip::{animation_clip, root_track};
 pub use gizmos::SkeletonGizmos;
 pub use play_animation::{PlayAnimation, PlayingNode};

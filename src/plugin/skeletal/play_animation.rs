@@ -77,4 +77,3 @@ pub(crate) fn start_animations(
         }
     }
 }
-
