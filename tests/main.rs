@@ -15,6 +15,7 @@ mod bevy_playback;
 mod bytes;
 mod dan;
 mod ifp_bad_input;
+mod ifp_fixtures;
 mod ifp_read;
 mod ifp_write;
 mod layers;
