@@ -309,7 +309,7 @@ fn extracted_root_motion_moves_the_character_not_the_root_bone() {
     let meta = r#"(
     meta_format_version: "1.0",
     asset: Load(
-        loader: "rigplay::plugin::asset::IfpLoader",
+        loader: "rigplay::plugin::IfpLoader",
         settings: (
             clips: { "lift": (looping: true, root_motion: Extract(z: false)) },
         ),

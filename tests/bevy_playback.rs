@@ -259,7 +259,7 @@ fn playback_extracts_root_motion_across_loops() {
     let meta = r#"(
     meta_format_version: "1.0",
     asset: Load(
-        loader: "rigplay::plugin::asset::IfpLoader",
+        loader: "rigplay::plugin::IfpLoader",
         settings: ( clips: { "lift": (looping: true, root_motion: Extract(z: false)) } ),
     ),
 )"#;
