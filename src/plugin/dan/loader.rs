@@ -31,7 +31,7 @@ pub struct DanLoaderSettings {
     /// inches); 0.01 turns centimetres into Bevy's metres; 1 keeps the file's units.
     pub scale: f32,
     /// Bone names by index (the file stores none); bones beyond the list are `bone_<index>`.
-    /// Names are what the clip's targets match, on a [`FlatSkeleton`] or a [`crate::plugin::Retarget`]
+    /// Names are what the clip's targets match, on a [`crate::plugin::FlatSkeleton`] or a [`crate::plugin::Retarget`]
     /// hierarchy.
     pub bone_names: Vec<String>,
     /// Whether the clip is meant to loop (else to hold its last pose): recorded in the clip's

@@ -8,7 +8,7 @@ use bevy::prelude::*;
 /// model-space: each bone's key is its whole transform in the model, so no hierarchy is needed
 /// to play them), named as given, at the identity. Like [`crate::plugin::GtaSkeleton`], the entity gets
 /// an `AnimationPlayer` and [`SkeletonBones`]; [`crate::plugin::SkeletalClip`] and [`crate::plugin::PlayAnimation`]
-/// play clips on it. [`Dan::skeleton`] gives the one a file needs.
+/// play clips on it. [`crate::plugin::Dan::skeleton`] gives the one a file needs.
 #[derive(Component, Debug, Clone, PartialEq, Eq, Default, Reflect)]
 #[reflect(Component, Default)]
 #[require(Transform, Visibility)]

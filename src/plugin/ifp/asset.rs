@@ -41,7 +41,7 @@ pub struct IfpClipAsset {
     pub handle: Handle<AnimationClip>,
     /// The same clip labelled by its name, when the name could be a label.
     pub named_handle: Option<Handle<AnimationClip>>,
-    /// The animation target id of each track, as [`bone_target_id`] gives it.
+    /// The animation target id of each track, as [`crate::plugin::bone_target_id`] gives it.
     pub targets: Vec<AnimationTargetId>,
 }
 
