@@ -11,6 +11,10 @@ use bevy::asset::io::{AssetSourceBuilder, AssetSourceId};
 use bevy::asset::{AssetPlugin, LoadState};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
+#[path = "../tests/assets.rs"]
+mod assets;
+
+use assets::sample_files;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rigplay::plugin::{GtaSkeleton, PlayAnimation, Playback, PlayingNode, SkeletalClip};
 use std::path::Path;
@@ -27,27 +31,6 @@ enum Driver {
 
 fn phase(i: usize) -> f32 {
     ((i * 7919) % 1000) as f32 / 1000.0 * 1.2
-}
-
-/// The committed sample files: (path under `assets/`, bytes).
-fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
-    [
-        "anims/sa_ped.ifp",
-        "anims/vc_ped.ifp",
-        "anims/lamp.dan",
-        "anims/anie/character.anie",
-        "anims/anie/mesh_ffd.anie",
-        "anims/anie/blend_sheet.anie",
-    ]
-    .into_iter()
-    .map(|path| {
-        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("assets")
-            .join(path);
-        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        (path, bytes)
-    })
-    .collect()
 }
 
 fn scene(driver: Driver) -> App {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The frame rate for stepping a clip whose keys do not tell one (one key per channel).
-const DEFAULT_FPS: f32 = 30.0;
+pub const DEFAULT_FPS: f32 = 30.0;
 
 #[derive(Resource)]
 pub struct Preview {
@@ -145,7 +145,7 @@ pub fn view(
                     .map(|c| ClipEntry {
                         name: c.name.clone(),
                         duration: c.clip.duration(),
-                        fps: c.clip.frame_rate().unwrap_or(DEFAULT_FPS),
+                        fps: c.frame_rate.unwrap_or(DEFAULT_FPS),
                         handle: Some(c.handle.clone()),
                         looping: c.settings.looping,
                         character: Character::Gta(skeleton),
@@ -183,7 +183,7 @@ pub fn view(
                 clips: vec![ClipEntry {
                     name: dan.clip.name.clone(),
                     duration: dan.clip.duration(),
-                    fps: dan.clip.frame_rate().unwrap_or(DEFAULT_FPS),
+                    fps: dan.frame_rate.unwrap_or(DEFAULT_FPS),
                     handle: Some(dan.handle.clone()),
                     looping: dan.settings.looping,
                     character: Character::Flat(dan.skeleton()),

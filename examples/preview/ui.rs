@@ -2,7 +2,7 @@
 //! tree (right).
 
 use crate::camera::UiPointer;
-use crate::files::{Preview, view};
+use crate::files::{DEFAULT_FPS, Preview, view};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
 use rigplay::plugin::*;
@@ -50,7 +50,7 @@ pub fn ui(
             view(f, &preview.files[f], &ifps, &dans)
                 .and_then(|v| v.clips.get(c).map(|clip| (clip.fps, clip.duration)))
         })
-        .unwrap_or((30.0, 0.0));
+        .unwrap_or((DEFAULT_FPS, 0.0));
 
     // Transport and timeline.
     egui::Panel::bottom("timeline")

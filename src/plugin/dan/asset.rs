@@ -20,6 +20,8 @@ pub struct Dan {
     pub clip: Arc<Clip>,
     /// The clip as a Bevy `AnimationClip`, labelled `Clip0` ([`DanAssetLabel::Clip`]).
     pub handle: Handle<AnimationClip>,
+    /// The rate the clip's keys were sampled at ([`Clip::frame_rate`]), worked out once.
+    pub frame_rate: Option<f32>,
     /// The bone names the tracks target, one per bone of the file.
     pub bone_names: Vec<String>,
     /// The animation target id of each track.

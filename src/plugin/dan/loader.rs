@@ -132,6 +132,7 @@ impl AssetLoader for DanLoader {
             }),
         );
         Ok(Dan {
+            frame_rate: clip.frame_rate(),
             file: read.file,
             clip,
             handle,

@@ -41,6 +41,8 @@ pub struct IfpClipAsset {
     pub handle: Handle<AnimationClip>,
     /// The same clip labelled by its name, when the name could be a label.
     pub named_handle: Option<Handle<AnimationClip>>,
+    /// The rate the clip's keys were sampled at ([`Clip::frame_rate`]), worked out once.
+    pub frame_rate: Option<f32>,
     /// The animation target id of each track, as [`crate::plugin::bone_target_id`] gives it.
     pub targets: Vec<AnimationTargetId>,
 }

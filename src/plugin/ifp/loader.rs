@@ -128,6 +128,7 @@ impl AssetLoader for IfpLoader {
             }
             clips.push(IfpClipAsset {
                 name: clip.name.clone(),
+                frame_rate: clip.frame_rate(),
                 clip,
                 settings: clip_settings,
                 handle,
