@@ -24,6 +24,7 @@
 
 use super::anie::records::MAGIC as ANIE_MAGIC;
 use super::dan::DAN_VERSION;
+use super::ifp::records::{ANLF, ANP2, ANP3, ANPK};
 use std::path::Path;
 
 /// One of the file formats rigplay reads.
@@ -38,7 +39,7 @@ pub enum FileFormat {
 }
 
 /// The first four bytes of an IFP file, each version and the ANLF container.
-const IFP_MAGICS: [&[u8; 4]; 4] = [b"ANPK", b"ANP3", b"ANP2", b"ANLF"];
+const IFP_MAGICS: [[u8; 4]; 4] = [ANPK, ANP3, ANP2, ANLF];
 
 impl FileFormat {
     /// Every format, in declaration order.
@@ -58,7 +59,7 @@ impl FileFormat {
     pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
         if bytes.starts_with(&ANIE_MAGIC) {
             Some(FileFormat::Anie)
-        } else if IFP_MAGICS.iter().any(|m| bytes.starts_with(*m)) {
+        } else if IFP_MAGICS.iter().any(|m| bytes.starts_with(m)) {
             Some(FileFormat::Ifp)
         } else if bytes.starts_with(&DAN_VERSION.to_le_bytes()) {
             Some(FileFormat::Dan)
