@@ -17,6 +17,7 @@
 //! * [`cpu`]: the CPU reference renderer that replays an evaluated frame into the framebuffer
 //!   AnimeEffects' exporter fills, and the PNG it saves from it; its triangle rasteriser
 //!   (bilinear, transparent-border texture sampling) and its RGBA8 image.
+//! * [`atlas`]: every image of a project packed into one RGBA8 texture ([`atlas::ImageAtlas`]);
 //!
 //! Coordinates are AnimeEffects' canvas pixels: origin top-left, +y down (§2). Angles are radians;
 //! a positive rotation turns +x toward +y, i.e. clockwise on screen.
@@ -26,6 +27,7 @@
 //!
 //! Section numbers (§) refer to `docs/formats/anie.md`.
 
+pub mod atlas;
 pub mod blend;
 pub mod cpu;
 pub mod easing;

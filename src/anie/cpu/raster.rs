@@ -31,6 +31,7 @@
 use glam::{DVec2, Vec2, Vec4};
 
 use super::RgbaImage;
+use crate::anie::atlas::{ImageAtlas, PixelRect};
 use crate::anie::blend::rgba_from_unorm8;
 
 /// Bilinear `GL_LINEAR` sampling at normalised `uv` with a transparent border (§2):
@@ -38,8 +39,28 @@ use crate::anie::blend::rgba_from_unorm8;
 /// fractional part, and texels outside the image count as `(0, 0, 0, 0)`. Channels are `[0, 1]`,
 /// straight alpha. A NaN `uv` gives transparent black.
 pub fn sample_bilinear(texture: &RgbaImage, uv: Vec2) -> Vec4 {
-    let x = f64::from(uv.x) * f64::from(texture.width) - 0.5;
-    let y = f64::from(uv.y) * f64::from(texture.height) - 0.5;
+    bilinear(texture.width, texture.height, uv, |x, y| texture.get(x, y))
+}
+
+/// [`sample_bilinear`] of the image that lies at `rect` in `atlas`, bit for bit: the same
+/// texel-space point (from the rectangle's size), and texels outside the rectangle count as the
+/// transparent border, whatever the atlas holds beside it.
+pub fn sample_bilinear_rect(atlas: &ImageAtlas, rect: PixelRect, uv: Vec2) -> Vec4 {
+    bilinear(rect.width, rect.height, uv, |x, y| {
+        match (u32::try_from(x), u32::try_from(y)) {
+            (Ok(x), Ok(y)) if x < rect.width && y < rect.height => {
+                atlas.texel(rect.x.saturating_add(x), rect.y.saturating_add(y))
+            }
+            _ => [0; 4],
+        }
+    })
+}
+
+/// Bilinear filtering of a `width × height` image whose texel `(x, y)` is `texel(x, y)` (which
+/// must give the border outside the image).
+fn bilinear(width: u32, height: u32, uv: Vec2, texel: impl Fn(i64, i64) -> [u8; 4]) -> Vec4 {
+    let x = f64::from(uv.x) * f64::from(width) - 0.5;
+    let y = f64::from(uv.y) * f64::from(height) - 0.5;
     if !(x.is_finite() && y.is_finite()) {
         return Vec4::ZERO;
     }
@@ -47,9 +68,8 @@ pub fn sample_bilinear(texture: &RgbaImage, uv: Vec2) -> Vec4 {
     let (fx, fy) = ((x - x0) as f32, (y - y0) as f32);
     // Saturating casts: points far outside stay outside.
     let (ix, iy) = (x0 as i64, y0 as i64);
-    let texel = |dx: i64, dy: i64| {
-        rgba_from_unorm8(texture.get(ix.saturating_add(dx), iy.saturating_add(dy)))
-    };
+    let texel =
+        |dx: i64, dy: i64| rgba_from_unorm8(texel(ix.saturating_add(dx), iy.saturating_add(dy)));
     let top = texel(0, 0).lerp(texel(1, 0), fx);
     let bottom = texel(0, 1).lerp(texel(1, 1), fx);
     top.lerp(bottom, fy)
@@ -413,6 +433,52 @@ mod tests {
         assert_eq!(sample_bilinear(&tex, Vec2::splat(1e30)), Vec4::ZERO);
         assert_eq!(
             sample_bilinear(&RgbaImage::new(0, 0), Vec2::ZERO),
+            Vec4::ZERO
+        );
+    }
+
+    #[test]
+    fn atlas_sampling_equals_sampling_the_image() {
+        // Two 2×2 images side by side in one 4×2 atlas: sampling the right one through its
+        // rectangle gives exactly what sampling it alone gives, border included (its left
+        // neighbour's texels never bleed in).
+        let left = [[255, 0, 0, 255]; 4];
+        let right = [
+            [0, 10, 20, 30],
+            [40, 50, 60, 70],
+            [80, 90, 100, 110],
+            [1, 2, 3, 4],
+        ];
+        let image = RgbaImage::from_rgba8(2, 2, &right.concat()).unwrap();
+        let mut rgba = Vec::new();
+        for row in 0..2 {
+            rgba.extend(left[row * 2..row * 2 + 2].concat());
+            rgba.extend(right[row * 2..row * 2 + 2].concat());
+        }
+        let project = crate::formats::anie::AnimeProject {
+            resources: vec![crate::formats::anie::ResourceTree {
+                file_path: String::new(),
+                nodes: Vec::new(),
+            }],
+            ..Default::default()
+        };
+        let mut atlas = ImageAtlas::new(&project).unwrap();
+        (atlas.width, atlas.height, atlas.rgba) = (4, 2, rgba);
+        let rect = PixelRect::new(2, 0, 2, 2);
+        for u in -4..=12 {
+            for w in -4..=12 {
+                let uv = Vec2::new(u as f32 / 8.0 + 0.013, w as f32 / 8.0 - 0.007);
+                assert_eq!(
+                    sample_bilinear_rect(&atlas, rect, uv)
+                        .to_array()
+                        .map(f32::to_bits),
+                    sample_bilinear(&image, uv).to_array().map(f32::to_bits),
+                    "uv {uv}"
+                );
+            }
+        }
+        assert_eq!(
+            sample_bilinear_rect(&atlas, PixelRect::EMPTY, Vec2::ZERO),
             Vec4::ZERO
         );
     }
