@@ -18,6 +18,8 @@
 //!   AnimeEffects' exporter fills, and the PNG it saves from it; its triangle rasteriser
 //!   (bilinear, transparent-border texture sampling) and its RGBA8 image.
 //! * [`atlas`]: every image of a project packed into one RGBA8 texture ([`atlas::ImageAtlas`]);
+//! * [`program`]: an evaluated frame's draw sequence as GPU work for one cell (vertices,
+//!   indices, layer entries, and the steps: draws, destination copies, mask passes).
 //!
 //! Coordinates are AnimeEffects' canvas pixels: origin top-left, +y down (§2). Angles are radians;
 //! a positive rotation turns +x toward +y, i.e. clockwise on screen.
@@ -32,6 +34,7 @@ pub mod blend;
 pub mod cpu;
 pub mod easing;
 pub mod eval;
+pub mod program;
 pub mod skinning;
 pub mod spline;
 pub mod transform;
