@@ -16,7 +16,8 @@
 //!   the draw order (§4.1–§4.8), on top of the modules above;
 //! * [`cpu`]: the CPU reference renderer that replays an evaluated frame into the framebuffer
 //!   AnimeEffects' exporter fills, and the PNG it saves from it; its triangle rasteriser
-//!   (bilinear, transparent-border texture sampling) and its RGBA8 image.
+//!   (bilinear, transparent-border texture sampling) and its RGBA8 image; and [`cpu::replay`],
+//!   which executes a [`program::Program`] with the GPU's semantics;
 //! * [`atlas`]: every image of a project packed into one RGBA8 texture ([`atlas::ImageAtlas`]);
 //! * [`program`]: an evaluated frame's draw sequence as GPU work for one cell (vertices,
 //!   indices, layer entries, and the steps: draws, destination copies, mask passes).

@@ -22,6 +22,8 @@
 //!   clipping mask and HSV, as described in its notes;
 //! * [`raster`] is the triangle rasteriser underneath it (pixel centres, 1/256 px snapping,
 //!   top-left rule, bilinear sampling with a transparent border);
+//! * [`replay`] executes a [`crate::anie::program::Program`] with the GPU's semantics (the
+//!   check that a program's schedule gives what [`Renderer`] gives);
 //! * [`RgbaImage`] is the image type both use: the framebuffer, the textures, the result.
 //!
 //! Section numbers (§) refer to `docs/formats/anie.md`.
@@ -29,8 +31,10 @@
 mod image;
 pub mod raster;
 mod render;
+mod replay;
 
 pub use image::RgbaImage;
 pub use render::{
     MAX_RENDER_SIDE, Renderer, compare, exported_png, render, scaled_size, unpremultiply,
 };
+pub use replay::{GARBAGE_COLOUR, GARBAGE_TEXEL, replay};
