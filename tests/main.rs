@@ -2,6 +2,7 @@
 
 mod anie_bad_input;
 mod anie_math;
+mod anie_program;
 mod anie_read;
 mod anie_render;
 mod anie_write;
