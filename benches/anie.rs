@@ -13,10 +13,15 @@
 //! * `render/bones` and `render/blend_v8`: the CPU renderer at 8× the canvas size, per pixel
 //!   (criterion's elements are pixels; 1 Melem/s = 1 megapixel per second). `blend_v8` has 8
 //!   layers in non-Normal modes, each copying the framebuffer first.
+//! * `anie/program_build/character`: the GPU program of the `character` sample
+//!   (`assets/anims/anie/character.anie`) at frame 5.5, per triangle, beside
+//!   `anie/program_build/character_evaluate`, the evaluation that precedes it.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use rigplay::anie::atlas::ImageAtlas;
 use rigplay::anie::cpu::Renderer;
 use rigplay::anie::eval::{Evaluator, evaluate};
+use rigplay::anie::program::Program;
 use rigplay::formats::anie::{AnimeProject, KeyRef, NodeKind};
 use std::hint::black_box;
 use std::time::Duration;
@@ -157,5 +162,31 @@ fn render(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, eval, render);
+/// `program_build/character`: [`Program::build`] of the `character` sample at frame 5.5 (its
+/// atlas built once, outside the loop), per triangle; `evaluate` beside it for scale.
+fn program_build(c: &mut Criterion) {
+    let mut g = c.benchmark_group("anie/program_build");
+    g.sample_size(20).measurement_time(Duration::from_secs(4));
+    let path = format!(
+        "{}/assets/anims/anie/character.anie",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let p = AnimeProject::read(&std::fs::read(path).expect("sample"))
+        .expect("reads")
+        .project;
+    let atlas = ImageAtlas::new(&p).expect("atlas");
+    let ev = Evaluator::new(p);
+    let frame = ev.evaluate(FRAME);
+    let program = Program::build(&frame, &atlas, 1.0);
+    g.throughput(Throughput::Elements(program.triangle_count() as u64));
+    g.bench_function("character", |b| {
+        b.iter(|| black_box(Program::build(black_box(&frame), &atlas, 1.0)))
+    });
+    g.bench_function("character_evaluate", |b| {
+        b.iter(|| black_box(ev.evaluate(black_box(FRAME))))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, eval, render, program_build);
 criterion_main!(benches);
