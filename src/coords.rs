@@ -101,6 +101,17 @@ pub fn bevy_scale_to_dan(s: Vec3) -> [f32; 3] {
     s.to_array()
 }
 
+/// ## ANIE (AnimeEffects): canvas pixels, origin top-left, +y down
+///
+/// A canvas point `(x, y)` of a `width × height` canvas, in Bevy world units (1 unit per pixel)
+/// with the canvas centred on the origin and +Y up: `(x − width/2, height/2 − y)`. A mirror of
+/// y (det −1), so a canvas drawn as an image keeps its look: texture row 0 (canvas top) lands at
+/// the top. It is applied once, to the four corners of the quad a rig is shown on; the rig's own
+/// pixels never leave canvas space.
+pub fn anie_canvas_to_bevy(p: glam::Vec2, width: f32, height: f32) -> glam::Vec2 {
+    glam::Vec2::new(p.x - width / 2.0, height / 2.0 - p.y)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,5 +222,14 @@ mod tests {
         // Max scale (sX, sY, sZ) is written (sX, sZ, sY); Bevy X, Y, Z are Max X, Z, Y.
         let written = [2.0, 4.0, 3.0];
         assert_eq!(dan_scale_to_bevy(written), Vec3::new(2.0, 4.0, 3.0));
+    }
+
+    #[test]
+    fn anie_canvas_centre_is_the_origin_and_its_top_is_up() {
+        // A 200 × 100 canvas: its top-left corner (0, 0) is (−100, 50), up and to the left.
+        let f = |x, y| anie_canvas_to_bevy(glam::Vec2::new(x, y), 200.0, 100.0);
+        assert_eq!(f(0.0, 0.0), glam::Vec2::new(-100.0, 50.0));
+        assert_eq!(f(100.0, 50.0), glam::Vec2::ZERO);
+        assert_eq!(f(200.0, 100.0), glam::Vec2::new(100.0, -50.0));
     }
 }

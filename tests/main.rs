@@ -1,6 +1,8 @@
 //! rigplay's integration tests: one binary, one module per area.
 
 mod anie_bad_input;
+#[cfg(feature = "bevy")]
+mod anie_gpu;
 mod anie_math;
 mod anie_program;
 mod anie_read;

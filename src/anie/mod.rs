@@ -32,6 +32,7 @@
 
 pub mod atlas;
 pub mod blend;
+pub mod cells;
 pub mod cpu;
 pub mod easing;
 pub mod eval;

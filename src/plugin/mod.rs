@@ -19,12 +19,19 @@
 // Bevy systems take many parameters of long types by nature.
 #![allow(clippy::type_complexity, clippy::too_many_arguments)]
 
+mod anie;
 mod dan;
 mod ifp;
 mod load;
 mod playback;
 mod skeletal;
 
+pub use anie::{
+    AnieAssetError, AnieAssetLabel, AnieCardMaterial, AnieCardMaterial3d, AnieCell, AnieDisplay,
+    AnieDrawList, AnieFrames, AnieLoadError, AnieLoader, AnieLoaderSettings, AniePlugin,
+    AnieProject, AnieRenderSettings, AnieRenderStats, AnieRig, AnieSystems, CardCell, CardGrid,
+    CellDraw, card_mesh,
+};
 pub use dan::{
     Dan, DanAssetLabel, DanLoadError, DanLoader, DanLoaderSettings, DanPlugin, FlatSkeleton,
 };

@@ -1,0 +1,191 @@
+//! Frames of `.anie` projects drawn by `AniePlugin` with no window (lavapipe works): each
+//! requested frame is a rig drawn offscreen, and its cell is read back from the GPU.
+//!
+//! Shared by the `anie_render` example and the GPU tests (`tests/anie_gpu.rs`).
+
+use bevy::app::PluginsState;
+use bevy::prelude::*;
+use bevy::render::RenderApp;
+use bevy::render::gpu_readback::{Readback, ReadbackComplete};
+use bevy::render::pipelined_rendering::PipelinedRenderingPlugin;
+use bevy::window::ExitCondition;
+use bevy::winit::WinitPlugin;
+use rigplay::anie::cpu::RgbaImage;
+use rigplay::plugin::{
+    AnieCell, AnieDisplay, AnieFrames, AniePlugin, AnieProject, AnieRenderSettings,
+    AnieRenderStats, AnieRig, PlayMode, Playback,
+};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// One frame to draw: a project (an asset path under the asset root), a frame (fractional
+/// frames are drawn as they are, whole ones as AnimeEffects steps them) and a scale.
+#[derive(Clone, Debug)]
+pub struct Shot {
+    pub asset: String,
+    pub frame: f32,
+    pub scale: f32,
+}
+
+/// Frames the app may run before giving up (pipelines compile and assets load meanwhile).
+const MAX_UPDATES: usize = 3000;
+
+/// Draws every shot through the GPU plugin in one app and returns the cells (AnimeEffects' raw
+/// framebuffers), in order. Errors: a project that did not load, or no result in time. Panics
+/// where Bevy finds no GPU adapter.
+pub fn render_shots(asset_root: &Path, shots: &[Shot]) -> Result<Vec<RgbaImage>, String> {
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: None,
+                exit_condition: ExitCondition::DontExit,
+                close_when_requested: false,
+                ..default()
+            })
+            .set(AssetPlugin {
+                file_path: asset_root.to_string_lossy().into_owned(),
+                ..default()
+            })
+            .set(bevy::log::LogPlugin {
+                level: bevy::log::Level::WARN,
+                ..default()
+            })
+            .disable::<WinitPlugin>()
+            .disable::<PipelinedRenderingPlugin>(),
+    )
+    // Cells side by side on pages whose rows need no padding for readback.
+    .insert_resource(AnieRenderSettings {
+        page_side: 1024,
+        max_side: 8192,
+    })
+    .add_plugins(AniePlugin);
+    while app.plugins_state() == PluginsState::Adding {
+        bevy::tasks::tick_global_task_pools_on_main_thread();
+    }
+    app.finish();
+    app.cleanup();
+
+    let server = app.world().resource::<AssetServer>().clone();
+    let rigs: Vec<(Entity, Handle<AnieProject>)> = shots
+        .iter()
+        .map(|shot| {
+            let handle: Handle<AnieProject> = server.load(shot.asset.clone());
+            let frames = if shot.frame.fract() == 0.0 {
+                AnieFrames::Stepped
+            } else {
+                AnieFrames::Smooth
+            };
+            let rig = AnieRig::new(handle.clone())
+                .with_scale(shot.scale)
+                .with_frames(frames)
+                .with_display(AnieDisplay::Offscreen);
+            let mut playback = Playback::once();
+            playback.paused = true;
+            (app.world_mut().spawn((rig, playback)).id(), handle)
+        })
+        .collect();
+
+    // Until every rig was sent at its frame and the render world drew everything sent.
+    let mut ready = false;
+    for _ in 0..MAX_UPDATES {
+        app.update();
+        let world = app.world_mut();
+        let mut all_sent = true;
+        for ((entity, handle), shot) in rigs.iter().zip(shots) {
+            if server.load_state(handle).is_failed() {
+                return Err(format!("{} did not load (see the log)", shot.asset));
+            }
+            let Some(fps) = world
+                .resource::<Assets<AnieProject>>()
+                .get(handle)
+                .map(AnieProject::frame_rate)
+            else {
+                all_sent = false;
+                continue;
+            };
+            let time = shot.frame / fps;
+            let mut playback = world.get_mut::<Playback>(*entity).expect("spawned");
+            if playback.time != time {
+                playback.seek(time);
+                playback.mode = PlayMode::Once;
+            }
+            let sent = world
+                .get::<AnieCell>(*entity)
+                .and_then(|c| c.frame)
+                .is_some_and(|f| (f - shot.frame).abs() < 1e-3);
+            all_sent &= sent;
+        }
+        let stats = app
+            .sub_app(RenderApp)
+            .world()
+            .get_resource::<AnieRenderStats>()
+            .copied()
+            .unwrap_or_default();
+        if all_sent && stats.pending == 0 && stats.drawn >= shots.len() as u64 {
+            ready = true;
+            break;
+        }
+    }
+    if !ready {
+        return Err(format!("no frame drawn after {MAX_UPDATES} updates"));
+    }
+
+    // Read every page back once.
+    let cells: Vec<AnieCell> = rigs
+        .iter()
+        .map(|(e, _)| app.world().get::<AnieCell>(*e).cloned().expect("drawn"))
+        .collect();
+    let mut pages: Vec<Handle<Image>> = Vec::new();
+    for c in &cells {
+        if !pages.contains(&c.page) {
+            pages.push(c.page.clone());
+        }
+    }
+    let data: Arc<Mutex<HashMap<AssetId<Image>, Vec<u8>>>> = Arc::default();
+    for page in &pages {
+        let (id, data) = (page.id(), data.clone());
+        app.world_mut()
+            .spawn(Readback::texture(page.clone()))
+            .observe(move |event: On<ReadbackComplete>| {
+                data.lock().unwrap().insert(id, event.data.clone());
+            });
+    }
+    for _ in 0..MAX_UPDATES {
+        if data.lock().unwrap().len() == pages.len() {
+            break;
+        }
+        app.update();
+    }
+    let data = data.lock().unwrap();
+    let images = app.world().resource::<Assets<Image>>();
+    cells
+        .iter()
+        .map(|cell| {
+            let bytes = data
+                .get(&cell.page.id())
+                .ok_or("a page was not read back")?;
+            let side = images
+                .get(&cell.page)
+                .map(|i| i.width())
+                .ok_or("a page vanished")?;
+            // Rows of a texture copy are padded to 256 bytes.
+            let row = (side as usize * 4).div_ceil(256) * 256;
+            let (w, h) = (cell.rect.width(), cell.rect.height());
+            let mut pixels = Vec::with_capacity((w * h) as usize);
+            for y in cell.rect.min.y..cell.rect.max.y {
+                for x in cell.rect.min.x..cell.rect.max.x {
+                    let i = y as usize * row + x as usize * 4;
+                    let p = bytes.get(i..i + 4).ok_or("a page read back short")?;
+                    pixels.push([p[0], p[1], p[2], p[3]]);
+                }
+            }
+            Ok(RgbaImage {
+                width: w,
+                height: h,
+                pixels,
+            })
+        })
+        .collect()
+}

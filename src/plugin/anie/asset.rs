@@ -1,0 +1,61 @@
+//! The [`AnieProject`] asset: an AnimeEffects project ready to draw, with its images as one
+//! labelled texture.
+
+use crate::anie::atlas::ImageAtlas;
+use crate::anie::eval::Evaluator;
+use crate::formats::anie::AnimeProject;
+use bevy::prelude::*;
+use std::sync::Arc;
+
+/// An `.anie` file as a Bevy asset: the project with its [`Evaluator`] prepared once, and every
+/// image of the project packed into one texture ([`AnieAssetLabel::Atlas`], `Rgba8Unorm`: the
+/// bytes as stored, never decoded as sRGB), which the GPU renderer samples.
+#[derive(Asset, TypePath, Debug)]
+#[type_path = "rigplay::plugin"]
+pub struct AnieProject {
+    /// Evaluates the project at any frame; it shares the project.
+    pub evaluator: Evaluator,
+    /// Where each image lies in [`AnieProject::atlas`] (its pixels are in the texture).
+    pub images: Arc<ImageAtlas>,
+    /// The texture of every image (the labelled sub-asset [`AnieAssetLabel::Atlas`]).
+    pub atlas: Handle<Image>,
+    /// What the reader tolerated, one line each (also logged when the file loaded).
+    pub warnings: Vec<String>,
+}
+
+impl AnieProject {
+    /// The project.
+    pub fn project(&self) -> &Arc<AnimeProject> {
+        self.evaluator.project()
+    }
+
+    /// Frames per second of the timeline (at least 1).
+    pub fn frame_rate(&self) -> f32 {
+        self.project().fps.max(1) as f32
+    }
+
+    /// Seconds from frame 0 to the timeline's last frame.
+    pub fn duration(&self) -> f32 {
+        self.project().max_frame as f32 / self.frame_rate()
+    }
+
+    /// The canvas size in pixels.
+    pub fn canvas_size(&self) -> UVec2 {
+        UVec2::new(self.project().canvas_width, self.project().canvas_height)
+    }
+}
+
+/// The labelled sub-assets of an `.anie` file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnieAssetLabel {
+    /// Every image of the project in one `Rgba8Unorm` texture: `"atlas"`.
+    Atlas,
+}
+
+impl std::fmt::Display for AnieAssetLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnieAssetLabel::Atlas => f.write_str("atlas"),
+        }
+    }
+}

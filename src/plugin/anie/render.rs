@@ -1,0 +1,722 @@
+//! The render world's part: the cells to draw, packed into shared buffers and drawn by one
+//! layer pipeline (every blend mode, HSV, the clipping mask) in rounds across the rigs of a
+//! page: a pass for every rig's draws up to its next barrier, then the barriers (destination
+//! copies, mask passes). The number of passes is set by the rig with the most barriers, not by
+//! the number of rigs.
+
+use super::draw::{AnieDrawList, CellDraw};
+use crate::anie::atlas::PixelRect;
+use crate::anie::program::{Barrier, LayerShader, MaskStep, Program, Segment};
+use bevy::asset::{AssetId, load_embedded_asset};
+use bevy::core_pipeline::schedule::camera_driver;
+use bevy::mesh::VertexBufferLayout;
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+use bevy::render::render_asset::RenderAssets;
+use bevy::render::render_resource::binding_types::{storage_buffer_read_only_sized, texture_2d};
+use bevy::render::render_resource::*;
+use bevy::render::renderer::{RenderContext, RenderDevice, RenderGraph, RenderQueue};
+use bevy::render::texture::GpuImage;
+use bevy::render::{Extract, ExtractSchedule, RenderApp, RenderStartup};
+use std::ops::Range;
+use std::sync::Arc;
+use wgpu::RenderPass;
+
+/// Adds the render-world systems.
+pub(crate) fn build(app: &mut App) {
+    let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
+        return;
+    };
+    render_app
+        .init_resource::<PendingCells>()
+        .init_resource::<AnieGpu>()
+        .init_resource::<AnieRenderStats>()
+        .add_systems(RenderStartup, init_pipelines)
+        .add_systems(ExtractSchedule, extract_draws)
+        .add_systems(RenderGraph, render_cells.before(camera_driver));
+}
+
+/// Cells waiting to be drawn: a cell whose page, atlas or pipelines are not on the GPU yet
+/// waits (its latest frame replaces an older one).
+#[derive(Resource, Default)]
+struct PendingCells {
+    cells: HashMap<(AssetId<Image>, u32, u32), CellDraw>,
+}
+
+fn extract_draws(mut pending: ResMut<PendingCells>, list: Extract<Res<AnieDrawList>>) {
+    for draw in &list.draws {
+        pending
+            .cells
+            .insert((draw.page, draw.rect.x, draw.rect.y), draw.clone());
+    }
+}
+
+/// What the rig renderer did, in the render world (`app.sub_app(RenderApp)`): for tests,
+/// benchmarks and on-screen counters.
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AnieRenderStats {
+    /// Cells waiting for their page, atlas or pipelines to reach the GPU.
+    pub pending: usize,
+    /// Cells drawn since the app started.
+    pub drawn: u64,
+    /// Cells drawn in the last frame that drew any.
+    pub cells: usize,
+    /// Distinct programs packed in that frame (rigs at the same key share one).
+    pub programs: usize,
+    /// Render passes encoded in that frame.
+    pub passes: usize,
+    /// Indexed draws encoded in that frame.
+    pub draws: usize,
+    /// Texture copies encoded in that frame (destination and mask copies).
+    pub copies: usize,
+}
+
+#[derive(Resource)]
+struct AniePipelines {
+    layers: BindGroupLayoutDescriptor,
+    atlas: BindGroupLayoutDescriptor,
+    layer: CachedRenderPipelineId,
+    clear_color: CachedRenderPipelineId,
+    clear_mask: CachedRenderPipelineId,
+    mask_zero: CachedRenderPipelineId,
+    mask_add: CachedRenderPipelineId,
+    mask_nested: CachedRenderPipelineId,
+}
+
+/// Bytes of one vertex: position (2 × f32), uv (2 × f32), layer (u32).
+const VERTEX_SIZE: u64 = 20;
+/// Bytes of one layer entry (the WGSL `Layer`).
+const LAYER_SIZE: u64 = 64;
+
+fn init_pipelines(
+    mut commands: Commands,
+    asset_server: Res<AssetServer>,
+    cache: Res<PipelineCache>,
+) {
+    let shader: Handle<Shader> = load_embedded_asset!(&*asset_server, "layer.wgsl");
+    let layers = BindGroupLayoutDescriptor::new(
+        "anie_layers",
+        &BindGroupLayoutEntries::sequential(
+            ShaderStages::VERTEX_FRAGMENT,
+            (
+                storage_buffer_read_only_sized(false, None),
+                texture_2d(TextureSampleType::Float { filterable: false }),
+                texture_2d(TextureSampleType::Uint),
+                texture_2d(TextureSampleType::Float { filterable: false }),
+            ),
+        ),
+    );
+    let atlas = BindGroupLayoutDescriptor::new(
+        "anie_atlas",
+        &BindGroupLayoutEntries::single(
+            ShaderStages::FRAGMENT,
+            texture_2d(TextureSampleType::Float { filterable: false }),
+        ),
+    );
+    let vertex_layout = VertexBufferLayout::from_vertex_formats(
+        VertexStepMode::Vertex,
+        [
+            VertexFormat::Float32x2,
+            VertexFormat::Float32x2,
+            VertexFormat::Uint32,
+        ],
+    );
+    let target = |format, blend, write_mask| {
+        Some(ColorTargetState {
+            format,
+            blend,
+            write_mask,
+        })
+    };
+    let add = BlendComponent {
+        src_factor: BlendFactor::One,
+        dst_factor: BlendFactor::One,
+        operation: BlendOperation::Add,
+    };
+    // `blend::composite`: colour over, alpha added.
+    let composite = BlendState {
+        color: BlendComponent {
+            src_factor: BlendFactor::SrcAlpha,
+            dst_factor: BlendFactor::OneMinusSrcAlpha,
+            operation: BlendOperation::Add,
+        },
+        alpha: add,
+    };
+    let mask = |id_writes, coverage_blend| {
+        vec![
+            target(TextureFormat::R8Uint, None, id_writes),
+            target(TextureFormat::R8Unorm, coverage_blend, ColorWrites::ALL),
+        ]
+    };
+    let mesh_pipeline = |label: &'static str, entry: &'static str, targets| {
+        cache.queue_render_pipeline(RenderPipelineDescriptor {
+            label: Some(label.into()),
+            layout: vec![layers.clone(), atlas.clone()],
+            vertex: VertexState {
+                shader: shader.clone(),
+                entry_point: Some("vertex".into()),
+                buffers: vec![vertex_layout.clone()],
+                ..default()
+            },
+            fragment: Some(FragmentState {
+                shader: shader.clone(),
+                entry_point: Some(entry.into()),
+                targets,
+                ..default()
+            }),
+            primitive: PrimitiveState {
+                topology: PrimitiveTopology::TriangleList,
+                cull_mode: None,
+                ..default()
+            },
+            ..default()
+        })
+    };
+    let cell_pipeline = |label: &'static str, entry: &'static str, targets| {
+        cache.queue_render_pipeline(RenderPipelineDescriptor {
+            label: Some(label.into()),
+            vertex: VertexState {
+                shader: shader.clone(),
+                entry_point: Some("cell_vertex".into()),
+                ..default()
+            },
+            fragment: Some(FragmentState {
+                shader: shader.clone(),
+                entry_point: Some(entry.into()),
+                targets,
+                ..default()
+            }),
+            primitive: PrimitiveState {
+                topology: PrimitiveTopology::TriangleStrip,
+                ..default()
+            },
+            ..default()
+        })
+    };
+    let color = TextureFormat::Rgba8Unorm;
+    let pipelines = AniePipelines {
+        layer: mesh_pipeline(
+            "anie_layer",
+            "layer",
+            vec![target(color, Some(composite), ColorWrites::ALL)],
+        ),
+        clear_color: cell_pipeline(
+            "anie_clear_color",
+            "clear_color",
+            vec![target(color, None, ColorWrites::ALL)],
+        ),
+        clear_mask: cell_pipeline(
+            "anie_clear_mask",
+            "clear_mask",
+            mask(ColorWrites::ALL, None),
+        ),
+        mask_zero: mesh_pipeline("anie_mask_zero", "mask_zero", mask(ColorWrites::ALL, None)),
+        mask_add: mesh_pipeline(
+            "anie_mask_add",
+            "mask_add",
+            mask(
+                ColorWrites::empty(),
+                Some(BlendState {
+                    color: add,
+                    alpha: add,
+                }),
+            ),
+        ),
+        mask_nested: mesh_pipeline(
+            "anie_mask_nested",
+            "mask_nested",
+            mask(ColorWrites::ALL, None),
+        ),
+        layers,
+        atlas,
+    };
+    commands.insert_resource(pipelines);
+}
+
+/// A texture with its default view.
+struct PageTexture {
+    texture: Texture,
+    view: TextureView,
+}
+
+impl PageTexture {
+    fn new(device: &RenderDevice, side: u32, format: TextureFormat, usage: TextureUsages) -> Self {
+        let texture = device.create_texture(&TextureDescriptor {
+            label: Some("anie_page"),
+            size: Extent3d {
+                width: side,
+                height: side,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: TextureDimension::D2,
+            format,
+            usage,
+            view_formats: &[],
+        });
+        let view = texture.create_view(&TextureViewDescriptor::default());
+        Self { texture, view }
+    }
+}
+
+/// What a page needs beside its colour texture: the destination copy that non-Normal layers
+/// read, the clipping mask (id and coverage) and the mask's copy for nested clippers.
+struct PageTextures {
+    side: u32,
+    copy: PageTexture,
+    mask_id: PageTexture,
+    mask_coverage: PageTexture,
+    scratch_id: PageTexture,
+    scratch_coverage: PageTexture,
+}
+
+impl PageTextures {
+    fn new(device: &RenderDevice, side: u32) -> Self {
+        let sampled = TextureUsages::TEXTURE_BINDING | TextureUsages::COPY_DST;
+        let target = TextureUsages::TEXTURE_BINDING
+            | TextureUsages::RENDER_ATTACHMENT
+            | TextureUsages::COPY_SRC;
+        Self {
+            side,
+            copy: PageTexture::new(device, side, TextureFormat::Rgba8Unorm, sampled),
+            mask_id: PageTexture::new(device, side, TextureFormat::R8Uint, target),
+            mask_coverage: PageTexture::new(device, side, TextureFormat::R8Unorm, target),
+            scratch_id: PageTexture::new(device, side, TextureFormat::R8Uint, sampled),
+            scratch_coverage: PageTexture::new(device, side, TextureFormat::R8Unorm, sampled),
+        }
+    }
+}
+
+/// A buffer that grows to what is written into it.
+struct GrowingBuffer {
+    buffer: Option<Buffer>,
+    usage: BufferUsages,
+    label: &'static str,
+}
+
+impl GrowingBuffer {
+    fn new(label: &'static str, usage: BufferUsages) -> Self {
+        Self {
+            buffer: None,
+            usage: usage | BufferUsages::COPY_DST,
+            label,
+        }
+    }
+
+    fn write(&mut self, device: &RenderDevice, queue: &RenderQueue, bytes: &[u8]) -> &Buffer {
+        let needed = (bytes.len() as u64).max(256);
+        if self.buffer.as_ref().is_none_or(|b| b.size() < needed) {
+            self.buffer = Some(device.create_buffer(&BufferDescriptor {
+                label: Some(self.label),
+                size: needed.next_power_of_two(),
+                usage: self.usage,
+                mapped_at_creation: false,
+            }));
+        }
+        let buffer = self.buffer.as_ref().expect("just made");
+        queue.write_buffer(buffer, 0, bytes);
+        buffer
+    }
+}
+
+/// The render world's state: the pages' extra textures and the shared buffers.
+#[derive(Resource)]
+struct AnieGpu {
+    pages: HashMap<AssetId<Image>, PageTextures>,
+    vertices: GrowingBuffer,
+    indices: GrowingBuffer,
+    layers: GrowingBuffer,
+}
+
+impl Default for AnieGpu {
+    fn default() -> Self {
+        Self {
+            pages: HashMap::default(),
+            vertices: GrowingBuffer::new("anie_vertices", BufferUsages::VERTEX),
+            indices: GrowingBuffer::new("anie_indices", BufferUsages::INDEX),
+            layers: GrowingBuffer::new("anie_layers", BufferUsages::STORAGE),
+        }
+    }
+}
+
+/// Where a program lies in the shared buffers.
+struct Packed {
+    vertex_base: i32,
+    index_base: u32,
+    layer_base: u32,
+    segments: Vec<Segment>,
+}
+
+/// Appends a program's vertices, indices and layer entries.
+fn pack(
+    program: &Program,
+    vertices: &mut Vec<u8>,
+    indices: &mut Vec<u8>,
+    layers: &mut Vec<u8>,
+) -> Packed {
+    let packed = Packed {
+        vertex_base: (vertices.len() as u64 / VERTEX_SIZE) as i32,
+        index_base: (indices.len() / 4) as u32,
+        layer_base: (layers.len() as u64 / LAYER_SIZE) as u32,
+        segments: program.segments(),
+    };
+    for v in &program.vertices {
+        for f in [v.position.x, v.position.y, v.uv.x, v.uv.y] {
+            vertices.extend_from_slice(&f.to_le_bytes());
+        }
+        vertices.extend_from_slice(&v.layer.to_le_bytes());
+    }
+    for i in &program.indices {
+        indices.extend_from_slice(&i.to_le_bytes());
+    }
+    for l in &program.layers {
+        let (kind, mode, mask, within, hsv) = match l.shader {
+            LayerShader::Blend { mode, mask } => (0u32, mode as u32, mask.unwrap_or(0), 0, None),
+            LayerShader::Hsv(hsv) => (1, 0, 0, 0, Some(hsv)),
+            LayerShader::Mask { id, within } => (2, 0, id, within.unwrap_or(0), None),
+        };
+        let mut words = [0u32; 16];
+        words[..4].copy_from_slice(&[l.image.x, l.image.y, l.image.width, l.image.height]);
+        words[4] = (program.width as f32).to_bits();
+        words[5] = (program.height as f32).to_bits();
+        words[6] = crate::anie::blend::from_unorm8(l.alpha8).to_bits();
+        words[7] = kind;
+        words[8] = mode;
+        words[9] = u32::from(mask);
+        words[10] = u32::from(within);
+        if let Some(hsv) = hsv {
+            words[11] = u32::from(hsv.absolute);
+            words[12] = hsv.hue as u32;
+            words[13] = hsv.sat as u32;
+            words[14] = hsv.val as u32;
+        }
+        for w in words {
+            layers.extend_from_slice(&w.to_le_bytes());
+        }
+    }
+    packed
+}
+
+/// A cell ready to draw this frame.
+struct ReadyCell<'a> {
+    rect: PixelRect,
+    atlas: AssetId<Image>,
+    packed: &'a Packed,
+}
+
+impl ReadyCell<'_> {
+    fn indices(&self, range: &Range<u32>) -> Range<u32> {
+        self.packed.index_base + range.start..self.packed.index_base + range.end
+    }
+
+    fn instance(&self) -> Range<u32> {
+        self.packed.layer_base..self.packed.layer_base + 1
+    }
+
+    fn bound(&self, pass: &mut RenderPass<'_>) {
+        let r = self.rect;
+        pass.set_viewport(
+            r.x as f32,
+            r.y as f32,
+            r.width as f32,
+            r.height as f32,
+            0.0,
+            1.0,
+        );
+        pass.set_scissor_rect(r.x, r.y, r.width, r.height);
+    }
+}
+
+fn copy_cell(encoder: &mut CommandEncoder, from: &Texture, to: &Texture, r: PixelRect) {
+    let at = |texture| TexelCopyTextureInfo {
+        texture,
+        mip_level: 0,
+        origin: Origin3d {
+            x: r.x,
+            y: r.y,
+            z: 0,
+        },
+        aspect: TextureAspect::All,
+    };
+    encoder.copy_texture_to_texture(
+        at(from),
+        at(to),
+        Extent3d {
+            width: r.width,
+            height: r.height,
+            depth_or_array_layers: 1,
+        },
+    );
+}
+
+fn pass<'a>(
+    encoder: &'a mut CommandEncoder,
+    label: &'static str,
+    targets: &[&TextureView],
+) -> RenderPass<'a> {
+    let attachments: Vec<_> = targets
+        .iter()
+        .map(|&view| {
+            Some(RenderPassColorAttachment {
+                view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: Operations {
+                    load: LoadOp::Load,
+                    store: StoreOp::Store,
+                },
+            })
+        })
+        .collect();
+    encoder.begin_render_pass(&RenderPassDescriptor {
+        label: Some(label),
+        color_attachments: &attachments,
+        ..default()
+    })
+}
+
+fn render_cells(
+    mut ctx: RenderContext,
+    mut pending: ResMut<PendingCells>,
+    mut gpu: ResMut<AnieGpu>,
+    mut stats: ResMut<AnieRenderStats>,
+    pipelines: Option<Res<AniePipelines>>,
+    cache: Res<PipelineCache>,
+    images: Res<RenderAssets<GpuImage>>,
+    device: Res<RenderDevice>,
+    queue: Res<RenderQueue>,
+) {
+    stats.pending = pending.cells.len();
+    if pending.cells.is_empty() {
+        return;
+    }
+    let Some(pipelines) = pipelines else { return };
+    let get = |id| cache.get_render_pipeline(id);
+    let (
+        Some(layer),
+        Some(clear_color),
+        Some(clear_mask),
+        Some(mask_zero),
+        Some(mask_add),
+        Some(mask_nested),
+    ) = (
+        get(pipelines.layer),
+        get(pipelines.clear_color),
+        get(pipelines.clear_mask),
+        get(pipelines.mask_zero),
+        get(pipelines.mask_add),
+        get(pipelines.mask_nested),
+    )
+    else {
+        return;
+    };
+    // The cells whose page and atlas are on the GPU, by page.
+    let ready: Vec<(AssetId<Image>, u32, u32)> = pending
+        .cells
+        .iter()
+        .filter(|(_, d)| images.get(d.page).is_some() && images.get(d.atlas).is_some())
+        .map(|(k, _)| *k)
+        .collect();
+    if ready.is_empty() {
+        return;
+    }
+    let draws: Vec<CellDraw> = ready
+        .iter()
+        .filter_map(|k| pending.cells.remove(k))
+        .collect();
+    stats.pending = pending.cells.len();
+    let mut frame = AnieRenderStats {
+        pending: stats.pending,
+        drawn: stats.drawn + draws.len() as u64,
+        cells: draws.len(),
+        ..default()
+    };
+    let (mut vertices, mut indices, mut layers) = (Vec::new(), Vec::new(), Vec::new());
+    let mut packed: HashMap<*const Program, Packed> = HashMap::default();
+    for d in &draws {
+        packed
+            .entry(Arc::as_ptr(&d.program))
+            .or_insert_with(|| pack(&d.program, &mut vertices, &mut indices, &mut layers));
+    }
+    frame.programs = packed.len();
+    let gpu = &mut *gpu;
+    let vertex_buffer = gpu.vertices.write(&device, &queue, &vertices).clone();
+    let index_buffer = gpu.indices.write(&device, &queue, &indices).clone();
+    let layer_buffer = gpu.layers.write(&device, &queue, &layers).clone();
+    let layers_layout = cache.get_bind_group_layout(&pipelines.layers);
+    let atlas_layout = cache.get_bind_group_layout(&pipelines.atlas);
+    let mut atlas_groups: HashMap<AssetId<Image>, BindGroup> = HashMap::default();
+    for d in &draws {
+        atlas_groups.entry(d.atlas).or_insert_with(|| {
+            let atlas = images.get(d.atlas).expect("checked above");
+            device.create_bind_group(
+                "anie_atlas",
+                &atlas_layout,
+                &BindGroupEntries::single(&atlas.texture_view),
+            )
+        });
+    }
+    let mut pages: HashMap<AssetId<Image>, (u32, Vec<ReadyCell>)> = HashMap::default();
+    for d in &draws {
+        let cell = ReadyCell {
+            rect: d.rect,
+            atlas: d.atlas,
+            packed: &packed[&Arc::as_ptr(&d.program)],
+        };
+        pages
+            .entry(d.page)
+            .or_insert((d.page_side, Vec::new()))
+            .1
+            .push(cell);
+    }
+    for (page, (side, cells)) in &pages {
+        let Some(color) = images.get(*page) else {
+            continue;
+        };
+        if gpu.pages.get(page).is_none_or(|t| t.side != *side) {
+            gpu.pages.insert(*page, PageTextures::new(&device, *side));
+        }
+        let textures = &gpu.pages[page];
+        let main_group = device.create_bind_group(
+            "anie_layers_main",
+            &layers_layout,
+            &BindGroupEntries::sequential((
+                layer_buffer.as_entire_binding(),
+                &textures.copy.view,
+                &textures.mask_id.view,
+                &textures.mask_coverage.view,
+            )),
+        );
+        let mask_group = device.create_bind_group(
+            "anie_layers_mask",
+            &layers_layout,
+            &BindGroupEntries::sequential((
+                layer_buffer.as_entire_binding(),
+                &textures.copy.view,
+                &textures.scratch_id.view,
+                &textures.scratch_coverage.view,
+            )),
+        );
+        let rounds = cells
+            .iter()
+            .map(|c| c.packed.segments.len())
+            .max()
+            .unwrap_or(0);
+        let encoder = ctx.command_encoder();
+        for round in 0..rounds.max(1) {
+            let segment = |c: &ReadyCell| c.packed.segments.get(round).cloned();
+            {
+                let mut p = pass(encoder, "anie_layers", &[&color.texture_view]);
+                frame.passes += 1;
+                if round == 0 {
+                    p.set_pipeline(clear_color);
+                    for c in cells {
+                        c.bound(&mut p);
+                        p.draw(0..4, 0..1);
+                    }
+                }
+                p.set_pipeline(layer);
+                p.set_bind_group(0, &main_group, &[]);
+                p.set_vertex_buffer(0, (*vertex_buffer).slice(..));
+                p.set_index_buffer((*index_buffer).slice(..), IndexFormat::Uint32);
+                for c in cells {
+                    let Some(s) = segment(c) else { continue };
+                    if s.draws.is_empty() {
+                        continue;
+                    }
+                    p.set_bind_group(1, &atlas_groups[&c.atlas], &[]);
+                    c.bound(&mut p);
+                    p.draw_indexed(c.indices(&s.draws), c.packed.vertex_base, c.instance());
+                    frame.draws += 1;
+                }
+            }
+            let barriers: Vec<(&ReadyCell, Barrier)> = cells
+                .iter()
+                .filter_map(|c| segment(c).and_then(|s| s.barrier).map(|b| (c, b)))
+                .collect();
+            for (c, b) in &barriers {
+                if matches!(b, Barrier::CopyDestination) {
+                    copy_cell(encoder, &color.texture, &textures.copy.texture, c.rect);
+                    frame.copies += 1;
+                }
+            }
+            if barriers.iter().any(|(_, b)| matches!(b, Barrier::Mask(_))) {
+                let targets = [&textures.mask_id.view, &textures.mask_coverage.view];
+                let mut p = pass(encoder, "anie_mask", &targets);
+                frame.passes += 1;
+                p.set_bind_group(0, &mask_group, &[]);
+                p.set_vertex_buffer(0, (*vertex_buffer).slice(..));
+                p.set_index_buffer((*index_buffer).slice(..), IndexFormat::Uint32);
+                for (c, b) in &barriers {
+                    let Barrier::Mask(steps) = b else { continue };
+                    p.set_bind_group(1, &atlas_groups[&c.atlas], &[]);
+                    c.bound(&mut p);
+                    for step in steps {
+                        match step {
+                            MaskStep::Clear => {
+                                p.set_pipeline(clear_mask);
+                                p.draw(0..4, 0..1);
+                            }
+                            MaskStep::Write(range) => {
+                                p.set_pipeline(mask_zero);
+                                p.draw_indexed(
+                                    c.indices(range),
+                                    c.packed.vertex_base,
+                                    c.instance(),
+                                );
+                                frame.draws += 1;
+                                p.set_pipeline(mask_add);
+                                p.draw_indexed(
+                                    c.indices(range),
+                                    c.packed.vertex_base,
+                                    c.instance(),
+                                );
+                                frame.draws += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            let nested: Vec<_> = barriers
+                .iter()
+                .filter_map(|(c, b)| match b {
+                    Barrier::NestedMask(range) => Some((c, range.clone())),
+                    _ => None,
+                })
+                .collect();
+            if !nested.is_empty() {
+                for (c, _) in &nested {
+                    copy_cell(
+                        encoder,
+                        &textures.mask_id.texture,
+                        &textures.scratch_id.texture,
+                        c.rect,
+                    );
+                    frame.copies += 1;
+                    copy_cell(
+                        encoder,
+                        &textures.mask_coverage.texture,
+                        &textures.scratch_coverage.texture,
+                        c.rect,
+                    );
+                    frame.copies += 1;
+                }
+                let targets = [&textures.mask_id.view, &textures.mask_coverage.view];
+                let mut p = pass(encoder, "anie_mask_nested", &targets);
+                frame.passes += 1;
+                p.set_pipeline(mask_nested);
+                p.set_bind_group(0, &mask_group, &[]);
+                p.set_vertex_buffer(0, (*vertex_buffer).slice(..));
+                p.set_index_buffer((*index_buffer).slice(..), IndexFormat::Uint32);
+                for (c, range) in &nested {
+                    p.set_bind_group(1, &atlas_groups[&c.atlas], &[]);
+                    c.bound(&mut p);
+                    p.draw_indexed(c.indices(range), c.packed.vertex_base, c.instance());
+                    frame.draws += 1;
+                }
+            }
+        }
+    }
+    *stats = frame;
+}
