@@ -44,15 +44,16 @@ fn main() {
         AniePlugin,
     ))
     .insert_resource(stats.clone())
-    .add_systems(Startup, move |commands: Commands, assets: Res<AssetServer>| {
-        setup(commands, assets, count)
-    })
+    .add_systems(
+        Startup,
+        move |commands: Commands, assets: Res<AssetServer>| setup(commands, assets, count),
+    )
     .add_systems(Update, show_counters);
     let shared = stats.0.clone();
-    app.sub_app_mut(RenderApp).add_systems(
-        bevy::render::Render,
-        move |render: Res<AnieRenderStats>| *shared.lock().unwrap() = *render,
-    );
+    app.sub_app_mut(RenderApp)
+        .add_systems(bevy::render::Render, move |render: Res<AnieRenderStats>| {
+            *shared.lock().unwrap() = *render
+        });
     app.run();
 }
 

@@ -195,3 +195,213 @@ fn gpu_rigs_match_the_cpu_reference_and_animeeffects() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Runs a GPU test body on its own thread; `false` (NOT RUN) where no adapter exists and
+/// rendering is not required.
+fn gpu_test(body: impl FnOnce() + Send + 'static) -> bool {
+    match std::thread::spawn(body).join() {
+        Ok(()) => true,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            if !render_required() && message.contains("GPU") {
+                eprintln!("NOT RUN: no GPU adapter ({message})");
+                return false;
+            }
+            std::panic::resume_unwind(panic)
+        }
+    }
+}
+
+/// sRGB decoding and encoding of one channel in 0..=1 (IEC 61966-2-1).
+fn srgb_decode(c: f64) -> f64 {
+    if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+fn srgb_encode(l: f64) -> f64 {
+    if l <= 0.003_130_8 {
+        l * 12.92
+    } else {
+        1.055 * l.powf(1.0 / 2.4) - 0.055
+    }
+}
+
+#[test]
+fn a_2d_camera_shows_the_rig_as_its_cell_holds_it() {
+    use bevy::camera::{CompositingSpace, RenderTarget};
+    use bevy::prelude::*;
+    use bevy::render::render_resource::{TextureFormat, TextureUsages};
+    use headless::{crop, headless_app, read_back, render_stats};
+    use rigplay::plugin::{AnieCell, AnieRig, Playback};
+
+    gpu_test(|| {
+        let mut app = headless_app(&root());
+        let project = read("assets/anims/anie/character.anie");
+        let (w, h) = (project.canvas_width, project.canvas_height);
+        // Two cameras on the same rig, each into an sRGB image (as a window's swapchain is): one
+        // compositing in sRGB, one in linear light. (Into an `Rgba8Unorm` image Bevy writes
+        // linear values: its final blit decodes the sRGB-composited texture, and only an sRGB
+        // target encodes it again.)
+        let mut targets = Vec::new();
+        for (space, format) in [
+            (CompositingSpace::Srgb, TextureFormat::Rgba8UnormSrgb),
+            (CompositingSpace::Linear, TextureFormat::Rgba8UnormSrgb),
+        ] {
+            let mut image = Image::new_target_texture(w, h, format, None);
+            image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
+            let handle = app.world_mut().resource_mut::<Assets<Image>>().add(image);
+            app.world_mut().spawn((
+                Camera2d,
+                Camera {
+                    clear_color: ClearColorConfig::Custom(Color::NONE),
+                    ..default()
+                },
+                RenderTarget::Image(handle.clone().into()),
+                space,
+                Msaa::Off,
+            ));
+            targets.push(handle);
+        }
+        let handle = app
+            .world()
+            .resource::<AssetServer>()
+            .load("assets/anims/anie/character.anie");
+        let mut playback = Playback::once();
+        playback.paused = true;
+        let rig = app.world_mut().spawn((AnieRig::new(handle), playback)).id();
+        let mut frames_after = 0;
+        for _ in 0..3000 {
+            app.update();
+            let drawn = app
+                .world()
+                .get::<AnieCell>(rig)
+                .is_some_and(|c| c.frame.is_some())
+                && render_stats(&app).pending == 0
+                && render_stats(&app).drawn > 0;
+            frames_after += usize::from(drawn);
+            // The card's own pipeline compiles meanwhile.
+            if frames_after > 60 {
+                break;
+            }
+        }
+        assert!(frames_after > 60, "the rig was never drawn");
+        let cell = app.world().get::<AnieCell>(rig).unwrap().clone();
+        let side = app
+            .world()
+            .resource::<Assets<Image>>()
+            .get(&cell.page)
+            .unwrap()
+            .width();
+        let mut textures = targets.clone();
+        textures.push(cell.page.clone());
+        let data = read_back(&mut app, &textures).unwrap();
+        let whole = URect::new(0, 0, w, h);
+        let srgb = crop(&data[0], w, whole).unwrap();
+        let linear = crop(&data[1], w, whole).unwrap();
+        let raw = crop(&data[2], side, cell.rect).unwrap();
+        assert!(
+            raw.pixels.iter().filter(|p| p[3] == 255).count() > 1000,
+            "the rig shows"
+        );
+        assert!(
+            raw.pixels.iter().any(|p| p[3] > 0 && p[3] < 255),
+            "with soft edges"
+        );
+        // sRGB compositing over a transparent clear: the cell's bytes exactly.
+        let differ = srgb.pixels.iter().zip(&raw.pixels).filter(|(a, b)| a != b).count();
+        let shown = srgb.pixels.iter().filter(|p| p[3] > 0).count();
+        assert_eq!(differ, 0, "sRGB compositing: {differ} pixels differ ({shown} shown)");
+        // Linear compositing: each pixel un-premultiplied, decoded, premultiplied in linear
+        // light and encoded again by the target: encode(decode(c/a)·a), alpha a; ±1.
+        let mut worst = 0u8;
+        for (got, c) in linear.pixels.iter().zip(&raw.pixels) {
+            let a = f64::from(c[3]) / 255.0;
+            let expect: [u8; 4] = std::array::from_fn(|i| {
+                if i == 3 || c[3] == 0 {
+                    return c[i];
+                }
+                let straight = (f64::from(c[i]) / 255.0 / a).min(1.0);
+                (srgb_encode(srgb_decode(straight) * a) * 255.0).round() as u8
+            });
+            for i in 0..4 {
+                worst = worst.max(got[i].abs_diff(expect[i]));
+            }
+        }
+        println!("linear compositing: largest difference {worst}/255");
+        assert!(worst <= 1, "linear compositing off by {worst}/255");
+    });
+}
+
+#[test]
+fn a_broken_project_logs_an_error_and_its_rig_draws_nothing() {
+    use bevy::asset::LoadState;
+    use bevy::prelude::*;
+    use headless::{headless_app, render_stats};
+    use rigplay::plugin::{AnieCell, AnieRig};
+
+    gpu_test(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("anie_broken");
+        std::fs::create_dir_all(&dir).unwrap();
+        // A real project cut in the middle, and bytes that are no project at all.
+        let good = std::fs::read(root().join("tests/fixtures/anie/clip_v8.anie")).unwrap();
+        std::fs::write(dir.join("cut.anie"), &good[..good.len() / 2]).unwrap();
+        std::fs::write(
+            dir.join("garbage.anie"),
+            b"not an AnimeEffects project at all",
+        )
+        .unwrap();
+        std::fs::write(dir.join("good.anie"), &good).unwrap();
+        let mut app = headless_app(&dir);
+        let server = app.world().resource::<AssetServer>().clone();
+        let names = ["cut.anie", "garbage.anie", "good.anie"];
+        let rigs: Vec<(Entity, Handle<_>)> = names
+            .iter()
+            .map(|n| {
+                let h = server.load(*n);
+                (app.world_mut().spawn(AnieRig::new(h.clone())).id(), h)
+            })
+            .collect();
+        for _ in 0..3000 {
+            app.update();
+            if render_stats(&app).drawn > 0
+                && rigs.iter().all(|(_, h)| !server.load_state(h).is_loading())
+            {
+                break;
+            }
+        }
+        for ((entity, handle), name) in rigs.iter().zip(names) {
+            let state = server.load_state(handle);
+            let cell = app.world().get::<AnieCell>(*entity);
+            if name == "good.anie" {
+                assert!(matches!(state, LoadState::Loaded), "{name}: {state:?}");
+                assert!(cell.is_some(), "the good project is drawn");
+            } else {
+                let LoadState::Failed(error) = state else {
+                    panic!("{name} loaded: {state:?}");
+                };
+                // The reader's message names where in the file it stopped.
+                let message = error.to_string();
+                println!("{name}: {message}");
+                assert!(
+                    message.contains("offset") || message.contains("byte"),
+                    "{message}"
+                );
+                assert!(
+                    cell.is_none(),
+                    "{name}: a rig of a broken project has no cell"
+                );
+            }
+        }
+        // The app runs on.
+        for _ in 0..10 {
+            app.update();
+        }
+    });
+}

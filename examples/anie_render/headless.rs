@@ -31,10 +31,9 @@ pub struct Shot {
 /// Frames the app may run before giving up (pipelines compile and assets load meanwhile).
 const MAX_UPDATES: usize = 3000;
 
-/// Draws every shot through the GPU plugin in one app and returns the cells (AnimeEffects' raw
-/// framebuffers), in order. Errors: a project that did not load, or no result in time. Panics
-/// where Bevy finds no GPU adapter.
-pub fn render_shots(asset_root: &Path, shots: &[Shot]) -> Result<Vec<RgbaImage>, String> {
+/// An app with rendering and no window, the rig renderer on pages of 1024² (rows need no
+/// padding for readback), ready to update. Panics where Bevy finds no GPU adapter.
+pub fn headless_app(asset_root: &Path) -> App {
     let mut app = App::new();
     app.add_plugins(
         DefaultPlugins
@@ -55,7 +54,6 @@ pub fn render_shots(asset_root: &Path, shots: &[Shot]) -> Result<Vec<RgbaImage>,
             .disable::<WinitPlugin>()
             .disable::<PipelinedRenderingPlugin>(),
     )
-    // Cells side by side on pages whose rows need no padding for readback.
     .insert_resource(AnieRenderSettings {
         page_side: 1024,
         max_side: 8192,
@@ -66,7 +64,78 @@ pub fn render_shots(asset_root: &Path, shots: &[Shot]) -> Result<Vec<RgbaImage>,
     }
     app.finish();
     app.cleanup();
+    app
+}
 
+/// The rig renderer's counters in the render world.
+pub fn render_stats(app: &App) -> AnieRenderStats {
+    app.sub_app(RenderApp)
+        .world()
+        .get_resource::<AnieRenderStats>()
+        .copied()
+        .unwrap_or_default()
+}
+
+/// Reads textures back from the GPU (each once): their bytes, rows padded to 256 bytes.
+pub fn read_back(app: &mut App, textures: &[Handle<Image>]) -> Result<Vec<Vec<u8>>, String> {
+    let data: Arc<Mutex<HashMap<AssetId<Image>, Vec<u8>>>> = Arc::default();
+    let readers: Vec<Entity> = textures
+        .iter()
+        .map(|texture| {
+            let (id, data) = (texture.id(), data.clone());
+            app.world_mut()
+                .spawn(Readback::texture(texture.clone()))
+                .observe(move |event: On<ReadbackComplete>| {
+                    data.lock().unwrap().insert(id, event.data.clone());
+                })
+                .id()
+        })
+        .collect();
+    for _ in 0..MAX_UPDATES {
+        if data.lock().unwrap().len() == textures.len() {
+            break;
+        }
+        app.update();
+    }
+    for reader in readers {
+        app.world_mut().despawn(reader);
+    }
+    app.update();
+    let data = data.lock().unwrap();
+    textures
+        .iter()
+        .map(|t| {
+            data.get(&t.id())
+                .cloned()
+                .ok_or_else(|| "no readback".to_string())
+        })
+        .collect()
+}
+
+/// The pixels of `rect` in a texture `width` pixels wide read back by [`read_back`].
+pub fn crop(bytes: &[u8], width: u32, rect: URect) -> Result<RgbaImage, String> {
+    // Rows of a texture copy are padded to 256 bytes.
+    let row = (width as usize * 4).div_ceil(256) * 256;
+    let mut pixels = Vec::with_capacity((rect.width() * rect.height()) as usize);
+    for y in rect.min.y..rect.max.y {
+        for x in rect.min.x..rect.max.x {
+            let i = y as usize * row + x as usize * 4;
+            let p = bytes.get(i..i + 4).ok_or("a texture read back short")?;
+            pixels.push([p[0], p[1], p[2], p[3]]);
+        }
+    }
+    Ok(RgbaImage {
+        width: rect.width(),
+        height: rect.height(),
+        pixels,
+    })
+}
+
+/// Draws every shot through the GPU plugin in one app and returns the cells (AnimeEffects' raw
+/// framebuffers), in order. Errors: a project that did not load, or no result in time. Panics
+/// where Bevy finds no GPU adapter.
+pub fn render_shots(asset_root: &Path, shots: &[Shot]) -> Result<Vec<RgbaImage>, String> {
+    let mut app = headless_app(asset_root);
     let server = app.world().resource::<AssetServer>().clone();
     let rigs: Vec<(Entity, Handle<AnieProject>)> = shots
         .iter()
@@ -117,12 +186,7 @@ pub fn render_shots(asset_root: &Path, shots: &[Shot]) -> Result<Vec<RgbaImage>,
                 .is_some_and(|f| (f - shot.frame).abs() < 1e-3);
             all_sent &= sent;
         }
-        let stats = app
-            .sub_app(RenderApp)
-            .world()
-            .get_resource::<AnieRenderStats>()
-            .copied()
-            .unwrap_or_default();
+        let stats = render_stats(&app);
         if all_sent && stats.pending == 0 && stats.drawn >= shots.len() as u64 {
             ready = true;
             break;
@@ -143,49 +207,17 @@ pub fn render_shots(asset_root: &Path, shots: &[Shot]) -> Result<Vec<RgbaImage>,
             pages.push(c.page.clone());
         }
     }
-    let data: Arc<Mutex<HashMap<AssetId<Image>, Vec<u8>>>> = Arc::default();
-    for page in &pages {
-        let (id, data) = (page.id(), data.clone());
-        app.world_mut()
-            .spawn(Readback::texture(page.clone()))
-            .observe(move |event: On<ReadbackComplete>| {
-                data.lock().unwrap().insert(id, event.data.clone());
-            });
-    }
-    for _ in 0..MAX_UPDATES {
-        if data.lock().unwrap().len() == pages.len() {
-            break;
-        }
-        app.update();
-    }
-    let data = data.lock().unwrap();
+    let data = read_back(&mut app, &pages)?;
     let images = app.world().resource::<Assets<Image>>();
     cells
         .iter()
         .map(|cell| {
-            let bytes = data
-                .get(&cell.page.id())
-                .ok_or("a page was not read back")?;
+            let page = pages.iter().position(|p| *p == cell.page).expect("listed");
             let side = images
                 .get(&cell.page)
                 .map(|i| i.width())
                 .ok_or("a page vanished")?;
-            // Rows of a texture copy are padded to 256 bytes.
-            let row = (side as usize * 4).div_ceil(256) * 256;
-            let (w, h) = (cell.rect.width(), cell.rect.height());
-            let mut pixels = Vec::with_capacity((w * h) as usize);
-            for y in cell.rect.min.y..cell.rect.max.y {
-                for x in cell.rect.min.x..cell.rect.max.x {
-                    let i = y as usize * row + x as usize * 4;
-                    let p = bytes.get(i..i + 4).ok_or("a page read back short")?;
-                    pixels.push([p[0], p[1], p[2], p[3]]);
-                }
-            }
-            Ok(RgbaImage {
-                width: w,
-                height: h,
-                pixels,
-            })
+            crop(&data[page], side, cell.rect)
         })
         .collect()
 }
