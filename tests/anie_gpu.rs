@@ -315,9 +315,17 @@ fn a_2d_camera_shows_the_rig_as_its_cell_holds_it() {
             "with soft edges"
         );
         // sRGB compositing over a transparent clear: the cell's bytes exactly.
-        let differ = srgb.pixels.iter().zip(&raw.pixels).filter(|(a, b)| a != b).count();
+        let differ = srgb
+            .pixels
+            .iter()
+            .zip(&raw.pixels)
+            .filter(|(a, b)| a != b)
+            .count();
         let shown = srgb.pixels.iter().filter(|p| p[3] > 0).count();
-        assert_eq!(differ, 0, "sRGB compositing: {differ} pixels differ ({shown} shown)");
+        assert_eq!(
+            differ, 0,
+            "sRGB compositing: {differ} pixels differ ({shown} shown)"
+        );
         // Linear compositing: each pixel un-premultiplied, decoded, premultiplied in linear
         // light and encoded again by the target: encode(decode(c/a)·a), alpha a; ±1.
         let mut worst = 0u8;

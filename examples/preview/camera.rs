@@ -4,7 +4,7 @@
 use crate::files::Preview;
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
-use rigplay::plugin::RigBone;
+use rigplay::plugin::{AnieRig, RigBone};
 
 #[derive(Resource)]
 pub struct Orbit {
@@ -67,7 +67,12 @@ pub fn draw_scene(
     mut gizmos: Gizmos,
     preview: Res<Preview>,
     bones: Query<&GlobalTransform, With<RigBone>>,
+    rigs: Query<(), With<AnieRig>>,
 ) {
+    // A 2D rig has no floor (and every camera would draw these lines).
+    if !rigs.is_empty() {
+        return;
+    }
     gizmos
         .grid(
             Isometry3d::from_rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),

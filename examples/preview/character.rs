@@ -1,27 +1,37 @@
 //! The character on show: spawned for the selected clip (a GTA or flat skeleton playing it, or
-//! an AnimeEffects project drawn into an image each frame its time changes).
+//! an AnimeEffects project drawn by the GPU plugin on a 2D quad).
 
-use crate::files::{Character, FileHandle, OpenFile, Preview, view};
-use bevy::asset::RenderAssetUsages;
+use crate::files::{Character, FileHandle, Loaded, Preview, view};
 use bevy::prelude::*;
-use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 use rigplay::plugin::*;
 
-/// A character that shows an AnimeEffects project: the file, and the frame drawn last.
+/// The middle of the view between the panels, in 2D world units (pixels from the window's
+/// centre, +y up), and the size it offers.
+const ANIE_VIEW_CENTRE: Vec2 = Vec2::new(-5.0, 59.0);
+const ANIE_VIEW_SIZE: Vec2 = Vec2::new(760.0, 520.0);
+
+/// The backdrop behind an AnimeEffects canvas (its exported image is transparent).
+const CANVAS_BACKDROP: Color = Color::srgb(0.82, 0.83, 0.85);
+
+/// The camera that shows AnimeEffects rigs: before the 3D camera, which then draws only the
+/// panels over it.
 #[derive(Component)]
-pub struct AnieView {
-    file: usize,
-    image: Handle<Image>,
-    drawn: Option<f32>,
+pub struct AnieCamera;
+
+/// Where a canvas of `canvas` pixels is shown: its centre and its scale (as large as fits, at
+/// most 3×).
+pub fn anie_placement(canvas: Vec2) -> (Vec2, f32) {
+    let s = (ANIE_VIEW_SIZE.x / canvas.x.max(1.0))
+        .min(ANIE_VIEW_SIZE.y / canvas.y.max(1.0))
+        .min(3.0);
+    (ANIE_VIEW_CENTRE, s)
 }
 
 /// (Re)spawns the character when the shown clip changes.
 pub fn spawn_character(
     mut commands: Commands,
     mut preview: ResMut<Preview>,
-    ifps: Res<Assets<Ifp>>,
-    dans: Res<Assets<Dan>>,
-    mut images: ResMut<Assets<Image>>,
+    loaded: Loaded,
     mut shown: Local<Option<(usize, usize)>>,
 ) {
     let Some((f, c)) = preview.current else {
@@ -30,7 +40,7 @@ pub fn spawn_character(
     if *shown == Some((f, c)) && preview.character.is_some() {
         return;
     }
-    let Some(v) = view(f, &preview.files[f], &ifps, &dans) else {
+    let Some(v) = view(f, &preview.files[f], &loaded) else {
         return;
     };
     let Some(clip) = v.clips.get(c) else { return };
@@ -61,42 +71,24 @@ pub fn spawn_character(
             character.insert(skeleton);
         }
         Character::Anie(file) => {
-            if let FileHandle::Anie(Ok(anie)) = &preview.files[file].handle {
-                let (w, h) = (
-                    anie.project.canvas_width.clamp(1, 4096),
-                    anie.project.canvas_height.clamp(1, 4096),
-                );
-                let image = images.add(Image::new_fill(
-                    Extent3d {
-                        width: w,
-                        height: h,
-                        depth_or_array_layers: 1,
-                    },
-                    TextureDimension::D2,
-                    &[0, 0, 0, 0],
-                    TextureFormat::Rgba8UnormSrgb,
-                    RenderAssetUsages::default(),
-                ));
-                // Shown in the middle of the view between the panels, as large as fits (at most 3×).
-                let s = (760.0 / w as f32).min(520.0 / h as f32).min(3.0);
-                let (dw, dh) = (w as f32 * s, h as f32 * s);
-                character.insert((
-                    AnieView {
-                        file,
-                        image: image.clone(),
-                        drawn: None,
-                    },
-                    Node {
-                        position_type: PositionType::Absolute,
-                        left: Val::Px(635.0 - dw / 2.0),
-                        top: Val::Px(301.0 - dh / 2.0),
-                        width: Val::Px(dw),
-                        height: Val::Px(dh),
-                        ..default()
-                    },
-                    BackgroundColor(Color::srgb(0.82, 0.83, 0.85)),
-                    ImageNode::new(image),
-                ));
+            if let FileHandle::Anie(handle) = &preview.files[file].handle
+                && let Some(anie) = loaded.anies.get(handle)
+            {
+                let canvas = anie.canvas_size().as_vec2();
+                let (centre, s) = anie_placement(canvas);
+                // Drawn at its size on screen: one cell texel per window pixel.
+                character
+                    .insert((
+                        AnieRig::new(handle.clone()).with_scale(s),
+                        Transform::from_translation(centre.extend(0.0))
+                            .with_scale(Vec3::new(s, s, 1.0)),
+                    ))
+                    .with_children(|c| {
+                        c.spawn((
+                            Sprite::from_color(CANVAS_BACKDROP, canvas),
+                            Transform::from_xyz(0.0, 0.0, -1.0),
+                        ));
+                    });
             }
         }
     };
@@ -105,33 +97,27 @@ pub fn spawn_character(
     *shown = Some((f, c));
 }
 
-/// Draws the frame of each AnimeEffects view at its playback's time, when that time changed.
-pub fn draw_anie_views(
-    preview: Res<Preview>,
-    mut views: Query<(&Playback, &mut AnieView)>,
-    mut images: ResMut<Assets<Image>>,
+/// Shows AnimeEffects rigs through their own 2D camera while one is on show; the 3D camera then
+/// keeps what it drew (no clear) and adds the panels.
+pub fn switch_cameras(
+    rigs: Query<(), With<AnieRig>>,
+    mut cameras_2d: Query<&mut Camera, (With<AnieCamera>, Without<Camera3d>)>,
+    mut cameras_3d: Query<&mut Camera, With<Camera3d>>,
 ) {
-    for (playback, mut view) in &mut views {
-        if view.drawn == Some(playback.time) {
-            continue;
+    let anie = !rigs.is_empty();
+    for mut c in &mut cameras_2d {
+        if c.is_active != anie {
+            c.is_active = anie;
         }
-        let Some(OpenFile {
-            handle: FileHandle::Anie(Ok(anie)),
-            ..
-        }) = preview.files.get(view.file)
-        else {
-            continue;
-        };
-        let frame = playback.time * anie.project.fps.max(1) as f32;
-        let evaluated = anie.evaluator.evaluate(frame);
-        let framebuffer = anie.renderer.render(&evaluated, 1.0);
-        let shown = rigplay::anie::cpu::exported_png(&framebuffer);
-        if let Some(mut image) = images.get_mut(&view.image)
-            && shown.width == image.width()
-            && shown.height == image.height()
-        {
-            image.data = Some(shown.pixels.iter().flatten().copied().collect());
+    }
+    let clear = if anie {
+        ClearColorConfig::None
+    } else {
+        ClearColorConfig::Default
+    };
+    for mut c in &mut cameras_3d {
+        if matches!(c.clear_color, ClearColorConfig::None) != anie {
+            c.clear_color = clear;
         }
-        view.drawn = Some(playback.time);
     }
 }

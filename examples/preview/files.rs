@@ -1,14 +1,11 @@
 //! Open files of every format, and what the preview shows of each: its clips, info and
 //! warnings.
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
-use rigplay::anie::cpu::Renderer;
-use rigplay::anie::eval::Evaluator;
 use rigplay::formats::FileFormat;
-use rigplay::formats::anie::AnimeProject;
 use rigplay::plugin::*;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// The frame rate for stepping a clip whose keys do not tell one (one key per channel).
 pub const DEFAULT_FPS: f32 = 30.0;
@@ -32,34 +29,17 @@ pub struct OpenFile {
 pub enum FileHandle {
     Ifp(Handle<Ifp>),
     Dan(Handle<Dan>),
-    /// Read at once (no Bevy asset yet): the project, or why it did not read.
-    Anie(Result<Arc<AnieFile>, String>),
+    /// Drawn by the GPU plugin ([`AniePlugin`]); its [`Playback`] knows the timeline's length,
+    /// so the transport and timeline drive it like a clip.
+    Anie(Handle<AnieProject>),
 }
 
-/// An AnimeEffects project, read with its evaluator and renderer prepared once; its
-/// [`Playback`] knows the timeline's length, so the transport and timeline drive it like a clip.
-pub struct AnieFile {
-    pub project: Arc<AnimeProject>,
-    pub evaluator: Evaluator,
-    pub renderer: Renderer,
-    pub warnings: Vec<String>,
-    /// Seconds from frame 0 to the last frame.
-    pub duration: f32,
-}
-
-/// Reads an `.anie` file and prepares it for drawing.
-fn open_anie(path: &Path) -> Result<Arc<AnieFile>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let read = AnimeProject::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    let project = Arc::new(read.project);
-    let duration = project.max_frame as f32 / project.fps.max(1) as f32;
-    Ok(Arc::new(AnieFile {
-        evaluator: Evaluator::new(project.clone()),
-        renderer: Renderer::new(project.clone()),
-        warnings: read.warnings.iter().map(ToString::to_string).collect(),
-        project,
-        duration,
-    }))
+/// The loaded assets of every format.
+#[derive(SystemParam)]
+pub struct Loaded<'w> {
+    pub ifps: Res<'w, Assets<Ifp>>,
+    pub dans: Res<'w, Assets<Dan>>,
+    pub anies: Res<'w, Assets<AnieProject>>,
 }
 
 /// What the preview shows of a character to spawn for a clip.
@@ -92,16 +72,12 @@ pub struct FileView {
     pub warnings: Vec<String>,
 }
 
-pub fn view(
-    index: usize,
-    file: &OpenFile,
-    ifps: &Assets<Ifp>,
-    dans: &Assets<Dan>,
-) -> Option<FileView> {
+pub fn view(index: usize, file: &OpenFile, loaded: &Loaded) -> Option<FileView> {
+    let (ifps, dans) = (&loaded.ifps, &loaded.dans);
     match &file.handle {
-        FileHandle::Anie(Err(_)) => None,
-        FileHandle::Anie(Ok(anie)) => {
-            let p = &anie.project;
+        FileHandle::Anie(h) => {
+            let anie = loaded.anies.get(h)?;
+            let p = anie.project();
             let name = file
                 .path
                 .file_stem()
@@ -110,14 +86,16 @@ pub fn view(
             Some(FileView {
                 clips: vec![ClipEntry {
                     name,
-                    duration: anie.duration,
+                    duration: anie.duration(),
                     fps: p.fps.max(1) as f32,
                     handle: None,
                     looping: p.looping,
                     character: Character::Anie(index),
                     info: vec![format!(
                         "frames 0..={} at {} fps, {:.3} s",
-                        p.max_frame, p.fps, anie.duration
+                        p.max_frame,
+                        p.fps,
+                        anie.duration()
                     )],
                 }],
                 info: vec![
@@ -126,7 +104,7 @@ pub fn view(
                         p.canvas_width, p.canvas_height
                     ),
                     format!(
-                        "{} nodes, {} image resources; drawn by the CPU renderer",
+                        "{} nodes, {} image resources; drawn by the GPU (AniePlugin)",
                         p.objects.len(),
                         p.resources.iter().map(|r| r.nodes.len()).sum::<usize>()
                     ),
@@ -217,13 +195,7 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         .unwrap_or_default();
     let handle = match FileFormat::from_extension(&extension) {
         Some(FileFormat::Dan) => FileHandle::Dan(assets.load(asset_path)),
-        Some(FileFormat::Anie) => {
-            let anie = open_anie(&absolute);
-            if let Err(e) = &anie {
-                error!("{e}");
-            }
-            FileHandle::Anie(anie)
-        }
+        Some(FileFormat::Anie) => FileHandle::Anie(assets.load(asset_path)),
         // IFP, and files of no known extension: the IFP loader tells what it finds.
         _ => FileHandle::Ifp(assets.load(asset_path)),
     };
@@ -248,16 +220,12 @@ pub fn open_dropped(
 }
 
 /// Shows the first clip (or the one asked for) once the first file has loaded.
-pub fn pick_first_clip(
-    mut preview: ResMut<Preview>,
-    ifps: Res<Assets<Ifp>>,
-    dans: Res<Assets<Dan>>,
-) {
+pub fn pick_first_clip(mut preview: ResMut<Preview>, loaded: Loaded) {
     if preview.current.is_some() {
         return;
     }
     for (f, file) in preview.files.iter().enumerate() {
-        if let Some(v) = view(f, file, &ifps, &dans) {
+        if let Some(v) = view(f, file, &loaded) {
             let clip = match &preview.wanted_clip {
                 Some(name) => v
                     .clips

@@ -7,8 +7,9 @@
 //! `--screenshot PATH --at SECONDS` poses the clip at that time, saves a PNG (and, next to it,
 //! `PATH.joints.json` with the joints' window positions), and exits: usable headless under xvfb.
 //!
-//! AnimeEffects projects (`.anie`) play through the same transport and timeline: each frame is
-//! evaluated and drawn by rigplay's CPU reference renderer into a texture shown in the view.
+//! AnimeEffects projects (`.anie`) play through the same transport and timeline, drawn by the
+//! GPU plugin (`AniePlugin`) exactly as AnimeEffects draws them; the Info panel lists the
+//! layers (visibility toggles, blend mode, opacity) and the timeline scrubs by whole frames.
 //!
 //! Modules: `files` (open files and what they hold), `character` (the rig on show), `camera`,
 //! `screenshot`, `ui` (the egui panels).
@@ -21,9 +22,9 @@ mod ui;
 
 use bevy::prelude::*;
 use bevy::window::WindowResolution;
-use bevy_egui::{EguiPlugin, EguiPrimaryContextPass};
+use bevy_egui::{EguiGlobalSettings, EguiPlugin, EguiPrimaryContextPass, PrimaryEguiContext};
 use camera::{Orbit, UiPointer, draw_scene, orbit_camera};
-use character::{draw_anie_views, spawn_character};
+use character::{AnieCamera, spawn_character, switch_cameras};
 use files::{Preview, open, open_dropped, pick_first_clip};
 use rigplay::plugin::*;
 use screenshot::{Shot, screenshot};
@@ -88,7 +89,11 @@ fn main() {
                     ..default()
                 }),
         )
-        .add_plugins((EguiPlugin::default(), IfpPlugin, DanPlugin))
+        .add_plugins((EguiPlugin::default(), IfpPlugin, DanPlugin, AniePlugin))
+        .insert_resource(EguiGlobalSettings {
+            auto_create_primary_context: false,
+            ..default()
+        })
         .insert_resource(ClearColor(Color::srgb(0.12, 0.13, 0.15)))
         .insert_resource(Preview {
             files: Vec::new(),
@@ -118,17 +123,12 @@ fn main() {
                 open_dropped,
                 pick_first_clip,
                 spawn_character,
+                switch_cameras,
                 orbit_camera,
                 draw_scene,
                 screenshot,
             )
                 .chain(),
-        )
-        // After the playback system (PostUpdate, before propagation): the frame drawn is this
-        // frame's time.
-        .add_systems(
-            PostUpdate,
-            draw_anie_views.after(TransformSystems::Propagate),
         )
         .add_systems(EguiPrimaryContextPass, ui::ui)
         .run();
@@ -149,7 +149,21 @@ fn setup(
     for f in &start.files {
         open(&mut preview, &assets, f);
     }
-    commands.spawn((Camera3d::default(), Transform::default()));
+    // egui draws the panels with the 3D camera, which renders after the 2D one.
+    commands.spawn((
+        Camera3d::default(),
+        Transform::default(),
+        PrimaryEguiContext,
+    ));
+    commands.spawn((
+        Camera2d,
+        Camera {
+            order: -1,
+            is_active: false,
+            ..default()
+        },
+        AnieCamera,
+    ));
     commands.spawn((
         DirectionalLight {
             illuminance: 4000.0,

@@ -21,7 +21,7 @@ pub fn screenshot(
     preview: Res<Preview>,
     mut playbacks: Query<&mut Playback>,
     bones: Query<(&Name, &GlobalTransform), With<RigBone>>,
-    camera: Query<(&Camera, &GlobalTransform)>,
+    camera: Query<(&Camera, &GlobalTransform), With<Camera3d>>,
 ) {
     let Some(path) = shot.path.clone() else {
         return;

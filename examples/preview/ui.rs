@@ -2,7 +2,7 @@
 //! tree (right).
 
 use crate::camera::UiPointer;
-use crate::files::{DEFAULT_FPS, Preview, view};
+use crate::files::{DEFAULT_FPS, Loaded, Preview, view};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
 use rigplay::plugin::*;
@@ -13,6 +13,7 @@ type Shown = (
     Option<&'static SkeletalClip>,
     Option<&'static UnmatchedTracks>,
     Option<&'static RootMotion>,
+    Option<&'static mut AnieRig>,
 );
 
 #[allow(clippy::too_many_arguments)] // a Bevy system: one parameter per thing it shows
@@ -20,8 +21,7 @@ pub fn ui(
     mut contexts: EguiContexts,
     mut preview: ResMut<Preview>,
     mut pointer: ResMut<UiPointer>,
-    ifps: Res<Assets<Ifp>>,
-    dans: Res<Assets<Dan>>,
+    loaded: Loaded,
     registry: Res<ClipRegistry>,
     mut playbacks: Query<Shown>,
     children: Query<&Children>,
@@ -43,11 +43,11 @@ pub fn ui(
     let mut selected_bone = preview.selected_bone;
     let info = character
         .and_then(|c| playbacks.get(c).ok())
-        .and_then(|(_, s, _, _)| s)
+        .and_then(|(_, s, _, _, _)| s)
         .and_then(|s| registry.get(s.clip.id()));
     let (fps, duration) = current
         .and_then(|(f, c)| {
-            view(f, &preview.files[f], &ifps, &dans)
+            view(f, &preview.files[f], &loaded)
                 .and_then(|v| v.clips.get(c).map(|clip| (clip.fps, clip.duration)))
         })
         .unwrap_or((DEFAULT_FPS, 0.0));
@@ -58,7 +58,7 @@ pub fn ui(
         .exact_size(118.0)
         .show(&mut root, |ui| {
             let Some(c) = character else { return };
-            let Ok((mut playback, _, _, _)) = playbacks.get_mut(c) else {
+            let Ok((mut playback, _, _, _, rig)) = playbacks.get_mut(c) else {
                 return;
             };
             ui.horizontal(|ui| {
@@ -148,7 +148,12 @@ pub fn ui(
                     && let Some(pos) = response.interact_pointer_pos()
                 {
                     playback.paused = true;
-                    playback.seek(egui::remap_clamp(pos.x, rect.x_range(), 0.0..=duration));
+                    let mut t = egui::remap_clamp(pos.x, rect.x_range(), 0.0..=duration);
+                    // An AnimeEffects rig shows whole frames: scrub from frame to frame.
+                    if rig.is_some() {
+                        t = (t * fps).round() / fps;
+                    }
+                    playback.seek(t);
                 }
             }
             ui.label(
@@ -179,7 +184,7 @@ pub fn ui(
                         egui::CollapsingHeader::new(egui::RichText::new(name).strong())
                             .id_salt(f)
                             .default_open(true)
-                            .show(ui, |ui| match view(f, file, &ifps, &dans) {
+                            .show(ui, |ui| match view(f, file, &loaded) {
                                 Some(v) => {
                                     for (c, clip) in v.clips.iter().enumerate() {
                                         let label =
@@ -216,7 +221,7 @@ pub fn ui(
         .show(&mut root, |ui| {
             ui.heading("Info");
             if let Some((f, c)) = current
-                && let Some(v) = view(f, &preview.files[f], &ifps, &dans)
+                && let Some(v) = view(f, &preview.files[f], &loaded)
             {
                 for line in &v.info {
                     ui.label(line);
@@ -234,7 +239,7 @@ pub fn ui(
                     );
                 }
             }
-            if let Some((_, _, Some(unmatched), motion)) =
+            if let Some((_, _, Some(unmatched), motion, _)) =
                 character.and_then(|c| playbacks.get(c).ok())
             {
                 for u in &unmatched.0 {
@@ -243,6 +248,43 @@ pub fn ui(
                 if let Some(m) = motion {
                     ui.label(format!("root motion {:.2} m", m.total.length()));
                 }
+            }
+            // An AnimeEffects rig: its layers at the current frame.
+            if let Some(c) = character
+                && let Ok((playback, _, _, _, Some(mut rig))) = playbacks.get_mut(c)
+                && let Some(anie) = loaded.anies.get(&rig.project)
+            {
+                ui.separator();
+                ui.heading("Layers");
+                let frame = anie
+                    .evaluator
+                    .evaluate(rig.frame_at(playback.time, anie.frame_rate()));
+                let project = anie.project().clone();
+                egui::ScrollArea::vertical()
+                    .id_salt("layers")
+                    .max_height(320.0)
+                    .auto_shrink([false; 2])
+                    .show(ui, |ui| {
+                        let mut hidden = rig.hidden.clone();
+                        for n in &project.objects {
+                            if n.parent.is_none() {
+                                for &child in &n.children {
+                                    layer_tree(ui, &project, &frame, child, &mut hidden);
+                                }
+                            }
+                        }
+                        if hidden != rig.hidden {
+                            rig.hidden = hidden;
+                        }
+                    });
+            }
+            let flat = character.is_some_and(|c| {
+                playbacks
+                    .get(c)
+                    .is_ok_and(|(_, _, _, _, rig)| rig.is_some())
+            });
+            if flat {
+                return;
             }
             ui.separator();
             ui.heading("Bones");
@@ -312,4 +354,66 @@ fn bone_tree(
     if r.header_response.clicked() {
         *selected = Some(bone);
     }
+}
+
+/// One node of an AnimeEffects project in the Layers panel: a visibility toggle, its name, and
+/// for layers their blend mode and opacity at this frame; folders hold their children (first
+/// child on top, as in AnimeEffects).
+fn layer_tree(
+    ui: &mut egui::Ui,
+    project: &rigplay::formats::anie::AnimeProject,
+    frame: &rigplay::anie::eval::EvaluatedFrame,
+    node: usize,
+    hidden: &mut Vec<usize>,
+) {
+    let (Some(n), Some(f)) = (project.objects.get(node), frame.nodes.get(node)) else {
+        return;
+    };
+    let mut shown = !hidden.contains(&node);
+    let detail = match &f.layer {
+        Some(layer) => format!(
+            "{:?} · {:.0} %{}",
+            layer.blend_mode,
+            f.world_opacity * 100.0,
+            if n.clipped { " · clipped" } else { "" }
+        ),
+        None if n.children.is_empty() => format!("{:.0} %", f.world_opacity * 100.0),
+        None => String::new(),
+    };
+    let text = if f.visible {
+        egui::RichText::new(&n.name)
+    } else {
+        egui::RichText::new(&n.name).weak()
+    };
+    let row = |ui: &mut egui::Ui, shown: &mut bool| {
+        let changed = ui.checkbox(shown, text.clone()).changed();
+        if !detail.is_empty() {
+            ui.label(egui::RichText::new(&detail).small().weak());
+        }
+        changed
+    };
+    let toggle = |shown: bool, hidden: &mut Vec<usize>| {
+        if shown {
+            hidden.retain(|&h| h != node);
+        } else {
+            hidden.push(node);
+        }
+    };
+    if n.children.is_empty() {
+        if ui.horizontal(|ui| row(ui, &mut shown)).inner {
+            toggle(shown, hidden);
+        }
+        return;
+    }
+    egui::CollapsingHeader::new(egui::RichText::new(format!("📁 {}", n.name)))
+        .id_salt(("layer", node))
+        .default_open(true)
+        .show(ui, |ui| {
+            if ui.horizontal(|ui| row(ui, &mut shown)).inner {
+                toggle(shown, hidden);
+            }
+            for &child in &n.children {
+                layer_tree(ui, project, frame, child, hidden);
+            }
+        });
 }

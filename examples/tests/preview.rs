@@ -213,7 +213,7 @@ fn is_fur(p: &image::Rgb<u8>) -> bool {
 }
 
 #[test]
-fn the_preview_plays_an_anie_project_through_the_cpu_renderer() {
+fn the_preview_plays_an_anie_project_and_the_cat_moves() {
     if !can_render() {
         return;
     }
@@ -244,4 +244,80 @@ fn the_preview_plays_an_anie_project_through_the_cpu_renderer() {
     // The wave moves the cat between the two times.
     let differing = ia.pixels().zip(ib.pixels()).filter(|(p, q)| p != q).count();
     assert!(differing > 2000, "{differing} pixels differ");
+}
+
+/// sRGB decoding and encoding of one channel in 0..=1.
+fn srgb_decode(c: f64) -> f64 {
+    if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+fn srgb_encode(l: f64) -> f64 {
+    if l <= 0.003_130_8 {
+        l * 12.92
+    } else {
+        1.055 * l.powf(1.0 / 2.4) - 0.055
+    }
+}
+
+#[test]
+fn the_preview_draws_an_anie_project_through_the_gpu_plugin_where_and_as_animeeffects_does() {
+    use rigplay::anie::cpu::Renderer;
+    use rigplay::anie::eval::Evaluator;
+    use rigplay::formats::anie::AnimeProject;
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-preview-anie-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("character.png");
+    // 0.5 s at 24 fps: frame 12 (stepped, as AnimeEffects plays).
+    render("assets/anims/anie/character.anie", "character", &png, 0.5).unwrap();
+    let shot = image::open(&png).unwrap().to_rgb8();
+    let bytes = std::fs::read(repo_root().join("assets/anims/anie/character.anie")).unwrap();
+    let project = AnimeProject::read(&bytes).unwrap().project;
+    // The preview shows a 256 × 256 canvas as large as fits 760 × 520 px (at most 3×), centred
+    // at (635, 301), drawn at that size: s = 520/256, a 520 × 520 cell whose texel (x, y) is
+    // the window pixel (375 + x, 41 + y).
+    assert_eq!((project.canvas_width, project.canvas_height), (256, 256));
+    let s = 520.0 / 256.0;
+    let cell = Renderer::new(&project).render(&Evaluator::new(project).evaluate(12.0), s);
+    assert_eq!((cell.width, cell.height), (520, 520));
+    // Composited in linear light over the backdrop sRGB (0.82, 0.83, 0.85).
+    let backdrop = [0.82, 0.83, 0.85];
+    let (mut checked, mut off) = (0usize, 0usize);
+    for y in 0..cell.height {
+        for x in 0..cell.width {
+            let c = cell.get(x.into(), y.into());
+            let a = f64::from(c[3]) / 255.0;
+            let expect: [u8; 3] = std::array::from_fn(|i| {
+                let src = if c[3] == 0 {
+                    0.0
+                } else {
+                    srgb_decode((f64::from(c[i]) / 255.0 / a).min(1.0))
+                };
+                let l = src * a + srgb_decode(backdrop[i]) * (1.0 - a);
+                (srgb_encode(l) * 255.0).round() as u8
+            });
+            let got = shot.get_pixel(375 + x, 41 + y);
+            checked += 1;
+            if (0..3).any(|i| got[i].abs_diff(expect[i]) > 2) {
+                off += 1;
+            }
+        }
+    }
+    // The edges of the quad and MSAA on its border are the only places allowed to differ.
+    let share = off as f64 / checked as f64;
+    println!(
+        "{off} of {checked} pixels off by more than 2/255 ({:.3} %)",
+        share * 100.0
+    );
+    assert!(
+        share < 0.01,
+        "{}: {off} of {checked} pixels differ",
+        png.display()
+    );
 }

@@ -262,9 +262,20 @@ fn hidden_hash(hidden: &[usize]) -> u64 {
 /// The program of `project` at `key`'s frame with `hidden` nodes left out.
 fn build_program(project: &AnieProject, frame: f32, scale: f32, hidden: &[usize]) -> Program {
     let mut evaluated = project.evaluator.evaluate(frame);
-    for &node in hidden {
-        if let Some(n) = evaluated.nodes.get_mut(node) {
+    // A hidden node hides its subtree, as its visibility flag would (§4.4).
+    let objects = &project.project().objects;
+    let mut stack: Vec<usize> = hidden.to_vec();
+    while let Some(node) = stack.pop() {
+        if let Some(n) = evaluated.nodes.get_mut(node)
+            && n.visible
+        {
             n.visible = false;
+            stack.extend(
+                objects
+                    .get(node)
+                    .map(|o| o.children.as_slice())
+                    .unwrap_or(&[]),
+            );
         }
     }
     Program::build(&evaluated, &project.images, scale)
