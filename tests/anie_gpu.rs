@@ -144,6 +144,7 @@ fn gpu_rigs_match_the_cpu_reference_and_animeeffects() {
                 asset: format!("{SAMPLES}/{name}.anie"),
                 frame,
                 scale,
+                hidden: Vec::new(),
             });
         }
     }
@@ -153,12 +154,36 @@ fn gpu_rigs_match_the_cpu_reference_and_animeeffects() {
                 asset: format!("{FIXTURES}/{name}.anie"),
                 frame: frame as f32,
                 scale: 1.0,
+                hidden: Vec::new(),
             });
         }
         shots.push(Shot {
             asset: format!("{FIXTURES}/{name}.anie"),
             frame: 2.5,
             scale: 1.5,
+            hidden: Vec::new(),
+        });
+    }
+    // Hidden nodes: in each sample its first folder under the root with its subtree, or its
+    // first layer where it has no folder.
+    for name in ["character", "mesh_ffd", "blend_sheet"] {
+        let project = read(&format!("{SAMPLES}/{name}.anie"));
+        let under_root = |n: &&rigplay::formats::anie::ObjectNode| n.parent.is_some();
+        let node = project
+            .objects
+            .iter()
+            .position(|n| under_root(&n) && !n.children.is_empty())
+            .or_else(|| project.objects.iter().position(|n| under_root(&n)))
+            .expect("a node to hide");
+        println!(
+            "{name}: hiding node {node} ({:?})",
+            project.objects[node].name
+        );
+        shots.push(Shot {
+            asset: format!("{SAMPLES}/{name}.anie"),
+            frame: 5.0,
+            scale: 1.0,
+            hidden: vec![node],
         });
     }
     let Some(images) = render_or_skip(&shots) else {
@@ -176,8 +201,21 @@ fn gpu_rigs_match_the_cpu_reference_and_animeeffects() {
             shot.frame,
             shot.scale
         );
-        let cpu = Renderer::new(&project)
-            .render(&Evaluator::new(project).evaluate(shot.frame), shot.scale);
+        let mut frame = Evaluator::new(project.clone()).evaluate(shot.frame);
+        // Hidden nodes and their subtrees, as their visibility flag would hide them.
+        let mut stack = shot.hidden.clone();
+        while let Some(n) = stack.pop() {
+            frame.nodes[n].visible = false;
+            stack.extend(&project.objects[n].children);
+        }
+        let cpu = Renderer::new(&project).render(&frame, shot.scale);
+        if !shot.hidden.is_empty() {
+            let whole = Renderer::new(&project).render(
+                &Evaluator::new(project.clone()).evaluate(shot.frame),
+                shot.scale,
+            );
+            assert_ne!(whole.pixels, cpu.pixels, "{name}: hiding changed nothing");
+        }
         failures.extend(check(&name, gpu, &cpu, "CPU reference"));
         let stem = Path::new(&shot.asset)
             .file_stem()
@@ -187,7 +225,7 @@ fn gpu_rigs_match_the_cpu_reference_and_animeeffects() {
         let raw = root()
             .join(FIXTURES)
             .join(format!("{stem}_f{}.raw.png", shot.frame));
-        if shot.scale == 1.0 && raw.exists() {
+        if shot.scale == 1.0 && shot.hidden.is_empty() && raw.exists() {
             let img = image::open(&raw).unwrap().to_rgba8();
             let ae = RgbaImage::from_rgba8(img.width(), img.height(), img.as_raw()).unwrap();
             failures.extend(check(&name, gpu, &ae, "AnimeEffects"));
@@ -411,5 +449,112 @@ fn a_broken_project_logs_an_error_and_its_rig_draws_nothing() {
         for _ in 0..10 {
             app.update();
         }
+    });
+}
+
+#[test]
+fn playback_drives_rigs_that_share_frames_and_skip_what_did_not_change() {
+    use bevy::prelude::*;
+    use bevy::time::TimeUpdateStrategy;
+    use headless::{headless_app, render_stats};
+    use rigplay::plugin::{
+        AnieCell, AnieDisplay, AnieDrawStats, AnieRig, PlayMode, Playback, PlaybackLooped,
+    };
+    use std::time::Duration;
+
+    gpu_test(|| {
+        let mut app = headless_app(&root());
+        // 1/48 s per update: half a frame of the cat's 24 fps timeline.
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / 48.0,
+        )));
+        #[derive(Resource, Default)]
+        struct Loops(usize);
+        app.init_resource::<Loops>();
+        app.add_observer(|_: On<PlaybackLooped>, mut loops: ResMut<Loops>| loops.0 += 1);
+        let handle = app
+            .world()
+            .resource::<AssetServer>()
+            .load("assets/anims/anie/character.anie");
+        let rig = |display| AnieRig::new(handle.clone()).with_display(display);
+        // Ten rigs at one time (one program between them), one paused, one hidden, one at
+        // double speed.
+        let world = app.world_mut();
+        let crowd: Vec<Entity> = (0..10)
+            .map(|_| {
+                world
+                    .spawn((rig(AnieDisplay::Offscreen), Playback::looping()))
+                    .id()
+            })
+            .collect();
+        let mut paused = Playback::looping();
+        paused.paused = true;
+        paused.time = 0.5;
+        let paused = world.spawn((rig(AnieDisplay::Offscreen), paused)).id();
+        let hidden = world
+            .spawn((
+                rig(AnieDisplay::Offscreen),
+                Playback::looping(),
+                Visibility::Hidden,
+            ))
+            .id();
+        let fast = world
+            .spawn((
+                rig(AnieDisplay::Offscreen),
+                Playback::looping()
+                    .with_speed(2.0)
+                    .with_mode(PlayMode::Loop),
+            ))
+            .id();
+        // Until the first frame of every visible rig is drawn.
+        for _ in 0..3000 {
+            app.update();
+            if render_stats(&app).drawn >= 12 && render_stats(&app).pending == 0 {
+                break;
+            }
+        }
+        let world = app.world();
+        // The playhead knows the timeline: frames 0..=47 at 24 fps.
+        let playback = world.get::<Playback>(crowd[0]).unwrap();
+        assert_eq!(playback.duration, Some(47.0 / 24.0));
+        assert!(
+            world
+                .get::<AnieCell>(hidden)
+                .is_some_and(|c| c.frame.is_none())
+        );
+        assert_eq!(world.get::<AnieCell>(paused).unwrap().frame, Some(12.0));
+        // Frame by frame: the crowd shares one program per frame; the paused rig is not drawn
+        // again; a rig is drawn only when its whole frame changes (every other update for the
+        // crowd at 1/48 s, every update for the fast one).
+        let mut built = 0;
+        let mut redrawn = 0;
+        let updates = 96;
+        for _ in 0..updates {
+            app.update();
+            let stats = *app.world().resource::<AnieDrawStats>();
+            assert!(stats.built <= 2, "{stats:?}");
+            built += stats.built;
+            redrawn += stats.redrawn;
+        }
+        let world = app.world();
+        let frame = |e| world.get::<AnieCell>(e).unwrap().frame.unwrap();
+        let time = world.get::<Playback>(crowd[0]).unwrap().time;
+        assert_eq!(frame(crowd[0]), (time * 24.0 + 1e-4).floor());
+        assert_eq!(frame(paused), 12.0);
+        assert!(world.get::<AnieCell>(hidden).unwrap().frame.is_none());
+        // 96 updates = 2 s: the crowd went once round the 1.958 s loop, the fast rig twice.
+        assert!(
+            world.resource::<Loops>().0 >= 11,
+            "{} loops",
+            world.resource::<Loops>().0
+        );
+        // The crowd: ~48 frame changes × 10 rigs, the fast rig ~96, built once per frame each.
+        println!("{redrawn} cells drawn, {built} programs built in {updates} updates");
+        assert!(
+            (48 * 10..=49 * 10 + 97).contains(&redrawn),
+            "{redrawn} drawn"
+        );
+        assert!(built <= 48 + 97, "{built} built");
+        let _ = fast;
     });
 }

@@ -26,6 +26,8 @@ pub struct Shot {
     pub asset: String,
     pub frame: f32,
     pub scale: f32,
+    /// Object nodes drawn as if hidden (`AnieRig::hidden`).
+    pub hidden: Vec<usize>,
 }
 
 /// Frames the app may run before giving up (pipelines compile and assets load meanwhile).
@@ -146,10 +148,11 @@ pub fn render_shots(asset_root: &Path, shots: &[Shot]) -> Result<Vec<RgbaImage>,
             } else {
                 AnieFrames::Smooth
             };
-            let rig = AnieRig::new(handle.clone())
+            let mut rig = AnieRig::new(handle.clone())
                 .with_scale(shot.scale)
                 .with_frames(frames)
                 .with_display(AnieDisplay::Offscreen);
+            rig.hidden = shot.hidden.clone();
             let mut playback = Playback::once();
             playback.paused = true;
             (app.world_mut().spawn((rig, playback)).id(), handle)

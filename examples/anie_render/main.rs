@@ -84,6 +84,7 @@ fn main() -> ExitCode {
         asset: name.to_string_lossy().into_owned(),
         frame: args.frame,
         scale: args.scale,
+        hidden: Vec::new(),
     };
     let image = match render_shots(root, &[shot]) {
         Ok(mut images) => images.remove(0),

@@ -28,9 +28,9 @@ mod skeletal;
 
 pub use anie::{
     AnieAssetError, AnieAssetLabel, AnieCardMaterial, AnieCardMaterial3d, AnieCell, AnieDisplay,
-    AnieDrawList, AnieFrames, AnieLoadError, AnieLoader, AnieLoaderSettings, AniePlugin,
-    AnieProject, AnieRenderSettings, AnieRenderStats, AnieRig, AnieSystems, CardCell, CardGrid,
-    CellDraw, card_mesh,
+    AnieDrawList, AnieDrawStats, AnieFrames, AnieLoadError, AnieLoader, AnieLoaderSettings,
+    AniePlugin, AnieProject, AnieRenderSettings, AnieRenderStats, AnieRig, AnieSystems, CardCell,
+    CardGrid, CellDraw, card_mesh,
 };
 pub use dan::{
     Dan, DanAssetLabel, DanLoadError, DanLoader, DanLoaderSettings, DanPlugin, FlatSkeleton,

@@ -14,7 +14,6 @@ use bevy::image::ImageSampler;
 use bevy::mesh::MeshTag;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
-use bevy::render::extract_resource::ExtractResource;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
 use bevy::tasks::ComputeTaskPool;
 use std::sync::Arc;
@@ -86,8 +85,8 @@ pub(crate) struct ProgramKey {
     hidden: u64,
 }
 
-/// The cells to draw this frame, for the render world.
-#[derive(Resource, Clone, Default, ExtractResource)]
+/// The cells to draw this frame; the render world reads it during extraction.
+#[derive(Resource, Clone, Default)]
 pub struct AnieDrawList {
     /// One entry per cell to redraw.
     pub draws: Vec<CellDraw>,
@@ -106,6 +105,22 @@ pub struct CellDraw {
     pub atlas: AssetId<Image>,
     /// What to draw.
     pub program: Arc<Program>,
+}
+
+/// What the last frame's [`AnieSystems::Draw`](super::AnieSystems) did, in the main world: for
+/// on-screen counters and benchmarks.
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq)]
+pub struct AnieDrawStats {
+    /// Rigs with a loaded project.
+    pub rigs: usize,
+    /// Rigs that were visible and showed a new frame (sent to be drawn).
+    pub redrawn: usize,
+    /// Programs evaluated and built (rigs at the same key share one).
+    pub built: usize,
+    /// Programs kept for reuse.
+    pub cached: usize,
+    /// CPU time of the system: finding the rigs, evaluating and building (in parallel), listing.
+    pub time: std::time::Duration,
 }
 
 /// Programs built recently, shared by every rig at the same key.
@@ -139,20 +154,20 @@ pub(crate) fn prepare_rigs(
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<AnieCardMaterial>>,
     mut materials_3d: ResMut<Assets<AnieCardMaterial3d>>,
-    mut rigs: Query<(Entity, &AnieRig, &mut Playback, Option<&mut AnieRigState>)>,
+    mut rigs: Query<(Entity, &AnieRig, &mut Playback, Option<&AnieRigState>)>,
+    states: Query<&AnieRigState, Without<AnieRig>>,
     mut removed: RemovedComponents<AnieRig>,
+    settings: Res<AnieRenderSettings>,
 ) {
     for entity in removed.read() {
         if let Some(cell) = cells.owners.remove(&entity) {
             cells.atlas.free(cell);
             if let Ok(mut e) = commands.get_entity(entity) {
-                e.try_remove::<(
-                    AnieRigState,
-                    AnieCell,
-                    Mesh2d,
-                    MeshMaterial2d<AnieCardMaterial>,
-                )>()
-                .try_remove::<(Mesh3d, MeshMaterial3d<AnieCardMaterial3d>, MeshTag)>();
+                e.try_remove::<(AnieRigState, AnieCell)>();
+                // Only what the plugin put there: a user's own mesh stays.
+                if let Ok(state) = states.get(entity) {
+                    remove_display(&mut e, state.display);
+                }
             }
         }
     }
@@ -166,7 +181,8 @@ pub(crate) fn prepare_rigs(
             playback.duration = duration;
         }
         let canvas = project.canvas_size();
-        let (w, h) = scaled_size(canvas.x, canvas.y, rig.scale);
+        let scale = cell_scale(rig.scale, canvas, settings.max_side);
+        let (w, h) = scaled_size(canvas.x, canvas.y, scale);
         let size = UVec2::new(w, h);
         if let Some(state) = &state
             && state.size == size
@@ -175,8 +191,9 @@ pub(crate) fn prepare_rigs(
         {
             continue;
         }
-        if let Some(state) = &state {
-            cells.atlas.free(state.cell);
+        // The cell this rig holds, if any (freed once, whatever else happened this frame).
+        if let Some(old) = cells.owners.remove(&entity) {
+            cells.atlas.free(old);
         }
         let (cell, rect) = cells.atlas.allocate(w, h);
         cells.owners.insert(entity, cell);
@@ -201,8 +218,9 @@ pub(crate) fn prepare_rigs(
             .or_insert_with(|| meshes.add(card_mesh(canvas.x, canvas.y)))
             .clone();
         let mut e = commands.entity(entity);
-        e.remove::<(Mesh2d, MeshMaterial2d<AnieCardMaterial>, Mesh3d)>()
-            .remove::<(MeshMaterial3d<AnieCardMaterial3d>, MeshTag)>();
+        if let Some(state) = state {
+            remove_display(&mut e, state.display);
+        }
         match rig.display {
             AnieDisplay::Quad2d => {
                 // A page that was emptied and took a new cell size gets a new grid.
@@ -249,8 +267,36 @@ pub(crate) fn prepare_rigs(
     }
 }
 
+/// Takes off the display components the plugin inserted for `display`.
+fn remove_display(e: &mut EntityCommands, display: AnieDisplay) {
+    match display {
+        AnieDisplay::Quad2d => {
+            e.try_remove::<(Mesh2d, MeshMaterial2d<AnieCardMaterial>, MeshTag)>();
+        }
+        AnieDisplay::Plane3d => {
+            e.try_remove::<(Mesh3d, MeshMaterial3d<AnieCardMaterial3d>)>();
+        }
+        AnieDisplay::Offscreen => {}
+    }
+}
+
+/// The scale a rig is drawn at: its own, counted as 1 when it is not a positive finite number,
+/// and cut so that the cell's larger side fits a page (`max_side`).
+fn cell_scale(scale: f32, canvas: UVec2, max_side: u32) -> f32 {
+    let scale = if scale.is_finite() && scale > 0.0 {
+        scale
+    } else {
+        1.0
+    };
+    let largest = canvas.x.max(canvas.y).max(1) as f32;
+    scale.min(max_side.max(1) as f32 / largest)
+}
+
 fn hidden_hash(hidden: &[usize]) -> u64 {
     use std::hash::{Hash, Hasher};
+    if hidden.is_empty() {
+        return 0;
+    }
     let mut sorted = hidden.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
@@ -284,6 +330,8 @@ fn build_program(project: &AnieProject, frame: f32, scale: f32, hidden: &[usize]
 /// Which visible rigs show a new frame; their programs (built in parallel, once per key); the
 /// list of cells to draw.
 pub(crate) fn draw_rigs(
+    settings: Res<AnieRenderSettings>,
+    mut stats: ResMut<AnieDrawStats>,
     mut cache: ResMut<ProgramCache>,
     mut list: ResMut<AnieDrawList>,
     cells: Res<AnieCells>,
@@ -298,6 +346,8 @@ pub(crate) fn draw_rigs(
         Option<&ViewVisibility>,
     )>,
 ) {
+    let start = std::time::Instant::now();
+    let mut counted = AnieDrawStats::default();
     list.draws.clear();
     cache.tick += 1;
     let tick = cache.tick;
@@ -313,11 +363,13 @@ pub(crate) fn draw_rigs(
     }
     // Who needs what.
     let mut wanted: Vec<(ProgramKey, f32, f32, Vec<usize>)> = Vec::new();
+    let mut wanted_keys: bevy::platform::collections::HashSet<ProgramKey> = default();
     let mut redraw = Vec::new();
     for (rig, playback, mut state, cell, inherited, view) in &mut rigs {
         let Some(project) = projects.get(&rig.project) else {
             continue;
         };
+        counted.rigs += 1;
         if changed.contains(&state.project) {
             state.drawn = None;
         }
@@ -329,11 +381,7 @@ pub(crate) fn draw_rigs(
             continue;
         }
         let frame = rig.frame_at(playback.time, project.frame_rate());
-        let scale = if rig.scale.is_finite() && rig.scale > 0.0 {
-            rig.scale
-        } else {
-            1.0
-        };
+        let scale = cell_scale(rig.scale, project.canvas_size(), settings.max_side);
         let key = ProgramKey {
             project: rig.project.id(),
             frame: frame.to_bits(),
@@ -344,7 +392,7 @@ pub(crate) fn draw_rigs(
             continue;
         }
         state.drawn = Some(key);
-        if !cache.programs.contains_key(&key) && !wanted.iter().any(|w| w.0 == key) {
+        if !cache.programs.contains_key(&key) && wanted_keys.insert(key) {
             wanted.push((key, frame, scale, rig.hidden.clone()));
         }
         redraw.push((key, state.cell, project.atlas.id(), cell));
@@ -367,6 +415,7 @@ pub(crate) fn draw_rigs(
             }
         });
         for (key, program) in built.into_iter().flatten() {
+            counted.built += 1;
             cache.programs.insert(key, (Arc::new(program), tick));
         }
     }
@@ -391,4 +440,8 @@ pub(crate) fn draw_rigs(
     cache
         .programs
         .retain(|_, (_, used)| tick.saturating_sub(*used) <= CACHE_FRAMES);
+    counted.redrawn = list.draws.len();
+    counted.cached = cache.programs.len();
+    counted.time = start.elapsed();
+    *stats = counted;
 }

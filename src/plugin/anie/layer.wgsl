@@ -93,6 +93,10 @@ fn texel(image: vec4<u32>, x: i32, y: i32) -> vec4<f32> {
 // Bilinear filtering with a transparent border, as `raster::sample_bilinear`.
 fn sample_image(image: vec4<u32>, uv: vec2<f32>) -> vec4<f32> {
     let p = uv * vec2(f32(image.z), f32(image.w)) - 0.5;
+    // A non-finite coordinate samples nothing (as the CPU sampler).
+    if !(abs(p.x) < 1e30 && abs(p.y) < 1e30) {
+        return vec4(0.0);
+    }
     let p0 = floor(p);
     let f = p - p0;
     let i = vec2<i32>(p0);

@@ -21,17 +21,16 @@ mod rig;
 
 pub use asset::{AnieAssetLabel, AnieProject};
 pub use card::{AnieCardMaterial, AnieCardMaterial3d, CardCell, CardGrid, card_mesh};
-pub use draw::{AnieDrawList, AnieRenderSettings, CellDraw};
+pub use draw::{AnieDrawList, AnieDrawStats, AnieRenderSettings, CellDraw};
 pub use loader::{AnieAssetError, AnieLoadError, AnieLoader, AnieLoaderSettings};
 pub use render::AnieRenderStats;
 pub use rig::{AnieCell, AnieDisplay, AnieFrames, AnieRig};
 
 use crate::plugin::{PlaybackPlugin, PlaybackSystems};
-use bevy::asset::embedded_asset;
+use bevy::asset::{AssetEventSystems, embedded_asset};
 use bevy::camera::visibility::VisibilitySystems;
 use bevy::pbr::MaterialPlugin;
 use bevy::prelude::*;
-use bevy::render::extract_resource::ExtractResourcePlugin;
 use bevy::sprite_render::Material2dPlugin;
 
 /// The systems of [`AniePlugin`] in `PostUpdate`.
@@ -66,19 +65,23 @@ impl Plugin for AniePlugin {
             .add_plugins((
                 Material2dPlugin::<AnieCardMaterial>::default(),
                 MaterialPlugin::<AnieCardMaterial3d>::default(),
-                ExtractResourcePlugin::<AnieDrawList>::default(),
             ))
             .init_resource::<AnieRenderSettings>()
             .init_resource::<draw::AnieCells>()
             .init_resource::<draw::ProgramCache>()
             .init_resource::<AnieDrawList>()
+            .init_resource::<AnieDrawStats>()
             .configure_sets(
                 PostUpdate,
                 (
+                    // A reloaded project's event is read in the frame it reloads.
                     AnieSystems::Prepare
                         .after(PlaybackSystems::Apply)
+                        .after(AssetEventSystems)
                         .before(VisibilitySystems::CalculateBounds),
-                    AnieSystems::Draw.after(VisibilitySystems::MarkNewlyHiddenEntitiesInvisible),
+                    AnieSystems::Draw
+                        .after(VisibilitySystems::MarkNewlyHiddenEntitiesInvisible)
+                        .after(AssetEventSystems),
                 ),
             )
             .add_systems(

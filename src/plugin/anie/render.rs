@@ -41,10 +41,26 @@ pub(crate) fn build(app: &mut App) {
 #[derive(Resource, Default)]
 struct PendingCells {
     cells: HashMap<(AssetId<Image>, u32, u32), CellDraw>,
+    /// The cell size of each page's waiting draws (a page holds one size at a time).
+    sizes: HashMap<AssetId<Image>, (u32, u32)>,
 }
 
 fn extract_draws(mut pending: ResMut<PendingCells>, list: Extract<Res<AnieDrawList>>) {
+    let pending = &mut *pending;
     for draw in &list.draws {
+        // A newer draw wins over anything still waiting under its pixels: the cell's older
+        // frame (same key), or, after a page emptied and took another cell size, the old
+        // cells it overlaps.
+        let size = (draw.rect.width, draw.rect.height);
+        if pending
+            .sizes
+            .insert(draw.page, size)
+            .is_some_and(|s| s != size)
+        {
+            pending
+                .cells
+                .retain(|(page, _, _), d| *page != draw.page || !d.rect.intersects(&draw.rect));
+        }
         pending
             .cells
             .insert((draw.page, draw.rect.x, draw.rect.y), draw.clone());
@@ -69,6 +85,9 @@ pub struct AnieRenderStats {
     pub draws: usize,
     /// Texture copies encoded in that frame (destination and mask copies).
     pub copies: usize,
+    /// CPU time of this frame's packing, upload and encoding (not the GPU's execution); zero in
+    /// a frame that drew nothing.
+    pub time: std::time::Duration,
 }
 
 #[derive(Resource)]
@@ -488,6 +507,8 @@ fn render_cells(
     queue: Res<RenderQueue>,
 ) {
     stats.pending = pending.cells.len();
+    // This frame's time: nothing, unless it draws.
+    stats.time = std::time::Duration::ZERO;
     if pending.cells.is_empty() {
         return;
     }
@@ -525,7 +546,12 @@ fn render_cells(
         .iter()
         .filter_map(|k| pending.cells.remove(k))
         .collect();
+    let pending = &mut *pending;
+    pending
+        .sizes
+        .retain(|page, _| pending.cells.keys().any(|(p, _, _)| p == page));
     stats.pending = pending.cells.len();
+    let start = std::time::Instant::now();
     let mut frame = AnieRenderStats {
         pending: stats.pending,
         drawn: stats.drawn + draws.len() as u64,
@@ -718,5 +744,6 @@ fn render_cells(
             }
         }
     }
+    frame.time = start.elapsed();
     *stats = frame;
 }
