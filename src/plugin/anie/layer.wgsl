@@ -68,6 +68,21 @@ fn cell_vertex(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
     return vec4(corner * 2.0 - 1.0, 0.0, 1.0);
 }
 
+// Every cell of a page cleared by one instanced draw over the whole page: each instance is a
+// cell's rectangle (x, y, width, height in page pixels) and the page's side.
+struct CellIn {
+    @builtin(vertex_index) i: u32,
+    @location(0) rect: vec4<f32>,
+    @location(1) side: f32,
+}
+
+@vertex
+fn cells_vertex(v: CellIn) -> @builtin(position) vec4<f32> {
+    let corner = vec2(f32(v.i & 1u), f32((v.i >> 1u) & 1u));
+    let p = v.rect.xy + corner * v.rect.zw;
+    return vec4(2.0 * p.x / v.side - 1.0, 1.0 - 2.0 * p.y / v.side, 0.0, 1.0);
+}
+
 @fragment
 fn clear_color() -> @location(0) vec4<f32> {
     return vec4(0.0);

@@ -192,11 +192,23 @@ fn init_pipelines(
         })
     };
     let cell_pipeline = |label: &'static str, entry: &'static str, targets| {
+        // The page's cells at once (colour clears), or the viewport's cell (mask clears).
+        let (vertex, buffers) = match entry {
+            "clear_color" => (
+                "cells_vertex",
+                vec![VertexBufferLayout::from_vertex_formats(
+                    VertexStepMode::Instance,
+                    [VertexFormat::Float32x4, VertexFormat::Float32],
+                )],
+            ),
+            _ => ("cell_vertex", Vec::new()),
+        };
         cache.queue_render_pipeline(RenderPipelineDescriptor {
             label: Some(label.into()),
             vertex: VertexState {
                 shader: shader.clone(),
-                entry_point: Some("cell_vertex".into()),
+                entry_point: Some(vertex.into()),
+                buffers,
                 ..default()
             },
             fragment: Some(FragmentState {
@@ -346,17 +358,29 @@ struct AnieGpu {
     vertices: GrowingBuffer,
     indices: GrowingBuffer,
     layers: GrowingBuffer,
+    /// Cell rectangles to clear, one instance each.
+    clears: GrowingBuffer,
 }
 
 impl Default for AnieGpu {
     fn default() -> Self {
         Self {
             pages: HashMap::default(),
+            clears: GrowingBuffer::new("anie_clears", BufferUsages::VERTEX),
             vertices: GrowingBuffer::new("anie_vertices", BufferUsages::VERTEX),
             indices: GrowingBuffer::new("anie_indices", BufferUsages::INDEX),
             layers: GrowingBuffer::new("anie_layers", BufferUsages::STORAGE),
         }
     }
+}
+
+/// A vertex as the layer shader reads it (`VERTEX_SIZE` bytes).
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct GpuVertex {
+    position: [f32; 2],
+    uv: [f32; 2],
+    layer: u32,
 }
 
 /// Where a program lies in the shared buffers.
@@ -380,15 +404,17 @@ fn pack(
         layer_base: (layers.len() as u64 / LAYER_SIZE) as u32,
         segments: program.segments(),
     };
-    for v in &program.vertices {
-        for f in [v.position.x, v.position.y, v.uv.x, v.uv.y] {
-            vertices.extend_from_slice(&f.to_le_bytes());
-        }
-        vertices.extend_from_slice(&v.layer.to_le_bytes());
-    }
-    for i in &program.indices {
-        indices.extend_from_slice(&i.to_le_bytes());
-    }
+    let gpu: Vec<GpuVertex> = program
+        .vertices
+        .iter()
+        .map(|v| GpuVertex {
+            position: v.position.to_array(),
+            uv: v.uv.to_array(),
+            layer: v.layer,
+        })
+        .collect();
+    vertices.extend_from_slice(bytemuck::cast_slice(&gpu));
+    indices.extend_from_slice(bytemuck::cast_slice(&program.indices));
     for l in &program.layers {
         let (kind, mode, mask, within, hsv) = match l.shader {
             LayerShader::Blend { mode, mask } => (0u32, mode as u32, mask.unwrap_or(0), 0, None),
@@ -410,9 +436,7 @@ fn pack(
             words[13] = hsv.sat as u32;
             words[14] = hsv.val as u32;
         }
-        for w in words {
-            layers.extend_from_slice(&w.to_le_bytes());
-        }
+        layers.extend_from_slice(bytemuck::cast_slice(&words));
     }
     packed
 }
@@ -424,7 +448,12 @@ struct ReadyCell<'a> {
     packed: &'a Packed,
 }
 
-impl ReadyCell<'_> {
+impl<'a> ReadyCell<'a> {
+    /// Its `round`-th segment: the draws up to its next barrier, and the barrier.
+    fn segment(&self, round: usize) -> Option<&'a Segment> {
+        self.packed.segments.get(round)
+    }
+
     fn indices(&self, range: &Range<u32>) -> Range<u32> {
         self.packed.index_base + range.start..self.packed.index_base + range.end
     }
@@ -570,6 +599,33 @@ fn render_cells(
     let vertex_buffer = gpu.vertices.write(&device, &queue, &vertices).clone();
     let index_buffer = gpu.indices.write(&device, &queue, &indices).clone();
     let layer_buffer = gpu.layers.write(&device, &queue, &layers).clone();
+    // One clear instance per cell, page after page.
+    let mut clears: Vec<[f32; 5]> = Vec::with_capacity(draws.len());
+    let mut clear_ranges: HashMap<AssetId<Image>, Range<u32>> = HashMap::default();
+    {
+        let mut by_page: HashMap<AssetId<Image>, Vec<&CellDraw>> = HashMap::default();
+        for d in &draws {
+            by_page.entry(d.page).or_default().push(d);
+        }
+        for (page, cells) in by_page {
+            let start = clears.len() as u32;
+            for d in cells {
+                let r = d.rect;
+                clears.push([
+                    r.x as f32,
+                    r.y as f32,
+                    r.width as f32,
+                    r.height as f32,
+                    d.page_side as f32,
+                ]);
+            }
+            clear_ranges.insert(page, start..clears.len() as u32);
+        }
+    }
+    let clear_buffer = gpu
+        .clears
+        .write(&device, &queue, bytemuck::cast_slice(&clears))
+        .clone();
     let layers_layout = cache.get_bind_group_layout(&pipelines.layers);
     let atlas_layout = cache.get_bind_group_layout(&pipelines.atlas);
     let mut atlas_groups: HashMap<AssetId<Image>, BindGroup> = HashMap::default();
@@ -631,37 +687,46 @@ fn render_cells(
             .unwrap_or(0);
         let encoder = ctx.command_encoder();
         for round in 0..rounds.max(1) {
-            let segment = |c: &ReadyCell| c.packed.segments.get(round).cloned();
             {
                 let mut p = pass(encoder, "anie_layers", &[&color.texture_view]);
                 frame.passes += 1;
-                if round == 0 {
+                if round == 0
+                    && let Some(range) = clear_ranges.get(page)
+                {
+                    // Every cell drawn this frame starts transparent: one draw for the page.
                     p.set_pipeline(clear_color);
-                    for c in cells {
-                        c.bound(&mut p);
-                        p.draw(0..4, 0..1);
-                    }
+                    p.set_vertex_buffer(0, (*clear_buffer).slice(..));
+                    p.draw(0..4, range.clone());
+                    frame.draws += 1;
                 }
                 p.set_pipeline(layer);
                 p.set_bind_group(0, &main_group, &[]);
                 p.set_vertex_buffer(0, (*vertex_buffer).slice(..));
                 p.set_index_buffer((*index_buffer).slice(..), IndexFormat::Uint32);
+                let mut atlas = None;
                 for c in cells {
-                    let Some(s) = segment(c) else { continue };
+                    let Some(s) = c.segment(round) else { continue };
                     if s.draws.is_empty() {
                         continue;
                     }
-                    p.set_bind_group(1, &atlas_groups[&c.atlas], &[]);
+                    if atlas != Some(c.atlas) {
+                        p.set_bind_group(1, &atlas_groups[&c.atlas], &[]);
+                        atlas = Some(c.atlas);
+                    }
                     c.bound(&mut p);
                     p.draw_indexed(c.indices(&s.draws), c.packed.vertex_base, c.instance());
                     frame.draws += 1;
                 }
             }
-            let barriers: Vec<(&ReadyCell, Barrier)> = cells
+            let barriers: Vec<(&ReadyCell, &Barrier)> = cells
                 .iter()
-                .filter_map(|c| segment(c).and_then(|s| s.barrier).map(|b| (c, b)))
+                .filter_map(|c| {
+                    c.segment(round)
+                        .and_then(|s| s.barrier.as_ref())
+                        .map(|b| (c, b))
+                })
                 .collect();
-            for (c, b) in &barriers {
+            for &(c, b) in &barriers {
                 if matches!(b, Barrier::CopyDestination) {
                     copy_cell(encoder, &color.texture, &textures.copy.texture, c.rect);
                     frame.copies += 1;
