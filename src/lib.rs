@@ -7,7 +7,8 @@
 //!   reduction;
 //! * [`skeleton`] holds the built-in GTA ped skeletons and the rules that bind tracks to bones;
 //! * [`coords`] holds every coordinate-system conversion, each written once;
-//! * [`anie`] is AnimeEffects' playback: the evaluator and the CPU reference renderer.
+//! * [`anie`] is AnimeEffects' playback: the evaluator, the frame as GPU work (`anie::program`)
+//!   and the CPU reference renderer.
 //!
 //! The Bevy integration ([`plugin`]) sits behind the default `bevy` feature; [`prelude`] has
 //! what a game usually needs. The format facts the code relies on are in the repository's
@@ -26,7 +27,7 @@ pub mod prelude;
 pub mod skeleton;
 
 #[cfg(feature = "bevy")]
-pub use plugin::{DanPlugin, IfpPlugin, PlaybackPlugin, SkeletalPlugin};
+pub use plugin::{AniePlugin, DanPlugin, IfpPlugin, PlaybackPlugin, SkeletalPlugin};
 
 #[cfg(doctest)]
 mod readme_example {
@@ -118,6 +119,31 @@ fn wave_when_done(
     }
 }
 # fn main() { App::new().add_observer(wave_when_done); }
+```
+
+```no_run
+use bevy::prelude::*;
+use rigplay::prelude::*;
+
+fn main() {
+    App::new()
+        .add_plugins((DefaultPlugins, AniePlugin))
+        .add_systems(Startup, setup)
+        .run();
+}
+
+fn setup(mut commands: Commands, assets: Res<AssetServer>) {
+    commands.spawn(Camera2d);
+    let cat = assets.load("anims/anie/character.anie");
+    // At its canvas size, whole frames as AnimeEffects plays them, looping.
+    commands.spawn((AnieRig::new(cat.clone()), Playback::looping()));
+    // Twice as large on screen, drawn at twice the resolution, smooth frames, half speed.
+    commands.spawn((
+        AnieRig::new(cat).with_scale(2.0).with_frames(AnieFrames::Smooth),
+        Playback::looping().with_speed(0.5),
+        Transform::from_xyz(400.0, 0.0, 0.0).with_scale(Vec3::splat(2.0)),
+    ));
+}
 ```
 "##
     )]

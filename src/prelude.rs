@@ -5,7 +5,8 @@ pub use crate::skeleton::GtaGame;
 
 #[cfg(feature = "bevy")]
 pub use crate::plugin::{
-    Dan, DanAssetLabel, DanPlugin, FlatSkeleton, GtaSkeleton, Ifp, IfpAssetLabel, IfpPlugin,
-    PlayAnimation, Playback, PlaybackFinished, PlaybackLooped, PlaybackPlugin, Retarget,
-    RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin, SkeletonGizmos,
+    AnieDisplay, AnieFrames, AniePlugin, AnieProject, AnieRig, Dan, DanAssetLabel, DanPlugin,
+    FlatSkeleton, GtaSkeleton, Ifp, IfpAssetLabel, IfpPlugin, PlayAnimation, Playback,
+    PlaybackFinished, PlaybackLooped, PlaybackPlugin, Retarget, RootMotion, RootMotionMode,
+    SkeletalClip, SkeletalPlugin, SkeletonGizmos,
 };

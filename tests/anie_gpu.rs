@@ -558,3 +558,78 @@ fn playback_drives_rigs_that_share_frames_and_skip_what_did_not_change() {
         let _ = fast;
     });
 }
+
+#[test]
+fn hsv_layers_and_folders_match_the_cpu_reference() {
+    use rigplay::formats::anie::{AnieVersion, HsvKey, TimeKey};
+    // The cat with HSV keys no bundled file has: its head shifted then set to an absolute hue,
+    // and its root folder (which then re-draws every layer under it) desaturated and darkened.
+    let mut project = read(&format!("{SAMPLES}/character.anie"));
+    let key = |frame, hue, sat, val, absolute| TimeKey {
+        frame,
+        value: HsvKey {
+            hue,
+            sat,
+            val,
+            absolute,
+            ..HsvKey::default()
+        },
+        children: Vec::new(),
+    };
+    let head = project
+        .objects
+        .iter()
+        .position(|n| n.name == "head")
+        .expect("head");
+    let root = project
+        .objects
+        .iter()
+        .position(|n| n.parent.is_none())
+        .expect("root");
+    project.objects[head].timeline.hsvs.keys =
+        vec![key(0, 90, 150, 80, false), key(20, 200, 60, 120, true)];
+    project.objects[root].timeline.hsvs.keys = vec![key(10, -30, 40, 70, false)];
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("anie_hsv");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = project.write(AnieVersion::default()).expect("writes");
+    std::fs::write(dir.join("hsv.anie"), &bytes).unwrap();
+    let project = AnimeProject::read(&bytes).unwrap().project;
+    // Before the root's key (layer HSV only), between the head's keys, and after both.
+    let frames = [3.0, 12.0, 25.0];
+    let shots: Vec<Shot> = frames
+        .iter()
+        .map(|&frame| Shot {
+            asset: "hsv.anie".into(),
+            frame,
+            scale: 1.0,
+            hidden: Vec::new(),
+        })
+        .collect();
+    let images = {
+        let shots = shots.clone();
+        match std::thread::spawn(move || render_shots(&dir, &shots)).join() {
+            Ok(Ok(images)) => images,
+            Ok(Err(e)) => panic!("the GPU renderer failed: {e}"),
+            Err(_) if !render_required() => {
+                eprintln!("NOT RUN: no GPU adapter");
+                return;
+            }
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    };
+    let renderer = Renderer::new(&project);
+    let evaluator = Evaluator::new(project);
+    let plain = Renderer::new(read(&format!("{SAMPLES}/character.anie"))).render(
+        &Evaluator::new(read(&format!("{SAMPLES}/character.anie"))).evaluate(12.0),
+        1.0,
+    );
+    let mut failures = Vec::new();
+    for (frame, gpu) in frames.iter().zip(&images) {
+        let cpu = renderer.render(&evaluator.evaluate(*frame), 1.0);
+        if *frame == 12.0 {
+            assert_ne!(cpu.pixels, plain.pixels, "the HSV keys change the picture");
+        }
+        failures.extend(check(&format!("hsv_f{frame}"), gpu, &cpu, "CPU reference"));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

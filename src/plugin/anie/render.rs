@@ -295,6 +295,8 @@ impl PageTexture {
 /// read, the clipping mask (id and coverage) and the mask's copy for nested clippers.
 struct PageTextures {
     side: u32,
+    /// The page's two layer bind groups (main pass, mask pass), and the layer buffer they bind.
+    groups: Option<(BufferId, BindGroup, BindGroup)>,
     copy: PageTexture,
     mask_id: PageTexture,
     mask_coverage: PageTexture,
@@ -310,6 +312,7 @@ impl PageTextures {
             | TextureUsages::COPY_SRC;
         Self {
             side,
+            groups: None,
             copy: PageTexture::new(device, side, TextureFormat::Rgba8Unorm, sampled),
             mask_id: PageTexture::new(device, side, TextureFormat::R8Uint, target),
             mask_coverage: PageTexture::new(device, side, TextureFormat::R8Unorm, target),
@@ -360,6 +363,8 @@ struct AnieGpu {
     layers: GrowingBuffer,
     /// Cell rectangles to clear, one instance each.
     clears: GrowingBuffer,
+    /// Each project atlas's bind group, with the texture view it was made for.
+    atlas_groups: HashMap<AssetId<Image>, (TextureViewId, BindGroup)>,
 }
 
 impl Default for AnieGpu {
@@ -367,6 +372,7 @@ impl Default for AnieGpu {
         Self {
             pages: HashMap::default(),
             clears: GrowingBuffer::new("anie_clears", BufferUsages::VERTEX),
+            atlas_groups: HashMap::default(),
             vertices: GrowingBuffer::new("anie_vertices", BufferUsages::VERTEX),
             indices: GrowingBuffer::new("anie_indices", BufferUsages::INDEX),
             layers: GrowingBuffer::new("anie_layers", BufferUsages::STORAGE),
@@ -628,17 +634,28 @@ fn render_cells(
         .clone();
     let layers_layout = cache.get_bind_group_layout(&pipelines.layers);
     let atlas_layout = cache.get_bind_group_layout(&pipelines.atlas);
-    let mut atlas_groups: HashMap<AssetId<Image>, BindGroup> = HashMap::default();
+    // Bind groups are made again only when what they bind changed (a reloaded atlas, a grown
+    // layer buffer).
     for d in &draws {
-        atlas_groups.entry(d.atlas).or_insert_with(|| {
-            let atlas = images.get(d.atlas).expect("checked above");
-            device.create_bind_group(
+        let atlas = images.get(d.atlas).expect("checked above");
+        let view = atlas.texture_view.id();
+        if gpu
+            .atlas_groups
+            .get(&d.atlas)
+            .is_none_or(|(v, _)| *v != view)
+        {
+            let group = device.create_bind_group(
                 "anie_atlas",
                 &atlas_layout,
                 &BindGroupEntries::single(&atlas.texture_view),
-            )
-        });
+            );
+            gpu.atlas_groups.insert(d.atlas, (view, group));
+        }
     }
+    let atlas_groups: HashMap<AssetId<Image>, BindGroup> = draws
+        .iter()
+        .map(|d| (d.atlas, gpu.atlas_groups[&d.atlas].1.clone()))
+        .collect();
     let mut pages: HashMap<AssetId<Image>, (u32, Vec<ReadyCell>)> = HashMap::default();
     for d in &draws {
         let cell = ReadyCell {
@@ -659,27 +676,36 @@ fn render_cells(
         if gpu.pages.get(page).is_none_or(|t| t.side != *side) {
             gpu.pages.insert(*page, PageTextures::new(&device, *side));
         }
+        let textures = gpu.pages.get_mut(page).expect("just made");
+        if textures
+            .groups
+            .as_ref()
+            .is_none_or(|(b, _, _)| *b != layer_buffer.id())
+        {
+            let main = device.create_bind_group(
+                "anie_layers_main",
+                &layers_layout,
+                &BindGroupEntries::sequential((
+                    layer_buffer.as_entire_binding(),
+                    &textures.copy.view,
+                    &textures.mask_id.view,
+                    &textures.mask_coverage.view,
+                )),
+            );
+            let mask = device.create_bind_group(
+                "anie_layers_mask",
+                &layers_layout,
+                &BindGroupEntries::sequential((
+                    layer_buffer.as_entire_binding(),
+                    &textures.copy.view,
+                    &textures.scratch_id.view,
+                    &textures.scratch_coverage.view,
+                )),
+            );
+            textures.groups = Some((layer_buffer.id(), main, mask));
+        }
         let textures = &gpu.pages[page];
-        let main_group = device.create_bind_group(
-            "anie_layers_main",
-            &layers_layout,
-            &BindGroupEntries::sequential((
-                layer_buffer.as_entire_binding(),
-                &textures.copy.view,
-                &textures.mask_id.view,
-                &textures.mask_coverage.view,
-            )),
-        );
-        let mask_group = device.create_bind_group(
-            "anie_layers_mask",
-            &layers_layout,
-            &BindGroupEntries::sequential((
-                layer_buffer.as_entire_binding(),
-                &textures.copy.view,
-                &textures.scratch_id.view,
-                &textures.scratch_coverage.view,
-            )),
-        );
+        let (_, main_group, mask_group) = textures.groups.as_ref().expect("just made");
         let rounds = cells
             .iter()
             .map(|c| c.packed.segments.len())
@@ -700,7 +726,7 @@ fn render_cells(
                     frame.draws += 1;
                 }
                 p.set_pipeline(layer);
-                p.set_bind_group(0, &main_group, &[]);
+                p.set_bind_group(0, main_group, &[]);
                 p.set_vertex_buffer(0, (*vertex_buffer).slice(..));
                 p.set_index_buffer((*index_buffer).slice(..), IndexFormat::Uint32);
                 let mut atlas = None;
@@ -736,7 +762,7 @@ fn render_cells(
                 let targets = [&textures.mask_id.view, &textures.mask_coverage.view];
                 let mut p = pass(encoder, "anie_mask", &targets);
                 frame.passes += 1;
-                p.set_bind_group(0, &mask_group, &[]);
+                p.set_bind_group(0, mask_group, &[]);
                 p.set_vertex_buffer(0, (*vertex_buffer).slice(..));
                 p.set_index_buffer((*index_buffer).slice(..), IndexFormat::Uint32);
                 for (c, b) in &barriers {
@@ -797,7 +823,7 @@ fn render_cells(
                 let mut p = pass(encoder, "anie_mask_nested", &targets);
                 frame.passes += 1;
                 p.set_pipeline(mask_nested);
-                p.set_bind_group(0, &mask_group, &[]);
+                p.set_bind_group(0, mask_group, &[]);
                 p.set_vertex_buffer(0, (*vertex_buffer).slice(..));
                 p.set_index_buffer((*index_buffer).slice(..), IndexFormat::Uint32);
                 for (c, range) in &nested {
