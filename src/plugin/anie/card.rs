@@ -18,7 +18,7 @@ const CARD_SHADER: &str = "embedded://rigplay/plugin/anie/card.wgsl";
 const CARD_3D_SHADER: &str = "embedded://rigplay/plugin/anie/card3d.wgsl";
 
 /// A page's grid: every cell of the page has the same size, so a cell is found from its index
-/// (the quad's [`MeshTag`]).
+/// (the quad's [`MeshTag`](bevy::mesh::MeshTag)).
 #[derive(ShaderType, Clone, Copy, Debug, Default, PartialEq)]
 pub struct CardGrid {
     /// A cell's size in pixels.
@@ -29,7 +29,7 @@ pub struct CardGrid {
     pub columns: u32,
 }
 
-/// Shows rigs of one page on 2D quads: the cell of each quad's [`MeshTag`], with premultiplied
+/// Shows rigs of one page on 2D quads: the cell of each quad's [`MeshTag`](bevy::mesh::MeshTag), with premultiplied
 /// alpha blending. One material per page, so every rig of a page batches.
 ///
 /// With a camera that composites in sRGB ([`bevy::camera::CompositingSpace::Srgb`]) the cell's

@@ -838,3 +838,142 @@ fn render_cells(
     frame.time = start.elapsed();
     *stats = frame;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anie::atlas::PixelRect;
+    use crate::anie::blend::{BlendMode, HsvAdjust};
+    use crate::anie::program::{ProgramLayer, ProgramVertex};
+    use bevy::math::Vec2;
+
+    fn words(bytes: &[u8]) -> Vec<u32> {
+        bytemuck::pod_collect_to_vec(bytes)
+    }
+
+    #[test]
+    fn a_program_packs_as_the_layer_shader_reads_it() {
+        let layer = |shader| ProgramLayer {
+            node: 0,
+            image: PixelRect {
+                x: 3,
+                y: 4,
+                width: 5,
+                height: 6,
+            },
+            alpha8: 51,
+            shader,
+            bounds: PixelRect::default(),
+        };
+        let program = Program {
+            width: 64,
+            height: 48,
+            vertices: vec![ProgramVertex {
+                position: Vec2::new(1.5, 2.0),
+                uv: Vec2::new(0.25, -1.0),
+                layer: 1,
+            }],
+            indices: vec![0, 0, 0],
+            layers: vec![
+                layer(LayerShader::Blend {
+                    mode: BlendMode::Screen,
+                    mask: Some(7),
+                }),
+                layer(LayerShader::Hsv(HsvAdjust {
+                    hue: -30,
+                    sat: 40,
+                    val: 120,
+                    absolute: true,
+                })),
+                layer(LayerShader::Mask {
+                    id: 9,
+                    within: Some(2),
+                }),
+            ],
+            steps: Vec::new(),
+        };
+        let (mut v, mut i, mut l) = (vec![0; 20], Vec::new(), Vec::new());
+        let packed = pack(&program, &mut v, &mut i, &mut l);
+        // Bases count what was there before: one vertex already (20 bytes).
+        assert_eq!(
+            (packed.vertex_base, packed.index_base, packed.layer_base),
+            (1, 0, 0)
+        );
+        // The vertex: position, uv (f32 each), layer (u32) at offsets 0, 8, 16 of 20 bytes.
+        let vertex = words(&v[20..]);
+        let f = |x: f32| x.to_bits();
+        assert_eq!(vertex, [f(1.5), f(2.0), f(0.25), f(-1.0), 1]);
+        assert_eq!(words(&i), [0, 0, 0]);
+        // Each layer: the WGSL `Layer` in 16 words (64 bytes): image (4), size (2), alpha,
+        // kind, mode, mask, within, hsv_absolute, hsv (4).
+        let l = words(&l);
+        assert_eq!(l.len(), 3 * 16);
+        let alpha = f(51.0 / 255.0);
+        // Blend, Screen is mode 6 (enum order), clipped by id 7.
+        assert_eq!(
+            l[..16],
+            [
+                3,
+                4,
+                5,
+                6,
+                f(64.0),
+                f(48.0),
+                alpha,
+                0,
+                6,
+                7,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0
+            ]
+        );
+        // HSV: kind 1, absolute, hue −30 as an i32's bits.
+        assert_eq!(
+            l[16..32],
+            [
+                3,
+                4,
+                5,
+                6,
+                f(64.0),
+                f(48.0),
+                alpha,
+                1,
+                0,
+                0,
+                0,
+                1,
+                (-30i32) as u32,
+                40,
+                120,
+                0
+            ]
+        );
+        // Mask write: kind 2, id 9 within 2.
+        assert_eq!(
+            l[32..],
+            [
+                3,
+                4,
+                5,
+                6,
+                f(64.0),
+                f(48.0),
+                alpha,
+                2,
+                0,
+                9,
+                2,
+                0,
+                0,
+                0,
+                0,
+                0
+            ]
+        );
+    }
+}
