@@ -2,7 +2,9 @@
 //! and speeds, each drawn by the GPU plugin into its own cell and shown on a 2D quad, with the
 //! frame time and the renderer's counters on screen.
 //!
-//!     cargo run --release --example anie_crowd -- [N]        (default 100)
+//!     cargo run --release --example anie_crowd -- [N] [--screenshot OUT.png]   (N: 100)
+//!
+//! `--screenshot` saves the window after 120 frames and exits.
 //!
 //! Rigs step whole frames as AnimeEffects plays, so a crowd of one project shares at most one
 //! evaluation per frame of its timeline; only rigs whose frame changed are redrawn.
@@ -20,11 +22,18 @@ struct Stats(Arc<Mutex<AnieRenderStats>>);
 #[derive(Component)]
 struct Counter;
 
+/// Where to save a screenshot, and how many frames were shown.
+#[derive(Resource)]
+struct Shot(Option<std::path::PathBuf>, u32);
+
 fn main() {
-    let count: usize = std::env::args()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(100);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let count: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(100);
+    let shot = args
+        .iter()
+        .position(|a| a == "--screenshot")
+        .and_then(|i| args.get(i + 1))
+        .map(std::path::PathBuf::from);
     let stats = Stats::default();
     let mut app = App::new();
     app.add_plugins((
@@ -44,11 +53,12 @@ fn main() {
         AniePlugin,
     ))
     .insert_resource(stats.clone())
+    .insert_resource(Shot(shot, 0))
     .add_systems(
         Startup,
         move |commands: Commands, assets: Res<AssetServer>| setup(commands, assets, count),
     )
-    .add_systems(Update, show_counters);
+    .add_systems(Update, (show_counters, screenshot));
     let shared = stats.0.clone();
     app.sub_app_mut(RenderApp)
         .add_systems(bevy::render::Render, move |render: Res<AnieRenderStats>| {
@@ -115,7 +125,7 @@ fn show_counters(
         .unwrap_or(0.0);
     let s = *stats.0.lock().unwrap();
     text.0 = format!(
-        "{} rigs · frame {ms:.2} ms · last drawn: {} cells from {} programs, {} draws in {} passes, {} copies",
+        "{} rigs | frame {ms:.2} ms | last drawn: {} cells from {} programs, {} draws in {} passes, {} copies",
         rigs.iter().count(),
         s.cells,
         s.programs,
@@ -123,4 +133,21 @@ fn show_counters(
         s.passes,
         s.copies,
     );
+}
+
+fn screenshot(mut commands: Commands, mut shot: ResMut<Shot>) {
+    use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+    let Some(path) = shot.0.clone() else { return };
+    shot.1 += 1;
+    if shot.1 != 120 {
+        return;
+    }
+    commands
+        .spawn(Screenshot::primary_window())
+        .observe(save_to_disk(path))
+        .observe(
+            |_: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
+                exit.write(AppExit::Success);
+            },
+        );
 }
