@@ -37,8 +37,18 @@ const MAX_UPDATES: usize = 3000;
 /// padding for readback), ready to update. Panics where Bevy finds no GPU adapter.
 pub fn headless_app(asset_root: &Path) -> App {
     let mut app = App::new();
+    // Several apps in one process (tests) share the first one's logger.
+    let plugins = DefaultPlugins.build();
+    let plugins = if bevy::log::tracing::dispatcher::has_been_set() {
+        plugins.disable::<bevy::log::LogPlugin>()
+    } else {
+        plugins.set(bevy::log::LogPlugin {
+            level: bevy::log::Level::WARN,
+            ..default()
+        })
+    };
     app.add_plugins(
-        DefaultPlugins
+        plugins
             .set(WindowPlugin {
                 primary_window: None,
                 exit_condition: ExitCondition::DontExit,
@@ -47,10 +57,6 @@ pub fn headless_app(asset_root: &Path) -> App {
             })
             .set(AssetPlugin {
                 file_path: asset_root.to_string_lossy().into_owned(),
-                ..default()
-            })
-            .set(bevy::log::LogPlugin {
-                level: bevy::log::Level::WARN,
                 ..default()
             })
             .disable::<WinitPlugin>()
