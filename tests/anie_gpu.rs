@@ -186,6 +186,24 @@ fn gpu_rigs_match_the_cpu_reference_and_animeeffects() {
             hidden: vec![node],
         });
     }
+    // Rigs at the same program are drawn as one instanced draw (and their mask passes and
+    // copies go together): the blend sheet (copies, mask passes) and clip_v8 (masks) twice more.
+    for (asset, frame) in [
+        ("{SAMPLES}/blend_sheet.anie", 3.5),
+        ("{FIXTURES}/clip_v8.anie", 3.0),
+    ] {
+        let asset = asset
+            .replace("{SAMPLES}", SAMPLES)
+            .replace("{FIXTURES}", FIXTURES);
+        for _ in 0..2 {
+            shots.push(Shot {
+                asset: asset.clone(),
+                frame,
+                scale: 1.0,
+                hidden: Vec::new(),
+            });
+        }
+    }
     let Some(images) = render_or_skip(&shots) else {
         return;
     };

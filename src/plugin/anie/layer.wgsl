@@ -3,9 +3,11 @@
 // reference renderer, with the fixed-function blend (SrcAlpha, OneMinusSrcAlpha / One, One)
 // into an Rgba8Unorm target doing `composite`.
 //
-// The viewport is the rig's cell, so a vertex's cell pixel (x, y) maps to
-// ndc = (2x/W − 1, 1 − 2y/H); @builtin(position) in the fragment stage is the page pixel, where
-// the destination copy and the clipping mask are read.
+// Every rig of a page is drawn in page pixels: a vertex's cell pixel (x, y) plus its cell's
+// origin (an instance attribute) maps to ndc = (2x/S − 1, 1 − 2y/S) on a page of side S, so rigs
+// at the same program are one instanced draw. Fragments outside the instance's cell are
+// discarded (a scissor per cell). @builtin(position) in the fragment stage is the page pixel,
+// where the destination copy and the clipping mask are read.
 
 struct Layer {
     // The layer's image in the project's atlas: x, y, width, height in texels.
@@ -40,25 +42,35 @@ struct VertexIn {
     @location(0) position: vec2<f32>,
     @location(1) uv: vec2<f32>,
     @location(2) layer: u32,
-    // The program's first layer entry (the draw's first instance).
-    @builtin(instance_index) base: u32,
+    // Per rig (instance): its cell on the page (x, y, width, height), its program's first layer
+    // entry, the page's side.
+    @location(3) cell: vec4<f32>,
+    @location(4) base: u32,
+    @location(5) side: f32,
 }
 
 struct VertexOut {
     @builtin(position) clip: vec4<f32>,
     @location(0) uv: vec2<f32>,
     @location(1) @interpolate(flat) layer: u32,
+    @location(2) @interpolate(flat) cell: vec4<f32>,
 }
 
 @vertex
 fn vertex(v: VertexIn) -> VertexOut {
-    let index = v.base + v.layer;
-    let size = layers[index].size;
+    let p = v.cell.xy + v.position;
     var out: VertexOut;
-    out.clip = vec4(2.0 * v.position.x / size.x - 1.0, 1.0 - 2.0 * v.position.y / size.y, 0.0, 1.0);
+    out.clip = vec4(2.0 * p.x / v.side - 1.0, 1.0 - 2.0 * p.y / v.side, 0.0, 1.0);
     out.uv = v.uv;
-    out.layer = index;
+    out.layer = v.base + v.layer;
+    out.cell = v.cell;
     return out;
+}
+
+// Whether a page pixel lies outside a cell.
+fn outside(pixel: vec2<f32>, cell: vec4<f32>) -> bool {
+    return pixel.x < cell.x || pixel.y < cell.y || pixel.x >= cell.x + cell.z
+        || pixel.y >= cell.y + cell.w;
 }
 
 // A quad over the whole cell (a clear): a 4-vertex triangle strip from the vertex index alone.
@@ -227,11 +239,15 @@ struct FragmentIn {
     @builtin(position) pixel: vec4<f32>,
     @location(0) uv: vec2<f32>,
     @location(1) @interpolate(flat) layer: u32,
+    @location(2) @interpolate(flat) cell: vec4<f32>,
 }
 
 // `blend::layer_fragment` and `blend::hsv_fragment`.
 @fragment
 fn layer(in: FragmentIn) -> @location(0) vec4<f32> {
+    if outside(in.pixel.xy, in.cell) {
+        discard;
+    }
     let l = layers[in.layer];
     let t = clamp(sample_image(l.image, in.uv), vec4(0.0), vec4(1.0));
     if l.kind == 1u {
@@ -266,12 +282,18 @@ fn coverage(alpha: f32) -> f32 {
 // Mask write, zero pass: the id, coverage 0 (blending off).
 @fragment
 fn mask_zero(in: FragmentIn) -> MaskOut {
+    if outside(in.pixel.xy, in.cell) {
+        discard;
+    }
     return MaskOut(layers[in.layer].mask, 0.0);
 }
 
 // Mask write, add pass: the id write is masked off, coverage blended One + One.
 @fragment
 fn mask_add(in: FragmentIn) -> MaskOut {
+    if outside(in.pixel.xy, in.cell) {
+        discard;
+    }
     let l = layers[in.layer];
     let a = sample_image(l.image, in.uv).a * l.alpha;
     return MaskOut(l.mask, coverage(a));
@@ -280,6 +302,9 @@ fn mask_add(in: FragmentIn) -> MaskOut {
 // A nested clipper: writes only where the mask's copy holds the outer id, scaled by it.
 @fragment
 fn mask_nested(in: FragmentIn) -> MaskOut {
+    if outside(in.pixel.xy, in.cell) {
+        discard;
+    }
     let l = layers[in.layer];
     let px = vec2<i32>(in.pixel.xy);
     if textureLoad(mask_id, px, 0).r != l.within {

@@ -140,6 +140,19 @@ fn init_pipelines(
             VertexFormat::Uint32,
         ],
     );
+    // Per rig: its cell (x, y, width, height), its program's layer base, the page side, at
+    // shader locations 3, 4, 5.
+    let mut instance_layout = VertexBufferLayout::from_vertex_formats(
+        VertexStepMode::Instance,
+        [
+            VertexFormat::Float32x4,
+            VertexFormat::Uint32,
+            VertexFormat::Float32,
+        ],
+    );
+    for a in &mut instance_layout.attributes {
+        a.shader_location += 3;
+    }
     let target = |format, blend, write_mask| {
         Some(ColorTargetState {
             format,
@@ -174,7 +187,7 @@ fn init_pipelines(
             vertex: VertexState {
                 shader: shader.clone(),
                 entry_point: Some("vertex".into()),
-                buffers: vec![vertex_layout.clone()],
+                buffers: vec![vertex_layout.clone(), instance_layout.clone()],
                 ..default()
             },
             fragment: Some(FragmentState {
@@ -363,6 +376,8 @@ struct AnieGpu {
     layers: GrowingBuffer,
     /// Cell rectangles to clear, one instance each.
     clears: GrowingBuffer,
+    /// Each drawn cell's instance: its rectangle, its program's layer base, the page side.
+    instances: GrowingBuffer,
     /// Each project atlas's bind group, with the texture view it was made for.
     atlas_groups: HashMap<AssetId<Image>, (TextureViewId, BindGroup)>,
 }
@@ -372,6 +387,7 @@ impl Default for AnieGpu {
         Self {
             pages: HashMap::default(),
             clears: GrowingBuffer::new("anie_clears", BufferUsages::VERTEX),
+            instances: GrowingBuffer::new("anie_instances", BufferUsages::VERTEX),
             atlas_groups: HashMap::default(),
             vertices: GrowingBuffer::new("anie_vertices", BufferUsages::VERTEX),
             indices: GrowingBuffer::new("anie_indices", BufferUsages::INDEX),
@@ -452,6 +468,8 @@ struct ReadyCell<'a> {
     rect: PixelRect,
     atlas: AssetId<Image>,
     packed: &'a Packed,
+    /// Its entry in the instance buffer (its cell, its program's layer base, the page side).
+    instance: u32,
 }
 
 impl<'a> ReadyCell<'a> {
@@ -464,10 +482,12 @@ impl<'a> ReadyCell<'a> {
         self.packed.index_base + range.start..self.packed.index_base + range.end
     }
 
-    fn instance(&self) -> Range<u32> {
-        self.packed.layer_base..self.packed.layer_base + 1
+    /// Whether two cells draw the same program (and so the same steps).
+    fn same_program(&self, other: &ReadyCell) -> bool {
+        std::ptr::eq(self.packed, other.packed)
     }
 
+    /// Limits drawing to the cell (for the mask clears, drawn as one quad per cell).
     fn bound(&self, pass: &mut RenderPass<'_>) {
         let r = self.rect;
         pass.set_viewport(
@@ -480,6 +500,34 @@ impl<'a> ReadyCell<'a> {
         );
         pass.set_scissor_rect(r.x, r.y, r.width, r.height);
     }
+}
+
+/// Runs of consecutive cells with the same program whose `round`-th segment passes `keep`:
+/// each run is one instanced draw (the first cell, the instances).
+fn runs<'c, 'a>(
+    cells: &'c [ReadyCell<'a>],
+    round: usize,
+    keep: impl Fn(&Segment) -> bool,
+) -> Vec<(&'c ReadyCell<'a>, &'a Segment, Range<u32>)> {
+    let mut out: Vec<(&ReadyCell, &Segment, Range<u32>)> = Vec::new();
+    for c in cells {
+        let Some(s) = c.segment(round).filter(|s| keep(s)) else {
+            continue;
+        };
+        match out.last_mut() {
+            Some((first, _, instances)) if first.same_program(c) && instances.end == c.instance => {
+                instances.end += 1;
+            }
+            _ => out.push((c, s, c.instance..c.instance + 1)),
+        }
+    }
+    out
+}
+
+/// The whole page as the viewport and scissor again.
+fn whole_page(pass: &mut RenderPass<'_>, side: u32) {
+    pass.set_viewport(0.0, 0.0, side as f32, side as f32, 0.0, 1.0);
+    pass.set_scissor_rect(0, 0, side, side);
 }
 
 fn copy_cell(encoder: &mut CommandEncoder, from: &Texture, to: &Texture, r: PixelRect) {
@@ -662,6 +710,7 @@ fn render_cells(
             rect: d.rect,
             atlas: d.atlas,
             packed: &packed[&Arc::as_ptr(&d.program)],
+            instance: 0,
         };
         pages
             .entry(d.page)
@@ -669,6 +718,28 @@ fn render_cells(
             .1
             .push(cell);
     }
+    // One instance per cell; a page's cells sorted by program, so that the rigs at one
+    // program are consecutive instances: one draw for all of them.
+    let mut instances: Vec<[u32; 6]> = Vec::with_capacity(draws.len());
+    for (side, cells) in pages.values_mut() {
+        cells.sort_by_key(|c| (c.packed as *const Packed) as usize);
+        for c in cells.iter_mut() {
+            c.instance = instances.len() as u32;
+            let r = c.rect;
+            instances.push([
+                (r.x as f32).to_bits(),
+                (r.y as f32).to_bits(),
+                (r.width as f32).to_bits(),
+                (r.height as f32).to_bits(),
+                c.packed.layer_base,
+                (*side as f32).to_bits(),
+            ]);
+        }
+    }
+    let instance_buffer = gpu
+        .instances
+        .write(&device, &queue, bytemuck::cast_slice(&instances))
+        .clone();
     for (page, (side, cells)) in &pages {
         let Some(color) = images.get(*page) else {
             continue;
@@ -711,7 +782,13 @@ fn render_cells(
             .map(|c| c.packed.segments.len())
             .max()
             .unwrap_or(0);
+        let side = *side;
         let encoder = ctx.command_encoder();
+        let buffers = |p: &mut RenderPass<'_>| {
+            p.set_vertex_buffer(0, (*vertex_buffer).slice(..));
+            p.set_vertex_buffer(1, (*instance_buffer).slice(..));
+            p.set_index_buffer((*index_buffer).slice(..), IndexFormat::Uint32);
+        };
         for round in 0..rounds.max(1) {
             {
                 let mut p = pass(encoder, "anie_layers", &[&color.texture_view]);
@@ -727,109 +804,99 @@ fn render_cells(
                 }
                 p.set_pipeline(layer);
                 p.set_bind_group(0, main_group, &[]);
-                p.set_vertex_buffer(0, (*vertex_buffer).slice(..));
-                p.set_index_buffer((*index_buffer).slice(..), IndexFormat::Uint32);
+                buffers(&mut p);
                 let mut atlas = None;
-                for c in cells {
-                    let Some(s) = c.segment(round) else { continue };
-                    if s.draws.is_empty() {
-                        continue;
-                    }
+                for (c, s, instances) in runs(cells, round, |s| !s.draws.is_empty()) {
                     if atlas != Some(c.atlas) {
                         p.set_bind_group(1, &atlas_groups[&c.atlas], &[]);
                         atlas = Some(c.atlas);
                     }
-                    c.bound(&mut p);
-                    p.draw_indexed(c.indices(&s.draws), c.packed.vertex_base, c.instance());
+                    p.draw_indexed(c.indices(&s.draws), c.packed.vertex_base, instances);
                     frame.draws += 1;
                 }
             }
-            let barriers: Vec<(&ReadyCell, &Barrier)> = cells
-                .iter()
-                .filter_map(|c| {
-                    c.segment(round)
-                        .and_then(|s| s.barrier.as_ref())
-                        .map(|b| (c, b))
-                })
-                .collect();
-            for &(c, b) in &barriers {
-                if matches!(b, Barrier::CopyDestination) {
+            for c in cells {
+                if let Some(Barrier::CopyDestination) =
+                    c.segment(round).and_then(|s| s.barrier.as_ref())
+                {
                     copy_cell(encoder, &color.texture, &textures.copy.texture, c.rect);
                     frame.copies += 1;
                 }
             }
-            if barriers.iter().any(|(_, b)| matches!(b, Barrier::Mask(_))) {
+            let masks = runs(cells, round, |s| {
+                matches!(s.barrier, Some(Barrier::Mask(_)))
+            });
+            if !masks.is_empty() {
                 let targets = [&textures.mask_id.view, &textures.mask_coverage.view];
                 let mut p = pass(encoder, "anie_mask", &targets);
                 frame.passes += 1;
                 p.set_bind_group(0, mask_group, &[]);
-                p.set_vertex_buffer(0, (*vertex_buffer).slice(..));
-                p.set_index_buffer((*index_buffer).slice(..), IndexFormat::Uint32);
-                for (c, b) in &barriers {
-                    let Barrier::Mask(steps) = b else { continue };
+                buffers(&mut p);
+                for (c, s, instances) in &masks {
+                    let Some(Barrier::Mask(steps)) = &s.barrier else {
+                        continue;
+                    };
                     p.set_bind_group(1, &atlas_groups[&c.atlas], &[]);
-                    c.bound(&mut p);
                     for step in steps {
                         match step {
                             MaskStep::Clear => {
+                                // One quad per cell of the run, then the whole page again.
                                 p.set_pipeline(clear_mask);
-                                p.draw(0..4, 0..1);
+                                let run = &cells[..];
+                                for cell in
+                                    run.iter().filter(|cell| instances.contains(&cell.instance))
+                                {
+                                    cell.bound(&mut p);
+                                    p.draw(0..4, 0..1);
+                                    frame.draws += 1;
+                                }
+                                whole_page(&mut p, side);
                             }
                             MaskStep::Write(range) => {
                                 p.set_pipeline(mask_zero);
-                                p.draw_indexed(
-                                    c.indices(range),
-                                    c.packed.vertex_base,
-                                    c.instance(),
-                                );
-                                frame.draws += 1;
+                                let indices = c.indices(range);
+                                let base = c.packed.vertex_base;
+                                p.draw_indexed(indices.clone(), base, instances.clone());
                                 p.set_pipeline(mask_add);
-                                p.draw_indexed(
-                                    c.indices(range),
-                                    c.packed.vertex_base,
-                                    c.instance(),
-                                );
-                                frame.draws += 1;
+                                p.draw_indexed(indices, base, instances.clone());
+                                frame.draws += 2;
                             }
                         }
                     }
                 }
             }
-            let nested: Vec<_> = barriers
-                .iter()
-                .filter_map(|(c, b)| match b {
-                    Barrier::NestedMask(range) => Some((c, range.clone())),
-                    _ => None,
-                })
-                .collect();
+            let nested = runs(cells, round, |s| {
+                matches!(s.barrier, Some(Barrier::NestedMask(_)))
+            });
             if !nested.is_empty() {
-                for (c, _) in &nested {
-                    copy_cell(
-                        encoder,
-                        &textures.mask_id.texture,
-                        &textures.scratch_id.texture,
-                        c.rect,
-                    );
-                    frame.copies += 1;
-                    copy_cell(
-                        encoder,
-                        &textures.mask_coverage.texture,
-                        &textures.scratch_coverage.texture,
-                        c.rect,
-                    );
-                    frame.copies += 1;
+                for c in cells {
+                    if let Some(Barrier::NestedMask(_)) =
+                        c.segment(round).and_then(|s| s.barrier.as_ref())
+                    {
+                        for (from, to) in [
+                            (&textures.mask_id.texture, &textures.scratch_id.texture),
+                            (
+                                &textures.mask_coverage.texture,
+                                &textures.scratch_coverage.texture,
+                            ),
+                        ] {
+                            copy_cell(encoder, from, to, c.rect);
+                            frame.copies += 1;
+                        }
+                    }
                 }
                 let targets = [&textures.mask_id.view, &textures.mask_coverage.view];
                 let mut p = pass(encoder, "anie_mask_nested", &targets);
                 frame.passes += 1;
                 p.set_pipeline(mask_nested);
                 p.set_bind_group(0, mask_group, &[]);
-                p.set_vertex_buffer(0, (*vertex_buffer).slice(..));
-                p.set_index_buffer((*index_buffer).slice(..), IndexFormat::Uint32);
-                for (c, range) in &nested {
+                buffers(&mut p);
+                for (c, s, instances) in nested {
+                    let Some(Barrier::NestedMask(range)) = &s.barrier else {
+                        continue;
+                    };
                     p.set_bind_group(1, &atlas_groups[&c.atlas], &[]);
-                    c.bound(&mut p);
-                    p.draw_indexed(c.indices(range), c.packed.vertex_base, c.instance());
+                    p.draw_indexed(c.indices(range), c.packed.vertex_base, instances);
                     frame.draws += 1;
                 }
             }
