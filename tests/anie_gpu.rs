@@ -687,3 +687,86 @@ fn hsv_layers_and_folders_match_the_cpu_reference() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn nested_clippers_match_the_cpu_reference() {
+    use rigplay::anie::atlas::ImageAtlas;
+    use rigplay::anie::program::{Program, Step};
+    use rigplay::formats::anie::{AnieVersion, NodeKind};
+    // clip_v8 rebuilt so that a clipper is itself clipped: a clipped folder F holding the
+    // clippee and a second clipper, above the clipper and the backdrop layer:
+    //   #0 root: [#1 F (clipped), #4 clipper, #5 under]
+    //   #1 F: [#2 clippee (clipped), #3 clipper2]
+    // clipper2 is F's unclipped descendant, so a clippee of clipper, and the clipper of the
+    // clippee: its mask write is nested within clipper's id (DrawOp::WriteMask { within }).
+    let source = read(&format!("{FIXTURES}/clip_v8.anie"));
+    let mut project = source.clone();
+    let (root, clippee, clipper, under) = (
+        source.objects[0].clone(),
+        source.objects[1].clone(),
+        source.objects[2].clone(),
+        source.objects[3].clone(),
+    );
+    let mut folder = root.clone();
+    folder.kind = NodeKind::Folder;
+    folder.name = "F".into();
+    folder.clipped = true;
+    folder.parent = Some(0);
+    folder.children = vec![2, 3];
+    let mut nodes = vec![root, folder, clippee, clipper.clone(), clipper, under];
+    nodes[0].children = vec![1, 4, 5];
+    nodes[2].parent = Some(1);
+    nodes[3].parent = Some(1);
+    nodes[3].name = "clipper2".into();
+    nodes[4].parent = Some(0);
+    nodes[5].parent = Some(0);
+    project.objects = nodes;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("anie_nested");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = project.write(AnieVersion::default()).expect("writes");
+    std::fs::write(dir.join("nested.anie"), &bytes).unwrap();
+    let project = AnimeProject::read(&bytes).unwrap().project;
+    let evaluator = Evaluator::new(project.clone());
+    // The program really has a nested mask write.
+    let atlas = ImageAtlas::new(&project).unwrap();
+    let program = Program::build(&evaluator.evaluate(3.0), &atlas, 1.0);
+    assert!(
+        program
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::WriteNestedMask(_))),
+        "{:?}",
+        program.steps
+    );
+    let frames = [0.0, 3.0, 7.0];
+    let shots: Vec<Shot> = frames
+        .iter()
+        .map(|&frame| Shot {
+            asset: "nested.anie".into(),
+            frame,
+            scale: 1.0,
+            hidden: Vec::new(),
+        })
+        .collect();
+    let images = match std::thread::spawn(move || render_shots(&dir, &shots)).join() {
+        Ok(Ok(images)) => images,
+        Ok(Err(e)) => panic!("the GPU renderer failed: {e}"),
+        Err(_) if !render_required() => {
+            eprintln!("NOT RUN: no GPU adapter");
+            return;
+        }
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    let renderer = Renderer::new(&project);
+    let mut failures = Vec::new();
+    for (frame, gpu) in frames.iter().zip(&images) {
+        let cpu = renderer.render(&evaluator.evaluate(*frame), 1.0);
+        failures.extend(check(
+            &format!("nested_f{frame}"),
+            gpu,
+            &cpu,
+            "CPU reference",
+        ));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
