@@ -6,6 +6,7 @@
 //! (X right, Y forward, Z up), applied on top of the skeleton's rest pose.
 
 pub mod anie;
+pub mod character;
 
 use glam::{Quat, Vec3};
 use rigplay::formats::dan::{DanBone, DanFile, RotationKey, VectorKey};
@@ -277,5 +278,9 @@ pub fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
                 .unwrap_or_else(|e| unreachable!("the sample fits the format: {e}")),
         )))
         .chain(anie::sample_files())
+        .chain(std::iter::once((
+            "characters/humanoid.glb",
+            character::humanoid_glb(),
+        )))
         .collect()
 }

@@ -64,3 +64,147 @@ fn sample_walk_moves_forward_and_swings_the_legs() {
         [21, 22, 23, 24]
     );
 }
+
+/// The glTF JSON and BIN chunks of a `.glb`, checked field by field against the container
+/// layout (glTF 2.0 §4.4: 12-byte header, then chunks of length, type, data).
+fn glb_chunks(bytes: &[u8]) -> (serde_json::Value, &[u8]) {
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    assert_eq!(&bytes[0..4], b"glTF");
+    assert_eq!(word(4), 2, "version");
+    assert_eq!(word(8), bytes.len(), "total length");
+    let json_len = word(12);
+    assert_eq!(&bytes[16..20], b"JSON");
+    assert!(json_len.is_multiple_of(4));
+    let json = serde_json::from_slice(&bytes[20..20 + json_len]).expect("JSON chunk");
+    let bin_at = 20 + json_len;
+    let bin_len = word(bin_at);
+    assert_eq!(&bytes[bin_at + 4..bin_at + 8], b"BIN\0");
+    assert_eq!(bin_at + 8 + bin_len, bytes.len());
+    (json, &bytes[bin_at + 8..])
+}
+
+#[test]
+fn the_sample_character_is_a_skinned_mixamo_humanoid_in_a_t_pose() {
+    use glam::{Mat4, Quat, Vec3};
+    let files = rigplay_samples::sample_files();
+    let (_, bytes) = files
+        .iter()
+        .find(|(p, _)| *p == "characters/humanoid.glb")
+        .expect("the character is a sample");
+    let (json, bin) = glb_chunks(bytes);
+    let nodes = json["nodes"].as_array().unwrap();
+    let skin = &json["skins"][0];
+    let joints: Vec<usize> = skin["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_u64().unwrap() as usize)
+        .collect();
+    let name = |i: usize| nodes[i]["name"].as_str().unwrap().to_owned();
+    // Mixamo's names, with its prefix.
+    let names: Vec<String> = joints.iter().map(|&j| name(j)).collect();
+    for wanted in [
+        "mixamorig:Hips",
+        "mixamorig:Spine2",
+        "mixamorig:Head",
+        "mixamorig:LeftArm",
+        "mixamorig:RightForeArm",
+        "mixamorig:LeftUpLeg",
+        "mixamorig:RightFoot",
+    ] {
+        assert!(names.iter().any(|n| n == wanted), "{wanted} in {names:?}");
+    }
+    // World rest transforms from the node hierarchy (the Armature root is the identity).
+    let mut parent = vec![None; nodes.len()];
+    for (i, node) in nodes.iter().enumerate() {
+        for c in node["children"].as_array().into_iter().flatten() {
+            parent[c.as_u64().unwrap() as usize] = Some(i);
+        }
+    }
+    let local = |i: usize| {
+        let v = |key: &str, n: usize, default: &[f32]| -> Vec<f32> {
+            nodes[i][key]
+                .as_array()
+                .map(|a| a.iter().map(|x| x.as_f64().unwrap() as f32).collect())
+                .unwrap_or_else(|| default[..n].to_vec())
+        };
+        let t = v("translation", 3, &[0.0, 0.0, 0.0]);
+        let r = v("rotation", 4, &[0.0, 0.0, 0.0, 1.0]);
+        Mat4::from_rotation_translation(
+            Quat::from_xyzw(r[0], r[1], r[2], r[3]),
+            Vec3::new(t[0], t[1], t[2]),
+        )
+    };
+    let world = |mut i: usize| {
+        let mut m = local(i);
+        while let Some(p) = parent[i] {
+            m = local(p) * m;
+            i = p;
+        }
+        m
+    };
+    let at = |n: &str| {
+        let i = joints[names.iter().position(|x| x == n).unwrap()];
+        world(i).w_axis.truncate()
+    };
+    // T-pose: the arms horizontal along ±X (the left arm at +X: facing +Z, Y up), the legs
+    // straight down, the hips about 0.95 m up.
+    let (shoulder, elbow, wrist) = (
+        at("mixamorig:LeftArm"),
+        at("mixamorig:LeftForeArm"),
+        at("mixamorig:LeftHand"),
+    );
+    assert!((at("mixamorig:Hips").y - 0.95).abs() < 1e-5);
+    for (a, b) in [(shoulder, elbow), (elbow, wrist)] {
+        let d = (b - a).normalize();
+        assert!(d.dot(Vec3::X) > 0.9999, "left arm along +X: {d}");
+    }
+    assert!((at("mixamorig:RightForeArm").x + 0.44).abs() < 1e-5);
+    let d = (at("mixamorig:LeftLeg") - at("mixamorig:LeftUpLeg")).normalize();
+    assert!(d.dot(-Vec3::Y) > 0.9999, "thigh straight down: {d}");
+    // Not GTA's axes nor the identity: a bone's rest rotation points its +Y along the bone.
+    let forearm = joints[names
+        .iter()
+        .position(|x| x == "mixamorig:LeftForeArm")
+        .unwrap()];
+    let y = world(forearm).transform_vector3(Vec3::Y);
+    assert!(
+        y.dot(Vec3::X) > 0.9999,
+        "the forearm's +Y runs down the bone: {y}"
+    );
+    // Inverse bind matrices: each the inverse of its joint's rest world transform.
+    let accessors = json["accessors"].as_array().unwrap();
+    let views = json["bufferViews"].as_array().unwrap();
+    let read_floats = |accessor: usize| -> Vec<f32> {
+        let a = &accessors[accessor];
+        let view = &views[a["bufferView"].as_u64().unwrap() as usize];
+        let at = view["byteOffset"].as_u64().unwrap() as usize;
+        let len = view["byteLength"].as_u64().unwrap() as usize;
+        bin[at..at + len]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let ibm = read_floats(skin["inverseBindMatrices"].as_u64().unwrap() as usize);
+    assert_eq!(ibm.len(), joints.len() * 16);
+    for (k, &j) in joints.iter().enumerate() {
+        let m = Mat4::from_cols_slice(&ibm[k * 16..k * 16 + 16]) * world(j);
+        assert!(m.abs_diff_eq(Mat4::IDENTITY, 1e-5), "{}: {m}", name(j));
+    }
+    // The skinned mesh: every vertex weighted 1 to one joint, positions within the accessor's
+    // bounds, indices in range.
+    let primitive = &json["meshes"][0]["primitives"][0];
+    let attr = |k: &str| primitive["attributes"][k].as_u64().unwrap() as usize;
+    let positions = read_floats(attr("POSITION"));
+    let weights = read_floats(attr("WEIGHTS_0"));
+    let count = accessors[attr("POSITION")]["count"].as_u64().unwrap() as usize;
+    assert_eq!(positions.len(), count * 3);
+    assert!(count >= 24 * 15, "a box per bone: {count} vertices");
+    for w in weights.chunks_exact(4) {
+        assert_eq!(w, [1.0, 0.0, 0.0, 0.0]);
+    }
+    let max = &accessors[attr("POSITION")]["max"];
+    let top = max[1].as_f64().unwrap();
+    assert!((1.7..1.8).contains(&top), "about 1.75 m tall: {top}");
+    assert_eq!(nodes.iter().filter(|n| n.get("skin").is_some()).count(), 1);
+}
