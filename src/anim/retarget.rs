@@ -64,7 +64,6 @@
 //! ([`Retargeter::skipped`]); a source pose shorter than the source skeleton uses rest rotations
 //! for the missing bones; an output shorter than the target skeleton gets what fits.
 
-use crate::skeleton::{Skeleton, canonical_bone_id};
 use glam::{Quat, Vec3};
 
 /// A bone every humanoid skeleton has: VRM 1.0's required bones and its common optional ones
@@ -338,31 +337,33 @@ fn unreal(key: &str) -> Option<HumanoidBone> {
     })
 }
 
-/// Through the skeleton module's alias table, so every game's spelling is known.
+/// GTA's spellings (SA, VC, III) of the humanoid bones: the keys of
+/// [`crate::skeleton::canonical_bone_id`] for the SA ids 1–5, 21–24, 31–34, 41–44 and 51–54
+/// (written out here, since `anim` sits below `skeleton`; a test checks the two agree).
 fn gta(key: &str) -> Option<HumanoidBone> {
     use HumanoidBone::*;
-    Some(match canonical_bone_id(key)? {
-        1 => Hips,
-        2 => Spine,
-        3 => Chest,
-        4 => Neck,
-        5 => Head,
-        21 => RightShoulder,
-        22 => RightUpperArm,
-        23 => RightLowerArm,
-        24 => RightHand,
-        31 => LeftShoulder,
-        32 => LeftUpperArm,
-        33 => LeftLowerArm,
-        34 => LeftHand,
-        41 => LeftUpperLeg,
-        42 => LeftLowerLeg,
-        43 => LeftFoot,
-        44 => LeftToes,
-        51 => RightUpperLeg,
-        52 => RightLowerLeg,
-        53 => RightFoot,
-        54 => RightToes,
+    Some(match key {
+        "pelvis" | "swaist" => Hips,
+        "spine" | "smid" => Spine,
+        "spine1" | "storso" => Chest,
+        "neck" => Neck,
+        "head" | "shead" => Head,
+        "bip01rclavicle" | "rclavicle" => RightShoulder,
+        "rupperarm" | "supperarmr" => RightUpperArm,
+        "rforearm" | "slowerarmr" => RightLowerArm,
+        "rhand" | "srhand" => RightHand,
+        "bip01lclavicle" | "lclavicle" => LeftShoulder,
+        "lupperarm" | "supperarml" => LeftUpperArm,
+        "lforearm" | "slowerarml" => LeftLowerArm,
+        "lhand" | "slhand" => LeftHand,
+        "lthigh" | "supperlegl" => LeftUpperLeg,
+        "lcalf" | "slowerlegl" => LeftLowerLeg,
+        "lfoot" | "sfootl" => LeftFoot,
+        "ltoe" | "ltoe0" => LeftToes,
+        "rthigh" | "supperlegr" => RightUpperLeg,
+        "rcalf" | "slowerlegr" => RightLowerLeg,
+        "rfoot" | "sfootr" => RightFoot,
+        "rtoe" | "rtoe0" => RightToes,
         _ => return None,
     })
 }
@@ -528,18 +529,6 @@ pub struct RestPose {
 }
 
 impl RestPose {
-    /// A built-in GTA skeleton's rest pose (GTA axes).
-    pub fn from_skeleton(skeleton: &Skeleton) -> Self {
-        Self {
-            parents: skeleton.bones.iter().map(|b| b.parent).collect(),
-            local: skeleton
-                .bones
-                .iter()
-                .map(|b| (b.rest.translation, b.rest.rotation))
-                .collect(),
-        }
-    }
-
     /// Number of bones.
     pub fn len(&self) -> usize {
         self.parents.len()
