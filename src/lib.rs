@@ -3,8 +3,8 @@
 //!
 //! The crate has a pure core that never links Bevy:
 //! * [`formats`] decodes files into plain data and encodes them back, and tells them apart;
-//! * [`anim`] is the engine-neutral animation model, its sampler, play time, blending and key
-//!   reduction;
+//! * [`anim`] is the engine-neutral animation model, its sampler, play time, blending, key
+//!   reduction and retargeting onto humanoid skeletons;
 //! * [`skeleton`] holds the built-in GTA ped skeletons and the rules that bind tracks to bones;
 //! * [`coords`] holds every coordinate-system conversion, each written once;
 //! * [`anie`] is AnimeEffects' playback: the evaluator, the frame as GPU work (`anie::program`)

@@ -425,6 +425,20 @@ pub fn bone_key(name: &str) -> String {
         .collect()
 }
 
+impl From<&Skeleton> for crate::anim::retarget::RestPose {
+    /// The skeleton's rest pose for a [`crate::anim::retarget::Retargeter`] (GTA axes).
+    fn from(skeleton: &Skeleton) -> Self {
+        Self {
+            parents: skeleton.bones.iter().map(|b| b.parent).collect(),
+            local: skeleton
+                .bones
+                .iter()
+                .map(|b| (b.rest.translation, b.rest.rotation))
+                .collect(),
+        }
+    }
+}
+
 impl ReduceRig {
     /// The skeleton's bones with their rest poses, tracks bound by [`Skeleton::bind`]. Tracks
     /// the skeleton does not know, and duplicates of a bone already driven, become extra root

@@ -23,6 +23,7 @@ mod ifp_read;
 mod ifp_write;
 mod layers;
 mod reduce;
+mod retarget;
 mod rng;
 mod sampler;
 mod skeleton;

@@ -18,6 +18,7 @@
 
 mod playhead;
 pub mod reduce;
+pub mod retarget;
 mod sampler;
 
 pub use playhead::{PlayMode, TimeStep, blend, held_time, step_time, wrap_time};

@@ -1,0 +1,938 @@
+//! Retargeting: playing a clip made for one skeleton (a GTA ped, a DAN rig) on another (a
+//! humanoid glTF character), the maths written once.
+//!
+//! Two parts:
+//! * **which bone is which**: [`HumanoidBone`] names the bones every humanoid has (VRM 1.0's
+//!   required and common set); a [`BoneMap`] says which index of a skeleton's name list each is,
+//!   found by [`BoneMap::detect`] from the naming conventions of [`BonePreset`] (Mixamo, VRM,
+//!   Unreal's mannequin, GTA) and corrected by [`BoneMap::with`]; [`BoneMap::report`] lists what
+//!   matched and what did not. [`BoneMap::pairs`] turns a source map and a target map into
+//!   `(source index, target index)` pairs.
+//! * **how a pose carries over**: a [`Retargeter`] built from both skeletons' rest poses
+//!   ([`RestPose`]) and the pairs turns a source pose (local rotations) into a target pose.
+//!
+//! ## The rotation maths
+//!
+//! Notation: `Ws_rest(s)`, `Ws_pose(s)` are the world (model-space) rotations of source bone `s`
+//! at rest and in the pose, in the source's axes; `Wt_rest(t)`, `Wt_pose(t)` the same for target
+//! bone `t` in the target's axes; `C` is the change of basis, a rotation taking source axes to
+//! target axes (for a GTA source on a Y-up glTF target, [`crate::coords::GTA_TO_BEVY`]). A
+//! rotation `R` written in source axes is `C·R·C⁻¹` in target axes (see [`crate::coords`]).
+//!
+//! 1. *What the source bone did.* Its posed world frame is its rest world frame turned by
+//!    `Δs = Ws_pose · Ws_rest⁻¹` (a world-space rotation: `Δs · Ws_rest = Ws_pose`). In target
+//!    axes that is `D = C · Δs · C⁻¹`.
+//! 2. *Where the two skeletons' rests disagree.* Each bone has a rest *direction*: from the bone
+//!    towards its first mapped child (the lowest-index mapped bone whose nearest mapped ancestor
+//!    it is — the child of the pair, so that source and target directions point at the same
+//!    humanoid bone), or, for a bone with no mapped child, its own offset from its parent. With
+//!    `dt` the target's and `ds` the source's rest direction (world, their own axes), the
+//!    alignment `A` is the shortest rotation taking `dt` onto `C·ds` (both now in target axes).
+//!    `A = 1` when either direction is (nearly) zero — a root, or a bone sitting on its parent.
+//!    A T-pose target paired with an A-pose source gets, at the arms, `A` = the 45° turn down.
+//! 3. *The target pose.* `Wt_pose = D · A · Wt_rest`: first bring the target bone onto the
+//!    source's rest direction, then do what the source did. Its direction is then
+//!    `D·A·dt = D·C·ds = C·Δs·ds`, the source's posed direction in target axes, whatever the
+//!    target's bone axes are (its rest rotations only enter through `Wt_rest`, on the right).
+//!    Precomputed per pair: `Wt_pose = C · Ws_pose · T` with `T = Ws_rest⁻¹ · C⁻¹ · A · Wt_rest`,
+//!    one product per bone and frame.
+//! 4. *Back to local.* `Lt(t) = Wt_pose(parent)⁻¹ · Wt_pose(t)`, parents before children;
+//!    unmapped target bones keep their rest local rotation (and so follow their parent).
+//!
+//! With [`RestAlignment::KeepTargetRest`], `A = 1`: the target copies the source's *change from
+//! rest*, so at the source's rest pose the target stands in its own rest pose (T stays T), and a
+//! source arm lifted 30° lifts the target arm 30° from the target's rest. With the default
+//! [`RestAlignment::MatchSourceRest`] the target reproduces the source's world *directions*: at
+//! the source's rest pose a T-pose target stands in the source's A pose, and a 30° lift is 30°
+//! from there. The first suits clips authored as offsets from the rest; the second (the usual
+//! retargeting) suits absolute poses, as GTA's and DAN's clips are.
+//!
+//! Identical skeletons with `C = 1` give `A = 1`, `T = Ws_rest⁻¹·Wt_rest = 1`, so the target's
+//! local rotations are the source's.
+//!
+//! ## Translations
+//!
+//! Only the root (hips) moves: [`hips_translation_scale`] is the ratio of the hip heights, and
+//! [`retarget_root_translation`] carries the source's displacement from its rest position,
+//! scaled and turned into target axes, onto the target's rest position.
+//!
+//! ## Bad input
+//!
+//! Nothing here panics. A rest pose whose parents form a cycle or point past the end, or whose
+//! `parents` and `local` differ in length, is refused ([`RestPoseError`]); pairs naming a bone
+//! out of range, or a target bone already paired, are skipped and listed
+//! ([`Retargeter::skipped`]); a source pose shorter than the source skeleton uses rest rotations
+//! for the missing bones; an output shorter than the target skeleton gets what fits.
+
+use glam::{Quat, Vec3};
+
+/// A bone every humanoid skeleton has: VRM 1.0's required bones and its common optional ones
+/// (`upperChest`, `neck`, the shoulders, the toes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[allow(missing_docs)] // the variants are the VRM bone names
+pub enum HumanoidBone {
+    Hips,
+    Spine,
+    Chest,
+    UpperChest,
+    Neck,
+    Head,
+    LeftShoulder,
+    LeftUpperArm,
+    LeftLowerArm,
+    LeftHand,
+    RightShoulder,
+    RightUpperArm,
+    RightLowerArm,
+    RightHand,
+    LeftUpperLeg,
+    LeftLowerLeg,
+    LeftFoot,
+    LeftToes,
+    RightUpperLeg,
+    RightLowerLeg,
+    RightFoot,
+    RightToes,
+}
+
+impl HumanoidBone {
+    /// How many humanoid bones there are.
+    pub const COUNT: usize = 22;
+
+    /// Every humanoid bone, in declaration order (torso, arms, legs; left before right).
+    pub const ALL: [HumanoidBone; Self::COUNT] = {
+        use HumanoidBone::*;
+        [
+            Hips,
+            Spine,
+            Chest,
+            UpperChest,
+            Neck,
+            Head,
+            LeftShoulder,
+            LeftUpperArm,
+            LeftLowerArm,
+            LeftHand,
+            RightShoulder,
+            RightUpperArm,
+            RightLowerArm,
+            RightHand,
+            LeftUpperLeg,
+            LeftLowerLeg,
+            LeftFoot,
+            LeftToes,
+            RightUpperLeg,
+            RightLowerLeg,
+            RightFoot,
+            RightToes,
+        ]
+    };
+
+    /// The bone's position in [`HumanoidBone::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The VRM humanoid name (`"hips"`, `"leftUpperArm"`, …).
+    pub fn vrm_name(self) -> &'static str {
+        use HumanoidBone::*;
+        match self {
+            Hips => "hips",
+            Spine => "spine",
+            Chest => "chest",
+            UpperChest => "upperChest",
+            Neck => "neck",
+            Head => "head",
+            LeftShoulder => "leftShoulder",
+            LeftUpperArm => "leftUpperArm",
+            LeftLowerArm => "leftLowerArm",
+            LeftHand => "leftHand",
+            RightShoulder => "rightShoulder",
+            RightUpperArm => "rightUpperArm",
+            RightLowerArm => "rightLowerArm",
+            RightHand => "rightHand",
+            LeftUpperLeg => "leftUpperLeg",
+            LeftLowerLeg => "leftLowerLeg",
+            LeftFoot => "leftFoot",
+            LeftToes => "leftToes",
+            RightUpperLeg => "rightUpperLeg",
+            RightLowerLeg => "rightLowerLeg",
+            RightFoot => "rightFoot",
+            RightToes => "rightToes",
+        }
+    }
+
+    /// The bone with the given side (`left`), for a limb part given as its left variant.
+    fn sided(left: HumanoidBone, right_side: bool) -> HumanoidBone {
+        if right_side {
+            HumanoidBone::ALL[left.index() + 4]
+        } else {
+            left
+        }
+    }
+}
+
+/// A skeleton naming convention [`BoneMap::detect`] knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BonePreset {
+    /// Mixamo (`Hips`, `Spine1`, `LeftUpLeg`, `LeftForeArm`, `LeftToeBase`), with any prefix
+    /// (`mixamorig:`, `mixamorig1:`, `Armature|mixamorig:`, `mixamorig_`) or none.
+    Mixamo,
+    /// VRM 0.x / 1.0 humanoid names (`hips`, `upperChest`, `leftUpperLeg`), and VRoid Studio's
+    /// node names (`J_Bip_C_Hips`, `J_Bip_L_UpperArm`, `J_Bip_R_ToeBase`).
+    Vrm,
+    /// Unreal's mannequin (`pelvis`, `spine_01`..`spine_03`, `neck_01`, `clavicle_l`,
+    /// `upperarm_l`, `lowerarm_l`, `thigh_l`, `calf_l`, `ball_l`).
+    UnrealMannequin,
+    /// GTA III / VC / SA ped bones as [`crate::skeleton`] spells them (`Pelvis`, `Spine1`,
+    /// `Bip01 L Clavicle`, `L ForeArm`, `R Toe0`, III's `Swaist`, …), leading spaces ignored.
+    Gta,
+}
+
+impl BonePreset {
+    /// Every preset, in the order [`BoneMap::detect`] prefers them on a tie.
+    pub const ALL: [BonePreset; 4] = [
+        BonePreset::Mixamo,
+        BonePreset::Vrm,
+        BonePreset::UnrealMannequin,
+        BonePreset::Gta,
+    ];
+
+    /// The humanoid bone a name stands for in this convention, if any. Case, whitespace and
+    /// separators (`_`, `-`, `.`) are ignored, and so is everything up to the last `:` or `|`.
+    pub fn humanoid_bone(self, name: &str) -> Option<HumanoidBone> {
+        let key = name_key(name);
+        match self {
+            BonePreset::Mixamo => mixamo(strip_mixamo_prefix(&key)),
+            BonePreset::Vrm => vrm(&key).or_else(|| vroid(&key)),
+            BonePreset::UnrealMannequin => unreal(&key),
+            BonePreset::Gta => gta(&key),
+        }
+    }
+}
+
+/// A name's matching key: what follows the last `:` or `|`, ASCII lower case, letters and digits
+/// only.
+fn name_key(name: &str) -> String {
+    let tail = name.rsplit([':', '|']).next().unwrap_or(name);
+    tail.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// `mixamorig` and the digits after it (`mixamorig_Hips` and `mixamorig12Hips`, which have no
+/// `:` to cut at).
+fn strip_mixamo_prefix(key: &str) -> &str {
+    match key.strip_prefix("mixamorig") {
+        Some(rest) => rest.trim_start_matches(|c: char| c.is_ascii_digit()),
+        None => key,
+    }
+}
+
+/// Splits a `left…` / `right…` key into (is right, rest).
+fn side(key: &str) -> Option<(bool, &str)> {
+    if let Some(rest) = key.strip_prefix("left") {
+        Some((false, rest))
+    } else {
+        key.strip_prefix("right").map(|rest| (true, rest))
+    }
+}
+
+fn mixamo(key: &str) -> Option<HumanoidBone> {
+    use HumanoidBone::*;
+    Some(match key {
+        "hips" => Hips,
+        "spine" => Spine,
+        "spine1" => Chest,
+        "spine2" => UpperChest,
+        "neck" => Neck,
+        "head" => Head,
+        _ => {
+            let (right, part) = side(key)?;
+            let left = match part {
+                "shoulder" => LeftShoulder,
+                "arm" => LeftUpperArm,
+                "forearm" => LeftLowerArm,
+                "hand" => LeftHand,
+                "upleg" => LeftUpperLeg,
+                "leg" => LeftLowerLeg,
+                "foot" => LeftFoot,
+                "toebase" => LeftToes,
+                _ => return None,
+            };
+            HumanoidBone::sided(left, right)
+        }
+    })
+}
+
+fn vrm(key: &str) -> Option<HumanoidBone> {
+    use HumanoidBone::*;
+    Some(match key {
+        "hips" => Hips,
+        "spine" => Spine,
+        "chest" => Chest,
+        "upperchest" => UpperChest,
+        "neck" => Neck,
+        "head" => Head,
+        _ => {
+            let (right, part) = side(key)?;
+            let left = match part {
+                "shoulder" => LeftShoulder,
+                "upperarm" => LeftUpperArm,
+                "lowerarm" => LeftLowerArm,
+                "hand" => LeftHand,
+                "upperleg" => LeftUpperLeg,
+                "lowerleg" => LeftLowerLeg,
+                "foot" => LeftFoot,
+                "toes" => LeftToes,
+                _ => return None,
+            };
+            HumanoidBone::sided(left, right)
+        }
+    })
+}
+
+/// VRoid Studio's `J_Bip_{C,L,R}_<Part>` node names.
+fn vroid(key: &str) -> Option<HumanoidBone> {
+    let rest = key.strip_prefix("jbip")?;
+    let (side, part) = rest.split_at_checked(1)?;
+    let part = if part == "toebase" { "toes" } else { part };
+    match side {
+        "c" => vrm(part).filter(|b| b.index() < HumanoidBone::LeftShoulder.index()),
+        "l" => vrm(&format!("left{part}")),
+        "r" => vrm(&format!("right{part}")),
+        _ => None,
+    }
+}
+
+fn unreal(key: &str) -> Option<HumanoidBone> {
+    use HumanoidBone::*;
+    Some(match key {
+        "pelvis" => Hips,
+        "spine01" => Spine,
+        "spine02" => Chest,
+        "spine03" => UpperChest,
+        "neck01" => Neck,
+        "head" => Head,
+        _ => {
+            let (part, right) = if let Some(part) = key.strip_suffix('l') {
+                (part, false)
+            } else {
+                (key.strip_suffix('r')?, true)
+            };
+            let left = match part {
+                "clavicle" => LeftShoulder,
+                "upperarm" => LeftUpperArm,
+                "lowerarm" => LeftLowerArm,
+                "hand" => LeftHand,
+                "thigh" => LeftUpperLeg,
+                "calf" => LeftLowerLeg,
+                "foot" => LeftFoot,
+                "ball" => LeftToes,
+                _ => return None,
+            };
+            HumanoidBone::sided(left, right)
+        }
+    })
+}
+
+/// GTA's spellings (SA, VC, III) of the humanoid bones: the keys of
+/// [`crate::skeleton::canonical_bone_id`] for the SA ids 1–5, 21–24, 31–34, 41–44 and 51–54
+/// (written out here, since `anim` sits below `skeleton`; a test checks the two agree).
+fn gta(key: &str) -> Option<HumanoidBone> {
+    use HumanoidBone::*;
+    Some(match key {
+        "pelvis" | "swaist" => Hips,
+        "spine" | "smid" => Spine,
+        "spine1" | "storso" => Chest,
+        "neck" => Neck,
+        "head" | "shead" => Head,
+        "bip01rclavicle" | "rclavicle" => RightShoulder,
+        "rupperarm" | "supperarmr" => RightUpperArm,
+        "rforearm" | "slowerarmr" => RightLowerArm,
+        "rhand" | "srhand" => RightHand,
+        "bip01lclavicle" | "lclavicle" => LeftShoulder,
+        "lupperarm" | "supperarml" => LeftUpperArm,
+        "lforearm" | "slowerarml" => LeftLowerArm,
+        "lhand" | "slhand" => LeftHand,
+        "lthigh" | "supperlegl" => LeftUpperLeg,
+        "lcalf" | "slowerlegl" => LeftLowerLeg,
+        "lfoot" | "sfootl" => LeftFoot,
+        "ltoe" | "ltoe0" => LeftToes,
+        "rthigh" | "supperlegr" => RightUpperLeg,
+        "rcalf" | "slowerlegr" => RightLowerLeg,
+        "rfoot" | "sfootr" => RightFoot,
+        "rtoe" | "rtoe0" => RightToes,
+        _ => return None,
+    })
+}
+
+/// Which index of a skeleton's bone-name list each [`HumanoidBone`] is (at most one each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BoneMap {
+    bones: [Option<usize>; HumanoidBone::COUNT],
+}
+
+/// What a [`BoneMap`] made of a name list ([`BoneMap::report`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MatchReport {
+    /// The humanoid bones found, with their index in the name list, in [`HumanoidBone::ALL`]
+    /// order.
+    pub matched: Vec<(HumanoidBone, usize)>,
+    /// The humanoid bones not found (or mapped past the end of the list).
+    pub unmatched: Vec<HumanoidBone>,
+    /// The names no humanoid bone maps to, in list order.
+    pub unused: Vec<String>,
+    /// Humanoid bones mapped (by [`BoneMap::with`]) to an index past the end of the list.
+    pub out_of_range: Vec<(HumanoidBone, usize)>,
+}
+
+impl BoneMap {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The map the preset's naming gives a name list: each humanoid bone is the first name that
+    /// stands for it.
+    pub fn from_preset(preset: BonePreset, names: &[&str]) -> Self {
+        let mut map = Self::new();
+        for (index, name) in names.iter().enumerate() {
+            if let Some(bone) = preset.humanoid_bone(name) {
+                map.bones[bone.index()].get_or_insert(index);
+            }
+        }
+        map
+    }
+
+    /// The preset that finds the most humanoid bones in the list, and its map. On a tie the
+    /// earlier of [`BonePreset::ALL`] wins (so an empty list gives Mixamo and an empty map).
+    pub fn detect(names: &[&str]) -> (BonePreset, BoneMap) {
+        let mut best = (
+            BonePreset::Mixamo,
+            BoneMap::from_preset(BonePreset::Mixamo, names),
+        );
+        for preset in &BonePreset::ALL[1..] {
+            let map = BoneMap::from_preset(*preset, names);
+            if map.len() > best.1.len() {
+                best = (*preset, map);
+            }
+        }
+        best
+    }
+
+    /// The same map with `bone` at `index` (a user's correction).
+    pub fn with(mut self, bone: HumanoidBone, index: usize) -> Self {
+        self.bones[bone.index()] = Some(index);
+        self
+    }
+
+    /// The same map without `bone`.
+    pub fn without(mut self, bone: HumanoidBone) -> Self {
+        self.bones[bone.index()] = None;
+        self
+    }
+
+    /// The index `bone` maps to.
+    pub fn get(&self, bone: HumanoidBone) -> Option<usize> {
+        self.bones[bone.index()]
+    }
+
+    /// How many humanoid bones are mapped.
+    pub fn len(&self) -> usize {
+        self.bones.iter().flatten().count()
+    }
+
+    /// Whether no bone is mapped.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The mapped bones and their indices, in [`HumanoidBone::ALL`] order.
+    pub fn iter(&self) -> impl Iterator<Item = (HumanoidBone, usize)> + '_ {
+        HumanoidBone::ALL
+            .iter()
+            .filter_map(|&bone| Some((bone, self.get(bone)?)))
+    }
+
+    /// `(source index, target index)` for every humanoid bone both maps have, in
+    /// [`HumanoidBone::ALL`] order: the pairs a [`Retargeter`] takes.
+    pub fn pairs(&self, target: &BoneMap) -> Vec<(usize, usize)> {
+        self.iter()
+            .filter_map(|(bone, source)| Some((source, target.get(bone)?)))
+            .collect()
+    }
+
+    /// What the map makes of the name list it indexes.
+    pub fn report(&self, names: &[&str]) -> MatchReport {
+        let mut report = MatchReport::default();
+        let mut used = vec![false; names.len()];
+        for bone in HumanoidBone::ALL {
+            match self.get(bone) {
+                Some(index) if index < names.len() => {
+                    used[index] = true;
+                    report.matched.push((bone, index));
+                }
+                Some(index) => {
+                    report.out_of_range.push((bone, index));
+                    report.unmatched.push(bone);
+                }
+                None => report.unmatched.push(bone),
+            }
+        }
+        report.unused = names
+            .iter()
+            .zip(&used)
+            .filter(|(_, used)| !**used)
+            .map(|(name, _)| (*name).to_owned())
+            .collect();
+        report
+    }
+}
+
+/// Why a [`RestPose`] was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RestPoseError {
+    /// `parents` and `local` differ in length.
+    #[error("{parents} parents but {local} local transforms")]
+    LengthMismatch {
+        /// `parents.len()`.
+        parents: usize,
+        /// `local.len()`.
+        local: usize,
+    },
+    /// A bone's parent index is past the end.
+    #[error("bone {bone} has parent {parent}, past the end")]
+    ParentOutOfRange {
+        /// The bone.
+        bone: usize,
+        /// Its parent index.
+        parent: usize,
+    },
+    /// A bone is its own ancestor.
+    #[error("bone {bone} is its own ancestor")]
+    Cycle {
+        /// A bone on the cycle.
+        bone: usize,
+    },
+}
+
+/// A skeleton's rest pose: each bone's parent and local rest transform (translation, rotation)
+/// in its parent's space. Parents need not come before children.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RestPose {
+    /// Each bone's parent index; `None` for a root.
+    pub parents: Vec<Option<usize>>,
+    /// Each bone's local rest (translation, rotation).
+    pub local: Vec<(Vec3, Quat)>,
+}
+
+impl RestPose {
+    /// Number of bones.
+    pub fn len(&self) -> usize {
+        self.parents.len()
+    }
+
+    /// Whether there are no bones.
+    pub fn is_empty(&self) -> bool {
+        self.parents.is_empty()
+    }
+
+    /// The bone indices with every parent before its children (index order where it already
+    /// is), or why there is no such order.
+    pub fn order(&self) -> Result<Vec<usize>, RestPoseError> {
+        let n = self.parents.len();
+        if self.local.len() != n {
+            return Err(RestPoseError::LengthMismatch {
+                parents: n,
+                local: self.local.len(),
+            });
+        }
+        // 0: not seen, 1: on the chain being walked, 2: placed.
+        let mut state = vec![0u8; n];
+        let mut order = Vec::with_capacity(n);
+        let mut chain = Vec::new();
+        for start in 0..n {
+            let mut bone = start;
+            chain.clear();
+            loop {
+                match state[bone] {
+                    2 => break,
+                    1 => return Err(RestPoseError::Cycle { bone }),
+                    _ => {}
+                }
+                state[bone] = 1;
+                chain.push(bone);
+                match self.parents[bone] {
+                    None => break,
+                    Some(parent) if parent >= n => {
+                        return Err(RestPoseError::ParentOutOfRange { bone, parent });
+                    }
+                    Some(parent) => bone = parent,
+                }
+            }
+            for &b in chain.iter().rev() {
+                state[b] = 2;
+                order.push(b);
+            }
+        }
+        Ok(order)
+    }
+
+    /// Every bone's world (model-space) rest transform (position, rotation).
+    pub fn world(&self) -> Result<Vec<(Vec3, Quat)>, RestPoseError> {
+        let order = self.order()?;
+        Ok(self.world_in(&order))
+    }
+
+    fn world_in(&self, order: &[usize]) -> Vec<(Vec3, Quat)> {
+        let mut world = vec![(Vec3::ZERO, Quat::IDENTITY); self.len()];
+        for &bone in order {
+            let (t, r) = self.local[bone];
+            let r = unit(r);
+            world[bone] = match self.parents[bone] {
+                Some(p) => {
+                    let (pt, pr) = world[p];
+                    (pt + pr * t, (pr * r).normalize())
+                }
+                None => (t, r),
+            };
+        }
+        world
+    }
+}
+
+/// `q` normalised; the identity for a zero or non-finite one.
+fn unit(q: Quat) -> Quat {
+    let len = q.length();
+    if len.is_finite() && len > 1e-12 {
+        q / len
+    } else {
+        Quat::IDENTITY
+    }
+}
+
+/// Which skeleton a [`RetargetError`] is about.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RetargetError {
+    /// The source rest pose was refused.
+    #[error("source skeleton: {0}")]
+    Source(RestPoseError),
+    /// The target rest pose was refused.
+    #[error("target skeleton: {0}")]
+    Target(RestPoseError),
+}
+
+/// How [`Retargeter`] treats the two skeletons' differing rest poses (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RestAlignment {
+    /// Turn each target bone onto the source's rest direction first (`A` of the module docs):
+    /// the target reproduces the source's world directions.
+    #[default]
+    MatchSourceRest,
+    /// No alignment (`A = 1`): the target copies the source's change from rest, starting from
+    /// its own rest.
+    KeepTargetRest,
+}
+
+/// Why a pair given to [`Retargeter::new`] was skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    /// The source index is past the source skeleton's end.
+    SourceOutOfRange,
+    /// The target index is past the target skeleton's end.
+    TargetOutOfRange,
+    /// An earlier pair already drives this target bone.
+    DuplicateTarget,
+}
+
+/// A pair [`Retargeter::new`] did not use, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SkippedPair {
+    /// The source index given.
+    pub source: usize,
+    /// The target index given.
+    pub target: usize,
+    /// Why it was skipped.
+    pub reason: SkipReason,
+}
+
+/// One mapped pair, precomputed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Pair {
+    source: usize,
+    target: usize,
+    /// The alignment `A`.
+    align: Quat,
+    /// `T = Ws_rest⁻¹ · C⁻¹ · A · Wt_rest`, so that `Wt_pose = C · Ws_pose · T`.
+    tail: Quat,
+}
+
+/// Carries poses from a source skeleton to a target skeleton (the maths is in the module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retargeter {
+    basis: Quat,
+    source_parents: Vec<Option<usize>>,
+    source_order: Vec<usize>,
+    source_rest: Vec<Quat>,
+    target_parents: Vec<Option<usize>>,
+    target_order: Vec<usize>,
+    target_rest: Vec<Quat>,
+    /// Per target bone, its index in `pairs`.
+    target_pair: Vec<Option<usize>>,
+    pairs: Vec<Pair>,
+    skipped: Vec<SkippedPair>,
+}
+
+impl Retargeter {
+    /// A retargeter with [`RestAlignment::MatchSourceRest`]. `pairs` are (source bone, target
+    /// bone) indices; `basis` turns source axes into target axes.
+    pub fn new(
+        source: &RestPose,
+        target: &RestPose,
+        pairs: &[(usize, usize)],
+        basis: Quat,
+    ) -> Result<Self, RetargetError> {
+        Self::with_alignment(source, target, pairs, basis, RestAlignment::MatchSourceRest)
+    }
+
+    /// A retargeter with the given rest alignment.
+    pub fn with_alignment(
+        source: &RestPose,
+        target: &RestPose,
+        pairs: &[(usize, usize)],
+        basis: Quat,
+        alignment: RestAlignment,
+    ) -> Result<Self, RetargetError> {
+        let basis = unit(basis);
+        let source_order = source.order().map_err(RetargetError::Source)?;
+        let target_order = target.order().map_err(RetargetError::Target)?;
+        let source_world = source.world_in(&source_order);
+        let target_world = target.world_in(&target_order);
+
+        let mut skipped = Vec::new();
+        let mut target_source = vec![None; target.len()];
+        for &(s, t) in pairs {
+            let reason = if s >= source.len() {
+                SkipReason::SourceOutOfRange
+            } else if t >= target.len() {
+                SkipReason::TargetOutOfRange
+            } else if target_source[t].is_some() {
+                SkipReason::DuplicateTarget
+            } else {
+                target_source[t] = Some(s);
+                continue;
+            };
+            skipped.push(SkippedPair {
+                source: s,
+                target: t,
+                reason,
+            });
+        }
+
+        // Each mapped target bone's first mapped child: the lowest-index mapped bone whose
+        // nearest mapped ancestor it is. The parent chains are acyclic (checked above).
+        let mut first_child: Vec<Option<usize>> = vec![None; target.len()];
+        for child in 0..target.len() {
+            if target_source[child].is_none() {
+                continue;
+            }
+            let mut up = target.parents[child];
+            while let Some(a) = up {
+                if target_source[a].is_some() {
+                    first_child[a].get_or_insert(child);
+                    break;
+                }
+                up = target.parents[a];
+            }
+        }
+
+        let mut target_pair = vec![None; target.len()];
+        let mut out_pairs = Vec::new();
+        for t in 0..target.len() {
+            let Some(s) = target_source[t] else { continue };
+            let (ds, dt) = match first_child[t] {
+                Some(tc) => {
+                    let sc = target_source[tc].unwrap_or(s);
+                    (
+                        source_world[sc].0 - source_world[s].0,
+                        target_world[tc].0 - target_world[t].0,
+                    )
+                }
+                None => (
+                    offset_from_parent(&source_world, &source.parents, s),
+                    offset_from_parent(&target_world, &target.parents, t),
+                ),
+            };
+            let align = match (alignment, dt.try_normalize(), (basis * ds).try_normalize()) {
+                (RestAlignment::MatchSourceRest, Some(dt), Some(ds)) => {
+                    Quat::from_rotation_arc(dt, ds)
+                }
+                _ => Quat::IDENTITY,
+            };
+            let tail = source_world[s].1.inverse() * basis.inverse() * align * target_world[t].1;
+            target_pair[t] = Some(out_pairs.len());
+            out_pairs.push(Pair {
+                source: s,
+                target: t,
+                align,
+                tail: tail.normalize(),
+            });
+        }
+
+        Ok(Self {
+            basis,
+            source_parents: source.parents.clone(),
+            source_order,
+            source_rest: source.local.iter().map(|&(_, r)| unit(r)).collect(),
+            target_parents: target.parents.clone(),
+            target_order,
+            target_rest: target.local.iter().map(|&(_, r)| unit(r)).collect(),
+            target_pair,
+            pairs: out_pairs,
+            skipped,
+        })
+    }
+
+    /// The pairs in use, (source, target), in target index order.
+    pub fn pairs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.pairs.iter().map(|p| (p.source, p.target))
+    }
+
+    /// The pairs given to [`Retargeter::new`] that were not used.
+    pub fn skipped(&self) -> &[SkippedPair] {
+        &self.skipped
+    }
+
+    /// The rest alignment `A` (target axes, world) of a mapped target bone.
+    pub fn alignment(&self, target_bone: usize) -> Option<Quat> {
+        let pair = (*self.target_pair.get(target_bone)?)?;
+        Some(self.pairs[pair].align)
+    }
+
+    /// The target's local rotations for a source pose given as local rotations (one per source
+    /// bone; missing ones are the source's rest). Mapped target bones follow their source bone;
+    /// the others keep their rest rotation. `out_target_local` gets one rotation per target bone,
+    /// as many as fit.
+    pub fn apply(&self, source_pose_local: &[Quat], out_target_local: &mut [Quat]) {
+        let mut source_world = vec![Quat::IDENTITY; self.source_parents.len()];
+        for &bone in &self.source_order {
+            let local = source_pose_local
+                .get(bone)
+                .map_or(self.source_rest[bone], |&q| unit(q));
+            source_world[bone] = match self.source_parents[bone] {
+                Some(p) => source_world[p] * local,
+                None => local,
+            };
+        }
+        let mut target_world = vec![Quat::IDENTITY; self.target_parents.len()];
+        for &bone in &self.target_order {
+            let parent = self.target_parents[bone].map_or(Quat::IDENTITY, |p| target_world[p]);
+            let (world, local) = match self.target_pair[bone] {
+                Some(k) => {
+                    let pair = &self.pairs[k];
+                    let world = (self.basis * source_world[pair.source] * pair.tail).normalize();
+                    (world, (parent.inverse() * world).normalize())
+                }
+                None => {
+                    let local = self.target_rest[bone];
+                    (parent * local, local)
+                }
+            };
+            target_world[bone] = world;
+            if let Some(out) = out_target_local.get_mut(bone) {
+                *out = local;
+            }
+        }
+    }
+}
+
+/// A bone's world offset from its parent; zero for a root.
+fn offset_from_parent(world: &[(Vec3, Quat)], parents: &[Option<usize>], bone: usize) -> Vec3 {
+    match parents[bone] {
+        Some(p) => world[bone].0 - world[p].0,
+        None => Vec3::ZERO,
+    }
+}
+
+/// The factor a source root translation is scaled by on the target: the ratio of the hip
+/// heights, `target / source`; 1 when the source height is zero or either is not finite.
+pub fn hips_translation_scale(source_hip_height: f32, target_hip_height: f32) -> f32 {
+    if source_hip_height.is_finite()
+        && target_hip_height.is_finite()
+        && source_hip_height.abs() > 1e-6
+    {
+        target_hip_height / source_hip_height
+    } else {
+        1.0
+    }
+}
+
+/// The target's root (hips) position for a source root position: the source's displacement from
+/// its rest position, scaled and turned into target axes, added to the target's rest position:
+/// `target_rest + basis · (scale · (source − source_rest))`. Positions are in each skeleton's
+/// model space (source axes for the source, target axes for the target).
+pub fn retarget_root_translation(
+    source: Vec3,
+    source_rest: Vec3,
+    target_rest: Vec3,
+    scale: f32,
+    basis: Quat,
+) -> Vec3 {
+    target_rest + unit(basis) * ((source - source_rest) * scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_keys_drop_prefixes_case_and_separators() {
+        assert_eq!(name_key("Armature|mixamorig:Spine2"), "spine2");
+        assert_eq!(name_key(" L UpperArm"), "lupperarm");
+        assert_eq!(name_key("spine_01"), "spine01");
+        assert_eq!(name_key(""), "");
+        assert_eq!(strip_mixamo_prefix("mixamorig12lefthand"), "lefthand");
+    }
+
+    #[test]
+    fn right_bones_are_four_after_left_ones() {
+        use HumanoidBone::*;
+        for (l, r) in [
+            (LeftShoulder, RightShoulder),
+            (LeftHand, RightHand),
+            (LeftUpperLeg, RightUpperLeg),
+            (LeftToes, RightToes),
+        ] {
+            assert_eq!(HumanoidBone::sided(l, true), r);
+        }
+        for (i, b) in HumanoidBone::ALL.iter().enumerate() {
+            assert_eq!(b.index(), i);
+        }
+    }
+
+    #[test]
+    fn order_puts_parents_first_and_refuses_cycles() {
+        let pose = |parents: Vec<Option<usize>>| RestPose {
+            local: vec![(Vec3::ZERO, Quat::IDENTITY); parents.len()],
+            parents,
+        };
+        assert_eq!(
+            pose(vec![Some(2), None, Some(1)]).order(),
+            Ok(vec![1, 2, 0])
+        );
+        assert_eq!(
+            pose(vec![Some(1), Some(0)]).order(),
+            Err(RestPoseError::Cycle { bone: 0 })
+        );
+        assert_eq!(
+            pose(vec![Some(0)]).order(),
+            Err(RestPoseError::Cycle { bone: 0 })
+        );
+        assert_eq!(
+            pose(vec![None, Some(5)]).order(),
+            Err(RestPoseError::ParentOutOfRange { bone: 1, parent: 5 })
+        );
+    }
+}
