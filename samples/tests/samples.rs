@@ -207,4 +207,15 @@ fn the_sample_character_is_a_skinned_mixamo_humanoid_in_a_t_pose() {
     let top = max[1].as_f64().unwrap();
     assert!((1.7..1.8).contains(&top), "about 1.75 m tall: {top}");
     assert_eq!(nodes.iter().filter(|n| n.get("skin").is_some()).count(), 1);
+    // Its names are found as Mixamo's, every humanoid bone matched.
+    use rigplay::anim::retarget::{BoneMap, BonePreset};
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (preset, map) = BoneMap::detect(&refs);
+    assert_eq!(preset, BonePreset::Mixamo);
+    let report = map.report(&refs);
+    println!(
+        "unmatched {:?}, unused {:?}",
+        report.unmatched, report.unused
+    );
+    assert!(report.unmatched.is_empty(), "{:?}", report.unmatched);
 }
