@@ -568,9 +568,10 @@ fn playback_drives_rigs_that_share_frames_and_skip_what_did_not_change() {
             }
         }
         let world = app.world();
-        // The playhead knows the timeline: frames 0..=47 at 24 fps.
+        // The playhead knows the timeline: frames 0..=47 at 24 fps, each shown 1/24 s, so a
+        // loop of 48 frames, 2 s.
         let playback = world.get::<Playback>(crowd[0]).unwrap();
-        assert_eq!(playback.duration, Some(47.0 / 24.0));
+        assert_eq!(playback.duration, Some(2.0));
         assert!(
             world
                 .get::<AnieCell>(hidden)
@@ -596,7 +597,8 @@ fn playback_drives_rigs_that_share_frames_and_skip_what_did_not_change() {
         assert_eq!(frame(crowd[0]), (time * 24.0 + 1e-4).floor());
         assert_eq!(frame(paused), 12.0);
         assert!(world.get::<AnieCell>(hidden).unwrap().frame.is_none());
-        // 96 updates = 2 s: the crowd went once round the 1.958 s loop, the fast rig twice.
+        // 96 updates = 2 s (after the warm-up): the crowd went once round the 2 s loop, the fast
+        // rig twice.
         assert!(
             world.resource::<Loops>().0 >= 11,
             "{} loops",

@@ -256,9 +256,11 @@ pub fn ui(
             {
                 ui.separator();
                 ui.heading("Layers");
-                let frame = anie
-                    .evaluator
-                    .evaluate(rig.frame_at(playback.time, anie.frame_rate()));
+                let frame = anie.evaluator.evaluate(rig.frame_at(
+                    playback.time,
+                    anie.frame_rate(),
+                    anie.project().max_frame,
+                ));
                 let project = anie.project().clone();
                 egui::ScrollArea::vertical()
                     .id_salt("layers")

@@ -34,9 +34,11 @@ impl AnieProject {
         self.project().fps.max(1) as f32
     }
 
-    /// Seconds from frame 0 to the timeline's last frame.
+    /// Seconds the timeline plays: frames `0..=maxFrame`, each shown for `1/fps`, so
+    /// `(maxFrame + 1) / fps`. AnimeEffects plays frame `maxFrame` and then wraps to 0 (§4.1: a
+    /// loop's period is `maxFrame + 1` frames), so this is the length of one loop.
     pub fn duration(&self) -> f32 {
-        self.project().max_frame as f32 / self.frame_rate()
+        (self.project().max_frame as f32 + 1.0) / self.frame_rate()
     }
 
     /// The canvas size in pixels.

@@ -380,7 +380,11 @@ pub(crate) fn draw_rigs(
         if !visible {
             continue;
         }
-        let frame = rig.frame_at(playback.time, project.frame_rate());
+        let frame = rig.frame_at(
+            playback.time,
+            project.frame_rate(),
+            project.project().max_frame,
+        );
         let scale = cell_scale(rig.scale, project.canvas_size(), settings.max_side);
         let key = ProgramKey {
             project: rig.project.id(),

@@ -94,13 +94,18 @@ impl AnieRig {
         self
     }
 
-    /// The frame shown at `time` seconds of a timeline of `fps` frames per second.
-    pub fn frame_at(&self, time: f32, fps: f32) -> f32 {
-        let frame = time * fps;
+    /// The frame shown at `time` seconds of a timeline of `fps` frames per second whose last
+    /// frame is `max_frame`: whole frames never pass `max_frame` (a playhead held at the end of
+    /// the timeline shows the last frame); fractional ones run up to `max_frame + 1`, where a
+    /// looping timeline's keys wrap (§4.1).
+    pub fn frame_at(&self, time: f32, fps: f32, max_frame: u32) -> f32 {
+        let frame = (time * fps).max(0.0);
         match self.frames {
             // A time set from a frame (`frame / fps`) can come back a hair below it.
-            AnieFrames::Stepped => (frame + 1e-4).floor(),
-            AnieFrames::Smooth => crate::anie::eval::quantize_frame(frame),
+            AnieFrames::Stepped => (frame + 1e-4).floor().min(max_frame as f32),
+            AnieFrames::Smooth => {
+                crate::anie::eval::quantize_frame(frame.min(max_frame as f32 + 1.0))
+            }
         }
     }
 }
@@ -116,4 +121,27 @@ pub struct AnieCell {
     pub rect: URect,
     /// The frame last sent to be drawn (it is on the page a frame later, once the GPU ran).
     pub frame: Option<f32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_step_as_animeeffects_plays_and_stop_at_the_last() {
+        let stepped = AnieRig::new(Handle::default());
+        let smooth = AnieRig::new(Handle::default()).with_frames(AnieFrames::Smooth);
+        // 24 fps, frames 0..=47: 0.5 s is frame 12 exactly; 12/24 s computed in f32 still 12.
+        assert_eq!(stepped.frame_at(0.5, 24.0, 47), 12.0);
+        assert_eq!(stepped.frame_at(12.0 / 24.0, 24.0, 47), 12.0);
+        assert_eq!(stepped.frame_at(0.52, 24.0, 47), 12.0); // 12.48 → 12
+        // The end of the 2 s loop (48 frames) holds the last frame, never 48.
+        assert_eq!(stepped.frame_at(2.0, 24.0, 47), 47.0);
+        assert_eq!(stepped.frame_at(-1.0, 24.0, 47), 0.0);
+        // Fractional frames at AnimeEffects' 1/1000 precision, up to maxFrame + 1 where a loop's
+        // keys wrap: 0.52 s = 12.48; 1.99 s = 47.76; 3 s = 72 → 48.
+        assert_eq!(smooth.frame_at(0.52, 24.0, 47), 12.48);
+        assert_eq!(smooth.frame_at(1.99, 24.0, 47), 47.76);
+        assert_eq!(smooth.frame_at(3.0, 24.0, 47), 48.0);
+    }
 }
