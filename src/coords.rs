@@ -36,6 +36,19 @@ pub const GTA_TO_BEVY: Quat = Quat::from_xyzw(
     std::f32::consts::FRAC_1_SQRT_2,
 );
 
+/// The GTA → glTF change of basis, for a GTA clip on a glTF character: glTF is Y up like Bevy,
+/// but a character faces **+Z** where a GTA ped faces +Y, so GTA forward must land on +Z, up on
+/// +Y, and (to stay a proper rotation) X on −X; the ped's left (−X) is then the character's left
+/// (+X, facing +Z with Y up). That is [`GTA_TO_BEVY`] (−90° about X, which takes +Y to −Z)
+/// followed by 180° about Y: `Ry(π)·Rx(−π/2)` = `(0, 1/√2, 1/√2, 0)`, a half turn about
+/// `(0, 1, 1)/√2`: `v ↦ (−x, z, y)`.
+pub const GTA_TO_GLTF: Quat = Quat::from_xyzw(
+    0.0,
+    std::f32::consts::FRAC_1_SQRT_2,
+    std::f32::consts::FRAC_1_SQRT_2,
+    0.0,
+);
+
 /// A GTA-space vector (translation, direction) in Bevy axes: `(x, y, z) ↦ (x, z, −y)`.
 pub fn gta_vec_to_bevy(v: Vec3) -> Vec3 {
     Vec3::new(v.x, v.z, -v.y)
@@ -231,5 +244,16 @@ mod tests {
         assert_eq!(f(0.0, 0.0), glam::Vec2::new(-100.0, 50.0));
         assert_eq!(f(100.0, 50.0), glam::Vec2::ZERO);
         assert_eq!(f(200.0, 100.0), glam::Vec2::new(100.0, -50.0));
+    }
+
+    #[test]
+    fn gta_forward_is_a_gltf_characters_forward() {
+        // (x, y, z) ↦ (−x, z, y): forward +Y → +Z, up +Z → +Y, the ped's left −X → +X.
+        let v = GTA_TO_GLTF * Vec3::new(1.0, 2.0, 3.0);
+        assert!(v.abs_diff_eq(Vec3::new(-1.0, 3.0, 2.0), 1e-6), "{v}");
+        let composed = Quat::from_rotation_y(std::f32::consts::PI) * GTA_TO_BEVY;
+        assert!(
+            composed.abs_diff_eq(GTA_TO_GLTF, 1e-6) || composed.abs_diff_eq(-GTA_TO_GLTF, 1e-6)
+        );
     }
 }

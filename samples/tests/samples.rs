@@ -219,3 +219,153 @@ fn the_sample_character_is_a_skinned_mixamo_humanoid_in_a_t_pose() {
     );
     assert!(report.unmatched.is_empty(), "{:?}", report.unmatched);
 }
+
+/// The sample character's joints as a rest pose (parents, local rest transforms) with their
+/// names, from its glTF nodes.
+fn character_rest_pose() -> (Vec<String>, rigplay::anim::retarget::RestPose) {
+    use glam::{Quat, Vec3};
+    let files = rigplay_samples::sample_files();
+    let (_, bytes) = files
+        .iter()
+        .find(|(p, _)| *p == "characters/humanoid.glb")
+        .unwrap();
+    let (json, _) = glb_chunks(bytes);
+    let nodes = json["nodes"].as_array().unwrap();
+    let joints: Vec<usize> = json["skins"][0]["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_u64().unwrap() as usize)
+        .collect();
+    let f = |v: &serde_json::Value| -> Vec<f32> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect()
+    };
+    let mut parents = vec![None; joints.len()];
+    let mut local = Vec::new();
+    for (k, &node) in joints.iter().enumerate() {
+        for c in nodes[node]["children"].as_array().into_iter().flatten() {
+            let c = c.as_u64().unwrap() as usize;
+            if let Some(child) = joints.iter().position(|&j| j == c) {
+                parents[child] = Some(k);
+            }
+        }
+        let (t, r) = (f(&nodes[node]["translation"]), f(&nodes[node]["rotation"]));
+        local.push((
+            Vec3::new(t[0], t[1], t[2]),
+            Quat::from_xyzw(r[0], r[1], r[2], r[3]),
+        ));
+    }
+    let names = joints
+        .iter()
+        .map(|&n| nodes[n]["name"].as_str().unwrap().to_owned())
+        .collect();
+    (names, rigplay::anim::retarget::RestPose { parents, local })
+}
+
+#[test]
+fn the_sample_walk_retargeted_onto_the_sample_character_points_its_limbs_where_the_ped_does() {
+    use glam::{Quat, Vec3};
+    use rigplay::anim::retarget::{BoneMap, RestPose, Retargeter};
+    use rigplay::coords::GTA_TO_GLTF;
+    // Source: the SA ped (Z up, facing +Y, A-pose rest arms) playing the sample walk; target:
+    // the Mixamo-named T-pose character (Y up, facing +Z, its bones' +Y along the bones).
+    let files = rigplay_samples::sample_files();
+    let sa = IfpPackage::read(&files[0].1).unwrap();
+    let skeleton = Skeleton::gta_sa();
+    let walk = sa.package.clip("walk").unwrap().to_clip();
+    let binding = skeleton.bind(&walk);
+    let source = RestPose::from(&skeleton);
+    let source_names: Vec<&str> = skeleton.bones.iter().map(|b| b.name.as_str()).collect();
+    let (_, source_map) = BoneMap::detect(&source_names);
+    let (target_names, target) = character_rest_pose();
+    let target_refs: Vec<&str> = target_names.iter().map(String::as_str).collect();
+    let (_, target_map) = BoneMap::detect(&target_refs);
+    let pairs = source_map.pairs(&target_map);
+    assert!(pairs.len() >= 20, "{} pairs", pairs.len());
+    let retargeter = Retargeter::new(&source, &target, &pairs, GTA_TO_GLTF).unwrap();
+    let world = |rest: &RestPose, rotations: &[Quat]| {
+        let posed = RestPose {
+            parents: rest.parents.clone(),
+            local: rest
+                .local
+                .iter()
+                .zip(rotations)
+                .map(|(&(t, _), &r)| (t, r))
+                .collect(),
+        };
+        posed.world().unwrap()
+    };
+    let source_index = |name: &str| {
+        source_names
+            .iter()
+            .position(|n| n.trim() == name)
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    let target_index = |name: &str| target_refs.iter().position(|n| *n == name).unwrap();
+    // Limbs: (source bone, its child) and (target bone, its child), directions compared in
+    // the character's axes (glTF: Y up, facing +Z).
+    let limbs = [
+        (
+            ("L Thigh", "L Calf"),
+            ("mixamorig:LeftUpLeg", "mixamorig:LeftLeg"),
+        ),
+        (
+            ("R Calf", "R Foot"),
+            ("mixamorig:RightLeg", "mixamorig:RightFoot"),
+        ),
+        (
+            ("L UpperArm", "L ForeArm"),
+            ("mixamorig:LeftArm", "mixamorig:LeftForeArm"),
+        ),
+        (
+            ("R ForeArm", "R Hand"),
+            ("mixamorig:RightForeArm", "mixamorig:RightHand"),
+        ),
+        (("Spine1", "Neck"), ("mixamorig:Spine2", "mixamorig:Neck")),
+    ];
+    let mut worst = 0.0f32;
+    for step in 0..12 {
+        let t = step as f32 * 0.1;
+        let mut local = skeleton.rest_pose();
+        let mut by_track = vec![BonePose::default(); walk.tracks().len()];
+        for (i, b) in binding.targets.iter().enumerate() {
+            by_track[i] = local[b.unwrap()];
+        }
+        walk.sample(t, &mut walk.cursor(), &mut by_track);
+        for (i, b) in binding.targets.iter().enumerate() {
+            local[b.unwrap()] = by_track[i];
+        }
+        let source_rotations: Vec<Quat> = local.iter().map(|p| p.rotation).collect();
+        let mut target_rotations: Vec<Quat> = target.local.iter().map(|l| l.1).collect();
+        retargeter.apply(&source_rotations, &mut target_rotations);
+        let (sw, tw) = (
+            world(&source, &source_rotations),
+            world(&target, &target_rotations),
+        );
+        for ((sa, sb), (ta, tb)) in limbs {
+            let s = GTA_TO_GLTF * (sw[source_index(sb)].0 - sw[source_index(sa)].0).normalize();
+            let d = (tw[target_index(tb)].0 - tw[target_index(ta)].0).normalize();
+            let angle = s.angle_between(d).to_degrees();
+            worst = worst.max(angle);
+            assert!(
+                angle < 1.0,
+                "t {t}: {ta} points {d}, the ped's {sa} {s} ({angle}°)"
+            );
+        }
+        // The legs swing: at a quarter cycle the left foot is ahead (+Z, the character's
+        // forward) of the right, three quarters in behind.
+        let z = |n: &str| tw[target_index(n)].0.z;
+        if step == 3 {
+            assert!(z("mixamorig:LeftFoot") > z("mixamorig:RightFoot") + 0.1);
+        }
+        if step == 9 {
+            assert!(z("mixamorig:LeftFoot") < z("mixamorig:RightFoot") - 0.1);
+        }
+    }
+    println!("largest limb direction difference {worst:.4}°");
+    let _ = Vec3::ZERO;
+}
