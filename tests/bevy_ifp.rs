@@ -380,3 +380,65 @@ fn a_broken_file_fails_to_load_with_its_offset_and_the_app_keeps_running() {
     }
     let _: Handle<Ifp> = load(&mut app, "good.ifp");
 }
+
+#[test]
+fn a_retarget_root_reports_its_humanoid_bones_by_naming_convention() {
+    use rigplay::anim::retarget::{BonePreset, HumanoidBone};
+    let mut app = app(&[], &[], 1.0 / 30.0);
+    // A Mixamo-named chain under a root, as a glTF scene spawns it: the hips, a leg, an arm,
+    // and a prop that is no bone.
+    let world = app.world_mut();
+    let root = world
+        .spawn((
+            Name::new("character"),
+            Retarget::default(),
+            Transform::default(),
+        ))
+        .id();
+    let mut parent = root;
+    for name in [
+        "mixamorig:Hips",
+        "mixamorig:LeftUpLeg",
+        "mixamorig:LeftLeg",
+        "mixamorig:LeftFoot",
+    ] {
+        parent = world
+            .spawn((Name::new(name), Transform::default(), ChildOf(parent)))
+            .id();
+    }
+    world.spawn((Name::new("sword"), Transform::default(), ChildOf(parent)));
+    app.update();
+    let report = app.world().get::<RetargetReport>(root).expect("a report");
+    assert_eq!(report.preset, BonePreset::Mixamo);
+    let matched: Vec<HumanoidBone> = report.report.matched.iter().map(|m| m.0).collect();
+    assert_eq!(
+        matched,
+        [
+            HumanoidBone::Hips,
+            HumanoidBone::LeftUpperLeg,
+            HumanoidBone::LeftLowerLeg,
+            HumanoidBone::LeftFoot
+        ]
+    );
+    assert!(report.report.unmatched.contains(&HumanoidBone::Head));
+    assert_eq!(report.report.unused, ["sword"]);
+    // A bone that appears later (a scene still spawning) renews the report.
+    let head = app
+        .world_mut()
+        .spawn((
+            Name::new("mixamorig:Head"),
+            Transform::default(),
+            ChildOf(root),
+        ))
+        .id();
+    app.update();
+    let report = app.world().get::<RetargetReport>(root).unwrap();
+    assert!(
+        report
+            .report
+            .matched
+            .iter()
+            .any(|m| m.0 == HumanoidBone::Head)
+    );
+    let _ = head;
+}

@@ -45,9 +45,9 @@ pub use playback::{
 };
 pub use skeletal::{
     BoneLink, ClipInfo, ClipRegistry, ClipSettings, GtaBoneId, PlayAnimation, PlayingNode,
-    Retarget, RigBone, RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin, SkeletonBones,
-    SkeletonGizmos, UnmatchedTracks, animation_clip, bone_target_id, named_bone_target_id,
-    root_track,
+    Retarget, RetargetReport, RigBone, RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin,
+    SkeletonBones, SkeletonGizmos, UnmatchedTracks, animation_clip, bone_target_id,
+    named_bone_target_id, root_track,
 };
 
 pub use crate::anim::PlayMode;

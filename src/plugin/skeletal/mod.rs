@@ -23,7 +23,7 @@ pub use clip::{animation_clip, root_track};
 pub use gizmos::SkeletonGizmos;
 pub use play_animation::{PlayAnimation, PlayingNode};
 pub use registry::{ClipInfo, ClipRegistry};
-pub use retarget::{Retarget, UnmatchedTracks};
+pub use retarget::{Retarget, RetargetReport, UnmatchedTracks};
 pub use root_motion::RootMotion;
 pub(crate) use root_motion::root_displacement;
 pub use sample::SkeletalClip;
@@ -70,6 +70,7 @@ impl Plugin for SkeletalPlugin {
                 (
                     registry::forget_unloaded_clips,
                     retarget::retarget,
+                    retarget::report_humanoid_bones,
                     play_animation::start_animations,
                     retarget::warn_unmatched,
                 )

@@ -2,6 +2,7 @@
 //! [`GtaBoneId`], and the report of the tracks that found no bone ([`UnmatchedTracks`]).
 
 use super::{ClipRegistry, GtaBoneId, PlayAnimation, RigBone, target_for};
+use crate::anim::retarget::{BoneMap, BonePreset, MatchReport};
 use crate::skeleton::{GtaGame, bone_key, canonical_bone_id};
 use bevy::animation::{AnimatedBy, AnimationTargetId};
 use bevy::prelude::*;
@@ -17,6 +18,50 @@ use std::collections::HashSet;
 pub struct Retarget {
     /// The game whose bone ids [`GtaBoneId`] values are.
     pub game: GtaGame,
+}
+
+/// What a [`Retarget`] root's bone names are as humanoid bones: the naming convention found
+/// (Mixamo with any prefix, VRM, Unreal's mannequin, GTA's own) and what matched, what did not
+/// and which names are no humanoid bone ([`crate::anim::retarget`]). Inserted on the root, and
+/// renewed as its bones appear.
+#[derive(Component, Debug, Clone, PartialEq)]
+pub struct RetargetReport {
+    /// The naming convention that matched the most humanoid bones.
+    pub preset: BonePreset,
+    /// The humanoid bones found (with the index of the name in [`RetargetReport::names`]),
+    /// those not found, and the names that are no humanoid bone.
+    pub report: MatchReport,
+    /// The descendants' names, in hierarchy order.
+    pub names: Vec<String>,
+}
+
+/// Works out each [`Retarget`] root's [`RetargetReport`] when its hierarchy gains names.
+pub(crate) fn report_humanoid_bones(
+    mut commands: Commands,
+    roots: Query<Entity, With<Retarget>>,
+    children: Query<&Children>,
+    names: Query<&Name>,
+    named: Query<(), Added<Name>>,
+    added_roots: Query<(), Added<Retarget>>,
+) {
+    if named.is_empty() && added_roots.is_empty() {
+        return;
+    }
+    for root in &roots {
+        let found: Vec<String> = children
+            .iter_descendants(root)
+            .filter_map(|e| names.get(e).ok())
+            .map(|n| n.as_str().to_owned())
+            .collect();
+        let refs: Vec<&str> = found.iter().map(String::as_str).collect();
+        let (preset, map) = BoneMap::detect(&refs);
+        let report = map.report(&refs);
+        commands.entity(root).insert(RetargetReport {
+            preset,
+            report,
+            names: found,
+        });
+    }
 }
 
 /// Binds the descendants of every [`Retarget`] root that are not bound yet.
