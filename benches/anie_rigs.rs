@@ -23,6 +23,9 @@
 #[path = "../examples/anie_render/headless.rs"]
 #[allow(dead_code)]
 mod headless;
+#[path = "../tests/rng.rs"]
+#[allow(dead_code)]
+mod rng;
 
 use bevy::prelude::*;
 use bevy::render::RenderApp;
@@ -49,13 +52,10 @@ fn scene(sample: &str, count: usize, frames: AnieFrames) -> App {
         .world()
         .resource::<AssetServer>()
         .load(format!("assets/anims/anie/{sample}.anie"));
-    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut rng = rng::Rng(0x2545_F491_4F6C_DD1D);
     for _ in 0..count {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
         let mut playback = Playback::looping();
-        playback.time = (seed >> 40) as f32 / (1u64 << 24) as f32 * 2.0;
+        playback.time = rng.range(0.0, 2.0);
         app.world_mut().spawn((
             AnieRig::new(project.clone())
                 .with_frames(frames)

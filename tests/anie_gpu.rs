@@ -12,6 +12,7 @@
 #[path = "../examples/anie_render/headless.rs"]
 mod headless;
 
+use crate::srgb::{srgb_decode, srgb_encode};
 use headless::{Shot, render_shots};
 use rigplay::anie::cpu::{Renderer, RgbaImage, compare};
 use rigplay::anie::eval::Evaluator;
@@ -104,22 +105,33 @@ fn render_required() -> bool {
     std::env::var_os("RIGPLAY_REQUIRE_RENDER").is_some()
 }
 
-/// Renders the shots, or `None` (NOT RUN) where no adapter exists and rendering is not required.
-fn render_or_skip(shots: &[Shot]) -> Option<Vec<RgbaImage>> {
-    let root = root();
-    let shots = shots.to_vec();
-    let result = std::thread::spawn(move || render_shots(&root, &shots)).join();
-    match result {
-        Ok(Ok(images)) => Some(images),
-        Ok(Err(e)) => panic!("the GPU renderer failed: {e}"),
-        Err(_) if !render_required() => {
-            eprintln!(
-                "NOT RUN: no GPU adapter (install mesa-vulkan-drivers for lavapipe to run this test)"
-            );
-            None
+/// Runs `body` on its own thread: its result, or `None` (NOT RUN) where Bevy finds no GPU
+/// adapter and rendering is not required. Any other panic is the test's.
+fn on_gpu<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    match std::thread::spawn(body).join() {
+        Ok(value) => Some(value),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            if !render_required() && message.contains("GPU") {
+                eprintln!(
+                    "NOT RUN: no GPU adapter (install mesa-vulkan-drivers for lavapipe): {message}"
+                );
+                return None;
+            }
+            std::panic::resume_unwind(panic)
         }
-        Err(panic) => std::panic::resume_unwind(panic),
     }
+}
+
+/// Renders the shots of projects under `root` ([`on_gpu`]).
+fn render_or_skip(root: PathBuf, shots: &[Shot]) -> Option<Vec<RgbaImage>> {
+    let shots = shots.to_vec();
+    on_gpu(move || render_shots(&root, &shots))
+        .map(|r| r.unwrap_or_else(|e| panic!("the GPU renderer failed: {e}")))
 }
 
 const SAMPLES: &str = "assets/anims/anie";
@@ -204,7 +216,7 @@ fn gpu_rigs_match_the_cpu_reference_and_animeeffects() {
             });
         }
     }
-    let Some(images) = render_or_skip(&shots) else {
+    let Some(images) = render_or_skip(root(), &shots) else {
         return;
     };
     let mut failures = Vec::new();
@@ -252,43 +264,6 @@ fn gpu_rigs_match_the_cpu_reference_and_animeeffects() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Runs a GPU test body on its own thread; `false` (NOT RUN) where no adapter exists and
-/// rendering is not required.
-fn gpu_test(body: impl FnOnce() + Send + 'static) -> bool {
-    match std::thread::spawn(body).join() {
-        Ok(()) => true,
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("");
-            if !render_required() && message.contains("GPU") {
-                eprintln!("NOT RUN: no GPU adapter ({message})");
-                return false;
-            }
-            std::panic::resume_unwind(panic)
-        }
-    }
-}
-
-/// sRGB decoding and encoding of one channel in 0..=1 (IEC 61966-2-1).
-fn srgb_decode(c: f64) -> f64 {
-    if c <= 0.04045 {
-        c / 12.92
-    } else {
-        ((c + 0.055) / 1.055).powf(2.4)
-    }
-}
-
-fn srgb_encode(l: f64) -> f64 {
-    if l <= 0.003_130_8 {
-        l * 12.92
-    } else {
-        1.055 * l.powf(1.0 / 2.4) - 0.055
-    }
-}
-
 #[test]
 fn a_2d_camera_shows_the_rig_as_its_cell_holds_it() {
     use bevy::camera::{CompositingSpace, RenderTarget, ScalingMode};
@@ -298,7 +273,7 @@ fn a_2d_camera_shows_the_rig_as_its_cell_holds_it() {
     use headless::{crop, headless_app, read_back, render_stats};
     use rigplay::plugin::{AnieCell, AnieDisplay, AnieRig, Playback};
 
-    gpu_test(|| {
+    on_gpu(|| {
         let mut app = headless_app(&root());
         let project = read("assets/anims/anie/character.anie");
         let (w, h) = (project.canvas_width, project.canvas_height);
@@ -446,7 +421,7 @@ fn a_broken_project_logs_an_error_and_its_rig_draws_nothing() {
     use headless::{headless_app, render_stats};
     use rigplay::plugin::{AnieCell, AnieRig};
 
-    gpu_test(|| {
+    on_gpu(|| {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("anie_broken");
         std::fs::create_dir_all(&dir).unwrap();
         // A real project cut in the middle, and bytes that are no project at all.
@@ -516,7 +491,7 @@ fn playback_drives_rigs_that_share_frames_and_skip_what_did_not_change() {
     };
     use std::time::Duration;
 
-    gpu_test(|| {
+    on_gpu(|| {
         let mut app = headless_app(&root());
         // 1/48 s per update: half a frame of the cat's 24 fps timeline.
         app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
@@ -661,17 +636,8 @@ fn hsv_layers_and_folders_match_the_cpu_reference() {
             hidden: Vec::new(),
         })
         .collect();
-    let images = {
-        let shots = shots.clone();
-        match std::thread::spawn(move || render_shots(&dir, &shots)).join() {
-            Ok(Ok(images)) => images,
-            Ok(Err(e)) => panic!("the GPU renderer failed: {e}"),
-            Err(_) if !render_required() => {
-                eprintln!("NOT RUN: no GPU adapter");
-                return;
-            }
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
+    let Some(images) = render_or_skip(dir, &shots) else {
+        return;
     };
     let renderer = Renderer::new(&project);
     let evaluator = Evaluator::new(project);
@@ -750,14 +716,8 @@ fn nested_clippers_match_the_cpu_reference() {
             hidden: Vec::new(),
         })
         .collect();
-    let images = match std::thread::spawn(move || render_shots(&dir, &shots)).join() {
-        Ok(Ok(images)) => images,
-        Ok(Err(e)) => panic!("the GPU renderer failed: {e}"),
-        Err(_) if !render_required() => {
-            eprintln!("NOT RUN: no GPU adapter");
-            return;
-        }
-        Err(panic) => std::panic::resume_unwind(panic),
+    let Some(images) = render_or_skip(dir, &shots) else {
+        return;
     };
     let renderer = Renderer::new(&project);
     let mut failures = Vec::new();

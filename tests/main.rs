@@ -27,3 +27,5 @@ mod retarget;
 mod rng;
 mod sampler;
 mod skeleton;
+#[cfg(feature = "bevy")]
+mod srgb;

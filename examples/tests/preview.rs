@@ -246,22 +246,9 @@ fn the_preview_plays_an_anie_project_and_the_cat_moves() {
     assert!(differing > 2000, "{differing} pixels differ");
 }
 
-/// sRGB decoding and encoding of one channel in 0..=1.
-fn srgb_decode(c: f64) -> f64 {
-    if c <= 0.04045 {
-        c / 12.92
-    } else {
-        ((c + 0.055) / 1.055).powf(2.4)
-    }
-}
-
-fn srgb_encode(l: f64) -> f64 {
-    if l <= 0.003_130_8 {
-        l * 12.92
-    } else {
-        1.055 * l.powf(1.0 / 2.4) - 0.055
-    }
-}
+#[path = "../../tests/srgb.rs"]
+mod srgb;
+use srgb::{srgb_decode, srgb_encode};
 
 #[test]
 fn the_preview_draws_an_anie_project_through_the_gpu_plugin_where_and_as_animeeffects_does() {
