@@ -92,10 +92,10 @@ impl CardCell {
     pub fn new(origin: UVec2, size: UVec2, side: u32) -> Self {
         let side = side.max(1) as f32;
         let (o, s) = (origin.as_vec2(), size.as_vec2());
+        let (first, last) = ((o + 0.5) / side, (o + s - 0.5) / side);
         Self {
-            clamp: ((o + 0.5) / side).extend(0.0).extend(0.0)
-                + Vec4::new(0.0, 0.0, (o.x + s.x - 0.5) / side, (o.y + s.y - 0.5) / side),
-            rect: (o / side).extend(s.x / side).extend(s.y / side),
+            clamp: Vec4::new(first.x, first.y, last.x, last.y),
+            rect: Vec4::new(o.x / side, o.y / side, s.x / side, s.y / side),
         }
     }
 }

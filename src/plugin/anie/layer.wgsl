@@ -12,8 +12,6 @@
 struct Layer {
     // The layer's image in the project's atlas: x, y, width, height in texels.
     image: vec4<u32>,
-    // The cell (program) size in pixels.
-    size: vec2<f32>,
     // alpha8 / 255.
     alpha: f32,
     // 0: blend mode layer, 1: HSV layer, 2: mask write.

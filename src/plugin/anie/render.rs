@@ -445,15 +445,14 @@ fn pack(
         };
         let mut words = [0u32; 16];
         words[..4].copy_from_slice(&[l.image.x, l.image.y, l.image.width, l.image.height]);
-        words[4] = (program.width as f32).to_bits();
-        words[5] = (program.height as f32).to_bits();
-        words[6] = crate::anie::blend::from_unorm8(l.alpha8).to_bits();
-        words[7] = kind;
-        words[8] = mode;
-        words[9] = u32::from(mask);
-        words[10] = u32::from(within);
+        words[4] = crate::anie::blend::from_unorm8(l.alpha8).to_bits();
+        words[5] = kind;
+        words[6] = mode;
+        words[7] = u32::from(mask);
+        words[8] = u32::from(within);
+        // Words 10 and 11 pad the vec4 that follows to its 16-byte alignment.
         if let Some(hsv) = hsv {
-            words[11] = u32::from(hsv.absolute);
+            words[9] = u32::from(hsv.absolute);
             words[12] = hsv.hue as u32;
             words[13] = hsv.sat as u32;
             words[14] = hsv.val as u32;
@@ -971,76 +970,20 @@ mod tests {
         let f = |x: f32| x.to_bits();
         assert_eq!(vertex, [f(1.5), f(2.0), f(0.25), f(-1.0), 1]);
         assert_eq!(words(&i), [0, 0, 0]);
-        // Each layer: the WGSL `Layer` in 16 words (64 bytes): image (4), size (2), alpha,
-        // kind, mode, mask, within, hsv_absolute, hsv (4).
+        // Each layer: the WGSL `Layer` in 16 words (64 bytes): image (4) at byte 0, alpha,
+        // kind, mode, mask, within, hsv_absolute at 16..40, two words of padding, hsv (4) at 48
+        // (a vec4's 16-byte alignment).
         let l = words(&l);
         assert_eq!(l.len(), 3 * 16);
-        let alpha = f(51.0 / 255.0);
+        let a = f(51.0 / 255.0);
         // Blend, Screen is mode 6 (enum order), clipped by id 7.
-        assert_eq!(
-            l[..16],
-            [
-                3,
-                4,
-                5,
-                6,
-                f(64.0),
-                f(48.0),
-                alpha,
-                0,
-                6,
-                7,
-                0,
-                0,
-                0,
-                0,
-                0,
-                0
-            ]
-        );
+        #[rustfmt::skip]
+        assert_eq!(l[..16], [3, 4, 5, 6, a, 0, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0]);
         // HSV: kind 1, absolute, hue −30 as an i32's bits.
-        assert_eq!(
-            l[16..32],
-            [
-                3,
-                4,
-                5,
-                6,
-                f(64.0),
-                f(48.0),
-                alpha,
-                1,
-                0,
-                0,
-                0,
-                1,
-                (-30i32) as u32,
-                40,
-                120,
-                0
-            ]
-        );
+        #[rustfmt::skip]
+        assert_eq!(l[16..32], [3, 4, 5, 6, a, 1, 0, 0, 0, 1, 0, 0, (-30i32) as u32, 40, 120, 0]);
         // Mask write: kind 2, id 9 within 2.
-        assert_eq!(
-            l[32..],
-            [
-                3,
-                4,
-                5,
-                6,
-                f(64.0),
-                f(48.0),
-                alpha,
-                2,
-                0,
-                9,
-                2,
-                0,
-                0,
-                0,
-                0,
-                0
-            ]
-        );
+        #[rustfmt::skip]
+        assert_eq!(l[32..], [3, 4, 5, 6, a, 2, 0, 9, 2, 0, 0, 0, 0, 0, 0, 0]);
     }
 }
