@@ -425,6 +425,21 @@ pub fn bone_key(name: &str) -> String {
         .collect()
 }
 
+impl Skeleton {
+    /// This skeleton as the source of a clip made for it, for retargeting onto other characters:
+    /// the bones' names and rest pose (the bind pose, GTA axes), the bone each of the clip's
+    /// tracks drives ([`Skeleton::bind`]), and GTA's axes turned into glTF's
+    /// ([`crate::coords::GTA_TO_GLTF`]).
+    pub fn retarget_source(&self, clip: &Clip) -> crate::anim::retarget::RetargetSource {
+        crate::anim::retarget::RetargetSource {
+            names: self.bones.iter().map(|b| b.name.clone()).collect(),
+            rest: self.into(),
+            tracks: self.bind(clip).targets,
+            to_gltf: crate::coords::GTA_TO_GLTF,
+        }
+    }
+}
+
 impl From<&Skeleton> for crate::anim::retarget::RestPose {
     /// The skeleton's rest pose for a [`crate::anim::retarget::Retargeter`] (GTA axes).
     fn from(skeleton: &Skeleton) -> Self {

@@ -187,15 +187,19 @@ pub enum BonePreset {
     /// GTA III / VC / SA ped bones as [`crate::skeleton`] spells them (`Pelvis`, `Spine1`,
     /// `Bip01 L Clavicle`, `L ForeArm`, `R Toe0`, III's `Swaist`, …), leading spaces ignored.
     Gta,
+    /// 3ds Max Character Studio's Biped (`Bip01 Pelvis`, `Bip001 L Thigh`, `Bip01 R Forearm`,
+    /// `Bip01 L Toe0`): what a DAN file exported from a Biped rig is named after.
+    Biped,
 }
 
 impl BonePreset {
     /// Every preset, in the order [`BoneMap::detect`] prefers them on a tie.
-    pub const ALL: [BonePreset; 4] = [
+    pub const ALL: [BonePreset; 5] = [
         BonePreset::Mixamo,
         BonePreset::Vrm,
         BonePreset::UnrealMannequin,
         BonePreset::Gta,
+        BonePreset::Biped,
     ];
 
     /// The humanoid bone a name stands for in this convention, if any. Case, whitespace and
@@ -207,6 +211,7 @@ impl BonePreset {
             BonePreset::Vrm => vrm(&key).or_else(|| vroid(&key)),
             BonePreset::UnrealMannequin => unreal(&key),
             BonePreset::Gta => gta(&key),
+            BonePreset::Biped => biped(&key),
         }
     }
 }
@@ -330,6 +335,43 @@ fn unreal(key: &str) -> Option<HumanoidBone> {
                 "calf" => LeftLowerLeg,
                 "foot" => LeftFoot,
                 "ball" => LeftToes,
+                _ => return None,
+            };
+            HumanoidBone::sided(left, right)
+        }
+    })
+}
+
+/// Biped's names: `bip` and its number, then the part (`pelvis`, `spine`, `spine1`,
+/// `spine2`, `neck`, `head`, `l`/`r` with `clavicle`, `upperarm`, `forearm`, `hand`, `thigh`,
+/// `calf`, `foot`, `toe0`).
+fn biped(key: &str) -> Option<HumanoidBone> {
+    use HumanoidBone::*;
+    let part = key
+        .strip_prefix("bip")?
+        .trim_start_matches(|c: char| c.is_ascii_digit());
+    Some(match part {
+        "pelvis" => Hips,
+        "spine" => Spine,
+        "spine1" => Chest,
+        "spine2" => UpperChest,
+        "neck" => Neck,
+        "head" => Head,
+        _ => {
+            let (right, part) = if let Some(p) = part.strip_prefix('l') {
+                (false, p)
+            } else {
+                (true, part.strip_prefix('r')?)
+            };
+            let left = match part {
+                "clavicle" => LeftShoulder,
+                "upperarm" => LeftUpperArm,
+                "forearm" => LeftLowerArm,
+                "hand" => LeftHand,
+                "thigh" => LeftUpperLeg,
+                "calf" => LeftLowerLeg,
+                "foot" => LeftFoot,
+                "toe0" => LeftToes,
                 _ => return None,
             };
             HumanoidBone::sided(left, right)
@@ -539,6 +581,32 @@ impl RestPose {
         self.parents.is_empty()
     }
 
+    /// A rest pose from local (translation, rotation, scale) transforms, as a scene graph has
+    /// them: each translation is multiplied by its ancestors' scales (component-wise; exact for
+    /// uniform scales, which is what skeletons use), so that world positions are right while
+    /// the rotations stay pure. Also returns, per bone, the product of its own and its
+    /// ancestors' scales: what its children's translations are multiplied by (for turning a
+    /// world position back into a child's local translation). A broken hierarchy is refused.
+    pub fn from_trs(
+        parents: Vec<Option<usize>>,
+        trs: &[(Vec3, Quat, Vec3)],
+    ) -> Result<(Self, Vec<Vec3>), RestPoseError> {
+        let mut pose = Self {
+            parents,
+            local: trs.iter().map(|&(t, r, _)| (t, r)).collect(),
+        };
+        let order = pose.order()?;
+        let mut scales = vec![Vec3::ONE; trs.len()];
+        for &bone in &order {
+            let inherited = pose.parents[bone].map_or(Vec3::ONE, |p| scales[p]);
+            let own = trs[bone].2;
+            let own = if own.is_finite() { own } else { Vec3::ONE };
+            scales[bone] = inherited * own;
+            pose.local[bone].0 = finite(trs[bone].0) * inherited;
+        }
+        Ok((pose, scales))
+    }
+
     /// The bone indices with every parent before its children (index order where it already
     /// is), or why there is no such order.
     pub fn order(&self) -> Result<Vec<usize>, RestPoseError> {
@@ -590,7 +658,7 @@ impl RestPose {
         let mut world = vec![(Vec3::ZERO, Quat::IDENTITY); self.len()];
         for &bone in order {
             let (t, r) = self.local[bone];
-            let r = unit(r);
+            let (t, r) = (finite(t), unit(r));
             world[bone] = match self.parents[bone] {
                 Some(p) => {
                     let (pt, pr) = world[p];
@@ -683,6 +751,28 @@ pub struct Retargeter {
     target_pair: Vec<Option<usize>>,
     pairs: Vec<Pair>,
     skipped: Vec<SkippedPair>,
+    /// Each source bone's local rest translation (for the source's posed positions).
+    source_rest_translation: Vec<Vec3>,
+    /// Each bone's world rest position, source then target.
+    source_rest_position: Vec<Vec3>,
+    target_rest_position: Vec<Vec3>,
+    hips: Option<HipsPair>,
+}
+
+/// The pair whose translation carries over ([`Retargeter::with_hips`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct HipsPair {
+    source: usize,
+    target: usize,
+    scale: f32,
+}
+
+/// Buffers [`Retargeter::apply_pose`] reuses from call to call (so that playing a pose
+/// allocates nothing once they have grown).
+#[derive(Debug, Clone, Default)]
+pub struct RetargetScratch {
+    source_world: Vec<(Vec3, Quat)>,
+    target_world: Vec<Quat>,
 }
 
 impl Retargeter {
@@ -792,7 +882,62 @@ impl Retargeter {
             target_pair,
             pairs: out_pairs,
             skipped,
+            source_rest_translation: source.local.iter().map(|&(t, _)| finite(t)).collect(),
+            source_rest_position: source_world.iter().map(|&(p, _)| p).collect(),
+            target_rest_position: target_world.iter().map(|&(p, _)| p).collect(),
+            hips: None,
         })
+    }
+
+    /// The same retargeter, with `source_hips`'s translation carried onto `target_hips`
+    /// ([`Retargeter::apply_pose`] returns where the target hips go): the source's displacement
+    /// from its rest position, scaled by the ratio of the hip heights and turned into target
+    /// axes ([`retarget_root_translation`]). A hip height is measured along `target_up` (target
+    /// axes; `basis⁻¹ · target_up` on the source) from the lowest mapped bone at rest (a toe or
+    /// a foot) to the hips, so that neither skeleton's origin matters (a GTA ped's is at its
+    /// waist, a glTF character's at its feet). Indices out of range leave the retargeter as it
+    /// was.
+    pub fn with_hips(mut self, source_hips: usize, target_hips: usize, target_up: Vec3) -> Self {
+        if source_hips >= self.source_parents.len() || target_hips >= self.target_parents.len() {
+            return self;
+        }
+        let up = target_up.try_normalize().unwrap_or(Vec3::Y);
+        let source_up = self.basis.inverse() * up;
+        let height =
+            |positions: &[Vec3], bones: &mut dyn Iterator<Item = usize>, hips: usize, up: Vec3| {
+                let lowest = bones
+                    .map(|b| positions[b].dot(up))
+                    .fold(f32::INFINITY, f32::min);
+                positions[hips].dot(up) - lowest
+            };
+        let source_height = height(
+            &self.source_rest_position,
+            &mut self.pairs.iter().map(|p| p.source),
+            source_hips,
+            source_up,
+        );
+        let target_height = height(
+            &self.target_rest_position,
+            &mut self.pairs.iter().map(|p| p.target),
+            target_hips,
+            up,
+        );
+        self.hips = Some(HipsPair {
+            source: source_hips,
+            target: target_hips,
+            scale: hips_translation_scale(source_height, target_height),
+        });
+        self
+    }
+
+    /// The factor source hip translations are scaled by (1 without [`Retargeter::with_hips`]).
+    pub fn hips_scale(&self) -> f32 {
+        self.hips.map_or(1.0, |h| h.scale)
+    }
+
+    /// The world rest position of a target bone (target axes).
+    pub fn target_rest_position(&self, target_bone: usize) -> Option<Vec3> {
+        self.target_rest_position.get(target_bone).copied()
     }
 
     /// The pairs in use, (source, target), in target index order.
@@ -816,23 +961,48 @@ impl Retargeter {
     /// the others keep their rest rotation. `out_target_local` gets one rotation per target bone,
     /// as many as fit.
     pub fn apply(&self, source_pose_local: &[Quat], out_target_local: &mut [Quat]) {
-        let mut source_world = vec![Quat::IDENTITY; self.source_parents.len()];
+        let pose: Vec<(Vec3, Quat)> = source_pose_local
+            .iter()
+            .zip(&self.source_rest_translation)
+            .map(|(&r, &t)| (t, r))
+            .collect();
+        self.apply_pose(&pose, &mut RetargetScratch::default(), out_target_local);
+    }
+
+    /// [`Retargeter::apply`] for a whole source pose, local (translation, rotation) per source
+    /// bone (missing bones are at rest), reusing `scratch`'s buffers. Returns the target hips'
+    /// world position (target axes) when [`Retargeter::with_hips`] named them.
+    pub fn apply_pose(
+        &self,
+        source_pose_local: &[(Vec3, Quat)],
+        scratch: &mut RetargetScratch,
+        out_target_local: &mut [Quat],
+    ) -> Option<Vec3> {
+        let source_world = &mut scratch.source_world;
+        source_world.clear();
+        source_world.resize(self.source_parents.len(), (Vec3::ZERO, Quat::IDENTITY));
         for &bone in &self.source_order {
-            let local = source_pose_local
-                .get(bone)
-                .map_or(self.source_rest[bone], |&q| unit(q));
+            let (t, r) = source_pose_local.get(bone).map_or(
+                (self.source_rest_translation[bone], self.source_rest[bone]),
+                |&(t, r)| (finite(t), unit(r)),
+            );
             source_world[bone] = match self.source_parents[bone] {
-                Some(p) => source_world[p] * local,
-                None => local,
+                Some(p) => {
+                    let (pt, pr) = source_world[p];
+                    (pt + pr * t, pr * r)
+                }
+                None => (t, r),
             };
         }
-        let mut target_world = vec![Quat::IDENTITY; self.target_parents.len()];
+        let target_world = &mut scratch.target_world;
+        target_world.clear();
+        target_world.resize(self.target_parents.len(), Quat::IDENTITY);
         for &bone in &self.target_order {
             let parent = self.target_parents[bone].map_or(Quat::IDENTITY, |p| target_world[p]);
             let (world, local) = match self.target_pair[bone] {
                 Some(k) => {
                     let pair = &self.pairs[k];
-                    let world = (self.basis * source_world[pair.source] * pair.tail).normalize();
+                    let world = (self.basis * source_world[pair.source].1 * pair.tail).normalize();
                     (world, (parent.inverse() * world).normalize())
                 }
                 None => {
@@ -845,7 +1015,21 @@ impl Retargeter {
                 *out = local;
             }
         }
+        self.hips.map(|h| {
+            retarget_root_translation(
+                source_world[h.source].0,
+                self.source_rest_position[h.source],
+                self.target_rest_position[h.target],
+                h.scale,
+                self.basis,
+            )
+        })
     }
+}
+
+/// `v`, or zero when any part is not finite.
+fn finite(v: Vec3) -> Vec3 {
+    if v.is_finite() { v } else { Vec3::ZERO }
 }
 
 /// A bone's world offset from its parent; zero for a root.
@@ -854,6 +1038,136 @@ fn offset_from_parent(world: &[(Vec3, Quat)], parents: &[Option<usize>], bone: u
         Some(p) => world[bone].0 - world[p].0,
         None => Vec3::ZERO,
     }
+}
+
+/// The skeleton a clip was made for, as a retargeting source: its bones' names and rest pose,
+/// which bone each of the clip's tracks drives, and the rotation from its axes to a glTF
+/// character's (Y up, facing +Z). [`crate::skeleton::Skeleton::retarget_source`] gives a GTA
+/// clip's; [`RetargetSource::first_frame`] a clip whose bones have no hierarchy (DAN's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetargetSource {
+    /// The source bones' names.
+    pub names: Vec<String>,
+    /// The source rest pose.
+    pub rest: RestPose,
+    /// Per track of the clip, the source bone it drives.
+    pub tracks: Vec<Option<usize>>,
+    /// Source axes to glTF axes.
+    pub to_gltf: Quat,
+}
+
+impl RetargetSource {
+    /// A source whose bones are the clip's tracks, each a root of its own (a DAN clip's keys
+    /// are whole model-space transforms), resting where the clip has them at time 0. `names`
+    /// names the tracks' bones (the clip's own names where it is shorter).
+    pub fn first_frame(clip: &crate::anim::Clip, names: &[String], to_gltf: Quat) -> Self {
+        let tracks = clip.tracks();
+        let local = (0..tracks.len())
+            .map(|i| {
+                let s = clip.sample_track(i, 0.0);
+                (
+                    s.translation.unwrap_or(Vec3::ZERO),
+                    s.rotation.unwrap_or(Quat::IDENTITY),
+                )
+            })
+            .collect();
+        Self {
+            names: tracks
+                .iter()
+                .enumerate()
+                .map(|(i, t)| names.get(i).cloned().unwrap_or_else(|| t.bone.name.clone()))
+                .collect(),
+            rest: RestPose {
+                parents: vec![None; tracks.len()],
+                local,
+            },
+            tracks: (0..tracks.len()).map(Some).collect(),
+            to_gltf,
+        }
+    }
+
+    /// The naming convention of the source's names, and its map.
+    pub fn bone_map(&self) -> (BonePreset, BoneMap) {
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        BoneMap::detect(&names)
+    }
+
+    /// Per track, the source bone's rest (translation, rotation): what the channels a clip lacks
+    /// keep.
+    pub fn track_rest(&self, track: usize) -> (Vec3, Quat) {
+        self.tracks
+            .get(track)
+            .copied()
+            .flatten()
+            .and_then(|b| self.rest.local.get(b).copied())
+            .unwrap_or((Vec3::ZERO, Quat::IDENTITY))
+    }
+}
+
+/// What went wrong with one entry of a user's bone map ([`user_pairs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UserMapProblem {
+    /// No source bone has this name.
+    UnknownSource(String),
+    /// No target bone has this name.
+    UnknownTarget(String),
+}
+
+impl std::fmt::Display for UserMapProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UserMapProblem::UnknownSource(n) => write!(f, "no source bone is named {n:?}"),
+            UserMapProblem::UnknownTarget(n) => write!(f, "no character bone is named {n:?}"),
+        }
+    }
+}
+
+/// The pairs of a detected map corrected by a user's entries `(source name, target name)`: each
+/// entry replaces whatever pair had that source bone or that target bone; an empty target name
+/// unmaps the source bone. A source name matches by its key (case, spaces, separators and
+/// prefixes up to `:` / `|` ignored) or, failing that, as the same humanoid bone in GTA's
+/// spelling (`L Thigh` finds ` L Thigh` and `Bip01 L Thigh`); a target name matches exactly, then by
+/// its key. Entries naming no bone are reported and skipped.
+pub fn user_pairs(
+    mut pairs: Vec<(usize, usize)>,
+    source_names: &[&str],
+    target_names: &[&str],
+    user: &[(String, String)],
+) -> (Vec<(usize, usize)>, Vec<UserMapProblem>) {
+    let mut problems = Vec::new();
+    for (source, target) in user {
+        let key = name_key(source);
+        let humanoid = BonePreset::Gta.humanoid_bone(source);
+        let s = source_names
+            .iter()
+            .position(|n| name_key(n) == key)
+            .or_else(|| {
+                let h = humanoid?;
+                source_names
+                    .iter()
+                    .position(|n| BonePreset::Gta.humanoid_bone(n) == Some(h))
+            });
+        let Some(s) = s else {
+            problems.push(UserMapProblem::UnknownSource(source.clone()));
+            continue;
+        };
+        if target.is_empty() {
+            pairs.retain(|p| p.0 != s);
+            continue;
+        }
+        let target_key = name_key(target);
+        let t = target_names
+            .iter()
+            .position(|n| n == target)
+            .or_else(|| target_names.iter().position(|n| name_key(n) == target_key));
+        let Some(t) = t else {
+            problems.push(UserMapProblem::UnknownTarget(target.clone()));
+            continue;
+        };
+        pairs.retain(|p| p.0 != s && p.1 != t);
+        pairs.push((s, t));
+    }
+    (pairs, problems)
 }
 
 /// The factor a source root translation is scaled by on the target: the ratio of the hip
