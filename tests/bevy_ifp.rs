@@ -36,6 +36,16 @@ pub fn lift_ifp() -> Vec<u8> {
 }
 
 pub fn app(files: &[(&str, Vec<u8>)], metas: &[(&str, &str)], step: f32) -> App {
+    app_with(files, metas, step, ())
+}
+
+/// [`app`] with more plugins (added before the app is finished).
+pub fn app_with<M>(
+    files: &[(&str, Vec<u8>)],
+    metas: &[(&str, &str)],
+    step: f32,
+    plugins: impl bevy::app::Plugins<M>,
+) -> App {
     let dir = Dir::default();
     for (path, bytes) in files {
         dir.insert_asset(Path::new(path), bytes.clone());
@@ -57,6 +67,7 @@ pub fn app(files: &[(&str, Vec<u8>)], metas: &[(&str, &str)], step: f32) -> App 
         IfpPlugin,
         DanPlugin,
     ));
+    app.add_plugins(plugins);
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
         step,
     )));

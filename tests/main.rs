@@ -15,6 +15,8 @@ mod bevy_dan;
 mod bevy_ifp;
 #[cfg(feature = "bevy")]
 mod bevy_playback;
+#[cfg(feature = "bevy")]
+mod bevy_retarget;
 mod bytes;
 mod dan;
 mod humanoid;

@@ -1,6 +1,7 @@
 //! The `.dan` asset loader and its settings.
 
 use super::{Dan, DanAssetLabel};
+use crate::anim::retarget::RetargetSource;
 use crate::formats::dan::{DanClipOptions, DanError, DanFile};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
 use crate::plugin::skeletal::{
@@ -129,6 +130,13 @@ impl AssetLoader for DanLoader {
                 settings: clip_settings,
                 tracks: targets.iter().copied().zip(bone_names.clone()).collect(),
                 root_track: None,
+                // DAN keys are whole model transforms in Bevy's axes, where a 3ds Max character
+                // faces +Z as a glTF one does; the file's first frame is its rest.
+                source: Some(Arc::new(RetargetSource::first_frame(
+                    &clip,
+                    &bone_names,
+                    Quat::IDENTITY,
+                ))),
             }),
         );
         Ok(Dan {

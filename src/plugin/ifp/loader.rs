@@ -122,6 +122,7 @@ impl AssetLoader for IfpLoader {
                     .map(|(t, track)| (*t, track.bone.to_string()))
                     .collect(),
                 root_track: root,
+                source: Some(Arc::new(skeleton.retarget_source(&clip))),
             });
             for h in std::iter::once(&handle).chain(named_handle.as_ref()) {
                 self.registry.insert(h.id(), info.clone());

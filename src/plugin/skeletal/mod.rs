@@ -23,7 +23,7 @@ pub use clip::{animation_clip, root_track};
 pub use gizmos::SkeletonGizmos;
 pub use play_animation::{PlayAnimation, PlayingNode};
 pub use registry::{ClipInfo, ClipRegistry};
-pub use retarget::{Retarget, RetargetReport, UnmatchedTracks};
+pub use retarget::{CharacterAxes, Retarget, RetargetMode, RetargetReport, UnmatchedTracks};
 pub use root_motion::RootMotion;
 pub(crate) use root_motion::root_displacement;
 pub use sample::SkeletalClip;

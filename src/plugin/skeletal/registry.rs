@@ -3,6 +3,7 @@
 
 use super::ClipSettings;
 use crate::anim::Clip;
+use crate::anim::retarget::RetargetSource;
 use bevy::animation::AnimationTargetId;
 use bevy::prelude::*;
 use std::collections::HashMap;
@@ -32,6 +33,10 @@ pub struct ClipInfo {
     pub tracks: Vec<(AnimationTargetId, String)>,
     /// The track of the skeleton's root bone, which carries root motion.
     pub root_track: Option<usize>,
+    /// The skeleton the clip was made for (its rest pose, names and axes), which a
+    /// [`super::Retarget`] character's rest-pose compensation starts from; `None` plays the
+    /// clip on such a character by bone name only.
+    pub source: Option<Arc<RetargetSource>>,
 }
 
 impl ClipRegistry {

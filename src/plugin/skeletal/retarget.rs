@@ -1,66 +1,191 @@
-//! [`Retarget`]: clips on any named hierarchy (a glTF character, say), bound by bone name or
-//! [`GtaBoneId`], and the report of the tracks that found no bone ([`UnmatchedTracks`]).
+//! [`Retarget`]: clips on any humanoid hierarchy (a glTF character, say), rest poses
+//! compensated or bound by bone name or [`GtaBoneId`]; the report of its bone map
+//! ([`RetargetReport`]) and of the tracks that found no bone ([`UnmatchedTracks`]).
 
 use super::{ClipRegistry, GtaBoneId, PlayAnimation, RigBone, target_for};
-use crate::anim::retarget::{BoneMap, BonePreset, MatchReport};
+use crate::anim::retarget::{BoneMap, BonePreset, MatchReport, RestAlignment, user_pairs};
 use crate::skeleton::{GtaGame, bone_key, canonical_bone_id};
 use bevy::animation::{AnimatedBy, AnimationTargetId};
 use bevy::prelude::*;
 use std::collections::HashSet;
 
-/// Put on the root of any named hierarchy (a glTF character's scene root, say) to let `.ifp`
-/// clips drive it: every descendant whose name (after normalisation and the alias table) or
-/// [`GtaBoneId`] names a GTA bone becomes an animation target of this root's `AnimationPlayer`.
-/// Bones that appear later (a scene still spawning) are bound when they do.
-#[derive(Component, Debug, Clone, Copy, Default, Reflect)]
+/// Put on the root of any named hierarchy (a glTF character's scene root, a DFF ped) to play
+/// rigplay's clips on it.
+///
+/// With [`SkeletalClip`](super::SkeletalClip) on the same entity and the default
+/// [`RetargetMode::RestCompensated`], every humanoid bone of the character (found by its naming
+/// convention, [`RetargetReport`], corrected by [`Retarget::bone_map`]) points where the clip's
+/// source bone points, whatever the character's rest pose and bone axes are; the hips move by the
+/// clip's root movement scaled by the ratio of the hip heights; other bones keep their rest
+/// (bone lengths stay the character's). The maths is [`crate::anim::retarget`]'s.
+///
+/// Every descendant whose name (after normalisation and the alias table) or [`GtaBoneId`] names
+/// a GTA bone is also an animation target of this root's `AnimationPlayer`, so that
+/// [`PlayAnimation`] plays clips on it by bone name (local rotations as they are: right for a
+/// character with GTA's rest pose, a DFF ped). Bones that appear later (a scene still spawning)
+/// are bound when they do.
+#[derive(Component, Debug, Clone, Default, Reflect)]
 #[reflect(Component, Default)]
 #[require(Transform)]
 pub struct Retarget {
-    /// The game whose bone ids [`GtaBoneId`] values are.
+    /// The game whose bone ids [`GtaBoneId`] values are, and whose skeleton the report's map is
+    /// worked out for.
     pub game: GtaGame,
+    /// How [`SkeletalClip`](super::SkeletalClip) poses the character.
+    pub mode: RetargetMode,
+    /// Which way the character's model space is turned.
+    pub axes: CharacterAxes,
+    /// The user's corrections to the detected map: (source bone name, character bone name), GTA
+    /// (or DAN) bone first. An entry replaces what its bones were paired with; an empty
+    /// character name unmaps the source bone. Entries naming no bone are listed in the report.
+    pub bone_map: Vec<(String, String)>,
+    /// Start from the character's own rest pose instead of turning each bone onto the source's
+    /// rest direction first ([`RestAlignment::KeepTargetRest`]): for clips made as offsets
+    /// from a rest pose like the character's.
+    pub keep_character_rest: bool,
+}
+
+impl Retarget {
+    /// Rest-pose compensated retargeting onto a glTF-oriented character.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With a user correction of the bone map: `source` (a GTA or DAN bone name) drives
+    /// `character` (a bone of this character; empty to unmap `source`).
+    pub fn with_bone(mut self, source: impl Into<String>, character: impl Into<String>) -> Self {
+        self.bone_map.push((source.into(), character.into()));
+        self
+    }
+
+    /// With the character's model axes.
+    pub fn with_axes(mut self, axes: CharacterAxes) -> Self {
+        self.axes = axes;
+        self
+    }
+
+    /// The rest alignment this setting stands for.
+    pub fn alignment(&self) -> RestAlignment {
+        if self.keep_character_rest {
+            RestAlignment::KeepTargetRest
+        } else {
+            RestAlignment::MatchSourceRest
+        }
+    }
+}
+
+/// How a [`Retarget`] character plays a [`SkeletalClip`](super::SkeletalClip).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Reflect)]
+pub enum RetargetMode {
+    /// Rest poses compensated: every mapped bone points where the source bone points.
+    #[default]
+    RestCompensated,
+    /// The clip's local rotations copied onto the bones of the same name, as they are (right
+    /// only for a character with the source's rest pose and bone axes, a DFF ped say).
+    ByName,
+}
+
+/// Which way a [`Retarget`] character's model space is turned.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Reflect)]
+pub enum CharacterAxes {
+    /// glTF's: Y up, facing +Z (Mixamo, VRM, Blender and Unreal exports).
+    #[default]
+    Gltf,
+    /// GTA's: Z up, facing +Y (a DFF ped, under an entity that turns it into Bevy's axes).
+    Gta,
+    /// Any other: the rotation from glTF's axes to the character's.
+    Custom(Quat),
+}
+
+impl CharacterAxes {
+    /// The rotation from glTF's axes to the character's.
+    pub fn from_gltf(self) -> Quat {
+        match self {
+            CharacterAxes::Gltf => Quat::IDENTITY,
+            // GTA → glTF is `GTA_TO_GLTF`; its inverse brings glTF axes back.
+            CharacterAxes::Gta => crate::coords::GTA_TO_GLTF.inverse(),
+            CharacterAxes::Custom(q) => q.normalize(),
+        }
+    }
+
+    /// The character's up axis, in its own model space.
+    pub fn up(self) -> Vec3 {
+        self.from_gltf() * Vec3::Y
+    }
 }
 
 /// What a [`Retarget`] root's bone names are as humanoid bones: the naming convention found
-/// (Mixamo with any prefix, VRM, Unreal's mannequin, GTA's own) and what matched, what did not
-/// and which names are no humanoid bone ([`crate::anim::retarget`]). Inserted on the root, and
-/// renewed as its bones appear.
+/// (Mixamo with any prefix, VRM, VRoid, Unreal's mannequin, GTA's own, 3ds Max Biped), what
+/// matched, what did not and why, and the resulting map from the game's skeleton. Inserted on the
+/// root, and renewed as its bones appear or its [`Retarget`] changes.
 #[derive(Component, Debug, Clone, PartialEq)]
 pub struct RetargetReport {
     /// The naming convention that matched the most humanoid bones.
     pub preset: BonePreset,
     /// The humanoid bones found (with the index of the name in [`RetargetReport::names`]),
-    /// those not found, and the names that are no humanoid bone.
+    /// those not found (no name in the convention's spelling), and the names that are no
+    /// humanoid bone.
     pub report: MatchReport,
     /// The descendants' names, in hierarchy order.
     pub names: Vec<String>,
+    /// Which bone of the character each bone of [`Retarget::game`]'s skeleton drives (GTA name,
+    /// character name), the user's corrections applied, in the skeleton's order.
+    pub map: Vec<(String, String)>,
+    /// Why entries of [`Retarget::bone_map`] were not used.
+    pub problems: Vec<String>,
 }
 
-/// Works out each [`Retarget`] root's [`RetargetReport`] when its hierarchy gains names.
+impl RetargetReport {
+    /// The report for a character's names under a retarget setting.
+    pub fn new(retarget: &Retarget, names: Vec<String>) -> Self {
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (preset, map) = BoneMap::detect(&refs);
+        let report = map.report(&refs);
+        let skeleton = retarget.game.skeleton();
+        let source_names: Vec<&str> = skeleton.bones.iter().map(|b| b.name.as_str()).collect();
+        let (_, source_map) = BoneMap::detect(&source_names);
+        let (mut pairs, problems) = user_pairs(
+            source_map.pairs(&map),
+            &source_names,
+            &refs,
+            &retarget.bone_map,
+        );
+        pairs.sort_unstable();
+        Self {
+            preset,
+            report,
+            map: pairs
+                .iter()
+                .map(|&(s, t)| (source_names[s].trim().to_owned(), names[t].clone()))
+                .collect(),
+            problems: problems.iter().map(ToString::to_string).collect(),
+            names,
+        }
+    }
+}
+
+/// Works out each [`Retarget`] root's [`RetargetReport`] when its hierarchy gains names or its
+/// setting changes.
 pub(crate) fn report_humanoid_bones(
     mut commands: Commands,
-    roots: Query<Entity, With<Retarget>>,
+    roots: Query<(Entity, &Retarget)>,
     children: Query<&Children>,
     names: Query<&Name>,
     named: Query<(), Added<Name>>,
-    added_roots: Query<(), Added<Retarget>>,
+    changed_roots: Query<(), Changed<Retarget>>,
 ) {
-    if named.is_empty() && added_roots.is_empty() {
+    if named.is_empty() && changed_roots.is_empty() {
         return;
     }
-    for root in &roots {
+    for (root, retarget) in &roots {
         let found: Vec<String> = children
             .iter_descendants(root)
             .filter_map(|e| names.get(e).ok())
             .map(|n| n.as_str().to_owned())
             .collect();
-        let refs: Vec<&str> = found.iter().map(String::as_str).collect();
-        let (preset, map) = BoneMap::detect(&refs);
-        let report = map.report(&refs);
-        commands.entity(root).insert(RetargetReport {
-            preset,
-            report,
-            names: found,
-        });
+        commands
+            .entity(root)
+            .insert(RetargetReport::new(retarget, found));
     }
 }
 

@@ -5,12 +5,21 @@
 //!
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
-use super::{ClipInfo, ClipRegistry, RigBone, RootMotion, RootMotionMode, root_displacement};
+use super::{
+    ClipInfo, ClipRegistry, Retarget, RetargetMode, RigBone, RootMotion, RootMotionMode,
+    root_displacement,
+};
+use crate::anim::retarget::{
+    BoneMap, HumanoidBone, RestAlignment, RestPose, RetargetScratch, RetargetSource, Retargeter,
+    user_pairs,
+};
 use crate::anim::{BonePose, ClipCursor, PlayMode, blend, held_time, step_time};
 use crate::coords::gta_vec_to_bevy;
 use crate::plugin::Playback;
 use bevy::animation::AnimationTargetId;
+use bevy::math::Affine3A;
 use bevy::prelude::*;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The clip a character plays with rigplay's sampler (on a [`crate::plugin::GtaSkeleton`], a
@@ -116,6 +125,10 @@ pub(crate) struct PlaybackBinding {
     animated: Vec<bool>,
     /// The clip fading out, bound to the same bones, while a cross-fade lasts.
     fading: Option<FadingBinding>,
+    /// On a rest-compensated [`Retarget`] character: its hierarchy, and the current clip
+    /// retargeted onto it (when the clip knows its source skeleton).
+    target: Option<Arc<TargetRig>>,
+    retarget: Option<Retargeted>,
     /// Bound (again) this frame: every bone is written.
     rebound: bool,
     /// The clip's entry was found this frame, so the character is posed.
@@ -134,6 +147,7 @@ struct FadingBinding {
     /// When a fade started during another one: the pose shown then, per bone, which fades out
     /// instead of a clip.
     snapshot: Option<Vec<BonePose>>,
+    retarget: Option<Retargeted>,
 }
 
 impl FadingBinding {
@@ -141,6 +155,7 @@ impl FadingBinding {
         info: Arc<ClipInfo>,
         bones: &[(Entity, BonePose, AnimationTargetId)],
         snapshot: Option<Vec<BonePose>>,
+        target: Option<&TargetRig>,
     ) -> Self {
         let tracks = bind_tracks(&info, bones);
         Self {
@@ -148,6 +163,7 @@ impl FadingBinding {
             cursor: info.clip.cursor(),
             pose: Vec::with_capacity(bones.len()),
             animated: vec![false; bones.len()],
+            retarget: target.and_then(|t| Retargeted::new(&info, t, bones)),
             tracks,
             info,
             snapshot,
@@ -164,6 +180,11 @@ impl FadingBinding {
         }
         self.pose.extend(bones.iter().map(|(_, rest, _)| *rest));
         self.animated.iter_mut().for_each(|a| *a = false);
+        if let Some(r) = &mut self.retarget {
+            r.sample(&self.info, time, &mut self.cursor);
+            r.scatter(bones, &mut self.pose, &mut self.animated);
+            return;
+        }
         sample_tracks(&self.info, time, &mut self.cursor, &mut self.track_poses);
         scatter(
             &self.tracks,
@@ -171,6 +192,178 @@ impl FadingBinding {
             &mut self.pose,
             &mut self.animated,
         );
+    }
+}
+
+/// A rest-compensated [`Retarget`] character's hierarchy as the retargeting maths takes it:
+/// every descendant (named or not) with its rest, its parent among them, its name, and the
+/// character's settings. Built when the character is bound.
+pub(crate) struct TargetRig {
+    rest: RestPose,
+    /// Per node, its own and its ancestors' scales (what its children's offsets are scaled by).
+    child_scales: Vec<Vec3>,
+    names: Vec<String>,
+    map: BoneMap,
+    user: Vec<(String, String)>,
+    from_gltf: Quat,
+    up: Vec3,
+    alignment: RestAlignment,
+}
+
+impl TargetRig {
+    /// `None` when the hierarchy cannot be a skeleton (it always can, coming from Bevy's
+    /// parent links; kept for safety).
+    fn new(
+        retarget: &Retarget,
+        bones: &[(Entity, BonePose, AnimationTargetId)],
+        parents: Vec<Option<usize>>,
+        names: Vec<String>,
+    ) -> Option<Self> {
+        let trs: Vec<(Vec3, Quat, Vec3)> = bones
+            .iter()
+            .map(|(_, p, _)| (p.translation, p.rotation, p.scale))
+            .collect();
+        let (rest, child_scales) = RestPose::from_trs(parents, &trs).ok()?;
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (_, map) = BoneMap::detect(&refs);
+        Some(Self {
+            rest,
+            child_scales,
+            map,
+            names,
+            user: retarget.bone_map.clone(),
+            from_gltf: retarget.axes.from_gltf(),
+            up: retarget.axes.up(),
+            alignment: retarget.alignment(),
+        })
+    }
+}
+
+/// One clip retargeted onto a [`TargetRig`]: the source pose it samples into, the
+/// [`Retargeter`], and which of the character's bones it writes.
+struct Retargeted {
+    source: Arc<RetargetSource>,
+    retargeter: Retargeter,
+    /// The character's bones the clip drives.
+    mapped: Vec<usize>,
+    /// The hips' bone and the inverse of their parent's rest world transform (model space to
+    /// the hips' local translation).
+    hips: Option<(usize, Affine3A)>,
+    /// Per track, the source bone's pose sampled last (channels the clip lacks at rest).
+    track_poses: Vec<BonePose>,
+    source_pose: Vec<(Vec3, Quat)>,
+    out: Vec<Quat>,
+    hips_position: Option<Vec3>,
+    scratch: RetargetScratch,
+    /// Source axes to the character's (for root motion).
+    basis: Quat,
+}
+
+impl Retargeted {
+    fn new(
+        info: &ClipInfo,
+        target: &TargetRig,
+        bones: &[(Entity, BonePose, AnimationTargetId)],
+    ) -> Option<Self> {
+        let source = info.source.clone()?;
+        let source_names: Vec<&str> = source.names.iter().map(String::as_str).collect();
+        let target_names: Vec<&str> = target.names.iter().map(String::as_str).collect();
+        let (_, source_map) = source.bone_map();
+        let (pairs, _) = user_pairs(
+            source_map.pairs(&target.map),
+            &source_names,
+            &target_names,
+            &target.user,
+        );
+        let basis = (target.from_gltf * source.to_gltf).normalize();
+        let mut retargeter =
+            Retargeter::with_alignment(&source.rest, &target.rest, &pairs, basis, target.alignment)
+                .ok()?;
+        let source_hips = source_map.get(HumanoidBone::Hips);
+        let target_hips = source_hips.and_then(|s| retargeter.pairs().find(|p| p.0 == s));
+        let mut hips = None;
+        if let (Some(s), Some((_, t))) = (source_hips, target_hips) {
+            retargeter = retargeter.with_hips(s, t, target.up);
+            let world = target.rest.world().ok()?;
+            let parent = target.rest.parents[t].map_or(Affine3A::IDENTITY, |p| {
+                Affine3A::from_scale_rotation_translation(
+                    target.child_scales[p],
+                    world[p].1,
+                    world[p].0,
+                )
+            });
+            hips = Some((t, parent.inverse()));
+        }
+        let track_poses = (0..info.clip.tracks().len())
+            .map(|i| {
+                let (translation, rotation) = source.track_rest(i);
+                BonePose {
+                    translation,
+                    rotation,
+                    scale: Vec3::ONE,
+                }
+            })
+            .collect();
+        Some(Self {
+            mapped: retargeter.pairs().map(|p| p.1).collect(),
+            hips,
+            track_poses,
+            source_pose: source.rest.local.clone(),
+            out: bones.iter().map(|(_, p, _)| p.rotation).collect(),
+            hips_position: None,
+            scratch: RetargetScratch::default(),
+            basis,
+            retargeter,
+            source,
+        })
+    }
+
+    /// Samples the clip at `time` and retargets the pose.
+    fn sample(&mut self, info: &ClipInfo, time: f32, cursor: &mut ClipCursor) {
+        sample_tracks(info, time, cursor, &mut self.track_poses);
+        for (track, p) in self.track_poses.iter().enumerate() {
+            if let Some(Some(b)) = self.source.tracks.get(track)
+                && let Some(s) = self.source_pose.get_mut(*b)
+            {
+                *s = (p.translation, p.rotation);
+            }
+        }
+        self.hips_position =
+            self.retargeter
+                .apply_pose(&self.source_pose, &mut self.scratch, &mut self.out);
+    }
+
+    /// The local pose of mapped bone `b` (rest translation and scale, the retargeted rotation;
+    /// the hips at their retargeted position).
+    fn bone_pose(&self, b: usize, rest: &BonePose) -> BonePose {
+        let mut pose = BonePose {
+            rotation: self.out[b],
+            ..*rest
+        };
+        if let (Some((hips, parent_inverse)), Some(at)) = (self.hips, self.hips_position)
+            && hips == b
+        {
+            pose.translation = parent_inverse.transform_point3(at);
+        }
+        pose
+    }
+
+    /// Writes the retargeted bones into `pose` and marks them animated.
+    fn scatter(
+        &self,
+        bones: &[(Entity, BonePose, AnimationTargetId)],
+        pose: &mut [BonePose],
+        animated: &mut [bool],
+    ) {
+        for &b in &self.mapped {
+            pose[b] = self.bone_pose(b, &bones[b].1);
+            animated[b] = true;
+        }
+    }
+
+    /// The root's movement from `from` to `to` in the character's axes, scaled like the hips.
+    fn root_motion(&self, gta_displacement: Vec3) -> Vec3 {
+        self.basis * (gta_displacement * self.retargeter.hips_scale())
     }
 }
 
@@ -247,6 +440,8 @@ pub(crate) fn prepare_skeletal(
     rig_bones: Query<&RigBone>,
     mut bones_changed: ResMut<BonesChanged>,
     children: Query<&Children>,
+    retargets: Query<Ref<Retarget>>,
+    nodes: Query<(&Transform, Option<&Name>, &ChildOf)>,
 ) {
     let generation = registry.generation();
     // Characters are bound again when their clip changes or bones appeared anywhere.
@@ -282,24 +477,78 @@ pub(crate) fn prepare_skeletal(
         binding.generation = generation;
         // Bind (again) when the clip changed (a cross-fade does, on its first frame), was
         // reloaded, or the character got new bones.
+        let retarget = retargets
+            .get(entity)
+            .ok()
+            .filter(|r| r.mode == RetargetMode::RestCompensated);
         let rebound = bones_added
             || binding.clip != Some(id)
-            || !binding.info.as_ref().is_some_and(|i| Arc::ptr_eq(i, &info));
+            || !binding.info.as_ref().is_some_and(|i| Arc::ptr_eq(i, &info))
+            || retarget.as_ref().is_some_and(|r| r.is_changed())
+            || retarget.is_some() != binding.target.is_some();
         if binding.clip != Some(id) && binding.clip.is_some() {
             // A new clip set directly (not through `cross_fade`) starts playing afresh.
             playback.restart();
         }
         if rebound {
-            let bones: Vec<_> = children
-                .iter_descendants(entity)
-                .filter_map(|e| {
-                    rig_bones
-                        .get(e)
-                        .ok()
-                        .map(|r| (e, BonePose::from(r.rest), r.target))
-                })
-                .collect();
-            binding.tracks = bind_tracks(&info, &bones);
+            let bones: Vec<_>;
+            if let Some(retarget) = &retarget {
+                // The whole hierarchy (unnamed nodes too: their rests place the bones under
+                // them); a node rigplay does not drive rests where it is.
+                let unbound = AnimationTargetId::from_name(&Name::new("rigplay:unbound-node"));
+                bones = children
+                    .iter_descendants(entity)
+                    .filter_map(|e| {
+                        let (transform, _, _) = nodes.get(e).ok()?;
+                        Some(match rig_bones.get(e) {
+                            Ok(r) => (e, BonePose::from(r.rest), r.target),
+                            Err(_) => (e, BonePose::from(*transform), unbound),
+                        })
+                    })
+                    .collect();
+                let index: HashMap<Entity, usize> =
+                    bones.iter().enumerate().map(|(i, b)| (b.0, i)).collect();
+                let parents = bones
+                    .iter()
+                    .map(|(e, _, _)| {
+                        nodes
+                            .get(*e)
+                            .ok()
+                            .and_then(|(_, _, c)| index.get(&c.parent()).copied())
+                    })
+                    .collect();
+                let names = bones
+                    .iter()
+                    .map(|(e, _, _)| {
+                        nodes
+                            .get(*e)
+                            .ok()
+                            .and_then(|(_, n, _)| n)
+                            .map_or_else(String::new, |n| n.as_str().to_owned())
+                    })
+                    .collect();
+                binding.target = TargetRig::new(retarget, &bones, parents, names).map(Arc::new);
+            } else {
+                bones = children
+                    .iter_descendants(entity)
+                    .filter_map(|e| {
+                        rig_bones
+                            .get(e)
+                            .ok()
+                            .map(|r| (e, BonePose::from(r.rest), r.target))
+                    })
+                    .collect();
+                binding.target = None;
+            }
+            binding.retarget = binding
+                .target
+                .as_deref()
+                .and_then(|t| Retargeted::new(&info, t, &bones));
+            binding.tracks = if binding.retarget.is_some() {
+                vec![None; info.tracks.len()]
+            } else {
+                bind_tracks(&info, &bones)
+            };
             binding.track_poses = rest_track_poses(&binding.tracks, &bones);
             binding.cursor = info.clip.cursor();
             binding.animated = vec![false; bones.len()];
@@ -340,7 +589,11 @@ pub(crate) fn apply_skeletal(
             let moving = matches!(info.settings.root_motion, RootMotionMode::Extract { .. })
                 && step.step != 0.0;
             let delta = if moving && playback.mode == PlayMode::Loop {
-                gta_vec_to_bevy(root_displacement(&info, step.from, now, step.laps))
+                let displacement = root_displacement(&info, step.from, now, step.laps);
+                match &binding.retarget {
+                    Some(r) => r.root_motion(displacement),
+                    None => gta_vec_to_bevy(displacement),
+                }
             } else {
                 Vec3::ZERO
             };
@@ -357,10 +610,25 @@ pub(crate) fn apply_skeletal(
             pose,
             animated,
             fading,
+            target,
+            retarget,
             ..
         } = &mut *binding;
-        sample_tracks(&info, now, cursor, track_poses);
-        if !rebound && skeletal.fade.is_none() {
+        if let Some(r) = retarget.as_mut() {
+            r.sample(&info, now, cursor);
+            if !rebound && skeletal.fade.is_none() {
+                // The common frame: only the retargeted bones change.
+                for &b in &r.mapped {
+                    if let Ok(mut t) = transforms.get_mut(bones[b].0) {
+                        *t = Transform::from(r.bone_pose(b, &bones[b].1));
+                    }
+                }
+                continue;
+            }
+        } else {
+            sample_tracks(&info, now, cursor, track_poses);
+        }
+        if retarget.is_none() && !rebound && skeletal.fade.is_none() {
             // The common frame: only the bones the clip animates change.
             for (b, p) in tracks.iter().zip(track_poses.iter()) {
                 if let Some(b) = *b
@@ -376,7 +644,10 @@ pub(crate) fn apply_skeletal(
         pose.clear();
         pose.extend(bones.iter().map(|(_, rest, _)| *rest));
         animated.iter_mut().for_each(|a| *a = false);
-        scatter(tracks, track_poses, pose, animated);
+        match retarget.as_ref() {
+            Some(r) => r.scatter(bones, pose, animated),
+            None => scatter(tracks, track_poses, pose, animated),
+        }
         let mut fade_done = false;
         // A paused (or finished) playback holds a fade where it is too.
         let running = playback.is_running();
@@ -398,7 +669,8 @@ pub(crate) fn apply_skeletal(
                         })
                         .collect()
                 });
-                *fading = entry.map(|info| FadingBinding::new(info, bones, snapshot));
+                *fading =
+                    entry.map(|info| FadingBinding::new(info, bones, snapshot, target.as_deref()));
                 fade.fresh = false;
             }
             if running {

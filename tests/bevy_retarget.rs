@@ -1,0 +1,538 @@
+//! `Retarget` in a headless Bevy app: glTF characters (written here as glTF JSON, loaded by
+//! Bevy's own glTF loader) playing the sample GTA clips beside the built-in SA skeleton playing
+//! the same clips; their bones must point the same ways (in world space, after the half turn
+//! that takes a GTA ped's facing onto a glTF character's), their hips move by the scaled amount,
+//! and a broken or non-humanoid glTF gives a report, not a panic.
+
+use crate::bevy_ifp::{app_with, load};
+use crate::humanoid::{Arms, Character, Naming, Spec, build, gltf_json};
+use bevy::gltf::GltfPlugin;
+use bevy::mesh::MeshPlugin;
+use bevy::prelude::*;
+use bevy::world_serialization::{WorldAsset, WorldAssetRoot, WorldSerializationPlugin};
+use rigplay::anim::retarget::{BonePreset, HumanoidBone};
+use rigplay::plugin::*;
+use std::f32::consts::{FRAC_PI_2, PI};
+
+const CHAINS: [&[HumanoidBone]; 5] = {
+    use HumanoidBone::*;
+    [
+        &[Hips, Spine, Chest, UpperChest, Neck, Head],
+        &[LeftShoulder, LeftUpperArm, LeftLowerArm, LeftHand],
+        &[RightShoulder, RightUpperArm, RightLowerArm, RightHand],
+        &[LeftUpperLeg, LeftLowerLeg, LeftFoot, LeftToes],
+        &[RightUpperLeg, RightLowerLeg, RightFoot, RightToes],
+    ]
+};
+
+/// SA's hip height: Pelvis above R Toe0 in the bind pose (z = −1.0363, worked out in
+/// `retarget_characters::the_sa_hip_height_and_scale_worked_out_by_hand`), the lowest bone both
+/// skeletons have; above L Toe0 (z = −1.0326) on a character without a right toe.
+const SA_HIP_HEIGHT: f32 = 1.0363;
+const SA_HIP_HEIGHT_LEFT_TOE: f32 = 1.0326;
+
+fn gltf_app(files: &[(&str, Vec<u8>)]) -> App {
+    app_with(
+        files,
+        &[],
+        1.0 / 30.0,
+        (WorldSerializationPlugin, MeshPlugin, GltfPlugin::default()),
+    )
+}
+
+/// The entity of each humanoid bone under `root`, found by `bone_of` from its name.
+fn humanoid_entities(
+    app: &mut App,
+    root: Entity,
+    bone_of: &dyn Fn(&str) -> Option<HumanoidBone>,
+) -> Vec<(HumanoidBone, Entity)> {
+    let world = app.world_mut();
+    let mut found = Vec::new();
+    let mut stack = vec![root];
+    let mut descendants = Vec::new();
+    while let Some(e) = stack.pop() {
+        if let Some(children) = world.get::<Children>(e) {
+            descendants.extend(children.iter());
+            stack.extend(children.iter());
+        }
+    }
+    for e in descendants {
+        if let Some(name) = world.get::<Name>(e)
+            && let Some(b) = bone_of(name.as_str())
+        {
+            found.push((b, e));
+        }
+    }
+    found
+}
+
+fn position(app: &App, e: Entity) -> Vec3 {
+    app.world().get::<GlobalTransform>(e).unwrap().translation()
+}
+
+struct Spawned {
+    label: String,
+    root: Entity,
+    character: Character,
+    bones: Vec<(HumanoidBone, Entity)>,
+}
+
+fn set_time(app: &mut App, entities: &[Entity], t: f32) {
+    for &e in entities {
+        let mut p = app.world_mut().get_mut::<Playback>(e).unwrap();
+        p.paused = true;
+        p.seek(t);
+    }
+    app.update();
+}
+
+/// Plays `clip_path` on the characters and the reference skeleton at 21 times and returns the
+/// largest direction error (degrees, where) and hips error per character.
+fn compare(
+    app: &mut App,
+    reference: Entity,
+    reference_bones: &[(HumanoidBone, Entity)],
+    characters: &[Spawned],
+    clip_path: &str,
+) -> Vec<(f32, String, f32)> {
+    let clip: Handle<AnimationClip> = load(app, clip_path);
+    let mut all: Vec<Entity> = characters.iter().map(|c| c.root).collect();
+    all.push(reference);
+    for &e in &all {
+        app.world_mut().get_mut::<SkeletalClip>(e).unwrap().clip = clip.clone();
+    }
+    set_time(app, &all, 0.0);
+    set_time(app, &all, 0.0);
+    let duration = app
+        .world()
+        .get::<Playback>(reference)
+        .unwrap()
+        .duration
+        .expect("the clip is bound");
+    // The turn from GTA's facing (−Z in Bevy) to glTF's (+Z).
+    let turn = Quat::from_rotation_y(PI);
+    let ref_of = |b: HumanoidBone| reference_bones.iter().find(|x| x.0 == b).map(|x| x.1);
+    let mut results = vec![(0.0f32, String::new(), 0.0f32); characters.len()];
+    for k in 0..21 {
+        let t = duration * k as f32 / 20.0;
+        set_time(app, &all, t);
+        for (c, result) in characters.iter().zip(results.iter_mut()) {
+            let of = |b: HumanoidBone| c.bones.iter().find(|x| x.0 == b).map(|x| x.1);
+            for chain in CHAINS {
+                let both: Vec<(Entity, Entity, HumanoidBone)> = chain
+                    .iter()
+                    .filter_map(|&b| Some((ref_of(b)?, of(b)?, b)))
+                    .collect();
+                for w in both.windows(2) {
+                    let d_ref = turn * (position(app, w[1].0) - position(app, w[0].0));
+                    let d_char = position(app, w[1].1) - position(app, w[0].1);
+                    let angle = d_ref.angle_between(d_char).to_degrees();
+                    if angle > result.0 {
+                        *result = (angle, format!("{:?} at {t:.3} s", w[0].2), result.2);
+                    }
+                }
+            }
+        }
+    }
+    results
+}
+
+/// The reference pelvis world position per time and the characters' hips, for the hips check.
+fn hips_track(
+    app: &mut App,
+    reference: Entity,
+    reference_hips: Entity,
+    characters: &[Spawned],
+) -> f32 {
+    let all: Vec<Entity> = characters
+        .iter()
+        .map(|c| c.root)
+        .chain([reference])
+        .collect();
+    let duration = app
+        .world()
+        .get::<Playback>(reference)
+        .unwrap()
+        .duration
+        .unwrap();
+    // Displacements from the clip's first frame on both sides (which cancels the rests).
+    set_time(app, &all, 0.0);
+    let ref0 = position(app, reference_hips);
+    let char0: Vec<Vec3> = characters
+        .iter()
+        .map(|c| {
+            position(
+                app,
+                c.bones
+                    .iter()
+                    .find(|b| b.0 == HumanoidBone::Hips)
+                    .unwrap()
+                    .1,
+            )
+        })
+        .collect();
+    let turn = Quat::from_rotation_y(PI);
+    let mut worst = 0.0f32;
+    for k in 1..21 {
+        let t = duration * k as f32 / 20.0;
+        set_time(app, &all, t);
+        let moved = turn * (position(app, reference_hips) - ref0);
+        for (c, start) in characters.iter().zip(&char0) {
+            let hips = c
+                .bones
+                .iter()
+                .find(|b| b.0 == HumanoidBone::Hips)
+                .unwrap()
+                .1;
+            let gta = if c.character.node(HumanoidBone::RightToes).is_some() {
+                SA_HIP_HEIGHT
+            } else {
+                SA_HIP_HEIGHT_LEFT_TOE
+            };
+            let scale = c.character.hip_height / gta;
+            let expected = *start + moved * scale;
+            let error = (position(app, hips) - expected).length() / c.character.hip_height;
+            worst = worst.max(error);
+        }
+    }
+    worst
+}
+
+fn spawn_characters(
+    app: &mut App,
+    list: Vec<(String, Character, Retarget)>,
+    clip: &Handle<AnimationClip>,
+) -> Vec<Spawned> {
+    let mut out = Vec::new();
+    for (i, (label, character, retarget)) in list.into_iter().enumerate() {
+        let path = format!("character{i}.gltf");
+        let scene: Handle<WorldAsset> = load(app, &format!("{path}#Scene0"));
+        let root = app
+            .world_mut()
+            .spawn((
+                WorldAssetRoot(scene),
+                retarget,
+                SkeletalClip::new(clip.clone()),
+                Playback::looping(),
+                // Beside each other; turned and placed characters point the same ways.
+                Transform::from_xyz(2.0 * i as f32, 0.0, 0.0),
+            ))
+            .id();
+        out.push(Spawned {
+            label,
+            root,
+            character,
+            bones: Vec::new(),
+        });
+    }
+    for _ in 0..5 {
+        app.update();
+    }
+    for s in &mut out {
+        let humanoid = s.character.humanoid.clone();
+        let names = s.character.names.clone();
+        s.bones = humanoid_entities(app, s.root, &|n| {
+            humanoid
+                .iter()
+                .find(|(_, i)| names[*i] == n)
+                .map(|(b, _)| *b)
+        });
+        assert_eq!(
+            s.bones.len(),
+            s.character.humanoid.len(),
+            "{}: scene spawned",
+            s.label
+        );
+    }
+    out
+}
+
+fn specs() -> Vec<(Spec, Retarget)> {
+    let blender = Quat::from_rotation_x(FRAC_PI_2);
+    vec![
+        (
+            Spec {
+                size: 1.1,
+                arm: 1.2,
+                leg: 0.9,
+                armature: Some((blender, 0.01)),
+                seed: 41,
+                ..Spec::new(Naming::Mixamo("mixamorig:"), Arms::T)
+            },
+            Retarget::new(),
+        ),
+        (
+            Spec {
+                size: 180.0,
+                arm: 1.1,
+                leg: 1.05,
+                seed: 42,
+                ..Spec::new(Naming::Unreal, Arms::A(45.0))
+            },
+            Retarget::new(),
+        ),
+        (
+            Spec {
+                size: 0.3,
+                leg: 0.7,
+                seed: 43,
+                missing: vec![HumanoidBone::LeftUpperArm, HumanoidBone::RightToes],
+                ..Spec::new(Naming::VRoid, Arms::A(30.0))
+            },
+            Retarget::new(),
+        ),
+    ]
+}
+
+fn built(specs: Vec<(Spec, Retarget)>) -> Vec<(String, Character, Retarget)> {
+    specs
+        .into_iter()
+        .map(|(spec, r)| {
+            (
+                format!("{:?} {:?}", spec.naming, spec.arms),
+                build(&spec),
+                r,
+            )
+        })
+        .collect()
+}
+
+fn files(list: &[(String, Character, Retarget)]) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = list
+        .iter()
+        .enumerate()
+        .map(|(i, (_, c, _))| (format!("character{i}.gltf"), gltf_json(c).into_bytes()))
+        .collect();
+    files.push(("sa_ped.ifp".into(), crate::assets::read("anims/sa_ped.ifp")));
+    files
+}
+
+#[test]
+fn gta_clips_on_gltf_characters_point_every_bone_where_the_sa_skeleton_does() {
+    let list = built(specs());
+    let files = files(&list);
+    let refs: Vec<(&str, Vec<u8>)> = files.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
+    let mut app = gltf_app(&refs);
+    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let reference = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(walk.clone()),
+            Playback::looping(),
+            Transform::from_xyz(-2.0, 0.0, 0.0),
+        ))
+        .id();
+    let characters = spawn_characters(&mut app, list, &walk);
+    let reference_bones =
+        humanoid_entities(&mut app, reference, &|n| BonePreset::Gta.humanoid_bone(n));
+    assert_eq!(reference_bones.len(), 21);
+    // The reports: the convention found, the missing limbs listed.
+    let report = app
+        .world()
+        .get::<RetargetReport>(characters[0].root)
+        .unwrap();
+    assert_eq!(report.preset, BonePreset::Mixamo);
+    assert_eq!(report.map.len(), 21, "{:?}", report.map);
+    assert!(
+        report
+            .map
+            .contains(&("L Thigh".into(), "mixamorig:LeftUpLeg".into()))
+    );
+    let report = app
+        .world()
+        .get::<RetargetReport>(characters[2].root)
+        .unwrap();
+    assert_eq!(report.preset, BonePreset::Vrm);
+    use HumanoidBone::*;
+    assert_eq!(
+        report.report.unmatched,
+        [LeftUpperArm, LeftLowerArm, LeftHand, RightToes]
+    );
+    for clip in ["walk", "idle", "wave"] {
+        let path = format!("sa_ped.ifp#{clip}");
+        let results = compare(&mut app, reference, &reference_bones, &characters, &path);
+        for (c, (angle, worst, _)) in characters.iter().zip(&results) {
+            eprintln!("{clip} on {}: {angle:.3}° ({worst})", c.label);
+            assert!(
+                *angle < 2.0,
+                "{clip} on {}: {angle:.3}° at {worst}",
+                c.label
+            );
+        }
+        let reference_hips = reference_bones.iter().find(|b| b.0 == Hips).unwrap().1;
+        let hips = hips_track(&mut app, reference, reference_hips, &characters);
+        assert!(hips < 1e-3, "{clip}: hips off by {hips} hip heights");
+    }
+}
+
+#[test]
+fn by_name_copies_fail_and_a_user_map_fixes_unknown_names() {
+    // One Mixamo character played twice: by name (local rotations copied) it is far off; and
+    // a character whose arms have names no convention knows, with the user's map for them.
+    let mut renamed = build(&Spec {
+        seed: 51,
+        ..Spec::new(Naming::Vrm, Arms::T)
+    });
+    for (bone, name) in [
+        (HumanoidBone::LeftUpperArm, "arm_upper_jnt_L"),
+        (HumanoidBone::LeftLowerArm, "arm_lower_jnt_L"),
+    ] {
+        let i = renamed.node(bone).unwrap();
+        renamed.names[i] = name.into();
+    }
+    let mixamo = build(&Spec {
+        seed: 52,
+        ..Spec::new(Naming::Mixamo(""), Arms::A(40.0))
+    });
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("character0.gltf", gltf_json(&mixamo).into_bytes()),
+        ("character1.gltf", gltf_json(&renamed).into_bytes()),
+        ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
+    ];
+    let mut app = gltf_app(&files);
+    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let reference = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(walk.clone()),
+            Playback::looping(),
+        ))
+        .id();
+    let list = vec![
+        (
+            "Mixamo by name".to_owned(),
+            mixamo,
+            Retarget {
+                mode: RetargetMode::ByName,
+                ..Retarget::new()
+            },
+        ),
+        (
+            "VRM renamed arm".to_owned(),
+            renamed,
+            Retarget::new()
+                .with_bone("L UpperArm", "arm_upper_jnt_L")
+                .with_bone("L ForeArm", "arm_lower_jnt_L"),
+        ),
+    ];
+    let characters = spawn_characters(&mut app, list, &walk);
+    let report = app
+        .world()
+        .get::<RetargetReport>(characters[1].root)
+        .unwrap();
+    assert!(
+        report
+            .report
+            .unmatched
+            .contains(&HumanoidBone::LeftUpperArm)
+    );
+    assert!(
+        report
+            .map
+            .contains(&("L UpperArm".into(), "arm_upper_jnt_L".into())),
+        "{:?}",
+        report.map
+    );
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let reference_bones =
+        humanoid_entities(&mut app, reference, &|n| BonePreset::Gta.humanoid_bone(n));
+    let results = compare(
+        &mut app,
+        reference,
+        &reference_bones,
+        &characters,
+        "sa_ped.ifp#walk",
+    );
+    assert!(results[0].0 > 20.0, "by name only {:.2}° off", results[0].0);
+    assert!(
+        results[1].0 < 2.0,
+        "{:.3}° at {}",
+        results[1].0,
+        results[1].1
+    );
+    // An entry naming no bone is reported.
+    app.world_mut()
+        .get_mut::<Retarget>(characters[1].root)
+        .unwrap()
+        .bone_map
+        .push(("L Hand".into(), "no_such_bone".into()));
+    app.update();
+    let report = app
+        .world()
+        .get::<RetargetReport>(characters[1].root)
+        .unwrap();
+    assert_eq!(
+        report.problems,
+        ["no character bone is named \"no_such_bone\""]
+    );
+}
+
+#[test]
+fn broken_and_non_humanoid_gltf_give_a_report_not_a_panic() {
+    let vehicle = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+        "nodes":[{"name":"chassis","children":[1,2]},{"name":"wheel_fl","translation":[1,0,1]},
+        {"name":"wheel_fr","translation":[-1,0,1],"rotation":[0,0,0,1]}]}"#;
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("vehicle.gltf", vehicle.as_bytes().to_vec()),
+        (
+            "broken.gltf",
+            b"{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [".to_vec(),
+        ),
+        ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
+    ];
+    let mut app = gltf_app(&files);
+    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let scene: Handle<WorldAsset> = load(&mut app, "vehicle.gltf#Scene0");
+    let vehicle = app
+        .world_mut()
+        .spawn((
+            WorldAssetRoot(scene),
+            Retarget::new(),
+            SkeletalClip::new(walk.clone()),
+            Playback::looping(),
+        ))
+        .id();
+    let broken: Handle<WorldAsset> = app
+        .world()
+        .resource::<AssetServer>()
+        .load("broken.gltf#Scene0");
+    let nothing = app
+        .world_mut()
+        .spawn((
+            WorldAssetRoot(broken.clone()),
+            Retarget::new(),
+            SkeletalClip::new(walk),
+            Playback::looping(),
+        ))
+        .id();
+    let mut failed = false;
+    for _ in 0..60 {
+        app.update();
+        failed |= matches!(
+            app.world()
+                .resource::<AssetServer>()
+                .load_state(broken.id()),
+            bevy::asset::LoadState::Failed(_)
+        );
+    }
+    assert!(failed, "the broken file fails to load");
+    let report = app
+        .world()
+        .get::<RetargetReport>(vehicle)
+        .expect("a report");
+    assert!(report.report.matched.is_empty());
+    // The scene's own root node is named too.
+    assert_eq!(
+        report.report.unused,
+        ["Scene0", "chassis", "wheel_fl", "wheel_fr"]
+    );
+    assert!(report.map.is_empty());
+    // Nothing of the vehicle moved; the playheads run.
+    let (_, _, wheel) = crate::bevy_ifp::bone(&mut app, "wheel_fl");
+    assert_eq!(wheel.translation, Vec3::new(1.0, 0.0, 1.0));
+    assert_eq!(wheel.rotation, Quat::IDENTITY);
+    assert!(app.world().get::<Playback>(vehicle).unwrap().time > 0.0);
+    assert!(app.world().get_entity(nothing).is_ok());
+}
