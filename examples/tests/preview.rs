@@ -7,14 +7,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The preview example built by `cargo test` next to this test binary.
-fn preview_binary() -> PathBuf {
+/// An example built by `cargo test` next to this test binary.
+fn example_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap();
     dir.join("examples").join(if cfg!(windows) {
-        "preview.exe"
+        format!("{name}.exe")
     } else {
-        "preview"
+        name.to_owned()
     })
 }
 
@@ -23,18 +23,9 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn render(sample: &str, clip: &str, out: &Path, at: f32) -> Result<(), String> {
-    let bin = preview_binary();
-    let sample = repo_root().join(sample);
-    let args = [
-        sample.to_str().unwrap(),
-        "--clip",
-        clip,
-        "--screenshot",
-        out.to_str().unwrap(),
-        "--at",
-        &at.to_string(),
-    ];
+/// Runs an example (under xvfb when there is no display) that writes `out`.
+fn run_example(name: &str, args: &[&str], out: &Path) -> Result<(), String> {
+    let bin = example_binary(name);
     let has_display =
         std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
     let mut cmd = if has_display {
@@ -51,12 +42,26 @@ fn render(sample: &str, clip: &str, out: &Path, at: f32) -> Result<(), String> {
         .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
     if !output.status.success() || !out.exists() {
         return Err(format!(
-            "preview failed ({}):\n{}",
+            "{name} failed ({}):\n{}",
             output.status,
             String::from_utf8_lossy(&output.stderr)
         ));
     }
     Ok(())
+}
+
+fn render(sample: &str, clip: &str, out: &Path, at: f32) -> Result<(), String> {
+    let sample = repo_root().join(sample);
+    let args = [
+        sample.to_str().unwrap(),
+        "--clip",
+        clip,
+        "--screenshot",
+        out.to_str().unwrap(),
+        "--at",
+        &at.to_string(),
+    ];
+    run_example("preview", &args, out)
 }
 
 struct Joint {
@@ -306,5 +311,128 @@ fn the_preview_draws_an_anie_project_through_the_gpu_plugin_where_and_as_animeef
         share < 0.01,
         "{}: {off} of {checked} pixels differ",
         png.display()
+    );
+}
+
+/// A `retarget --screenshot` joints file: (map, character, reference).
+#[allow(clippy::type_complexity)]
+fn retarget_joints(
+    png: &Path,
+) -> (
+    Vec<(String, String)>,
+    std::collections::HashMap<String, [f32; 3]>,
+    std::collections::HashMap<String, [f32; 3]>,
+) {
+    let text = std::fs::read_to_string(format!("{}.joints.json", png.display())).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let points = |key: &str| {
+        v[key]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, p)| {
+                let p = p.as_array().unwrap();
+                let f = |i: usize| p[i].as_f64().unwrap() as f32;
+                (k.clone(), [f(0), f(1), f(2)])
+            })
+            .collect()
+    };
+    let map = v["map"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, t)| (k.clone(), t.as_str().unwrap().to_owned()))
+        .collect();
+    (map, points("character"), points("reference"))
+}
+
+fn angle(a: [f32; 3], b: [f32; 3]) -> f32 {
+    let dot: f32 = (0..3).map(|i| a[i] * b[i]).sum();
+    let len = |v: [f32; 3]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    (dot / (len(a) * len(b)))
+        .clamp(-1.0, 1.0)
+        .acos()
+        .to_degrees()
+}
+
+#[test]
+fn the_retarget_example_plays_the_walk_on_the_sample_character_as_the_ped_plays_it() {
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-retarget-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let character = repo_root().join("assets/characters/humanoid.glb");
+    let clip = format!(
+        "{}#walk",
+        repo_root().join("assets/anims/sa_ped.ifp").display()
+    );
+    let shots = [0.3f32, 0.9].map(|t| {
+        let png = dir.join(format!("walk_{t}.png"));
+        run_example(
+            "retarget",
+            &[
+                character.to_str().unwrap(),
+                &clip,
+                "--at",
+                &t.to_string(),
+                "--screenshot",
+                png.to_str().unwrap(),
+            ],
+            &png,
+        )
+        .unwrap();
+        png
+    });
+    let chains: [&[&str]; 5] = [
+        &["Pelvis", "Spine", "Spine1", "Neck", "Head"],
+        &["Bip01 L Clavicle", "L UpperArm", "L ForeArm", "L Hand"],
+        &["Bip01 R Clavicle", "R UpperArm", "R ForeArm", "R Hand"],
+        &["L Thigh", "L Calf", "L Foot", "L Toe0"],
+        &["R Thigh", "R Calf", "R Foot", "R Toe0"],
+    ];
+    let mut knee_forward = Vec::new();
+    for png in &shots {
+        let (map, character, reference) = retarget_joints(png);
+        assert_eq!(map.len(), 21, "{map:?}");
+        let target = |gta: &str| &map.iter().find(|(s, _)| s == gta).unwrap().1;
+        // The hips at the origin on both sides.
+        assert_eq!(character[target("Pelvis")], [0.0; 3]);
+        assert_eq!(reference["Pelvis"], [0.0; 3]);
+        for chain in chains {
+            for w in chain.windows(2) {
+                let d = |points: &std::collections::HashMap<String, [f32; 3]>, a: &str, b: &str| {
+                    let (p, q) = (points[a], points[b]);
+                    [q[0] - p[0], q[1] - p[1], q[2] - p[2]]
+                };
+                let dc = d(&character, target(w[0]), target(w[1]));
+                let dr = d(&reference, w[0], w[1]);
+                let a = angle(dc, dr);
+                assert!(a < 2.0, "{}: {} → {}: {a:.3}°", png.display(), w[0], w[1]);
+            }
+        }
+        // Where the left knee is, ahead of the hip (+Z) or behind it.
+        knee_forward.push(character[target("L Calf")][2] - character[target("L Thigh")][2]);
+        // The character is drawn: its shirt's blue.
+        let img = image::open(png).unwrap().to_rgb8();
+        let shirt = img
+            .pixels()
+            .filter(|p| p[2] > 150 && p[2] as i32 > p[0] as i32 + 60)
+            .count();
+        assert!(shirt > 1000, "{}: {shirt} shirt pixels", png.display());
+    }
+    // A quarter and three quarters into the walk the left leg swings opposite ways.
+    assert!(
+        knee_forward[0] * knee_forward[1] < 0.0,
+        "left knee {knee_forward:?}"
+    );
+    let (a, b) = (
+        image::open(&shots[0]).unwrap().to_rgb8(),
+        image::open(&shots[1]).unwrap().to_rgb8(),
+    );
+    let changed = a.pixels().zip(b.pixels()).filter(|(p, q)| p != q).count();
+    assert!(
+        changed > 2000,
+        "{changed} pixels changed between the two times"
     );
 }

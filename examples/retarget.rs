@@ -1,0 +1,443 @@
+//! A GTA or DAN clip on any humanoid glTF character, rest poses compensated.
+//!
+//!     cargo run --example retarget -- CHARACTER.glb CLIP_PATH#CLIP
+//!     cargo run --example retarget -- assets/characters/humanoid.glb assets/anims/sa_ped.ifp#walk
+//!     cargo run --example retarget -- CHARACTER.glb CLIP.ifp#walk --at 0.5 --screenshot out.png
+//!
+//! The character plays the clip in the middle; the built-in skeleton the clip was made for (the
+//! GTA ped of the package's game, or the DAN file's own bones) plays it beside, as sticks,
+//! turned to face the way the character faces (+Z). Files may be anywhere on disk. `CLIP` is a
+//! clip's name in an `.ifp` (or `ClipN`), `Clip` for a `.dan`.
+//!
+//! With `--screenshot OUT.png` the clip is posed at `--at SECONDS` (0 without it), the window is
+//! saved as `OUT.png` and `OUT.png.joints.json` is written, and the app exits (it runs headless
+//! under xvfb): `{"map": {source bone: character bone}, "character": {character bone: [x, y,
+//! z]}, "reference": {source bone: [x, y, z]}}`, world positions in Bevy's axes of every mapped
+//! bone of the character and of the reference skeleton at the same time, each with its hips at
+//! the origin.
+
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::window::WindowResolution;
+use bevy::world_serialization::{WorldAsset, WorldAssetRoot};
+use rigplay::anim::retarget::{BoneMap, HumanoidBone, user_pairs};
+use rigplay::plugin::*;
+use std::path::{Path, PathBuf};
+
+struct Args {
+    character: PathBuf,
+    clip: String,
+    at: f32,
+    screenshot: Option<PathBuf>,
+}
+
+fn usage() -> ! {
+    eprintln!("usage: retarget CHARACTER.glb CLIP_PATH#CLIP [--at SECONDS] [--screenshot OUT.png]");
+    std::process::exit(2)
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|e| {
+        eprintln!("{}: {e}", p.display());
+        std::process::exit(1)
+    })
+}
+
+fn parse_args() -> Args {
+    let mut positional = Vec::new();
+    let mut at = 0.0;
+    let mut screenshot = None;
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--at" => {
+                at = it
+                    .next()
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or_else(|| usage())
+            }
+            "--screenshot" => {
+                screenshot = Some(PathBuf::from(it.next().unwrap_or_else(|| usage())))
+            }
+            "-h" | "--help" => usage(),
+            _ => positional.push(a),
+        }
+    }
+    let [character, clip] = positional.as_slice() else {
+        usage()
+    };
+    let Some((file, label)) = clip.rsplit_once('#') else {
+        eprintln!("{clip}: name the clip after '#' (FILE.ifp#walk, FILE.dan#Clip)");
+        std::process::exit(2)
+    };
+    Args {
+        character: absolute(Path::new(character)),
+        clip: format!("{}#{label}", absolute(Path::new(file)).display()),
+        at,
+        screenshot,
+    }
+}
+
+#[derive(Resource)]
+struct Setup {
+    clip_file: String,
+    at: f32,
+    screenshot: Option<PathBuf>,
+    frames: u32,
+    framed: bool,
+}
+
+#[derive(Component)]
+struct Character;
+
+#[derive(Component)]
+struct Reference;
+
+fn main() {
+    let args = parse_args();
+    let clip_file = args
+        .clip
+        .rsplit_once('#')
+        .map(|(f, _)| f.to_owned())
+        .unwrap_or_default();
+    App::new()
+        .add_plugins(
+            DefaultPlugins
+                .set(WindowPlugin {
+                    primary_window: Some(Window {
+                        title: "rigplay retarget".into(),
+                        resolution: WindowResolution::new(1280, 720)
+                            .with_scale_factor_override(1.0),
+                        ..default()
+                    }),
+                    ..default()
+                })
+                .set(AssetPlugin {
+                    file_path: "/".into(),
+                    unapproved_path_mode: bevy::asset::UnapprovedPathMode::Allow,
+                    ..default()
+                }),
+        )
+        .add_plugins((IfpPlugin, DanPlugin))
+        .insert_resource(ClearColor(Color::srgb(0.12, 0.13, 0.15)))
+        .insert_resource(Setup {
+            clip_file,
+            at: args.at,
+            screenshot: args.screenshot.clone(),
+            frames: 0,
+            framed: false,
+        })
+        .add_systems(
+            Startup,
+            move |commands: Commands, assets: Res<AssetServer>| setup(commands, assets, &args),
+        )
+        .add_systems(
+            Update,
+            (spawn_reference, report, frame_camera, hold_and_capture).chain(),
+        )
+        .run();
+}
+
+fn setup(mut commands: Commands, assets: Res<AssetServer>, args: &Args) {
+    let clip: Handle<AnimationClip> = assets.load(args.clip.clone());
+    let scene: Handle<WorldAsset> = assets.load(format!("{}#Scene0", args.character.display()));
+    let mut playback = Playback::looping();
+    if args.screenshot.is_some() {
+        playback.paused = true;
+    }
+    commands.spawn((
+        Name::new("character"),
+        Character,
+        WorldAssetRoot(scene),
+        Retarget::new(),
+        SkeletalClip::new(clip.clone()),
+        playback.clone(),
+    ));
+    // The reference skeleton, once its file says which (spawn_reference).
+    commands.spawn((
+        Name::new("reference"),
+        Reference,
+        SkeletalClip::new(clip),
+        playback,
+        // GTA peds face −Z in Bevy's axes; turned to face +Z as glTF characters do.
+        Transform::from_rotation(Quat::from_rotation_y(std::f32::consts::PI)),
+        Visibility::default(),
+    ));
+    commands.spawn((
+        Camera3d::default(),
+        Transform::from_xyz(0.0, 1.2, 4.0).looking_at(Vec3::new(0.0, 0.9, 0.0), Vec3::Y),
+    ));
+    commands.spawn((
+        DirectionalLight {
+            illuminance: 6000.0,
+            ..default()
+        },
+        Transform::from_xyz(2.0, 5.0, 4.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    commands.insert_resource(GlobalAmbientLight {
+        brightness: 400.0,
+        ..default()
+    });
+}
+
+/// Gives the reference entity the skeleton its clip was made for: the package's GTA ped, or the
+/// DAN file's bones.
+fn spawn_reference(
+    mut commands: Commands,
+    setup: Res<Setup>,
+    assets: Res<AssetServer>,
+    ifps: Res<Assets<Ifp>>,
+    dans: Res<Assets<Dan>>,
+    reference: Query<Entity, (With<Reference>, Without<SkeletonBones>)>,
+    mut done: Local<bool>,
+    // Held until the file is there: a dropped handle would cancel the load.
+    mut held: Local<Option<Handle<Ifp>>>,
+    mut held_dan: Local<Option<Handle<Dan>>>,
+) {
+    if *done {
+        return;
+    }
+    let Ok(entity) = reference.single() else {
+        return;
+    };
+    if setup.clip_file.ends_with(".dan") {
+        let handle = held_dan.get_or_insert_with(|| assets.load(setup.clip_file.clone()));
+        if let Some(dan) = dans.get(&*handle) {
+            commands.entity(entity).insert(dan.skeleton());
+            *done = true;
+        }
+    } else {
+        let handle = held.get_or_insert_with(|| assets.load(setup.clip_file.clone()));
+        if let Some(ifp) = ifps.get(&*handle) {
+            commands.entity(entity).insert(GtaSkeleton(ifp.game));
+            *done = true;
+        }
+    }
+}
+
+/// Logs the character's bone map once it is known, and what did not match.
+fn report(reports: Query<&RetargetReport, Changed<RetargetReport>>) {
+    for r in &reports {
+        if r.report.matched.is_empty() {
+            continue;
+        }
+        info!(
+            "{:?} names: {} of {} humanoid bones matched; GTA → character: {}",
+            r.preset,
+            r.report.matched.len(),
+            HumanoidBone::COUNT,
+            r.map
+                .iter()
+                .map(|(s, t)| format!("{s} → {t}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if !r.report.unmatched.is_empty() {
+            warn!("no bone for: {:?}", r.report.unmatched);
+        }
+        for p in &r.problems {
+            warn!("bone map: {p}");
+        }
+    }
+}
+
+/// The character's bones (named descendants) with world positions.
+fn bones_of(
+    root: Entity,
+    children: &Query<&Children>,
+    nodes: &Query<(&Name, &GlobalTransform)>,
+) -> Vec<(String, Vec3)> {
+    children
+        .iter_descendants(root)
+        .filter_map(|e| nodes.get(e).ok())
+        .map(|(n, g)| (n.as_str().to_owned(), g.translation()))
+        .collect()
+}
+
+/// Places the character's hips at the origin of the view (and the reference skeleton beside it,
+/// scaled to the character's height), and the camera to see both, once the character is there.
+#[allow(clippy::type_complexity)]
+fn frame_camera(
+    mut setup: ResMut<Setup>,
+    character: Query<(Entity, &RetargetReport), With<Character>>,
+    mut reference: Query<(Entity, &mut Transform), (With<Reference>, With<SkeletonBones>)>,
+    children: Query<&Children>,
+    nodes: Query<(&Name, &GlobalTransform)>,
+    mut camera: Query<&mut Transform, (With<Camera3d>, Without<Reference>)>,
+) {
+    if setup.framed {
+        return;
+    }
+    let (Ok((root, report)), Ok((reference, mut placed))) =
+        (character.single(), reference.single_mut())
+    else {
+        return;
+    };
+    if report.report.matched.is_empty() {
+        return;
+    }
+    let bones = bones_of(root, &children, &nodes);
+    let ref_bones = bones_of(reference, &children, &nodes);
+    if bones.is_empty() || ref_bones.is_empty() {
+        return;
+    }
+    let (min, max) = bones
+        .iter()
+        .fold((Vec3::MAX, Vec3::MIN), |(lo, hi), (_, p)| {
+            (lo.min(*p), hi.max(*p))
+        });
+    let height = (max.y - min.y).max(1e-3);
+    let (rmin, rmax) = ref_bones
+        .iter()
+        .fold((Vec3::MAX, Vec3::MIN), |(lo, hi), (_, p)| {
+            (lo.min(*p), hi.max(*p))
+        });
+    let ref_height = (rmax.y - rmin.y).max(1e-3);
+    // The reference stands at the character's left, its feet on the character's floor.
+    let s = height / ref_height;
+    placed.scale = Vec3::splat(s);
+    placed.translation = Vec3::new(
+        max.x + 0.6 * height,
+        min.y - rmin.y * s,
+        (min.z + max.z) / 2.0,
+    );
+    let centre = Vec3::new(
+        (min.x + max.x + 0.6 * height) / 2.0 + 0.15 * height,
+        (min.y + max.y) / 2.0,
+        (min.z + max.z) / 2.0,
+    );
+    if let Ok(mut cam) = camera.single_mut() {
+        // Three-quarter view from the front, a little above.
+        *cam = Transform::from_translation(centre + Vec3::new(1.0, 0.35, 1.9) * height)
+            .looking_at(centre, Vec3::Y);
+    }
+    setup.framed = true;
+}
+
+/// With `--screenshot`: holds both at `--at`, then writes the joints and the PNG and exits.
+fn hold_and_capture(
+    mut commands: Commands,
+    mut setup: ResMut<Setup>,
+    mut playbacks: Query<&mut Playback>,
+    character: Query<(Entity, &RetargetReport, &Retarget, &SkeletalClip), With<Character>>,
+    reference: Query<(Entity, &Transform), With<Reference>>,
+    children: Query<&Children>,
+    nodes: Query<(&Name, &GlobalTransform)>,
+    registry: Res<ClipRegistry>,
+) {
+    let Some(path) = setup.screenshot.clone() else {
+        return;
+    };
+    let at = setup.at;
+    let mut ready = true;
+    for mut p in &mut playbacks {
+        p.paused = true;
+        if p.time != at {
+            p.seek(at);
+        }
+        ready &= p.duration.is_some();
+    }
+    if !ready || !setup.framed {
+        return;
+    }
+    setup.frames += 1;
+    // Let render pipelines compile (and the pose settle) before capturing.
+    if setup.frames != 60 {
+        return;
+    }
+    let (Ok((root, report, retarget, clip)), Ok((reference, reference_scale))) =
+        (character.single(), reference.single())
+    else {
+        return;
+    };
+    let character_bones = bones_of(root, &children, &nodes);
+    let reference_bones = bones_of(reference, &children, &nodes);
+    let json = joints_json(
+        &source_pairs(&registry, &clip.clip, retarget, report),
+        &character_bones,
+        &reference_bones,
+        reference_scale.scale.x,
+    );
+    let joints_path = PathBuf::from(format!("{}.joints.json", path.display()));
+    if let Err(e) = std::fs::write(&joints_path, json) {
+        error!("{}: {e}", joints_path.display());
+    }
+    commands
+        .spawn(Screenshot::primary_window())
+        .observe(save_to_disk(path))
+        .observe(
+            |_: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
+                exit.write(AppExit::Success);
+            },
+        );
+}
+
+/// Which source bone drives which character bone for this clip: the clip's own skeleton's
+/// names (a GTA ped's, a DAN file's) matched to the character's as the playback does.
+fn source_pairs(
+    registry: &ClipRegistry,
+    clip: &Handle<AnimationClip>,
+    retarget: &Retarget,
+    report: &RetargetReport,
+) -> Vec<(String, String)> {
+    let Some(source) = registry.get(clip.id()).and_then(|i| i.source.clone()) else {
+        return report.map.clone();
+    };
+    let source_names: Vec<&str> = source.names.iter().map(String::as_str).collect();
+    let target_names: Vec<&str> = report.names.iter().map(String::as_str).collect();
+    let (_, source_map) = source.bone_map();
+    let (_, target_map) = BoneMap::detect(&target_names);
+    let (pairs, _) = user_pairs(
+        source_map.pairs(&target_map),
+        &source_names,
+        &target_names,
+        &retarget.bone_map,
+    );
+    pairs
+        .iter()
+        .map(|&(s, t)| (source.names[s].clone(), report.names[t].clone()))
+        .collect()
+}
+
+/// The joints file: the map, and both skeletons' mapped bones with their hips at the origin.
+fn joints_json(
+    pairs: &[(String, String)],
+    character: &[(String, Vec3)],
+    reference: &[(String, Vec3)],
+    reference_scale: f32,
+) -> String {
+    let find = |list: &[(String, Vec3)], name: &str| {
+        list.iter()
+            .find(|(n, _)| n == name || n.trim() == name.trim())
+            .map(|(_, p)| *p)
+    };
+    // The hips of each side: the humanoid Hips of its names.
+    let hips_of = |list: &[(String, Vec3)]| {
+        let names: Vec<&str> = list.iter().map(|(n, _)| n.as_str()).collect();
+        let (_, map) = BoneMap::detect(&names);
+        map.get(HumanoidBone::Hips)
+            .map(|i| list[i].1)
+            .unwrap_or(Vec3::ZERO)
+    };
+    let (ch, rh) = (hips_of(character), hips_of(reference));
+    let v = |p: Vec3| format!("[{}, {}, {}]", p.x, p.y, p.z);
+    let mut map = Vec::new();
+    let mut chars = Vec::new();
+    let mut refs = Vec::new();
+    for (source, target) in pairs {
+        let (Some(c), Some(r)) = (find(character, target), find(reference, source)) else {
+            continue;
+        };
+        let source = source.trim();
+        map.push(format!("{source:?}: {target:?}"));
+        chars.push(format!("{target:?}: {}", v(c - ch)));
+        // In the skeleton's own size (the view scales it to the character's).
+        refs.push(format!("{source:?}: {}", v((r - rh) / reference_scale)));
+    }
+    format!(
+        "{{\n  \"map\": {{{}}},\n  \"character\": {{{}}},\n  \"reference\": {{{}}}\n}}\n",
+        map.join(", "),
+        chars.join(", "),
+        refs.join(", ")
+    )
+}
