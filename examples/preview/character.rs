@@ -3,6 +3,7 @@
 
 use crate::files::{Character, FileHandle, Loaded, Preview, view};
 use bevy::prelude::*;
+use bevy::world_serialization::WorldAssetRoot;
 use rigplay::plugin::*;
 
 /// The middle of the view between the panels, in 2D world units (pixels from the window's
@@ -119,5 +120,110 @@ pub fn switch_cameras(
         if matches!(c.clear_color, ClearColorConfig::None) != anie {
             c.clear_color = clear;
         }
+    }
+}
+
+/// Marks the glTF character playing the clip on show.
+#[derive(Component)]
+pub struct Body;
+
+/// Where the body stands: beside the stick skeleton, facing the way it faces.
+const BODY_OFFSET: Vec3 = Vec3::new(-1.1, 0.0, 0.0);
+
+/// (Re)spawns the opened glTF character for the skeletal clip on show: it plays the same clip on
+/// its own playhead, which follows the stick skeleton's ([`follow_playhead`]).
+pub fn spawn_body(
+    mut commands: Commands,
+    mut preview: ResMut<Preview>,
+    clips: Query<&SkeletalClip>,
+    bodies: Query<&SkeletalClip, With<Body>>,
+) {
+    for e in std::mem::take(&mut preview.stale) {
+        commands.entity(e).despawn();
+    }
+    let clip = preview
+        .character
+        .and_then(|c| clips.get(c).ok())
+        .map(|s| s.clip.clone());
+    let Some(body) = preview.body.as_mut() else {
+        return;
+    };
+    let showing = body
+        .entity
+        .and_then(|e| bodies.get(e).ok())
+        .map(|s| s.clip.id());
+    if showing.is_some() && showing == clip.as_ref().map(|c| c.id()) {
+        return;
+    }
+    if let Some(old) = body.entity.take() {
+        commands.entity(old).despawn();
+    }
+    // Only skeletal clips (GTA, DAN) play on a body.
+    let Some(clip) = clip else { return };
+    let name = body
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    body.entity = Some(
+        commands
+            .spawn((
+                Name::new(name),
+                Body,
+                WorldAssetRoot(body.scene.clone()),
+                Retarget::new(),
+                SkeletalClip::new(clip),
+                Playback::looping(),
+                // glTF characters face +Z; GTA's skeleton faces −Z in Bevy's axes.
+                Transform::from_translation(BODY_OFFSET)
+                    .with_rotation(Quat::from_rotation_y(std::f32::consts::PI)),
+            ))
+            .id(),
+    );
+}
+
+/// Scales a body whose bones span less than half a metre or more than three (a character in
+/// centimetres, say) to the stick skeleton's height, once its bones are there.
+pub fn fit_body(
+    mut bodies: Query<(Entity, &mut Transform, &RetargetReport), With<Body>>,
+    children: Query<&Children>,
+    bones: Query<&GlobalTransform, With<RigBone>>,
+    mut fitted: Local<Option<Entity>>,
+) {
+    for (entity, mut transform, report) in &mut bodies {
+        if *fitted == Some(entity) || report.report.matched.is_empty() {
+            continue;
+        }
+        let (lo, hi) = children
+            .iter_descendants(entity)
+            .filter_map(|e| bones.get(e).ok())
+            .fold((f32::MAX, f32::MIN), |(lo, hi), g| {
+                let y = g.translation().y;
+                (lo.min(y), hi.max(y))
+            });
+        let height = (hi - lo) / transform.scale.y.max(1e-6);
+        if !(height.is_finite() && height > 0.0) {
+            continue;
+        }
+        if !(0.5..=3.0).contains(&height) {
+            transform.scale = Vec3::splat(1.7 / height);
+        }
+        *fitted = Some(entity);
+    }
+}
+
+/// Keeps the body's playhead where the stick skeleton's is (the transport drives that one).
+pub fn follow_playhead(preview: Res<Preview>, mut playbacks: Query<&mut Playback>) {
+    let (Some(character), Some(body)) = (
+        preview.character,
+        preview.body.as_ref().and_then(|b| b.entity),
+    ) else {
+        return;
+    };
+    let Ok(lead) = playbacks.get(character).cloned() else {
+        return;
+    };
+    if let Ok(mut p) = playbacks.get_mut(body) {
+        *p = lead;
     }
 }

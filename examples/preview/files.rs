@@ -3,6 +3,7 @@
 
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
+use bevy::world_serialization::WorldAsset;
 use rigplay::formats::FileFormat;
 use rigplay::plugin::*;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,18 @@ pub struct Preview {
     pub wanted_clip: Option<String>,
     pub character: Option<Entity>,
     pub selected_bone: Option<Entity>,
+    /// A humanoid glTF character opened (`.glb` / `.gltf`): skeletal clips play on it too,
+    /// beside the stick skeleton, rest poses compensated ([`Retarget`]).
+    pub body: Option<Body>,
+    /// Entities to despawn (a body replaced by another).
+    pub stale: Vec<Entity>,
+}
+
+/// An opened glTF character and the entity showing it.
+pub struct Body {
+    pub path: PathBuf,
+    pub scene: Handle<WorldAsset>,
+    pub entity: Option<Entity>,
 }
 
 pub struct OpenFile {
@@ -193,6 +206,18 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         .extension()
         .map(|e| e.to_string_lossy().into_owned())
         .unwrap_or_default();
+    if extension.eq_ignore_ascii_case("glb") || extension.eq_ignore_ascii_case("gltf") {
+        // A character, not clips: the clips on show play on it.
+        if let Some(old) = preview.body.take().and_then(|b| b.entity) {
+            preview.stale.push(old);
+        }
+        preview.body = Some(Body {
+            scene: assets.load(format!("{asset_path}#Scene0")),
+            path: absolute,
+            entity: None,
+        });
+        return;
+    }
     let handle = match FileFormat::from_extension(&extension) {
         Some(FileFormat::Dan) => FileHandle::Dan(assets.load(asset_path)),
         Some(FileFormat::Anie) => FileHandle::Anie(assets.load(asset_path)),
@@ -212,9 +237,11 @@ pub fn open_dropped(
 ) {
     for d in drops.read() {
         if let FileDragAndDrop::DroppedFile { path_buf, .. } = d {
+            let files = preview.files.len();
             open(&mut preview, &assets, path_buf);
-            let file = preview.files.len() - 1;
-            preview.current = Some((file, 0));
+            if preview.files.len() > files {
+                preview.current = Some((files, 0));
+            }
         }
     }
 }

@@ -2,7 +2,12 @@
 //!
 //!     cargo run --example preview                      # the bundled samples
 //!     cargo run --example preview -- FILE...           # your .ifp / .dan / .anie files (or drop them on the window)
+//!     cargo run --example preview -- FILE.ifp CHARACTER.glb   # the clips on your glTF character too
 //!     cargo run --example preview -- FILE --clip walk --screenshot out.png --at 0.5
+//!
+//! A `.glb` / `.gltf` opened (on the command line or dropped) is a character: every GTA or DAN
+//! clip on show plays on it beside the stick skeleton, rest poses compensated (`Retarget`), and
+//! the Info panel shows its bone map.
 //!
 //! `--screenshot PATH --at SECONDS` poses the clip at that time, saves a PNG (and, next to it,
 //! `PATH.joints.json` with the joints' window positions), and exits: usable headless under xvfb.
@@ -24,7 +29,9 @@ use bevy::prelude::*;
 use bevy::window::WindowResolution;
 use bevy_egui::{EguiGlobalSettings, EguiPlugin, EguiPrimaryContextPass, PrimaryEguiContext};
 use camera::{Orbit, UiPointer, draw_scene, orbit_camera};
-use character::{AnieCamera, spawn_character, switch_cameras};
+use character::{
+    AnieCamera, fit_body, follow_playhead, spawn_body, spawn_character, switch_cameras,
+};
 use files::{Preview, open, open_dropped, pick_first_clip};
 use rigplay::plugin::*;
 use screenshot::{Shot, screenshot};
@@ -101,6 +108,8 @@ fn main() {
             wanted_clip: args.clip.clone(),
             character: None,
             selected_bone: None,
+            body: None,
+            stale: Vec::new(),
         })
         .insert_resource(Orbit {
             target: Vec3::new(0.0, 0.75, 0.0),
@@ -123,6 +132,9 @@ fn main() {
                 open_dropped,
                 pick_first_clip,
                 spawn_character,
+                spawn_body,
+                fit_body,
+                follow_playhead,
                 switch_cameras,
                 orbit_camera,
                 draw_scene,

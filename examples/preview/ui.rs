@@ -27,6 +27,7 @@ pub fn ui(
     children: Query<&Children>,
     parents: Query<&ChildOf>,
     rig_bones: Query<(&Name, &RigBone)>,
+    reports: Query<&RetargetReport>,
     mut time: ResMut<Time<Virtual>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
@@ -211,7 +212,7 @@ pub fn ui(
                 });
             ui.separator();
             ui.label(
-                egui::RichText::new("Drop .ifp, .dan or .anie files here to open them.").weak(),
+                egui::RichText::new("Drop .ifp, .dan or .anie files here to open them, or a .glb / .gltf character to play the clips on.").weak(),
             );
         });
 
@@ -237,6 +238,64 @@ pub fn ui(
                             .color(egui::Color32::from_rgb(230, 180, 60))
                             .small(),
                     );
+                }
+            }
+            // The glTF character: its naming convention and bone map.
+            if let Some(body) = &preview.body {
+                ui.separator();
+                let name = body
+                    .path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                ui.label(egui::RichText::new(format!("character {name}")).strong());
+                match body.entity.and_then(|e| reports.get(e).ok()) {
+                    Some(r) if !r.report.matched.is_empty() => {
+                        ui.label(format!(
+                            "{:?} names: {} of {} humanoid bones",
+                            r.preset,
+                            r.report.matched.len(),
+                            r.report.matched.len() + r.report.unmatched.len()
+                        ));
+                        if !r.report.unmatched.is_empty() {
+                            ui.label(
+                                egui::RichText::new(format!(
+                                    "no bone for {:?}",
+                                    r.report.unmatched
+                                ))
+                                .color(egui::Color32::from_rgb(230, 180, 60))
+                                .small(),
+                            );
+                        }
+                        for p in &r.problems {
+                            ui.label(
+                                egui::RichText::new(format!("⚠ bone map: {p}"))
+                                    .color(egui::Color32::from_rgb(230, 180, 60))
+                                    .small(),
+                            );
+                        }
+                        egui::CollapsingHeader::new(format!("bone map ({})", r.map.len()))
+                            .id_salt("bone map")
+                            .show(ui, |ui| {
+                                for (gta, bone) in &r.map {
+                                    ui.label(
+                                        egui::RichText::new(format!("{gta} → {bone}")).small(),
+                                    );
+                                }
+                            });
+                    }
+                    Some(_) => {
+                        ui.label(
+                            egui::RichText::new("no humanoid bone found by any naming convention")
+                                .color(egui::Color32::from_rgb(230, 180, 60)),
+                        );
+                    }
+                    None if body.entity.is_none() => {
+                        ui.label(egui::RichText::new("shown with GTA and DAN clips").weak());
+                    }
+                    None => {
+                        ui.label(egui::RichText::new("loading… (or failed: see the log)").weak());
+                    }
                 }
             }
             if let Some((_, _, Some(unmatched), motion, _)) =

@@ -436,3 +436,70 @@ fn the_retarget_example_plays_the_walk_on_the_sample_character_as_the_ped_plays_
         "{changed} pixels changed between the two times"
     );
 }
+
+#[test]
+fn the_preview_plays_the_clip_on_an_opened_gltf_character_beside_the_skeleton() {
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-preview-glb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ifp = repo_root().join("assets/anims/sa_ped.ifp");
+    let glb = repo_root().join("assets/characters/humanoid.glb");
+    let shots = [0.3f32, 0.9].map(|t| {
+        let png = dir.join(format!("walk_{t}.png"));
+        run_example(
+            "preview",
+            &[
+                ifp.to_str().unwrap(),
+                glb.to_str().unwrap(),
+                "--clip",
+                "walk",
+                "--screenshot",
+                png.to_str().unwrap(),
+                "--at",
+                &t.to_string(),
+            ],
+            &png,
+        )
+        .unwrap();
+        png
+    });
+    let body_pixels = |img: &image::RgbImage| {
+        // The character's blue shirt, in the 3D view between the panels.
+        img.enumerate_pixels()
+            .filter(|(x, y, p)| {
+                (240..1020).contains(x) && *y < 600 && p[2] > 90 && p[2] as i32 > p[0] as i32 + 40
+            })
+            .count()
+    };
+    let (a, b) = (
+        image::open(&shots[0]).unwrap().to_rgb8(),
+        image::open(&shots[1]).unwrap().to_rgb8(),
+    );
+    for (img, png) in [(&a, &shots[0]), (&b, &shots[1])] {
+        let body = body_pixels(img);
+        assert!(body > 1000, "{}: {body} body pixels", png.display());
+        let skeleton = img.pixels().filter(|p| is_skeleton(p)).count();
+        assert!(
+            skeleton > 300,
+            "{}: {skeleton} skeleton pixels",
+            png.display()
+        );
+        // Its bones are in the joints file too, named as the character names them.
+        let js = joints(png);
+        assert!(js.iter().any(|j| j.name == "mixamorig:LeftUpLeg"));
+        assert!(js.iter().any(|j| j.name.trim() == "L Thigh"));
+    }
+    // The character moves with the playhead: its left knee is elsewhere on screen.
+    let knee = |png: &Path| {
+        let js = joints(png);
+        let j = js.iter().find(|j| j.name == "mixamorig:LeftLeg").unwrap();
+        (j.x, j.y)
+    };
+    let (ka, kb) = (knee(&shots[0]), knee(&shots[1]));
+    assert!(
+        (ka.0 - kb.0).abs() + (ka.1 - kb.1).abs() > 5.0,
+        "knee at {ka:?} and {kb:?}"
+    );
+}
