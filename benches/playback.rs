@@ -1,6 +1,8 @@
 //! 1000 SA skeletons (32 bones) at random phases, headless and single-threaded: rigplay's
 //! `Playback` against the same scene played through Bevy's `AnimationPlayer`, and the same scene
-//! with nothing playing (the frame's fixed cost). Transform propagation is left out (no
+//! with nothing playing (the frame's fixed cost). Then 1000 humanoid glTF-like characters (Mixamo
+//! names, T-pose, random bone axes, an armature node: 30 nodes, 21 of them mapped) playing the
+//! same clip through `Retarget`'s rest-pose compensation, against the same characters idle. Transform propagation is left out (no
 //! `TransformPlugin`): both paths pay it equally for the transforms they change, and it would
 //! hide the cost of animating. ns per bone per frame = (frame − idle frame) / (1000 × 32).
 
@@ -13,10 +15,16 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 #[path = "../tests/assets.rs"]
 mod assets;
+#[path = "../tests/humanoid.rs"]
+mod humanoid;
+#[path = "../tests/rng.rs"]
+mod rng;
 
 use assets::sample_files;
 use criterion::{Criterion, criterion_group, criterion_main};
-use rigplay::plugin::{GtaSkeleton, PlayAnimation, Playback, PlayingNode, SkeletalClip};
+use rigplay::plugin::{
+    GtaSkeleton, PlayAnimation, Playback, PlayingNode, Retarget, SkeletalClip,
+};
 use std::path::Path;
 use std::time::Duration;
 
@@ -27,7 +35,32 @@ enum Driver {
     Idle,
     Playback,
     AnimationPlayer,
+    /// Humanoid characters with no clip.
+    CharactersIdle,
+    /// Humanoid characters playing through `Retarget`.
+    Retarget,
 }
+
+/// A humanoid character's node hierarchy under `root`, as a glTF scene spawns it.
+fn spawn_character(world: &mut World, root: Entity, c: &humanoid::Character) {
+    let mut entities: Vec<Entity> = Vec::with_capacity(c.names.len());
+    for (i, name) in c.names.iter().enumerate() {
+        let (t, r, s) = c.trs[i];
+        let parent = c.parents[i].map_or(root, |p| entities[p]);
+        entities.push(
+            world
+                .spawn((
+                    Name::new(name.clone()),
+                    Transform {
+                        translation: t,
+                        rotation: r,
+                        scale: s,
+                    },
+                    ChildOf(parent),
+                ))
+                .id(),
+        );
+    }
 
 fn phase(i: usize) -> f32 {
     ((i * 7919) % 1000) as f32 / 1000.0 * 1.2
@@ -67,8 +100,24 @@ fn scene(driver: Driver) -> App {
     ) {
         app.update();
     }
+    let character = humanoid::build(&humanoid::Spec {
+        armature: Some((Quat::from_rotation_x(std::f32::consts::FRAC_PI_2), 0.01)),
+        ..humanoid::Spec::new(humanoid::Naming::Mixamo("mixamorig:"), humanoid::Arms::T)
+    });
     for i in 0..CHARACTERS {
         let at = Transform::from_xyz((i % 40) as f32, 0.0, (i / 40) as f32);
+        if matches!(driver, Driver::CharactersIdle | Driver::Retarget) {
+            let mut p = Playback::looping();
+            p.seek(phase(i));
+            let world = app.world_mut();
+            let mut e = world.spawn((Retarget::new(), at));
+            if driver == Driver::Retarget {
+                e.insert((SkeletalClip::new(walk.clone()), p));
+            }
+            let root = e.id();
+            spawn_character(world, root, &character);
+            continue;
+        }
         let mut e = app.world_mut().spawn((GtaSkeleton::SA, at));
         match driver {
             Driver::Idle => {}
@@ -80,6 +129,7 @@ fn scene(driver: Driver) -> App {
             Driver::AnimationPlayer => {
                 e.insert(PlayAnimation::looping(walk.clone()));
             }
+            Driver::CharactersIdle | Driver::Retarget => unreachable!(),
         }
     }
     for _ in 0..3 {
@@ -102,6 +152,8 @@ fn frames(c: &mut Criterion) {
         ("idle (no animation)", Driver::Idle),
         ("rigplay Playback", Driver::Playback),
         ("Bevy AnimationPlayer", Driver::AnimationPlayer),
+        ("humanoid characters idle", Driver::CharactersIdle),
+        ("humanoid characters, Retarget", Driver::Retarget),
     ] {
         let mut app = scene(driver);
         g.bench_function(name, |b| b.iter(|| app.update()));

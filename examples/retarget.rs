@@ -7,7 +7,7 @@
 //! The character plays the clip in the middle; the built-in skeleton the clip was made for (the
 //! GTA ped of the package's game, or the DAN file's own bones) plays it beside, as sticks,
 //! turned to face the way the character faces (+Z). Files may be anywhere on disk. `CLIP` is a
-//! clip's name in an `.ifp` (or `ClipN`), `Clip` for a `.dan`.
+//! clip's name in an `.ifp` (or `ClipN`), `Clip0` for a `.dan`.
 //!
 //! With `--screenshot OUT.png` the clip is posed at `--at SECONDS` (0 without it), the window is
 //! saved as `OUT.png` and `OUT.png.joints.json` is written, and the app exits (it runs headless
@@ -67,7 +67,7 @@ fn parse_args() -> Args {
         usage()
     };
     let Some((file, label)) = clip.rsplit_once('#') else {
-        eprintln!("{clip}: name the clip after '#' (FILE.ifp#walk, FILE.dan#Clip)");
+        eprintln!("{clip}: name the clip after '#' (FILE.ifp#walk, FILE.dan#Clip0)");
         std::process::exit(2)
     };
     Args {

@@ -536,3 +536,100 @@ fn broken_and_non_humanoid_gltf_give_a_report_not_a_panic() {
     assert!(app.world().get::<Playback>(vehicle).unwrap().time > 0.0);
     assert!(app.world().get_entity(nothing).is_ok());
 }
+
+#[test]
+fn a_dan_clip_of_a_biped_plays_on_a_gltf_character_resting_on_its_first_frame() {
+    // The SA walk exported as a DAN file would be by a 3ds Max Biped: flat model-space keys
+    // every 33 ms (whole milliseconds, as the exporter writes), bones named in the .meta. Its
+    // rest is its first frame; played on a T-pose Unreal-named character it must point every
+    // bone where the SA skeleton playing the walk does at the same times.
+    use rigplay::formats::dan::{DanClipOptions, DanFile};
+    let biped = crate::retarget_characters::biped_walk(0.033);
+    let bytes = DanFile::from_clip(&biped.clip, &DanClipOptions::default())
+        .unwrap()
+        .write()
+        .unwrap();
+    let names: Vec<String> = biped
+        .source
+        .names
+        .iter()
+        .map(|n| format!("{n:?}"))
+        .collect();
+    let meta = format!(
+        r#"(
+    meta_format_version: "1.0",
+    asset: Load(
+        loader: "rigplay::plugin::DanLoader",
+        settings: (scale: 1.0, bone_names: [{}], looping: true),
+    ),
+)"#,
+        names.join(", ")
+    );
+    let character = build(&Spec {
+        size: 170.0,
+        seed: 61,
+        ..Spec::new(Naming::Unreal, Arms::T)
+    });
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("character0.gltf", gltf_json(&character).into_bytes()),
+        ("walk.dan", bytes),
+        ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
+    ];
+    let mut app = app_with(
+        &files,
+        &[("walk.dan", meta.as_str())],
+        1.0 / 30.0,
+        (WorldSerializationPlugin, MeshPlugin, GltfPlugin::default()),
+    );
+    let dan_clip: Handle<AnimationClip> = load(&mut app, "walk.dan#Clip0");
+    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let reference = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(walk),
+            Playback::looping(),
+        ))
+        .id();
+    let characters = spawn_characters(
+        &mut app,
+        vec![("Unreal T, DAN walk".into(), character, Retarget::new())],
+        &dan_clip,
+    );
+    let reference_bones =
+        humanoid_entities(&mut app, reference, &|n| BonePreset::Gta.humanoid_bone(n));
+    let all = [characters[0].root, reference];
+    let turn = Quat::from_rotation_y(PI);
+    let mut worst = (0.0f32, String::new());
+    let mut compared = 0;
+    for k in 0..30 {
+        let t = k as f32 * 0.033;
+        set_time(&mut app, &all, t);
+        let c = &characters[0];
+        for chain in CHAINS {
+            let both: Vec<(Entity, Entity, HumanoidBone)> = chain
+                .iter()
+                .filter_map(|&b| {
+                    let r = reference_bones.iter().find(|x| x.0 == b)?.1;
+                    let e = c.bones.iter().find(|x| x.0 == b)?.1;
+                    Some((r, e, b))
+                })
+                .collect();
+            for w in both.windows(2) {
+                let d_ref = turn * (position(&app, w[1].0) - position(&app, w[0].0));
+                let d_char = position(&app, w[1].1) - position(&app, w[0].1);
+                let angle = d_ref.angle_between(d_char).to_degrees();
+                compared += 1;
+                if angle > worst.0 {
+                    worst = (angle, format!("{:?} at {t:.3} s", w[0].2));
+                }
+            }
+        }
+    }
+    assert!(compared >= 30 * 14, "{compared}");
+    eprintln!(
+        "DAN walk on the Unreal character: {:.3}° ({})",
+        worst.0, worst.1
+    );
+    assert!(worst.0 < 2.0, "{:.3}° at {}", worst.0, worst.1);
+}

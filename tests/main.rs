@@ -27,7 +27,7 @@ mod ifp_write;
 mod layers;
 mod reduce;
 mod retarget;
-mod retarget_characters;
+pub mod retarget_characters;
 mod rng;
 mod sampler;
 mod skeleton;

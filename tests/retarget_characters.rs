@@ -379,8 +379,9 @@ fn the_sa_hip_height_and_scale_worked_out_by_hand() {
 }
 
 /// A DAN-like source: the SA walk as flat model-space keys (each bone its own root, keyed with
-/// its whole model transform, in Bevy-like Y-up axes facing +Z), named as a 3ds Max Biped.
-fn biped_walk() -> Source {
+/// its whole model transform, in Bevy-like Y-up axes facing +Z), named as a 3ds Max Biped, keyed
+/// every `step` seconds.
+pub fn biped_walk(step: f32) -> Source {
     let walk = Source::gta(GtaGame::Sa, ifp_clips("anims/sa_ped.ifp").remove(0));
     let biped_names = [
         ("Pelvis", "Bip01 Pelvis"),
@@ -419,9 +420,9 @@ fn biped_walk() -> Source {
         .collect();
     // Model-space keys at 30 fps: world transforms of the posed ped, turned into glTF axes.
     let basis = walk.source.to_gltf;
-    let n = 37;
+    let n = (walk.clip.duration() / step).floor() as usize + 1;
     let mut builder = ClipBuilder::new("biped walk");
-    let key_times: Vec<f32> = (0..n).map(|k| k as f32 / 30.0).collect();
+    let key_times: Vec<f32> = (0..n).map(|k| k as f32 * step).collect();
     let mut per_bone: Vec<(Vec<Quat>, Vec<Vec3>)> = vec![(Vec::new(), Vec::new()); bones.len()];
     for &t in &key_times {
         let pose = walk.pose(t);
@@ -462,7 +463,7 @@ fn biped_walk() -> Source {
 fn dan_clips_rest_on_their_first_frame_and_retarget_the_same_way() {
     // A flat (model-space) Biped-named source, resting at its first frame, not in any T or A
     // pose: the characters still point every bone where it does.
-    let source = biped_walk();
+    let source = biped_walk(1.0 / 30.0);
     assert_eq!(source.source.bone_map().0, BonePreset::Biped);
     assert_eq!(source.source.bone_map().1.len(), 21);
     let t = times(&source.clip, 24);
