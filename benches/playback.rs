@@ -18,6 +18,7 @@ mod assets;
 #[path = "../tests/humanoid.rs"]
 mod humanoid;
 #[path = "../tests/rng.rs"]
+#[allow(dead_code)]
 mod rng;
 
 use assets::sample_files;
@@ -61,6 +62,7 @@ fn spawn_character(world: &mut World, root: Entity, c: &humanoid::Character) {
                 .id(),
         );
     }
+}
 
 fn phase(i: usize) -> f32 {
     ((i * 7919) % 1000) as f32 / 1000.0 * 1.2
