@@ -23,9 +23,7 @@ mod rng;
 
 use assets::sample_files;
 use criterion::{Criterion, criterion_group, criterion_main};
-use rigplay::plugin::{
-    GtaSkeleton, PlayAnimation, Playback, PlayingNode, Retarget, SkeletalClip,
-};
+use rigplay::plugin::{GtaSkeleton, PlayAnimation, Playback, PlayingNode, Retarget, SkeletalClip};
 use std::path::Path;
 use std::time::Duration;
 

@@ -145,6 +145,29 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>) {
     ));
 }
 ```
+
+```no_run
+use bevy::prelude::*;
+use bevy::world_serialization::WorldAssetRoot;
+use rigplay::prelude::*;
+
+fn setup(mut commands: Commands, assets: Res<AssetServer>) {
+    commands.spawn((
+        WorldAssetRoot(assets.load("hero.glb#Scene0")),
+        Retarget::new(),
+        SkeletalClip::new(assets.load("ped.ifp#walk_civi")),
+    ));
+    // A character whose arm bones no naming convention knows.
+    commands.spawn((
+        WorldAssetRoot(assets.load("robot.glb#Scene0")),
+        Retarget::new()
+            .with_bone("L UpperArm", "arm_upper_jnt_L")
+            .with_bone("L ForeArm", "arm_lower_jnt_L"),
+        SkeletalClip::new(assets.load("ped.ifp#walk_civi")),
+    ));
+}
+# fn main() { App::new().add_plugins((DefaultPlugins, IfpPlugin)).add_systems(Startup, setup).run(); }
+```
 "##
     )]
 }

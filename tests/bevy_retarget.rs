@@ -633,3 +633,108 @@ fn a_dan_clip_of_a_biped_plays_on_a_gltf_character_resting_on_its_first_frame() 
     );
     assert!(worst.0 < 2.0, "{:.3}° at {}", worst.0, worst.1);
 }
+
+#[test]
+fn root_motion_and_cross_fades_carry_over_scaled_and_facing_the_characters_way() {
+    // The walk with its root motion extracted (as the sample's .meta sets it) moves the
+    // character's entity forward (+Z, the way a glTF character faces) by the ped's distance
+    // scaled by the hip-height ratio; the ped's own skeleton walks −Z (Bevy's forward).
+    let meta = include_str!("../assets/anims/sa_ped.ifp.meta");
+    let character = build(&Spec {
+        size: 0.5,
+        seed: 71,
+        ..Spec::new(Naming::Mixamo("mixamorig:"), Arms::A(30.0))
+    });
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("character0.gltf", gltf_json(&character).into_bytes()),
+        ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
+    ];
+    let mut app = app_with(
+        &files,
+        &[("sa_ped.ifp", meta)],
+        1.0 / 30.0,
+        (WorldSerializationPlugin, MeshPlugin, GltfPlugin::default()),
+    );
+    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let idle: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#idle");
+    let reference = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(walk.clone()),
+            Playback::looping(),
+            RootMotion::applied(),
+        ))
+        .id();
+    let hip_height = character.hip_height;
+    let characters = spawn_characters(
+        &mut app,
+        vec![("Mixamo A".into(), character, Retarget::new())],
+        &walk,
+    );
+    let root = characters[0].root;
+    app.world_mut()
+        .entity_mut(root)
+        .insert(RootMotion::applied());
+    let start = |app: &App, e| app.world().get::<Transform>(e).unwrap().translation;
+    let (c0, r0) = (start(&app, root), start(&app, reference));
+    for _ in 0..60 {
+        app.update();
+    }
+    let (c1, r1) = (start(&app, root), start(&app, reference));
+    let (dc, dr) = (c1 - c0, r1 - r0);
+    assert!(dr.z < -0.5, "the ped walks −Z: {dr}");
+    assert!(dc.z > 0.0, "the character walks +Z: {dc}");
+    let scale = hip_height / SA_HIP_HEIGHT;
+    assert!(
+        (dc.length() / dr.length() - scale).abs() < 1e-3 * scale,
+        "{} vs {scale}",
+        dc.length() / dr.length()
+    );
+    // A cross-fade to the idle on both: halfway through, and once it is over, the bones point
+    // the same ways.
+    for e in [root, reference] {
+        app.world_mut()
+            .get_mut::<SkeletalClip>(e)
+            .unwrap()
+            .cross_fade(idle.clone(), 0.5);
+    }
+    let reference_bones =
+        humanoid_entities(&mut app, reference, &|n| BonePreset::Gta.humanoid_bone(n));
+    let turn = Quat::from_rotation_y(PI);
+    for frames in [8, 30] {
+        for _ in 0..frames {
+            app.update();
+        }
+        let c = &characters[0];
+        let mut worst = 0.0f32;
+        for chain in CHAINS {
+            let both: Vec<(Entity, Entity)> = chain
+                .iter()
+                .filter_map(|&b| {
+                    let r = reference_bones.iter().find(|x| x.0 == b)?.1;
+                    let e = c.bones.iter().find(|x| x.0 == b)?.1;
+                    Some((r, e))
+                })
+                .collect();
+            for w in both.windows(2) {
+                let d_ref = turn * (position(&app, w[1].0) - position(&app, w[0].0));
+                let d_char = position(&app, w[1].1) - position(&app, w[0].1);
+                worst = worst.max(d_ref.angle_between(d_char).to_degrees());
+            }
+        }
+        // Blending local rotations of two retargeted poses is not blending the source's poses
+        // exactly; mid-fade the two agree within a few degrees, after it exactly.
+        let limit = if frames == 8 { 5.0 } else { 2.0 };
+        assert!(worst < limit, "{frames} frames into the fade: {worst:.3}°");
+        eprintln!("{frames} frames into the fade: {worst:.3}°");
+    }
+    assert!(
+        app.world()
+            .get::<SkeletalClip>(root)
+            .unwrap()
+            .fade_weight()
+            .is_none(),
+        "the fade ended"
+    );
+}

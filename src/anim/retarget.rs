@@ -52,9 +52,23 @@
 //!
 //! ## Translations
 //!
-//! Only the root (hips) moves: [`hips_translation_scale`] is the ratio of the hip heights, and
-//! [`retarget_root_translation`] carries the source's displacement from its rest position,
-//! scaled and turned into target axes, onto the target's rest position.
+//! Only the hips move: [`Retargeter::with_hips`] names the pair whose translation carries over,
+//! and [`Retargeter::apply_pose`] then returns the target hips' world position. The source's
+//! hips displacement from their rest position is scaled by the ratio of the hip heights
+//! ([`hips_translation_scale`]; a hip height is measured from the lowest mapped bone at rest, a
+//! toe or a foot, so that neither skeleton's origin matters) and turned into target axes
+//! ([`retarget_root_translation`]). Other bones keep their rest translations: bone lengths stay
+//! the target's.
+//!
+//! ## Sources and the user's map
+//!
+//! [`RetargetSource`] is what a clip brings: its skeleton's names and rest pose, the bone each
+//! track drives and its axes (a GTA clip's from [`crate::skeleton`]; a DAN clip's bones are flat
+//! and rest at the first frame, [`RetargetSource::first_frame`]). [`user_pairs`] corrects the
+//! pairs a detected map gives with a user's (source name, target name) entries.
+//!
+//! A scene graph's scales are folded into the translations by [`RestPose::from_trs`], so that
+//! the rotation maths stays pure rotations.
 //!
 //! ## Bad input
 //!
@@ -743,9 +757,16 @@ pub struct Retargeter {
     basis: Quat,
     source_parents: Vec<Option<usize>>,
     source_order: Vec<usize>,
+    /// `source_order` cut to the bones whose world transform is needed: paired bones, the hips
+    /// and their ancestors.
+    source_fk: Vec<usize>,
     source_rest: Vec<Quat>,
     target_parents: Vec<Option<usize>>,
     target_order: Vec<usize>,
+    /// `target_order` cut to the paired bones and their ancestors; the other target bones
+    /// (`target_still`) only ever get their rest rotation.
+    target_fk: Vec<usize>,
+    target_still: Vec<usize>,
     target_rest: Vec<Quat>,
     /// Per target bone, its index in `pairs`.
     target_pair: Vec<Option<usize>>,
@@ -871,9 +892,25 @@ impl Retargeter {
             });
         }
 
+        let source_fk = chain_order(
+            &source_order,
+            &source.parents,
+            out_pairs.iter().map(|p| p.source),
+        );
+        let target_fk = chain_order(
+            &target_order,
+            &target.parents,
+            out_pairs.iter().map(|p| p.target),
+        );
+        let mut fk = vec![false; target.len()];
+        target_fk.iter().for_each(|&b| fk[b] = true);
+        let target_still = (0..target.len()).filter(|&b| !fk[b]).collect();
         Ok(Self {
             basis,
             source_parents: source.parents.clone(),
+            source_fk,
+            target_fk,
+            target_still,
             source_order,
             source_rest: source.local.iter().map(|&(_, r)| unit(r)).collect(),
             target_parents: target.parents.clone(),
@@ -921,6 +958,11 @@ impl Retargeter {
             &mut self.pairs.iter().map(|p| p.target),
             target_hips,
             up,
+        );
+        self.source_fk = chain_order(
+            &self.source_order,
+            &self.source_parents,
+            self.pairs.iter().map(|p| p.source).chain([source_hips]),
         );
         self.hips = Some(HipsPair {
             source: source_hips,
@@ -981,7 +1023,7 @@ impl Retargeter {
         let source_world = &mut scratch.source_world;
         source_world.clear();
         source_world.resize(self.source_parents.len(), (Vec3::ZERO, Quat::IDENTITY));
-        for &bone in &self.source_order {
+        for &bone in &self.source_fk {
             let (t, r) = source_pose_local.get(bone).map_or(
                 (self.source_rest_translation[bone], self.source_rest[bone]),
                 |&(t, r)| (finite(t), unit(r)),
@@ -997,7 +1039,12 @@ impl Retargeter {
         let target_world = &mut scratch.target_world;
         target_world.clear();
         target_world.resize(self.target_parents.len(), Quat::IDENTITY);
-        for &bone in &self.target_order {
+        for &bone in &self.target_still {
+            if let Some(out) = out_target_local.get_mut(bone) {
+                *out = self.target_rest[bone];
+            }
+        }
+        for &bone in &self.target_fk {
             let parent = self.target_parents[bone].map_or(Quat::IDENTITY, |p| target_world[p]);
             let (world, local) = match self.target_pair[bone] {
                 Some(k) => {
@@ -1030,6 +1077,25 @@ impl Retargeter {
 /// `v`, or zero when any part is not finite.
 fn finite(v: Vec3) -> Vec3 {
     if v.is_finite() { v } else { Vec3::ZERO }
+}
+
+/// The bones of `order` that are `marked` or an ancestor of a marked bone, in `order`'s order.
+fn chain_order(
+    order: &[usize],
+    parents: &[Option<usize>],
+    marked: impl Iterator<Item = usize>,
+) -> Vec<usize> {
+    let mut keep = vec![false; parents.len()];
+    for mut bone in marked {
+        while bone < keep.len() && !keep[bone] {
+            keep[bone] = true;
+            match parents[bone] {
+                Some(p) => bone = p,
+                None => break,
+            }
+        }
+    }
+    order.iter().copied().filter(|&b| keep[b]).collect()
 }
 
 /// A bone's world offset from its parent; zero for a root.
