@@ -80,12 +80,15 @@ fn parse_args() -> Args {
 
 #[derive(Resource)]
 struct Setup {
-    clip_file: String,
     at: f32,
     screenshot: Option<PathBuf>,
     frames: u32,
     framed: bool,
 }
+
+/// The clip's file.
+#[derive(Resource)]
+struct Source(SourceFile);
 
 #[derive(Component)]
 struct Character;
@@ -95,11 +98,6 @@ struct Reference;
 
 fn main() {
     let args = parse_args();
-    let clip_file = args
-        .clip
-        .rsplit_once('#')
-        .map(|(f, _)| f.to_owned())
-        .unwrap_or_default();
     App::new()
         .add_plugins(
             DefaultPlugins
@@ -121,7 +119,6 @@ fn main() {
         .add_plugins((IfpPlugin, DanPlugin))
         .insert_resource(ClearColor(Color::srgb(0.12, 0.13, 0.15)))
         .insert_resource(Setup {
-            clip_file,
             at: args.at,
             screenshot: args.screenshot.clone(),
             frames: 0,
@@ -140,6 +137,12 @@ fn main() {
 
 fn setup(mut commands: Commands, assets: Res<AssetServer>, args: &Args) {
     let clip: Handle<AnimationClip> = assets.load(args.clip.clone());
+    let file = args.clip.rsplit_once('#').map_or("", |(f, _)| f).to_owned();
+    commands.insert_resource(Source(if file.to_ascii_lowercase().ends_with(".dan") {
+        SourceFile::Dan(assets.load(file))
+    } else {
+        SourceFile::Ifp(assets.load(file))
+    }));
     let scene: Handle<WorldAsset> = assets.load(format!("{}#Scene0", args.character.display()));
     let mut playback = Playback::looping();
     if args.screenshot.is_some() {
@@ -180,37 +183,34 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, args: &Args) {
     });
 }
 
+/// The file the clip comes from, held so that its skeleton can be read once it is loaded.
+enum SourceFile {
+    Ifp(Handle<Ifp>),
+    Dan(Handle<Dan>),
+}
+
 /// Gives the reference entity the skeleton its clip was made for: the package's GTA ped, or the
 /// DAN file's bones.
 fn spawn_reference(
     mut commands: Commands,
-    setup: Res<Setup>,
-    assets: Res<AssetServer>,
+    source: Res<Source>,
     ifps: Res<Assets<Ifp>>,
     dans: Res<Assets<Dan>>,
     reference: Query<Entity, (With<Reference>, Without<SkeletonBones>)>,
-    mut done: Local<bool>,
-    // Held until the file is there: a dropped handle would cancel the load.
-    mut held: Local<Option<Handle<Ifp>>>,
-    mut held_dan: Local<Option<Handle<Dan>>>,
 ) {
-    if *done {
-        return;
-    }
     let Ok(entity) = reference.single() else {
         return;
     };
-    if setup.clip_file.ends_with(".dan") {
-        let handle = held_dan.get_or_insert_with(|| assets.load(setup.clip_file.clone()));
-        if let Some(dan) = dans.get(&*handle) {
-            commands.entity(entity).insert(dan.skeleton());
-            *done = true;
+    match &source.0 {
+        SourceFile::Ifp(h) => {
+            if let Some(ifp) = ifps.get(h) {
+                commands.entity(entity).insert(GtaSkeleton(ifp.game));
+            }
         }
-    } else {
-        let handle = held.get_or_insert_with(|| assets.load(setup.clip_file.clone()));
-        if let Some(ifp) = ifps.get(&*handle) {
-            commands.entity(entity).insert(GtaSkeleton(ifp.game));
-            *done = true;
+        SourceFile::Dan(h) => {
+            if let Some(dan) = dans.get(h) {
+                commands.entity(entity).insert(dan.skeleton());
+            }
         }
     }
 }
@@ -315,6 +315,7 @@ fn frame_camera(
 }
 
 /// With `--screenshot`: holds both at `--at`, then writes the joints and the PNG and exits.
+#[allow(clippy::too_many_arguments)] // a Bevy system: one parameter per thing it reads
 fn hold_and_capture(
     mut commands: Commands,
     mut setup: ResMut<Setup>,

@@ -13,6 +13,7 @@
 use crate::rng::Rng;
 use glam::{Affine3A, Quat, Vec3};
 use rigplay::anim::retarget::HumanoidBone;
+use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Naming {
@@ -316,7 +317,9 @@ pub fn build(spec: &Spec) -> Character {
             }
         }
     };
-    let position = |role: &str, at: &dyn Fn(&str) -> Vec3| -> Vec3 {
+    // A joint's world position from the joints placed before it (template order).
+    let position = |role: &str, placed: &HashMap<String, Vec3>| -> Vec3 {
+        let at = |r: &str| placed[r];
         let (side, part) = match role.split_once('.') {
             Some((side, p)) => (Some(side == "l"), p),
             None => (None, role),
@@ -348,24 +351,9 @@ pub fn build(spec: &Spec) -> Character {
             other => panic!("no role {other}"),
         }
     };
-    fn at_of(
-        role: &str,
-        cache: &mut std::collections::HashMap<String, Vec3>,
-        position: &dyn Fn(&str, &dyn Fn(&str) -> Vec3) -> Vec3,
-    ) -> Vec3 {
-        if let Some(p) = cache.get(role) {
-            return *p;
-        }
-        // Parents are placed first (template order), so the lookups below are cached.
-        let snapshot = cache.clone();
-        let p = position(role, &|r: &str| snapshot[r]);
-        cache.insert(role.to_owned(), p);
-        p
-    }
-
     let joints = template(spec.naming == Naming::Unreal);
     let mut rng = Rng(spec.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let mut cache = std::collections::HashMap::new();
+    let mut cache: HashMap<String, Vec3> = HashMap::new();
     let mut c = Character {
         names: Vec::new(),
         parents: Vec::new(),
@@ -374,8 +362,7 @@ pub fn build(spec: &Spec) -> Character {
         hip_height: hips_y,
     };
     // World (position, rotation, scale) of the nodes placed so far, by role.
-    let mut placed: std::collections::HashMap<&str, (usize, Affine3A)> =
-        std::collections::HashMap::new();
+    let mut placed: HashMap<&str, (usize, Affine3A)> = HashMap::new();
     let armature = spec.armature.map(|(r, scale)| {
         c.names.push("Armature".into());
         c.parents.push(None);
@@ -393,7 +380,8 @@ pub fn build(spec: &Spec) -> Character {
             skipped.push(j.role);
             continue;
         }
-        let p_world = at_of(j.role, &mut cache, &position);
+        let p_world = position(j.role, &cache);
+        cache.insert(j.role.to_owned(), p_world);
         let w_rot = random_rotation(&mut rng);
         let (parent, parent_affine) = match j.parent {
             Some(p) => {

@@ -15,7 +15,7 @@ use rigplay::skeleton::{GtaGame, Skeleton};
 
 /// The humanoid chains along which a bone's direction (towards the next bone of the chain that
 /// both skeletons have) is compared.
-const CHAINS: [&[HumanoidBone]; 5] = {
+pub const CHAINS: [&[HumanoidBone]; 5] = {
     use HumanoidBone::*;
     [
         &[Hips, Spine, Chest, UpperChest, Neck, Head],
