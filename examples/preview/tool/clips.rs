@@ -1,0 +1,254 @@
+//! Finding a clip among hundreds: the search filter, sorting, labels that tell duplicate names
+//! apart, the names closest to a mistyped one, and which open file a `--clip NAME` picks.
+
+use std::cmp::Ordering;
+
+/// What the clip list knows of a clip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClipRow {
+    pub name: String,
+    pub duration: f32,
+    pub keys: usize,
+}
+
+/// The order of the clip list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortBy {
+    /// As the file has them.
+    #[default]
+    File,
+    Name,
+    Duration,
+    Keys,
+}
+
+impl SortBy {
+    pub const ALL: [SortBy; 4] = [SortBy::File, SortBy::Name, SortBy::Duration, SortBy::Keys];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SortBy::File => "file order",
+            SortBy::Name => "name",
+            SortBy::Duration => "duration",
+            SortBy::Keys => "keys",
+        }
+    }
+}
+
+/// The indices of the clips whose name contains `query` (case-insensitive; an empty query
+/// keeps every clip), in the order `sort` asks for (ties keep the file's order).
+pub fn visible(rows: &[ClipRow], query: &str, sort: SortBy) -> Vec<usize> {
+    let q = query.trim().to_lowercase();
+    let mut out: Vec<usize> = (0..rows.len())
+        .filter(|&i| q.is_empty() || rows[i].name.to_lowercase().contains(&q))
+        .collect();
+    let by = |a: &usize, b: &usize| -> Ordering {
+        let (x, y) = (&rows[*a], &rows[*b]);
+        match sort {
+            SortBy::File => Ordering::Equal,
+            SortBy::Name => x.name.to_lowercase().cmp(&y.name.to_lowercase()),
+            SortBy::Duration => x.duration.total_cmp(&y.duration),
+            SortBy::Keys => x.keys.cmp(&y.keys),
+        }
+    };
+    out.sort_by(by);
+    out
+}
+
+/// The label of clip `index` in the list: its name, with its index when another clip of the
+/// file has the same name (case-insensitively), and its duration.
+pub fn label(rows: &[ClipRow], index: usize) -> String {
+    let row = &rows[index];
+    let twins = rows
+        .iter()
+        .filter(|r| r.name.eq_ignore_ascii_case(&row.name))
+        .count();
+    if twins > 1 {
+        format!("{}  #{index}  ({:.2} s)", row.name, row.duration)
+    } else {
+        format!("{}  ({:.2} s)", row.name, row.duration)
+    }
+}
+
+/// The next visible clip after (`step` 1) or before (−1) `current` in `visible`, for the arrow
+/// keys; the first (or last) when `current` is not among them.
+pub fn step(visible: &[usize], current: Option<usize>, step: i32) -> Option<usize> {
+    if visible.is_empty() {
+        return None;
+    }
+    let at = current.and_then(|c| visible.iter().position(|&v| v == c));
+    let next = match at {
+        Some(i) => (i as i64 + step as i64).clamp(0, visible.len() as i64 - 1) as usize,
+        None if step < 0 => visible.len() - 1,
+        None => 0,
+    };
+    Some(visible[next])
+}
+
+/// Edit distance between two names, case-insensitive (Levenshtein, on chars).
+pub fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.to_lowercase().chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut row = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (prev[j] + 1).min(row[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        std::mem::swap(&mut prev, &mut row);
+    }
+    prev[b.len()]
+}
+
+/// The `n` names closest to `wanted`: names containing it first (shortest first), then by edit
+/// distance; ties in the names' order.
+pub fn closest<'a>(wanted: &str, names: &[&'a str], n: usize) -> Vec<&'a str> {
+    let w = wanted.to_lowercase();
+    let mut scored: Vec<(usize, usize, &str)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let lower = name.to_lowercase();
+            let score = if lower.contains(&w) || w.contains(&lower) {
+                lower.len().abs_diff(w.len())
+            } else {
+                1000 + distance(&w, &lower)
+            };
+            (score, i, *name)
+        })
+        .collect();
+    scored.sort();
+    let mut out: Vec<&str> = Vec::new();
+    for (_, _, name) in scored {
+        if !out.iter().any(|o| o.eq_ignore_ascii_case(name)) {
+            out.push(name);
+        }
+        if out.len() == n {
+            break;
+        }
+    }
+    out
+}
+
+/// What `--clip NAME` makes of the open files, in command-line order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pick {
+    /// (file, clip): the first file that has a clip of that name (case-insensitive).
+    Found(usize, usize),
+    /// An earlier file is still loading: it might have it.
+    Wait,
+    /// No file has it: the closest names of all the files.
+    Missing(Vec<String>),
+}
+
+/// Which file and clip `--clip wanted` shows. `files[i]` is the clip names of file `i` once it
+/// has loaded, `None` while it loads, and `Some(empty)` for a file that failed or has no clips.
+pub fn pick(files: &[Option<Vec<String>>], wanted: &str) -> Pick {
+    for (f, names) in files.iter().enumerate() {
+        match names {
+            None => return Pick::Wait,
+            Some(names) => {
+                if let Some(c) = names.iter().position(|n| n.eq_ignore_ascii_case(wanted)) {
+                    return Pick::Found(f, c);
+                }
+            }
+        }
+    }
+    let all: Vec<&str> = files
+        .iter()
+        .flatten()
+        .flat_map(|n| n.iter().map(String::as_str))
+        .collect();
+    Pick::Missing(closest(wanted, &all, 5).into_iter().map(String::from).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows() -> Vec<ClipRow> {
+        [
+            ("WALK_civi", 1.2, 400),
+            ("walk_player", 1.1, 300),
+            ("run_civi", 0.8, 250),
+            ("IDLE_stance", 3.0, 900),
+            ("walk_civi", 1.0, 100),
+        ]
+        .iter()
+        .map(|&(n, d, k)| ClipRow {
+            name: n.into(),
+            duration: d,
+            keys: k,
+        })
+        .collect()
+    }
+
+    #[test]
+    fn search_is_a_case_insensitive_substring_and_sorting_keeps_ties_in_file_order() {
+        let r = rows();
+        assert_eq!(visible(&r, "walk", SortBy::File), [0, 1, 4]);
+        assert_eq!(visible(&r, "  CIVI ", SortBy::File), [0, 2, 4]);
+        assert_eq!(visible(&r, "", SortBy::File), [0, 1, 2, 3, 4]);
+        assert!(visible(&r, "swim", SortBy::File).is_empty());
+        // "WALK_civi" and "walk_civi" compare equal by name: file order between them.
+        assert_eq!(visible(&r, "", SortBy::Name), [3, 2, 0, 4, 1]);
+        assert_eq!(visible(&r, "", SortBy::Duration), [2, 4, 1, 0, 3]);
+        assert_eq!(visible(&r, "walk", SortBy::Keys), [4, 1, 0]);
+    }
+
+    #[test]
+    fn duplicate_names_show_their_index() {
+        let r = rows();
+        assert_eq!(label(&r, 0), "WALK_civi  #0  (1.20 s)");
+        assert_eq!(label(&r, 4), "walk_civi  #4  (1.00 s)");
+        assert_eq!(label(&r, 2), "run_civi  (0.80 s)");
+    }
+
+    #[test]
+    fn arrow_keys_step_through_the_visible_clips_and_stop_at_the_ends() {
+        let v = [0, 1, 4];
+        assert_eq!(step(&v, Some(1), 1), Some(4));
+        assert_eq!(step(&v, Some(4), 1), Some(4));
+        assert_eq!(step(&v, Some(0), -1), Some(0));
+        assert_eq!(step(&v, Some(2), 1), Some(0), "hidden: from the top");
+        assert_eq!(step(&v, None, -1), Some(4));
+        assert_eq!(step(&[], Some(0), 1), None);
+    }
+
+    #[test]
+    fn a_typo_suggests_the_nearest_names() {
+        // kitten → sitting: 3 edits (k→s, e→i, +g).
+        assert_eq!(distance("kitten", "sitting"), 3);
+        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(distance("Walk", "WALK"), 0);
+        let names = ["walk_player", "WALK_civi", "walk_civi", "run_player", "idle_stance"];
+        // "WALK_plyer" is one edit from walk_player; WALK_civi and run_player are both five
+        // away (p,l,y,e,r → c,i,v,i; w,a,l,k → r,u,n and the missing a): the earlier first.
+        assert_eq!(distance("walk_plyer", "walk_civi"), 5);
+        assert_eq!(distance("walk_plyer", "run_player"), 5);
+        assert_eq!(closest("WALK_plyer", &names, 2), ["walk_player", "WALK_civi"]);
+        // A part of a name: those containing it first, duplicates by case once; then by
+        // distance (civi → run_player 10 edits, walk_player 11).
+        assert_eq!(distance("civi", "run_player"), 10);
+        assert_eq!(distance("civi", "walk_player"), 11);
+        assert_eq!(closest("civi", &names, 3), ["WALK_civi", "run_player", "walk_player"]);
+    }
+
+    #[test]
+    fn clip_picks_the_first_file_in_command_line_order_that_has_it() {
+        let a = Some(vec!["walk".to_string(), "idle".into()]);
+        let b = Some(vec!["run".to_string(), "IDLE".into()]);
+        assert_eq!(pick(&[a.clone(), b.clone()], "idle"), Pick::Found(0, 1));
+        assert_eq!(pick(&[a.clone(), b.clone()], "Run"), Pick::Found(1, 0));
+        // The first file still loading: wait, even if a later one has it.
+        assert_eq!(pick(&[None, b.clone()], "run"), Pick::Wait);
+        // A failed first file (no clips) does not hold the others up.
+        assert_eq!(pick(&[Some(vec![]), b.clone()], "run"), Pick::Found(1, 0));
+        match pick(&[a, b], "rnu") {
+            Pick::Missing(names) => assert_eq!(names[0], "run"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

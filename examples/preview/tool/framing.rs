@@ -1,0 +1,302 @@
+//! Keeping the character in view: the bounds of a clip's pose over its whole length (or at one
+//! time), and where an orbit camera must stand to see them, for the preview's views (front,
+//! side, top, three-quarter).
+//!
+//! Bevy's axes throughout. A GTA ped faces −Z (its +Y), so the front view looks at it from −Z.
+
+use bevy::math::{Quat, Vec3};
+use rigplay::anim::{BonePose, Clip, WrapMode};
+use rigplay::coords::GTA_TO_BEVY;
+use rigplay::skeleton::Skeleton;
+
+/// A camera direction around the character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// From in front of the character (its face).
+    Front,
+    /// From its right.
+    Side,
+    /// From above.
+    Top,
+    /// From in front and to the right, a little above: the default.
+    ThreeQuarter,
+}
+
+impl View {
+    /// Every view, in the order the UI lists them.
+    pub const ALL: [View; 4] = [View::ThreeQuarter, View::Front, View::Side, View::Top];
+
+    /// The orbit angles (yaw about +Y from +Z, pitch up) of this view.
+    pub fn angles(self) -> (f32, f32) {
+        use std::f32::consts::{FRAC_PI_2, PI};
+        match self {
+            View::Front => (PI, 0.05),
+            View::Side => (FRAC_PI_2, 0.05),
+            View::Top => (PI, 1.4),
+            View::ThreeQuarter => (PI - 0.6, 0.25),
+        }
+    }
+
+    /// The view a `--camera` value names (`front`, `side`, `top`, `three-quarter`).
+    pub fn parse(s: &str) -> Option<View> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "front" => View::Front,
+            "side" => View::Side,
+            "top" => View::Top,
+            "three-quarter" | "threequarter" | "3/4" => View::ThreeQuarter,
+            _ => return None,
+        })
+    }
+
+    /// Its name in the UI.
+    pub fn label(self) -> &'static str {
+        match self {
+            View::Front => "front",
+            View::Side => "side",
+            View::Top => "top",
+            View::ThreeQuarter => "three-quarter",
+        }
+    }
+}
+
+/// An axis-aligned box.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounds {
+    pub min: Vec3,
+    pub max: Vec3,
+}
+
+impl Bounds {
+    /// The box around `points` (finite ones); `None` when there are none.
+    pub fn of(points: impl IntoIterator<Item = Vec3>) -> Option<Bounds> {
+        let mut b: Option<Bounds> = None;
+        for p in points.into_iter().filter(|p| p.is_finite()) {
+            b = Some(match b {
+                None => Bounds { min: p, max: p },
+                Some(b) => Bounds {
+                    min: b.min.min(p),
+                    max: b.max.max(p),
+                },
+            });
+        }
+        b
+    }
+
+    /// This box grown to hold `other`.
+    pub fn union(self, other: Bounds) -> Bounds {
+        Bounds {
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+        }
+    }
+
+    pub fn centre(&self) -> Vec3 {
+        (self.min + self.max) / 2.0
+    }
+
+    fn corners(&self) -> [Vec3; 8] {
+        let (a, b) = (self.min, self.max);
+        [
+            Vec3::new(a.x, a.y, a.z),
+            Vec3::new(b.x, a.y, a.z),
+            Vec3::new(a.x, b.y, a.z),
+            Vec3::new(b.x, b.y, a.z),
+            Vec3::new(a.x, a.y, b.z),
+            Vec3::new(b.x, a.y, b.z),
+            Vec3::new(a.x, b.y, b.z),
+            Vec3::new(b.x, b.y, b.z),
+        ]
+    }
+}
+
+/// The orbit camera's rotation for these angles (what the preview's camera uses).
+pub fn orbit_rotation(yaw: f32, pitch: f32) -> Quat {
+    Quat::from_euler(bevy::math::EulerRot::YXZ, yaw, -pitch, 0.0)
+}
+
+/// Where an orbit camera at `yaw`, `pitch` looks (the box's centre) and how far away it must be
+/// for every corner of `bounds` to project within `limits`: the visible half-extents, as
+/// fractions of the half-width and half-height of a perspective camera of vertical field of view
+/// `fov_y` and aspect `aspect` (1, 1 for the whole picture; less where panels cover it). A
+/// margin of 8 % is kept. The smallest distance is 0.3 (the orbit camera's).
+///
+/// Each corner `c`, in the camera's frame (`x` right, `y` up, `z` towards the camera, target at
+/// the origin), projects inside when `|x| ≤ tx·(d − z)` and `|y| ≤ ty·(d − z)`, with
+/// `tx = limits.x·aspect·tan(fov_y/2)` and `ty = limits.y·tan(fov_y/2)`: so
+/// `d ≥ z + max(|x|/tx, |y|/ty)` for every corner.
+pub fn fit(
+    bounds: &Bounds,
+    yaw: f32,
+    pitch: f32,
+    fov_y: f32,
+    aspect: f32,
+    limits: (f32, f32),
+) -> (Vec3, f32) {
+    let target = bounds.centre();
+    let inverse = orbit_rotation(yaw, pitch).inverse();
+    let half = (fov_y / 2.0).tan() / 1.08;
+    let (tx, ty) = (limits.0 * aspect * half, limits.1 * half);
+    let mut distance: f32 = 0.3;
+    for c in bounds.corners() {
+        let p = inverse * (c - target);
+        distance = distance.max(p.z + (p.x.abs() / tx).max(p.y.abs() / ty));
+    }
+    (target, distance)
+}
+
+/// The joints of a character playing `clip` at `time`, in world space as rigplay's plugin places
+/// them on an entity at the origin: a GTA ped (`skeleton`) lifted so that its lowest rest joint
+/// is on the floor and turned into Bevy's axes, or (no skeleton) a DAN clip's flat bones, whose
+/// keys are model-space in Bevy's axes already. `held_axes` are the root translation's axes
+/// held at the first key (root motion in place or extracted, GTA axes), on track `root_track`.
+pub fn pose_points(
+    skeleton: Option<&Skeleton>,
+    clip: &Clip,
+    time: f32,
+    held_axes: Vec3,
+    root_track: Option<usize>,
+) -> Vec<Vec3> {
+    let time = clip.wrap_time(time, WrapMode::Clamp);
+    let sample = |i: usize| {
+        let s = clip.sample_track(i, time);
+        let mut t = s.translation;
+        if Some(i) == root_track
+            && let (Some(now), Some(c)) = (t, clip.tracks()[i].translation)
+        {
+            let first = clip.vector_values(c)[0];
+            t = Some(now * (Vec3::ONE - held_axes) + first * held_axes);
+        }
+        (s.rotation, t)
+    };
+    match skeleton {
+        Some(skeleton) => {
+            let binding = skeleton.bind(clip);
+            let mut pose: Vec<BonePose> = skeleton.rest_pose();
+            for (track, bone) in binding.targets.iter().enumerate() {
+                if let Some(b) = *bone {
+                    let (r, t) = sample(track);
+                    if let Some(r) = r {
+                        pose[b].rotation = r;
+                    }
+                    if let Some(t) = t {
+                        pose[b].translation = t;
+                    }
+                }
+            }
+            let lowest = skeleton
+                .model_space(&skeleton.rest_pose())
+                .iter()
+                .map(|(_, p)| p.z)
+                .fold(0.0, f32::min);
+            skeleton
+                .model_space(&pose)
+                .iter()
+                .map(|(_, p)| Vec3::Y * -lowest + GTA_TO_BEVY * *p)
+                .collect()
+        }
+        None => (0..clip.tracks().len())
+            .filter_map(|i| sample(i).1)
+            .collect(),
+    }
+}
+
+/// The bounds of the pose over the whole clip (`samples` times, ends included) or, with `at`,
+/// at that time only.
+pub fn clip_bounds(
+    skeleton: Option<&Skeleton>,
+    clip: &Clip,
+    held_axes: Vec3,
+    root_track: Option<usize>,
+    at: Option<f32>,
+    samples: usize,
+) -> Option<Bounds> {
+    let times: Vec<f32> = match at {
+        Some(t) => vec![t],
+        None => {
+            let n = samples.max(2);
+            (0..n)
+                .map(|i| clip.duration() * i as f32 / (n - 1) as f32)
+                .collect()
+        }
+    };
+    times
+        .iter()
+        .filter_map(|&t| Bounds::of(pose_points(skeleton, clip, t, held_axes, root_track)))
+        .reduce(Bounds::union)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Projects `p` with an orbit camera; (x, y) in [-1, 1] inside the picture.
+    fn project(p: Vec3, target: Vec3, yaw: f32, pitch: f32, d: f32, fov_y: f32, aspect: f32) -> (f32, f32) {
+        let q = orbit_rotation(yaw, pitch).inverse() * (p - target);
+        let depth = d - q.z;
+        let t = (fov_y / 2.0).tan();
+        (q.x / (depth * t * aspect), q.y / (depth * t))
+    }
+
+    #[test]
+    fn every_corner_projects_inside_and_the_tightest_one_touches_the_margin() {
+        // A figure 1.8 m tall standing 6 m from the origin, and a 5 m run: from every view each
+        // corner lands inside the limits, and one of them lands on the 8 % margin.
+        let boxes = [
+            Bounds {
+                min: Vec3::new(-6.9, 0.0, -4.8),
+                max: Vec3::new(-6.3, 1.8, -4.4),
+            },
+            Bounds {
+                min: Vec3::new(-0.3, 0.0, -5.2),
+                max: Vec3::new(0.3, 1.8, 0.2),
+            },
+        ];
+        let (fov, aspect) = (std::f32::consts::FRAC_PI_4, 16.0 / 9.0);
+        for b in boxes {
+            for view in View::ALL {
+                let (yaw, pitch) = view.angles();
+                let limits = (0.6, 0.65);
+                let (target, d) = fit(&b, yaw, pitch, fov, aspect, limits);
+                assert_eq!(target, b.centre());
+                let mut widest: f32 = 0.0;
+                for c in b.corners() {
+                    let (x, y) = project(c, target, yaw, pitch, d, fov, aspect);
+                    assert!(x.abs() <= limits.0 + 1e-4 && y.abs() <= limits.1 + 1e-4, "{view:?} {x} {y}");
+                    widest = widest.max(x.abs() / limits.0).max(y.abs() / limits.1);
+                }
+                assert!((widest - 1.0 / 1.08).abs() < 1e-3, "{view:?}: {widest}");
+            }
+        }
+    }
+
+    #[test]
+    fn views_look_from_where_they_say() {
+        // The camera sits at target + rotation·Z·d: the front view at −Z (a ped faces −Z), the
+        // side at +X, the top above.
+        let at = |v: View| {
+            let (yaw, pitch) = v.angles();
+            orbit_rotation(yaw, pitch) * Vec3::Z
+        };
+        assert!(at(View::Front).z < -0.99);
+        assert!(at(View::Side).x > 0.99);
+        assert!(at(View::Top).y > 0.98);
+        let q = at(View::ThreeQuarter);
+        assert!(q.z < -0.7 && q.x > 0.4 && q.y > 0.2, "{q}");
+        assert_eq!(View::parse("Side"), Some(View::Side));
+        assert_eq!(View::parse("follow"), None);
+    }
+
+    #[test]
+    fn the_rest_pose_of_the_sa_ped_stands_on_the_floor_facing_minus_z() {
+        // A clip with no tracks poses the rest: the lowest joint at y = 0, the head about 1.6 m
+        // up, the toes ahead (−Z) of the heels.
+        let skeleton = Skeleton::gta_sa();
+        let clip = rigplay::anim::ClipBuilder::new("rest").build();
+        let p = pose_points(Some(&skeleton), &clip, 0.0, Vec3::ZERO, None);
+        let b = Bounds::of(p.iter().copied()).unwrap();
+        assert!(b.min.y.abs() < 1e-5, "{}", b.min.y);
+        assert!(b.max.y > 1.5 && b.max.y < 1.8, "{}", b.max.y);
+        let name = |n: &str| skeleton.bones.iter().position(|b| b.name.trim() == n).unwrap();
+        assert!(p[name("L Toe0")].z < p[name("L Foot")].z);
+    }
+}
