@@ -1,10 +1,11 @@
 //! The orbit camera (left-drag orbit, right-drag pan, wheel zoom) and the scene around the
 //! character: the floor grid and the selected bone.
 
-use crate::files::Preview;
+use crate::files::{Character, Loaded, Preview, view};
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
-use rigplay::plugin::{AnieRig, RigBone};
+use rigplay::plugin::{AnieRig, ClipRegistry, RigBone, SkeletalClip};
+use rigplay_preview::framing::{Bounds, View, clip_bounds, fit, orbit_rotation};
 
 #[derive(Resource)]
 pub struct Orbit {
@@ -12,6 +13,197 @@ pub struct Orbit {
     pub yaw: f32,
     pub pitch: f32,
     pub distance: f32,
+}
+
+/// How the camera keeps the character in view.
+#[derive(Resource, Debug, Clone)]
+pub struct Framing {
+    /// The view the next framing turns the camera to (`None`: keep the user's angles).
+    pub view: Option<View>,
+    /// Keep the character in the middle as it moves.
+    pub follow: bool,
+    /// Whether follow was set by hand (or `--camera follow`): not changed on a clip change.
+    pub follow_forced: bool,
+    /// Frame the pose over the whole clip (else at the playhead).
+    pub frame_all: bool,
+    /// Frame at the next chance (set when a clip is shown, on `F`, on reset).
+    pub pending: bool,
+    /// The height above the root the camera looks at while following.
+    pub follow_height: f32,
+}
+
+impl Default for Framing {
+    fn default() -> Self {
+        Self {
+            view: Some(View::ThreeQuarter),
+            follow: false,
+            follow_forced: false,
+            frame_all: true,
+            pending: true,
+            follow_height: 0.9,
+        }
+    }
+}
+
+/// The 3D camera's vertical field of view (Bevy's default perspective).
+const FOV_Y: f32 = std::f32::consts::FRAC_PI_4;
+
+/// The parts of the window the panels leave to the 3D view, as fractions of the half-width and
+/// half-height seen from the picture's centre (files 230 px on the left, info 240 on the right,
+/// the timeline 118 at the bottom).
+fn visible_limits(window: Vec2) -> (f32, f32) {
+    let (hw, hh) = (window.x / 2.0, window.y / 2.0);
+    let x = ((hw - 240.0).min(hw - 230.0) / hw).clamp(0.2, 1.0);
+    let y = ((hh - 118.0) / hh).clamp(0.2, 1.0);
+    (x, y)
+}
+
+/// Frames the character when asked (a clip shown, `F`, a view button): the camera looks at the
+/// bounds of the pose over the clip (or at the playhead while following) from the chosen view,
+/// as close as keeps them inside the part of the window the panels leave free. A clip that
+/// travels more than 1.5 m turns following on unless it was set by hand.
+#[allow(clippy::too_many_arguments)] // a Bevy system: one parameter per thing it reads
+pub fn frame_character(
+    mut framing: ResMut<Framing>,
+    mut orbit: ResMut<Orbit>,
+    preview: Res<Preview>,
+    loaded: Loaded,
+    registry: Res<ClipRegistry>,
+    clips: Query<(&SkeletalClip, &rigplay::plugin::Playback)>,
+    windows: Query<&Window>,
+) {
+    if !framing.pending {
+        return;
+    }
+    let (Some(character), Some((f, c))) = (preview.character, preview.current) else {
+        return;
+    };
+    let Ok((clip, playback)) = clips.get(character) else {
+        // Not a skeletal clip (an AnimeEffects rig has its own 2D camera).
+        framing.pending = false;
+        return;
+    };
+    let Some(info) = registry.get(clip.clip.id()) else {
+        return;
+    };
+    let skeleton = match view(f, &preview.files[f], &loaded)
+        .and_then(|v| v.clips.get(c).map(|e| e.character.clone()))
+    {
+        Some(Character::Gta(g)) => Some(g.0.skeleton()),
+        Some(_) => None,
+        None => return,
+    };
+    let axes = info.settings.root_motion.extracted_axes();
+    let whole = clip_bounds(skeleton.as_ref(), &info.clip, axes, info.root_track, None, 32);
+    let Some(whole) = whole else {
+        framing.pending = false;
+        return;
+    };
+    let travel = (whole.max - whole.min) * Vec3::new(1.0, 0.0, 1.0);
+    if !framing.follow_forced {
+        framing.follow = !framing.frame_all && travel.length() > 1.5;
+    }
+    let bounds: Bounds = if framing.follow || !framing.frame_all {
+        clip_bounds(
+            skeleton.as_ref(),
+            &info.clip,
+            axes,
+            info.root_track,
+            Some(playback.time),
+            1,
+        )
+        .unwrap_or(whole)
+    } else {
+        whole
+    };
+    if let Some(v) = framing.view {
+        (orbit.yaw, orbit.pitch) = v.angles();
+    }
+    let size = windows
+        .iter()
+        .next()
+        .map_or(Vec2::new(1280.0, 720.0), |w| Vec2::new(w.width(), w.height()));
+    let (target, distance) = fit(
+        &bounds,
+        orbit.yaw,
+        orbit.pitch,
+        FOV_Y,
+        size.x / size.y.max(1.0),
+        visible_limits(size),
+    );
+    orbit.target = target;
+    orbit.distance = distance.clamp(0.3, 500.0);
+    framing.follow_height = target.y - bounds.min.y;
+    framing.pending = false;
+}
+
+/// While following: the camera's target moves with the character's joints (their middle,
+/// horizontally; the framed height above their lowest point).
+pub fn follow_character(
+    framing: Res<Framing>,
+    mut orbit: ResMut<Orbit>,
+    preview: Res<Preview>,
+    children: Query<&Children>,
+    bones: Query<&GlobalTransform, With<RigBone>>,
+) {
+    if !framing.follow || framing.pending {
+        return;
+    }
+    let Some(character) = preview.character else {
+        return;
+    };
+    let Some(b) = Bounds::of(
+        children
+            .iter_descendants(character)
+            .filter_map(|e| bones.get(e).ok())
+            .map(|g| g.translation()),
+    ) else {
+        return;
+    };
+    let c = b.centre();
+    orbit.target = Vec3::new(c.x, b.min.y + framing.follow_height, c.z);
+}
+
+/// Keys: `F` frames the character, `R` resets the view (three-quarter, framed), `1`–`4` pick
+/// the front, side, top and three-quarter views, `T` toggles following.
+pub fn camera_keys(
+    keys: Res<ButtonInput<KeyCode>>,
+    mut framing: ResMut<Framing>,
+    mut contexts: bevy_egui::EguiContexts,
+) {
+    // Not while a text field (the clip search) has the keyboard.
+    if contexts
+        .ctx_mut()
+        .is_ok_and(|c| c.egui_wants_keyboard_input())
+    {
+        return;
+    }
+    let mut view = None;
+    if keys.just_pressed(KeyCode::KeyF) {
+        framing.pending = true;
+    }
+    if keys.just_pressed(KeyCode::KeyR) {
+        view = Some(View::ThreeQuarter);
+        framing.follow_forced = false;
+    }
+    for (key, v) in [
+        (KeyCode::Digit1, View::Front),
+        (KeyCode::Digit2, View::Side),
+        (KeyCode::Digit3, View::Top),
+        (KeyCode::Digit4, View::ThreeQuarter),
+    ] {
+        if keys.just_pressed(key) {
+            view = Some(v);
+        }
+    }
+    if keys.just_pressed(KeyCode::KeyT) {
+        framing.follow = !framing.follow;
+        framing.follow_forced = true;
+    }
+    if let Some(v) = view {
+        framing.view = Some(v);
+        framing.pending = true;
+    }
 }
 
 #[derive(Resource, Default)]
@@ -42,7 +234,7 @@ pub fn orbit_camera(
             orbit.pitch = (orbit.pitch + motion.delta.y * 0.008).clamp(-1.4, 1.4);
         }
         Some(_) => {
-            let rotation = Quat::from_euler(EulerRot::YXZ, orbit.yaw, -orbit.pitch, 0.0);
+            let rotation = orbit_rotation(orbit.yaw, orbit.pitch);
             let pan =
                 rotation * Vec3::new(-motion.delta.x, motion.delta.y, 0.0) * 0.002 * orbit.distance;
             orbit.target += pan;
@@ -54,9 +246,9 @@ pub fn orbit_camera(
             MouseScrollUnit::Line => scroll.delta.y,
             MouseScrollUnit::Pixel => scroll.delta.y / 100.0,
         };
-        orbit.distance = (orbit.distance * (1.0 - dy * 0.1)).clamp(0.3, 50.0);
+        orbit.distance = (orbit.distance * (1.0 - dy * 0.1)).clamp(0.3, 500.0);
     }
-    let rotation = Quat::from_euler(EulerRot::YXZ, orbit.yaw, -orbit.pitch, 0.0);
+    let rotation = orbit_rotation(orbit.yaw, orbit.pitch);
     for mut t in &mut camera {
         *t = Transform::from_translation(orbit.target + rotation * Vec3::Z * orbit.distance)
             .looking_at(orbit.target, Vec3::Y);

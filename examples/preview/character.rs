@@ -33,6 +33,7 @@ pub fn spawn_character(
     mut commands: Commands,
     mut preview: ResMut<Preview>,
     loaded: Loaded,
+    mut framing: ResMut<crate::camera::Framing>,
     mut shown: Local<Option<(usize, usize)>>,
 ) {
     let Some((f, c)) = preview.current else {
@@ -95,6 +96,7 @@ pub fn spawn_character(
     };
     preview.character = Some(character.id());
     preview.selected_bone = None;
+    framing.pending = true;
     *shown = Some((f, c));
 }
 

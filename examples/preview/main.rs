@@ -9,6 +9,11 @@
 //! clip on show plays on it beside the stick skeleton, rest poses compensated (`Retarget`), and
 //! the Info panel shows its bone map.
 //!
+//! The camera frames the character when a clip is shown (the pose over the whole clip), follows
+//! it when the clip travels, and has front / side / top / three-quarter views: `F` frames, `R`
+//! resets, `1`–`4` pick a view, `T` toggles following; `--camera front|side|top|follow` and
+//! `--frame-all` (the whole clip rather than the pose shot) set them for a screenshot.
+//!
 //! `--screenshot PATH --at SECONDS` poses the clip at that time, saves a PNG (and, next to it,
 //! `PATH.joints.json` with the joints' window positions), and exits: usable headless under xvfb.
 //!
@@ -28,7 +33,11 @@ mod ui;
 use bevy::prelude::*;
 use bevy::window::WindowResolution;
 use bevy_egui::{EguiGlobalSettings, EguiPlugin, EguiPrimaryContextPass, PrimaryEguiContext};
-use camera::{Orbit, UiPointer, draw_scene, orbit_camera};
+use camera::{
+    Framing, Orbit, UiPointer, camera_keys, draw_scene, follow_character, frame_character,
+    orbit_camera,
+};
+use rigplay_preview::framing::View;
 use character::{
     AnieCamera, fit_body, follow_playhead, spawn_body, spawn_character, switch_cameras,
 };
@@ -42,6 +51,8 @@ struct Args {
     clip: Option<String>,
     screenshot: Option<PathBuf>,
     at: f32,
+    camera: Option<String>,
+    frame_all: bool,
 }
 
 fn parse_args() -> Args {
@@ -50,6 +61,8 @@ fn parse_args() -> Args {
         clip: None,
         screenshot: None,
         at: 0.0,
+        camera: None,
+        frame_all: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -57,6 +70,8 @@ fn parse_args() -> Args {
             "--clip" => args.clip = it.next(),
             "--screenshot" => args.screenshot = it.next().map(PathBuf::from),
             "--at" => args.at = it.next().and_then(|t| t.parse().ok()).unwrap_or(0.0),
+            "--camera" => args.camera = it.next(),
+            "--frame-all" => args.frame_all = true,
             _ => args.files.push(PathBuf::from(a)),
         }
     }
@@ -73,6 +88,32 @@ fn parse_args() -> Args {
         ];
     }
     args
+}
+
+/// How the camera starts: `--camera front|side|top|three-quarter|follow`, `--frame-all` (the
+/// pose over the whole clip; the default without `--screenshot`, which frames the pose it
+/// takes).
+fn framing(args: &Args) -> Framing {
+    let mut framing = Framing {
+        frame_all: args.frame_all || args.screenshot.is_none(),
+        ..Framing::default()
+    };
+    match args.camera.as_deref() {
+        None => {}
+        Some("follow") => {
+            framing.follow = true;
+            framing.follow_forced = true;
+            framing.frame_all = false;
+        }
+        Some(name) => match View::parse(name) {
+            Some(v) => framing.view = Some(v),
+            None => {
+                eprintln!("--camera takes front, side, top, three-quarter or follow, not {name:?}");
+                std::process::exit(2);
+            }
+        },
+    }
+    framing
 }
 
 fn main() {
@@ -112,11 +153,12 @@ fn main() {
             stale: Vec::new(),
         })
         .insert_resource(Orbit {
-            target: Vec3::new(0.0, 0.75, 0.0),
-            yaw: 0.5,
-            pitch: 0.22,
+            target: Vec3::new(0.0, 0.9, 0.0),
+            yaw: View::ThreeQuarter.angles().0,
+            pitch: View::ThreeQuarter.angles().1,
             distance: 4.4,
         })
+        .insert_resource(framing(&args))
         .insert_resource(UiPointer::default())
         .insert_resource(Shot {
             path: args.screenshot.clone(),
@@ -136,6 +178,9 @@ fn main() {
                 fit_body,
                 follow_playhead,
                 switch_cameras,
+                camera_keys,
+                frame_character,
+                follow_character,
                 orbit_camera,
                 draw_scene,
                 screenshot,
