@@ -327,6 +327,17 @@ const SA_BONES: [BoneRow; 32] = [
 ];
 
 /// VC bone ids (§4.2): as SA's for the bones VC has, toes 2000 / 2001.
+/// Whether a bone tag is one only San Andreas' ped has: the toes (44, 54: VC tags them 2000 and
+/// 2001), the jaw and brows (6–8), the finger joints (26, 36), the belly and breasts (201, 301,
+/// 302), and SA's extra cutscene and face bones (28–30, 38–40, 303–307) (§4.1, §4.2). The
+/// 5001–5022 range is used by both games.
+pub fn is_sa_only_bone_id(id: i32) -> bool {
+    matches!(
+        id,
+        6..=8 | 26 | 28..=30 | 36 | 38..=40 | 44 | 54 | 201 | 301 | 302 | 303..=307
+    )
+}
+
 fn vc_id(sa_id: i32) -> Option<i32> {
     match sa_id {
         0..=5 | 21..=25 | 31..=35 | 41..=43 | 51..=53 => Some(sa_id),
@@ -389,18 +400,27 @@ pub enum GtaGame {
 }
 
 impl GtaGame {
-    /// The game an IFP package's clips are for: ANP3/ANP2 → SA; ANPK with bone tags → VC;
-    /// ANPK without → III.
+    /// The game an IFP package's clips are for: ANP3/ANP2 → SA; ANPK whose bone tags include an
+    /// id only SA's ped has ([`is_sa_only_bone_id`]: cutscene packages of SA are ANPK) → SA;
+    /// other ANPK with bone tags → VC; ANPK without → III (§1.2, §4.1, §4.2).
     pub fn for_ifp(package: &crate::formats::ifp::IfpPackage) -> GtaGame {
         use crate::formats::ifp::{AnimLayout, IfpVersion};
         match package.version {
             IfpVersion::Anp3 | IfpVersion::Anp2 => GtaGame::Sa,
             IfpVersion::Anpk => {
-                let tagged = package
+                let mut tags = package
                     .clips()
                     .flat_map(|c| c.sequences.iter())
-                    .any(|s| s.anim.layout == AnimLayout::BoneTag && s.bone_id != -1);
-                if tagged { GtaGame::Vc } else { GtaGame::Iii }
+                    .filter(|s| s.anim.layout == AnimLayout::BoneTag && s.bone_id != -1)
+                    .map(|s| s.bone_id)
+                    .peekable();
+                if tags.peek().is_none() {
+                    GtaGame::Iii
+                } else if tags.any(is_sa_only_bone_id) {
+                    GtaGame::Sa
+                } else {
+                    GtaGame::Vc
+                }
             }
         }
     }

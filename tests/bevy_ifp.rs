@@ -453,3 +453,26 @@ fn a_retarget_root_reports_its_humanoid_bones_by_naming_convention() {
     );
     let _ = head;
 }
+
+#[test]
+fn playback_reports_the_tracks_no_bone_matches() {
+    // The lift's "Tail" (id 99) is no SA bone: rigplay's own playback lists it, as
+    // PlayAnimation does.
+    let mut app = app(&[("test.ifp", lift_ifp())], &[], 1.0 / 30.0);
+    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let character = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(lift),
+            Playback::looping(),
+        ))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(
+        app.world().get::<UnmatchedTracks>(character).unwrap().0,
+        vec!["\"Tail\" (id 99)".to_string()]
+    );
+}

@@ -694,3 +694,39 @@ fn root_motion_and_cross_fades_carry_over_scaled_and_facing_the_characters_way()
         "the fade ended"
     );
 }
+
+#[test]
+fn a_retargeted_character_reports_the_tracks_that_reach_none_of_its_bones() {
+    // The SA walk on a character without a left arm: the arm's three tracks reach no bone (the
+    // clavicle still drives the shoulder); the root's (Normal) moves the hips, so it counts.
+    let character = build(&Spec {
+        missing: vec![HumanoidBone::LeftUpperArm],
+        seed: 81,
+        ..Spec::new(Naming::Mixamo("mixamorig:"), Arms::T)
+    });
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("character0.gltf", gltf_json(&character).into_bytes()),
+        ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
+    ];
+    let mut app = gltf_app(&files);
+    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let characters = spawn_characters(
+        &mut app,
+        vec![("no left arm".into(), character, Retarget::new())],
+        &walk,
+    );
+    let unmatched = app
+        .world()
+        .get::<UnmatchedTracks>(characters[0].root)
+        .expect("reported");
+    assert_eq!(
+        unmatched.0,
+        [
+            "\" L UpperArm\" (id 32)",
+            "\" L ForeArm\" (id 33)",
+            "\" L Hand\" (id 34)"
+        ],
+        "{:?}",
+        unmatched.0
+    );
+}

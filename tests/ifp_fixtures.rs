@@ -65,3 +65,40 @@ pub fn anp3_with_types_1_to_4(frame_data_size: Option<u32>) -> Vec<u8> {
     });
     b.done()
 }
+
+/// One ANPK package "cuts" with clip "cs_scene", as SA's cutscene packages are written: 44-byte
+/// ANIMs with bone tags, two of them ids only SA's ped has:
+/// * " Pelvis", tag 1, KR00 with 1 frame;
+/// * "Belly", tag 201, KR00 with 1 frame;
+/// * "L breast", tag 301, KRT0 with 1 frame.
+pub fn anpk_sa_cutscene() -> Vec<u8> {
+    let mut b = Bytes::new();
+    b.section(b"ANPK", |b| {
+        b.section(b"INFO", |b| {
+            b.u32(1).cstr("cuts");
+        });
+        b.section(b"NAME", |b| {
+            b.cstr("cs_scene");
+        });
+        b.section(b"DGAN", |b| {
+            b.section(b"INFO", |b| {
+                b.u32(3).u32(0);
+            });
+            for (name, tag) in [(" Pelvis", 1), ("Belly", 201)] {
+                b.section(b"CPAN", |b| {
+                    b.section(b"ANIM", |b| anim_payload(b, name, 1, &[tag]));
+                    b.section(b"KR00", |b| {
+                        b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
+                    });
+                });
+            }
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| anim_payload(b, "L breast", 1, &[301]));
+                b.section(b"KRT0", |b| {
+                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.1, 0.05, 0.0, 0.0]);
+                });
+            });
+        });
+    });
+    b.done()
+}

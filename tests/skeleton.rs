@@ -110,3 +110,37 @@ fn binding_reports_unmatched_and_duplicate_tracks() {
     assert_eq!(binding.duplicates, vec![bone("Root", None)]);
     assert_eq!(binding.unmatched, vec![bone("Tail", None)]);
 }
+
+#[test]
+fn anpk_packages_bind_to_sa_when_they_use_a_bone_id_only_sa_has() {
+    use rigplay::formats::ifp::IfpPackage;
+    use rigplay::skeleton::{GtaGame, is_sa_only_bone_id};
+    // Tags 1 and 41 are in VC's ped as well: VC.
+    let vc = IfpPackage::read(&crate::ifp_fixtures::anpk_with_44_byte_anim()).unwrap();
+    assert_eq!(GtaGame::for_ifp(&vc.package), GtaGame::Vc);
+    // Belly (201) and L breast (301) exist only in SA's ped: a cutscene package of SA.
+    let cs = IfpPackage::read(&crate::ifp_fixtures::anpk_sa_cutscene()).unwrap();
+    assert_eq!(GtaGame::for_ifp(&cs.package), GtaGame::Sa);
+    // The table: SA's toes, jaw, brows, finger joints, belly and breasts; not the shared ones
+    // nor the 5000s both games use.
+    for id in [6, 7, 8, 26, 36, 44, 54, 201, 301, 302, 305] {
+        assert!(is_sa_only_bone_id(id), "{id}");
+    }
+    for id in [0, 1, 5, 21, 25, 31, 35, 41, 43, 51, 53, 2000, 5001, -1] {
+        assert!(!is_sa_only_bone_id(id), "{id}");
+    }
+    // Every SA-only id is a bone of the SA skeleton or of SA's cutscene extras, and none of the
+    // VC skeleton's.
+    let vc_skeleton = GtaGame::Vc.skeleton();
+    for b in &GtaGame::Sa.skeleton().bones {
+        if let Some(id) = b.id
+            && is_sa_only_bone_id(id)
+        {
+            assert!(
+                !vc_skeleton.bones.iter().any(|v| v.id == Some(id)),
+                "{} ({id}) is in VC's skeleton",
+                b.name
+            );
+        }
+    }
+}

@@ -94,7 +94,14 @@ pub fn frame_character(
         None => return,
     };
     let axes = info.settings.root_motion.extracted_axes();
-    let whole = clip_bounds(skeleton.as_ref(), &info.clip, axes, info.root_track, None, 32);
+    let whole = clip_bounds(
+        skeleton.as_ref(),
+        &info.clip,
+        axes,
+        info.root_track,
+        None,
+        32,
+    );
     let Some(whole) = whole else {
         framing.pending = false;
         return;
@@ -119,10 +126,9 @@ pub fn frame_character(
     if let Some(v) = framing.view {
         (orbit.yaw, orbit.pitch) = v.angles();
     }
-    let size = windows
-        .iter()
-        .next()
-        .map_or(Vec2::new(1280.0, 720.0), |w| Vec2::new(w.width(), w.height()));
+    let size = windows.iter().next().map_or(Vec2::new(1280.0, 720.0), |w| {
+        Vec2::new(w.width(), w.height())
+    });
     let (target, distance) = fit(
         &bounds,
         orbit.yaw,

@@ -6,6 +6,7 @@ use bevy::prelude::*;
 use bevy::world_serialization::WorldAsset;
 use rigplay::formats::FileFormat;
 use rigplay::plugin::*;
+use rigplay_preview::clips::{ClipRow, Pick, SortBy, pick};
 use std::path::{Path, PathBuf};
 
 /// The frame rate for stepping a clip whose keys do not tell one (one key per channel).
@@ -24,6 +25,11 @@ pub struct Preview {
     pub body: Option<Body>,
     /// Entities to despawn (a body replaced by another).
     pub stale: Vec<Entity>,
+    /// The clip list's search text and order.
+    pub search: String,
+    pub sort: SortBy,
+    /// Scroll the clip list to the clip on show (it changed by a key or on open).
+    pub reveal: bool,
 }
 
 /// An opened glTF character and the entity showing it.
@@ -45,6 +51,37 @@ pub enum FileHandle {
     /// Drawn by the GPU plugin ([`AniePlugin`]); its [`Playback`] knows the timeline's length,
     /// so the transport and timeline drive it like a clip.
     Anie(Handle<AnieProject>),
+}
+
+impl FileHandle {
+    /// The asset's id, for its load state.
+    pub fn id(&self) -> bevy::asset::UntypedAssetId {
+        match self {
+            FileHandle::Ifp(h) => h.id().untyped(),
+            FileHandle::Dan(h) => h.id().untyped(),
+            FileHandle::Anie(h) => h.id().untyped(),
+        }
+    }
+}
+
+/// Why a file did not load, once it has failed.
+pub fn load_error(assets: &AssetServer, file: &OpenFile) -> Option<String> {
+    match assets.get_load_state(file.handle.id()) {
+        Some(bevy::asset::LoadState::Failed(e)) => Some(e.to_string()),
+        _ => None,
+    }
+}
+
+/// The clip list's rows of a file.
+pub fn rows(v: &FileView) -> Vec<ClipRow> {
+    v.clips
+        .iter()
+        .map(|c| ClipRow {
+            name: c.name.clone(),
+            duration: c.duration,
+            keys: c.keys,
+        })
+        .collect()
 }
 
 /// The loaded assets of every format.
@@ -76,6 +113,8 @@ pub struct ClipEntry {
     pub character: Character,
     /// Lines for the info panel.
     pub info: Vec<String>,
+    /// How many keys the clip has.
+    pub keys: usize,
 }
 
 /// A loaded file's clips, description and warnings; `None` while it loads (or failed).
@@ -104,6 +143,7 @@ pub fn view(index: usize, file: &OpenFile, loaded: &Loaded) -> Option<FileView> 
                     handle: None,
                     looping: p.looping,
                     character: Character::Anie(index),
+                    keys: (p.max_frame + 1) as usize,
                     info: vec![format!(
                         "frames 0..={} at {} fps, {:.3} s",
                         p.max_frame,
@@ -140,6 +180,7 @@ pub fn view(index: usize, file: &OpenFile, loaded: &Loaded) -> Option<FileView> 
                         handle: Some(c.handle.clone()),
                         looping: c.settings.looping,
                         character: Character::Gta(skeleton),
+                        keys: c.clip.key_count(),
                         info: vec![
                             format!(
                                 "clip {:?}: {} tracks, {} keys, {:.3} s",
@@ -178,6 +219,7 @@ pub fn view(index: usize, file: &OpenFile, loaded: &Loaded) -> Option<FileView> 
                     handle: Some(dan.handle.clone()),
                     looping: dan.settings.looping,
                     character: Character::Flat(dan.skeleton()),
+                    keys: dan.clip.key_count(),
                     info: vec![format!(
                         "{} bones, {} keys, {:.3} s, positions × {}",
                         f.bones.len(),
@@ -246,24 +288,54 @@ pub fn open_dropped(
     }
 }
 
-/// Shows the first clip (or the one asked for) once the first file has loaded.
-pub fn pick_first_clip(mut preview: ResMut<Preview>, loaded: Loaded) {
+/// Shows the first clip once the first file has loaded; with `--clip NAME`, the clip of that
+/// name in the first file (in command-line order) that has it, waiting for the files before it;
+/// a name no file has ends the app with the closest names.
+pub fn pick_first_clip(
+    mut preview: ResMut<Preview>,
+    loaded: Loaded,
+    assets: Res<AssetServer>,
+    mut exit: MessageWriter<AppExit>,
+) {
     if preview.current.is_some() {
         return;
     }
-    for (f, file) in preview.files.iter().enumerate() {
-        if let Some(v) = view(f, file, &loaded) {
-            let clip = match &preview.wanted_clip {
-                Some(name) => v
-                    .clips
-                    .iter()
-                    .position(|c| c.name.eq_ignore_ascii_case(name))
-                    .unwrap_or(0),
-                None => 0,
-            };
-            if !v.clips.is_empty() {
-                preview.current = Some((f, clip));
-                return;
+    let names: Vec<Option<Vec<String>>> = preview
+        .files
+        .iter()
+        .enumerate()
+        .map(|(f, file)| match view(f, file, &loaded) {
+            Some(v) => Some(v.clips.iter().map(|c| c.name.clone()).collect()),
+            None if load_error(&assets, file).is_some() => Some(Vec::new()),
+            None => None,
+        })
+        .collect();
+    match &preview.wanted_clip {
+        Some(wanted) => match pick(&names, wanted) {
+            Pick::Found(f, c) => {
+                preview.current = Some((f, c));
+                preview.reveal = true;
+            }
+            Pick::Wait => {}
+            Pick::Missing(closest) => {
+                error!(
+                    "no open file has a clip named {wanted:?}; the closest: {}",
+                    closest.join(", ")
+                );
+                eprintln!(
+                    "error: no open file has a clip named {wanted:?}; the closest: {}",
+                    closest.join(", ")
+                );
+                exit.write(AppExit::error());
+            }
+        },
+        None => {
+            if let Some(f) = names
+                .iter()
+                .position(|n| n.as_ref().is_some_and(|n| !n.is_empty()))
+            {
+                preview.current = Some((f, 0));
+                preview.reveal = true;
             }
         }
     }

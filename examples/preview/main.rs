@@ -37,12 +37,12 @@ use camera::{
     Framing, Orbit, UiPointer, camera_keys, draw_scene, follow_character, frame_character,
     orbit_camera,
 };
-use rigplay_preview::framing::View;
 use character::{
     AnieCamera, fit_body, follow_playhead, spawn_body, spawn_character, switch_cameras,
 };
 use files::{Preview, open, open_dropped, pick_first_clip};
 use rigplay::plugin::*;
+use rigplay_preview::framing::View;
 use screenshot::{Shot, screenshot};
 use std::path::{Path, PathBuf};
 
@@ -151,6 +151,9 @@ fn main() {
             selected_bone: None,
             body: None,
             stale: Vec::new(),
+            search: String::new(),
+            sort: rigplay_preview::clips::SortBy::File,
+            reveal: false,
         })
         .insert_resource(Orbit {
             target: Vec3::new(0.0, 0.9, 0.0),

@@ -2,10 +2,14 @@
 //! tree (right).
 
 use crate::camera::UiPointer;
-use crate::files::{DEFAULT_FPS, Loaded, Preview, view};
+use crate::files::{DEFAULT_FPS, Loaded, Preview, load_error, rows, view};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
 use rigplay::plugin::*;
+use rigplay_preview::clips::{self, SortBy, visible};
+
+/// The colour of errors.
+const ERROR_RED: egui::Color32 = egui::Color32::from_rgb(235, 90, 80);
 
 /// What the panels show and change of the character on show.
 type Shown = (
@@ -28,6 +32,7 @@ pub fn ui(
     parents: Query<&ChildOf>,
     rig_bones: Query<(&Name, &RigBone)>,
     reports: Query<&RetargetReport>,
+    assets: Res<AssetServer>,
     mut time: ResMut<Time<Virtual>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
@@ -166,53 +171,107 @@ pub fn ui(
             );
         });
 
-    // Files and clips.
+    // Files and clips: a search box and an order over every file's clip list; up / down step
+    // through the shown file's visible clips.
+    let mut step = 0;
+    if !ctx.egui_wants_keyboard_input() {
+        ctx.input(|i| {
+            if i.key_pressed(egui::Key::ArrowDown) {
+                step = 1;
+            }
+            if i.key_pressed(egui::Key::ArrowUp) {
+                step = -1;
+            }
+        });
+    }
     egui::Panel::left("files")
         .default_size(230.0)
         .show(&mut root, |ui| {
             ui.heading("Files");
+            ui.horizontal(|ui| {
+                ui.add(
+                    egui::TextEdit::singleline(&mut preview.search)
+                        .hint_text("search clips")
+                        .desired_width(120.0),
+                );
+                let mut sort = preview.sort;
+                egui::ComboBox::from_id_salt("sort")
+                    .selected_text(sort.label())
+                    .width(80.0)
+                    .show_ui(ui, |ui| {
+                        for s in SortBy::ALL {
+                            ui.selectable_value(&mut sort, s, s.label());
+                        }
+                    });
+                preview.sort = sort;
+            });
+            let reveal = std::mem::take(&mut preview.reveal) || step != 0;
+            let mut pick = None;
             egui::ScrollArea::vertical()
                 .id_salt("files")
                 .auto_shrink([false; 2])
                 .show(ui, |ui| {
-                    let mut pick = None;
                     for (f, file) in preview.files.iter().enumerate() {
                         let name = file
                             .path
                             .file_name()
                             .map(|n| n.to_string_lossy().to_string())
                             .unwrap_or_default();
-                        egui::CollapsingHeader::new(egui::RichText::new(name).strong())
+                        let v = view(f, file, &loaded);
+                        let failed = load_error(&assets, file);
+                        let title = match (&v, &failed) {
+                            (_, Some(_)) => egui::RichText::new(name).strong().color(ERROR_RED),
+                            _ => egui::RichText::new(name).strong(),
+                        };
+                        egui::CollapsingHeader::new(title)
                             .id_salt(f)
                             .default_open(true)
-                            .show(ui, |ui| match view(f, file, &loaded) {
-                                Some(v) => {
-                                    for (c, clip) in v.clips.iter().enumerate() {
-                                        let label =
-                                            format!("{}  ({:.2} s)", clip.name, clip.duration);
-                                        if ui
-                                            .selectable_label(current == Some((f, c)), label)
-                                            .clicked()
-                                        {
+                            .show(ui, |ui| match (v, &failed) {
+                                (_, Some(e)) => {
+                                    ui.label(egui::RichText::new(e).color(ERROR_RED).small());
+                                }
+                                (Some(v), None) => {
+                                    let rows = rows(&v);
+                                    let shown = visible(&rows, &preview.search, preview.sort);
+                                    if step != 0
+                                        && let Some((cf, cc)) = current
+                                        && cf == f
+                                        && let Some(next) = clips::step(&shown, Some(cc), step)
+                                    {
+                                        pick = Some((f, next));
+                                    }
+                                    if shown.is_empty() && !rows.is_empty() {
+                                        ui.label(
+                                            egui::RichText::new(format!(
+                                                "no clip matches ({} hidden)",
+                                                rows.len()
+                                            ))
+                                            .weak(),
+                                        );
+                                    }
+                                    for &c in &shown {
+                                        let selected = pick.unwrap_or_else(|| current.unwrap_or((usize::MAX, 0))) == (f, c);
+                                        let r = ui.selectable_label(selected, clips::label(&rows, c));
+                                        if r.clicked() {
                                             pick = Some((f, c));
+                                        }
+                                        if selected && reveal {
+                                            r.scroll_to_me(Some(egui::Align::Center));
                                         }
                                     }
                                 }
-                                None => {
-                                    ui.label(
-                                        egui::RichText::new("loading… (or failed: see the log)")
-                                            .weak(),
-                                    );
+                                (None, None) => {
+                                    ui.label(egui::RichText::new("loading…").weak());
                                 }
                             });
                     }
-                    if pick.is_some() {
-                        preview.current = pick;
-                    }
                 });
+            if pick.is_some() {
+                preview.current = pick;
+            }
             ui.separator();
             ui.label(
-                egui::RichText::new("Drop .ifp, .dan or .anie files here to open them, or a .glb / .gltf character to play the clips on.").weak(),
+                egui::RichText::new("Drop .ifp, .dan or .anie files here to open them, or a .glb / .gltf character to play the clips on. ↑ ↓ step through the clips.").weak(),
             );
         });
 

@@ -987,6 +987,12 @@ impl Retargeter {
         self.pairs.iter().map(|p| (p.source, p.target))
     }
 
+    /// Whether the pose of source bone `bone` reaches the target: it is paired, or the hips, or
+    /// an ancestor of one of them (its motion moves them).
+    pub fn uses_source(&self, bone: usize) -> bool {
+        self.source_fk.contains(&bone)
+    }
+
     /// The pairs given to [`Retargeter::new`] that were not used.
     pub fn skipped(&self) -> &[SkippedPair] {
         &self.skipped

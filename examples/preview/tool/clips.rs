@@ -161,7 +161,12 @@ pub fn pick(files: &[Option<Vec<String>>], wanted: &str) -> Pick {
         .flatten()
         .flat_map(|n| n.iter().map(String::as_str))
         .collect();
-    Pick::Missing(closest(wanted, &all, 5).into_iter().map(String::from).collect())
+    Pick::Missing(
+        closest(wanted, &all, 5)
+            .into_iter()
+            .map(String::from)
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -223,17 +228,29 @@ mod tests {
         assert_eq!(distance("kitten", "sitting"), 3);
         assert_eq!(distance("", "abc"), 3);
         assert_eq!(distance("Walk", "WALK"), 0);
-        let names = ["walk_player", "WALK_civi", "walk_civi", "run_player", "idle_stance"];
+        let names = [
+            "walk_player",
+            "WALK_civi",
+            "walk_civi",
+            "run_player",
+            "idle_stance",
+        ];
         // "WALK_plyer" is one edit from walk_player; WALK_civi and run_player are both five
         // away (p,l,y,e,r → c,i,v,i; w,a,l,k → r,u,n and the missing a): the earlier first.
         assert_eq!(distance("walk_plyer", "walk_civi"), 5);
         assert_eq!(distance("walk_plyer", "run_player"), 5);
-        assert_eq!(closest("WALK_plyer", &names, 2), ["walk_player", "WALK_civi"]);
+        assert_eq!(
+            closest("WALK_plyer", &names, 2),
+            ["walk_player", "WALK_civi"]
+        );
         // A part of a name: those containing it first, duplicates by case once; then by
         // distance (civi → run_player 10 edits, walk_player 11).
         assert_eq!(distance("civi", "run_player"), 10);
         assert_eq!(distance("civi", "walk_player"), 11);
-        assert_eq!(closest("civi", &names, 3), ["WALK_civi", "run_player", "walk_player"]);
+        assert_eq!(
+            closest("civi", &names, 3),
+            ["WALK_civi", "run_player", "walk_player"]
+        );
     }
 
     #[test]

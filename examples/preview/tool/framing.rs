@@ -230,7 +230,15 @@ mod tests {
     use super::*;
 
     /// Projects `p` with an orbit camera; (x, y) in [-1, 1] inside the picture.
-    fn project(p: Vec3, target: Vec3, yaw: f32, pitch: f32, d: f32, fov_y: f32, aspect: f32) -> (f32, f32) {
+    fn project(
+        p: Vec3,
+        target: Vec3,
+        yaw: f32,
+        pitch: f32,
+        d: f32,
+        fov_y: f32,
+        aspect: f32,
+    ) -> (f32, f32) {
         let q = orbit_rotation(yaw, pitch).inverse() * (p - target);
         let depth = d - q.z;
         let t = (fov_y / 2.0).tan();
@@ -261,7 +269,10 @@ mod tests {
                 let mut widest: f32 = 0.0;
                 for c in b.corners() {
                     let (x, y) = project(c, target, yaw, pitch, d, fov, aspect);
-                    assert!(x.abs() <= limits.0 + 1e-4 && y.abs() <= limits.1 + 1e-4, "{view:?} {x} {y}");
+                    assert!(
+                        x.abs() <= limits.0 + 1e-4 && y.abs() <= limits.1 + 1e-4,
+                        "{view:?} {x} {y}"
+                    );
                     widest = widest.max(x.abs() / limits.0).max(y.abs() / limits.1);
                 }
                 assert!((widest - 1.0 / 1.08).abs() < 1e-3, "{view:?}: {widest}");
@@ -296,7 +307,13 @@ mod tests {
         let b = Bounds::of(p.iter().copied()).unwrap();
         assert!(b.min.y.abs() < 1e-5, "{}", b.min.y);
         assert!(b.max.y > 1.5 && b.max.y < 1.8, "{}", b.max.y);
-        let name = |n: &str| skeleton.bones.iter().position(|b| b.name.trim() == n).unwrap();
+        let name = |n: &str| {
+            skeleton
+                .bones
+                .iter()
+                .position(|b| b.name.trim() == n)
+                .unwrap()
+        };
         assert!(p[name("L Toe0")].z < p[name("L Foot")].z);
     }
 }

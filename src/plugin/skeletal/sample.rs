@@ -7,7 +7,7 @@
 
 use super::{
     ClipInfo, ClipRegistry, Retarget, RetargetMode, RigBone, RootMotion, RootMotionMode,
-    root_displacement,
+    UnmatchedTracks, root_displacement,
 };
 use crate::anim::retarget::{
     BoneMap, HumanoidBone, RestAlignment, RestPose, RetargetScratch, RetargetSource, Retargeter,
@@ -425,6 +425,29 @@ fn scatter(
     }
 }
 
+/// The descriptions of the clip's tracks that drive no bone: by name, those whose target no
+/// bone has; retargeted, those whose source bone reaches no bone of the character (neither
+/// paired nor above a paired bone).
+fn unmatched_tracks(
+    info: &ClipInfo,
+    tracks: &[Option<usize>],
+    retarget: Option<&Retargeted>,
+) -> Vec<String> {
+    (0..info.tracks.len())
+        .filter(|&i| match retarget {
+            Some(r) => !r
+                .source
+                .tracks
+                .get(i)
+                .copied()
+                .flatten()
+                .is_some_and(|s| r.retargeter.uses_source(s)),
+            None => tracks.get(i).copied().flatten().is_none(),
+        })
+        .map(|i| info.tracks[i].1.clone())
+        .collect()
+}
+
 /// Binds each character to its clip (again when the clip, its registry entry or the bones
 /// change), starts requested cross-fades from the playhead, and tells the playhead the clip's
 /// duration.
@@ -442,6 +465,7 @@ pub(crate) fn prepare_skeletal(
     children: Query<&Children>,
     retargets: Query<Ref<Retarget>>,
     nodes: Query<(&Transform, Option<&Name>, &ChildOf)>,
+    mut reported: Local<std::collections::HashSet<(Entity, AssetId<AnimationClip>)>>,
 ) {
     let generation = registry.generation();
     // Characters are bound again when their clip changes or bones appeared anywhere.
@@ -552,6 +576,19 @@ pub(crate) fn prepare_skeletal(
             binding.track_poses = rest_track_poses(&binding.tracks, &bones);
             binding.cursor = info.clip.cursor();
             binding.animated = vec![false; bones.len()];
+            // The tracks that drive no bone, reported once per character and clip (not while the
+            // hierarchy has no bones yet: a scene still spawning).
+            if !bones.is_empty() {
+                let missing = unmatched_tracks(&info, &binding.tracks, binding.retarget.as_ref());
+                if !missing.is_empty() && reported.insert((entity, id)) {
+                    warn!(
+                        "{entity}: {} tracks of the clip match no bone and are ignored: {}",
+                        missing.len(),
+                        missing.join(", ")
+                    );
+                }
+                commands.entity(entity).insert(UnmatchedTracks(missing));
+            }
             binding.bones = bones;
             binding.clip = Some(id);
             binding.info = Some(info.clone());
