@@ -467,3 +467,97 @@ fn fades_pause_and_restart_from_the_pose_on_screen() {
         p.is_finished()
     );
 }
+
+#[test]
+fn a_held_blend_shows_the_weighted_pose_of_both_clips_at_the_playhead() {
+    // Walk and idle held at 30 % idle: every animated bone's rotation is the blend of the two
+    // clips sampled at the playhead's time, as the core's blend computes it, and it follows a
+    // seek; clearing the blend goes back to the walk alone.
+    use crate::bevy_ifp::same_rotation;
+    use rigplay::anim::BonePose;
+    let files = crate::assets::sample_files();
+    let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 1.0 / 60.0);
+    let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
+    let walk: Handle<AnimationClip> = load(&mut app, "sa.ifp#walk");
+    let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
+    let character = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(walk.clone()),
+            Playback::looping(),
+        ))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    app.world_mut()
+        .get_mut::<SkeletalClip>(character)
+        .unwrap()
+        .hold_blend(idle.clone(), 0.3);
+    let (walk_clip, idle_clip) = {
+        let ifp = app.world().resource::<Assets<Ifp>>().get(&ifp).unwrap();
+        (ifp.clips[0].clip.clone(), ifp.clips[1].clip.clone())
+    };
+    let skeleton = rigplay::skeleton::Skeleton::gta_sa();
+    for t in [0.25f32, 0.8, 1.1] {
+        {
+            let mut p = app.world_mut().get_mut::<Playback>(character).unwrap();
+            p.paused = true;
+            p.seek(t);
+        }
+        app.update();
+        app.update();
+        let (w, _) = {
+            let s = app.world().get::<SkeletalClip>(character).unwrap();
+            let (other, w) = s.held_blend().expect("held");
+            assert_eq!(other, &idle);
+            (w, ())
+        };
+        for (track, slot) in skeleton.bind(&walk_clip).targets.iter().enumerate() {
+            let Some(b) = *slot else { continue };
+            let name = skeleton.bones[b].name.clone();
+            let idle_track = idle_clip
+                .tracks()
+                .iter()
+                .position(|tr| skeleton.find(&tr.bone) == Some(b));
+            let Some(idle_track) = idle_track else {
+                continue;
+            };
+            let pose = |clip: &rigplay::anim::Clip, i: usize, t: f32| {
+                let s = clip.sample_track(i, t);
+                BonePose {
+                    rotation: s.rotation.unwrap_or(skeleton.bones[b].rest.rotation),
+                    ..skeleton.bones[b].rest
+                }
+            };
+            let expected = blend(
+                pose(&idle_clip, idle_track, t),
+                pose(&walk_clip, track, t),
+                1.0 - w,
+            );
+            let (_, _, transform) = bone(&mut app, &name);
+            assert!(
+                same_rotation(transform.rotation, expected.rotation, 1e-4),
+                "{name} at {t}: {} vs {}",
+                transform.rotation,
+                expected.rotation
+            );
+        }
+    }
+    app.world_mut()
+        .get_mut::<SkeletalClip>(character)
+        .unwrap()
+        .clear_blend();
+    app.update();
+    let at = app.world().get::<Playback>(character).unwrap().time;
+    let (_, _, t) = bone(&mut app, " L Thigh");
+    let t = *t;
+    let thigh = walk_clip
+        .tracks()
+        .iter()
+        .position(|tr| tr.bone.name == " L Thigh")
+        .unwrap();
+    let walk_only = walk_clip.sample_track(thigh, at).rotation.unwrap();
+    assert!(same_rotation(t.rotation, walk_only, 1e-4));
+}

@@ -5,7 +5,7 @@ use crate::files::{Character, Loaded, Preview, view};
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
 use rigplay::plugin::{AnieRig, ClipRegistry, RigBone, SkeletalClip};
-use rigplay_preview::framing::{Bounds, View, clip_bounds, fit, orbit_rotation};
+use rigplay_preview::framing::{Bounds, Region, View, clip_bounds, fit, orbit_rotation};
 
 #[derive(Resource)]
 pub struct Orbit {
@@ -20,6 +20,9 @@ pub struct Orbit {
 pub struct Framing {
     /// The view the next framing turns the camera to (`None`: keep the user's angles).
     pub view: Option<View>,
+    /// Whether the view was chosen (`--camera`, a key): else a clip that travels is framed from
+    /// the side of its path.
+    pub view_forced: bool,
     /// Keep the character in the middle as it moves.
     pub follow: bool,
     /// Whether follow was set by hand (or `--camera follow`): not changed on a clip change.
@@ -36,6 +39,7 @@ impl Default for Framing {
     fn default() -> Self {
         Self {
             view: Some(View::ThreeQuarter),
+            view_forced: false,
             follow: false,
             follow_forced: false,
             frame_all: true,
@@ -48,14 +52,10 @@ impl Default for Framing {
 /// The 3D camera's vertical field of view (Bevy's default perspective).
 const FOV_Y: f32 = std::f32::consts::FRAC_PI_4;
 
-/// The parts of the window the panels leave to the 3D view, as fractions of the half-width and
-/// half-height seen from the picture's centre (files 230 px on the left, info 240 on the right,
-/// the timeline 118 at the bottom).
-fn visible_limits(window: Vec2) -> (f32, f32) {
-    let (hw, hh) = (window.x / 2.0, window.y / 2.0);
-    let x = ((hw - 240.0).min(hw - 230.0) / hw).clamp(0.2, 1.0);
-    let y = ((hh - 118.0) / hh).clamp(0.2, 1.0);
-    (x, y)
+/// The part of the window the panels leave to the 3D view (files 230 px on the left, info 240
+/// on the right, the timeline 118 at the bottom).
+fn free_region(window: Vec2) -> Region {
+    Region::between_panels(window.x, window.y, 230.0, 240.0, 118.0)
 }
 
 /// Frames the character when asked (a clip shown, `F`, a view button): the camera looks at the
@@ -125,6 +125,17 @@ pub fn frame_character(
     };
     if let Some(v) = framing.view {
         (orbit.yaw, orbit.pitch) = v.angles();
+        // A clip that travels, framed whole from a view nobody chose: from the side of its path
+        // (the side nearer the character's front), so that the path runs across the picture.
+        if !framing.view_forced && !framing.follow && travel.length() > 1.5 {
+            let t = travel.normalize();
+            let mut side = Vec3::new(-t.z, 0.0, t.x);
+            if side.z > 0.0 {
+                side = -side;
+            }
+            orbit.yaw = side.x.atan2(side.z);
+            orbit.pitch = 0.2;
+        }
     }
     let size = windows.iter().next().map_or(Vec2::new(1280.0, 720.0), |w| {
         Vec2::new(w.width(), w.height())
@@ -135,7 +146,7 @@ pub fn frame_character(
         orbit.pitch,
         FOV_Y,
         size.x / size.y.max(1.0),
-        visible_limits(size),
+        free_region(size),
     );
     orbit.target = target;
     orbit.distance = distance.clamp(0.3, 500.0);
@@ -189,8 +200,10 @@ pub fn camera_keys(
         framing.pending = true;
     }
     if keys.just_pressed(KeyCode::KeyR) {
-        view = Some(View::ThreeQuarter);
+        framing.view = Some(View::ThreeQuarter);
+        framing.view_forced = false;
         framing.follow_forced = false;
+        framing.pending = true;
     }
     for (key, v) in [
         (KeyCode::Digit1, View::Front),
@@ -208,6 +221,7 @@ pub fn camera_keys(
     }
     if let Some(v) = view {
         framing.view = Some(v);
+        framing.view_forced = true;
         framing.pending = true;
     }
 }

@@ -34,11 +34,17 @@ pub fn spawn_character(
     mut preview: ResMut<Preview>,
     loaded: Loaded,
     mut framing: ResMut<crate::camera::Framing>,
+    shot: Res<crate::screenshot::Shot>,
     mut shown: Local<Option<(usize, usize)>>,
 ) {
     let Some((f, c)) = preview.current else {
         return;
     };
+    // A cross-fade changed the clip on the character itself.
+    if preview.faded_to.take() == Some((f, c)) && preview.character.is_some() {
+        *shown = Some((f, c));
+        return;
+    }
     if *shown == Some((f, c)) && preview.character.is_some() {
         return;
     }
@@ -57,7 +63,13 @@ pub fn spawn_character(
         Some(handle) => commands.spawn((
             SkeletalClip::new(handle.clone()),
             playback,
-            RootMotion::default(),
+            // Extracted root motion moves the character (the camera follows it); a screenshot
+            // shows the pose where it stands.
+            if shot.path.is_none() {
+                RootMotion::applied()
+            } else {
+                RootMotion::default()
+            },
         )),
         None => {
             // A timeline of its own: the playhead knows its length from the start.

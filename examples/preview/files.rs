@@ -30,6 +30,8 @@ pub struct Preview {
     pub sort: SortBy,
     /// Scroll the clip list to the clip on show (it changed by a key or on open).
     pub reveal: bool,
+    /// The clip a cross-fade went to: shown without spawning the character again.
+    pub faded_to: Option<(usize, usize)>,
 }
 
 /// An opened glTF character and the entity showing it.

@@ -26,6 +26,7 @@
 
 mod camera;
 mod character;
+mod clip_panel;
 mod files;
 mod screenshot;
 mod ui;
@@ -106,7 +107,10 @@ fn framing(args: &Args) -> Framing {
             framing.frame_all = false;
         }
         Some(name) => match View::parse(name) {
-            Some(v) => framing.view = Some(v),
+            Some(v) => {
+                framing.view = Some(v);
+                framing.view_forced = true;
+            }
             None => {
                 eprintln!("--camera takes front, side, top, three-quarter or follow, not {name:?}");
                 std::process::exit(2);
@@ -116,7 +120,7 @@ fn framing(args: &Args) -> Framing {
     framing
 }
 
-fn main() {
+fn main() -> AppExit {
     let args = parse_args();
     App::new()
         .add_plugins(
@@ -154,7 +158,9 @@ fn main() {
             search: String::new(),
             sort: rigplay_preview::clips::SortBy::File,
             reveal: false,
+            faded_to: None,
         })
+        .init_resource::<clip_panel::BlendControls>()
         .insert_resource(Orbit {
             target: Vec3::new(0.0, 0.9, 0.0),
             yaw: View::ThreeQuarter.angles().0,
@@ -191,7 +197,7 @@ fn main() {
                 .chain(),
         )
         .add_systems(EguiPrimaryContextPass, ui::ui)
-        .run();
+        .run()
 }
 
 #[derive(Resource)]

@@ -2,6 +2,7 @@
 //! tree (right).
 
 use crate::camera::UiPointer;
+use crate::clip_panel::{self, BlendControls};
 use crate::files::{DEFAULT_FPS, Loaded, Preview, load_error, rows, view};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
@@ -14,7 +15,7 @@ const ERROR_RED: egui::Color32 = egui::Color32::from_rgb(235, 90, 80);
 /// What the panels show and change of the character on show.
 type Shown = (
     &'static mut Playback,
-    Option<&'static SkeletalClip>,
+    Option<&'static mut SkeletalClip>,
     Option<&'static UnmatchedTracks>,
     Option<&'static RootMotion>,
     Option<&'static mut AnieRig>,
@@ -33,6 +34,7 @@ pub fn ui(
     rig_bones: Query<(&Name, &RigBone)>,
     reports: Query<&RetargetReport>,
     assets: Res<AssetServer>,
+    (mut blend_controls, mut gizmo_settings): (ResMut<BlendControls>, ResMut<SkeletonGizmos>),
     mut time: ResMut<Time<Virtual>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
@@ -49,8 +51,8 @@ pub fn ui(
     let mut selected_bone = preview.selected_bone;
     let info = character
         .and_then(|c| playbacks.get(c).ok())
-        .and_then(|(_, s, _, _, _)| s)
-        .and_then(|s| registry.get(s.clip.id()));
+        .and_then(|(_, s, _, _, _)| s.map(|s| s.clip.clone()))
+        .and_then(|clip| registry.get(clip.id()));
     let (fps, duration) = current
         .and_then(|(f, c)| {
             view(f, &preview.files[f], &loaded)
@@ -357,14 +359,31 @@ pub fn ui(
                     }
                 }
             }
-            if let Some((_, _, Some(unmatched), motion, _)) =
-                character.and_then(|c| playbacks.get(c).ok())
+            // A skeletal clip: root motion, blending, labels, unmatched tracks.
+            if let Some(c) = character
+                && let Ok((_, Some(mut skeletal), unmatched, motion, _)) = playbacks.get_mut(c)
             {
-                for u in &unmatched.0 {
-                    ui.label(egui::RichText::new(format!("unmatched track {u}")).small());
+                ui.separator();
+                let clip = skeletal.clip.clone();
+                clip_panel::root_motion(ui, &registry, &clip, motion);
+                if let Some((f, _)) = current
+                    && let Some(v) = view(f, &preview.files[f], &loaded)
+                {
+                    clip_panel::blend(
+                        ui,
+                        &mut blend_controls,
+                        &mut preview,
+                        &v.clips,
+                        &mut skeletal,
+                    );
                 }
-                if let Some(m) = motion {
-                    ui.label(format!("root motion {:.2} m", m.total.length()));
+                ui.checkbox(&mut gizmo_settings.names, "bone names in the view");
+                for u in unmatched.map(|u| u.0.as_slice()).unwrap_or_default() {
+                    ui.label(
+                        egui::RichText::new(format!("unmatched track {u}"))
+                            .color(egui::Color32::from_rgb(230, 180, 60))
+                            .small(),
+                    );
                 }
             }
             // An AnimeEffects rig: its layers at the current frame.
@@ -408,6 +427,11 @@ pub fn ui(
             }
             ui.separator();
             ui.heading("Bones");
+            if let (Some(info), Some((_, bone))) =
+                (&info, selected_bone.and_then(|b| rig_bones.get(b).ok()))
+            {
+                clip_panel::key_counts(ui, info, bone.target);
+            }
             egui::ScrollArea::vertical()
                 .id_salt("bones")
                 .auto_shrink([false; 2])

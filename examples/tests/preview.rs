@@ -7,6 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../../tests/bytes.rs"]
+#[allow(dead_code)]
+mod bytes;
+
 /// An example built by `cargo test` next to this test binary.
 fn example_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -501,5 +505,120 @@ fn the_preview_plays_the_clip_on_an_opened_gltf_character_beside_the_skeleton() 
     assert!(
         (ka.0 - kb.0).abs() + (ka.1 - kb.1).abs() > 5.0,
         "knee at {ka:?} and {kb:?}"
+    );
+}
+
+/// An ANP3 package "far" with two clips on SA's root bone only (frame type 4: i16 rotation
+/// ×4096, time ×60, translation ×1024), the root turned as SA's clips turn it (≈ 90° about Z:
+/// (0.0076, 0, 0.7078, 0.7063) → (31, 0, 2899, 2893)), so the ped faces +Y:
+/// * "scene": the root held at (−6.7, −4.5, 0) m, as a cutscene's scene coordinates put it;
+/// * "sprint": the root running from (0, 0, 0) to (0, 5, 0) m (forward) in 0.8 s.
+fn far_ifp() -> Vec<u8> {
+    let mut b = bytes::Bytes::new();
+    let m = |v: f32| (v * 1024.0).round() as i16;
+    b.sized(b"ANP3", |b| {
+        b.fixed("far", 24, &[]).u32(2);
+        for (name, from, to, frames) in [
+            ("scene", [-6.7f32, -4.5, 0.0], [-6.7f32, -4.5, 0.0], 60i16),
+            ("sprint", [0.0, 0.0, 0.0], [0.0, 5.0, 0.0], 48),
+        ] {
+            b.fixed(name, 24, &[]).u32(1).u32(2 * 16).u32(1);
+            b.fixed("Root", 24, &[]).u32(4).u32(2).i32(0);
+            b.i16s(&[31, 0, 2899, 2893, 0, m(from[0]), m(from[1]), m(from[2])]);
+            b.i16s(&[31, 0, 2899, 2893, frames, m(to[0]), m(to[1]), m(to[2])]);
+        }
+    });
+    b.done()
+}
+
+#[test]
+fn frame_all_keeps_a_far_or_running_character_in_view_and_large() {
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-preview-far-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ifp = dir.join("far.ifp");
+    std::fs::write(&ifp, far_ifp()).unwrap();
+    // The default view (three-quarter; a clip that travels from the side of its path) and a
+    // chosen one.
+    for (clip, at, camera) in [
+        ("scene", "0.5", None),
+        ("sprint", "0.4", None),
+        ("sprint", "0.8", Some("side")),
+        ("scene", "0.2", Some("front")),
+    ] {
+        let png = dir.join(format!("{clip}_{}.png", camera.unwrap_or("default")));
+        let mut args = vec![
+            ifp.to_str().unwrap(),
+            "--clip",
+            clip,
+            "--frame-all",
+            "--at",
+            at,
+            "--screenshot",
+            png.to_str().unwrap(),
+        ];
+        if let Some(c) = camera {
+            args.extend(["--camera", c]);
+        }
+        run_example("preview", &args, &png).unwrap();
+        let camera = camera.unwrap_or("default");
+        let js = joints(&png);
+        assert!(js.len() >= 30, "{clip}: {} joints", js.len());
+        // Inside the 3D view the panels leave: files 230 px, info 240, timeline 118.
+        for j in &js {
+            assert!(
+                (230.0..=1040.0).contains(&j.x) && (0.0..=602.0).contains(&j.y),
+                "{clip} ({camera}): {} at ({}, {}) is out of view",
+                j.name,
+                j.x,
+                j.y
+            );
+        }
+        let (top, bottom) = js.iter().fold((f32::MAX, f32::MIN), |(lo, hi), j| {
+            (lo.min(j.y), hi.max(j.y))
+        });
+        // At least a third of the 3D view's height (602 px between the panels).
+        assert!(
+            bottom - top >= 602.0 / 3.0,
+            "{clip} ({camera}): the figure is {} px tall",
+            bottom - top
+        );
+        eprintln!("{clip} ({camera}): figure {:.0} px tall", bottom - top);
+        let img = image::open(&png).unwrap().to_rgb8();
+        let drawn = js.iter().filter(|j| near_skeleton(&img, j)).count();
+        assert!(
+            drawn + 2 >= js.len(),
+            "{clip}: {drawn} of {} joints drawn",
+            js.len()
+        );
+    }
+}
+
+#[test]
+fn a_clip_name_no_file_has_ends_the_preview_with_the_closest_names() {
+    if !can_render() {
+        return;
+    }
+    let png = std::env::temp_dir().join(format!("rigplay-typo-{}.png", std::process::id()));
+    let sa = repo_root().join("assets/anims/sa_ped.ifp");
+    let vc = repo_root().join("assets/anims/vc_ped.ifp");
+    let err = run_example(
+        "preview",
+        &[
+            sa.to_str().unwrap(),
+            vc.to_str().unwrap(),
+            "--clip",
+            "wlak",
+            "--screenshot",
+            png.to_str().unwrap(),
+        ],
+        &png,
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("no open file has a clip named \"wlak\"; the closest: walk"),
+        "{err}"
     );
 }

@@ -114,34 +114,104 @@ pub fn orbit_rotation(yaw: f32, pitch: f32) -> Quat {
     Quat::from_euler(bevy::math::EulerRot::YXZ, yaw, -pitch, 0.0)
 }
 
-/// Where an orbit camera at `yaw`, `pitch` looks (the box's centre) and how far away it must be
-/// for every corner of `bounds` to project within `limits`: the visible half-extents, as
-/// fractions of the half-width and half-height of a perspective camera of vertical field of view
-/// `fov_y` and aspect `aspect` (1, 1 for the whole picture; less where panels cover it). A
-/// margin of 8 % is kept. The smallest distance is 0.3 (the orbit camera's).
+/// A part of the picture, in normalised device coordinates (−1 left / bottom, 1 right / top):
+/// where the panels leave the 3D view free.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Region {
+    pub x: (f32, f32),
+    pub y: (f32, f32),
+}
+
+impl Region {
+    /// The whole picture.
+    pub const ALL: Region = Region {
+        x: (-1.0, 1.0),
+        y: (-1.0, 1.0),
+    };
+
+    /// The region of a `width` × `height` window left free by panels `left`, `right` and
+    /// `bottom` pixels wide.
+    pub fn between_panels(width: f32, height: f32, left: f32, right: f32, bottom: f32) -> Region {
+        let (w, h) = (width.max(1.0), height.max(1.0));
+        Region {
+            x: (2.0 * left / w - 1.0, 1.0 - 2.0 * right / w),
+            y: (2.0 * bottom / h - 1.0, 1.0),
+        }
+    }
+
+    /// The region shrunk about its centre to `f` of its size.
+    fn shrunk(self, f: f32) -> Region {
+        let s = |(lo, hi): (f32, f32)| {
+            let (c, r) = ((lo + hi) / 2.0, (hi - lo) / 2.0 * f);
+            (c - r, c + r)
+        };
+        Region {
+            x: s(self.x),
+            y: s(self.y),
+        }
+    }
+}
+
+/// Where an orbit camera at `yaw`, `pitch` must look and how far away it must stand for every
+/// corner of `bounds` to project inside `region` (with a margin of 6 % of the region), as
+/// close as that allows, for a perspective camera of vertical field of view `fov_y` and aspect
+/// `aspect`. Returns (target, distance); the distance is at least 0.3 (the orbit camera's).
 ///
-/// Each corner `c`, in the camera's frame (`x` right, `y` up, `z` towards the camera, target at
-/// the origin), projects inside when `|x| ≤ tx·(d − z)` and `|y| ≤ ty·(d − z)`, with
-/// `tx = limits.x·aspect·tan(fov_y/2)` and `ty = limits.y·tan(fov_y/2)`: so
-/// `d ≥ z + max(|x|/tx, |y|/ty)` for every corner.
+/// The derivation. Let `R` be the camera's rotation and `c` the box's centre; corner `i` is
+/// `pᵢ = R⁻¹·(cornerᵢ − c)` in the camera's axes (`x` right, `y` up, `z` towards the camera).
+/// The camera looks at `c + R·(sx, sy, 0)` from distance `d`, so along one axis, with
+/// `k = tan(fov_y/2)` (times `aspect` for `x`), the corner projects to
+/// `(pᵢ − s) / (k·(d − zᵢ))`, which must lie in `[lo, hi]`:
+/// `pᵢ − hi·k·(d − zᵢ) ≤ s ≤ pᵢ − lo·k·(d − zᵢ)`. Some `s` satisfies all corners' bounds at once
+/// when every lower bound is below every upper one, i.e. for all `i`, `j`:
+/// `d ≥ (pᵢ − pⱼ + k·(hi·zᵢ − lo·zⱼ)) / (k·(hi − lo))`. The distance is the largest of these over
+/// both axes, and `s` the middle of the interval left at that distance.
 pub fn fit(
     bounds: &Bounds,
     yaw: f32,
     pitch: f32,
     fov_y: f32,
     aspect: f32,
-    limits: (f32, f32),
+    region: Region,
 ) -> (Vec3, f32) {
-    let target = bounds.centre();
-    let inverse = orbit_rotation(yaw, pitch).inverse();
-    let half = (fov_y / 2.0).tan() / 1.08;
-    let (tx, ty) = (limits.0 * aspect * half, limits.1 * half);
+    let region = region.shrunk(0.94);
+    let centre = bounds.centre();
+    let rotation = orbit_rotation(yaw, pitch);
+    let inverse = rotation.inverse();
+    let p: Vec<Vec3> = bounds
+        .corners()
+        .iter()
+        .map(|c| inverse * (*c - centre))
+        .collect();
+    let k = (fov_y / 2.0).tan();
+    let axes = [(k * aspect, region.x, 0usize), (k, region.y, 1usize)];
+    let coord = |v: Vec3, axis: usize| if axis == 0 { v.x } else { v.y };
     let mut distance: f32 = 0.3;
-    for c in bounds.corners() {
-        let p = inverse * (c - target);
-        distance = distance.max(p.z + (p.x.abs() / tx).max(p.y.abs() / ty));
+    for &(k, (lo, hi), axis) in &axes {
+        for pi in &p {
+            for pj in &p {
+                let d = (coord(*pi, axis) - coord(*pj, axis) + k * (hi * pi.z - lo * pj.z))
+                    / (k * (hi - lo));
+                distance = distance.max(d);
+            }
+        }
     }
-    (target, distance)
+    let mut shift = [0.0f32; 2];
+    for &(k, (lo, hi), axis) in &axes {
+        let low = p
+            .iter()
+            .map(|q| coord(*q, axis) - hi * k * (distance - q.z))
+            .fold(f32::MIN, f32::max);
+        let high = p
+            .iter()
+            .map(|q| coord(*q, axis) - lo * k * (distance - q.z))
+            .fold(f32::MAX, f32::min);
+        shift[axis] = (low + high) / 2.0;
+    }
+    (
+        centre + rotation * Vec3::new(shift[0], shift[1], 0.0),
+        distance,
+    )
 }
 
 /// The joints of a character playing `clip` at `time`, in world space as rigplay's plugin places
@@ -246,9 +316,10 @@ mod tests {
     }
 
     #[test]
-    fn every_corner_projects_inside_and_the_tightest_one_touches_the_margin() {
-        // A figure 1.8 m tall standing 6 m from the origin, and a 5 m run: from every view each
-        // corner lands inside the limits, and one of them lands on the 8 % margin.
+    fn every_corner_projects_inside_the_region_and_the_fit_is_tight() {
+        // A figure 1.8 m tall standing 6 m from the origin, and a 5 m run, in the region the
+        // preview's panels leave (1280 × 720, panels 230, 240 and 118 px): from every view each
+        // corner lands inside the region, and the box spans the region's margin on one axis.
         let boxes = [
             Bounds {
                 min: Vec3::new(-6.9, 0.0, -4.8),
@@ -259,23 +330,34 @@ mod tests {
                 max: Vec3::new(0.3, 1.8, 0.2),
             },
         ];
-        let (fov, aspect) = (std::f32::consts::FRAC_PI_4, 16.0 / 9.0);
+        let (fov, aspect) = (std::f32::consts::FRAC_PI_4, 1280.0 / 720.0);
+        let region = Region::between_panels(1280.0, 720.0, 230.0, 240.0, 118.0);
+        assert!((region.x.0 + 0.640625).abs() < 1e-6 && (region.x.1 - 0.625).abs() < 1e-6);
+        assert!((region.y.0 + 0.672222).abs() < 1e-5 && region.y.1 == 1.0);
+        let inner = region.shrunk(0.94);
         for b in boxes {
             for view in View::ALL {
                 let (yaw, pitch) = view.angles();
-                let limits = (0.6, 0.65);
-                let (target, d) = fit(&b, yaw, pitch, fov, aspect, limits);
-                assert_eq!(target, b.centre());
-                let mut widest: f32 = 0.0;
+                let (target, d) = fit(&b, yaw, pitch, fov, aspect, region);
+                let (mut x0, mut x1, mut y0, mut y1) = (f32::MAX, f32::MIN, f32::MAX, f32::MIN);
                 for c in b.corners() {
                     let (x, y) = project(c, target, yaw, pitch, d, fov, aspect);
                     assert!(
-                        x.abs() <= limits.0 + 1e-4 && y.abs() <= limits.1 + 1e-4,
-                        "{view:?} {x} {y}"
+                        x >= inner.x.0 - 1e-4 && x <= inner.x.1 + 1e-4,
+                        "{view:?}: x {x} outside {:?}",
+                        inner.x
                     );
-                    widest = widest.max(x.abs() / limits.0).max(y.abs() / limits.1);
+                    assert!(
+                        y >= inner.y.0 - 1e-4 && y <= inner.y.1 + 1e-4,
+                        "{view:?}: y {y} outside {:?}",
+                        inner.y
+                    );
+                    (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
                 }
-                assert!((widest - 1.0 / 1.08).abs() < 1e-3, "{view:?}: {widest}");
+                // Tight: on the axis that decides the distance the box spans the region.
+                let fill =
+                    ((x1 - x0) / (inner.x.1 - inner.x.0)).max((y1 - y0) / (inner.y.1 - inner.y.0));
+                assert!(fill > 0.999, "{view:?}: fills {fill}");
             }
         }
     }

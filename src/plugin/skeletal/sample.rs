@@ -52,11 +52,16 @@ struct Fade {
     fresh: bool,
     /// Started while another fade ran: the pose on screen fades out, not `clip`.
     from_pose: bool,
+    /// A held blend ([`SkeletalClip::hold_blend`]): `clip`'s weight, kept until cleared.
+    held: Option<f32>,
 }
 
 impl Fade {
     /// Weight of the outgoing clip: 1 when the fade starts, 0 once `duration` has passed.
     fn old_weight(&self) -> f32 {
+        if let Some(w) = self.held {
+            return w.clamp(0.0, 1.0);
+        }
         if self.duration > 0.0 {
             1.0 - (self.elapsed / self.duration).min(1.0)
         } else {
@@ -88,7 +93,49 @@ impl SkeletalClip {
             duration: duration.max(0.0),
             fresh: true,
             from_pose,
+            held: None,
         });
+    }
+
+    /// Blends `other` into the clip at `weight` (0: only the clip, 1: only `other`) and holds it
+    /// there until [`SkeletalClip::clear_blend`] or a cross-fade: `other` is shown at the
+    /// character's playhead time (wrapped or held by its play mode into `other`'s length), so
+    /// playing, seeking and scrubbing move both. Called again with the same `other`, only the
+    /// weight changes.
+    pub fn hold_blend(&mut self, other: Handle<AnimationClip>, weight: f32) {
+        if let Some(f) = self
+            .fade
+            .as_mut()
+            .filter(|f| f.held.is_some() && f.clip == other)
+        {
+            f.held = Some(weight);
+            return;
+        }
+        self.fade = Some(Fade {
+            clip: other,
+            time: 0.0,
+            speed: 0.0,
+            mode: PlayMode::Loop,
+            started: false,
+            elapsed: 0.0,
+            duration: 0.0,
+            fresh: true,
+            from_pose: false,
+            held: Some(weight),
+        });
+    }
+
+    /// Ends a held blend at once.
+    pub fn clear_blend(&mut self) {
+        if self.fade.as_ref().is_some_and(|f| f.held.is_some()) {
+            self.fade = None;
+        }
+    }
+
+    /// The clip held blended in and its weight, if any.
+    pub fn held_blend(&self) -> Option<(&Handle<AnimationClip>, f32)> {
+        let f = self.fade.as_ref()?;
+        Some((&f.clip, f.held?))
     }
 
     /// Weight of the clip being faded out, if any.
@@ -483,8 +530,11 @@ pub(crate) fn prepare_skeletal(
             fade.speed = playback.rate();
             fade.mode = playback.mode;
             fade.started = true;
-            playback.time = 0.0;
-            playback.restart();
+            // A held blend starts the other clip beside the playhead, which goes on.
+            if fade.held.is_none() {
+                playback.time = 0.0;
+                playback.restart();
+            }
         }
         let id = skeletal.clip.id();
         // The registry is looked up only when it changed or the clip did.
@@ -716,6 +766,9 @@ pub(crate) fn apply_skeletal(
             let mut fade_direction = 1.0;
             let t = match fading.as_ref().map(|f| &*f.info.clip) {
                 None => 0.0,
+                // A held blend shows the other clip at the playhead's own time (so scrubbing
+                // and seeking move both).
+                Some(clip) if fade.held.is_some() => held_time(now, clip.duration(), playback.mode),
                 Some(clip) if running && fade.speed != 0.0 => {
                     let t = step_time(
                         fade.time,
@@ -733,7 +786,7 @@ pub(crate) fn apply_skeletal(
             };
             fade.time = t;
             let w_old = fade.old_weight();
-            fade_done = w_old <= 0.0;
+            fade_done = fade.held.is_none() && w_old <= 0.0;
             if let Some(old) = fading.as_mut().filter(|_| !fade_done) {
                 old.pose_at(t, bones);
                 for (b, p) in pose.iter_mut().enumerate() {
