@@ -446,6 +446,18 @@ pub fn bone_key(name: &str) -> String {
 }
 
 impl Skeleton {
+    /// `clip` as GTA III plays it on this skeleton: III adds a translation key to the bone's
+    /// rest position (its DFF frame position) where VC and SA take the key as the position
+    /// itself (§3.4), so each translation key of a bound track gets its bone's rest translation
+    /// added. The root's rest position is the origin, so root motion is unchanged.
+    pub fn additive_translations(&self, clip: &Clip) -> Clip {
+        let targets = self.bind(clip).targets;
+        clip.with_translation_offsets(|track| {
+            let bone = targets.get(track).copied().flatten()?;
+            Some(self.bones[bone].rest.translation).filter(|t| *t != Vec3::ZERO)
+        })
+    }
+
     /// This skeleton as the source of a clip made for it, for retargeting onto other characters:
     /// the bones' names and rest pose (the bind pose, GTA axes), the bone each of the clip's
     /// tracks drives ([`Skeleton::bind`]), and GTA's axes turned into glTF's

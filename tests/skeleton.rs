@@ -144,3 +144,34 @@ fn anpk_packages_bind_to_sa_when_they_use_a_bone_id_only_sa_has() {
         }
     }
 }
+
+#[test]
+fn gta_iii_adds_translation_keys_to_the_rest_position_where_vc_and_sa_take_them_as_is() {
+    // A III clip moving "Smid" by (0.01, 0, 0) and "Swaist" (the root, at the origin) by
+    // (0, 1, 0): III's rule (§3.4) puts Smid at its rest (0.0451, −0.0708, 0.0003) + the key,
+    // and leaves the root's keys as they are.
+    let mut b = ClipBuilder::new("nudge");
+    for (name, key) in [("Smid", Vec3::new(0.01, 0.0, 0.0)), ("Swaist", Vec3::Y)] {
+        let times = b.times(&[0.0, 1.0]).unwrap();
+        let translation = b.translations(times, &[Vec3::ZERO, key]).unwrap();
+        b.track(BoneTrack {
+            bone: BoneRef {
+                name: name.into(),
+                id: None,
+            },
+            rotation: None,
+            translation: Some(translation),
+            scale: None,
+        });
+    }
+    let clip = b.build();
+    let iii = Skeleton::gta_iii().additive_translations(&clip);
+    let at = |c: &rigplay::anim::Clip, track: usize, t: f32| {
+        c.sample_track(track, t).translation.unwrap()
+    };
+    assert!(at(&iii, 0, 1.0).abs_diff_eq(Vec3::new(0.0551, -0.0708, 0.0003), 1e-6));
+    assert!(at(&iii, 0, 0.0).abs_diff_eq(Vec3::new(0.0451, -0.0708, 0.0003), 1e-6));
+    assert_eq!(at(&iii, 1, 1.0), Vec3::Y);
+    // The original is untouched (VC and SA play it so).
+    assert_eq!(at(&clip, 0, 1.0), Vec3::new(0.01, 0.0, 0.0));
+}

@@ -413,6 +413,24 @@ impl Clip {
         self.duration
     }
 
+    /// The same clip with `offset(track)` added to every translation key of each track it gives
+    /// an offset for (GTA III's additive translations: a key is added to the bone's rest
+    /// position, `docs/formats/ifp.md` §3.4). Non-finite offsets are ignored.
+    pub fn with_translation_offsets(&self, offset: impl Fn(usize) -> Option<Vec3>) -> Clip {
+        let mut clip = self.clone();
+        for (i, track) in self.tracks.iter().enumerate() {
+            let (Some(c), Some(o)) = (track.translation, offset(i).filter(|o| o.is_finite()))
+            else {
+                continue;
+            };
+            let (v0, n) = (c.values as usize, c.len as usize);
+            if let Some(values) = clip.vectors.get_mut(v0..v0 + n) {
+                values.iter_mut().for_each(|v| *v += o);
+            }
+        }
+        clip
+    }
+
     /// The clip's tracks, in the order they were added.
     pub fn tracks(&self) -> &[BoneTrack] {
         &self.tracks

@@ -86,7 +86,11 @@ impl AssetLoader for IfpLoader {
         let mut named_clips = HashMap::new();
         let names: Vec<String> = package.clips().map(|c| c.name.clone()).collect();
         for (index, ifp_clip) in package.clips().enumerate() {
-            let clip = Arc::new(ifp_clip.to_clip());
+            // GTA III adds translation keys to the bones' rest positions (§3.4).
+            let clip = Arc::new(match game {
+                GtaGame::Iii => skeleton.additive_translations(&ifp_clip.to_clip()),
+                _ => ifp_clip.to_clip(),
+            });
             let clip_settings = settings.for_clip(&clip.name);
             let targets: Vec<AnimationTargetId> = clip
                 .tracks()
