@@ -7,6 +7,8 @@
 //!   reduction and retargeting onto humanoid skeletons;
 //! * [`skeleton`] holds the built-in GTA ped skeletons and the rules that bind tracks to bones;
 //! * [`coords`] holds every coordinate-system conversion, each written once;
+//! * [`convert`] rewrites files: an IFP package in another version, with fewer keys (what
+//!   `rigplay convert` does);
 //! * [`anie`] is AnimeEffects' playback: the evaluator, the frame as GPU work (`anie::program`)
 //!   and the CPU reference renderer.
 //!
@@ -19,6 +21,7 @@
 
 pub mod anie;
 pub mod anim;
+pub mod convert;
 pub mod coords;
 pub mod formats;
 #[cfg(feature = "bevy")]

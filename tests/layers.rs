@@ -8,18 +8,20 @@
 //! | `formats` | `anim`, `coords` |
 //! | `skeleton` | `anim`, `formats`, `coords` |
 //! | `anie` | `anim`, `formats`, `coords` |
+//! | `convert` | `anim`, `formats`, `coords`, `skeleton` |
 //! | `plugin`, `prelude` | anything |
 //!
 //! and no core module names Bevy.
 
 use std::path::{Path, PathBuf};
 
-const CORE: [(&str, &[&str]); 6] = [
+const CORE: [(&str, &[&str]); 7] = [
     ("anim", &[]),
     ("coords", &[]),
     ("formats", &["anim", "coords"]),
     ("skeleton", &["anim", "formats", "coords"]),
     ("anie", &["anim", "formats", "coords"]),
+    ("convert", &["anim", "formats", "coords", "skeleton"]),
     ("lib", &[]),
 ];
 

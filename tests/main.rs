@@ -18,6 +18,7 @@ mod bevy_playback;
 #[cfg(feature = "bevy")]
 mod bevy_retarget;
 mod bytes;
+mod convert;
 mod dan;
 mod humanoid;
 mod ifp_bad_input;

@@ -2,12 +2,10 @@
 
 use crate::load::{Loaded, load};
 use crate::{Args, Failure, usage};
-use rigplay::anim::Clip;
-use rigplay::anim::reduce::{
-    ReduceOptions, ReduceRig, Reduced, measure_error, reduce, reduce_constant_runs,
-};
+use rigplay::anim::reduce::{KeyReduction, ReduceOptions, ReduceRig, ReduceStats};
+use rigplay::convert::{IfpConvertOptions, convert_ifp};
 use rigplay::formats::dan::{DanClipOptions, DanRead};
-use rigplay::formats::ifp::{IfpPackage, IfpRead, IfpVersion};
+use rigplay::formats::ifp::{IfpRead, IfpVersion};
 use rigplay::skeleton::Skeleton;
 use std::path::Path;
 
@@ -20,16 +18,7 @@ fn parse_version(s: &str) -> Result<IfpVersion, Failure> {
     }
 }
 
-/// How `convert` reduces keys.
-#[derive(Clone, Copy)]
-enum Reduction {
-    None,
-    /// Only the inside of constant runs (lossless).
-    Runs,
-    Bounded(ReduceOptions),
-}
-
-fn reduction(a: &Args, default_shell: f32) -> Result<Reduction, Failure> {
+fn reduction(a: &Args, default_shell: f32) -> Result<KeyReduction, Failure> {
     let positive = |name: &str, v: &str| {
         v.parse::<f32>()
             .ok()
@@ -38,37 +27,25 @@ fn reduction(a: &Args, default_shell: f32) -> Result<Reduction, Failure> {
     };
     match (a.value("--reduce"), a.flag("--runs")) {
         (Some(_), true) => Err(usage("--reduce and --runs exclude each other")),
-        (Some(tol), false) => Ok(Reduction::Bounded(ReduceOptions {
+        (Some(tol), false) => Ok(KeyReduction::Bounded(ReduceOptions {
             tolerance: positive("--reduce", tol)?,
             shell_radius: match a.value("--shell") {
                 Some(r) => positive("--shell", r)?,
                 None => default_shell,
             },
         })),
-        (None, true) => Ok(Reduction::Runs),
-        (None, false) => Ok(Reduction::None),
+        (None, true) => Ok(KeyReduction::Runs),
+        (None, false) => Ok(KeyReduction::None),
     }
 }
 
-fn reduce_clip(clip: &Clip, rig: &ReduceRig, how: Reduction) -> Option<Reduced> {
-    match how {
-        Reduction::None => None,
-        Reduction::Runs => Some(reduce_constant_runs(clip)),
-        Reduction::Bounded(options) => Some(reduce(clip, rig, &options)),
-    }
-}
-
-fn report(what: &str, reduced: &[Reduced]) {
-    let before: usize = reduced.iter().map(|r| r.stats.keys_before).sum();
-    let after: usize = reduced.iter().map(|r| r.stats.keys_after).sum();
-    let max = reduced
-        .iter()
-        .map(|r| r.stats.error.max)
-        .fold(0.0, f32::max);
-    let p99 = reduced
-        .iter()
-        .map(|r| r.stats.error.p99)
-        .fold(0.0, f32::max);
+fn report(what: &str, stats: &ReduceStats) {
+    let ReduceStats {
+        keys_before: before,
+        keys_after: after,
+        error,
+    } = *stats;
+    let (max, p99) = (error.max, error.p99);
     out!(
         "{what}: {before} → {after} keys ({:.1} %), error max {max:.6}, p99 {p99:.6} (file units)",
         if before > 0 {
@@ -107,9 +84,9 @@ pub(crate) fn convert(args: &[String]) -> Result<(), Failure> {
             // Sorted first: what the exporter meant (§3), and what the clip's key indices are.
             let sorted = file.sorted();
             let clip = sorted.to_clip("", &DanClipOptions::default());
-            let out_file = match reduce_clip(&clip, &ReduceRig::flat(&clip), how) {
+            let out_file = match how.apply(&clip, &ReduceRig::flat(&clip)) {
                 Some(r) => {
-                    report(input, std::slice::from_ref(&r));
+                    report(input, &ReduceStats::combined([&r.stats]));
                     sorted.with_keys(&r.kept)
                 }
                 None => file,
@@ -132,46 +109,40 @@ pub(crate) fn convert(args: &[String]) -> Result<(), Failure> {
             let how = reduction(&a, 0.03)?;
             let version = match a.value("--to") {
                 Some(v) => parse_version(v)?,
-                None if !matches!(how, Reduction::None) => package.version,
+                None if how != KeyReduction::None => package.version,
                 None => return Err(usage("convert needs --to anpk|anp3|anp2 or a reduction")),
             };
-            let mut package = package;
-            let skeleton = Skeleton::for_ifp(&package);
-            let originals: Vec<Clip> = package.clips().map(|c| c.to_clip()).collect();
-            if !matches!(how, Reduction::None) {
-                let mut reports = Vec::new();
-                for (clip, model) in package.clips_mut().zip(&originals) {
-                    let rig = ReduceRig::from_skeleton(&skeleton, model);
-                    if let Some(r) = reduce_clip(model, &rig, how) {
-                        clip.keep_keys(&r.kept);
-                        reports.push(r);
-                    }
-                }
-                report(input, &reports);
+            let options = IfpConvertOptions {
+                version,
+                reduction: how,
+                // What the written file plays, against the input: reduction and quantisation.
+                measure: match how {
+                    KeyReduction::Bounded(o) => Some(o.shell_radius),
+                    _ => None,
+                },
+            };
+            let done = convert_ifp(&package, &Skeleton::for_ifp(&package), &options);
+            if let Some(stats) = &done.reduction {
+                report(input, stats);
             }
-            let (converted, notes) = package.converted(version);
-            for n in &notes {
+            for n in &done.notes {
                 eprintln!("note: {n}");
             }
-            let bytes = converted
-                .write()
+            let bytes = done
+                .bytes
                 .map_err(|e| Failure(format!("{input}: cannot write {version}: {e}"), 1))?;
             write(&bytes)?;
             out!(
                 "wrote {output}: {version}, {} clips, {} bytes",
-                converted.clips().count(),
+                done.package.clips().count(),
                 bytes.len()
             );
-            // What the written file plays, against the input: reduction and quantisation both.
-            if let (Reduction::Bounded(o), Ok(back)) = (how, IfpPackage::read(&bytes)) {
-                let (mut max, mut p99) = (0.0f32, 0.0f32);
-                for (original, written) in originals.iter().zip(back.package.clips()) {
-                    let rig = ReduceRig::from_skeleton(&skeleton, original);
-                    let e = measure_error(original, &written.to_clip(), &rig, o.shell_radius);
-                    max = max.max(e.max);
-                    p99 = p99.max(e.p99);
-                }
-                out!("as written ({version}): error max {max:.6}, p99 {p99:.6}");
+            if let Some(e) = done.error {
+                out!(
+                    "as written ({version}): error max {:.6}, p99 {:.6}",
+                    e.max,
+                    e.p99
+                );
             }
         }
     }

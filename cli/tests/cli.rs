@@ -453,6 +453,76 @@ fn convert_reduces_ifp_keys_and_keeps_the_version() {
     }
 }
 
+/// The command line writes what `rigplay::convert::convert_ifp` writes for the options its
+/// arguments name: the preview's "Save as…" calls that function, and its test
+/// (`examples/preview/tool/convert.rs`) checks that its settings give these options.
+#[test]
+fn convert_writes_what_the_library_writes() {
+    use rigplay::anim::reduce::{KeyReduction, ReduceOptions};
+    use rigplay::convert::{IfpConvertOptions, convert_ifp};
+    use rigplay::formats::ifp::{IfpPackage, IfpVersion};
+    use rigplay::skeleton::Skeleton;
+    let bounded = KeyReduction::Bounded(ReduceOptions {
+        tolerance: 0.002,
+        shell_radius: 0.03,
+    });
+    let cases: [(&[&str], IfpVersion, KeyReduction); 6] = [
+        (&["--to", "anpk"], IfpVersion::Anpk, KeyReduction::None),
+        (
+            &["--to", "anpk", "--runs"],
+            IfpVersion::Anpk,
+            KeyReduction::Runs,
+        ),
+        (
+            &["--to", "anpk", "--reduce", "0.002"],
+            IfpVersion::Anpk,
+            bounded,
+        ),
+        (&["--to", "anp3"], IfpVersion::Anp3, KeyReduction::None),
+        (
+            &["--to", "anp3", "--runs"],
+            IfpVersion::Anp3,
+            KeyReduction::Runs,
+        ),
+        (
+            &["--to", "anp3", "--reduce", "0.002"],
+            IfpVersion::Anp3,
+            bounded,
+        ),
+    ];
+    let d = dir("convert-library");
+    for name in ["sa_ped.ifp", "vc_ped.ifp"] {
+        let input = sample(name);
+        let package = IfpPackage::read(&std::fs::read(&input).unwrap())
+            .unwrap()
+            .package;
+        let skeleton = Skeleton::for_ifp(&package);
+        for (i, (args, version, reduction)) in cases.iter().enumerate() {
+            let out_path = d.join(format!("{i}_{name}"));
+            let mut all = vec![
+                "convert",
+                input.to_str().unwrap(),
+                out_path.to_str().unwrap(),
+            ];
+            all.extend_from_slice(args);
+            let out = rigplay(&all);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let options = IfpConvertOptions {
+                version: *version,
+                reduction: *reduction,
+                measure: None,
+            };
+            let theirs = convert_ifp(&package, &skeleton, &options).bytes.unwrap();
+            let ours = std::fs::read(&out_path).unwrap();
+            assert!(ours == theirs, "{name} {args:?}: the files differ");
+        }
+    }
+}
+
 fn anie_fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/anie")

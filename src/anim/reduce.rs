@@ -170,6 +170,63 @@ pub struct ErrorStats {
     pub samples: usize,
 }
 
+/// Which keys a file converter drops: none, only the inside of constant runs
+/// ([`reduce_constant_runs`], lossless), or every key its neighbours reproduce within a bound
+/// ([`reduce`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum KeyReduction {
+    /// Every key is kept.
+    #[default]
+    None,
+    /// Only the inside of constant runs is dropped ([`reduce_constant_runs`]).
+    Runs,
+    /// Keys are dropped within a tolerance ([`reduce`]).
+    Bounded(ReduceOptions),
+}
+
+impl KeyReduction {
+    /// The clip reduced this way on `rig` (which [`KeyReduction::Runs`] does not need: it
+    /// measures on [`ReduceRig::flat`]); `None` for [`KeyReduction::None`].
+    pub fn apply(&self, clip: &Clip, rig: &ReduceRig) -> Option<Reduced> {
+        match self {
+            KeyReduction::None => None,
+            KeyReduction::Runs => Some(reduce_constant_runs(clip)),
+            KeyReduction::Bounded(options) => Some(reduce(clip, rig, options)),
+        }
+    }
+}
+
+impl ReduceStats {
+    /// The statistics of several reduced clips together: key counts and samples summed, and
+    /// the largest `max` and the largest `p99` of any clip (a NaN counts as 0); all zero for
+    /// none.
+    pub fn combined<'a>(stats: impl IntoIterator<Item = &'a ReduceStats>) -> ReduceStats {
+        let mut out = ReduceStats::default();
+        let errors: Vec<ErrorStats> = stats
+            .into_iter()
+            .map(|s| {
+                out.keys_before += s.keys_before;
+                out.keys_after += s.keys_after;
+                s.error
+            })
+            .collect();
+        out.error = ErrorStats::worst(&errors);
+        out
+    }
+}
+
+impl ErrorStats {
+    /// Several clips' errors together: samples summed, and the largest `max` and the largest
+    /// `p99` of any clip (a NaN counts as 0); all zero for none.
+    pub fn worst(errors: &[ErrorStats]) -> ErrorStats {
+        ErrorStats {
+            max: errors.iter().map(|e| e.max).fold(0.0, f32::max),
+            p99: errors.iter().map(|e| e.p99).fold(0.0, f32::max),
+            samples: errors.iter().map(|e| e.samples).sum(),
+        }
+    }
+}
+
 /// Keeps the first and last key of every run of exactly equal consecutive keys, and every key
 /// that is in no such run. Channels sharing key times keep a key that any of them needs.
 ///
