@@ -27,6 +27,8 @@
 mod camera;
 mod character;
 mod clip_panel;
+#[allow(dead_code)] // until ui.rs shows the panel: convert_panel, ConvertState
+mod convert;
 mod files;
 mod screenshot;
 mod ui;
