@@ -29,6 +29,8 @@ mod character;
 mod clip_panel;
 #[allow(dead_code)] // until ui.rs shows the panel: convert_panel, ConvertState
 mod convert;
+#[allow(dead_code)] // until ui.rs shows the plot: bone_curves, CurveMode
+mod curves;
 mod files;
 mod screenshot;
 mod ui;

@@ -1,7 +1,8 @@
-//! The preview's logic that needs no window: framing the character, finding clips, and saving
-//! a converted copy of a file. A library of the examples package, so that its tests run with
-//! `cargo test`.
+//! The preview's logic that needs no window: framing the character, finding clips, saving a
+//! converted copy of a file, and the curves of a bone. A library of the examples package, so
+//! that its tests run with `cargo test`.
 
 pub mod clips;
 pub mod convert;
+pub mod curves;
 pub mod framing;
