@@ -5,7 +5,8 @@
 #[path = "../../tests/bytes.rs"]
 mod bytes;
 
-/// Two of the `rigplay` package's hand-assembled IFP files.
+/// Two of the `rigplay` package's hand-assembled IFP files (the others are for its own tests).
+#[allow(dead_code)]
 #[path = "../../tests/ifp_fixtures.rs"]
 mod ifp_fixtures;
 
