@@ -13,6 +13,7 @@ use std::thread::JoinHandle;
 
 /// The converted file's bytes and what they hold, or why it cannot be written: what Save
 /// writes, and what `rigplay convert` writes for [`ConvertSettings::cli_args`].
+#[allow(dead_code)] // the panel saves through `save`; this is for callers that want the bytes
 pub fn convert_bytes(
     package: &IfpPackage,
     settings: &ConvertSettings,
