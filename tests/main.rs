@@ -19,6 +19,7 @@ mod bevy_playback;
 mod bevy_retarget;
 mod bytes;
 mod dan;
+mod dff_read;
 mod humanoid;
 mod ifp_bad_input;
 mod ifp_fixtures;
@@ -33,3 +34,4 @@ mod sampler;
 mod skeleton;
 #[cfg(feature = "bevy")]
 mod srgb;
+mod txd_read;

@@ -77,7 +77,7 @@ fn read_clump(w: &mut Walker<'_>, clump: &ChunkHeader) -> Result<Clump, RwError>
     w.enter("Struct");
     let mut p = w.payload(&s);
     let num_atomics = p.count_i32("atomic", 0)?;
-    if s.version() > 0x33000 && p.remaining() >= 8 {
+    if s.version() > 0x33000 {
         p.i32("numLights")?;
         p.i32("numCameras")?;
     }
@@ -822,7 +822,7 @@ fn read_skin(w: &mut Walker<'_>, c: &ChunkHeader, nv: usize) -> Result<Skin, RwE
             m[14], 1.0,
         ]));
     }
-    let split = if layout == SkinLayout::New && p.remaining() >= 12 {
+    let split = if layout == SkinLayout::New {
         Some([
             p.u32("Skin boneLimit")?,
             p.u32("Skin numMeshes")?,
@@ -859,7 +859,7 @@ fn read_atomic(
     let mut p = w.payload(&s);
     let frame_at = p.pos();
     let frame = p.i32("atomic frame index")?;
-    let has_index = s.version() >= V_GEOMETRY_LIST && p.remaining() >= 12;
+    let has_index = s.version() >= V_GEOMETRY_LIST;
     let geo_at = p.pos();
     let geometry = if has_index {
         Some(p.i32("atomic geometry index")?)
@@ -867,9 +867,7 @@ fn read_atomic(
         None
     };
     let flags = p.u32("atomic flags")?;
-    if p.remaining() >= 4 {
-        p.u32("atomic unused word")?;
-    }
+    p.u32("atomic unused word")?;
     w.check_consumed(&p);
     for (what, value, at) in [("atomic frame index", frame, frame_at)]
         .into_iter()

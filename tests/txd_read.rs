@@ -1,0 +1,1 @@
+//! The TXD reader on hand-assembled dictionaries.
