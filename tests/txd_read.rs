@@ -2,6 +2,8 @@
 //! Every texture native is written field by field; expected RGBA8 values are worked out by
 //! hand in the comments.
 
+include!("../fuzz/oracles/txd.rs");
+
 use crate::bytes::Bytes;
 use rigplay::formats::txd::{PixelFormat, RwErrorKind, TextureDecodeError, Txd};
 
@@ -380,4 +382,17 @@ fn a_huge_level_size_and_a_chunk_larger_than_its_parent_are_refused() {
         matches!(e.kind, RwErrorKind::UnsupportedPlatform { value: 6, .. }),
         "{e}"
     );
+}
+
+/// The fuzz oracle holds on the fixtures, every truncation of them and single-byte changes.
+#[test]
+fn the_fuzz_oracle_holds_on_the_fixtures() {
+    let bytes = dictionary(&plain().into_iter().map(|(t, _)| t).collect::<Vec<_>>());
+    check_txd(&bytes);
+    for n in 0..bytes.len() {
+        check_txd(&bytes[..n]);
+        let mut changed = bytes.clone();
+        changed[n] ^= 0xFF;
+        check_txd(&changed);
+    }
 }
