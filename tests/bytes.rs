@@ -78,6 +78,25 @@ impl Bytes {
         self.raw(s.as_bytes()).raw(&[0])
     }
 
+    pub fn u16(&mut self, v: u16) -> &mut Self {
+        self.raw(&v.to_le_bytes())
+    }
+
+    pub fn u8(&mut self, v: u8) -> &mut Self {
+        self.raw(&[v])
+    }
+
+    /// A RenderWare chunk: u32 type, u32 payload size, u32 library ID stamp, payload
+    /// (`docs/formats/dff.md` §1.1). No padding.
+    pub fn chunk(&mut self, id: u32, stamp: u32, body: impl FnOnce(&mut Bytes)) -> &mut Self {
+        let mut inner = Bytes::new();
+        body(&mut inner);
+        self.u32(id)
+            .u32(inner.0.len() as u32)
+            .u32(stamp)
+            .raw(&inner.0)
+    }
+
     pub fn done(&self) -> Vec<u8> {
         self.0.clone()
     }

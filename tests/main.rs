@@ -20,6 +20,7 @@ mod bevy_retarget;
 mod bytes;
 mod convert;
 mod dan;
+mod dff_read;
 mod humanoid;
 mod ifp_bad_input;
 mod ifp_fixtures;
@@ -34,3 +35,4 @@ mod sampler;
 mod skeleton;
 #[cfg(feature = "bevy")]
 mod srgb;
+mod txd_read;

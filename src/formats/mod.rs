@@ -4,6 +4,9 @@ pub mod anie;
 pub(crate) mod bytes;
 pub mod dan;
 pub mod detect;
+pub mod dff;
 pub mod ifp;
+pub mod rw;
+pub mod txd;
 
 pub use detect::FileFormat;
