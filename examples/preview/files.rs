@@ -32,6 +32,31 @@ pub struct Preview {
     pub reveal: bool,
     /// The clip a cross-fade went to: shown without spawning the character again.
     pub faded_to: Option<(usize, usize)>,
+    /// `--bone NAME`: the bone to select once the character has it.
+    pub wanted_bone: Option<String>,
+    /// The selected bone's curves window is open.
+    pub show_curves: bool,
+}
+
+/// Selects the bone `--bone` names (case and spaces ignored) once the character has it.
+pub fn select_wanted_bone(
+    mut preview: ResMut<Preview>,
+    children: Query<&Children>,
+    names: Query<&Name, With<RigBone>>,
+) {
+    let (Some(wanted), Some(character)) = (preview.wanted_bone.clone(), preview.character) else {
+        return;
+    };
+    if preview.selected_bone.is_some() {
+        return;
+    }
+    let key = |s: &str| s.split_whitespace().collect::<String>().to_lowercase();
+    let found = children
+        .iter_descendants(character)
+        .find(|e| names.get(*e).is_ok_and(|n| key(n.as_str()) == key(&wanted)));
+    if let Some(e) = found {
+        preview.selected_bone = Some(e);
+    }
 }
 
 /// An opened glTF character and the entity showing it.

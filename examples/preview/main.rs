@@ -14,6 +14,9 @@
 //! resets, `1`–`4` pick a view, `T` toggles following; `--camera front|side|top|follow` and
 //! `--frame-all` (the whole clip rather than the pose shot) set them for a screenshot.
 //!
+//! `--bone NAME` selects a bone, `--curves` opens its curves (rotation and translation over the
+//! clip, with the keys and the playhead).
+//!
 //! `--screenshot PATH --at SECONDS` poses the clip at that time, saves a PNG (and, next to it,
 //! `PATH.joints.json` with the joints' window positions), and exits: usable headless under xvfb.
 //!
@@ -27,9 +30,7 @@
 mod camera;
 mod character;
 mod clip_panel;
-#[allow(dead_code)] // until ui.rs shows the panel: convert_panel, ConvertState
 mod convert;
-#[allow(dead_code)] // until ui.rs shows the plot: bone_curves, CurveMode
 mod curves;
 mod files;
 mod screenshot;
@@ -45,7 +46,7 @@ use camera::{
 use character::{
     AnieCamera, fit_body, follow_playhead, spawn_body, spawn_character, switch_cameras,
 };
-use files::{Preview, open, open_dropped, pick_first_clip};
+use files::{Preview, open, open_dropped, pick_first_clip, select_wanted_bone};
 use rigplay::plugin::*;
 use rigplay_preview::framing::View;
 use screenshot::{Shot, screenshot};
@@ -58,6 +59,8 @@ struct Args {
     at: f32,
     camera: Option<String>,
     frame_all: bool,
+    bone: Option<String>,
+    curves: bool,
 }
 
 fn parse_args() -> Args {
@@ -68,6 +71,8 @@ fn parse_args() -> Args {
         at: 0.0,
         camera: None,
         frame_all: false,
+        bone: None,
+        curves: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -77,6 +82,8 @@ fn parse_args() -> Args {
             "--at" => args.at = it.next().and_then(|t| t.parse().ok()).unwrap_or(0.0),
             "--camera" => args.camera = it.next(),
             "--frame-all" => args.frame_all = true,
+            "--bone" => args.bone = it.next(),
+            "--curves" => args.curves = true,
             _ => args.files.push(PathBuf::from(a)),
         }
     }
@@ -163,6 +170,8 @@ fn main() -> AppExit {
             sort: rigplay_preview::clips::SortBy::File,
             reveal: false,
             faded_to: None,
+            wanted_bone: args.bone.clone(),
+            show_curves: args.curves,
         })
         .init_resource::<clip_panel::BlendControls>()
         .insert_resource(Orbit {
@@ -187,6 +196,7 @@ fn main() -> AppExit {
                 open_dropped,
                 pick_first_clip,
                 spawn_character,
+                select_wanted_bone,
                 spawn_body,
                 fit_body,
                 follow_playhead,

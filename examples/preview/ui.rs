@@ -3,6 +3,9 @@
 
 use crate::camera::UiPointer;
 use crate::clip_panel::{self, BlendControls};
+use crate::convert::{self, ConvertState};
+use crate::curves::{self, CurveMode};
+use crate::files::FileHandle;
 use crate::files::{DEFAULT_FPS, Loaded, Preview, load_error, rows, view};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
@@ -35,6 +38,7 @@ pub fn ui(
     reports: Query<&RetargetReport>,
     assets: Res<AssetServer>,
     (mut blend_controls, mut gizmo_settings): (ResMut<BlendControls>, ResMut<SkeletonGizmos>),
+    (mut convert_state, mut curve_mode): (Local<ConvertState>, Local<CurveMode>),
     mut time: ResMut<Time<Virtual>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
@@ -300,6 +304,21 @@ pub fn ui(
                             .small(),
                     );
                 }
+                // An IFP package: save a converted copy, as `rigplay convert` writes it.
+                if let FileHandle::Ifp(h) = &preview.files[f].handle
+                    && let Some(ifp) = loaded.ifps.get(h)
+                {
+                    egui::CollapsingHeader::new("Save as…")
+                        .id_salt("convert")
+                        .show(ui, |ui| {
+                            convert::convert_panel(
+                                ui,
+                                &mut convert_state,
+                                &ifp.package,
+                                &preview.files[f].path,
+                            );
+                        });
+                }
             }
             // The glTF character: its naming convention and bone map.
             if let Some(body) = &preview.body {
@@ -431,6 +450,7 @@ pub fn ui(
                 (&info, selected_bone.and_then(|b| rig_bones.get(b).ok()))
             {
                 clip_panel::key_counts(ui, info, bone.target);
+                ui.checkbox(&mut preview.show_curves, "curves of the selected bone");
             }
             egui::ScrollArea::vertical()
                 .id_salt("bones")
@@ -453,6 +473,38 @@ pub fn ui(
                     }
                 });
         });
+
+    // The selected bone's curves, in a window of their own; a click seeks.
+    if preview.show_curves
+        && let (Some(info), Some((name, bone)), Some(c)) = (
+            &info,
+            selected_bone.and_then(|b| rig_bones.get(b).ok()),
+            character,
+        )
+        && let Some(track) = info.tracks.iter().position(|(t, _)| *t == bone.target)
+        && let Ok((mut playback, _, _, _, _)) = playbacks.get_mut(c)
+    {
+        let mut open = true;
+        egui::Window::new(format!("curves: {}", name.as_str().trim()))
+            .id(egui::Id::new("curves"))
+            .default_width(520.0)
+            .default_pos(egui::pos2(250.0, 330.0))
+            .open(&mut open)
+            .show(&ctx, |ui| {
+                if let Some(t) = curves::bone_curves(
+                    ui,
+                    &info.clip,
+                    track,
+                    playback.time,
+                    duration,
+                    &mut curve_mode,
+                ) {
+                    playback.paused = true;
+                    playback.seek(t);
+                }
+            });
+        preview.show_curves = open;
+    }
 
     let free = root.available_rect_before_wrap();
     pointer.over_ui = ctx.egui_wants_pointer_input()

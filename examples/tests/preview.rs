@@ -622,3 +622,43 @@ fn a_clip_name_no_file_has_ends_the_preview_with_the_closest_names() {
         "{err}"
     );
 }
+
+#[test]
+fn the_curves_window_plots_the_selected_bone() {
+    if !can_render() {
+        return;
+    }
+    let png = std::env::temp_dir().join(format!("rigplay-curves-{}.png", std::process::id()));
+    let sa = repo_root().join("assets/anims/sa_ped.ifp");
+    run_example(
+        "preview",
+        &[
+            sa.to_str().unwrap(),
+            "--clip",
+            "walk",
+            "--bone",
+            "L Thigh",
+            "--curves",
+            "--at",
+            "0.3",
+            "--screenshot",
+            png.to_str().unwrap(),
+        ],
+        &png,
+    )
+    .unwrap();
+    let img = image::open(&png).unwrap().to_rgb8();
+    // The window opens at (250, 330): its x (red) and z (blue) rotation curves are drawn there,
+    // and nothing else in the picture is that red or that blue.
+    let count = |f: &dyn Fn(&image::Rgb<u8>) -> bool| {
+        img.enumerate_pixels()
+            .filter(|(x, y, p)| (250..780).contains(x) && (330..560).contains(y) && f(p))
+            .count()
+    };
+    let red = count(&|p| p[0] > 180 && p[1] < 120 && p[2] < 120);
+    let blue = count(&|p| p[2] > 180 && p[0] < 120 && p[1] < 160);
+    assert!(
+        red > 200 && blue > 200,
+        "red {red}, blue {blue} curve pixels"
+    );
+}
