@@ -27,8 +27,11 @@ pub struct Framing {
     pub follow: bool,
     /// Whether follow was set by hand (or `--camera follow`): not changed on a clip change.
     pub follow_forced: bool,
-    /// Frame the pose over the whole clip (else at the playhead).
+    /// Frame the pose over the whole clip, its path included (`--frame-all`), and never follow
+    /// on its own.
     pub frame_all: bool,
+    /// Frame only the pose at the playhead (a screenshot without `--frame-all`).
+    pub pose_only: bool,
     /// Frame at the next chance (set when a clip is shown, on `F`, on reset).
     pub pending: bool,
     /// The height above the root the camera looks at while following.
@@ -42,7 +45,8 @@ impl Default for Framing {
             view_forced: false,
             follow: false,
             follow_forced: false,
-            frame_all: true,
+            frame_all: false,
+            pose_only: false,
             pending: true,
             follow_height: 0.9,
         }
@@ -59,9 +63,10 @@ fn free_region(window: Vec2) -> Region {
 }
 
 /// Frames the character when asked (a clip shown, `F`, a view button): the camera looks at the
-/// bounds of the pose over the clip (or at the playhead while following) from the chosen view,
-/// as close as keeps them inside the part of the window the panels leave free. A clip that
-/// travels more than 1.5 m turns following on unless it was set by hand.
+/// bounds of the pose over the clip from the chosen view, as close as keeps them inside the part
+/// of the window the panels leave free. A clip that travels more than 1.5 m turns following on
+/// (unless following was set by hand, or `--frame-all` asks for the whole path, which is then
+/// framed from the side of the path).
 #[allow(clippy::too_many_arguments)] // a Bevy system: one parameter per thing it reads
 pub fn frame_character(
     mut framing: ResMut<Framing>,
@@ -107,10 +112,12 @@ pub fn frame_character(
         return;
     };
     let travel = (whole.max - whole.min) * Vec3::new(1.0, 0.0, 1.0);
+    // A clip that travels is followed (unless told otherwise); the camera then keeps the
+    // distance that frames the clip's pose in place (its root's horizontal path held).
     if !framing.follow_forced {
-        framing.follow = !framing.frame_all && travel.length() > 1.5;
+        framing.follow = !framing.frame_all && !framing.pose_only && travel.length() > 1.5;
     }
-    let bounds: Bounds = if framing.follow || !framing.frame_all {
+    let bounds: Bounds = if framing.pose_only {
         clip_bounds(
             skeleton.as_ref(),
             &info.clip,
@@ -118,6 +125,17 @@ pub fn frame_character(
             info.root_track,
             Some(playback.time),
             1,
+        )
+        .unwrap_or(whole)
+    } else if framing.follow {
+        let in_place = axes.max(Vec3::new(1.0, 1.0, 0.0));
+        clip_bounds(
+            skeleton.as_ref(),
+            &info.clip,
+            in_place,
+            info.root_track,
+            None,
+            32,
         )
         .unwrap_or(whole)
     } else {

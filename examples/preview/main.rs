@@ -103,11 +103,12 @@ fn parse_args() -> Args {
 }
 
 /// How the camera starts: `--camera front|side|top|three-quarter|follow`, `--frame-all` (the
-/// pose over the whole clip; the default without `--screenshot`, which frames the pose it
-/// takes).
+/// pose over the whole clip, its path included; a screenshot without it frames the pose it
+/// takes, the window frames the clip and follows one that travels).
 fn framing(args: &Args) -> Framing {
     let mut framing = Framing {
-        frame_all: args.frame_all || args.screenshot.is_none(),
+        frame_all: args.frame_all,
+        pose_only: args.screenshot.is_some() && !args.frame_all,
         ..Framing::default()
     };
     match args.camera.as_deref() {
@@ -116,6 +117,7 @@ fn framing(args: &Args) -> Framing {
             framing.follow = true;
             framing.follow_forced = true;
             framing.frame_all = false;
+            framing.pose_only = false;
         }
         Some(name) => match View::parse(name) {
             Some(v) => {

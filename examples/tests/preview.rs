@@ -547,6 +547,8 @@ fn frame_all_keeps_a_far_or_running_character_in_view_and_large() {
         ("sprint", "0.4", None),
         ("sprint", "0.8", Some("side")),
         ("scene", "0.2", Some("front")),
+        // Following (which overrides --frame-all): the runner at the end of its 5 m.
+        ("sprint", "0.75", Some("follow")),
     ] {
         let png = dir.join(format!("{clip}_{}.png", camera.unwrap_or("default")));
         let mut args = vec![
