@@ -65,6 +65,14 @@ pub(crate) fn convert(args: &[String]) -> Result<(), Failure> {
         std::fs::write(Path::new(output), bytes).map_err(|e| Failure(format!("{output}: {e}"), 1))
     };
     match load(input)? {
+        Loaded::Dff(_) | Loaded::Txd(_) => {
+            return Err(Failure(
+                format!(
+                    "{input}: convert is for .ifp and .dan; RenderWare models and textures are read only"
+                ),
+                1,
+            ));
+        }
         Loaded::Anie(_) => {
             return Err(Failure(
                 format!(

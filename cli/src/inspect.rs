@@ -1,6 +1,7 @@
 //! `rigplay inspect FILE [--json]`: what a file holds, in text or JSON.
 
 mod anie;
+mod rw;
 
 use crate::load::{Loaded, load};
 use crate::{Args, Failure, num, usage};
@@ -18,6 +19,8 @@ pub(crate) fn inspect(args: &[String]) -> Result<(), Failure> {
         Loaded::Ifp(read) => ifp(path, read, as_json),
         Loaded::Dan(read) => dan(path, &read, as_json),
         Loaded::Anie(read) => anie::inspect(path, &read, as_json),
+        Loaded::Dff(read) => rw::dff(path, &read, as_json),
+        Loaded::Txd(read) => rw::txd(path, &read, as_json),
     }
 }
 

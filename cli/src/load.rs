@@ -4,13 +4,17 @@ use crate::Failure;
 use rigplay::formats::FileFormat;
 use rigplay::formats::anie::{AnieRead, AnimeProject};
 use rigplay::formats::dan::{DanFile, DanRead};
+use rigplay::formats::dff::{Dff, DffRead};
 use rigplay::formats::ifp::{IfpPackage, IfpRead};
+use rigplay::formats::txd::{Txd, TxdRead};
 
 /// A file of any format, told apart by its first bytes or its extension.
 pub(crate) enum Loaded {
     Ifp(IfpRead),
     Dan(DanRead),
     Anie(Box<AnieRead>),
+    Dff(DffRead),
+    Txd(TxdRead),
 }
 
 /// The whole file.
@@ -36,6 +40,8 @@ pub(crate) fn load(path: &str) -> Result<Loaded, Failure> {
         FileFormat::Ifp => IfpPackage::read(&bytes)
             .map(Loaded::Ifp)
             .map_err(|e| failed(&e)),
+        FileFormat::Dff => Dff::read(&bytes).map(Loaded::Dff).map_err(|e| failed(&e)),
+        FileFormat::Txd => Txd::read(&bytes).map(Loaded::Txd).map_err(|e| failed(&e)),
     }
 }
 

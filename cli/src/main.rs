@@ -15,6 +15,10 @@ Usage:
       .ifp: package name, format, clips, bones, key counts, durations, warnings
       .dan: comment, range, per bone the key times of each track, warnings
       .anie: canvas, frames, resources, the object tree with every key, warnings
+      .dff: clumps, frames and bones, geometry counts, materials, skins, atomics, warnings
+      .txd: textures with their pixel formats, sizes and mip levels, warnings
+  rigplay txd FILE.txd -o DIR/
+      write every texture (its first level, decoded to RGBA) as DIR/NAME.png
   rigplay validate FILE...
       exit 0 when every file reads; otherwise print each error with its byte offset, exit 1
   rigplay convert IN OUT [--to anpk|anp3|anp2] [--reduce TOL [--shell R] | --runs]
@@ -48,6 +52,7 @@ mod inspect;
 mod load;
 mod pose;
 mod render;
+mod txd;
 mod validate;
 
 /// A failure that ends the command: the message, and the exit code.
@@ -65,6 +70,7 @@ fn main() -> ExitCode {
         Some("convert") => convert::convert(&args[1..]),
         Some("pose") => pose::pose(&args[1..]),
         Some("render") => render::render(&args[1..]),
+        Some("txd") => txd::txd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             out!("{}", USAGE.trim_end());
             Ok(())

@@ -50,6 +50,12 @@ pub(crate) fn pose(args: &[String]) -> Result<(), Failure> {
                 (gta_quat_to_bevy, gta_vec_to_bevy, gta_scale_to_bevy),
             )
         }
+        Loaded::Dff(_) | Loaded::Txd(_) => {
+            return Err(Failure(
+                format!("{path}: pose is for .ifp and .dan; a RenderWare file holds no clip"),
+                1,
+            ));
+        }
         Loaded::Anie(_) => {
             return Err(Failure(
                 format!("{path}: pose is for .ifp and .dan; .anie projects render (see render)"),

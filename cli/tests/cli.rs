@@ -686,3 +686,134 @@ fn anie_render_writes_a_frame_or_a_sequence() {
         assert_eq!(rigplay(bad).status.code(), Some(2), "{bad:?}");
     }
 }
+
+/// RenderWare stamp of SA (3.6.0.3).
+const RW_SA: u32 = 0x1803_FFFF;
+
+/// A texture dictionary assembled field by field: "skin", 2×1 8888 (memory B, G, R, A: pixels
+/// (0x30, 0x20, 0x10, 0x40) and (0, 0, 255, 128) in RGBA), and "broken", a DXT9 FourCC no
+/// decoder knows.
+fn txd_file() -> Vec<u8> {
+    let mut b = bytes::Bytes::new();
+    // The last header byte: D3D9's flags, 8 = compressed (the format word is a FourCC).
+    let native = |b: &mut bytes::Bytes, name: &str, format: u32, flags: u8, level: &[u8]| {
+        b.chunk(0x15, RW_SA, |b| {
+            b.chunk(0x01, RW_SA, |b| {
+                b.u32(9).u32(0x1102);
+                b.fixed(name, 32, &[]).fixed("", 32, &[]);
+                b.u32(0x500).u32(format).u16(2).u16(1);
+                b.u8(32).u8(1).u8(4).u8(flags);
+                b.u32(level.len() as u32).raw(level);
+            });
+            b.chunk(0x03, RW_SA, |_| {});
+        });
+    };
+    b.chunk(0x16, RW_SA, |b| {
+        b.chunk(0x01, RW_SA, |b| {
+            b.u16(2).u16(2);
+        });
+        native(
+            b,
+            "skin",
+            21,
+            0,
+            &[0x10, 0x20, 0x30, 0x40, 0xFF, 0, 0, 0x80],
+        );
+        native(b, "broken", u32::from_le_bytes(*b"DXT9"), 8, &[0; 8]);
+        b.chunk(0x03, RW_SA, |_| {});
+    });
+    b.done()
+}
+
+/// A model assembled field by field: a Clump with one frame named "root" (bone id 0, no
+/// parent), no geometry and no atomic.
+fn dff_file() -> Vec<u8> {
+    let mut b = bytes::Bytes::new();
+    b.chunk(0x10, RW_SA, |b| {
+        b.chunk(0x01, RW_SA, |b| {
+            b.i32(0).i32(0).i32(0);
+        });
+        b.chunk(0x0E, RW_SA, |b| {
+            b.chunk(0x01, RW_SA, |b| {
+                b.u32(1);
+                // rotation (right, up, at), position, parent −1, flags
+                b.f32s(&[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
+                b.i32(-1).u32(0);
+            });
+            b.chunk(0x03, RW_SA, |b| {
+                b.chunk(0x0253_F2FE, RW_SA, |b| {
+                    b.raw(b"root");
+                });
+            });
+        });
+        b.chunk(0x1A, RW_SA, |b| {
+            b.chunk(0x01, RW_SA, |b| {
+                b.i32(0);
+            });
+        });
+        b.chunk(0x03, RW_SA, |_| {});
+    });
+    b.done()
+}
+
+#[test]
+fn inspect_and_validate_read_renderware_models_and_texture_dictionaries() {
+    let d = dir("rw");
+    let (dff, txd) = (d.join("ped.dff"), d.join("ped.txd"));
+    std::fs::write(&dff, dff_file()).unwrap();
+    std::fs::write(&txd, txd_file()).unwrap();
+    let out = stdout_json(&rigplay(&["inspect", dff.to_str().unwrap(), "--json"]));
+    assert_eq!(out["format"], "DFF");
+    assert_eq!(out["clumps"][0]["version"], "3.6.0.3");
+    assert_eq!(out["clumps"][0]["frames"][0]["name"], "root");
+    assert_eq!(out["clumps"][0]["frames"].as_array().unwrap().len(), 1);
+    let out = stdout_json(&rigplay(&["inspect", txd.to_str().unwrap(), "--json"]));
+    assert_eq!(out["format"], "TXD");
+    assert_eq!(out["textures"][0]["name"], "skin");
+    assert_eq!(out["textures"][0]["width"], 2);
+    assert!(
+        out["textures"][1]["pixel_format"]
+            .as_str()
+            .unwrap()
+            .starts_with("unsupported"),
+        "{}",
+        out["textures"][1]
+    );
+    let text = rigplay(&["inspect", txd.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("2 texture(s)") && text.contains("\"skin\""),
+        "{text}"
+    );
+    let v = rigplay(&["validate", dff.to_str().unwrap(), txd.to_str().unwrap()]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    // A cut model: a typed error with its offset and chunk path, exit 1.
+    let cut = d.join("cut.dff");
+    std::fs::write(&cut, &dff_file()[..40]).unwrap();
+    let v = rigplay(&["validate", cut.to_str().unwrap()]);
+    assert_eq!(v.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&v.stdout);
+    assert!(text.contains("error") && text.contains("Clump"), "{text}");
+}
+
+#[test]
+fn txd_writes_every_texture_as_a_png_and_names_the_ones_it_cannot_decode() {
+    let d = dir("txd");
+    let txd = d.join("ped.txd");
+    std::fs::write(&txd, txd_file()).unwrap();
+    let out_dir = d.join("png");
+    let out = rigplay(&[
+        "txd",
+        txd.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    // The DXT9 texture fails: exit 1, the good one still written.
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("error \"broken\""), "{text}");
+    let png = image::open(out_dir.join("skin.png")).unwrap().to_rgba8();
+    assert_eq!(png.dimensions(), (2, 1));
+    assert_eq!(png.get_pixel(0, 0).0, [0x30, 0x20, 0x10, 0x40]);
+    assert_eq!(png.get_pixel(1, 0).0, [0, 0, 255, 128]);
+}

@@ -288,6 +288,14 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         return;
     }
     let handle = match FileFormat::from_extension(&extension) {
+        Some(FileFormat::Dff | FileFormat::Txd) => {
+            warn!(
+                "{}: RenderWare models and textures are read by `rigplay inspect` and `rigplay txd`; \
+                 the preview does not show them yet",
+                absolute.display()
+            );
+            return;
+        }
         Some(FileFormat::Dan) => FileHandle::Dan(assets.load(asset_path)),
         Some(FileFormat::Anie) => FileHandle::Anie(assets.load(asset_path)),
         // IFP, and files of no known extension: the IFP loader tells what it finds.

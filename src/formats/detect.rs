@@ -36,14 +36,28 @@ pub enum FileFormat {
     Dan,
     /// AnimeEffects project (`.anie`), read by [`super::anie::AnimeProject::read`].
     Anie,
+    /// RenderWare model (`.dff`), read by [`super::dff::Dff::read`].
+    Dff,
+    /// RenderWare texture dictionary (`.txd`), read by [`super::txd::Txd::read`].
+    Txd,
 }
+
+/// RenderWare chunk ids a file starts with: Clump (a model) and Texture Dictionary.
+const RW_CLUMP: u32 = 0x10;
+const RW_TEXTURE_DICTIONARY: u32 = 0x16;
 
 /// The first four bytes of an IFP file, each version and the ANLF container.
 const IFP_MAGICS: [[u8; 4]; 4] = [ANPK, ANP3, ANP2, ANLF];
 
 impl FileFormat {
     /// Every format, in declaration order.
-    pub const ALL: [FileFormat; 3] = [FileFormat::Ifp, FileFormat::Dan, FileFormat::Anie];
+    pub const ALL: [FileFormat; 5] = [
+        FileFormat::Ifp,
+        FileFormat::Dan,
+        FileFormat::Anie,
+        FileFormat::Dff,
+        FileFormat::Txd,
+    ];
 
     /// The format of a file: its bytes first ([`FileFormat::from_bytes`]), then the extension
     /// of `path` ([`FileFormat::from_path`]). `None` when neither tells.
@@ -54,9 +68,24 @@ impl FileFormat {
         Self::from_bytes(bytes).or_else(|| Self::from_path(path))
     }
 
-    /// The format the first bytes say: an IFP or ANIE magic, or a DAN header's version 10.
-    /// `None` for anything else, an empty or cut header included.
+    /// The format the first bytes say: an IFP or ANIE magic, a DAN header's version 10, or a
+    /// RenderWare chunk header (12 bytes) of a Clump or a Texture Dictionary with a version
+    /// stamp. `None` for anything else, an empty or cut header included.
     pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        let word = |i: usize| {
+            bytes
+                .get(i..i + 4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        if let (Some(id), Some(stamp)) = (word(0), word(8))
+            && stamp != 0
+        {
+            match id {
+                RW_CLUMP => return Some(FileFormat::Dff),
+                RW_TEXTURE_DICTIONARY => return Some(FileFormat::Txd),
+                _ => {}
+            }
+        }
         if bytes.starts_with(&ANIE_MAGIC) {
             Some(FileFormat::Anie)
         } else if IFP_MAGICS.iter().any(|m| bytes.starts_with(m)) {
@@ -85,12 +114,15 @@ impl FileFormat {
             .and_then(Self::from_extension)
     }
 
-    /// The format's file extension, lower case, without the dot: `ifp`, `dan` or `anie`.
+    /// The format's file extension, lower case, without the dot: `ifp`, `dan`, `anie`, `dff`
+    /// or `txd`.
     pub fn extension(self) -> &'static str {
         match self {
             FileFormat::Ifp => "ifp",
             FileFormat::Dan => "dan",
             FileFormat::Anie => "anie",
+            FileFormat::Dff => "dff",
+            FileFormat::Txd => "txd",
         }
     }
 }
@@ -112,6 +144,24 @@ mod tests {
             );
         }
         assert_eq!(FileFormat::from_bytes(b"ANIMFX\xff\x00"), Some(Anie));
+        // RenderWare: a Clump or Texture Dictionary header with its version stamp (SA's
+        // 0x1803FFFF); without a stamp or cut short, not decided.
+        let rw = |id: u32, stamp: u32| {
+            let mut b = id.to_le_bytes().to_vec();
+            b.extend_from_slice(&100u32.to_le_bytes());
+            b.extend_from_slice(&stamp.to_le_bytes());
+            b
+        };
+        assert_eq!(
+            FileFormat::from_bytes(&rw(0x10, 0x1803_FFFF)),
+            Some(super::FileFormat::Dff)
+        );
+        assert_eq!(
+            FileFormat::from_bytes(&rw(0x16, 0x1803_FFFF)),
+            Some(super::FileFormat::Txd)
+        );
+        assert_eq!(FileFormat::from_bytes(&rw(0x10, 0)), None);
+        assert_eq!(FileFormat::from_bytes(&rw(0x10, 0x1803_FFFF)[..8]), None);
         assert_eq!(
             FileFormat::from_bytes(&[10, 0, 0, 0, b'h', b'i']),
             Some(Dan)

@@ -1,0 +1,186 @@
+//! `rigplay inspect` of RenderWare files: a model's (`.dff`) clumps, frames and bones,
+//! geometries, materials, skins and atomics; a texture dictionary's (`.txd`) textures with their
+//! formats, sizes and mip levels.
+
+use crate::{Failure, num};
+use rigplay::formats::dff::{Clump, DffRead};
+use rigplay::formats::txd::TxdRead;
+use serde_json::{Value, json};
+
+/// `0xVJNBB` as `3.6.0.3`.
+fn version(v: u32) -> String {
+    format!(
+        "{}.{}.{}.{}",
+        (v >> 16) & 0xF,
+        (v >> 12) & 0xF,
+        (v >> 8) & 0xF,
+        v & 0xFF
+    )
+}
+
+fn clump_json(c: &Clump) -> Value {
+    let bones = c.bones().unwrap_or_default();
+    json!({
+        "version": version(c.version),
+        "frames": c.frames.iter().enumerate().map(|(i, f)| json!({
+            "index": i,
+            "name": f.name,
+            "parent": f.parent,
+            "position": [num(f.position.x), num(f.position.y), num(f.position.z)],
+            "bone_id": f.hanim.as_ref().map(|h| h.node_id),
+        })).collect::<Vec<_>>(),
+        "bones": bones.iter().map(|b| json!({
+            "id": b.node_id, "frame": b.frame, "parent": b.parent,
+        })).collect::<Vec<_>>(),
+        "geometries": c.geometries.iter().map(|g| json!({
+            "vertices": g.num_vertices,
+            "triangles": g.faces().len(),
+            "uv_sets": g.uv_sets.len(),
+            "prelit": g.prelit.is_some(),
+            "normals": g.normals().is_some(),
+            "bin_mesh": g.bin_mesh.is_some(),
+            "materials": g.materials.iter().map(|m| json!({
+                "colour": m.colour,
+                "texture": m.texture.as_ref().map(|t| &t.name),
+            })).collect::<Vec<_>>(),
+            "skin": g.skin.as_ref().map(|s| json!({
+                "bones": s.num_bones, "max_weights": s.max_influences(),
+            })),
+        })).collect::<Vec<_>>(),
+        "atomics": c.atomics.iter().map(|a| json!({
+            "frame": a.frame, "geometry": a.geometry,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+pub(crate) fn dff(path: &str, read: &DffRead, as_json: bool) -> Result<(), Failure> {
+    let warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+    if as_json {
+        let out = json!({
+            "file": path,
+            "format": "DFF",
+            "clumps": read.dff.clumps.iter().map(clump_json).collect::<Vec<_>>(),
+            "warnings": warnings,
+        });
+        out!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return Ok(());
+    }
+    out!(
+        "{path}: RenderWare model, {} clump(s)",
+        read.dff.clumps.len()
+    );
+    for (k, c) in read.dff.clumps.iter().enumerate() {
+        let bones = c.bones().unwrap_or_default();
+        out!(
+            "  clump {k}: RW {}, {} frames, {} bones, {} geometries, {} atomics",
+            version(c.version),
+            c.frames.len(),
+            bones.len(),
+            c.geometries.len(),
+            c.atomics.len()
+        );
+        for (i, f) in c.frames.iter().enumerate() {
+            let id = f
+                .hanim
+                .as_ref()
+                .map(|h| format!(" bone id {}", h.node_id))
+                .unwrap_or_default();
+            out!(
+                "    frame {i:<3} {:24} parent {:<4}{id}",
+                format!("{:?}", f.name.as_deref().unwrap_or("")),
+                f.parent.map_or("-".into(), |p| p.to_string())
+            );
+        }
+        for (i, g) in c.geometries.iter().enumerate() {
+            let triangles = g.faces().len();
+            let skin = g
+                .skin
+                .as_ref()
+                .map(|s| {
+                    format!(
+                        ", skin of {} bones ({} weights)",
+                        s.num_bones,
+                        s.max_influences()
+                    )
+                })
+                .unwrap_or_default();
+            out!(
+                "    geometry {i}: {} vertices, {triangles} triangles, {} UV sets{}{}{skin}",
+                g.num_vertices,
+                g.uv_sets.len(),
+                if g.prelit.is_some() { ", prelit" } else { "" },
+                if g.bin_mesh.is_some() {
+                    ", Bin Mesh"
+                } else {
+                    ""
+                },
+            );
+            for (m, mat) in g.materials.iter().enumerate() {
+                out!(
+                    "      material {m}: colour {:?}, texture {:?}",
+                    mat.colour,
+                    mat.texture.as_ref().map(|t| t.name.as_str()).unwrap_or("")
+                );
+            }
+        }
+        for (i, a) in c.atomics.iter().enumerate() {
+            out!("    atomic {i}: frame {}, geometry {}", a.frame, a.geometry);
+        }
+    }
+    for w in &warnings {
+        out!("  warning: {w}");
+    }
+    Ok(())
+}
+
+pub(crate) fn txd(path: &str, read: &TxdRead, as_json: bool) -> Result<(), Failure> {
+    let warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+    let format = |t: &rigplay::formats::txd::TextureNative| {
+        t.pixel_format()
+            .map(|f| format!("{f:?}"))
+            .unwrap_or_else(|e| format!("unsupported ({e})"))
+    };
+    if as_json {
+        let out = json!({
+            "file": path,
+            "format": "TXD",
+            "textures": read.txd.textures.iter().map(|t| json!({
+                "name": t.name,
+                "mask": t.mask,
+                "pixel_format": format(t),
+                "width": t.width,
+                "height": t.height,
+                "depth": t.depth,
+                "levels": t.levels.len(),
+                "platform": t.platform,
+            })).collect::<Vec<_>>(),
+            "warnings": warnings,
+        });
+        out!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return Ok(());
+    }
+    out!(
+        "{path}: RenderWare texture dictionary, {} texture(s)",
+        read.txd.textures.len()
+    );
+    for t in &read.txd.textures {
+        out!(
+            "  {:24} {}×{} {}, {} level(s), D3D{}{}",
+            format!("{:?}", t.name),
+            t.width,
+            t.height,
+            format(t),
+            t.levels.len(),
+            t.platform,
+            if t.mask.is_empty() {
+                String::new()
+            } else {
+                format!(", mask {:?}", t.mask)
+            }
+        );
+    }
+    for w in &warnings {
+        out!("  warning: {w}");
+    }
+    Ok(())
+}
