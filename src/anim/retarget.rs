@@ -1176,6 +1176,21 @@ impl RetargetSource {
     }
 }
 
+/// The (source bone, target bone) pairs a [`Retargeter`] takes for two skeletons known by
+/// their names: each side's naming convention found ([`BoneMap::detect`]), the humanoid bones
+/// both have paired in [`HumanoidBone::ALL`] order ([`BoneMap::pairs`]), then the user's
+/// `(source name, target name)` corrections applied ([`user_pairs`]), with what went wrong with
+/// them.
+pub fn bone_pairs(
+    source_names: &[&str],
+    target_names: &[&str],
+    user: &[(String, String)],
+) -> (Vec<(usize, usize)>, Vec<UserMapProblem>) {
+    let (_, source) = BoneMap::detect(source_names);
+    let (_, target) = BoneMap::detect(target_names);
+    user_pairs(source.pairs(&target), source_names, target_names, user)
+}
+
 /// What went wrong with one entry of a user's bone map ([`user_pairs`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UserMapProblem {

@@ -3,7 +3,7 @@
 //! ([`RetargetReport`]) and of the tracks that found no bone ([`UnmatchedTracks`]).
 
 use super::{ClipRegistry, GtaBoneId, PlayAnimation, RigBone, target_for};
-use crate::anim::retarget::{BoneMap, BonePreset, MatchReport, RestAlignment, user_pairs};
+use crate::anim::retarget::{BoneMap, BonePreset, MatchReport, RestAlignment, bone_pairs};
 use crate::skeleton::{GtaGame, bone_key, canonical_bone_id};
 use bevy::animation::{AnimatedBy, AnimationTargetId};
 use bevy::prelude::*;
@@ -143,13 +143,7 @@ impl RetargetReport {
         let report = map.report(&refs);
         let skeleton = retarget.game.skeleton();
         let source_names: Vec<&str> = skeleton.bones.iter().map(|b| b.name.as_str()).collect();
-        let (_, source_map) = BoneMap::detect(&source_names);
-        let (mut pairs, problems) = user_pairs(
-            source_map.pairs(&map),
-            &source_names,
-            &refs,
-            &retarget.bone_map,
-        );
+        let (mut pairs, problems) = bone_pairs(&source_names, &refs, &retarget.bone_map);
         pairs.sort_unstable();
         Self {
             preset,

@@ -10,8 +10,7 @@ use super::{
     UnmatchedTracks, root_displacement,
 };
 use crate::anim::retarget::{
-    BoneMap, HumanoidBone, RestAlignment, RestPose, RetargetScratch, RetargetSource, Retargeter,
-    user_pairs,
+    HumanoidBone, RestAlignment, RestPose, RetargetScratch, RetargetSource, Retargeter, bone_pairs,
 };
 use crate::anim::{BonePose, ClipCursor, PlayMode, blend, held_time, step_time};
 use crate::coords::gta_vec_to_bevy;
@@ -250,7 +249,6 @@ pub(crate) struct TargetRig {
     /// Per node, its own and its ancestors' scales (what its children's offsets are scaled by).
     child_scales: Vec<Vec3>,
     names: Vec<String>,
-    map: BoneMap,
     user: Vec<(String, String)>,
     from_gltf: Quat,
     up: Vec3,
@@ -271,12 +269,9 @@ impl TargetRig {
             .map(|(_, p, _)| (p.translation, p.rotation, p.scale))
             .collect();
         let (rest, child_scales) = RestPose::from_trs(parents, &trs).ok()?;
-        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        let (_, map) = BoneMap::detect(&refs);
         Some(Self {
             rest,
             child_scales,
-            map,
             names,
             user: retarget.bone_map.clone(),
             from_gltf: retarget.axes.from_gltf(),
@@ -315,18 +310,12 @@ impl Retargeted {
         let source = info.source.clone()?;
         let source_names: Vec<&str> = source.names.iter().map(String::as_str).collect();
         let target_names: Vec<&str> = target.names.iter().map(String::as_str).collect();
-        let (_, source_map) = source.bone_map();
-        let (pairs, _) = user_pairs(
-            source_map.pairs(&target.map),
-            &source_names,
-            &target_names,
-            &target.user,
-        );
+        let (pairs, _) = bone_pairs(&source_names, &target_names, &target.user);
         let basis = (target.from_gltf * source.to_gltf).normalize();
         let mut retargeter =
             Retargeter::with_alignment(&source.rest, &target.rest, &pairs, basis, target.alignment)
                 .ok()?;
-        let source_hips = source_map.get(HumanoidBone::Hips);
+        let source_hips = source.bone_map().1.get(HumanoidBone::Hips);
         let target_hips = source_hips.and_then(|s| retargeter.pairs().find(|p| p.0 == s));
         let mut hips = None;
         if let (Some(s), Some((_, t))) = (source_hips, target_hips) {
@@ -582,25 +571,16 @@ pub(crate) fn prepare_skeletal(
                     .collect();
                 let index: HashMap<Entity, usize> =
                     bones.iter().enumerate().map(|(i, b)| (b.0, i)).collect();
-                let parents = bones
+                let (parents, names): (Vec<_>, Vec<_>) = bones
                     .iter()
-                    .map(|(e, _, _)| {
-                        nodes
-                            .get(*e)
-                            .ok()
-                            .and_then(|(_, _, c)| index.get(&c.parent()).copied())
+                    .map(|(e, _, _)| match nodes.get(*e) {
+                        Ok((_, name, child_of)) => (
+                            index.get(&child_of.parent()).copied(),
+                            name.map_or_else(String::new, |n| n.as_str().to_owned()),
+                        ),
+                        Err(_) => (None, String::new()),
                     })
-                    .collect();
-                let names = bones
-                    .iter()
-                    .map(|(e, _, _)| {
-                        nodes
-                            .get(*e)
-                            .ok()
-                            .and_then(|(_, n, _)| n)
-                            .map_or_else(String::new, |n| n.as_str().to_owned())
-                    })
-                    .collect();
+                    .unzip();
                 binding.target = TargetRig::new(retarget, &bones, parents, names).map(Arc::new);
             } else {
                 bones = children
