@@ -136,18 +136,10 @@ fn show_counters(
 }
 
 fn screenshot(mut commands: Commands, mut shot: ResMut<Shot>) {
-    use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
     let Some(path) = shot.0.clone() else { return };
     shot.1 += 1;
     if shot.1 != 120 {
         return;
     }
-    commands
-        .spawn(Screenshot::primary_window())
-        .observe(save_to_disk(path))
-        .observe(
-            |_: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
-                exit.write(AppExit::Success);
-            },
-        );
+    rigplay_preview::shot::save_window_and_exit(&mut commands, path);
 }

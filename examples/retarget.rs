@@ -17,10 +17,9 @@
 //! the origin.
 
 use bevy::prelude::*;
-use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy::window::WindowResolution;
 use bevy::world_serialization::{WorldAsset, WorldAssetRoot};
-use rigplay::anim::retarget::{BoneMap, HumanoidBone, user_pairs};
+use rigplay::anim::retarget::{BoneMap, HumanoidBone, bone_pairs};
 use rigplay::plugin::*;
 use std::path::{Path, PathBuf};
 
@@ -359,18 +358,8 @@ fn hold_and_capture(
         &reference_bones,
         reference_scale.scale.x,
     );
-    let joints_path = PathBuf::from(format!("{}.joints.json", path.display()));
-    if let Err(e) = std::fs::write(&joints_path, json) {
-        error!("{}: {e}", joints_path.display());
-    }
-    commands
-        .spawn(Screenshot::primary_window())
-        .observe(save_to_disk(path))
-        .observe(
-            |_: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
-                exit.write(AppExit::Success);
-            },
-        );
+    rigplay_preview::shot::write_joints(&path, &json);
+    rigplay_preview::shot::save_window_and_exit(&mut commands, path);
 }
 
 /// Which source bone drives which character bone for this clip: the clip's own skeleton's
@@ -386,14 +375,7 @@ fn source_pairs(
     };
     let source_names: Vec<&str> = source.names.iter().map(String::as_str).collect();
     let target_names: Vec<&str> = report.names.iter().map(String::as_str).collect();
-    let (_, source_map) = source.bone_map();
-    let (_, target_map) = BoneMap::detect(&target_names);
-    let (pairs, _) = user_pairs(
-        source_map.pairs(&target_map),
-        &source_names,
-        &target_names,
-        &retarget.bone_map,
-    );
+    let (pairs, _) = bone_pairs(&source_names, &target_names, &retarget.bone_map);
     pairs
         .iter()
         .map(|&(s, t)| (source.names[s].clone(), report.names[t].clone()))

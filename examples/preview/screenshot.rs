@@ -3,7 +3,6 @@
 
 use crate::files::Preview;
 use bevy::prelude::*;
-use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use rigplay::plugin::{Playback, RigBone};
 use std::path::PathBuf;
 
@@ -63,16 +62,6 @@ pub fn screenshot(
         })
         .collect();
     let json = format!("[{}]\n", joints.join(","));
-    let joints_path = PathBuf::from(format!("{}.joints.json", path.display()));
-    if let Err(e) = std::fs::write(&joints_path, json) {
-        error!("{}: {e}", joints_path.display());
-    }
-    commands
-        .spawn(Screenshot::primary_window())
-        .observe(save_to_disk(path))
-        .observe(
-            |_: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
-                exit.write(AppExit::Success);
-            },
-        );
+    rigplay_preview::shot::write_joints(&path, &json);
+    rigplay_preview::shot::save_window_and_exit(&mut commands, path);
 }

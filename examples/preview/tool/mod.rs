@@ -6,3 +6,4 @@ pub mod clips;
 pub mod convert;
 pub mod curves;
 pub mod framing;
+pub mod shot;
