@@ -6,7 +6,8 @@ pub use crate::skeleton::GtaGame;
 #[cfg(feature = "bevy")]
 pub use crate::plugin::{
     AnieDisplay, AnieFrames, AniePlugin, AnieProject, AnieRig, CharacterAxes, Dan, DanAssetLabel,
-    DanPlugin, FlatSkeleton, GtaSkeleton, Ifp, IfpAssetLabel, IfpPlugin, PlayAnimation, Playback,
-    PlaybackFinished, PlaybackLooped, PlaybackPlugin, Retarget, RetargetMode, RetargetReport,
-    RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin, SkeletonGizmos,
+    DanPlugin, DffModel, DffPlugin, FlatSkeleton, GtaModel, GtaSkeleton, Ifp, IfpAssetLabel,
+    IfpPlugin, PlayAnimation, Playback, PlaybackFinished, PlaybackLooped, PlaybackPlugin, Retarget,
+    RetargetMode, RetargetReport, RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin,
+    SkeletonGizmos,
 };

@@ -37,7 +37,7 @@ const COLLISION: u32 = 0x253F2FA;
 
 /// What the fixture varies.
 #[derive(Clone, Copy)]
-struct Opts {
+pub(crate) struct Opts {
     stamp: u32,
     /// Old skin layout (no used bones, 0xDEADDEAD before each matrix, no split data).
     old_skin: bool,
@@ -66,7 +66,7 @@ fn ch(b: &mut Bytes, o: Opts, id: u32, body: impl FnOnce(&mut Bytes)) {
         .raw(&inner.0);
 }
 
-const BASE: Opts = Opts {
+pub(crate) const BASE: Opts = Opts {
     stamp: SA,
     old_skin: false,
     parents: [-1, 0, 1],
@@ -88,7 +88,7 @@ const FRAMES: [([f32; 12], &str); 3] = [
 ];
 
 /// Skin-space positions of geometry 0 (the space of frame 1).
-const POSITIONS: [[f32; 3]; 3] = [[0., 0., 0.], [0., 1., 0.5], [0.2, 0.3, 0.4]];
+pub(crate) const POSITIONS: [[f32; 3]; 3] = [[0., 0., 0.], [0., 1., 0.5], [0.2, 0.3, 0.4]];
 
 fn frame_list(b: &mut Bytes, o: Opts) {
     ch(b, o, FRAME_LIST, |b| {
@@ -312,7 +312,7 @@ fn atomic(b: &mut Bytes, o: Opts, frame: i32, geometry: i32, ext: impl FnOnce(&m
 }
 
 /// The whole file: a UV animation dictionary (skipped), the Clump, 20 zero bytes of padding.
-fn clump(o: Opts) -> Vec<u8> {
+pub(crate) fn clump(o: Opts) -> Vec<u8> {
     let mut b = Bytes::new();
     ch(&mut b, o, UV_ANIM_DICT, |b| {
         ch(b, o, STRUCT, |b| {

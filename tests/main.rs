@@ -12,6 +12,8 @@ mod assets;
 #[cfg(feature = "bevy")]
 mod bevy_dan;
 #[cfg(feature = "bevy")]
+mod bevy_dff;
+#[cfg(feature = "bevy")]
 mod bevy_ifp;
 #[cfg(feature = "bevy")]
 mod bevy_playback;

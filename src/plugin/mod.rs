@@ -10,6 +10,8 @@
 //!   (`"anims/ped.ifp#walk_civi"` by name, `"…#Clip0"` by index: [`IfpAssetLabel`]), and the
 //!   built-in GTA ped skeletons ([`GtaSkeleton`]).
 //! * [`DanPlugin`]: `.dan` files ([`Dan`], its clip labelled `Clip0`) and [`FlatSkeleton`]s.
+//! * [`DffPlugin`]: GTA's RenderWare models (`.dff`, textured from `.txd`) as [`DffModel`]
+//!   assets, spawned by [`GtaModel`] with bones IFP clips drive, or as scenes (`#Scene0`).
 //!
 //! Coordinates: IFP clips keep GTA's Z-up local transforms; the one conversion to Bevy's Y-up is a
 //! rotation on the skeleton's basis entity, between the character root and its first bone
@@ -21,6 +23,7 @@
 
 mod anie;
 mod dan;
+mod dff;
 mod ifp;
 mod load;
 mod playback;
@@ -34,6 +37,10 @@ pub use anie::{
 };
 pub use dan::{
     Dan, DanAssetLabel, DanLoadError, DanLoader, DanLoaderSettings, DanPlugin, FlatSkeleton,
+};
+pub use dff::{
+    DffAssetLabel, DffAtomic, DffClump, DffFrame, DffLoadError, DffLoader, DffLoaderSettings,
+    DffModel, DffPlugin, DffSkin, GtaModel,
 };
 pub use ifp::{
     GtaSkeleton, Ifp, IfpAssetLabel, IfpClipAsset, IfpLoadError, IfpLoader, IfpLoaderSettings,

@@ -28,13 +28,13 @@ pub struct RigBone {
 /// The bone entities of a spawned skeleton, in the skeleton's bone order.
 #[derive(Component, Debug, Clone, Default, Reflect)]
 #[reflect(Component)]
-pub struct SkeletonBones(pub Vec<Entity>);
+pub struct SkeletonBones(#[entities] pub Vec<Entity>);
 
 /// Draws a gizmo line from this bone to another one that is not its parent entity (the bones
 /// of a flat skeleton are all children of the character).
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Reflect)]
 #[reflect(Component)]
-pub struct BoneLink(pub Entity);
+pub struct BoneLink(#[entities] pub Entity);
 
 /// A GTA bone id (tag) on an entity of a custom hierarchy, for clips that bind by id.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Reflect)]

@@ -1,0 +1,32 @@
+//! The DFF wing: the `.dff` loader ([`DffModel`] assets: meshes, materials, the textures of the
+//! `.txd` beside the model or named in its settings, a scene per clump) and [`GtaModel`], which
+//! spawns a model whose bones IFP clips drive.
+
+mod asset;
+mod loader;
+mod spawn;
+
+pub use asset::{DffAssetLabel, DffAtomic, DffClump, DffFrame, DffModel, DffSkin};
+pub use loader::{DffLoadError, DffLoader, DffLoaderSettings};
+pub use spawn::GtaModel;
+
+use crate::plugin::skeletal::SkeletalPlugin;
+use bevy::prelude::*;
+
+/// Loads `.dff` models (with their `.txd` textures) and spawns them ([`GtaModel`]). Needs
+/// `AssetPlugin`, `AnimationPlugin` and, to draw, `PbrPlugin` (all in `DefaultPlugins`); adds
+/// [`crate::plugin::SkeletalPlugin`], so [`crate::plugin::IfpPlugin`] clips play on the
+/// models.
+pub struct DffPlugin;
+
+impl Plugin for DffPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_plugins(SkeletalPlugin);
+        app.init_asset::<DffModel>()
+            .register_asset_loader(DffLoader)
+            .register_type::<GtaModel>()
+            // What the scenes hold, for the scene spawner (the PBR plugin registers it too).
+            .register_type::<MeshMaterial3d<StandardMaterial>>()
+            .add_systems(Update, spawn::spawn_models);
+    }
+}

@@ -1,0 +1,340 @@
+//! The DFF plugin in a headless Bevy app: a hand-assembled model with its texture dictionary
+//! through the AssetServer, spawned by `GtaModel` and as a scene; skinning against the frames;
+//! broken models and dictionaries; the bundled sample ped playing an IFP clip like the
+//! built-in skeleton.
+
+use crate::bevy_ifp::{app_with, bone, load};
+use crate::bytes::Bytes;
+use crate::dff_read::{BASE, POSITIONS, clump};
+use bevy::asset::LoadState;
+use bevy::image::ImagePlugin;
+use bevy::mesh::skinning::{SkinnedMesh, SkinnedMeshInverseBindposes};
+use bevy::mesh::{MeshPlugin, VertexAttributeValues};
+use bevy::prelude::*;
+use bevy::world_serialization::{WorldAsset, WorldAssetRoot, WorldSerializationPlugin};
+use rigplay::plugin::*;
+use rigplay::skeleton::Skeleton;
+use std::time::Duration;
+
+const SA: u32 = 0x1803_FFFF;
+
+/// A dictionary with one D3D9 8888 texture "SKIN" (upper case: materials find textures
+/// case-insensitively), 2×2 with a 1×1 mip level. Level 0 texels (B, G, R, A in memory):
+/// red opaque, green opaque, blue opaque, white with alpha 0.
+fn skin_txd() -> Vec<u8> {
+    let mut b = Bytes::new();
+    b.chunk(0x16, SA, |b| {
+        b.chunk(0x01, SA, |b| {
+            b.u16(1).u16(2);
+        });
+        b.chunk(0x15, SA, |b| {
+            b.chunk(0x01, SA, |b| {
+                // platform 9, filter 2 (linear), U and V addressing 1 (wrap)
+                b.u32(9).u32(0x1102);
+                b.fixed("SKIN", 32, &[]).fixed("", 32, &[]);
+                // raster 0x8500 (8888 with mip levels), D3DFMT_A8R8G8B8 = 21, 2×2, 32 bpp,
+                // 2 levels, type 4, flags 1 (alpha)
+                b.u32(0x8500).u32(21).u16(2).u16(2);
+                b.u8(32).u8(2).u8(4).u8(1);
+                b.u32(16).raw(&[
+                    0, 0, 255, 255, 0, 255, 0, 255, 255, 0, 0, 255, 255, 255, 255, 0,
+                ]);
+                b.u32(4).raw(&[10, 20, 30, 255]);
+            });
+            b.chunk(0x03, SA, |_| {});
+        });
+        b.chunk(0x03, SA, |_| {});
+    });
+    b.done()
+}
+
+/// A headless app that loads models: the IFP app of `bevy_ifp` with the DFF plugin and the
+/// asset types a model's sub-assets need (meshes, images, materials) but no renderer.
+fn dff_app(files: &[(&str, Vec<u8>)]) -> App {
+    let mut app = app_with(
+        files,
+        &[],
+        1.0 / 30.0,
+        (
+            ImagePlugin::default(),
+            MeshPlugin,
+            WorldSerializationPlugin,
+            DffPlugin,
+        ),
+    );
+    app.init_asset::<StandardMaterial>();
+    app
+}
+
+fn mesh<'a>(app: &'a App, handle: &Handle<Mesh>) -> &'a Mesh {
+    app.world().resource::<Assets<Mesh>>().get(handle).unwrap()
+}
+
+/// Where Bevy's skinning puts a stored vertex: Σ wₖ · (G(jointₖ) · IBMₖ) · v.
+fn skinned(
+    app: &mut App,
+    skin: &SkinnedMesh,
+    joints: [u16; 4],
+    weights: [f32; 4],
+    v: Vec3,
+) -> Vec3 {
+    let ibms = app
+        .world()
+        .resource::<Assets<SkinnedMeshInverseBindposes>>()
+        .get(&skin.inverse_bindposes)
+        .unwrap()
+        .to_vec();
+    let mut out = Vec3::ZERO;
+    for k in 0..4 {
+        let j = joints[k] as usize;
+        let g = app
+            .world()
+            .get::<GlobalTransform>(skin.joints[j])
+            .unwrap()
+            .to_matrix();
+        out += weights[k] * (g * ibms[j]).transform_point3(v);
+    }
+    out
+}
+
+#[test]
+fn a_model_loads_textured_and_skinned_and_spawns_bones_clips_bind_to() {
+    let mut app = dff_app(&[
+        ("models/fixture.dff", clump(BASE)),
+        ("models/fixture.txd", skin_txd()),
+    ]);
+    let handle: Handle<DffModel> = load(&mut app, "models/fixture.dff");
+    let model = app
+        .world()
+        .resource::<Assets<DffModel>>()
+        .get(&handle)
+        .unwrap();
+    assert_eq!(model.dictionaries, ["models/fixture.txd"]);
+    assert!(
+        model.missing_textures.is_empty(),
+        "{:?}",
+        model.missing_textures
+    );
+    // The reader's warning about the unknown material plugin 0x0BADF00D is kept.
+    assert!(
+        model
+            .warnings
+            .iter()
+            .any(|w| w.contains("0xbadf00d")),
+        "{:?}",
+        model.warnings
+    );
+    let clump = model.clumps[0].clone();
+    let names: Vec<&str> = clump.frames.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["Frame0", "Root", " Bone"]);
+    assert_eq!(
+        clump.frames.iter().map(|f| f.bone_id).collect::<Vec<_>>(),
+        [None, Some(0), Some(1)]
+    );
+    // "Root" is the canonical root bone: the target id of the built-in skeleton's `Normal`.
+    let sa = Skeleton::gta_sa();
+    let normal = rigplay::anim::BoneRef {
+        name: "Normal".into(),
+        id: Some(0),
+    };
+    assert_eq!(clump.frames[1].target, Some(bone_target_id(&sa, &normal)));
+    assert!(clump.frames[0].target.is_none());
+    assert_eq!(clump.bones, [1, 2]);
+
+    // Atomic 0: the skinned geometry, one material (colour alpha 200: blended) textured "skin".
+    let skinned_atomic = &clump.atomics[0];
+    assert_eq!(skinned_atomic.skin.as_ref().unwrap().joints, [1, 2]);
+    assert_eq!(skinned_atomic.parts.len(), 1);
+    let (mesh0, material0) = skinned_atomic.parts[0].clone();
+    let mat = app
+        .world()
+        .resource::<Assets<StandardMaterial>>()
+        .get(&material0)
+        .unwrap();
+    assert_eq!(mat.alpha_mode, AlphaMode::Blend);
+    assert_eq!(mat.base_color_texture.as_ref(), model.texture("skin"));
+    let image = app
+        .world()
+        .resource::<Assets<Image>>()
+        .get(model.texture("Skin").unwrap())
+        .unwrap();
+    assert_eq!(image.texture_descriptor.mip_level_count, 2);
+    // RGBA of level 0 then the 1×1 level: BGRA swapped.
+    assert_eq!(
+        image.data.as_deref().unwrap(),
+        &[
+            255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 255, 255, 255, 0, 30, 20, 10, 255
+        ]
+    );
+    let m = mesh(&app, &mesh0);
+    let Some(VertexAttributeValues::Uint16x4(joints)) = m.attribute(Mesh::ATTRIBUTE_JOINT_INDEX)
+    else {
+        panic!("no joints")
+    };
+    let Some(VertexAttributeValues::Float32x4(weights)) = m.attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT)
+    else {
+        panic!("no weights")
+    };
+    // Vertex 0: weight 1 on bone 0, the junk index 7 of its zero-weight slots not passed on;
+    // vertex 1 binds its first slot to bone 1 (the fixture's bone_index); weights sum to 1.
+    assert_eq!(joints[0], [0, 0, 0, 0]);
+    assert_eq!(weights[0], [1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(joints[1], [1, 0, 1, 0]);
+    assert_eq!(weights[1], [0.5, 0.25, 0.125, 0.125]);
+    assert_eq!(joints[2], [0, 1, 0, 1]);
+    let (joints, weights) = (joints.clone(), weights.clone());
+
+    // Atomic 1: the rigid prelit quad on " Bone": two materials, two UV sets, vertex colours.
+    let rigid = &clump.atomics[1];
+    assert!(rigid.skin.is_none());
+    assert_eq!((rigid.frame, rigid.parts.len()), (2, 2));
+    let quad = mesh(&app, &rigid.parts[0].0);
+    assert!(quad.attribute(Mesh::ATTRIBUTE_UV_1).is_some());
+    let Some(VertexAttributeValues::Float32x4(colours)) = quad.attribute(Mesh::ATTRIBUTE_COLOR)
+    else {
+        panic!("no prelit colours")
+    };
+    assert_eq!(colours[0], [1.0, 0.0, 0.0, 1.0]);
+
+    // Spawned: frames named as stored, bones with RigBone, the skin's joints those entities.
+    let character = app.world_mut().spawn(GtaModel::new(handle)).id();
+    app.update();
+    app.update();
+    let (root, _, _) = bone(&mut app, "Root");
+    let (bone1, _, _) = bone(&mut app, " Bone");
+    assert!(app.world().get::<RigBone>(root).is_some());
+    assert!(app.world().get::<AnimationPlayer>(character).is_some());
+    assert_eq!(
+        app.world().get::<SkeletonBones>(character).unwrap().0,
+        [root, bone1]
+    );
+    let skin = {
+        let world = app.world_mut();
+        let mut q = world.query::<&SkinnedMesh>();
+        let skins: Vec<SkinnedMesh> = q.iter(world).cloned().collect();
+        assert_eq!(skins.len(), 1);
+        skins[0].clone()
+    };
+    assert_eq!(skin.joints, [root, bone1]);
+
+    // In the bind pose every influence k gives G(k)·IBMₖ = G(Root) (the atomic's frame), so
+    // each stored vertex lands where the Root entity's global transform puts it.
+    let at_root = *app.world().get::<GlobalTransform>(root).unwrap();
+    for (v, p) in POSITIONS.iter().enumerate() {
+        let p = Vec3::from(*p);
+        let got = skinned(&mut app, &skin, joints[v], weights[v], p);
+        let want = at_root.transform_point(p);
+        assert!((got - want).length() < 1e-5, "vertex {v}: {got} vs {want}");
+    }
+    // Turn " Bone" by 90° about its local Z: vertex 0 (all on Root) stays; vertex 2 (0.3 + 0.1
+    // of its weight on bone 1) moves by that share of the turn.
+    app.world_mut()
+        .get_mut::<Transform>(bone1)
+        .unwrap()
+        .rotate_local_z(std::f32::consts::FRAC_PI_2);
+    app.update();
+    let p0 = Vec3::from(POSITIONS[0]);
+    let got0 = skinned(&mut app, &skin, joints[0], weights[0], p0);
+    assert!((got0 - at_root.transform_point(p0)).length() < 1e-5);
+    let p2 = Vec3::from(POSITIONS[2]);
+    let g_root = app
+        .world()
+        .get::<GlobalTransform>(root)
+        .unwrap()
+        .to_matrix();
+    let g_bone = app
+        .world()
+        .get::<GlobalTransform>(bone1)
+        .unwrap()
+        .to_matrix();
+    // Bone 1's bind in Root space (§6.2 of the fixture): L = [R | (0,1,0)], R columns (1,0,0),
+    // (0,0,1), (0,−1,0); its IBM is L⁻¹.
+    let l = Mat4::from_cols(
+        Vec4::new(1., 0., 0., 0.),
+        Vec4::new(0., 0., 1., 0.),
+        Vec4::new(0., -1., 0., 0.),
+        Vec4::new(0., 1., 0., 1.),
+    );
+    let by_root = g_root.transform_point3(p2);
+    let by_bone = (g_bone * l.inverse()).transform_point3(p2);
+    let want = 0.6 * by_root + 0.4 * by_bone;
+    let got2 = skinned(&mut app, &skin, joints[2], weights[2], p2);
+    assert!((got2 - want).length() < 1e-5, "{got2} vs {want}");
+    assert!(
+        (by_bone - by_root).length() > 0.1,
+        "the turn moves the vertex"
+    );
+}
+
+#[test]
+fn a_model_spawns_as_a_scene_with_its_skin_joints_mapped() {
+    let mut app = dff_app(&[("fixture.dff", clump(BASE))]);
+    let scene: Handle<WorldAsset> = load(&mut app, "fixture.dff#Scene0");
+    app.world_mut().spawn(WorldAssetRoot(scene));
+    for _ in 0..5 {
+        app.update();
+    }
+    let (root, _, _) = bone(&mut app, "Root");
+    let (bone1, _, _) = bone(&mut app, " Bone");
+    let world = app.world_mut();
+    let skins: Vec<SkinnedMesh> = world.query::<&SkinnedMesh>().iter(world).cloned().collect();
+    assert_eq!(skins.len(), 1);
+    assert_eq!(skins[0].joints, [root, bone1]);
+    assert!(world.get::<RigBone>(bone1).is_some());
+    // No dictionary beside it: the model loads, the material untextured and named missing.
+    let model: Handle<DffModel> = load(&mut app, "fixture.dff");
+    let model = app
+        .world()
+        .resource::<Assets<DffModel>>()
+        .get(&model)
+        .unwrap();
+    assert_eq!(model.missing_textures, ["skin"]);
+    assert!(model.dictionaries.is_empty());
+}
+
+#[test]
+fn broken_models_fail_with_their_chunk_path_and_broken_dictionaries_only_warn() {
+    let mut cut = clump(BASE);
+    cut.truncate(200);
+    let mut txd = skin_txd();
+    txd.truncate(60);
+    let mut app = dff_app(&[
+        ("cut.dff", cut),
+        ("good.dff", clump(BASE)),
+        ("good.txd", txd),
+    ]);
+    let handle: Handle<DffModel> = app.world().resource::<AssetServer>().load("cut.dff");
+    let mut error = None;
+    for _ in 0..200 {
+        app.update();
+        if let LoadState::Failed(e) = app
+            .world()
+            .resource::<AssetServer>()
+            .load_state(handle.id())
+        {
+            error = Some(e.to_string());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let error = error.expect("the load fails");
+    assert!(
+        error.contains("cut.dff") && error.contains("Clump"),
+        "{error}"
+    );
+    for _ in 0..5 {
+        app.update();
+    }
+    let good: Handle<DffModel> = load(&mut app, "good.dff");
+    let model = app
+        .world()
+        .resource::<Assets<DffModel>>()
+        .get(&good)
+        .unwrap();
+    assert!(
+        model.warnings.iter().any(|w| w.contains("good.txd")),
+        "{:?}",
+        model.warnings
+    );
+    assert_eq!(model.missing_textures, ["skin"]);
+}
