@@ -117,10 +117,7 @@ fn a_model_loads_textured_and_skinned_and_spawns_bones_clips_bind_to() {
     );
     // The reader's warning about the unknown material plugin 0x0BADF00D is kept.
     assert!(
-        model
-            .warnings
-            .iter()
-            .any(|w| w.contains("0xbadf00d")),
+        model.warnings.iter().any(|w| w.contains("0xbadf00d")),
         "{:?}",
         model.warnings
     );
@@ -337,4 +334,216 @@ fn broken_models_fail_with_their_chunk_path_and_broken_dictionaries_only_warn() 
         model.warnings
     );
     assert_eq!(model.missing_textures, ["skin"]);
+}
+
+/// The world positions of every rig bone under `root`, by name.
+fn joint_positions(app: &mut App, root: Entity) -> Vec<(String, Vec3)> {
+    let world = app.world_mut();
+    let mut children = world.query::<&Children>();
+    let mut stack = vec![root];
+    let mut all = Vec::new();
+    while let Some(e) = stack.pop() {
+        all.push(e);
+        if let Ok(c) = children.get(world, e) {
+            stack.extend(c.iter());
+        }
+    }
+    let mut bones = world.query::<(&Name, &GlobalTransform, &RigBone)>();
+    let mut out: Vec<(String, Vec3)> = all
+        .into_iter()
+        .filter_map(|e| bones.get(world, e).ok())
+        .map(|(n, g, _)| (n.to_string(), g.translation()))
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// The bundled sample ped (`assets/characters/ped.dff`, the project's own file) and the bundled
+/// SA walk: the model, spawned by `GtaModel`, plays the clip with no retarget step, and every
+/// joint is where the built-in SA skeleton's is at the same time, at rest and through the cycle
+/// (the sample's frames are the built-in table's offsets; the file's `Normal` bind rotation
+/// differs and is replaced by the clip's root key).
+#[test]
+fn the_sample_ped_plays_an_ifp_clip_where_the_built_in_skeleton_does() {
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let read = |p: &str| std::fs::read(assets.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+    let mut app = dff_app(&[
+        ("characters/ped.dff", read("characters/ped.dff")),
+        ("characters/ped.txd", read("characters/ped.txd")),
+        ("anims/sa_ped.ifp", read("anims/sa_ped.ifp")),
+    ]);
+    let ped: Handle<DffModel> = load(&mut app, "characters/ped.dff");
+    let walk: Handle<AnimationClip> = load(&mut app, "anims/sa_ped.ifp#walk");
+    {
+        let model = app
+            .world()
+            .resource::<Assets<DffModel>>()
+            .get(&ped)
+            .unwrap();
+        assert!(model.warnings.is_empty(), "{:?}", model.warnings);
+        assert!(
+            model.missing_textures.is_empty(),
+            "{:?}",
+            model.missing_textures
+        );
+        assert_eq!(model.game, GtaGame::Sa);
+        assert_eq!(model.clumps[0].bones.len(), 32);
+    }
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    let skeleton = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(walk.clone()),
+            paused.clone(),
+        ))
+        .id();
+    let model = app
+        .world_mut()
+        .spawn((GtaModel::new(ped), SkeletalClip::new(walk), paused))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    assert!(
+        app.world()
+            .get::<UnmatchedTracks>(model)
+            .is_none_or(|u| u.0.is_empty())
+    );
+    let rest_pelvis = joint_positions(&mut app, model)
+        .into_iter()
+        .find(|(n, _)| n == " Pelvis")
+        .unwrap()
+        .1;
+    let mut largest = 0.0f32;
+    let mut moved = 0.0f32;
+    for t in [0.0, 0.3, 0.55, 0.9, 1.15] {
+        for e in [skeleton, model] {
+            app.world_mut().get_mut::<Playback>(e).unwrap().seek(t);
+        }
+        app.update();
+        let a = joint_positions(&mut app, skeleton);
+        let b = joint_positions(&mut app, model);
+        assert_eq!(
+            a.iter().map(|x| &x.0).collect::<Vec<_>>(),
+            b.iter().map(|x| &x.0).collect::<Vec<_>>()
+        );
+        for ((name, p), (_, q)) in a.iter().zip(&b) {
+            let d = (*p - *q).length();
+            assert!(d < 1e-4, "{name} at {t} s: built-in {p}, model {q}");
+            largest = largest.max(d);
+        }
+        let foot = b.iter().find(|(n, _)| n == " L Foot").unwrap().1;
+        moved = moved.max((foot - rest_pelvis).length());
+    }
+    println!("largest joint difference, model vs built-in skeleton: {largest:e} m");
+    assert!(moved > 0.5, "the clip moves the model's feet");
+
+    // Bevy's own AnimationPlayer drives the model's bones too (they are animated by the
+    // entity that holds the `GtaModel`), again where it drives the built-in skeleton's.
+    let walk: Handle<AnimationClip> = load(&mut app, "anims/sa_ped.ifp#walk");
+    let ped: Handle<DffModel> = load(&mut app, "characters/ped.dff");
+    for e in [skeleton, model] {
+        app.world_mut().entity_mut(e).despawn();
+    }
+    let skeleton = app
+        .world_mut()
+        .spawn((GtaSkeleton::SA, PlayAnimation::looping(walk.clone())))
+        .id();
+    let model = app
+        .world_mut()
+        .spawn((GtaModel::new(ped), PlayAnimation::looping(walk)))
+        .id();
+    for _ in 0..12 {
+        app.update();
+    }
+    let a = joint_positions(&mut app, skeleton);
+    let b = joint_positions(&mut app, model);
+    assert_eq!(a.len(), 32);
+    for ((name, p), (_, q)) in a.iter().zip(&b) {
+        assert!((*p - *q).length() < 1e-4, "{name}: built-in {p}, model {q}");
+    }
+    let l_foot = a.iter().find(|(n, _)| n == " L Foot").unwrap().1;
+    let r_foot = a.iter().find(|(n, _)| n == " R Foot").unwrap().1;
+    assert!(
+        (l_foot - r_foot).length() > 0.2,
+        "mid-stride the feet are apart"
+    );
+}
+
+/// The sample ped with every frame's position scaled by `k` in place (a taller or smaller ped,
+/// as models in the wild differ from the built-in table): the Frame List Struct is the first
+/// child of the Frame List, the Clump's second child (§2.1), 56-byte records with the position
+/// at +36.
+fn scaled_ped(k: f32) -> Vec<u8> {
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let mut b = std::fs::read(assets.join("characters/ped.dff")).unwrap();
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    assert_eq!(u32_at(&b, 0), 0x10, "a Clump");
+    let clump_struct = 12;
+    let frame_list = clump_struct + 12 + u32_at(&b, clump_struct + 4) as usize;
+    assert_eq!(u32_at(&b, frame_list), 0x0E, "the Frame List");
+    let records = frame_list + 12 + 12;
+    let count = u32_at(&b, records) as usize;
+    for f in 0..count {
+        let at = records + 4 + 56 * f + 36;
+        for c in 0..3 {
+            let p = at + 4 * c;
+            let v = f32::from_le_bytes(b[p..p + 4].try_into().unwrap()) * k;
+            b[p..p + 4].copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    b
+}
+
+/// A ped whose bones are longer than the built-in table's plays the clip with its own
+/// proportions: the clip's rotations, the model's offsets. Relative to the pelvis (the root's
+/// clip translation is not scaled), every joint is k times as far as the built-in skeleton's.
+/// (The skin's inverse bind matrices are left as they were: only the joints are compared.)
+#[test]
+fn a_ped_with_other_proportions_keeps_them_under_a_clip() {
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let k = 1.25;
+    let mut app = dff_app(&[
+        ("tall.dff", scaled_ped(k)),
+        (
+            "sa_ped.ifp",
+            std::fs::read(assets.join("anims/sa_ped.ifp")).unwrap(),
+        ),
+    ]);
+    let tall: Handle<DffModel> = load(&mut app, "tall.dff");
+    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    paused.time = 0.4;
+    let skeleton = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(walk.clone()),
+            paused.clone(),
+        ))
+        .id();
+    let model = app
+        .world_mut()
+        .spawn((GtaModel::new(tall), SkeletalClip::new(walk), paused))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    let a = joint_positions(&mut app, skeleton);
+    let b = joint_positions(&mut app, model);
+    let pelvis = |v: &[(String, Vec3)]| v.iter().find(|(n, _)| n == " Pelvis").unwrap().1;
+    let (pa, pb) = (pelvis(&a), pelvis(&b));
+    let mut largest = 0.0f32;
+    for ((name, p), (_, q)) in a.iter().zip(&b) {
+        let want = (*p - pa) * k;
+        let d = ((*q - pb) - want).length();
+        assert!(d < 1e-4, "{name}: {} vs {want}", *q - pb);
+        largest = largest.max(d);
+    }
+    let head = |v: &[(String, Vec3)]| v.iter().find(|(n, _)| n == " Head").unwrap().1;
+    assert!(((head(&b) - pb).length() - k * (head(&a) - pa).length()).abs() < 1e-4);
+    println!("largest difference from k × the built-in pose: {largest:e} m");
 }

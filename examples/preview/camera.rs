@@ -141,6 +141,16 @@ pub fn frame_character(
     } else {
         whole
     };
+    // An opened model's skin reaches past the joints (the top of the head, the hands, the
+    // toes): a margin around them.
+    let bounds = if preview.model.is_some() {
+        Bounds {
+            min: bounds.min - Vec3::new(0.15, 0.1, 0.15),
+            max: bounds.max + Vec3::new(0.15, 0.3, 0.15),
+        }
+    } else {
+        bounds
+    };
     if let Some(v) = framing.view {
         (orbit.yaw, orbit.pitch) = v.angles();
         // A clip that travels, framed whole from a view nobody chose: from the side of its path

@@ -36,8 +36,27 @@ pub fn spawn_character(
     mut framing: ResMut<crate::camera::Framing>,
     shot: Res<crate::screenshot::Shot>,
     mut shown: Local<Option<(usize, usize)>>,
+    mut shown_model: Local<Option<AssetId<DffModel>>>,
+    mut gizmos: ResMut<SkeletonGizmos>,
 ) {
+    let model = preview.model.as_ref().map(|m| m.handle.clone());
+    let model_changed = *shown_model != model.as_ref().map(|m| m.id());
+    // The stick skeleton shows through a model's skin.
+    if gizmos.on_top != model.is_some() {
+        gizmos.on_top = model.is_some();
+    }
     let Some((f, c)) = preview.current else {
+        // No clip to show: an opened model stands alone in its rest pose.
+        if let Some(model) = model
+            && (model_changed || preview.character.is_none())
+        {
+            if let Some(old) = preview.character.take() {
+                commands.entity(old).despawn();
+            }
+            *shown_model = Some(model.id());
+            preview.character = Some(commands.spawn(GtaModel::new(model)).id());
+            framing.pending = true;
+        }
         return;
     };
     // A cross-fade changed the clip on the character itself.
@@ -45,7 +64,7 @@ pub fn spawn_character(
         *shown = Some((f, c));
         return;
     }
-    if *shown == Some((f, c)) && preview.character.is_some() {
+    if *shown == Some((f, c)) && preview.character.is_some() && !model_changed {
         return;
     }
     let Some(v) = view(f, &preview.files[f], &loaded) else {
@@ -78,9 +97,16 @@ pub fn spawn_character(
         }
     };
     match clip.character.clone() {
-        Character::Gta(skeleton) => {
-            character.insert(skeleton);
-        }
+        // An opened model plays the clip instead of the stick skeleton (which gizmos draw over
+        // its skin).
+        Character::Gta(skeleton) => match &model {
+            Some(m) => {
+                character.insert(GtaModel::new(m.clone()));
+            }
+            None => {
+                character.insert(skeleton);
+            }
+        },
         Character::Flat(skeleton) => {
             character.insert(skeleton);
         }
@@ -110,6 +136,7 @@ pub fn spawn_character(
     preview.selected_bone = None;
     framing.pending = true;
     *shown = Some((f, c));
+    *shown_model = model.map(|m| m.id());
 }
 
 /// Shows AnimeEffects rigs through their own 2D camera while one is on show; the 3D camera then

@@ -36,6 +36,48 @@ pub struct Preview {
     pub wanted_bone: Option<String>,
     /// The selected bone's curves window is open.
     pub show_curves: bool,
+    /// A GTA model opened (`.dff`, textured from the `.txd` beside it): GTA clips play on it
+    /// instead of the stick skeleton, which is drawn over its skin.
+    pub model: Option<Model>,
+}
+
+/// An opened `.dff` model.
+pub struct Model {
+    pub path: PathBuf,
+    pub handle: Handle<DffModel>,
+}
+
+/// Lines for the Info panel about a loaded model: what it holds and what it lacks.
+pub fn model_info(model: &DffModel) -> (Vec<String>, Vec<String>) {
+    let mut info = Vec::new();
+    for (i, c) in model.clumps.iter().enumerate() {
+        let meshes: usize = c.atomics.iter().map(|a| a.parts.len()).sum();
+        let skinned = c.atomics.iter().filter(|a| a.skin.is_some()).count();
+        info.push(format!(
+            "clump {i}: {} frames, {} bones, {} atomics ({skinned} skinned, {meshes} meshes)",
+            c.frames.len(),
+            c.bones.len(),
+            c.atomics.len()
+        ));
+    }
+    info.push(format!(
+        "{} textures from {}; bones tagged for {:?}",
+        model.textures.len(),
+        if model.dictionaries.is_empty() {
+            "no .txd".to_owned()
+        } else {
+            model.dictionaries.join(", ")
+        },
+        model.game
+    ));
+    let mut warnings = model.warnings.clone();
+    if !model.missing_textures.is_empty() {
+        warnings.push(format!(
+            "textures in no dictionary: {}",
+            model.missing_textures.join(", ")
+        ));
+    }
+    (info, warnings)
 }
 
 /// Selects the bone `--bone` names (case and spaces ignored) once the character has it.
@@ -288,10 +330,18 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         return;
     }
     let handle = match FileFormat::from_extension(&extension) {
-        Some(FileFormat::Dff | FileFormat::Txd) => {
+        Some(FileFormat::Dff) => {
+            // A model, not clips: GTA clips play on it (its .txd beside it gives the textures).
+            preview.model = Some(Model {
+                handle: assets.load(asset_path),
+                path: absolute,
+            });
+            return;
+        }
+        Some(FileFormat::Txd) => {
             warn!(
-                "{}: RenderWare models and textures are read by `rigplay inspect` and `rigplay txd`; \
-                 the preview does not show them yet",
+                "{}: a texture dictionary is read with the model of the same name beside it; \
+                 open the .dff (or write its textures as PNGs with `rigplay txd`)",
                 absolute.display()
             );
             return;

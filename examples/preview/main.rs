@@ -5,6 +5,12 @@
 //!     cargo run --example preview -- FILE.ifp CHARACTER.glb   # the clips on your glTF character too
 //!     cargo run --example preview -- FILE --clip walk --screenshot out.png --at 0.5
 //!
+//! A `.dff` opened is a GTA model (a ped, a prop, a vehicle), textured from the `.txd` of the
+//! same name beside it: GTA clips play on it instead of the stick skeleton, which is drawn
+//! over its skin. Opened alone it stands in its rest pose.
+//!
+//!     cargo run --example preview -- ped.ifp ped.dff
+//!
 //! A `.glb` / `.gltf` opened (on the command line or dropped) is a character: every GTA or DAN
 //! clip on show plays on it beside the stick skeleton, rest poses compensated (`Retarget`), and
 //! the Info panel shows its bone map.
@@ -154,7 +160,13 @@ fn main() -> AppExit {
                     ..default()
                 }),
         )
-        .add_plugins((EguiPlugin::default(), IfpPlugin, DanPlugin, AniePlugin))
+        .add_plugins((
+            EguiPlugin::default(),
+            IfpPlugin,
+            DanPlugin,
+            DffPlugin,
+            AniePlugin,
+        ))
         .insert_resource(EguiGlobalSettings {
             auto_create_primary_context: false,
             ..default()
@@ -174,6 +186,7 @@ fn main() -> AppExit {
             faded_to: None,
             wanted_bone: args.bone.clone(),
             show_curves: args.curves,
+            model: None,
         })
         .init_resource::<clip_panel::BlendControls>()
         .insert_resource(Orbit {

@@ -6,7 +6,7 @@ use crate::clip_panel::{self, BlendControls};
 use crate::convert::{self, ConvertState};
 use crate::curves::{self, CurveMode};
 use crate::files::FileHandle;
-use crate::files::{DEFAULT_FPS, Loaded, Preview, load_error, rows, view};
+use crate::files::{DEFAULT_FPS, Loaded, Preview, load_error, model_info, rows, view};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
 use rigplay::plugin::*;
@@ -36,7 +36,7 @@ pub fn ui(
     parents: Query<&ChildOf>,
     rig_bones: Query<(&Name, &RigBone)>,
     reports: Query<&RetargetReport>,
-    assets: Res<AssetServer>,
+    (assets, models): (Res<AssetServer>, Res<Assets<DffModel>>),
     (mut blend_controls, mut gizmo_settings): (ResMut<BlendControls>, ResMut<SkeletonGizmos>),
     (mut convert_state, mut curve_mode): (Local<ConvertState>, Local<CurveMode>),
     mut time: ResMut<Time<Virtual>>,
@@ -318,6 +318,40 @@ pub fn ui(
                                 &preview.files[f].path,
                             );
                         });
+                }
+            }
+            // The GTA model: what it holds, and what it lacks.
+            if let Some(model) = &preview.model {
+                ui.separator();
+                let name = model
+                    .path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                ui.label(egui::RichText::new(format!("model {name}")).strong());
+                match models.get(&model.handle) {
+                    Some(m) => {
+                        let (info, warnings) = model_info(m);
+                        for line in info {
+                            ui.label(egui::RichText::new(line).small());
+                        }
+                        for w in warnings {
+                            ui.label(
+                                egui::RichText::new(format!("⚠ {w}"))
+                                    .color(egui::Color32::from_rgb(230, 180, 60))
+                                    .small(),
+                            );
+                        }
+                        ui.checkbox(&mut gizmo_settings.enabled, "skeleton over the skin");
+                    }
+                    None => match assets.get_load_state(model.handle.id()) {
+                        Some(bevy::asset::LoadState::Failed(e)) => {
+                            ui.label(egui::RichText::new(format!("failed: {e}")).color(ERROR_RED));
+                        }
+                        _ => {
+                            ui.label(egui::RichText::new("loading…").weak());
+                        }
+                    },
                 }
             }
             // The glTF character: its naming convention and bone map.

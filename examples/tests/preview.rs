@@ -664,3 +664,65 @@ fn the_curves_window_plots_the_selected_bone() {
         "red {red}, blue {blue} curve pixels"
     );
 }
+
+#[test]
+fn the_preview_plays_the_clip_on_an_opened_gta_model_with_the_skeleton_over_its_skin() {
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-preview-dff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ifp = repo_root().join("assets/anims/sa_ped.ifp");
+    // ped.txd beside it is read with it.
+    let dff = repo_root().join("assets/characters/ped.dff");
+    let shots = [0.3f32, 0.9].map(|t| {
+        let png = dir.join(format!("walk_{t}.png"));
+        run_example(
+            "preview",
+            &[
+                dff.to_str().unwrap(),
+                ifp.to_str().unwrap(),
+                "--clip",
+                "walk",
+                "--screenshot",
+                png.to_str().unwrap(),
+                "--at",
+                &t.to_string(),
+            ],
+            &png,
+        )
+        .unwrap();
+        png
+    });
+    let in_view = |x: u32, y: u32| (240..1020).contains(&x) && y < 600;
+    // The ped's shirt: the atlas's blue and white stripes, lit; blue well above red.
+    let shirt = |img: &image::RgbImage| {
+        img.enumerate_pixels()
+            .filter(|(x, y, p)| in_view(*x, *y) && p[2] > 90 && p[2] as i32 > p[0] as i32 + 40)
+            .count()
+    };
+    let (a, b) = (
+        image::open(&shots[0]).unwrap().to_rgb8(),
+        image::open(&shots[1]).unwrap().to_rgb8(),
+    );
+    for (img, png) in [(&a, &shots[0]), (&b, &shots[1])] {
+        let s = shirt(img);
+        assert!(s > 1500, "{}: {s} shirt pixels", png.display());
+        // The skeleton is drawn over the skin: its joints inside the body show.
+        let js = joints(png);
+        for name in [" Spine1", " L Calf", " R Calf"] {
+            let j = js.iter().find(|j| j.name == name).unwrap();
+            assert!(near_skeleton(img, j), "{}: {name} hidden", png.display());
+        }
+    }
+    // The skin moves between the two times: many pixels of the view change.
+    let changed = a
+        .enumerate_pixels()
+        .filter(|(x, y, p)| {
+            let q = b.get_pixel(*x, *y);
+            in_view(*x, *y) && p.0.iter().zip(q.0).any(|(u, v)| u.abs_diff(v) > 40)
+        })
+        .count();
+    assert!(changed > 2000, "{changed} pixels changed");
+    assert!(joints_moved(&shots[0], &shots[1]) >= 8);
+}

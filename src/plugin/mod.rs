@@ -53,8 +53,8 @@ pub use playback::{
 pub use skeletal::{
     BoneLink, CharacterAxes, ClipInfo, ClipRegistry, ClipSettings, GtaBoneId, PlayAnimation,
     PlayingNode, Retarget, RetargetMode, RetargetReport, RigBone, RootMotion, RootMotionMode,
-    SkeletalClip, SkeletalPlugin, SkeletonBones, SkeletonGizmos, UnmatchedTracks, animation_clip,
-    bone_target_id, named_bone_target_id, root_track,
+    SkeletalClip, SkeletalPlugin, SkeletonBones, SkeletonGizmoGroup, SkeletonGizmos,
+    UnmatchedTracks, animation_clip, bone_target_id, named_bone_target_id, root_track,
 };
 
 pub use crate::anim::PlayMode;

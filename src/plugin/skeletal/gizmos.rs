@@ -15,7 +15,14 @@ pub struct SkeletonGizmos {
     pub color: Color,
     /// Bone names next to their joints (needs a 3D camera and bevy_ui).
     pub names: bool,
+    /// Draw the skeleton in front of everything, so that it shows through a skinned model
+    /// (a [`crate::plugin::GtaModel`], say); else meshes hide the bones inside them.
+    pub on_top: bool,
 }
+
+/// The gizmo group skeletons are drawn in (its depth bias follows [`SkeletonGizmos::on_top`]).
+#[derive(Default, Reflect, GizmoConfigGroup)]
+pub struct SkeletonGizmoGroup;
 
 impl Default for SkeletonGizmos {
     fn default() -> Self {
@@ -24,13 +31,14 @@ impl Default for SkeletonGizmos {
             joint_radius: 0.02,
             color: Color::srgb(0.95, 0.8, 0.2),
             names: false,
+            on_top: false,
         }
     }
 }
 
 /// Draws every rig bone: a line from its parent (or its [`BoneLink`]) and a joint sphere.
 pub(crate) fn draw_skeletons(
-    gizmos: Option<Gizmos>,
+    gizmos: Option<Gizmos<SkeletonGizmoGroup>>,
     settings: Res<SkeletonGizmos>,
     bones: Query<(&GlobalTransform, &ChildOf, Option<&BoneLink>), With<RigBone>>,
     parents: Query<&GlobalTransform, With<RigBone>>,
@@ -39,6 +47,7 @@ pub(crate) fn draw_skeletons(
     if !settings.enabled {
         return;
     }
+
     for (transform, child_of, link) in &bones {
         let at = transform.translation();
         let from = link.map_or(child_of.parent(), |l| l.0);
@@ -50,6 +59,19 @@ pub(crate) fn draw_skeletons(
                 .sphere(at, settings.joint_radius, settings.color)
                 .resolution(8);
         }
+    }
+}
+
+/// Gives the skeleton gizmo group the depth bias [`SkeletonGizmos::on_top`] asks for.
+pub(crate) fn sync_gizmo_config(
+    settings: Res<SkeletonGizmos>,
+    store: Option<ResMut<GizmoConfigStore>>,
+) {
+    let Some(mut store) = store else { return };
+    let bias = if settings.on_top { -1.0 } else { 0.0 };
+    let (config, _) = store.config_mut::<SkeletonGizmoGroup>();
+    if config.depth_bias != bias {
+        config.depth_bias = bias;
     }
 }
 

@@ -20,7 +20,7 @@ pub use bones::{
     BoneLink, GtaBoneId, RigBone, SkeletonBones, bone_target_id, named_bone_target_id,
 };
 pub use clip::{animation_clip, root_track};
-pub use gizmos::SkeletonGizmos;
+pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
 pub use play_animation::{PlayAnimation, PlayingNode};
 pub use registry::{ClipInfo, ClipRegistry};
 pub use retarget::{CharacterAxes, Retarget, RetargetMode, RetargetReport, UnmatchedTracks};
@@ -46,6 +46,10 @@ struct SkeletalInstalled;
 impl Plugin for SkeletalPlugin {
     fn is_unique(&self) -> bool {
         false
+    }
+
+    fn finish(&self, app: &mut App) {
+        Self::init_gizmos(app);
     }
 
     fn build(&self, app: &mut App) {
@@ -84,10 +88,28 @@ impl Plugin for SkeletalPlugin {
                         .before(TransformSystems::Propagate),
                     sample::prepare_skeletal.in_set(PlaybackSystems::Prepare),
                     sample::apply_skeletal.in_set(PlaybackSystems::Apply),
-                    (gizmos::draw_skeletons, gizmos::place_bone_names)
+                    (
+                        gizmos::sync_gizmo_config,
+                        gizmos::draw_skeletons,
+                        gizmos::place_bone_names,
+                    )
+                        .chain()
                         .after(TransformSystems::Propagate),
                 ),
             );
+    }
+}
+
+impl SkeletalPlugin {
+    /// Registers the skeleton gizmo group where gizmos are drawn at all (its systems need the
+    /// gizmo plugin's resources; the drawing system does nothing without them).
+    fn init_gizmos(app: &mut App) {
+        if app
+            .world()
+            .contains_resource::<bevy::gizmos::config::GizmoConfigStore>()
+        {
+            app.init_gizmo_group::<SkeletonGizmoGroup>();
+        }
     }
 }
 
