@@ -333,3 +333,31 @@ fn dxt1_encoder_is_close_to_its_source() {
     eprintln!("DXT1 of a 64×64 gradient: max channel error {worst}");
     assert!(worst <= 12);
 }
+
+#[test]
+fn ped_rest_pose_agrees_with_the_built_in_sa_skeleton() {
+    // The sample is built from the built-in table, so this checks the pipeline (writer, reader,
+    // `Skeleton::from_dff`), not the table against a real ped.
+    let c = clump();
+    let dff = Skeleton::from_dff(&c, rigplay::skeleton::GtaGame::Sa).unwrap();
+    let d = dff.rest_difference(&Skeleton::gta_sa());
+    let (t, tb) = d.max_translation.clone().unwrap();
+    let (r, rb) = d.max_rotation.clone().unwrap();
+    let root = d.root_rotation.unwrap();
+    eprintln!(
+        "DFF vs built-in SA rest: max translation {t:e} m ({tb:?}), max rotation {r:e} rad \
+         ({rb:?}), root rotation {:.2}°",
+        root.to_degrees()
+    );
+    assert_eq!(d.bones.len(), 32);
+    assert!(d.missing_in_other.is_empty() && d.missing_in_self.is_empty());
+    assert!(t < 1e-6 && r < 1e-5, "{d:?}");
+    // The root: the DFF's bind (−0.5, −0.5, −0.5, 0.5) against the clip-relative ≈90° about Z.
+    assert!(root > 1.0, "{root}");
+    for (b, s) in dff.bones.iter().zip(&Skeleton::gta_sa().bones) {
+        assert_eq!(
+            (&b.name, b.id, b.canonical, b.parent),
+            (&s.name, s.id, s.canonical, s.parent)
+        );
+    }
+}
