@@ -17,6 +17,10 @@ use crate::anim::reduce::ReduceRig;
 use crate::anim::{BonePose, BoneRef, Clip};
 use glam::{Quat, Vec3};
 
+mod rest;
+
+pub use rest::{BoneRestDifference, RestDifference};
+
 /// A bone of a skeleton.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SkeletonBone {
@@ -681,6 +685,18 @@ mod tests {
     fn position(s: &Skeleton, name: &str) -> Vec3 {
         let world = s.model_space(&s.rest_pose());
         world[s.bones.iter().position(|b| b.name == name).unwrap()].1
+    }
+
+    #[test]
+    fn built_in_sa_rest_rotations_are_unit_quaternions_to_their_precision() {
+        // The table quotes a real SA ped to 4 decimals: each component is off by up to 5e-5,
+        // so |‖q‖ − 1| stays well under 1e-3 for a unit quaternion.
+        let (worst, name) = SA_BONES
+            .iter()
+            .map(|r| ((Quat::from_array(r.4).length() - 1.0).abs(), r.1))
+            .fold((0.0f32, ""), |a, b| if b.0 > a.0 { b } else { a });
+        eprintln!("largest |‖q‖ − 1| of the SA table: {worst:e} ({name:?})");
+        assert!(worst < 1e-3, "{name:?}: {worst}");
     }
 
     #[test]

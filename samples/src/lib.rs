@@ -7,6 +7,8 @@
 
 pub mod anie;
 pub mod character;
+pub mod ped;
+pub mod rw;
 
 use glam::{Quat, Vec3};
 use rigplay::formats::dan::{DanBone, DanFile, RotationKey, VectorKey};
@@ -257,8 +259,8 @@ pub fn sample_dan() -> DanFile {
     file.with_keys(&runs.kept)
 }
 
-/// The bundled sample files: (path under `assets/`, bytes): two `.ifp` packages, a `.dan` and
-/// the AnimeEffects projects of [`anie`].
+/// The bundled sample files: (path under `assets/`, bytes): two `.ifp` packages, a `.dan`, the
+/// AnimeEffects projects of [`anie`], the glTF character and the RenderWare ped of [`ped`].
 pub fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
     let sa = sample_package(&Skeleton::gta_sa(), "sa_ped", IfpVersion::Anp3);
     let vc = sample_package(&Skeleton::gta_vc(), "vc_ped", IfpVersion::Anpk);
@@ -282,5 +284,9 @@ pub fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
             "characters/humanoid.glb",
             character::humanoid_glb(),
         )))
+        .chain([
+            ("characters/ped.dff", ped::ped_dff()),
+            ("characters/ped.txd", ped::ped_txd()),
+        ])
         .collect()
 }

@@ -1,6 +1,7 @@
 //! The sample generator's tests: one binary, one module per area.
 
 mod anie_samples;
+mod ped_samples;
 mod samples;
 
 use rigplay::formats::anie::{AnieRead, AnimeProject};
