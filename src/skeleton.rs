@@ -429,6 +429,20 @@ impl GtaGame {
         }
     }
 
+    /// The game whose bones a RenderWare model is named and tagged for: RenderWare 3.5 and later
+    /// is SA's; an older file with an HAnim hierarchy is a skinned VC ped; else GTA III, whose
+    /// peds are separate parts bound by frame name (`docs/formats/dff.md` §4.2, §1.2).
+    pub fn for_dff(dff: &crate::formats::dff::Dff) -> GtaGame {
+        let version = dff.clumps.first().map_or(0, |c| c.version);
+        if version >= 0x35000 {
+            GtaGame::Sa
+        } else if dff.clumps.iter().any(|c| c.hierarchy_frame().is_some()) {
+            GtaGame::Vc
+        } else {
+            GtaGame::Iii
+        }
+    }
+
     /// The game's built-in ped skeleton.
     pub fn skeleton(self) -> Skeleton {
         match self {

@@ -797,6 +797,31 @@ fn inspect_and_validate_read_renderware_models_and_texture_dictionaries() {
 }
 
 #[test]
+fn inspect_compares_a_ped_model_s_bind_pose_with_the_built_in_skeleton() {
+    // The bundled ped: its frames are the built-in SA table's offsets and rotations, its
+    // `Normal` bound at the file's 120° turn about (1, 1, 1) rather than the clips' ≈90° about Z.
+    let ped = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../assets/characters/ped.dff");
+    let v = stdout_json(&rigplay(&["inspect", ped.to_str().unwrap(), "--json"]));
+    let d = &v["clumps"][0]["built_in_difference"];
+    assert_eq!(d["skeleton"], "Sa");
+    assert_eq!(d["matched"], 32);
+    assert!(
+        d["max_translation"]["metres"].as_f64().unwrap() < 1e-5,
+        "{d}"
+    );
+    assert!(d["max_rotation"]["degrees"].as_f64().unwrap() < 1e-3, "{d}");
+    let root = d["root_rotation_degrees"].as_f64().unwrap();
+    assert!(root > 90.0, "{root}");
+    assert_eq!(d["missing_in_model"].as_array().unwrap().len(), 0);
+    let text = rigplay(&["inspect", ped.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("bind pose vs the built-in Sa skeleton: 32 bones matched"),
+        "{text}"
+    );
+}
+
+#[test]
 fn txd_writes_every_texture_as_a_png_and_names_the_ones_it_cannot_decode() {
     let d = dir("txd");
     let txd = d.join("ped.txd");

@@ -5,6 +5,7 @@
 use crate::{Failure, num};
 use rigplay::formats::dff::{Clump, DffRead};
 use rigplay::formats::txd::TxdRead;
+use rigplay::skeleton::{GtaGame, RestDifference, Skeleton};
 use serde_json::{Value, json};
 
 /// `0xVJNBB` as `3.6.0.3`.
@@ -18,9 +19,28 @@ fn version(v: u32) -> String {
     )
 }
 
-fn clump_json(c: &Clump) -> Value {
+/// How a clump's bind pose differs from the built-in skeleton of `game` (bone offsets and
+/// rotations in their parents' space); `None` without an HAnim hierarchy.
+fn against_built_in(c: &Clump, game: GtaGame) -> Option<RestDifference> {
+    Some(Skeleton::from_dff(c, game)?.rest_difference(&game.skeleton()))
+}
+
+fn difference_json(d: &RestDifference, game: GtaGame) -> Value {
+    json!({
+        "skeleton": format!("{game:?}"),
+        "matched": d.bones.len(),
+        "max_translation": d.max_translation.as_ref().map(|(v, b)| json!({"metres": num(*v), "bone": b})),
+        "max_rotation": d.max_rotation.as_ref().map(|(v, b)| json!({"degrees": num(v.to_degrees()), "bone": b})),
+        "root_rotation_degrees": d.root_rotation.map(|r| num(r.to_degrees())),
+        "missing_in_built_in": d.missing_in_other,
+        "missing_in_model": d.missing_in_self,
+    })
+}
+
+fn clump_json(c: &Clump, game: GtaGame) -> Value {
     let bones = c.bones().unwrap_or_default();
     json!({
+        "built_in_difference": against_built_in(c, game).map(|d| difference_json(&d, game)),
         "version": version(c.version),
         "frames": c.frames.iter().enumerate().map(|(i, f)| json!({
             "index": i,
@@ -55,11 +75,12 @@ fn clump_json(c: &Clump) -> Value {
 
 pub(crate) fn dff(path: &str, read: &DffRead, as_json: bool) -> Result<(), Failure> {
     let warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+    let game = GtaGame::for_dff(&read.dff);
     if as_json {
         let out = json!({
             "file": path,
             "format": "DFF",
-            "clumps": read.dff.clumps.iter().map(clump_json).collect::<Vec<_>>(),
+            "clumps": read.dff.clumps.iter().map(|c| clump_json(c, game)).collect::<Vec<_>>(),
             "warnings": warnings,
         });
         out!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
@@ -125,6 +146,37 @@ pub(crate) fn dff(path: &str, read: &DffRead, as_json: bool) -> Result<(), Failu
         }
         for (i, a) in c.atomics.iter().enumerate() {
             out!("    atomic {i}: frame {}, geometry {}", a.frame, a.geometry);
+        }
+        if let Some(d) = against_built_in(c, game) {
+            let at = |m: &Option<(f32, String)>, degrees: bool| match m {
+                Some((v, b)) if degrees => format!("{:.3}° ({b:?})", v.to_degrees()),
+                Some((v, b)) => format!("{v:.4} m ({b:?})"),
+                None => "-".into(),
+            };
+            out!(
+                "    bind pose vs the built-in {game:?} skeleton: {} bones matched, offsets differ by up to {}, rotations by up to {}",
+                d.bones.len(),
+                at(&d.max_translation, false),
+                at(&d.max_rotation, true)
+            );
+            if let Some(r) = d.root_rotation {
+                out!(
+                    "      root turned {:.1}° from the clips' rest (the file's bind; clips set the root)",
+                    r.to_degrees()
+                );
+            }
+            if !d.missing_in_other.is_empty() {
+                out!(
+                    "      bones the built-in skeleton lacks: {:?}",
+                    d.missing_in_other
+                );
+            }
+            if !d.missing_in_self.is_empty() {
+                out!(
+                    "      built-in bones the model lacks: {:?}",
+                    d.missing_in_self
+                );
+            }
         }
     }
     for w in &warnings {

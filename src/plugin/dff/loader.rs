@@ -48,8 +48,8 @@ pub struct DffLoaderSettings {
     /// Also read the `.txd` of the same name beside the model, when there is one.
     pub txd_beside: bool,
     /// The game whose bone names and ids the frames are tagged with; `None` picks it from the
-    /// file: RenderWare 3.5 and later (SA) → SA, an HAnim hierarchy in an older file → VC,
-    /// else III.
+    /// file ([`GtaGame::for_dff`]: RenderWare 3.5 and later → SA, an HAnim hierarchy in an
+    /// older file → VC, else III).
     pub game: Option<GtaGame>,
     /// Show the damaged (`_dam`) and lowest-detail (`_vlo`) variants of vehicle parts, which
     /// viewers and the games hide (§4.2).
@@ -92,7 +92,7 @@ impl AssetLoader for DffLoader {
         let read = Dff::read(&bytes).map_err(AssetLoadError::Format)?;
         let mut warnings = log_warnings(load_context, &read.warnings);
         let dff = read.dff;
-        let game = settings.game.unwrap_or_else(|| game_of(&dff));
+        let game = settings.game.unwrap_or_else(|| GtaGame::for_dff(&dff));
 
         // Texture dictionaries: the named ones first, then the one beside the model.
         let base = load_context.path().clone_owned();
@@ -274,19 +274,6 @@ impl AssetLoader for DffLoader {
 
     fn extensions(&self) -> &[&str] {
         &["dff"]
-    }
-}
-
-/// The game whose bones a model is named for: RenderWare 3.5 and later is SA's; an older file
-/// with an HAnim hierarchy is a skinned VC ped; else III, whose peds are bound by frame name.
-fn game_of(dff: &Dff) -> GtaGame {
-    let version = dff.clumps.first().map_or(0, |c| c.version);
-    if version >= 0x35000 {
-        GtaGame::Sa
-    } else if dff.clumps.iter().any(|c| c.hierarchy_frame().is_some()) {
-        GtaGame::Vc
-    } else {
-        GtaGame::Iii
     }
 }
 
