@@ -51,9 +51,14 @@ fn skin_txd() -> Vec<u8> {
 /// A headless app that loads models: the IFP app of `bevy_ifp` with the DFF plugin and the
 /// asset types a model's sub-assets need (meshes, images, materials) but no renderer.
 fn dff_app(files: &[(&str, Vec<u8>)]) -> App {
+    dff_app_with(files, &[])
+}
+
+/// [`dff_app`] with `.meta` files.
+fn dff_app_with(files: &[(&str, Vec<u8>)], metas: &[(&str, &str)]) -> App {
     let mut app = app_with(
         files,
-        &[],
+        metas,
         1.0 / 30.0,
         (
             ImagePlugin::default(),
@@ -546,4 +551,254 @@ fn a_ped_with_other_proportions_keeps_them_under_a_clip() {
     let head = |v: &[(String, Vec3)]| v.iter().find(|(n, _)| n == " Head").unwrap().1;
     assert!(((head(&b) - pb).length() - k * (head(&a) - pa).length()).abs() < 1e-4);
     println!("largest difference from k × the built-in pose: {largest:e} m");
+}
+
+/// GTA III PC (3.3.0.2): peds are separate parts on named frames, no HAnim, no skin (§4.2).
+const III: u32 = 0x0C02_FFFF;
+
+/// A model without bones, written field by field (§2.1, §3.2–§3.4, §4.1): frames `(name,
+/// parent, position)` with identity rotations, and one atomic per listed frame drawing its own
+/// triangle (positions only: no UVs, no normals, so the loader computes them) in one untextured
+/// material. III files (stamp `III`) carry the geometry's surface properties, SA ones do not.
+fn rigid_model(stamp: u32, frames: &[(&str, i32, [f32; 3])], atomics: &[i32]) -> Vec<u8> {
+    let old = stamp == III;
+    let mut b = Bytes::new();
+    b.chunk(0x10, stamp, |b| {
+        b.chunk(0x01, stamp, |b| {
+            b.i32(atomics.len() as i32).i32(0).i32(0);
+        });
+        b.chunk(0x0E, stamp, |b| {
+            b.chunk(0x01, stamp, |b| {
+                b.u32(frames.len() as u32);
+                for (_, parent, p) in frames {
+                    b.f32s(&[1., 0., 0., 0., 1., 0., 0., 0., 1.])
+                        .f32s(p)
+                        .i32(*parent)
+                        .u32(0);
+                }
+            });
+            for (name, _, _) in frames {
+                b.chunk(0x03, stamp, |b| {
+                    if !name.is_empty() {
+                        b.chunk(0x253F2FE, stamp, |b| {
+                            b.raw(name.as_bytes());
+                        });
+                    }
+                });
+            }
+        });
+        b.chunk(0x1A, stamp, |b| {
+            b.chunk(0x01, stamp, |b| {
+                b.i32(atomics.len() as i32);
+            });
+            for _ in atomics {
+                b.chunk(0x0F, stamp, |b| {
+                    b.chunk(0x01, stamp, |b| {
+                        // POSITIONS | LIGHT, 1 triangle, 3 vertices, 1 morph target
+                        b.u32(0x22).i32(1).i32(3).i32(1);
+                        if old {
+                            b.f32s(&[1.0, 1.0, 1.0]);
+                        }
+                        // (a, b, c) = (0, 1, 2) stored as b, a, material, c
+                        b.u16(1).u16(0).u16(0).u16(2);
+                        b.f32s(&[0., 0., 0., 1.]).u32(1).u32(0);
+                        b.f32s(&[0., 0., 0., 0.1, 0., 0., 0., 0.1, 0.]);
+                    });
+                    b.chunk(0x08, stamp, |b| {
+                        b.chunk(0x01, stamp, |b| {
+                            b.i32(1).i32(-1);
+                        });
+                        b.chunk(0x07, stamp, |b| {
+                            b.chunk(0x01, stamp, |b| {
+                                b.u32(0).raw(&[200, 200, 200, 255]).i32(0).u32(0);
+                                b.f32s(&[1.0, 1.0, 1.0]);
+                            });
+                            b.chunk(0x03, stamp, |_| {});
+                        });
+                    });
+                    b.chunk(0x03, stamp, |_| {});
+                });
+            }
+        });
+        for (g, frame) in atomics.iter().enumerate() {
+            b.chunk(0x14, stamp, |b| {
+                b.chunk(0x01, stamp, |b| {
+                    b.i32(*frame).i32(g as i32).u32(5).u32(0);
+                });
+                b.chunk(0x03, stamp, |_| {});
+            });
+        }
+        b.chunk(0x03, stamp, |_| {});
+    });
+    b.done()
+}
+
+/// A GTA III ped is parts on named frames: the frames are bound by name (III's `Swaist` is the
+/// pelvis, `Shead` the head), so an SA clip's pelvis and head tracks drive them, and each part's
+/// mesh moves with its frame.
+#[test]
+fn a_gta_iii_ped_of_parts_plays_a_clip_by_frame_name() {
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let frames = [
+        ("", -1, [0., 0., 0.]),
+        ("Swaist", 0, [0., 0., 1.0]),
+        ("Storso", 1, [0., 0., 0.2]),
+        ("Shead", 2, [0., 0., 0.45]),
+    ];
+    let mut app = dff_app(&[
+        ("player.dff", rigid_model(III, &frames, &[1, 2, 3])),
+        (
+            "sa_ped.ifp",
+            std::fs::read(assets.join("anims/sa_ped.ifp")).unwrap(),
+        ),
+    ]);
+    let model: Handle<DffModel> = load(&mut app, "player.dff");
+    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    {
+        let m = app
+            .world()
+            .resource::<Assets<DffModel>>()
+            .get(&model)
+            .unwrap();
+        assert_eq!(m.game, GtaGame::Iii);
+        let c = &m.clumps[0];
+        assert_eq!(c.bones, [1, 2, 3], "the named frames");
+        assert_eq!(c.lift, 0.0);
+        assert!(
+            c.atomics
+                .iter()
+                .all(|a| a.skin.is_none() && a.parts.len() == 1)
+        );
+        let mesh = mesh(&app, &c.atomics[0].parts[0].0);
+        assert!(
+            mesh.attribute(Mesh::ATTRIBUTE_NORMAL).is_some(),
+            "normals computed"
+        );
+    }
+    let mut at = Playback::looping();
+    at.paused = true;
+    at.time = 0.3;
+    app.world_mut()
+        .spawn((GtaSkeleton::SA, SkeletalClip::new(walk.clone()), at.clone()));
+    let ped = app
+        .world_mut()
+        .spawn((GtaModel::new(model), SkeletalClip::new(walk), at))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    assert!(app.world().get::<UnmatchedTracks>(ped).is_some());
+    // The III frames take the local rotations the SA skeleton's pelvis and head take.
+    for (iii, sa) in [("Swaist", " Pelvis"), ("Shead", " Head")] {
+        let ours = *bone(&mut app, iii).2;
+        let theirs = *bone(&mut app, sa).2;
+        assert!(
+            ours.rotation.dot(theirs.rotation).abs() > 1.0 - 1e-5,
+            "{iii}: {:?} vs {:?}",
+            ours.rotation,
+            theirs.rotation
+        );
+    }
+    // The head part's mesh hangs on Shead and moves with it.
+    let (head, head_at, _) = bone(&mut app, "Shead");
+    let head_at = *head_at;
+    let world = app.world_mut();
+    let part = world
+        .query::<(&ChildOf, &GlobalTransform, &Mesh3d)>()
+        .iter(world)
+        .find(|(c, _, _)| c.parent() == head)
+        .map(|(_, g, _)| *g)
+        .expect("a mesh under Shead");
+    assert!((part.translation() - head_at.translation()).length() < 1e-6);
+}
+
+/// A vehicle: parts on their own frames (no bones to tag), damaged and lowest-detail variants
+/// hidden as the games and viewers hide them, unless the settings ask to show them.
+#[test]
+fn a_vehicle_shows_its_parts_and_hides_damaged_and_lowest_detail_ones() {
+    let frames = [
+        ("car", -1, [0., 0., 0.]),
+        ("chassis", 0, [0., 0., 0.]),
+        ("door_lf_ok", 0, [-0.9, 0.5, 0.]),
+        ("door_lf_dam", 0, [-0.9, 0.5, 0.]),
+        ("chassis_vlo", 0, [0., 0., 0.]),
+        ("wheel_lf_dummy", 0, [-0.95, 1.7, -0.35]),
+    ];
+    let car = rigid_model(SA, &frames, &[1, 2, 3, 4]);
+    let all_meta = r#"(
+        meta_format_version: "1.0",
+        asset: Load(loader: "rigplay::plugin::DffLoader", settings: (show_all_atomics: true)),
+    )"#;
+    let mut app = dff_app_with(
+        &[("car.dff", car.clone()), ("all.dff", car)],
+        &[("all.dff", all_meta)],
+    );
+    let all: Handle<DffModel> = load(&mut app, "all.dff");
+    let all = app
+        .world()
+        .resource::<Assets<DffModel>>()
+        .get(&all)
+        .unwrap();
+    assert!(all.clumps[0].atomics.iter().all(|a| !a.hidden));
+    let model: Handle<DffModel> = load(&mut app, "car.dff");
+    let hidden: Vec<bool> = app
+        .world()
+        .resource::<Assets<DffModel>>()
+        .get(&model)
+        .unwrap()
+        .clumps[0]
+        .atomics
+        .iter()
+        .map(|a| a.hidden)
+        .collect();
+    assert_eq!(hidden, [false, false, true, true]);
+    let car = app.world_mut().spawn(GtaModel::new(model.clone())).id();
+    app.update();
+    app.update();
+    let world = app.world_mut();
+    let mut shown = world
+        .query::<(&ChildOf, &Visibility, &Mesh3d)>()
+        .iter(world)
+        .map(|(c, v, _)| {
+            let name = world.get::<Name>(c.parent()).unwrap().to_string();
+            (name, *v != Visibility::Hidden)
+        })
+        .collect::<Vec<_>>();
+    shown.sort();
+    assert_eq!(
+        shown,
+        [
+            ("chassis".to_owned(), true),
+            ("chassis_vlo".to_owned(), false),
+            ("door_lf_dam".to_owned(), false),
+            ("door_lf_ok".to_owned(), true),
+        ]
+    );
+    // The wheel dummy is a frame like any other (a named frame of a model without bones).
+    let (wheel, at, _) = bone(&mut app, "wheel_lf_dummy");
+    let at = *at;
+    assert!(app.world().get::<RigBone>(wheel).is_some());
+    // GTA (−0.95, 1.7, −0.35) in Bevy's axes: (x, z, −y), no lift for a model without bones.
+    assert!((at.translation() - Vec3::new(-0.95, -0.35, -1.7)).length() < 1e-5);
+
+    // A changed (reloaded) model is spawned again: the old hierarchy goes, the new one holds
+    // the change.
+    {
+        let mut models = app.world_mut().resource_mut::<Assets<DffModel>>();
+        let mut m = models.get_mut(&model).unwrap();
+        let clump = std::sync::Arc::make_mut(&mut m.clumps[0]);
+        clump.frames[5].rest.translation.z = -0.5;
+    }
+    app.update();
+    app.update();
+    let world = app.world_mut();
+    let wheels: Vec<Vec3> = world
+        .query::<(&Name, &Transform)>()
+        .iter(world)
+        .filter(|(n, _)| n.as_str() == "wheel_lf_dummy")
+        .map(|(_, t)| t.translation)
+        .collect();
+    assert_eq!(wheels, [Vec3::new(-0.95, 1.7, -0.5)]);
+    let children = world.get::<Children>(car).unwrap();
+    assert_eq!(children.len(), 1, "one basis");
 }
