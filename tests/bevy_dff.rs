@@ -802,3 +802,83 @@ fn a_vehicle_shows_its_parts_and_hides_damaged_and_lowest_detail_ones() {
     let children = world.get::<Children>(car).unwrap();
     assert_eq!(children.len(), 1, "one basis");
 }
+
+/// Damaged copies of the sample ped and its dictionary (bytes flipped at random, truncated)
+/// through the AssetServer: each loads or fails with a typed error (never a loader panic), and
+/// the ones that load spawn and play without bringing the app down.
+#[test]
+fn damaged_models_and_dictionaries_load_or_fail_and_never_panic() {
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let dff = std::fs::read(assets.join("characters/ped.dff")).unwrap();
+    let txd = std::fs::read(assets.join("characters/ped.txd")).unwrap();
+    let mut rng = crate::rng::Rng(0x5eed_0dff);
+    let mut files = vec![(
+        "sa_ped.ifp".to_owned(),
+        std::fs::read(assets.join("anims/sa_ped.ifp")).unwrap(),
+    )];
+    let n = 60;
+    for i in 0..n {
+        let (mut d, mut t) = (dff.clone(), txd.clone());
+        for _ in 0..1 + rng.below(6) {
+            let at = rng.below(d.len());
+            d[at] ^= 1 << rng.below(8);
+            let at = rng.below(t.len());
+            t[at] ^= 1 << rng.below(8);
+        }
+        if i % 5 == 0 {
+            d.truncate(rng.below(d.len()));
+        }
+        if i % 7 == 0 {
+            t.truncate(rng.below(t.len()));
+        }
+        files.push((format!("m{i}.dff"), d));
+        files.push((format!("m{i}.txd"), t));
+    }
+    let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
+    let mut app = dff_app(&files);
+    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let handles: Vec<Handle<DffModel>> = (0..n)
+        .map(|i| {
+            app.world()
+                .resource::<AssetServer>()
+                .load(format!("m{i}.dff"))
+        })
+        .collect();
+    let (mut loaded, mut failed) = (0, 0);
+    for _ in 0..400 {
+        app.update();
+        let server = app.world().resource::<AssetServer>();
+        let states: Vec<LoadState> = handles.iter().map(|h| server.load_state(h.id())).collect();
+        if states
+            .iter()
+            .all(|s| matches!(s, LoadState::Loaded | LoadState::Failed(_)))
+        {
+            for s in &states {
+                match s {
+                    LoadState::Failed(e) => {
+                        let e = e.to_string();
+                        assert!(!e.contains("panicked"), "{e}");
+                        failed += 1;
+                    }
+                    _ => loaded += 1,
+                }
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(loaded + failed, n, "every load ends");
+    for (i, h) in handles.iter().enumerate() {
+        if app.world().resource::<Assets<DffModel>>().contains(h) {
+            let mut e = app
+                .world_mut()
+                .spawn((GtaModel::new(h.clone()), SkeletalClip::new(walk.clone())));
+            e.get_mut::<Playback>().unwrap().time = i as f32 * 0.05;
+        }
+    }
+    for _ in 0..5 {
+        app.update();
+    }
+    println!("{loaded} damaged models loaded, {failed} refused");
+    assert!(loaded > 0 && failed > 0, "{loaded} loaded, {failed} failed");
+}

@@ -609,13 +609,27 @@ fn vertex_influences(
     (joints, weights.map(|x| x / sum))
 }
 
+/// The largest texture side every GPU takes (wgpu's default limit); GTA's textures are at most
+/// 2048.
+const MAX_TEXTURE_SIDE: u32 = 8192;
+
+/// Why a texture of a dictionary is not used.
+#[derive(Debug, thiserror::Error)]
+enum TextureImageError {
+    #[error("{0}")]
+    Decode(#[from] crate::formats::txd::TextureDecodeError),
+    #[error("{0}×{1} pixels: not a size a GPU texture takes (1 to {MAX_TEXTURE_SIDE} a side)")]
+    Size(u32, u32),
+}
+
 /// A texture as a Bevy image (sRGB RGBA8) with every mip level that decodes and has its chain
 /// size, sampled as the texture's filter and addressing say (§3.5); and whether any texel of
 /// level 0 is not opaque.
-fn texture_image(
-    t: &TextureNative,
-) -> Result<(Image, bool), crate::formats::txd::TextureDecodeError> {
+fn texture_image(t: &TextureNative) -> Result<(Image, bool), TextureImageError> {
     let first = t.decode(0)?;
+    if first.width == 0 || first.height == 0 || first.width.max(first.height) > MAX_TEXTURE_SIDE {
+        return Err(TextureImageError::Size(first.width, first.height));
+    }
     let alpha = first.pixels.chunks_exact(4).any(|p| p[3] < 255);
     let (width, height) = (first.width, first.height);
     let mut data = first.pixels;
