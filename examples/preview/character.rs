@@ -28,6 +28,13 @@ pub fn anie_placement(canvas: Vec2) -> (Vec2, f32) {
     (ANIE_VIEW_CENTRE, s)
 }
 
+/// The clip (file, clip) and the model on show.
+#[derive(Default)]
+pub struct Shown {
+    clip: Option<(usize, usize)>,
+    model: Option<AssetId<DffModel>>,
+}
+
 /// (Re)spawns the character when the shown clip changes.
 pub fn spawn_character(
     mut commands: Commands,
@@ -35,12 +42,11 @@ pub fn spawn_character(
     loaded: Loaded,
     mut framing: ResMut<crate::camera::Framing>,
     shot: Res<crate::screenshot::Shot>,
-    mut shown: Local<Option<(usize, usize)>>,
-    mut shown_model: Local<Option<AssetId<DffModel>>>,
+    mut shown: Local<Shown>,
     mut gizmos: ResMut<SkeletonGizmos>,
 ) {
     let model = preview.model.as_ref().map(|m| m.handle.clone());
-    let model_changed = *shown_model != model.as_ref().map(|m| m.id());
+    let model_changed = shown.model != model.as_ref().map(|m| m.id());
     // The stick skeleton shows through a model's skin.
     if gizmos.on_top != model.is_some() {
         gizmos.on_top = model.is_some();
@@ -53,7 +59,7 @@ pub fn spawn_character(
             if let Some(old) = preview.character.take() {
                 commands.entity(old).despawn();
             }
-            *shown_model = Some(model.id());
+            shown.model = Some(model.id());
             preview.character = Some(commands.spawn(GtaModel::new(model)).id());
             framing.pending = true;
         }
@@ -61,10 +67,10 @@ pub fn spawn_character(
     };
     // A cross-fade changed the clip on the character itself.
     if preview.faded_to.take() == Some((f, c)) && preview.character.is_some() {
-        *shown = Some((f, c));
+        shown.clip = Some((f, c));
         return;
     }
-    if *shown == Some((f, c)) && preview.character.is_some() && !model_changed {
+    if shown.clip == Some((f, c)) && preview.character.is_some() && !model_changed {
         return;
     }
     let Some(v) = view(f, &preview.files[f], &loaded) else {
@@ -135,8 +141,8 @@ pub fn spawn_character(
     preview.character = Some(character.id());
     preview.selected_bone = None;
     framing.pending = true;
-    *shown = Some((f, c));
-    *shown_model = model.map(|m| m.id());
+    shown.clip = Some((f, c));
+    shown.model = model.map(|m| m.id());
 }
 
 /// Shows AnimeEffects rigs through their own 2D camera while one is on show; the 3D camera then

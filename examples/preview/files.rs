@@ -66,7 +66,16 @@ pub fn model_info(model: &DffModel) -> (Vec<String>, Vec<String>) {
         if model.dictionaries.is_empty() {
             "no .txd".to_owned()
         } else {
-            model.dictionaries.join(", ")
+            model
+                .dictionaries
+                .iter()
+                .map(|d| {
+                    Path::new(d)
+                        .file_name()
+                        .map_or_else(|| d.clone(), |n| n.to_string_lossy().into_owned())
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
         },
         model.game
     ));

@@ -1,6 +1,6 @@
 //! rigplay's preview: open animation files, play them, scrub through them.
 //!
-//!     cargo run --example preview                      # the bundled samples
+//!     cargo run --example preview                      # the bundled samples (the GTA clips on the sample ped)
 //!     cargo run --example preview -- FILE...           # your .ifp / .dan / .anie files (or drop them on the window)
 //!     cargo run --example preview -- FILE.ifp CHARACTER.glb   # the clips on your glTF character too
 //!     cargo run --example preview -- FILE --clip walk --screenshot out.png --at 0.5
@@ -95,8 +95,11 @@ fn parse_args() -> Args {
     }
     if args.files.is_empty() {
         // The repository's bundled samples (this package lives in `examples/`).
-        let anims = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/anims");
+        let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
+        let anims = assets.join("anims");
         args.files = vec![
+            // The sample RenderWare ped: the GTA clips play on it (its .txd beside it).
+            assets.join("characters/ped.dff"),
             anims.join("sa_ped.ifp"),
             anims.join("vc_ped.ifp"),
             anims.join("lamp.dan"),
