@@ -145,6 +145,29 @@ pub fn spawn_character(
     shown.model = model.map(|m| m.id());
 }
 
+/// Logs how long an opened model took from the file to the first frame that shows it (read,
+/// textures decoded, meshes built, spawned and posed).
+pub fn log_model_shown(
+    mut preview: ResMut<Preview>,
+    spawned: Query<(), (With<GtaModel>, With<SkeletonBones>)>,
+) {
+    let Some(character) = preview.character else {
+        return;
+    };
+    let Some(model) = preview.model.as_mut() else {
+        return;
+    };
+    if model.shown || spawned.get(character).is_err() {
+        return;
+    }
+    model.shown = true;
+    info!(
+        "{}: on show {:.0} ms after it was opened",
+        model.path.display(),
+        model.opened.elapsed().as_secs_f64() * 1000.0
+    );
+}
+
 /// Shows AnimeEffects rigs through their own 2D camera while one is on show; the 3D camera then
 /// keeps what it drew (no clear) and adds the panels.
 pub fn switch_cameras(

@@ -45,6 +45,9 @@ pub struct Preview {
 pub struct Model {
     pub path: PathBuf,
     pub handle: Handle<DffModel>,
+    /// When it was opened, and whether its first frame on show has been logged.
+    pub opened: std::time::Instant,
+    pub shown: bool,
 }
 
 /// Lines for the Info panel about a loaded model: what it holds and what it lacks.
@@ -344,6 +347,8 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
             preview.model = Some(Model {
                 handle: assets.load(asset_path),
                 path: absolute,
+                opened: std::time::Instant::now(),
+                shown: false,
             });
             return;
         }

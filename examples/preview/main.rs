@@ -50,7 +50,8 @@ use camera::{
     orbit_camera,
 };
 use character::{
-    AnieCamera, fit_body, follow_playhead, spawn_body, spawn_character, switch_cameras,
+    AnieCamera, fit_body, follow_playhead, log_model_shown, spawn_body, spawn_character,
+    switch_cameras,
 };
 use files::{Preview, open, open_dropped, pick_first_clip, select_wanted_bone};
 use rigplay::plugin::*;
@@ -214,6 +215,7 @@ fn main() -> AppExit {
                 open_dropped,
                 pick_first_clip,
                 spawn_character,
+                log_model_shown,
                 select_wanted_bone,
                 spawn_body,
                 fit_body,

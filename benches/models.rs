@@ -1,0 +1,107 @@
+//! A GTA model from its file to its first posed frame, headless and single-threaded: the bundled
+//! ped's `.dff` and `.txd` read through the AssetServer (from memory), its meshes, materials,
+//! textures (decoded from DXT1) and scene built, its hierarchy spawned by `GtaModel` and posed
+//! by the SA walk; against the same app spawning the built-in skeleton with the same clip (the
+//! frames' fixed cost, no file to read). The clip is loaded before the clock starts in both.
+
+use bevy::animation::AnimationPlugin;
+use bevy::app::{TaskPoolOptions, TaskPoolPlugin};
+use bevy::asset::io::memory::{Dir, MemoryAssetReader};
+use bevy::asset::io::{AssetSourceBuilder, AssetSourceId};
+use bevy::asset::{AssetPlugin, LoadState};
+use bevy::image::ImagePlugin;
+use bevy::mesh::MeshPlugin;
+use bevy::prelude::*;
+use bevy::world_serialization::WorldSerializationPlugin;
+use criterion::{Criterion, criterion_group, criterion_main};
+use rigplay::plugin::{
+    DffModel, DffPlugin, GtaModel, GtaSkeleton, IfpPlugin, SkeletalClip, SkeletonBones,
+};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn app() -> (App, Handle<AnimationClip>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let dir = Dir::default();
+    for path in [
+        "characters/ped.dff",
+        "characters/ped.txd",
+        "anims/sa_ped.ifp",
+    ] {
+        dir.insert_asset(Path::new(path), std::fs::read(root.join(path)).unwrap());
+    }
+    let reader = MemoryAssetReader { root: dir };
+    let mut app = App::new();
+    app.register_asset_source(
+        AssetSourceId::Default,
+        AssetSourceBuilder::new(move || Box::new(reader.clone())),
+    );
+    app.add_plugins((
+        MinimalPlugins.set(TaskPoolPlugin {
+            task_pool_options: TaskPoolOptions::with_num_threads(1),
+        }),
+        AssetPlugin::default(),
+        TransformPlugin,
+        AnimationPlugin,
+        ImagePlugin::default(),
+        MeshPlugin,
+        WorldSerializationPlugin,
+        IfpPlugin,
+        DffPlugin,
+    ));
+    app.init_asset::<StandardMaterial>();
+    app.finish();
+    app.cleanup();
+    let walk: Handle<AnimationClip> = app
+        .world()
+        .resource::<AssetServer>()
+        .load("anims/sa_ped.ifp#walk");
+    while !matches!(
+        app.world().resource::<AssetServer>().load_state(walk.id()),
+        LoadState::Loaded
+    ) {
+        app.update();
+    }
+    (app, walk)
+}
+
+/// Frames from spawning to the first frame that shows the character posed.
+fn first_frame(model: bool) -> Duration {
+    let (mut app, walk) = app();
+    let start = Instant::now();
+    let character = if model {
+        let ped: Handle<DffModel> = app
+            .world()
+            .resource::<AssetServer>()
+            .load("characters/ped.dff");
+        app.world_mut()
+            .spawn((GtaModel::new(ped), SkeletalClip::new(walk)))
+            .id()
+    } else {
+        app.world_mut()
+            .spawn((GtaSkeleton::SA, SkeletalClip::new(walk)))
+            .id()
+    };
+    // Spawned once its bones are there; posed in the frame after.
+    while app.world().get::<SkeletonBones>(character).is_none() {
+        app.update();
+    }
+    app.update();
+    start.elapsed()
+}
+
+fn load(c: &mut Criterion) {
+    let mut g = c.benchmark_group("first posed frame");
+    g.sample_size(20);
+    for (name, model) in [
+        ("built-in SA skeleton (no file)", false),
+        ("sample ped .dff + .txd", true),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| (0..iters).map(|_| first_frame(model)).sum())
+        });
+    }
+}
+
+criterion_group!(benches, load);
+criterion_main!(benches);
