@@ -5,9 +5,9 @@ pub use crate::skeleton::GtaGame;
 
 #[cfg(feature = "bevy")]
 pub use crate::plugin::{
-    AnieDisplay, AnieFrames, AniePlugin, AnieProject, AnieRig, CharacterAxes, Dan, DanAssetLabel,
-    DanPlugin, DffModel, DffPlugin, FlatSkeleton, GtaModel, GtaSkeleton, Ifp, IfpAssetLabel,
-    IfpPlugin, PlayAnimation, Playback, PlaybackFinished, PlaybackLooped, PlaybackPlugin, Retarget,
-    RetargetMode, RetargetReport, RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin,
-    SkeletonGizmos,
+    AnieDisplay, AnieFrames, AniePlugin, AnieProject, AnieRig, CharacterAxes, CrowdCharacter,
+    CrowdPose, Dan, DanAssetLabel, DanPlugin, DffModel, DffPlugin, FlatSkeleton, GtaModel,
+    GtaSkeleton, Ifp, IfpAssetLabel, IfpPlugin, PlayAnimation, Playback, PlaybackFinished,
+    PlaybackLooped, PlaybackPlugin, Retarget, RetargetMode, RetargetReport, RootMotion,
+    RootMotionMode, SkeletalClip, SkeletalPlugin, SkeletonGizmos,
 };

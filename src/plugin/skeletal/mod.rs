@@ -7,6 +7,7 @@
 
 mod bones;
 mod clip;
+mod crowd;
 mod gizmos;
 mod play_animation;
 mod registry;
@@ -20,6 +21,7 @@ pub use bones::{
     BoneLink, GtaBoneId, RigBone, SkeletonBones, bone_target_id, named_bone_target_id,
 };
 pub use clip::{animation_clip, root_track};
+pub use crowd::{CrowdCharacter, CrowdPose};
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
 pub use play_animation::{PlayAnimation, PlayingNode};
 pub use registry::{ClipInfo, ClipRegistry};
@@ -61,6 +63,8 @@ impl Plugin for SkeletalPlugin {
             .init_resource::<ClipRegistry>()
             .init_resource::<SkeletonGizmos>()
             .init_resource::<sample::BonesChanged>()
+            .init_resource::<crowd::CrowdSkeletons>()
+            .register_type::<CrowdCharacter>()
             .register_type::<SkeletalClip>()
             .register_type::<RigBone>()
             .register_type::<SkeletonBones>()
@@ -88,9 +92,12 @@ impl Plugin for SkeletalPlugin {
                         .before(TransformSystems::Propagate),
                     sample::prepare_skeletal.in_set(PlaybackSystems::Prepare),
                     sample::apply_skeletal.in_set(PlaybackSystems::Apply),
+                    crowd::bind_crowds.in_set(PlaybackSystems::Prepare),
+                    crowd::pose_crowds.in_set(PlaybackSystems::Apply),
                     (
                         gizmos::sync_gizmo_config,
                         gizmos::draw_skeletons,
+                        crowd::draw_crowds,
                         gizmos::place_bone_names,
                     )
                         .chain()

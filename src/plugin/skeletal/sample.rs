@@ -427,7 +427,7 @@ fn rest_track_poses(
 
 /// Samples `info`'s clip at `time` into `track_poses` (one per track), with the root's
 /// extracted axes held at the first key.
-fn sample_tracks(
+pub(super) fn sample_tracks(
     info: &ClipInfo,
     time: f32,
     cursor: &mut ClipCursor,

@@ -1,0 +1,251 @@
+//! The crowd path: [`CrowdCharacter`]s, GTA skeletons whose bones are not entities. Each one's
+//! pose is computed into [`CrowdPose`], a flat buffer of model-space transforms, by a system that
+//! spreads the characters over every core; nothing per bone enters the ECS, so no transform
+//! propagates. For crowds drawn by the user's own skinning, instancing or gizmos.
+
+use super::{ClipInfo, ClipRegistry, bone_target_id};
+use crate::anim::{BonePose, BoneRef, ClipCursor};
+use crate::coords::GTA_TO_BEVY;
+use crate::plugin::Playback;
+use crate::skeleton::{GtaGame, Skeleton};
+use bevy::animation::AnimationTargetId;
+use bevy::math::Affine3A;
+use bevy::prelude::*;
+use std::sync::Arc;
+
+/// A GTA ped skeleton with no bone entities, playing `clip` on its [`Playback`]: its pose lands
+/// in [`CrowdPose`] each frame, in the skeleton's bone order, in the character's own space
+/// (Bevy's axes, the feet on the origin, as [`crate::plugin::GtaSkeleton`] places its bones).
+///
+/// ```no_run
+/// # use bevy::prelude::*;
+/// # use rigplay::prelude::*;
+/// fn spawn(mut commands: Commands, assets: Res<AssetServer>) {
+///     let walk = assets.load("anims/sa_ped.ifp#walk");
+///     for i in 0..10_000 {
+///         let at = Transform::from_xyz((i % 100) as f32, 0.0, (i / 100) as f32);
+///         commands.spawn((CrowdCharacter::new(GtaGame::Sa, walk.clone()), at));
+///     }
+/// }
+/// ```
+#[derive(Component, Debug, Clone, Reflect)]
+#[reflect(Component)]
+#[require(Playback, CrowdPose, Transform, Visibility)]
+pub struct CrowdCharacter {
+    /// Whose ped skeleton.
+    #[reflect(ignore)]
+    pub game: GtaGame,
+    /// The clip, as a rigplay loader loaded it.
+    pub clip: Handle<AnimationClip>,
+}
+
+impl CrowdCharacter {
+    /// `game`'s ped playing `clip`.
+    pub fn new(game: GtaGame, clip: Handle<AnimationClip>) -> Self {
+        Self { game, clip }
+    }
+}
+
+/// The pose of a [`CrowdCharacter`]: per bone of its skeleton, the model-space transform (the
+/// character's space, Bevy's axes); empty until its clip has loaded.
+#[derive(Component, Debug, Clone, Default)]
+pub struct CrowdPose {
+    /// Model-space transform of each bone, in the skeleton's bone order.
+    pub bones: Vec<Affine3A>,
+    /// The skeleton's parents (for drawing bones as lines).
+    pub parents: Arc<[Option<usize>]>,
+}
+
+impl CrowdPose {
+    /// Each bone's joint position and its parent's, in the character's space: the skeleton's
+    /// lines.
+    pub fn segments(&self) -> impl Iterator<Item = (Vec3, Vec3)> + '_ {
+        self.parents.iter().zip(&self.bones).filter_map(|(p, m)| {
+            let p = (*p)?;
+            Some((self.bones[p].translation.into(), m.translation.into()))
+        })
+    }
+}
+
+/// One game's skeleton as the crowd path uses it: bones, rest pose, target ids, the basis.
+struct CrowdSkeleton {
+    skeleton: Skeleton,
+    rest: Vec<BonePose>,
+    targets: Vec<AnimationTargetId>,
+    parents: Arc<[Option<usize>]>,
+    /// GTA's Z-up to Bevy's Y-up, lifted so that the lowest joint at rest is on the origin.
+    basis: Affine3A,
+}
+
+impl CrowdSkeleton {
+    fn new(game: GtaGame) -> Self {
+        let skeleton = game.skeleton();
+        let rest = skeleton.rest_pose();
+        let lowest = skeleton
+            .model_space(&rest)
+            .iter()
+            .map(|(_, p)| p.z)
+            .fold(0.0, f32::min);
+        let targets = skeleton
+            .bones
+            .iter()
+            .map(|b| {
+                bone_target_id(
+                    &skeleton,
+                    &BoneRef {
+                        name: b.name.clone(),
+                        id: b.id,
+                    },
+                )
+            })
+            .collect();
+        let parents = skeleton.bones.iter().map(|b| b.parent).collect();
+        Self {
+            basis: Affine3A::from_rotation_translation(GTA_TO_BEVY, Vec3::Y * -lowest),
+            skeleton,
+            rest,
+            targets,
+            parents,
+        }
+    }
+}
+
+/// The three games' crowd skeletons, built once.
+#[derive(Resource)]
+pub(crate) struct CrowdSkeletons([Arc<CrowdSkeleton>; 3]);
+
+impl Default for CrowdSkeletons {
+    fn default() -> Self {
+        Self([GtaGame::Iii, GtaGame::Vc, GtaGame::Sa].map(|g| Arc::new(CrowdSkeleton::new(g))))
+    }
+}
+
+impl CrowdSkeletons {
+    fn get(&self, game: GtaGame) -> &Arc<CrowdSkeleton> {
+        &self.0[match game {
+            GtaGame::Iii => 0,
+            GtaGame::Vc => 1,
+            GtaGame::Sa => 2,
+        }]
+    }
+}
+
+/// What a crowd character is bound to.
+#[derive(Component, Default)]
+pub(crate) struct CrowdBinding {
+    clip: Option<AssetId<AnimationClip>>,
+    game: Option<GtaGame>,
+    info: Option<Arc<ClipInfo>>,
+    skeleton: Option<Arc<CrowdSkeleton>>,
+    /// Per track, the bone it drives.
+    tracks: Vec<Option<usize>>,
+    cursor: ClipCursor,
+    track_poses: Vec<BonePose>,
+    local: Vec<BonePose>,
+}
+
+/// Binds each crowd character to its clip when the clip (or its registry entry, or the game)
+/// changes, and tells its playhead the clip's length.
+pub(crate) fn bind_crowds(
+    mut commands: Commands,
+    registry: Res<ClipRegistry>,
+    skeletons: Res<CrowdSkeletons>,
+    mut characters: Query<(
+        Entity,
+        &CrowdCharacter,
+        &mut Playback,
+        &mut CrowdPose,
+        Option<&mut CrowdBinding>,
+    )>,
+) {
+    for (entity, character, mut playback, mut pose, binding) in &mut characters {
+        let Some(mut binding) = binding else {
+            commands.entity(entity).insert(CrowdBinding::default());
+            continue;
+        };
+        let id = character.clip.id();
+        let Some(info) = registry.get(id) else {
+            binding.info = None;
+            playback.duration = None;
+            continue;
+        };
+        let same = binding.clip == Some(id)
+            && binding.game == Some(character.game)
+            && binding.info.as_ref().is_some_and(|i| Arc::ptr_eq(i, &info));
+        if !same {
+            let skeleton = skeletons.get(character.game).clone();
+            binding.tracks = info
+                .tracks
+                .iter()
+                .map(|(t, _)| skeleton.targets.iter().position(|b| b == t))
+                .collect();
+            binding.track_poses = binding
+                .tracks
+                .iter()
+                .map(|b| b.map_or_else(BonePose::default, |b| skeleton.rest[b]))
+                .collect();
+            binding.local = skeleton.rest.clone();
+            binding.cursor = info.clip.cursor();
+            pose.bones = vec![Affine3A::IDENTITY; skeleton.rest.len()];
+            pose.parents = skeleton.parents.clone();
+            binding.clip = Some(id);
+            binding.game = Some(character.game);
+            binding.skeleton = Some(skeleton);
+            binding.info = Some(info.clone());
+        }
+        playback.duration = Some(info.clip.duration());
+    }
+}
+
+/// Poses every bound crowd character at its playhead's time, spread over the task pool's
+/// threads (each character touches only its own components).
+pub(crate) fn pose_crowds(mut characters: Query<(&Playback, &mut CrowdBinding, &mut CrowdPose)>) {
+    characters
+        .par_iter_mut()
+        .for_each(|(playback, mut binding, mut pose)| {
+            let binding = &mut *binding;
+            let (Some(info), Some(skeleton)) = (&binding.info, &binding.skeleton) else {
+                return;
+            };
+            super::sample::sample_tracks(
+                info,
+                playback.time,
+                &mut binding.cursor,
+                &mut binding.track_poses,
+            );
+            for (b, p) in binding.tracks.iter().zip(&binding.track_poses) {
+                if let Some(b) = *b {
+                    binding.local[b] = *p;
+                }
+            }
+            let bones = &mut pose.bones;
+            for (i, local) in binding.local.iter().enumerate() {
+                let m = Affine3A::from_scale_rotation_translation(
+                    local.scale,
+                    local.rotation,
+                    local.translation,
+                );
+                bones[i] = match skeleton.skeleton.bones[i].parent {
+                    Some(p) => bones[p] * m,
+                    None => skeleton.basis * m,
+                };
+            }
+        });
+}
+
+/// Draws every crowd character's bones as lines when skeletons are drawn.
+pub(crate) fn draw_crowds(
+    gizmos: Option<Gizmos<super::SkeletonGizmoGroup>>,
+    settings: Res<super::SkeletonGizmos>,
+    characters: Query<(&GlobalTransform, &CrowdPose)>,
+) {
+    let Some(mut gizmos) = gizmos else { return };
+    if !settings.enabled {
+        return;
+    }
+    for (at, pose) in &characters {
+        for (a, b) in pose.segments() {
+            gizmos.line(at.transform_point(a), at.transform_point(b), settings.color);
+        }
+    }
+}
