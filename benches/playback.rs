@@ -1,10 +1,17 @@
-//! 1000 SA skeletons (32 bones) at random phases, headless and single-threaded: rigplay's
-//! `Playback` against the same scene played through Bevy's `AnimationPlayer`, and the same scene
-//! with nothing playing (the frame's fixed cost). Then 1000 humanoid glTF-like characters (Mixamo
-//! names, T-pose, random bone axes, an armature node: 30 nodes, 21 of them mapped) playing the
-//! same clip through `Retarget`'s rest-pose compensation, against the same characters idle. Transform propagation is left out (no
-//! `TransformPlugin`): both paths pay it equally for the transforms they change, and it would
-//! hide the cost of animating. ns per bone per frame = (frame − idle frame) / (1000 × 32).
+//! Headless frames of many animated characters.
+//!
+//! * `playback` and `playback, 2 threads`: 1000 SA skeletons (32 bones) at random phases:
+//!   rigplay's `Playback` (`rigplay`) against the same scene played through Bevy's
+//!   `AnimationPlayer` (`bevy_animation`), and the same scene with nothing playing (`idle`, the
+//!   frame's fixed cost), on one thread and on two. Then (one thread) 1000 humanoid glTF-like
+//!   characters (Mixamo names, T-pose, random bone axes, an armature node: 30 nodes, 21 of them
+//!   mapped) playing the same clip through `Retarget`'s rest-pose compensation, against the same
+//!   characters idle. Transform propagation is left out (no `TransformPlugin`): both paths pay it
+//!   equally for the transforms they change, and it would hide the cost of animating. ns per bone
+//!   per frame = (frame − idle frame) / (1000 × 32).
+//! * `crowd growth`: 100, 1,000 and 10,000 walking SA peds on both threads, the whole frame
+//!   with transform propagation: as bone entities (`GtaSkeleton` + `Playback`) and on the flat
+//!   path (`CrowdCharacter`: no bone entities, model-space matrices per character).
 
 use bevy::animation::AnimationPlugin;
 use bevy::app::{TaskPoolOptions, TaskPoolPlugin};
@@ -23,11 +30,27 @@ mod rng;
 
 use assets::sample_files;
 use criterion::{Criterion, criterion_group, criterion_main};
-use rigplay::plugin::{GtaSkeleton, PlayAnimation, Playback, PlayingNode, Retarget, SkeletalClip};
+use rigplay::plugin::{
+    CrowdCharacter, GtaSkeleton, PlayAnimation, Playback, PlayingNode, Retarget, SkeletalClip,
+};
 use std::path::Path;
 use std::time::Duration;
 
 const CHARACTERS: usize = 1000;
+
+/// How a scene is run: characters, threads, and whether transforms propagate.
+#[derive(Clone, Copy)]
+struct Run {
+    characters: usize,
+    threads: usize,
+    propagate: bool,
+}
+
+const ONE_THREAD: Run = Run {
+    characters: CHARACTERS,
+    threads: 1,
+    propagate: false,
+};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Driver {
@@ -38,6 +61,8 @@ enum Driver {
     CharactersIdle,
     /// Humanoid characters playing through `Retarget`.
     Retarget,
+    /// `CrowdCharacter`s: no bone entities.
+    Crowd,
 }
 
 /// A humanoid character's node hierarchy under `root`, as a glTF scene spawns it.
@@ -66,7 +91,7 @@ fn phase(i: usize) -> f32 {
     ((i * 7919) % 1000) as f32 / 1000.0 * 1.2
 }
 
-fn scene(driver: Driver) -> App {
+fn scene(driver: Driver, run: Run) -> App {
     let dir = Dir::default();
     for (path, bytes) in sample_files() {
         dir.insert_asset(Path::new(path), bytes);
@@ -79,12 +104,15 @@ fn scene(driver: Driver) -> App {
     );
     app.add_plugins((
         MinimalPlugins.set(TaskPoolPlugin {
-            task_pool_options: TaskPoolOptions::with_num_threads(1),
+            task_pool_options: TaskPoolOptions::with_num_threads(run.threads),
         }),
         AssetPlugin::default(),
         AnimationPlugin,
         rigplay::IfpPlugin,
     ));
+    if run.propagate {
+        app.add_plugins(TransformPlugin);
+    }
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
         1.0 / 60.0,
     )));
@@ -104,8 +132,18 @@ fn scene(driver: Driver) -> App {
         armature: Some((Quat::from_rotation_x(std::f32::consts::FRAC_PI_2), 0.01)),
         ..humanoid::Spec::new(humanoid::Naming::Mixamo("mixamorig:"), humanoid::Arms::T)
     });
-    for i in 0..CHARACTERS {
-        let at = Transform::from_xyz((i % 40) as f32, 0.0, (i / 40) as f32);
+    for i in 0..run.characters {
+        let at = Transform::from_xyz((i % 100) as f32, 0.0, (i / 100) as f32);
+        if driver == Driver::Crowd {
+            let mut p = Playback::looping();
+            p.seek(phase(i));
+            app.world_mut().spawn((
+                CrowdCharacter::new(rigplay::skeleton::GtaGame::Sa, walk.clone()),
+                p,
+                at,
+            ));
+            continue;
+        }
         if matches!(driver, Driver::CharactersIdle | Driver::Retarget) {
             let mut p = Playback::looping();
             p.seek(phase(i));
@@ -129,7 +167,7 @@ fn scene(driver: Driver) -> App {
             Driver::AnimationPlayer => {
                 e.insert(PlayAnimation::looping(walk.clone()));
             }
-            Driver::CharactersIdle | Driver::Retarget => unreachable!(),
+            Driver::CharactersIdle | Driver::Retarget | Driver::Crowd => unreachable!(),
         }
     }
     for _ in 0..3 {
@@ -146,20 +184,50 @@ fn scene(driver: Driver) -> App {
 }
 
 fn frames(c: &mut Criterion) {
-    let mut g = c.benchmark_group("1000 SA skeletons, one frame");
-    g.sample_size(20);
-    for (name, driver) in [
-        ("idle (no animation)", Driver::Idle),
-        ("rigplay Playback", Driver::Playback),
-        ("Bevy AnimationPlayer", Driver::AnimationPlayer),
-        ("humanoid characters idle", Driver::CharactersIdle),
-        ("humanoid characters, Retarget", Driver::Retarget),
-    ] {
-        let mut app = scene(driver);
-        g.bench_function(name, |b| b.iter(|| app.update()));
+    for (group, threads) in [("playback", 1), ("playback, 2 threads", 2)] {
+        let mut g = c.benchmark_group(group);
+        g.sample_size(20);
+        let run = Run {
+            threads,
+            ..ONE_THREAD
+        };
+        for (name, driver) in [
+            ("idle", Driver::Idle),
+            ("rigplay", Driver::Playback),
+            ("bevy_animation", Driver::AnimationPlayer),
+        ] {
+            let mut app = scene(driver, run);
+            g.bench_function(name, |b| b.iter(|| app.update()));
+        }
+        if threads == 1 {
+            for (name, driver) in [
+                ("humanoid characters idle", Driver::CharactersIdle),
+                ("humanoid characters, Retarget", Driver::Retarget),
+            ] {
+                let mut app = scene(driver, run);
+                g.bench_function(name, |b| b.iter(|| app.update()));
+            }
+        }
+        g.finish();
+    }
+}
+
+fn growth(c: &mut Criterion) {
+    let mut g = c.benchmark_group("crowd growth");
+    g.sample_size(10);
+    for characters in [100, 1_000, 10_000] {
+        let run = Run {
+            characters,
+            threads: 2,
+            propagate: true,
+        };
+        for (name, driver) in [("bone entities", Driver::Playback), ("flat", Driver::Crowd)] {
+            let mut app = scene(driver, run);
+            g.bench_function(format!("{name} {characters}"), |b| b.iter(|| app.update()));
+        }
     }
     g.finish();
 }
 
-criterion_group!(benches, frames);
+criterion_group!(benches, frames, growth);
 criterion_main!(benches);

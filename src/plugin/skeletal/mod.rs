@@ -91,7 +91,9 @@ impl Plugin for SkeletalPlugin {
                         .after(bevy::app::AnimationSystems)
                         .before(TransformSystems::Propagate),
                     sample::prepare_skeletal.in_set(PlaybackSystems::Prepare),
-                    sample::apply_skeletal.in_set(PlaybackSystems::Apply),
+                    (sample::sample_skeletal, sample::apply_skeletal)
+                        .chain()
+                        .in_set(PlaybackSystems::Apply),
                     crowd::bind_crowds.in_set(PlaybackSystems::Prepare),
                     crowd::pose_crowds.in_set(PlaybackSystems::Apply),
                     (

@@ -177,6 +177,9 @@ pub(crate) struct PlaybackBinding {
     retarget: Option<Retargeted>,
     /// Bound (again) this frame: every bone is written.
     rebound: bool,
+    /// Sampled at this frame's playhead by [`sample_skeletal`] (the common frame: no binding,
+    /// no fade), so [`apply_skeletal`] only writes the bones.
+    presampled: bool,
     /// The clip's entry was found this frame, so the character is posed.
     ready: bool,
 }
@@ -630,6 +633,36 @@ pub(crate) fn prepare_skeletal(
     }
 }
 
+/// Samples the clip of every character on its common frame (bound before, no fade) at its
+/// playhead's time, spread over the task pool's threads: each character touches only its own
+/// components. [`apply_skeletal`] then writes the bones' transforms.
+pub(crate) fn sample_skeletal(
+    mut characters: Query<(&Playback, &SkeletalClip, &mut PlaybackBinding)>,
+) {
+    characters
+        .par_iter_mut()
+        .for_each(|(playback, skeletal, mut binding)| {
+            let binding = &mut *binding;
+            binding.presampled = false;
+            if !binding.ready || binding.rebound || skeletal.fade.is_some() {
+                return;
+            }
+            let Some(info) = binding.info.as_deref() else {
+                return;
+            };
+            match binding.retarget.as_mut() {
+                Some(r) => r.sample(info, playback.time, &mut binding.cursor),
+                None => sample_tracks(
+                    info,
+                    playback.time,
+                    &mut binding.cursor,
+                    &mut binding.track_poses,
+                ),
+            }
+            binding.presampled = true;
+        });
+}
+
 /// Poses every bound character at its playhead's time: root motion, the clip, and a clip
 /// fading out blended in; then writes the bones' transforms.
 pub(crate) fn apply_skeletal(
@@ -650,6 +683,7 @@ pub(crate) fn apply_skeletal(
             continue;
         };
         let rebound = std::mem::take(&mut binding.rebound);
+        let presampled = std::mem::take(&mut binding.presampled);
         let now = playback.time;
         let step = playback.last_step();
         if let Some(mut motion) = root_motion {
@@ -682,7 +716,9 @@ pub(crate) fn apply_skeletal(
             ..
         } = &mut *binding;
         if let Some(r) = retarget.as_mut() {
-            r.sample(&info, now, cursor);
+            if !presampled {
+                r.sample(&info, now, cursor);
+            }
             if !rebound && skeletal.fade.is_none() {
                 // The common frame: only the retargeted bones change.
                 for &b in &r.mapped {
@@ -692,7 +728,7 @@ pub(crate) fn apply_skeletal(
                 }
                 continue;
             }
-        } else {
+        } else if !presampled {
             sample_tracks(&info, now, cursor, track_poses);
         }
         if retarget.is_none() && !rebound && skeletal.fade.is_none() {
