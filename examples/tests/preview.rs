@@ -726,3 +726,24 @@ fn the_preview_plays_the_clip_on_an_opened_gta_model_with_the_skeleton_over_its_
     assert!(changed > 2000, "{changed} pixels changed");
     assert!(joints_moved(&shots[0], &shots[1]) >= 8);
 }
+
+#[test]
+fn the_crowd_example_draws_every_ped_on_the_flat_path() {
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-crowd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shots = [("flat", &[][..]), ("bones", &["--bones"][..])].map(|(name, extra)| {
+        let png = dir.join(format!("{name}.png"));
+        let mut args = vec!["64", "--screenshot", png.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        run_example("crowd", &args, &png).unwrap();
+        image::open(&png).unwrap().to_rgb8()
+    });
+    for (img, name) in shots.iter().zip(["flat", "bones"]) {
+        // 64 skeletons of 31 lines each, drawn in the skeleton colour.
+        let lines = img.pixels().filter(|p| is_skeleton(p)).count();
+        assert!(lines > 3000, "{name}: {lines} skeleton pixels");
+    }
+}

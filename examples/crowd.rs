@@ -1,0 +1,152 @@
+//! Many walking GTA peds at once: N SA skeletons playing the bundled walk at random phases and
+//! speeds, on the crowd path (`CrowdCharacter`: no bone entities, each pose computed into
+//! model-space matrices over both cores and drawn as lines), with the frame time on screen.
+//!
+//!     cargo run --release --example crowd -- [N] [--bones] [--screenshot OUT.png]   (N: 1000)
+//!
+//! `--bones` spawns `GtaSkeleton`s instead (one entity per bone, posed by `SkeletalClip`, with
+//! transform propagation): the per-bone path, for comparison. `--screenshot` saves the window
+//! after 120 frames and exits.
+
+use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
+use bevy::prelude::*;
+use rigplay::plugin::{
+    CrowdCharacter, GtaSkeleton, IfpPlugin, Playback, SkeletalClip, SkeletonGizmos,
+};
+use rigplay::skeleton::GtaGame;
+
+#[derive(Component)]
+struct Counter;
+
+/// Where to save a screenshot, and how many frames were shown.
+#[derive(Resource)]
+struct Shot(Option<std::path::PathBuf>, u32);
+
+/// What is on show: how many peds, and on which path.
+#[derive(Resource, Clone, Copy)]
+struct Crowd {
+    count: usize,
+    bones: bool,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let count: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(1000);
+    let bones = args.iter().any(|a| a == "--bones");
+    let shot = args
+        .iter()
+        .position(|a| a == "--screenshot")
+        .and_then(|i| args.get(i + 1))
+        .map(std::path::PathBuf::from);
+    let crowd = Crowd { count, bones };
+    App::new()
+        .add_plugins((
+            DefaultPlugins
+                .set(AssetPlugin {
+                    file_path: concat!(env!("CARGO_MANIFEST_DIR"), "/../assets").into(),
+                    ..default()
+                })
+                .set(WindowPlugin {
+                    primary_window: Some(Window {
+                        title: format!("rigplay: {count} peds"),
+                        ..default()
+                    }),
+                    ..default()
+                }),
+            FrameTimeDiagnosticsPlugin::default(),
+            IfpPlugin,
+        ))
+        .insert_resource(crowd)
+        .insert_resource(Shot(shot, 0))
+        // Joint spheres would cost more than the poses: lines only.
+        .insert_resource(SkeletonGizmos {
+            joint_radius: 0.0,
+            ..default()
+        })
+        .add_systems(Startup, setup)
+        .add_systems(Update, (show_counters, screenshot))
+        .run();
+}
+
+/// A small deterministic generator (xorshift) for the phases: the same crowd every run.
+fn random(state: &mut u64) -> f32 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    (*state >> 40) as f32 / (1u64 << 24) as f32
+}
+
+fn setup(mut commands: Commands, assets: Res<AssetServer>, crowd: Res<Crowd>) {
+    let walk: Handle<AnimationClip> = assets.load("anims/sa_ped.ifp#walk");
+    // A square grid, 1.2 m apart, walking in place (the clip's root motion is extracted).
+    let columns = (crowd.count as f32).sqrt().ceil().max(1.0) as usize;
+    let spacing = 1.2;
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    for i in 0..crowd.count {
+        let (c, r) = ((i % columns) as f32, (i / columns) as f32);
+        let at = Transform::from_xyz(
+            (c - columns as f32 / 2.0) * spacing,
+            0.0,
+            (r - columns as f32 / 2.0) * spacing,
+        )
+        .with_rotation(Quat::from_rotation_y(std::f32::consts::PI));
+        let mut playback = Playback::looping().with_speed(0.8 + 0.4 * random(&mut seed));
+        playback.time = random(&mut seed) * 1.2;
+        if crowd.bones {
+            commands.spawn((
+                GtaSkeleton::SA,
+                SkeletalClip::new(walk.clone()),
+                playback,
+                at,
+            ));
+        } else {
+            commands.spawn((CrowdCharacter::new(GtaGame::Sa, walk.clone()), playback, at));
+        }
+    }
+    let extent = columns as f32 * spacing;
+    commands.spawn((
+        Camera3d::default(),
+        Transform::from_xyz(0.0, 0.5 * extent + 2.0, 0.9 * extent + 3.0)
+            .looking_at(Vec3::new(0.0, 0.9, 0.0), Vec3::Y),
+    ));
+    commands.spawn((
+        Counter,
+        Text::new(""),
+        TextFont::from_font_size(16.0),
+        Node {
+            position_type: PositionType::Absolute,
+            left: Val::Px(8.0),
+            top: Val::Px(6.0),
+            ..default()
+        },
+    ));
+}
+
+fn show_counters(
+    diagnostics: Res<DiagnosticsStore>,
+    crowd: Res<Crowd>,
+    mut text: Single<&mut Text, With<Counter>>,
+) {
+    let ms = diagnostics
+        .get(&FrameTimeDiagnosticsPlugin::FRAME_TIME)
+        .and_then(|d| d.smoothed())
+        .unwrap_or(0.0);
+    text.0 = format!(
+        "{} SA peds, {} | frame {ms:.2} ms",
+        crowd.count,
+        if crowd.bones {
+            "bone entities (GtaSkeleton)"
+        } else {
+            "flat (CrowdCharacter)"
+        }
+    );
+}
+
+fn screenshot(mut commands: Commands, mut shot: ResMut<Shot>) {
+    let Some(path) = shot.0.clone() else { return };
+    shot.1 += 1;
+    if shot.1 != 120 {
+        return;
+    }
+    rigplay_preview::shot::save_window_and_exit(&mut commands, path);
+}
