@@ -177,12 +177,24 @@ fn groups(joints: usize) -> usize {
 /// The local transforms (relative to the parent) of a skeleton's joints, stored in SoA lanes of
 /// four joints (see the [module documentation](self)). What [`sample`] and [`blend`] write and
 /// [`local_to_model`] reads; make one per buffer and reuse it every frame.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct LocalPose {
     joints: usize,
+    /// The id of the [`PoseClip`] whose constant lane groups this pose holds (0: none), so
+    /// that sampling the same clip into it again need not rewrite them.
+    constants_of: u64,
     rotations: Vec<Quat4>,
     translations: Vec<Vec3x4>,
     scales: Vec<Vec3x4>,
+}
+
+impl PartialEq for LocalPose {
+    fn eq(&self, other: &Self) -> bool {
+        self.joints == other.joints
+            && self.rotations == other.rotations
+            && self.translations == other.translations
+            && self.scales == other.scales
+    }
 }
 
 impl Default for LocalPose {
@@ -197,6 +209,7 @@ impl LocalPose {
         let g = groups(joints);
         LocalPose {
             joints,
+            constants_of: 0,
             rotations: vec![Quat4::IDENTITY; g],
             translations: vec![Vec3x4::ZERO; g],
             scales: vec![Vec3x4::ONE; g],
@@ -237,6 +250,7 @@ impl LocalPose {
     pub fn set(&mut self, j: usize, pose: BonePose) {
         assert!(j < self.joints, "joint {j} of {}", self.joints);
         let (g, l) = (j / LANES, j % LANES);
+        self.constants_of = 0;
         self.rotations[g].set(l, pose.rotation);
         self.translations[g].set(l, pose.translation);
         self.scales[g].set(l, pose.scale);
@@ -253,6 +267,7 @@ impl LocalPose {
     /// Joints added are identity transforms.
     fn resize(&mut self, joints: usize) {
         if self.joints != joints {
+            self.constants_of = 0;
             let g = groups(joints);
             self.rotations.resize(g, Quat4::IDENTITY);
             self.translations.resize(g, Vec3x4::ZERO);
@@ -387,7 +402,13 @@ struct Track<V: Key> {
     arcs: Vec<(f32, f32)>,
     /// When each stream entry is needed, non-decreasing, ending with +∞.
     need: Vec<f32>,
+    /// Entries' slots are `4 · cache group + lane`: only lane groups with a channel of two
+    /// keys or more are animated and cached, the others are constant.
     entries: Vec<V::Entry>,
+    /// The lane groups that are animated, in cache order.
+    animated: Vec<u32>,
+    /// Per lane group: its cache group if animated.
+    cache_of_group: Vec<Option<u32>>,
 }
 
 /// A value a channel interpolates, and its stream entry.
@@ -439,6 +460,8 @@ impl<V: Key> Track<V> {
             arcs: Vec::new(),
             need: Vec::new(),
             entries: Vec::new(),
+            animated: Vec::new(),
+            cache_of_group: Vec::new(),
         }
     }
 
@@ -458,8 +481,17 @@ impl<V: Key> Track<V> {
         }
     }
 
-    /// Builds the stream from the channels.
+    /// Finds the animated lane groups and builds the stream from the channels.
     fn build_stream(&mut self) {
+        let joints = self.channels.len();
+        self.cache_of_group = vec![None; groups(joints)];
+        for (g, cache) in self.cache_of_group.iter_mut().enumerate() {
+            let lanes = g * LANES..((g + 1) * LANES).min(joints);
+            if self.channels[lanes].iter().any(|c| c.len >= 2) {
+                *cache = Some(self.animated.len() as u32);
+                self.animated.push(g as u32);
+            }
+        }
         let mut entries: Vec<(f32, V::Entry)> = Vec::with_capacity(self.times.len());
         for (slot, c) in self.channels.iter().enumerate() {
             let (s, n) = (c.start as usize, c.len as usize);
@@ -468,6 +500,10 @@ impl<V: Key> Track<V> {
             }
             let times = &self.times[s..s + n];
             let values = &self.values[s..s + n];
+            let Some(cache) = self.cache_of_group[slot / LANES] else {
+                continue;
+            };
+            let slot = cache as usize * LANES + slot % LANES;
             // Key 1 is needed once t > times[0], key k ≥ 2 once t ≥ times[k − 1]; the running
             // maximum keeps a channel's entries in key order when its first keys share a time.
             let mut need = times[0].next_up();
@@ -495,10 +531,10 @@ impl<V: Key> Track<V> {
         self.entries = entries.into_iter().map(|e| e.1).collect();
     }
 
-    /// The cache contents of channel `slot` at time `t`: the first key and the entry for the
-    /// second (see the module documentation).
-    fn seek(&self, slot: usize, t: f32) -> (V, V::Entry) {
-        let c = self.channels[slot];
+    /// The cache contents of joint `joint`'s channel at time `t`: the first key and the entry
+    /// for the second (see the module documentation), with the cache slot.
+    fn seek(&self, joint: usize, slot: usize, t: f32) -> (V, V::Entry) {
+        let c = self.channels[joint];
         let (s, n) = (c.start as usize, c.len as usize);
         let times = &self.times[s..s + n];
         let values = &self.values[s..s + n];
@@ -541,6 +577,9 @@ pub struct PoseClip {
     rotations: Track<Quat>,
     translations: Track<Vec3>,
     scales: Track<Vec3>,
+    /// The whole pose's lane groups with every channel's first key: what the constant groups
+    /// hold at all times.
+    constants: LocalPose,
 }
 
 impl PoseClip {
@@ -597,7 +636,20 @@ impl PoseClip {
         rotations.build_stream();
         translations.build_stream();
         scales.build_stream();
+        let mut constants = LocalPose::new(joints);
+        for j in 0..joints {
+            let first = |c: Keys| c.start as usize;
+            constants.set(
+                j,
+                BonePose {
+                    rotation: rotations.values[first(rotations.channels[j])],
+                    translation: translations.values[first(translations.channels[j])],
+                    scale: scales.values[first(scales.channels[j])],
+                },
+            );
+        }
         PoseClip {
+            constants,
             id: NEXT_CLIP_ID.fetch_add(1, Ordering::Relaxed),
             joints,
             duration: clip.duration(),
@@ -750,26 +802,32 @@ impl PoseCursor {
 
     /// Sets the cache for time `t` by binary searches.
     fn seek(&mut self, clip: &PoseClip, t: f32) {
-        let g = groups(clip.joints);
         self.rotations.clear();
-        self.rotations.resize(g, ROT_HOLD);
+        self.rotations
+            .resize(clip.rotations.animated.len(), ROT_HOLD);
         self.translations.clear();
-        self.translations.resize(g, VEC_HOLD);
+        self.translations
+            .resize(clip.translations.animated.len(), VEC_HOLD);
         self.scales.clear();
-        self.scales.resize(g, VEC_HOLD);
+        self.scales.resize(clip.scales.animated.len(), VEC_HOLD);
         for j in 0..clip.joints {
-            let (gi, l) = (j / LANES, j % LANES);
-            let (a, e) = clip.rotations.seek(j, t);
-            let c = &mut self.rotations[gi];
-            c.b.set(l, a);
-            c.roll(l, &e);
-            for (track, cache) in [
-                (&clip.translations, &mut self.translations[gi]),
-                (&clip.scales, &mut self.scales[gi]),
-            ] {
-                let (a, e) = track.seek(j, t);
+            let (g, l) = (j / LANES, j % LANES);
+            if let Some(c) = clip.rotations.cache_of_group[g] {
+                let (a, e) = clip.rotations.seek(j, c as usize * LANES + l, t);
+                let cache = &mut self.rotations[c as usize];
                 cache.b.set(l, a);
                 cache.roll(l, &e);
+            }
+            for (track, caches) in [
+                (&clip.translations, &mut self.translations),
+                (&clip.scales, &mut self.scales),
+            ] {
+                if let Some(c) = track.cache_of_group[g] {
+                    let (a, e) = track.seek(j, c as usize * LANES + l, t);
+                    let cache = &mut caches[c as usize];
+                    cache.b.set(l, a);
+                    cache.roll(l, &e);
+                }
             }
         }
         self.next = [
@@ -838,15 +896,22 @@ pub fn sample(clip: &PoseClip, time: f32, cursor: &mut PoseCursor, out: &mut Loc
         cursor.advance(clip, t);
     }
     out.resize(clip.joints);
+    if out.constants_of != clip.id {
+        out.rotations.copy_from_slice(&clip.constants.rotations);
+        out.translations
+            .copy_from_slice(&clip.constants.translations);
+        out.scales.copy_from_slice(&clip.constants.scales);
+        out.constants_of = clip.id;
+    }
     let tv = Vec4::splat(t);
-    for (c, o) in cursor.rotations.iter().zip(out.rotations.iter_mut()) {
-        *o = c.eval(tv);
+    for (c, &g) in cursor.rotations.iter().zip(&clip.rotations.animated) {
+        out.rotations[g as usize] = c.eval(tv);
     }
-    for (c, o) in cursor.translations.iter().zip(out.translations.iter_mut()) {
-        *o = c.eval(tv);
+    for (c, &g) in cursor.translations.iter().zip(&clip.translations.animated) {
+        out.translations[g as usize] = c.eval(tv);
     }
-    for (c, o) in cursor.scales.iter().zip(out.scales.iter_mut()) {
-        *o = c.eval(tv);
+    for (c, &g) in cursor.scales.iter().zip(&clip.scales.animated) {
+        out.scales[g as usize] = c.eval(tv);
     }
 }
 
@@ -886,6 +951,7 @@ fn mask_lanes(mask: &[f32], g: usize) -> Vec4 {
 pub fn blend(layers: &[BlendLayer<'_>], rest: &LocalPose, out: &mut LocalPose) {
     let n = rest.len();
     out.resize(n);
+    out.constants_of = 0;
     let first = layers.iter().find(|l| l.pose.len() == n);
     for g in 0..groups(n) {
         let mut q = Quat4 {
