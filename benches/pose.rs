@@ -78,7 +78,7 @@ struct Crowd {
 impl Crowd {
     fn new(walk: &Clip, idle: &Clip) -> Self {
         let sa = Skeleton::gta_sa();
-        let skeleton = PoseSkeleton::from_skeleton(&sa).expect("the SA skeleton is flat");
+        let skeleton = sa.pose_skeleton().expect("the SA skeleton is flat");
         let clips = [walk, idle].map(|c| PoseClip::new(c, &skeleton, &sa.bind(c).targets));
         let (p0, p1) = (phases(0x2545_F491_4F6C_DD1D), phases(0x9E37_79B9_7F4A_7C15));
         let characters = (0..CHARACTERS)
@@ -318,7 +318,7 @@ fn floor_local_to_model(p: &FloorPose, parents: &[i16], out: &mut [Affine3A]) {
 }
 
 fn floor(c: &mut Criterion) {
-    let sa = PoseSkeleton::from_skeleton(&Skeleton::gta_sa()).expect("flat");
+    let sa = Skeleton::gta_sa().pose_skeleton().expect("flat");
     let joints = sa.len();
     let clip = FloorClip::new(joints, 31, 30.0);
     let duration = clip.duration();

@@ -61,7 +61,6 @@
 //! normalisation and needs neither.)
 
 use super::{BonePose, Clip};
-use crate::skeleton::Skeleton;
 use glam::{Affine3A, Mat4, Quat, Vec3, Vec3A, Vec4};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -302,7 +301,8 @@ pub enum PoseSkeletonError {
 }
 
 /// A flat joint hierarchy: each joint's parent index (−1 for a root), parents before their
-/// children, and the rest pose.
+/// children, and the rest pose. [`Skeleton::pose_skeleton`](crate::skeleton::Skeleton::pose_skeleton)
+/// makes one from a GTA skeleton.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PoseSkeleton {
     parents: Vec<i16>,
@@ -334,12 +334,6 @@ impl PoseSkeleton {
             parents,
             rest: LocalPose::from_bone_poses(rest),
         })
-    }
-
-    /// The flat form of `skeleton`: its bones in order, with their rest transforms.
-    pub fn from_skeleton(skeleton: &Skeleton) -> Result<Self, PoseSkeletonError> {
-        let parents: Vec<Option<usize>> = skeleton.bones.iter().map(|b| b.parent).collect();
-        PoseSkeleton::new(&parents, &skeleton.rest_pose())
     }
 
     /// Number of joints.
@@ -584,7 +578,7 @@ pub struct PoseClip {
 
 impl PoseClip {
     /// Lays `clip` out for `skeleton`: `targets[i]` is the joint track `i` drives (as
-    /// [`Skeleton::bind`] gives them in [`crate::skeleton::Binding::targets`]). Tracks without a
+    /// [`Skeleton::bind`](crate::skeleton::Skeleton::bind) gives them in [`crate::skeleton::Binding::targets`]). Tracks without a
     /// joint, or with a joint out of range or already driven by an earlier track, are ignored;
     /// the channels no track gives a joint hold its rest values.
     pub fn new(clip: &Clip, skeleton: &PoseSkeleton, targets: &[Option<usize>]) -> Self {
