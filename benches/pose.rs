@@ -30,13 +30,21 @@ use rigplay::skeleton::Skeleton;
 use std::hint::black_box;
 use std::time::Duration;
 
-const CHARACTERS: usize = 1000;
+/// 1000 characters, or `RIGPLAY_POSE_CHARACTERS` (to see how the costs change once the
+/// characters' state fits a core's caches).
+fn characters() -> usize {
+    std::env::var("RIGPLAY_POSE_CHARACTERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000)
+}
+
 const STEP: f32 = 1.0 / 60.0;
 
 /// Deterministic phases in [0, 1).
 fn phases(seed: u64) -> Vec<f32> {
     let mut x = seed;
-    (0..CHARACTERS)
+    (0..characters())
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 7;
@@ -81,7 +89,7 @@ impl Crowd {
         let skeleton = sa.pose_skeleton().expect("the SA skeleton is flat");
         let clips = [walk, idle].map(|c| PoseClip::new(c, &skeleton, &sa.bind(c).targets));
         let (p0, p1) = (phases(0x2545_F491_4F6C_DD1D), phases(0x9E37_79B9_7F4A_7C15));
-        let characters = (0..CHARACTERS)
+        let characters = (0..characters())
             .map(|i| {
                 let times = [p0[i] * clips[0].duration(), p1[i] * clips[1].duration()];
                 let mut c = Character {
@@ -145,7 +153,7 @@ fn pose(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
     // One iteration = one 60 Hz frame of 1000 characters × 32 joints.
-    g.throughput(Throughput::Elements((CHARACTERS * joints) as u64));
+    g.throughput(Throughput::Elements((characters() * joints) as u64));
 
     let mut crowd = Crowd::new(&walk, &idle);
     g.bench_function("sample", |b| {
@@ -197,9 +205,9 @@ fn pose(c: &mut Criterion) {
             .iter()
             .map(|p| p * duration)
             .collect();
-        let mut cursors: Vec<_> = (0..CHARACTERS).map(|_| walk.cursor()).collect();
+        let mut cursors: Vec<_> = (0..characters()).map(|_| walk.cursor()).collect();
         let tracks = walk.tracks().len();
-        let mut poses = vec![BonePose::default(); CHARACTERS * tracks];
+        let mut poses = vec![BonePose::default(); characters() * tracks];
         b.iter(|| {
             for ((t, cursor), pose) in times
                 .iter_mut()
@@ -330,12 +338,12 @@ fn floor(c: &mut Criterion) {
     g.sample_size(30)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    g.throughput(Throughput::Elements((CHARACTERS * joints) as u64));
+    g.throughput(Throughput::Elements((characters() * joints) as u64));
     let mut times: Vec<f32> = phases(0x2545_F491_4F6C_DD1D)
         .iter()
         .map(|p| p * duration)
         .collect();
-    let mut poses = vec![empty; CHARACTERS];
+    let mut poses = vec![empty; characters()];
     g.bench_function("sample f32", |b| {
         b.iter(|| {
             for (t, pose) in times.iter_mut().zip(&mut poses) {
@@ -345,7 +353,7 @@ fn floor(c: &mut Criterion) {
             black_box(&poses);
         })
     });
-    let mut models = vec![vec![Affine3A::IDENTITY; joints]; CHARACTERS];
+    let mut models = vec![vec![Affine3A::IDENTITY; joints]; characters()];
     g.bench_function("local->model", |b| {
         b.iter(|| {
             for (pose, model) in poses.iter().zip(&mut models) {
