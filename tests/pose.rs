@@ -567,3 +567,66 @@ fn a_clip_without_keys_or_joints_gives_rest() {
     let mut model: [Affine3A; 0] = [];
     local_to_model(&none, &pose, &mut model);
 }
+
+#[test]
+fn poses_of_unit_scales_blend_and_transform_like_any_other() {
+    // Blending and local→model skip the scales of poses whose scales are all 1: a buffer that
+    // held other scales must still come out right, and so must a pose whose scale was set.
+    let mut rng = Rng(21);
+    let n = 9;
+    let parents: Vec<Option<usize>> = (0..n).map(|j: usize| j.checked_sub(1)).collect();
+    let unit = |p: &mut LocalPose| {
+        for j in 0..n {
+            let mut b = p.get(j);
+            b.scale = Vec3::ONE;
+            p.set(j, b);
+        }
+    };
+    let (mut a, mut b, mut rest) = (
+        random_pose(&mut rng, n),
+        random_pose(&mut rng, n),
+        random_pose(&mut rng, n),
+    );
+    let mut out = LocalPose::default();
+    let layers = |a: &LocalPose, b: &LocalPose, out: &mut LocalPose, rest: &LocalPose| {
+        blend(
+            &[
+                BlendLayer {
+                    pose: a,
+                    weight: 0.25,
+                    mask: None,
+                },
+                BlendLayer {
+                    pose: b,
+                    weight: 0.75,
+                    mask: None,
+                },
+            ],
+            rest,
+            out,
+        )
+    };
+    layers(&a, &b, &mut out, &rest);
+    assert!(out.get(4).scale != Vec3::ONE);
+    unit(&mut a);
+    unit(&mut b);
+    unit(&mut rest);
+    layers(&a, &b, &mut out, &rest);
+    for j in 0..n {
+        assert_eq!(out.get(j).scale, Vec3::ONE);
+        let r = rigplay::anim::blend(a.get(j), b.get(j), 0.75);
+        assert!(angle(r.rotation, out.get(j).rotation) < 1e-5);
+    }
+    // A scale set on the blended pose is used by local→model.
+    let rest_poses: Vec<BonePose> = (0..n).map(|j| rest.get(j)).collect();
+    let skeleton = PoseSkeleton::new(&parents, &rest_poses).unwrap();
+    let mut m = vec![Affine3A::IDENTITY; n];
+    local_to_model(&skeleton, &out, &mut m);
+    let mut p = out.get(2);
+    p.scale = Vec3::splat(2.0);
+    out.set(2, p);
+    local_to_model(&skeleton, &out, &mut m);
+    let expected = Affine3A::from_scale_rotation_translation(p.scale, p.rotation, p.translation);
+    let local_of_2 = m[1].inverse() * m[2];
+    assert!(local_of_2.abs_diff_eq(expected, 1e-4), "{local_of_2:?}");
+}

@@ -70,8 +70,9 @@ mod tests;
 /// Joints per SoA lane group.
 const LANES: usize = 4;
 
-/// Four quaternions, component-wise.
+/// Four quaternions, component-wise: one cache line.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C, align(64))]
 struct Quat4 {
     x: Vec4,
     y: Vec4,
@@ -182,6 +183,9 @@ pub struct LocalPose {
     /// The id of the [`PoseClip`] whose constant lane groups this pose holds (0: none), so
     /// that sampling the same clip into it again need not rewrite them.
     constants_of: u64,
+    /// Whether every joint's scale is exactly 1 (so that blending and local→model can skip
+    /// the scales).
+    unit_scales: bool,
     rotations: Vec<Quat4>,
     translations: Vec<Vec3x4>,
     scales: Vec<Vec3x4>,
@@ -209,6 +213,7 @@ impl LocalPose {
         LocalPose {
             joints,
             constants_of: 0,
+            unit_scales: true,
             rotations: vec![Quat4::IDENTITY; g],
             translations: vec![Vec3x4::ZERO; g],
             scales: vec![Vec3x4::ONE; g],
@@ -250,6 +255,7 @@ impl LocalPose {
         assert!(j < self.joints, "joint {j} of {}", self.joints);
         let (g, l) = (j / LANES, j % LANES);
         self.constants_of = 0;
+        self.unit_scales &= pose.scale == Vec3::ONE;
         self.rotations[g].set(l, pose.rotation);
         self.translations[g].set(l, pose.translation);
         self.scales[g].set(l, pose.scale);
@@ -577,6 +583,13 @@ pub struct PoseClip {
 }
 
 impl PoseClip {
+    /// Whether every joint's scale is 1 at all times.
+    fn unit_scales(&self) -> bool {
+        self.scales.animated.is_empty() && self.constants.unit_scales
+    }
+}
+
+impl PoseClip {
     /// Lays `clip` out for `skeleton`: `targets[i]` is the joint track `i` drives (as
     /// [`Skeleton::bind`](crate::skeleton::Skeleton::bind) gives them in [`crate::skeleton::Binding::targets`]). Tracks without a
     /// joint, or with a joint out of range or already driven by an earlier track, are ignored;
@@ -670,8 +683,9 @@ impl PoseClip {
 }
 
 /// The cache of a rotation lane group: keys `a` and `b`, the segment's start time, 1 / its
-/// duration, its angle θ and θ / sin θ.
+/// duration, its angle θ and θ / sin θ: three cache lines.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C, align(64))]
 struct RotCache {
     a: Quat4,
     b: Quat4,
@@ -681,8 +695,9 @@ struct RotCache {
     inv_sinc: Vec4,
 }
 
-/// The cache of a translation or scale lane group.
+/// The cache of a translation or scale lane group: two cache lines.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C, align(64))]
 struct VecCache {
     a: Vec3x4,
     b: Vec3x4,
@@ -897,6 +912,7 @@ pub fn sample(clip: &PoseClip, time: f32, cursor: &mut PoseCursor, out: &mut Loc
         out.scales.copy_from_slice(&clip.constants.scales);
         out.constants_of = clip.id;
     }
+    out.unit_scales = clip.unit_scales();
     let tv = Vec4::splat(t);
     for (c, &g) in cursor.rotations.iter().zip(&clip.rotations.animated) {
         out.rotations[g as usize] = c.eval(tv);
@@ -946,6 +962,30 @@ pub fn blend(layers: &[BlendLayer<'_>], rest: &LocalPose, out: &mut LocalPose) {
     let n = rest.len();
     out.resize(n);
     out.constants_of = 0;
+    let unit = rest.unit_scales
+        && layers
+            .iter()
+            .all(|l| l.pose.len() != n || l.pose.unit_scales);
+    if unit {
+        // Every weighted mean of scales 1 is 1: no need to read them.
+        if !out.unit_scales {
+            out.scales.fill(Vec3x4::ONE);
+            out.unit_scales = true;
+        }
+        blend_groups::<false>(layers, rest, out);
+    } else {
+        out.unit_scales = false;
+        blend_groups::<true>(layers, rest, out);
+    }
+}
+
+/// [`blend`] without or with the scales.
+fn blend_groups<const SCALES: bool>(
+    layers: &[BlendLayer<'_>],
+    rest: &LocalPose,
+    out: &mut LocalPose,
+) {
+    let n = rest.len();
     let first = layers.iter().find(|l| l.pose.len() == n);
     for g in 0..groups(n) {
         let mut q = Quat4 {
@@ -968,18 +1008,19 @@ pub fn blend(layers: &[BlendLayer<'_>], rest: &LocalPose, out: &mut LocalPose) {
                 let wq = Vec4::select(reference.dot(r).cmplt(Vec4::ZERO), -w, w);
                 q.add_scaled(r, wq);
                 t.add_scaled(&layer.pose.translations[g], w);
-                s.add_scaled(&layer.pose.scales[g], w);
+                if SCALES {
+                    s.add_scaled(&layer.pose.scales[g], w);
+                }
                 sum += w;
             }
         }
         let len2 = q.dot(&q);
         let some = sum.cmpgt(Vec4::ZERO);
         let inv_sum = sum.recip();
-        let (rr, rt, rs) = (&rest.rotations[g], &rest.translations[g], &rest.scales[g]);
+        let (rr, rt) = (&rest.rotations[g], &rest.translations[g]);
         let rot_ok = some & len2.cmpgt(Vec4::ZERO);
         let q = q.scaled(len2.sqrt().recip());
         let t = t.scaled(inv_sum);
-        let s = s.scaled(inv_sum);
         out.rotations[g] = Quat4 {
             x: Vec4::select(rot_ok, q.x, rr.x),
             y: Vec4::select(rot_ok, q.y, rr.y),
@@ -991,11 +1032,14 @@ pub fn blend(layers: &[BlendLayer<'_>], rest: &LocalPose, out: &mut LocalPose) {
             y: Vec4::select(some, t.y, rt.y),
             z: Vec4::select(some, t.z, rt.z),
         };
-        out.scales[g] = Vec3x4 {
-            x: Vec4::select(some, s.x, rs.x),
-            y: Vec4::select(some, s.y, rs.y),
-            z: Vec4::select(some, s.z, rs.z),
-        };
+        if SCALES {
+            let (s, rs) = (s.scaled(inv_sum), &rest.scales[g]);
+            out.scales[g] = Vec3x4 {
+                x: Vec4::select(some, s.x, rs.x),
+                y: Vec4::select(some, s.y, rs.y),
+                z: Vec4::select(some, s.z, rs.z),
+            };
+        }
     }
 }
 
@@ -1003,14 +1047,24 @@ pub fn blend(layers: &[BlendLayer<'_>], rest: &LocalPose, out: &mut LocalPose) {
 /// then translation), roots as their local transform. Handles as many joints as `skeleton`,
 /// `local` and `out` all have.
 pub fn local_to_model(skeleton: &PoseSkeleton, local: &LocalPose, out: &mut [Affine3A]) {
+    if local.unit_scales {
+        local_to_model_groups::<false>(skeleton, local, out);
+    } else {
+        local_to_model_groups::<true>(skeleton, local, out);
+    }
+}
+
+/// [`local_to_model`] without or with the scales.
+fn local_to_model_groups<const SCALES: bool>(
+    skeleton: &PoseSkeleton,
+    local: &LocalPose,
+    out: &mut [Affine3A],
+) {
     let n = skeleton.len().min(local.len()).min(out.len());
     let parents = &skeleton.parents[..n];
     for g in 0..groups(n) {
-        let (q, t, s) = (
-            &local.rotations[g],
-            &local.translations[g],
-            &local.scales[g],
-        );
+        let (q, t) = (&local.rotations[g], &local.translations[g]);
+        let s = if SCALES { local.scales[g] } else { Vec3x4::ONE };
         // The rotation matrices of four joints at once, columns scaled.
         let (x2, y2, z2) = (q.x + q.x, q.y + q.y, q.z + q.z);
         let (xx, xy, xz) = (q.x * x2, q.x * y2, q.x * z2);
