@@ -18,8 +18,13 @@
 //! rotations nlerped, translations lerped; and a local→model pass with glam `Affine3A` over a
 //! parents array. It has no cursors, no uneven keys, no scale and no exact slerp: a floor, not a
 //! peer. Per-joint cost = median / 32 000.
+//!
+//! After criterion's groups, the same workloads are timed once more in rotation, one frame of
+//! each after the other for 1500 rounds (`RIGPLAY_POSE_ROUNDS`), and the medians' ratios printed:
+//! on a shared machine they move less than ratios of groups measured minutes apart. `--
+//! --paired-only` runs only that; `RIGPLAY_POSE_CHARACTERS` changes the 1000 characters.
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use glam::{Affine3A, Quat, Vec3};
 use rigplay::anim::pose::{
     BlendLayer, LocalPose, PoseClip, PoseCursor, PoseSkeleton, blend, local_to_model, sample,
@@ -28,7 +33,7 @@ use rigplay::anim::{BonePose, Clip, WrapMode, wrap_time};
 use rigplay::formats::ifp::IfpPackage;
 use rigplay::skeleton::Skeleton;
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// 1000 characters, or `RIGPLAY_POSE_CHARACTERS` (to see how the costs change once the
 /// characters' state fits a core's caches).
@@ -365,5 +370,131 @@ fn floor(c: &mut Criterion) {
     g.finish();
 }
 
+/// The same frames timed in rotation, one frame of each workload after the other, so that all
+/// of them see the same machine: the medians over the rounds give ratios that the noise of a
+/// shared machine moves less than those of criterion's groups, which run minutes apart.
+fn paired() {
+    let (walk, idle) = (sa_clip("walk"), sa_clip("idle"));
+    let n = characters();
+    let sa = Skeleton::gta_sa().pose_skeleton().expect("flat");
+    let joints = sa.len();
+    let floor_clip = FloorClip::new(joints, 31, 30.0);
+    let floor_duration = floor_clip.duration();
+    let mut floor_times: Vec<f32> = phases(0x2545_F491_4F6C_DD1D)
+        .iter()
+        .map(|p| p * floor_duration)
+        .collect();
+    let mut floor_poses = vec![
+        FloorPose {
+            rot: std::array::from_fn(|_| vec![0.0; joints]),
+            pos: std::array::from_fn(|_| vec![0.0; joints]),
+        };
+        n
+    ];
+    let mut floor_models = vec![vec![Affine3A::IDENTITY; joints]; n];
+    let mut sample_crowd = Crowd::new(&walk, &idle);
+    let mut blend_crowd = Crowd::new(&walk, &idle);
+    let mut l2m_crowd = Crowd::new(&walk, &idle);
+    for c in &mut l2m_crowd.characters {
+        Crowd::blend(&l2m_crowd.skeleton, c);
+    }
+    let mut full_crowd = Crowd::new(&walk, &idle);
+    let names = [
+        "floor/sample f32",
+        "floor/local->model",
+        "pose/sample",
+        "pose/blend2",
+        "pose/local_to_model",
+        "pose/full",
+    ];
+    let rounds: usize = std::env::var("RIGPLAY_POSE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1500);
+    let mut ns: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); names.len()];
+    for _ in 0..rounds {
+        for (w, times) in ns.iter_mut().enumerate() {
+            let start = Instant::now();
+            match w {
+                0 => {
+                    for (t, pose) in floor_times.iter_mut().zip(&mut floor_poses) {
+                        *t = wrap_time(*t + STEP, floor_duration, WrapMode::Loop);
+                        floor_sample(&floor_clip, *t, pose);
+                    }
+                }
+                1 => {
+                    for (pose, model) in floor_poses.iter().zip(&mut floor_models) {
+                        floor_local_to_model(pose, sa.parents(), model);
+                    }
+                }
+                2 => {
+                    for c in &mut sample_crowd.characters {
+                        Crowd::sample_layer(&sample_crowd.clips, c, 0);
+                    }
+                }
+                3 => {
+                    for c in &mut blend_crowd.characters {
+                        Crowd::sample_layer(&blend_crowd.clips, c, 0);
+                        Crowd::sample_layer(&blend_crowd.clips, c, 1);
+                        Crowd::blend(&blend_crowd.skeleton, c);
+                    }
+                }
+                4 => {
+                    for c in &mut l2m_crowd.characters {
+                        local_to_model(&l2m_crowd.skeleton, &c.blended, &mut c.model);
+                    }
+                }
+                _ => {
+                    for c in &mut full_crowd.characters {
+                        Crowd::sample_layer(&full_crowd.clips, c, 0);
+                        Crowd::sample_layer(&full_crowd.clips, c, 1);
+                        Crowd::blend(&full_crowd.skeleton, c);
+                        local_to_model(&full_crowd.skeleton, &c.blended, &mut c.model);
+                    }
+                }
+            }
+            times.push(start.elapsed().as_nanos() as f64 / (n * joints) as f64);
+        }
+    }
+    black_box((
+        &floor_models,
+        &sample_crowd.characters,
+        &blend_crowd.characters,
+    ));
+    black_box((&l2m_crowd.characters, &full_crowd.characters));
+    let median: Vec<f64> = ns
+        .iter_mut()
+        .map(|v| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        })
+        .collect();
+    println!("paired medians over {rounds} rounds, {n} characters × {joints} joints (ns/joint):");
+    for (name, m) in names.iter().zip(&median) {
+        println!("  {name:22} {m:6.2}");
+    }
+    let (fs, fl) = (median[0], median[1]);
+    println!(
+        "  pose/sample ÷ floor sample f32 = {:.2} (target ≤ 1.2)",
+        median[2] / fs
+    );
+    println!(
+        "  pose/full ÷ (floor sample f32 + floor local->model) = {:.2} (target ≤ 1.6)",
+        median[5] / (fs + fl)
+    );
+    println!(
+        "  pose/local_to_model ÷ floor local->model = {:.2}",
+        median[4] / fl
+    );
+}
+
 criterion_group!(benches, pose, floor);
-criterion_main!(benches);
+
+fn main() {
+    // `--paired-only` (after `--`) skips criterion's groups.
+    if !std::env::args().any(|a| a == "--paired-only") {
+        benches();
+        Criterion::default().configure_from_args().final_summary();
+    }
+    paired();
+}
