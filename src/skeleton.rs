@@ -690,6 +690,16 @@ impl Skeleton {
     pub fn rest_pose(&self) -> Vec<BonePose> {
         self.bones.iter().map(|b| b.rest).collect()
     }
+
+    /// The flat form of this skeleton for the pose pipeline ([`crate::anim::pose`]): its bones
+    /// in order, their parents and rest transforms. Fails only if a bone's parent does not come
+    /// before it, or on more than 32767 bones.
+    pub fn pose_skeleton(
+        &self,
+    ) -> Result<crate::anim::pose::PoseSkeleton, crate::anim::pose::PoseSkeletonError> {
+        let parents: Vec<Option<usize>> = self.bones.iter().map(|b| b.parent).collect();
+        crate::anim::pose::PoseSkeleton::new(&parents, &self.rest_pose())
+    }
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ mod ifp_fixtures;
 mod ifp_read;
 mod ifp_write;
 mod layers;
+mod pose;
 mod reduce;
 mod retarget;
 pub mod retarget_characters;

@@ -17,6 +17,7 @@
 //! advancing by a frame costs a comparison rather than a search.
 
 mod playhead;
+pub mod pose;
 pub mod reduce;
 pub mod retarget;
 mod sampler;

@@ -1,0 +1,141 @@
+//! Internals of the pose pipeline; the pipeline against the reference code is tested in
+//! `tests/pose.rs`.
+
+use super::*;
+use crate::anim::{BoneRef, BoneTrack, ClipBuilder};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.unit()
+    }
+    fn quat(&mut self) -> Quat {
+        loop {
+            let v = Vec4::new(
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+            );
+            if v.length() > 0.1 && v.length() < 1.0 {
+                return Quat::from_vec4(v.normalize());
+            }
+        }
+    }
+}
+
+#[test]
+fn polynomial_slerp_is_exact_to_float_precision() {
+    // Against f64 slerp, for angles between keys up to π/2 (a half turn of rotation).
+    let mut rng = Rng(7);
+    let mut worst = 0.0f64;
+    for _ in 0..20_000 {
+        let a = rng.quat();
+        let mut b = rng.quat();
+        if a.dot(b) < 0.0 {
+            b = -b;
+        }
+        let theta = a.dot(b).clamp(-1.0, 1.0).acos();
+        let sin = theta.sin();
+        let c = RotCache {
+            a: Quat4 {
+                x: Vec4::splat(a.x),
+                y: Vec4::splat(a.y),
+                z: Vec4::splat(a.z),
+                w: Vec4::splat(a.w),
+            },
+            b: Quat4 {
+                x: Vec4::splat(b.x),
+                y: Vec4::splat(b.y),
+                z: Vec4::splat(b.z),
+                w: Vec4::splat(b.w),
+            },
+            t0: Vec4::ZERO,
+            inv_dt: Vec4::ONE,
+            theta: Vec4::splat(theta),
+            inv_sinc: Vec4::splat(if sin > 0.0 { theta / sin } else { 1.0 }),
+        };
+        let u = rng.unit();
+        let got = c.eval(Vec4::splat(u)).get(0);
+        let exact = a.as_dquat().slerp(b.as_dquat(), u as f64);
+        let e = {
+            let d = got.as_dquat().inverse() * exact;
+            2.0 * glam::DVec3::new(d.x, d.y, d.z).length().atan2(d.w.abs())
+        };
+        worst = worst.max(e);
+        assert!((got.length() - 1.0).abs() < 1e-6);
+    }
+    eprintln!("polynomial slerp vs f64 slerp: {worst:e} rad");
+    assert!(worst < 1e-5);
+}
+
+fn b_scale(b: &mut ClipBuilder, times: crate::anim::Times) -> crate::anim::Channel {
+    b.scales(times, &[Vec3::ONE, Vec3::splat(2.0), Vec3::ONE])
+        .unwrap()
+}
+
+#[test]
+fn sampling_reuses_its_buffers() {
+    let mut b = ClipBuilder::new("two keys");
+    let times = b.times(&[0.0, 0.5, 1.0]).unwrap();
+    let q = [
+        Quat::IDENTITY,
+        Quat::from_rotation_x(1.0),
+        Quat::from_rotation_y(1.0),
+    ];
+    let rotation = Some(b.rotations(times, &q).unwrap());
+    let v = [Vec3::ZERO, Vec3::X, Vec3::Y];
+    let translation = Some(b.translations(times, &v).unwrap());
+    let scale = Some(b_scale(&mut b, times));
+    for _ in 0..6 {
+        b.track(BoneTrack {
+            bone: BoneRef {
+                name: "b".into(),
+                id: None,
+            },
+            rotation,
+            translation,
+            scale,
+        });
+    }
+    let clip = b.build();
+    let flat = PoseSkeleton::new(
+        &[None, Some(0), Some(1), Some(0), Some(3), Some(4)],
+        &[BonePose::default(); 6],
+    )
+    .unwrap();
+    let pose_clip = PoseClip::new(
+        &clip,
+        &flat,
+        &[Some(0), Some(1), Some(2), Some(3), Some(4), Some(5)],
+    );
+    let mut cursor = PoseCursor::new(&pose_clip);
+    let mut pose = LocalPose::new(flat.len());
+    let pointers = |c: &PoseCursor, p: &LocalPose| {
+        (
+            c.rotations.as_ptr(),
+            c.translations.as_ptr(),
+            c.scales.as_ptr(),
+            p.rotations.as_ptr(),
+        )
+    };
+    let before = pointers(&cursor, &pose);
+    let mut t = 0.0;
+    for _ in 0..600 {
+        // Forward steps, loop wraps (re-seeks) and jumps.
+        t += pose_clip.duration() * 0.37;
+        t %= pose_clip.duration();
+        sample(&pose_clip, t, &mut cursor, &mut pose);
+    }
+    assert_eq!(before, pointers(&cursor, &pose));
+}

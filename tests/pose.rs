@@ -1,0 +1,632 @@
+//! The pose pipeline (`anim::pose`) against the clip sampler, `anim::blend` and
+//! `Skeleton::model_space`: on the bundled SA clips and on random clips.
+
+use glam::{Affine3A, Quat, Vec3, Vec4};
+use rigplay::anim::pose::*;
+use rigplay::anim::{BonePose, BoneRef, BoneTrack, Clip, ClipBuilder, ClipCursor, WrapMode};
+use rigplay::formats::ifp::IfpPackage;
+use rigplay::skeleton::Skeleton;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.unit()
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn quat(&mut self) -> Quat {
+        loop {
+            let v = Vec4::new(
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+            );
+            if v.length() > 0.1 && v.length() < 1.0 {
+                return Quat::from_vec4(v.normalize());
+            }
+        }
+    }
+    fn vec3(&mut self, s: f32) -> Vec3 {
+        Vec3::new(self.range(-s, s), self.range(-s, s), self.range(-s, s))
+    }
+}
+
+/// The rotation angle between two quaternions, radians, in f64.
+fn angle(a: Quat, b: Quat) -> f64 {
+    let d = a.as_dquat().inverse() * b.as_dquat();
+    let v = glam::DVec3::new(d.x, d.y, d.z).length();
+    2.0 * v.atan2(d.w.abs())
+}
+
+/// The reference: `Clip::sample` into per-track poses starting from their joints' rest, then
+/// mapped onto the joints (the first track driving a joint wins).
+struct Reference<'a> {
+    clip: &'a Clip,
+    targets: Vec<Option<usize>>,
+    rest: Vec<BonePose>,
+    cursor: ClipCursor,
+    tracks: Vec<BonePose>,
+}
+
+impl<'a> Reference<'a> {
+    fn new(clip: &'a Clip, targets: &[Option<usize>], rest: &[BonePose]) -> Self {
+        let mut taken = vec![false; rest.len()];
+        let targets = targets
+            .iter()
+            .map(|t| match *t {
+                Some(j) if j < rest.len() && !taken[j] => {
+                    taken[j] = true;
+                    Some(j)
+                }
+                _ => None,
+            })
+            .collect();
+        Reference {
+            clip,
+            targets,
+            rest: rest.to_vec(),
+            cursor: clip.cursor(),
+            tracks: vec![BonePose::default(); clip.tracks().len()],
+        }
+    }
+
+    fn sample(&mut self, t: f32) -> Vec<BonePose> {
+        for (p, target) in self.tracks.iter_mut().zip(&self.targets) {
+            *p = target.map_or(BonePose::default(), |j| self.rest[j]);
+        }
+        self.clip.sample(t, &mut self.cursor, &mut self.tracks);
+        let mut joints = self.rest.clone();
+        for (p, target) in self.tracks.iter().zip(&self.targets) {
+            if let Some(j) = target {
+                joints[*j] = *p;
+            }
+        }
+        joints
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Errors {
+    rotation: f64,
+    translation_abs: f32,
+    translation_rel: f32,
+    scale_rel: f32,
+    samples: usize,
+}
+
+impl Errors {
+    fn add(&mut self, reference: &[BonePose], pose: &LocalPose) {
+        assert_eq!(reference.len(), pose.len());
+        for (j, r) in reference.iter().enumerate() {
+            let p = pose.get(j);
+            self.rotation = self.rotation.max(angle(r.rotation, p.rotation));
+            let d = (r.translation - p.translation).length();
+            self.translation_abs = self.translation_abs.max(d);
+            self.translation_rel = self
+                .translation_rel
+                .max(d / r.translation.length().max(1e-3));
+            let d = (r.scale - p.scale).length();
+            self.scale_rel = self.scale_rel.max(d / r.scale.length().max(1e-3));
+            assert!(
+                (p.rotation.length() - 1.0).abs() < 1e-5,
+                "joint {j}: |q| = {}",
+                p.rotation.length()
+            );
+        }
+        self.samples += 1;
+    }
+
+    fn check(&self, what: &str) {
+        assert!(self.rotation < 2e-3, "{what}: rotation {}", self.rotation);
+        assert!(self.translation_rel < 1e-5, "{what}: {self:?}");
+        assert!(self.scale_rel < 1e-5, "{what}: {self:?}");
+    }
+}
+
+/// Times that exercise a clip: 60 Hz forward over three loops with wraps, every key time
+/// forwards and backwards, random seeks, and times outside the clip.
+fn times_for(clip: &Clip, rng: &mut Rng) -> Vec<f32> {
+    let d = clip.duration().max(1e-3);
+    let mut times = Vec::new();
+    let mut t = rng.range(0.0, d);
+    for _ in 0..(3.0 * d * 60.0) as usize + 10 {
+        t = clip.wrap_time(t + 1.0 / 60.0, WrapMode::Loop);
+        times.push(t);
+    }
+    let mut keys: Vec<f32> = clip
+        .tracks()
+        .iter()
+        .flat_map(|t| [t.rotation, t.translation, t.scale])
+        .flatten()
+        .flat_map(|c| clip.times(c).iter().copied())
+        .collect();
+    keys.sort_by(f32::total_cmp);
+    keys.dedup();
+    times.extend(keys.iter().copied());
+    times.extend(keys.iter().rev().copied());
+    // Just around key times.
+    for k in &keys {
+        times.extend([k.next_down(), *k, k.next_up()]);
+    }
+    for _ in 0..200 {
+        times.push(rng.range(-0.5, d + 0.5));
+    }
+    times.extend([-1.0, 0.0, d, d + 1.0, f32::NAN, 0.0, f32::INFINITY, d]);
+    times
+}
+
+/// Samples `times` with both samplers, and with a fresh cursor (a seek) at each time, which
+/// must give the very same bits as the cursor carried along.
+fn compare(
+    clip: &Clip,
+    skeleton: &PoseSkeleton,
+    targets: &[Option<usize>],
+    times: &[f32],
+) -> Errors {
+    let rest: Vec<BonePose> = (0..skeleton.len())
+        .map(|j| skeleton.rest().get(j))
+        .collect();
+    let mut reference = Reference::new(clip, targets, &rest);
+    let pose_clip = PoseClip::new(clip, skeleton, targets);
+    let mut cursor = PoseCursor::new(&pose_clip);
+    let mut pose = LocalPose::new(skeleton.len());
+    let mut fresh = LocalPose::new(skeleton.len());
+    let mut errors = Errors::default();
+    for &t in times {
+        sample(&pose_clip, t, &mut cursor, &mut pose);
+        let r = reference.sample(t);
+        errors.add(&r, &pose);
+        let mut seeked = PoseCursor::default();
+        sample(&pose_clip, t, &mut seeked, &mut fresh);
+        assert_eq!(pose, fresh, "t = {t}: the carried cursor and a seek differ");
+    }
+    errors
+}
+
+/// A random clip on a random flat skeleton: big angles between keys, uneven key times (some
+/// shared), first keys away from 0, channels of one key, missing channels and tracks.
+fn random_case(rng: &mut Rng) -> (Clip, PoseSkeleton, Vec<Option<usize>>) {
+    let joints = 1 + rng.below(13);
+    let parents: Vec<Option<usize>> = (0..joints)
+        .map(|j| (j > 0 && rng.below(5) > 0).then(|| rng.below(j)))
+        .collect();
+    let rest: Vec<BonePose> = (0..joints)
+        .map(|_| BonePose {
+            rotation: rng.quat(),
+            translation: rng.vec3(1.0),
+            scale: Vec3::ONE + rng.vec3(0.2),
+        })
+        .collect();
+    let skeleton = PoseSkeleton::new(&parents, &rest).unwrap();
+    let mut b = ClipBuilder::new("random");
+    let mut targets = Vec::new();
+    for _ in 0..rng.below(joints + 3) {
+        let channel = |rng: &mut Rng, b: &mut ClipBuilder, kind: usize| {
+            if rng.below(4) == 0 {
+                return None;
+            }
+            let n = if rng.below(4) == 0 {
+                1
+            } else {
+                2 + rng.below(7)
+            };
+            let mut t = rng.range(-0.3, 0.6);
+            let times: Vec<f32> = (0..n)
+                .map(|_| {
+                    let now = t;
+                    if rng.below(8) > 0 {
+                        t += rng.range(0.001, 0.4);
+                    }
+                    now
+                })
+                .collect();
+            let times = b.times(&times).unwrap();
+            Some(match kind {
+                0 => {
+                    let q: Vec<Quat> = (0..n).map(|_| rng.quat() * 1.7).collect();
+                    b.rotations(times, &q).unwrap()
+                }
+                1 => {
+                    let v: Vec<Vec3> = (0..n).map(|_| rng.vec3(2.0)).collect();
+                    b.translations(times, &v).unwrap()
+                }
+                _ => {
+                    let v: Vec<Vec3> = (0..n).map(|_| Vec3::ONE + rng.vec3(0.5)).collect();
+                    b.scales(times, &v).unwrap()
+                }
+            })
+        };
+        let rotation = channel(rng, &mut b, 0);
+        let translation = channel(rng, &mut b, 1);
+        let scale = channel(rng, &mut b, 2);
+        b.track(BoneTrack {
+            bone: BoneRef {
+                name: "x".into(),
+                id: None,
+            },
+            rotation,
+            translation,
+            scale,
+        });
+        // Some tracks drive nothing, some a joint another track drives, some out of range.
+        targets.push(match rng.below(10) {
+            0 => None,
+            1 => Some(joints + 2),
+            _ => Some(rng.below(joints)),
+        });
+    }
+    (b.build(), skeleton, targets)
+}
+
+#[test]
+fn sampling_matches_the_clip_sampler_on_random_clips() {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut all = Errors::default();
+    let mut big = 0.0f32;
+    for case in 0..300 {
+        let (clip, skeleton, targets) = random_case(&mut rng);
+        for t in clip.tracks() {
+            if let Some(c) = t.rotation {
+                let v = clip.rotation_values(c);
+                for w in v.windows(2) {
+                    big = big.max(w[0].angle_between(w[1]));
+                }
+            }
+        }
+        let times = times_for(&clip, &mut rng);
+        let e = compare(&clip, &skeleton, &targets, &times);
+        e.check(&format!("case {case}"));
+        all.rotation = all.rotation.max(e.rotation);
+        all.translation_rel = all.translation_rel.max(e.translation_rel);
+        all.translation_abs = all.translation_abs.max(e.translation_abs);
+        all.scale_rel = all.scale_rel.max(e.scale_rel);
+        all.samples += e.samples;
+    }
+    eprintln!("300 random clips (largest rotation between keys {big} rad): {all:?}");
+    assert!(big > 3.0, "the random keys have big angles");
+}
+
+fn random_pose(rng: &mut Rng, n: usize) -> LocalPose {
+    let mut p = LocalPose::new(n);
+    for j in 0..n {
+        p.set(
+            j,
+            BonePose {
+                rotation: rng.quat(),
+                translation: rng.vec3(1.0),
+                scale: Vec3::ONE + rng.vec3(0.3),
+            },
+        );
+    }
+    p
+}
+
+#[test]
+fn two_layer_blend_matches_anim_blend() {
+    let mut rng = Rng(11);
+    let n = 31;
+    let rest = random_pose(&mut rng, n);
+    let mut out = LocalPose::default();
+    let mut worst = (0.0f64, 0.0f32);
+    for _ in 0..200 {
+        let (a, b) = (random_pose(&mut rng, n), random_pose(&mut rng, n));
+        let w = rng.unit();
+        blend(
+            &[
+                BlendLayer {
+                    pose: &a,
+                    weight: 1.0 - w,
+                    mask: None,
+                },
+                BlendLayer {
+                    pose: &b,
+                    weight: w,
+                    mask: None,
+                },
+            ],
+            &rest,
+            &mut out,
+        );
+        for j in 0..n {
+            let r = rigplay::anim::blend(a.get(j), b.get(j), w);
+            let p = out.get(j);
+            worst.0 = worst.0.max(angle(r.rotation, p.rotation));
+            worst.1 = worst
+                .1
+                .max((r.translation - p.translation).length())
+                .max((r.scale - p.scale).length());
+        }
+    }
+    eprintln!(
+        "blend vs anim::blend: rotation {:e} rad, vectors {:e}",
+        worst.0, worst.1
+    );
+    assert!(worst.0 < 1e-5 && worst.1 < 1e-5, "{worst:?}");
+}
+
+#[test]
+fn blend_masks_and_zero_weights() {
+    let mut rng = Rng(12);
+    let n = 6;
+    let rest = random_pose(&mut rng, n);
+    let (a, b, c) = (
+        random_pose(&mut rng, n),
+        random_pose(&mut rng, n),
+        random_pose(&mut rng, n),
+    );
+    let mut out = LocalPose::default();
+    // Joint 0: only a; joint 1: a and b equally; joint 2: nothing (rest); joints 3..: a and
+    // b equally, c's weight 0; a mask too short gives 0 past its end.
+    let mask_a = [1.0, 1.0, 0.0, 2.0, 2.0, 2.0];
+    let mask_b = [0.0, 1.0, 0.0, 2.0, 2.0];
+    blend(
+        &[
+            BlendLayer {
+                pose: &a,
+                weight: 0.5,
+                mask: Some(&mask_a),
+            },
+            BlendLayer {
+                pose: &b,
+                weight: 0.5,
+                mask: Some(&mask_b),
+            },
+            BlendLayer {
+                pose: &c,
+                weight: 0.0,
+                mask: None,
+            },
+        ],
+        &rest,
+        &mut out,
+    );
+    let close = |x: BonePose, y: BonePose| {
+        angle(x.rotation, y.rotation) < 1e-5
+            && (x.translation - y.translation).length() < 1e-5
+            && (x.scale - y.scale).length() < 1e-5
+    };
+    assert!(close(out.get(0), a.get(0)));
+    assert!(close(
+        out.get(1),
+        rigplay::anim::blend(a.get(1), b.get(1), 0.5)
+    ));
+    assert!(close(out.get(2), rest.get(2)));
+    assert!(close(
+        out.get(3),
+        rigplay::anim::blend(a.get(3), b.get(3), 0.5)
+    ));
+    assert!(close(out.get(5), a.get(5)));
+    // No layers at all: rest.
+    blend(&[], &rest, &mut out);
+    assert_eq!(out, rest);
+}
+
+#[test]
+fn local_to_model_applies_scale_then_rotation_then_translation() {
+    let mut rng = Rng(3);
+    let parents = [None, Some(0), Some(1), Some(0), Some(3)];
+    let poses: Vec<BonePose> = (0..5)
+        .map(|_| BonePose {
+            rotation: rng.quat(),
+            translation: rng.vec3(1.0),
+            scale: Vec3::ONE + rng.vec3(0.5),
+        })
+        .collect();
+    let skeleton = PoseSkeleton::new(&parents, &poses).unwrap();
+    let mut out = [Affine3A::IDENTITY; 5];
+    local_to_model(&skeleton, skeleton.rest(), &mut out);
+    let mut expected: Vec<Affine3A> = Vec::new();
+    for (p, pose) in parents.iter().zip(&poses) {
+        let l =
+            Affine3A::from_scale_rotation_translation(pose.scale, pose.rotation, pose.translation);
+        expected.push(p.map_or(l, |p| expected[p] * l));
+    }
+    for (a, b) in out.iter().zip(&expected) {
+        assert!(a.abs_diff_eq(*b, 1e-5), "{a:?} {b:?}");
+    }
+}
+
+#[test]
+fn skeletons_check_their_parents() {
+    let rest = [BonePose::default(); 2];
+    assert_eq!(
+        PoseSkeleton::new(&[None, Some(1)], &rest),
+        Err(PoseSkeletonError::ParentNotBefore {
+            joint: 1,
+            parent: 1
+        })
+    );
+    assert!(matches!(
+        PoseSkeleton::new(&[None], &rest),
+        Err(PoseSkeletonError::LengthMismatch { .. })
+    ));
+    let s = PoseSkeleton::new(&[None, Some(0)], &rest).unwrap();
+    assert_eq!(s.parents(), &[-1, 0]);
+}
+
+fn sa_clips() -> Vec<Clip> {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/anims/sa_ped.ifp"
+    ))
+    .expect("the bundled SA sample");
+    IfpPackage::read(&bytes)
+        .expect("it reads")
+        .package
+        .clips()
+        .map(|c| c.to_clip())
+        .collect()
+}
+
+#[test]
+fn sampling_matches_the_clip_sampler_on_the_bundled_sa_clips() {
+    let skeleton = Skeleton::gta_sa();
+    let flat = skeleton.pose_skeleton().unwrap();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut all = Errors::default();
+    let clips = sa_clips();
+    assert!(!clips.is_empty());
+    for clip in &clips {
+        let binding = skeleton.bind(clip);
+        let times = times_for(clip, &mut rng);
+        let e = compare(clip, &flat, &binding.targets, &times);
+        e.check(&clip.name);
+        eprintln!("{}: {e:?}", clip.name);
+        all.rotation = all.rotation.max(e.rotation);
+        all.translation_rel = all.translation_rel.max(e.translation_rel);
+        all.translation_abs = all.translation_abs.max(e.translation_abs);
+        all.samples += e.samples;
+    }
+    eprintln!("{} SA clips: {all:?}", clips.len());
+}
+
+#[test]
+fn local_to_model_matches_the_skeleton() {
+    let skeleton = Skeleton::gta_sa();
+    let flat = skeleton.pose_skeleton().unwrap();
+    let clip = sa_clips().into_iter().find(|c| c.name == "walk").unwrap();
+    let pose_clip = PoseClip::new(&clip, &flat, &skeleton.bind(&clip).targets);
+    let mut cursor = PoseCursor::new(&pose_clip);
+    let mut pose = LocalPose::default();
+    let mut model = vec![Affine3A::IDENTITY; flat.len()];
+    let mut bone_poses = vec![BonePose::default(); flat.len()];
+    let mut worst = (0.0f32, 0.0f32);
+    for f in 0..60 {
+        sample(&pose_clip, f as f32 / 60.0, &mut cursor, &mut pose);
+        local_to_model(&flat, &pose, &mut model);
+        pose.write_bone_poses(&mut bone_poses);
+        let reference = skeleton.model_space(&bone_poses);
+        for (m, (q, t)) in model.iter().zip(&reference) {
+            let r = Affine3A::from_rotation_translation(*q, *t);
+            worst.0 = worst.0.max((m.translation - r.translation).length());
+            worst.1 = worst.1.max(
+                (m.matrix3.x_axis - r.matrix3.x_axis)
+                    .abs()
+                    .max((m.matrix3.y_axis - r.matrix3.y_axis).abs())
+                    .max((m.matrix3.z_axis - r.matrix3.z_axis).abs())
+                    .max_element(),
+            );
+        }
+    }
+    eprintln!(
+        "local_to_model vs model_space: translation {:e}, matrix {:e}",
+        worst.0, worst.1
+    );
+    assert!(worst.0 < 1e-5 && worst.1 < 1e-5, "{worst:?}");
+}
+
+#[test]
+fn one_pose_buffer_serves_clips_in_turn() {
+    // A buffer keeps the constant groups of the clip last sampled into it: sampling another
+    // clip, or changing a joint, must not leave stale values.
+    let skeleton = Skeleton::gta_sa();
+    let flat = skeleton.pose_skeleton().unwrap();
+    let clips: Vec<PoseClip> = sa_clips()
+        .iter()
+        .map(|c| PoseClip::new(c, &flat, &skeleton.bind(c).targets))
+        .collect();
+    let mut shared = LocalPose::default();
+    let mut cursors: Vec<PoseCursor> = clips.iter().map(PoseCursor::new).collect();
+    for f in 0..90 {
+        let k = f % clips.len();
+        let t = (f as f32 / 60.0) % clips[k].duration();
+        if f % 7 == 6 {
+            shared.set(3, BonePose::default());
+        }
+        sample(&clips[k], t, &mut cursors[k], &mut shared);
+        let mut own = LocalPose::default();
+        sample(&clips[k], t, &mut PoseCursor::default(), &mut own);
+        assert_eq!(shared, own, "frame {f}");
+    }
+}
+
+#[test]
+fn a_clip_without_keys_or_joints_gives_rest() {
+    let flat = Skeleton::gta_sa().pose_skeleton().unwrap();
+    let clip = ClipBuilder::new("empty").build();
+    let pose_clip = PoseClip::new(&clip, &flat, &[]);
+    let mut pose = LocalPose::default();
+    sample(&pose_clip, 0.5, &mut PoseCursor::default(), &mut pose);
+    assert_eq!(&pose, flat.rest());
+    let none = PoseSkeleton::new(&[], &[]).unwrap();
+    let pose_clip = PoseClip::new(&clip, &none, &[]);
+    sample(&pose_clip, 0.5, &mut PoseCursor::default(), &mut pose);
+    assert!(pose.is_empty());
+    let mut model: [Affine3A; 0] = [];
+    local_to_model(&none, &pose, &mut model);
+}
+
+#[test]
+fn poses_of_unit_scales_blend_and_transform_like_any_other() {
+    // Blending and local→model skip the scales of poses whose scales are all 1: a buffer that
+    // held other scales must still come out right, and so must a pose whose scale was set.
+    let mut rng = Rng(21);
+    let n = 9;
+    let parents: Vec<Option<usize>> = (0..n).map(|j: usize| j.checked_sub(1)).collect();
+    let unit = |p: &mut LocalPose| {
+        for j in 0..n {
+            let mut b = p.get(j);
+            b.scale = Vec3::ONE;
+            p.set(j, b);
+        }
+    };
+    let (mut a, mut b, mut rest) = (
+        random_pose(&mut rng, n),
+        random_pose(&mut rng, n),
+        random_pose(&mut rng, n),
+    );
+    let mut out = LocalPose::default();
+    let layers = |a: &LocalPose, b: &LocalPose, out: &mut LocalPose, rest: &LocalPose| {
+        blend(
+            &[
+                BlendLayer {
+                    pose: a,
+                    weight: 0.25,
+                    mask: None,
+                },
+                BlendLayer {
+                    pose: b,
+                    weight: 0.75,
+                    mask: None,
+                },
+            ],
+            rest,
+            out,
+        )
+    };
+    layers(&a, &b, &mut out, &rest);
+    assert!(out.get(4).scale != Vec3::ONE);
+    unit(&mut a);
+    unit(&mut b);
+    unit(&mut rest);
+    layers(&a, &b, &mut out, &rest);
+    for j in 0..n {
+        assert_eq!(out.get(j).scale, Vec3::ONE);
+        let r = rigplay::anim::blend(a.get(j), b.get(j), 0.75);
+        assert!(angle(r.rotation, out.get(j).rotation) < 1e-5);
+    }
+    // A scale set on the blended pose is used by local→model.
+    let rest_poses: Vec<BonePose> = (0..n).map(|j| rest.get(j)).collect();
+    let skeleton = PoseSkeleton::new(&parents, &rest_poses).unwrap();
+    let mut m = vec![Affine3A::IDENTITY; n];
+    local_to_model(&skeleton, &out, &mut m);
+    let mut p = out.get(2);
+    p.scale = Vec3::splat(2.0);
+    out.set(2, p);
+    local_to_model(&skeleton, &out, &mut m);
+    let expected = Affine3A::from_scale_rotation_translation(p.scale, p.rotation, p.translation);
+    let local_of_2 = m[1].inverse() * m[2];
+    assert!(local_of_2.abs_diff_eq(expected, 1e-4), "{local_of_2:?}");
+}
