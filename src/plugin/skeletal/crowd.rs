@@ -4,10 +4,11 @@
 //! propagates. For crowds drawn by the user's own skinning, instancing or gizmos.
 
 use super::{ClipInfo, ClipRegistry, bone_target_id};
-use crate::anim::{BonePose, BoneRef, ClipCursor};
+use crate::anim::BoneRef;
+use crate::anim::pose::{self, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
 use crate::coords::GTA_TO_BEVY;
 use crate::plugin::Playback;
-use crate::skeleton::{GtaGame, Skeleton};
+use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
 use bevy::math::Affine3A;
 use bevy::prelude::*;
@@ -67,13 +68,15 @@ impl CrowdPose {
     }
 }
 
-/// One game's skeleton as the crowd path uses it: bones, rest pose, target ids, the basis.
+/// One game's skeleton as the crowd path uses it: the flat skeleton the pose pipeline runs on,
+/// target ids, the basis.
 struct CrowdSkeleton {
-    skeleton: Skeleton,
-    rest: Vec<BonePose>,
+    pose: PoseSkeleton,
     targets: Vec<AnimationTargetId>,
     parents: Arc<[Option<usize>]>,
-    /// GTA's Z-up to Bevy's Y-up, lifted so that the lowest joint at rest is on the origin.
+    /// GTA's Z-up to Bevy's Y-up, lifted so that the lowest joint at rest is on the origin:
+    /// composed into the root joint's (bone 0, the only root of the built-in skeletons) local
+    /// transform each frame.
     basis: Affine3A,
 }
 
@@ -102,31 +105,62 @@ impl CrowdSkeleton {
         let parents = skeleton.bones.iter().map(|b| b.parent).collect();
         Self {
             basis: Affine3A::from_rotation_translation(GTA_TO_BEVY, Vec3::Y * -lowest),
-            skeleton,
-            rest,
+            pose: skeleton
+                .pose_skeleton()
+                .expect("the built-in skeletons list parents before children"),
             targets,
             parents,
         }
     }
 }
 
-/// The three games' crowd skeletons, built once.
+/// The three games' crowd skeletons, built once, and every clip laid out for them (shared by
+/// all the characters that play it).
 #[derive(Resource)]
-pub(crate) struct CrowdSkeletons([Arc<CrowdSkeleton>; 3]);
+pub(crate) struct CrowdSkeletons {
+    skeletons: [Arc<CrowdSkeleton>; 3],
+    clips: std::collections::HashMap<
+        (AssetId<AnimationClip>, GtaGame),
+        (Arc<ClipInfo>, Arc<PoseClip>),
+    >,
+}
 
 impl Default for CrowdSkeletons {
     fn default() -> Self {
-        Self([GtaGame::Iii, GtaGame::Vc, GtaGame::Sa].map(|g| Arc::new(CrowdSkeleton::new(g))))
+        Self {
+            skeletons: [GtaGame::Iii, GtaGame::Vc, GtaGame::Sa]
+                .map(|g| Arc::new(CrowdSkeleton::new(g))),
+            clips: Default::default(),
+        }
     }
 }
 
 impl CrowdSkeletons {
     fn get(&self, game: GtaGame) -> &Arc<CrowdSkeleton> {
-        &self.0[match game {
+        &self.skeletons[match game {
             GtaGame::Iii => 0,
             GtaGame::Vc => 1,
             GtaGame::Sa => 2,
         }]
+    }
+
+    /// `info`'s clip laid out for `game`'s skeleton: built once per clip (again when it reloads).
+    fn clip(
+        &mut self,
+        id: AssetId<AnimationClip>,
+        game: GtaGame,
+        info: &Arc<ClipInfo>,
+        tracks: &[Option<usize>],
+    ) -> Arc<PoseClip> {
+        let skeleton = self.get(game).clone();
+        match self.clips.get(&(id, game)) {
+            Some((i, c)) if Arc::ptr_eq(i, info) => c.clone(),
+            _ => {
+                let clip = Arc::new(PoseClip::new(&info.clip, &skeleton.pose, tracks));
+                self.clips.insert((id, game), (info.clone(), clip.clone()));
+                clip
+            }
+        }
     }
 }
 
@@ -137,11 +171,11 @@ pub(crate) struct CrowdBinding {
     game: Option<GtaGame>,
     info: Option<Arc<ClipInfo>>,
     skeleton: Option<Arc<CrowdSkeleton>>,
-    /// Per track, the bone it drives.
-    tracks: Vec<Option<usize>>,
-    cursor: ClipCursor,
-    track_poses: Vec<BonePose>,
-    local: Vec<BonePose>,
+    clip_layout: Option<Arc<PoseClip>>,
+    /// The bone of the clip's root-motion track, when its extracted axes are held.
+    root_bone: Option<usize>,
+    cursor: PoseCursor,
+    local: LocalPose,
 }
 
 /// Binds each crowd character to its clip when the clip (or its registry entry, or the game)
@@ -149,7 +183,7 @@ pub(crate) struct CrowdBinding {
 pub(crate) fn bind_crowds(
     mut commands: Commands,
     registry: Res<ClipRegistry>,
-    skeletons: Res<CrowdSkeletons>,
+    mut skeletons: ResMut<CrowdSkeletons>,
     mut characters: Query<(
         Entity,
         &CrowdCharacter,
@@ -174,20 +208,21 @@ pub(crate) fn bind_crowds(
             && binding.info.as_ref().is_some_and(|i| Arc::ptr_eq(i, &info));
         if !same {
             let skeleton = skeletons.get(character.game).clone();
-            binding.tracks = info
+            let tracks: Vec<Option<usize>> = info
                 .tracks
                 .iter()
                 .map(|(t, _)| skeleton.targets.iter().position(|b| b == t))
                 .collect();
-            binding.track_poses = binding
-                .tracks
-                .iter()
-                .map(|b| b.map_or_else(BonePose::default, |b| skeleton.rest[b]))
-                .collect();
-            binding.local = skeleton.rest.clone();
-            binding.cursor = info.clip.cursor();
-            pose.bones = vec![Affine3A::IDENTITY; skeleton.rest.len()];
+            let layout = skeletons.clip(id, character.game, &info, &tracks);
+            binding.root_bone = info
+                .root_track
+                .filter(|_| info.settings.root_motion.extracted_axes() != Vec3::ZERO)
+                .and_then(|r| tracks.get(r).copied().flatten());
+            binding.cursor = PoseCursor::new(&layout);
+            binding.local = LocalPose::new(skeleton.pose.len());
+            pose.bones = vec![Affine3A::IDENTITY; skeleton.pose.len()];
             pose.parents = skeleton.parents.clone();
+            binding.clip_layout = Some(layout);
             binding.clip = Some(id);
             binding.game = Some(character.game);
             binding.skeleton = Some(skeleton);
@@ -204,32 +239,25 @@ pub(crate) fn pose_crowds(mut characters: Query<(&Playback, &mut CrowdBinding, &
         .par_iter_mut()
         .for_each(|(playback, mut binding, mut pose)| {
             let binding = &mut *binding;
-            let (Some(info), Some(skeleton)) = (&binding.info, &binding.skeleton) else {
+            let (Some(info), Some(skeleton), Some(layout)) =
+                (&binding.info, &binding.skeleton, &binding.clip_layout)
+            else {
                 return;
             };
-            super::sample::sample_tracks(
-                info,
+            pose::sample(
+                layout,
                 playback.time,
                 &mut binding.cursor,
-                &mut binding.track_poses,
+                &mut binding.local,
             );
-            for (b, p) in binding.tracks.iter().zip(&binding.track_poses) {
-                if let Some(b) = *b {
-                    binding.local[b] = *p;
-                }
-            }
-            let bones = &mut pose.bones;
-            for (i, local) in binding.local.iter().enumerate() {
-                let m = Affine3A::from_scale_rotation_translation(
-                    local.scale,
-                    local.rotation,
-                    local.translation,
-                );
-                bones[i] = match skeleton.skeleton.bones[i].parent {
-                    Some(p) => bones[p] * m,
-                    None => skeleton.basis * m,
-                };
-            }
+            // Extracted root motion: the root's extracted axes held at the clip's first key.
+            super::sample::hold_extracted_axes(info, binding.root_bone, &mut binding.local);
+            // The basis (Z-up to Y-up, lifted) composed into the root joint.
+            let mut root = binding.local.get(0);
+            root.rotation = GTA_TO_BEVY * root.rotation;
+            root.translation = skeleton.basis.transform_point3(root.translation);
+            binding.local.set(0, root);
+            pose::local_to_model(&skeleton.pose, &binding.local, &mut pose.bones);
         });
 }
 

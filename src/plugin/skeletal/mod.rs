@@ -63,6 +63,7 @@ impl Plugin for SkeletalPlugin {
             .init_resource::<ClipRegistry>()
             .init_resource::<SkeletonGizmos>()
             .init_resource::<sample::BonesChanged>()
+            .init_resource::<sample::PoseLayouts>()
             .init_resource::<crowd::CrowdSkeletons>()
             .register_type::<CrowdCharacter>()
             .register_type::<SkeletalClip>()

@@ -9,6 +9,7 @@ use super::{
     ClipInfo, ClipRegistry, Retarget, RetargetMode, RigBone, RootMotion, RootMotionMode,
     UnmatchedTracks, root_displacement,
 };
+use crate::anim::pose::{self, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
 use crate::anim::retarget::{
     HumanoidBone, RestAlignment, RestPose, RetargetScratch, RetargetSource, Retargeter, bone_pairs,
 };
@@ -143,6 +144,55 @@ impl SkeletalClip {
     }
 }
 
+/// Clips laid out for the pose pipeline, by clip and by the bones and rests of the characters
+/// that play them (every character of one skeleton shares one layout). An entry goes when
+/// nothing but the cache holds its clip's registry entry.
+#[derive(Resource, Default)]
+pub(crate) struct PoseLayouts(
+    HashMap<(AssetId<AnimationClip>, u64), (Arc<ClipInfo>, Arc<PoseClip>)>,
+);
+
+impl PoseLayouts {
+    /// `info`'s clip laid out for `bones`, with `tracks` saying which bone each track drives.
+    fn get(
+        &mut self,
+        id: AssetId<AnimationClip>,
+        info: &Arc<ClipInfo>,
+        bones: &[(Entity, BonePose, AnimationTargetId)],
+        tracks: &[Option<usize>],
+    ) -> Option<Arc<PoseClip>> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for (_, rest, target) in bones {
+            target.hash(&mut h);
+            for v in rest
+                .rotation
+                .to_array()
+                .into_iter()
+                .chain(rest.translation.to_array())
+                .chain(rest.scale.to_array())
+            {
+                v.to_bits().hash(&mut h);
+            }
+        }
+        tracks.hash(&mut h);
+        let key = (id, h.finish());
+        if let Some((i, c)) = self.0.get(&key)
+            && Arc::ptr_eq(i, info)
+        {
+            return Some(c.clone());
+        }
+        if self.0.len() > 64 {
+            self.0.retain(|_, (i, _)| Arc::strong_count(i) > 1);
+        }
+        let rests: Vec<BonePose> = bones.iter().map(|b| b.1).collect();
+        let skeleton = PoseSkeleton::new(&vec![None; bones.len()], &rests).ok()?;
+        let clip = Arc::new(PoseClip::new(&info.clip, &skeleton, tracks));
+        self.0.insert(key, (info.clone(), clip.clone()));
+        Some(clip)
+    }
+}
+
 /// Set when a bone appears anywhere, so that characters bind again (cheaper than scanning every
 /// bone for `Added<RigBone>` each frame).
 #[derive(Resource, Default)]
@@ -180,6 +230,15 @@ pub(crate) struct PlaybackBinding {
     /// Sampled at this frame's playhead by [`sample_skeletal`] (the common frame: no binding,
     /// no fade), so [`apply_skeletal`] only writes the bones.
     presampled: bool,
+    /// Not retargeted: the clip laid out for the character's bones (shared by every character
+    /// with the same bones and rests), its sampling cache, the sampled pose, and the bones the
+    /// clip drives (written each frame).
+    layout: Option<Arc<PoseClip>>,
+    pose_cursor: PoseCursor,
+    local: LocalPose,
+    driven: Vec<usize>,
+    /// The bone of the root-motion track, when the clip's extracted axes are held.
+    root_bone: Option<usize>,
     /// The clip's entry was found this frame, so the character is posed.
     ready: bool,
 }
@@ -449,6 +508,25 @@ pub(super) fn sample_tracks(
     }
 }
 
+/// Holds the root's extracted axes at the clip's first key in a sampled pose (as
+/// [`sample_tracks`] does for tracks).
+pub(super) fn hold_extracted_axes(
+    info: &ClipInfo,
+    root_bone: Option<usize>,
+    local: &mut LocalPose,
+) {
+    let clip = &info.clip;
+    if let Some(b) = root_bone
+        && let Some(c) = info.root_track.and_then(|r| clip.tracks()[r].translation)
+    {
+        let axes = info.settings.root_motion.extracted_axes();
+        let first = clip.vector_values(c)[0];
+        let mut p = local.get(b);
+        p.translation = p.translation * (Vec3::ONE - axes) + first * axes;
+        local.set(b, p);
+    }
+}
+
 /// Copies the sampled tracks onto the bones they drive and marks those bones animated.
 fn scatter(
     tracks: &[Option<usize>],
@@ -505,6 +583,7 @@ pub(crate) fn prepare_skeletal(
     retargets: Query<Ref<Retarget>>,
     nodes: Query<(&Transform, Option<&Name>, &ChildOf)>,
     mut reported: Local<std::collections::HashSet<(Entity, AssetId<AnimationClip>)>>,
+    mut layouts: ResMut<PoseLayouts>,
 ) {
     let generation = registry.generation();
     // Characters are bound again when their clip changes or bones appeared anywhere.
@@ -608,6 +687,23 @@ pub(crate) fn prepare_skeletal(
             };
             binding.track_poses = rest_track_poses(&binding.tracks, &bones);
             binding.cursor = info.clip.cursor();
+            binding.layout = if binding.retarget.is_none() {
+                layouts.get(id, &info, &bones, &binding.tracks)
+            } else {
+                None
+            };
+            if let Some(layout) = &binding.layout {
+                binding.pose_cursor = PoseCursor::new(layout);
+                binding.local = LocalPose::new(bones.len());
+            }
+            let mut driven: Vec<usize> = binding.tracks.iter().flatten().copied().collect();
+            driven.sort_unstable();
+            driven.dedup();
+            binding.driven = driven;
+            binding.root_bone = info
+                .root_track
+                .filter(|_| info.settings.root_motion.extracted_axes() != Vec3::ZERO)
+                .and_then(|r| binding.tracks.get(r).copied().flatten());
             binding.animated = vec![false; bones.len()];
             // The tracks that drive no bone, reported once per character and clip (not while the
             // hierarchy has no bones yet: a scene still spawning).
@@ -650,9 +746,18 @@ pub(crate) fn sample_skeletal(
             let Some(info) = binding.info.as_deref() else {
                 return;
             };
-            match binding.retarget.as_mut() {
-                Some(r) => r.sample(info, playback.time, &mut binding.cursor),
-                None => sample_tracks(
+            match (binding.retarget.as_mut(), &binding.layout) {
+                (Some(r), _) => r.sample(info, playback.time, &mut binding.cursor),
+                (None, Some(layout)) => {
+                    pose::sample(
+                        layout,
+                        playback.time,
+                        &mut binding.pose_cursor,
+                        &mut binding.local,
+                    );
+                    hold_extracted_axes(info, binding.root_bone, &mut binding.local);
+                }
+                (None, None) => sample_tracks(
                     info,
                     playback.time,
                     &mut binding.cursor,
@@ -713,6 +818,9 @@ pub(crate) fn apply_skeletal(
             fading,
             target,
             retarget,
+            layout,
+            local,
+            driven,
             ..
         } = &mut *binding;
         if let Some(r) = retarget.as_mut() {
@@ -733,6 +841,14 @@ pub(crate) fn apply_skeletal(
         }
         if retarget.is_none() && !rebound && skeletal.fade.is_none() {
             // The common frame: only the bones the clip animates change.
+            if presampled && layout.is_some() {
+                for &b in driven.iter() {
+                    if let Ok(mut t) = transforms.get_mut(bones[b].0) {
+                        *t = Transform::from(local.get(b));
+                    }
+                }
+                continue;
+            }
             for (b, p) in tracks.iter().zip(track_poses.iter()) {
                 if let Some(b) = *b
                     && let Ok(mut t) = transforms.get_mut(bones[b].0)
