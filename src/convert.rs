@@ -94,3 +94,89 @@ pub fn convert_ifp(
         error,
     }
 }
+
+/// Writes `bytes` to `path` without ever leaving a half-written file there: into a temporary
+/// file beside it first (same folder, so the rename cannot cross file systems), flushed to disk,
+/// then renamed over `path`. If anything fails, `path` keeps what it held and the temporary
+/// file is removed. What `rigplay convert` and the preview's "Save as…" write through.
+pub fn write_replacing(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file")
+    })?;
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(format!(".rigplay-{}.tmp", std::process::id()));
+    let temp = path.with_file_name(temp_name);
+    let result = (|| {
+        let mut file = std::fs::File::create(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Whether `a` and `b` name the same file (after resolving links and `..`; two paths that do
+/// not exist yet are compared as written).
+pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod write_tests {
+    use super::*;
+
+    fn dir(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("rigplay-write-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_write_replaces_the_file_whole_and_leaves_no_temporary_file() {
+        let d = dir("replace");
+        let f = d.join("out.ifp");
+        std::fs::write(&f, b"old").unwrap();
+        write_replacing(&f, b"new bytes").unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"new bytes");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_what_was_there() {
+        let d = dir("fail");
+        // The target is a folder with something in it: the rename fails after the temporary
+        // file was written in full.
+        let target = d.join("taken");
+        std::fs::create_dir_all(target.join("inside")).unwrap();
+        assert!(write_replacing(&target, b"bytes").is_err());
+        assert!(target.join("inside").is_dir());
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
+        // A folder that does not exist: nothing is written anywhere.
+        assert!(write_replacing(&d.join("missing/out.ifp"), b"bytes").is_err());
+    }
+
+    #[test]
+    fn the_same_file_by_another_path_is_the_same() {
+        let d = dir("same");
+        let f = d.join("a.ifp");
+        std::fs::write(&f, b"x").unwrap();
+        assert!(same_file(
+            &f,
+            &d.join("../").join(d.file_name().unwrap()).join("a.ifp")
+        ));
+        assert!(!same_file(&f, &d.join("b.ifp")));
+    }
+}

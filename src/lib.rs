@@ -4,7 +4,8 @@
 //! The crate has a pure core that never links Bevy:
 //! * [`formats`] decodes files into plain data and encodes them back, and tells them apart;
 //! * [`anim`] is the engine-neutral animation model, its sampler, play time, blending, key
-//!   reduction and retargeting onto humanoid skeletons;
+//!   reduction, retargeting onto humanoid skeletons, and the pose pipeline for crowds
+//!   (`anim::pose`);
 //! * [`skeleton`] holds the built-in GTA ped skeletons and the rules that bind tracks to bones;
 //! * [`coords`] holds every coordinate-system conversion, each written once;
 //! * [`convert`] rewrites files: an IFP package in another version, with fewer keys (what
@@ -12,10 +13,10 @@
 //! * [`anie`] is AnimeEffects' playback: the evaluator, the frame as GPU work (`anie::program`)
 //!   and the CPU reference renderer.
 //!
-//! The Bevy integration ([`plugin`]) sits behind the default `bevy` feature; [`prelude`] has
+//! The Bevy integration (`plugin`) sits behind the default `bevy` feature; [`prelude`] has
 //! what a game usually needs. The format facts the code relies on are in the repository's
-//! `docs/formats/` (`ifp.md`, `dan.md`, `anie.md`); the `§` references in the code point to
-//! their sections.
+//! `docs/formats/` (`ifp.md`, `dan.md`, `anie.md`, `dff.md`); the `§` references in the code
+//! point to their sections.
 
 #![warn(missing_docs)]
 

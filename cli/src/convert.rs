@@ -61,8 +61,16 @@ pub(crate) fn convert(args: &[String]) -> Result<(), Failure> {
     let [input, output] = a.positional.as_slice() else {
         return Err(usage("convert takes IN and OUT"));
     };
+    // Never over the input: a converted copy goes elsewhere, and is written whole or not at all.
+    if rigplay::convert::same_file(Path::new(input), Path::new(output)) {
+        return Err(Failure(
+            format!("{output} is the input: write the converted file under another name"),
+            1,
+        ));
+    }
     let write = |bytes: &[u8]| {
-        std::fs::write(Path::new(output), bytes).map_err(|e| Failure(format!("{output}: {e}"), 1))
+        rigplay::convert::write_replacing(Path::new(output), bytes)
+            .map_err(|e| Failure(format!("{output}: {e}"), 1))
     };
     match load(input)? {
         Loaded::Dff(_) | Loaded::Txd(_) => {

@@ -350,6 +350,49 @@ fn flat_shell_error(a: &rigplay::anim::Clip, b: &rigplay::anim::Clip, r: f32) ->
 }
 
 #[test]
+fn convert_never_writes_over_its_input() {
+    let d = dir("convert-in-place");
+    let input = d.join("ped.ifp");
+    let bytes = anpk_with_44_byte_anim();
+    std::fs::write(&input, &bytes).unwrap();
+    // The same file, by the same path and by another one.
+    let other = d.join("../").join(d.file_name().unwrap()).join("ped.ifp");
+    for output in [&input, &other] {
+        let out = rigplay(&[
+            "convert",
+            input.to_str().unwrap(),
+            output.to_str().unwrap(),
+            "--to",
+            "anp3",
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(text.contains("is the input"), "{text}");
+        assert_eq!(
+            std::fs::read(&input).unwrap(),
+            bytes,
+            "the input is untouched"
+        );
+    }
+    // A write that cannot finish (the output is a folder) leaves no temporary file behind.
+    let folder = d.join("taken.ifp");
+    std::fs::create_dir_all(folder.join("x")).unwrap();
+    let out = rigplay(&[
+        "convert",
+        input.to_str().unwrap(),
+        folder.to_str().unwrap(),
+        "--to",
+        "anp3",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains(".tmp")), "{names:?}");
+}
+
+#[test]
 fn convert_reduces_dan_keys_within_the_tolerance_or_losslessly() {
     use rigplay::formats::dan::DanFile;
     let lamp = sample("lamp.dan");

@@ -155,7 +155,8 @@ pub fn save(
 ) -> Result<Summary, String> {
     check_output(source, path)?;
     let (bytes, summary) = convert_bytes(package, settings)?;
-    std::fs::write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    rigplay::convert::write_replacing(path, &bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(summary)
 }
 
@@ -178,11 +179,7 @@ pub fn check_output(source: &Path, path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err(format!("{} is a folder", path.display()));
     }
-    let same = match (source.canonicalize(), path.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => source == path,
-    };
-    if same {
+    if rigplay::convert::same_file(source, path) {
         return Err("that is the open file: choose another name".to_owned());
     }
     Ok(())
