@@ -18,6 +18,8 @@ mod bevy_ifp;
 #[cfg(feature = "bevy")]
 mod bevy_playback;
 #[cfg(feature = "bevy")]
+mod bevy_reload;
+#[cfg(feature = "bevy")]
 mod bevy_retarget;
 mod bytes;
 mod convert;

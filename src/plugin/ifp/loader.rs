@@ -141,6 +141,15 @@ impl AssetLoader for IfpLoader {
                 targets,
             });
         }
+        self.registry.file_loaded(
+            load_context.path().to_string(),
+            clips
+                .iter()
+                .flat_map(|c: &IfpClipAsset| {
+                    std::iter::once(c.handle.id()).chain(c.named_handle.as_ref().map(|h| h.id()))
+                })
+                .collect(),
+        );
         Ok(Ifp {
             package,
             clips,

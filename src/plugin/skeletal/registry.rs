@@ -18,6 +18,8 @@ pub struct ClipRegistry(Arc<RegistryInner>);
 #[derive(Default)]
 struct RegistryInner {
     clips: RwLock<HashMap<AssetId<AnimationClip>, Arc<ClipInfo>>>,
+    /// The clips each file's last good load registered, by asset path.
+    files: RwLock<HashMap<String, Vec<AssetId<AnimationClip>>>>,
     /// Counts changes, so that users may keep what they looked up until it moves.
     generation: AtomicU64,
 }
@@ -62,6 +64,23 @@ impl ClipRegistry {
     /// stays current while this stays the same.
     pub fn generation(&self) -> u64 {
         self.0.generation.load(Ordering::Acquire)
+    }
+
+    /// Records the clips a file's load registered; those its previous load had and this one
+    /// has not (clips removed from the file, then reloaded) are forgotten, so that characters
+    /// playing them stop. A load that fails never gets here: the last good clips stay.
+    pub(crate) fn file_loaded(&self, file: String, ids: Vec<AssetId<AnimationClip>>) {
+        let old = self
+            .0
+            .files
+            .write()
+            .ok()
+            .and_then(|mut files| files.insert(file, ids.clone()));
+        for id in old.unwrap_or_default() {
+            if !ids.contains(&id) {
+                self.forget(id);
+            }
+        }
     }
 
     pub(crate) fn forget(&self, id: AssetId<AnimationClip>) {

@@ -241,6 +241,9 @@ pub(crate) struct PlaybackBinding {
     root_bone: Option<usize>,
     /// The clip's entry was found this frame, so the character is posed.
     ready: bool,
+    /// The clip it was bound to is gone (removed from its file, or unloaded): its bones go back
+    /// to rest in the next apply.
+    to_rest: bool,
 }
 
 /// The outgoing clip of a cross-fade: its registry entry, tracks on the character's bones, a
@@ -614,7 +617,14 @@ pub(crate) fn prepare_skeletal(
             .clone()
             .filter(|_| binding.generation == generation && binding.clip == Some(id));
         let Some(info) = cached.or_else(|| registry.get(id)) else {
-            // Not loaded (yet): the playhead waits.
+            // A clip it played is gone (a reload dropped it from the file): rest pose, said
+            // once. Not loaded yet: the playhead waits.
+            if binding.info.take().is_some() && binding.clip == Some(id) {
+                warn!(
+                    "{entity}: its clip is no longer loaded (gone from its file?): the character holds its rest pose"
+                );
+                binding.to_rest = true;
+            }
             binding.ready = false;
             playback.duration = None;
             continue;
@@ -784,6 +794,13 @@ pub(crate) fn apply_skeletal(
 ) {
     let dt = time.delta_secs();
     for (entity, playback, mut skeletal, mut binding, root_motion) in &mut characters {
+        if std::mem::take(&mut binding.to_rest) {
+            for (e, rest, _) in &binding.bones {
+                if let Ok(mut t) = transforms.get_mut(*e) {
+                    *t = Transform::from(*rest);
+                }
+            }
+        }
         let Some(info) = binding.info.clone().filter(|_| binding.ready) else {
             continue;
         };

@@ -1,0 +1,178 @@
+//! Files that change, break and come back while they play: an `.ifp` reloaded in place under
+//! a playing character (through the AssetServer's reload, what Bevy's file watcher calls).
+
+use crate::bytes::Bytes;
+use bevy::animation::AnimationPlugin;
+use bevy::asset::io::memory::{Dir, MemoryAssetReader};
+use bevy::asset::io::{AssetSourceBuilder, AssetSourceId};
+use bevy::asset::{AssetPlugin, LoadState};
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use rigplay::plugin::*;
+use std::path::Path;
+use std::time::Duration;
+
+/// ANP3 "test" with the clip "lift" (1 s): "Root" (id 0) rises from (0, 0, 0) to (0, `rise`, 0)
+/// m (i16 translation × 1024, time × 60), and, when `extra`, a second clip "spare" (root held).
+fn lift(rise: i16, extra: bool) -> Vec<u8> {
+    let mut b = Bytes::new();
+    b.sized(b"ANP3", |b| {
+        b.fixed("test", 24, &[]).u32(1 + extra as u32);
+        b.fixed("lift", 24, &[]).u32(1).u32(2 * 16).u32(1);
+        b.fixed("Root", 24, &[]).u32(4).u32(2).i32(0);
+        b.i16s(&[0, 0, 0, 4096, 0, 0, 0, 0]);
+        b.i16s(&[0, 0, 0, 4096, 60, 0, rise * 1024, 0]);
+        if extra {
+            b.fixed("spare", 24, &[]).u32(1).u32(16).u32(1);
+            b.fixed("Root", 24, &[]).u32(4).u32(1).i32(0);
+            b.i16s(&[0, 0, 0, 4096, 0, 0, 0, 0]);
+        }
+    });
+    b.done()
+}
+
+fn app(dir: &Dir) -> App {
+    let reader = MemoryAssetReader { root: dir.clone() };
+    let mut app = App::new();
+    app.register_asset_source(
+        AssetSourceId::Default,
+        AssetSourceBuilder::new(move || Box::new(reader.clone())),
+    );
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin::default(),
+        TransformPlugin,
+        AnimationPlugin,
+        IfpPlugin,
+    ));
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+        0.1,
+    )));
+    app.finish();
+    app.cleanup();
+    app
+}
+
+/// Runs frames until `done` holds (at most 200).
+fn until(app: &mut App, mut done: impl FnMut(&mut App) -> bool) {
+    for _ in 0..200 {
+        app.update();
+        if done(app) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    panic!("not reached in 200 frames");
+}
+
+/// The local transform of the root bone of `character`.
+fn root_of(app: &mut App, character: Entity) -> Transform {
+    let bones = app
+        .world()
+        .get::<SkeletonBones>(character)
+        .unwrap()
+        .0
+        .clone();
+    *app.world().get::<Transform>(bones[0]).unwrap()
+}
+
+#[test]
+fn a_changed_broken_and_restored_package_reloads_under_a_playing_character() {
+    let dir = Dir::default();
+    dir.insert_asset(Path::new("test.ifp"), lift(1, true));
+    let mut app = app(&dir);
+    let ifp: Handle<Ifp> = app.world().resource::<AssetServer>().load("test.ifp");
+    let clip: Handle<AnimationClip> = app.world().resource::<AssetServer>().load("test.ifp#lift");
+    until(&mut app, |app| {
+        app.world().resource::<Assets<Ifp>>().contains(&ifp)
+    });
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    paused.time = 0.5;
+    let character = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(clip.clone()),
+            paused.clone(),
+        ))
+        .id();
+    // A second character plays the clip that a later version drops.
+    let spare: Handle<AnimationClip> = app.world().resource::<AssetServer>().load("test.ifp#spare");
+    let spare_character = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(spare.clone()),
+            paused,
+            Transform::from_xyz(5.0, 0.0, 0.0),
+        ))
+        .id();
+    app.update();
+    app.update();
+    // Rising 1 m a second, half way: 0.5 m up (the root's GTA Y; its local frame is GTA's).
+    assert!(
+        (root_of(&mut app, character).translation.y - 0.5).abs() < 1e-3,
+        "{}",
+        root_of(&mut app, character).translation.y
+    );
+
+    // Changed on disk: rises 2 m. Reloaded in place, the playhead kept, the new keys shown.
+    dir.insert_asset(Path::new("test.ifp"), lift(2, true));
+    app.world().resource::<AssetServer>().reload("test.ifp");
+    until(&mut app, |app| {
+        (root_of(app, character).translation.y - 1.0).abs() < 1e-3
+    });
+    let playback = app.world().get::<Playback>(character).unwrap();
+    assert_eq!((playback.time, playback.paused), (0.5, true));
+
+    // Broken (half written): the last good version keeps playing, the failure is reported.
+    let mut broken = lift(3, true);
+    broken.truncate(40);
+    dir.insert_asset(Path::new("test.ifp"), broken);
+    app.world().resource::<AssetServer>().reload("test.ifp");
+    until(&mut app, |app| {
+        matches!(
+            app.world().resource::<AssetServer>().load_state(ifp.id()),
+            LoadState::Failed(_)
+        )
+    });
+    for _ in 0..3 {
+        app.update();
+    }
+    assert!(
+        (root_of(&mut app, character).translation.y - 1.0).abs() < 1e-3,
+        "the last good clip plays on"
+    );
+    assert!(app.world().resource::<Assets<Ifp>>().contains(&ifp));
+
+    // Written again: recovers with the new keys.
+    dir.insert_asset(Path::new("test.ifp"), lift(3, false));
+    app.world().resource::<AssetServer>().reload("test.ifp");
+    until(&mut app, |app| {
+        (root_of(app, character).translation.y - 1.5).abs() < 1e-3
+    });
+    // The package asset follows (the loader registers clips as it reads, before the asset
+    // replaces the old one).
+    until(&mut app, |app| {
+        app.world()
+            .resource::<Assets<Ifp>>()
+            .get(&ifp)
+            .unwrap()
+            .clips
+            .len()
+            == 1
+    });
+    // The spare clip is gone from the file: its character holds the rest pose (the root's rest
+    // rotation, ≈90° about Z, not the clip's identity key).
+    for _ in 0..3 {
+        app.update();
+    }
+    let rest = rigplay::skeleton::Skeleton::gta_sa().bones[0].rest;
+    let root = root_of(&mut app, spare_character);
+    assert!(
+        root.rotation.dot(rest.rotation).abs() > 1.0 - 1e-6,
+        "{root:?}"
+    );
+    assert_eq!(root.translation, rest.translation);
+}
