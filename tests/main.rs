@@ -1,5 +1,9 @@
 //! rigplay's integration tests: one binary, one module per area.
 
+/// Heap use counted per thread, for the memory bounds of the parsers (`memory`).
+#[global_allocator]
+static ALLOCATOR: memory::Counting = memory::Counting;
+
 mod anie_bad_input;
 #[cfg(feature = "bevy")]
 mod anie_gpu;
@@ -31,6 +35,7 @@ mod ifp_fixtures;
 mod ifp_read;
 mod ifp_write;
 mod layers;
+mod memory;
 mod pose;
 mod reduce;
 mod retarget;
