@@ -1,5 +1,6 @@
-//! Files that change, break and come back while they play: an `.ifp` reloaded in place under
-//! a playing character (through the AssetServer's reload, what Bevy's file watcher calls).
+//! Files that change, break and come back while they play: an `.ifp` and a `.dan` reloaded in
+//! place under playing characters (through the AssetServer's reload, what Bevy's file watcher
+//! calls).
 
 use crate::bytes::Bytes;
 use bevy::animation::AnimationPlugin;
@@ -44,6 +45,7 @@ fn app(dir: &Dir) -> App {
         TransformPlugin,
         AnimationPlugin,
         IfpPlugin,
+        DanPlugin,
     ));
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
         0.1,
@@ -175,4 +177,65 @@ fn a_changed_broken_and_restored_package_reloads_under_a_playing_character() {
         "{root:?}"
     );
     assert_eq!(root.translation, rest.translation);
+}
+
+/// The bundled lamp with every position key scaled by `k` (rigplay's DAN writer).
+fn lamp(k: f32) -> Vec<u8> {
+    let bytes = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims/lamp.dan"),
+    )
+    .unwrap();
+    let mut file = rigplay::formats::dan::DanFile::read(&bytes).unwrap().file;
+    for bone in &mut file.bones {
+        for key in &mut bone.positions {
+            key.value = key.value.map(|v| v * k);
+        }
+    }
+    file.write().unwrap()
+}
+
+#[test]
+fn a_changed_dan_file_reloads_under_its_playing_flat_skeleton() {
+    let dir = Dir::default();
+    dir.insert_asset(Path::new("lamp.dan"), lamp(1.0));
+    let mut app = app(&dir);
+    let dan: Handle<Dan> = app.world().resource::<AssetServer>().load("lamp.dan");
+    let clip: Handle<AnimationClip> = app.world().resource::<AssetServer>().load("lamp.dan#Clip0");
+    until(&mut app, |app| {
+        app.world().resource::<Assets<Dan>>().contains(&dan)
+    });
+    let skeleton = app
+        .world()
+        .resource::<Assets<Dan>>()
+        .get(&dan)
+        .unwrap()
+        .skeleton();
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    paused.time = 0.8;
+    let character = app
+        .world_mut()
+        .spawn((skeleton, SkeletalClip::new(clip), paused))
+        .id();
+    app.update();
+    app.update();
+    let last = |app: &mut App| {
+        let bones = app
+            .world()
+            .get::<SkeletonBones>(character)
+            .unwrap()
+            .0
+            .clone();
+        app.world()
+            .get::<Transform>(*bones.last().unwrap())
+            .unwrap()
+            .translation
+    };
+    let before = last(&mut app);
+    assert!(before.length() > 0.1, "{before}");
+    dir.insert_asset(Path::new("lamp.dan"), lamp(2.0));
+    app.world().resource::<AssetServer>().reload("lamp.dan");
+    until(&mut app, |app| (last(app) - 2.0 * before).length() < 1e-4);
+    let playback = app.world().get::<Playback>(character).unwrap();
+    assert_eq!((playback.time, playback.paused), (0.8, true));
 }
