@@ -319,12 +319,41 @@ pub fn view(index: usize, file: &OpenFile, loaded: &Loaded) -> Option<FileView> 
     }
 }
 
-pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
-    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let asset_path = absolute
+/// The asset path of a file opened by its absolute path (the asset root is `/`).
+fn asset_path(absolute: &Path) -> String {
+    absolute
         .to_string_lossy()
         .trim_start_matches('/')
-        .to_string();
+        .to_string()
+}
+
+/// `F5`: reads every open file again (clips, the model with the `.txd` beside it, the
+/// character), for a file changed in another tool. Characters keep their playheads; a file that no longer reads
+/// keeps its last good version, with the error in the file list.
+pub fn reload_files(
+    keys: Res<ButtonInput<KeyCode>>,
+    preview: Res<Preview>,
+    assets: Res<AssetServer>,
+) {
+    if !keys.just_pressed(KeyCode::F5) {
+        return;
+    }
+    let model = preview.model.as_ref().map(|m| m.path.as_path());
+    let body = preview.body.as_ref().map(|b| b.path.as_path());
+    for path in preview
+        .files
+        .iter()
+        .map(|f| f.path.as_path())
+        .chain(model)
+        .chain(body)
+    {
+        assets.reload(asset_path(path));
+    }
+}
+
+pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
+    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let asset_path = asset_path(&absolute);
     let extension = absolute
         .extension()
         .map(|e| e.to_string_lossy().into_owned())

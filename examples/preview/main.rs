@@ -20,6 +20,9 @@
 //! resets, `1`–`4` pick a view, `T` toggles following; `--camera front|side|top|follow` and
 //! `--frame-all` (the whole clip rather than the pose shot) set them for a screenshot.
 //!
+//! `F5` reads every open file again (after editing one in another tool): characters keep their
+//! playheads, and a file that no longer reads keeps its last good version, its error shown.
+//!
 //! `--bone NAME` selects a bone, `--curves` opens its curves (rotation and translation over the
 //! clip, with the keys and the playhead).
 //!
@@ -53,7 +56,7 @@ use character::{
     AnieCamera, fit_body, follow_playhead, log_model_shown, spawn_body, spawn_character,
     switch_cameras,
 };
-use files::{Preview, open, open_dropped, pick_first_clip, select_wanted_bone};
+use files::{Preview, open, open_dropped, pick_first_clip, reload_files, select_wanted_bone};
 use rigplay::plugin::*;
 use rigplay_preview::framing::View;
 use screenshot::{Shot, screenshot};
@@ -213,6 +216,7 @@ fn main() -> AppExit {
             Update,
             (
                 open_dropped,
+                reload_files,
                 pick_first_clip,
                 spawn_character,
                 log_model_shown,

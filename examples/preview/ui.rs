@@ -233,10 +233,21 @@ pub fn ui(
                             .id_salt(f)
                             .default_open(true)
                             .show(ui, |ui| match (v, &failed) {
-                                (_, Some(e)) => {
+                                (None, Some(e)) => {
                                     ui.label(egui::RichText::new(e).color(ERROR_RED).small());
                                 }
-                                (Some(v), None) => {
+                                (Some(v), failed) => {
+                                    // A reload that failed: its error, and the last good
+                                    // version, which plays on.
+                                    if let Some(e) = failed {
+                                        ui.label(
+                                            egui::RichText::new(format!(
+                                                "reload failed, the last good version plays on: {e}"
+                                            ))
+                                            .color(ERROR_RED)
+                                            .small(),
+                                        );
+                                    }
                                     let rows = rows(&v);
                                     let shown = visible(&rows, &preview.search, preview.sort);
                                     if step != 0
@@ -277,7 +288,7 @@ pub fn ui(
             }
             ui.separator();
             ui.label(
-                egui::RichText::new("Drop .ifp, .dan or .anie files here to open them, or a .glb / .gltf character to play the clips on. ↑ ↓ step through the clips.").weak(),
+                egui::RichText::new("Drop .ifp, .dan or .anie files here to open them, a .dff model or a .glb / .gltf character to play the clips on. ↑ ↓ step through the clips.").weak(),
             );
         });
 
