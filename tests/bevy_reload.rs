@@ -195,7 +195,7 @@ fn lamp(k: f32) -> Vec<u8> {
 }
 
 #[test]
-fn a_changed_dan_file_reloads_under_its_playing_flat_skeleton() {
+fn a_changed_then_deleted_dan_file_reloads_under_its_playing_flat_skeleton() {
     let dir = Dir::default();
     dir.insert_asset(Path::new("lamp.dan"), lamp(1.0));
     let mut app = app(&dir);
@@ -238,4 +238,20 @@ fn a_changed_dan_file_reloads_under_its_playing_flat_skeleton() {
     until(&mut app, |app| (last(app) - 2.0 * before).length() < 1e-4);
     let playback = app.world().get::<Playback>(character).unwrap();
     assert_eq!((playback.time, playback.paused), (0.8, true));
+
+    // Deleted: reading it again fails, and the last good version plays on.
+    dir.remove_asset(Path::new("lamp.dan"))
+        .expect("the file was there");
+    app.world().resource::<AssetServer>().reload("lamp.dan");
+    until(&mut app, |app| {
+        matches!(
+            app.world().resource::<AssetServer>().load_state(dan.id()),
+            LoadState::Failed(_)
+        )
+    });
+    for _ in 0..3 {
+        app.update();
+    }
+    assert!(app.world().resource::<Assets<Dan>>().contains(&dan));
+    assert!((last(&mut app) - 2.0 * before).length() < 1e-4);
 }
