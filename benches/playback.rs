@@ -8,7 +8,8 @@
 //!   mapped) playing the same clip through `Retarget`'s rest-pose compensation, against the same
 //!   characters idle. Transform propagation is left out (no `TransformPlugin`): both paths pay it
 //!   equally for the transforms they change, and it would hide the cost of animating. ns per bone
-//!   per frame = (frame − idle frame) / (1000 × 32).
+//!   per frame = (frame − idle frame) / (1000 × 32). On one thread the schedules run on the
+//!   single-threaded executor (no pool thread to wake and wait for).
 //! * `crowd growth`: 100, 1,000 and 10,000 walking SA peds on both threads, the whole frame
 //!   with transform propagation: as bone entities (`GtaSkeleton` + `Playback`) and on the flat
 //!   path (`CrowdCharacter`: no bone entities, model-space matrices per character).
@@ -116,6 +117,24 @@ fn scene(driver: Driver, run: Run) -> App {
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
         1.0 / 60.0,
     )));
+    if run.threads == 1 {
+        // One thread means one: systems run in turn on the calling thread, not handed to a
+        // pool thread and waited for (whose wake-ups made the frame's fixed cost vary 3×
+        // between runs).
+        use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
+        let labels = [
+            First.intern(),
+            PreUpdate.intern(),
+            Update.intern(),
+            PostUpdate.intern(),
+            Last.intern(),
+        ];
+        for label in labels {
+            app.edit_schedule(label, |s| {
+                s.set_executor(SingleThreadedExecutor::new());
+            });
+        }
+    }
     app.finish();
     app.cleanup();
     let walk: Handle<AnimationClip> = app
