@@ -481,7 +481,7 @@ fn the_sample_ped_plays_an_ifp_clip_where_the_built_in_skeleton_does() {
 /// as models in the wild differ from the built-in table): the Frame List Struct is the first
 /// child of the Frame List, the Clump's second child (§2.1), 56-byte records with the position
 /// at +36.
-fn scaled_ped(k: f32) -> Vec<u8> {
+pub(crate) fn scaled_ped(k: f32) -> Vec<u8> {
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     let mut b = std::fs::read(assets.join("characters/ped.dff")).unwrap();
     let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());

@@ -1,4 +1,4 @@
-//! Files that change, break and come back while they play: an `.ifp` and a `.dan` reloaded in
+//! Files that change, break and come back while they play: an `.ifp`, a `.dan` and a `.dff` reloaded in
 //! place under playing characters (through the AssetServer's reload, what Bevy's file watcher
 //! calls).
 
@@ -33,6 +33,11 @@ fn lift(rise: i16, extra: bool) -> Vec<u8> {
 }
 
 fn app(dir: &Dir) -> App {
+    app_with(dir, |_| {})
+}
+
+/// [`app`] with more plugins added before it is finished.
+fn app_with(dir: &Dir, more: impl FnOnce(&mut App)) -> App {
     let reader = MemoryAssetReader { root: dir.clone() };
     let mut app = App::new();
     app.register_asset_source(
@@ -50,6 +55,7 @@ fn app(dir: &Dir) -> App {
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
         0.1,
     )));
+    more(&mut app);
     app.finish();
     app.cleanup();
     app
@@ -254,4 +260,54 @@ fn a_changed_then_deleted_dan_file_reloads_under_its_playing_flat_skeleton() {
     }
     assert!(app.world().resource::<Assets<Dan>>().contains(&dan));
     assert!((last(&mut app) - 2.0 * before).length() < 1e-4);
+}
+
+/// A `.dff` changed on disk (its frames 1.25× as far apart) reloads under its `GtaModel`: the
+/// hierarchy is spawned again from the new file, once.
+#[test]
+fn a_changed_model_is_spawned_again_from_the_new_file() {
+    use bevy::image::ImagePlugin;
+    use bevy::mesh::MeshPlugin;
+    use bevy::world_serialization::WorldSerializationPlugin;
+    let dir = Dir::default();
+    dir.insert_asset(Path::new("ped.dff"), crate::bevy_dff::scaled_ped(1.0));
+    let mut app = app_with(&dir, |app| {
+        app.add_plugins((
+            ImagePlugin::default(),
+            MeshPlugin,
+            WorldSerializationPlugin,
+            DffPlugin,
+        ));
+        app.init_asset::<StandardMaterial>();
+    });
+    let model: Handle<DffModel> = app.world().resource::<AssetServer>().load("ped.dff");
+    until(&mut app, |app| {
+        app.world().resource::<Assets<DffModel>>().contains(&model)
+    });
+    let ped = app.world_mut().spawn(GtaModel::new(model.clone())).id();
+    app.update();
+    app.update();
+    let head = |app: &mut App| {
+        let world = app.world_mut();
+        let heads: Vec<Vec3> = world
+            .query::<(&Name, &Transform)>()
+            .iter(world)
+            .filter(|(n, _)| n.as_str() == " Head")
+            .map(|(_, t)| t.translation)
+            .collect();
+        heads
+    };
+    let before = head(&mut app);
+    assert_eq!(before.len(), 1);
+    dir.insert_asset(Path::new("ped.dff"), crate::bevy_dff::scaled_ped(1.25));
+    app.world().resource::<AssetServer>().reload("ped.dff");
+    until(&mut app, |app| {
+        let h = head(app);
+        h.len() == 1 && (h[0] - before[0] * 1.25).length() < 1e-5
+    });
+    assert_eq!(
+        app.world().get::<Children>(ped).unwrap().len(),
+        1,
+        "one basis"
+    );
 }
