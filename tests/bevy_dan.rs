@@ -7,7 +7,7 @@ use bevy::prelude::*;
 use rigplay::anim::WrapMode;
 use rigplay::plugin::*;
 
-fn lamp() -> Vec<u8> {
+pub(crate) fn lamp() -> Vec<u8> {
     crate::assets::sample_files()
         .into_iter()
         .find(|(p, _)| p.ends_with(".dan"))

@@ -21,7 +21,7 @@ const SA: u32 = 0x1803_FFFF;
 /// A dictionary with one D3D9 8888 texture "SKIN" (upper case: materials find textures
 /// case-insensitively), 2×2 with a 1×1 mip level. Level 0 texels (B, G, R, A in memory):
 /// red opaque, green opaque, blue opaque, white with alpha 0.
-fn skin_txd() -> Vec<u8> {
+pub(crate) fn skin_txd() -> Vec<u8> {
     let mut b = Bytes::new();
     b.chunk(0x16, SA, |b| {
         b.chunk(0x01, SA, |b| {
@@ -55,7 +55,7 @@ fn dff_app(files: &[(&str, Vec<u8>)]) -> App {
 }
 
 /// [`dff_app`] with `.meta` files.
-fn dff_app_with(files: &[(&str, Vec<u8>)], metas: &[(&str, &str)]) -> App {
+pub(crate) fn dff_app_with(files: &[(&str, Vec<u8>)], metas: &[(&str, &str)]) -> App {
     let mut app = app_with(
         files,
         metas,

@@ -20,6 +20,8 @@ mod bevy_dff;
 #[cfg(feature = "bevy")]
 mod bevy_ifp;
 #[cfg(feature = "bevy")]
+mod bevy_meta;
+#[cfg(feature = "bevy")]
 mod bevy_playback;
 #[cfg(feature = "bevy")]
 mod bevy_reload;

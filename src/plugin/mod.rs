@@ -26,6 +26,7 @@ mod dan;
 mod dff;
 mod ifp;
 mod load;
+pub(crate) mod meta;
 mod playback;
 mod skeletal;
 
@@ -47,6 +48,7 @@ pub use ifp::{
     IfpPlugin,
 };
 pub use load::AssetLoadError;
+pub use meta::{MetaProblem, MetaProblems};
 pub use playback::{
     Playback, PlaybackFinished, PlaybackLooped, PlaybackPlugin, PlaybackStep, PlaybackSystems,
 };

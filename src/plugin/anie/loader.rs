@@ -5,22 +5,30 @@ use crate::anie::atlas::{AtlasError, ImageAtlas};
 use crate::anie::eval::{EvalOptions, Evaluator, InfluenceSource};
 use crate::formats::anie::{AnieError, AnimeProject};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
+use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
 use bevy::asset::io::Reader;
 use bevy::asset::{AssetLoader, LoadContext, RenderAssetUsages};
 use bevy::prelude::*;
 use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::sync::Arc;
 
 /// Choices for loading an `.anie` file, set in its `.meta` file.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(default)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct AnieLoaderSettings {
     /// Skin with the bone influences stored in the file (as AnimeEffects ≤ 1.5 did) instead of
     /// recomputing them from the bone shapes (as AnimeEffects 1.6 and later do when they open a
     /// project; the default).
     pub stored_influences: bool,
+    /// What the `.meta` file held that could not be used (each field keeps its default); the
+    /// loader logs these. Never written.
+    #[serde(skip)]
+    pub meta_problems: MetaProblems,
 }
+
+lenient_settings!(AnieLoaderSettings {
+    stored_influences: "`true` or `false`",
+});
 
 /// Why an `.anie` file did not become an asset.
 #[derive(Debug, thiserror::Error)]
@@ -55,7 +63,8 @@ impl AssetLoader for AnieLoader {
         let bytes = read_bytes(reader).await?;
         let read = AnimeProject::read(&bytes)
             .map_err(|e| AssetLoadError::Format(AnieAssetError::Read(e)))?;
-        let warnings = log_warnings(load_context, &read.warnings);
+        let mut warnings = log_meta_problems(load_context, &settings.meta_problems);
+        warnings.extend(log_warnings(load_context, &read.warnings));
         let mut images = ImageAtlas::new(&read.project)
             .map_err(|e| AssetLoadError::Format(AnieAssetError::Atlas(e)))?;
         let texture = Image::new(

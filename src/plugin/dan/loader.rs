@@ -4,6 +4,7 @@ use super::{Dan, DanAssetLabel};
 use crate::anim::retarget::RetargetSource;
 use crate::formats::dan::{DanClipOptions, DanError, DanFile};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
+use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
 use crate::plugin::skeletal::{
     ClipInfo, ClipRegistry, ClipSettings, animation_clip, named_bone_target_id,
 };
@@ -11,7 +12,7 @@ use bevy::animation::AnimationTargetId;
 use bevy::asset::io::Reader;
 use bevy::asset::{AssetLoader, LoadContext};
 use bevy::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::sync::Arc;
 
 /// Settings of the `.dan` loader, set in a `.meta` file next to the asset:
@@ -25,8 +26,7 @@ use std::sync::Arc;
 ///     ),
 /// )
 /// ```
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct DanLoaderSettings {
     /// Multiplies positions. DAN files are in the Max scene's units (often centimetres or
     /// inches); 0.01 turns centimetres into Bevy's metres; 1 keeps the file's units.
@@ -42,7 +42,18 @@ pub struct DanLoaderSettings {
     /// For drawing only: the bone each bone hangs from in the Max scene (the file does not
     /// say), so that skeleton gizmos draw a line between them. Playback ignores it.
     pub bone_links: Vec<Option<usize>>,
+    /// What the `.meta` file held that could not be used (each field keeps its default); the
+    /// loader logs these. Never written.
+    #[serde(skip)]
+    pub meta_problems: MetaProblems,
 }
+
+lenient_settings!(DanLoaderSettings {
+    scale: "a number",
+    bone_names: "a list of names `[\"Bip01\", …]`",
+    looping: "`true` or `false`",
+    bone_links: "a list of parents `[None, Some(0), …]`",
+});
 
 impl Default for DanLoaderSettings {
     fn default() -> Self {
@@ -51,6 +62,7 @@ impl Default for DanLoaderSettings {
             bone_names: Vec::new(),
             looping: true,
             bone_links: Vec::new(),
+            meta_problems: MetaProblems::default(),
         }
     }
 }
@@ -79,7 +91,8 @@ impl AssetLoader for DanLoader {
     ) -> Result<Dan, DanLoadError> {
         let bytes = read_bytes(reader).await?;
         let read = DanFile::read(&bytes).map_err(AssetLoadError::Format)?;
-        let warnings = log_warnings(load_context, &read.warnings);
+        let mut warnings = log_meta_problems(load_context, &settings.meta_problems);
+        warnings.extend(log_warnings(load_context, &read.warnings));
         let options = DanClipOptions {
             scale: settings.scale,
             names: settings.bone_names.clone(),

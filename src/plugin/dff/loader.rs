@@ -9,6 +9,7 @@ use crate::anim::BoneRef;
 use crate::formats::dff::{Clump, Dff, Geometry, RwError};
 use crate::formats::txd::{TextureNative, Txd};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
+use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
 use crate::plugin::skeletal::bone_target_id;
 use crate::skeleton::{GtaGame, Skeleton};
 use bevy::asset::io::{AssetReaderError, Reader};
@@ -19,7 +20,7 @@ use bevy::mesh::{Indices, PrimitiveTopology, VertexAttributeValues};
 use bevy::prelude::*;
 use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 use bevy::world_serialization::WorldAsset;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
@@ -38,8 +39,7 @@ use std::sync::Arc;
 ///     ),
 /// )
 /// ```
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Serialize)]
 pub struct DffLoaderSettings {
     /// Texture dictionaries to read besides the one beside the model, as asset paths relative
     /// to the model's folder (`/` at the start: relative to the asset root). A vehicle's shared
@@ -54,7 +54,18 @@ pub struct DffLoaderSettings {
     /// Show the damaged (`_dam`) and lowest-detail (`_vlo`) variants of vehicle parts, which
     /// viewers and the games hide (§4.2).
     pub show_all_atomics: bool,
+    /// What the `.meta` file held that could not be used (each field keeps its default); the
+    /// loader logs these. Never written.
+    #[serde(skip)]
+    pub meta_problems: MetaProblems,
 }
+
+lenient_settings!(DffLoaderSettings {
+    textures: "a list of asset paths `[\"../txd/generic.txd\", …]`",
+    txd_beside: "`true` or `false`",
+    game: "`None` or `Some(Sa)`, `Some(Vc)`, `Some(Iii)`",
+    show_all_atomics: "`true` or `false`",
+});
 
 impl Default for DffLoaderSettings {
     fn default() -> Self {
@@ -63,6 +74,7 @@ impl Default for DffLoaderSettings {
             txd_beside: true,
             game: None,
             show_all_atomics: false,
+            meta_problems: MetaProblems::default(),
         }
     }
 }
@@ -90,7 +102,8 @@ impl AssetLoader for DffLoader {
     ) -> Result<DffModel, DffLoadError> {
         let bytes = read_bytes(reader).await?;
         let read = Dff::read(&bytes).map_err(AssetLoadError::Format)?;
-        let mut warnings = log_warnings(load_context, &read.warnings);
+        let mut warnings = log_meta_problems(load_context, &settings.meta_problems);
+        warnings.extend(log_warnings(load_context, &read.warnings));
         let dff = read.dff;
         let game = settings.game.unwrap_or_else(|| GtaGame::for_dff(&dff));
 

@@ -3,6 +3,7 @@
 use super::{Ifp, IfpAssetLabel, IfpClipAsset};
 use crate::formats::ifp::{IfpError, IfpPackage};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
+use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
 use crate::plugin::skeletal::{
     ClipInfo, ClipRegistry, ClipSettings, animation_clip, bone_target_id, root_track,
 };
@@ -11,7 +12,7 @@ use bevy::animation::AnimationTargetId;
 use bevy::asset::io::Reader;
 use bevy::asset::{AssetLoader, LoadContext};
 use bevy::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -29,8 +30,7 @@ use std::sync::Arc;
 ///     ),
 /// )
 /// ```
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct IfpLoaderSettings {
     /// The game whose skeleton the clips are bound to (`Some(Sa)`, `Some(Vc)`, `Some(Iii)`);
     /// `None` picks it from the file ([`GtaGame::for_ifp`]).
@@ -39,7 +39,16 @@ pub struct IfpLoaderSettings {
     pub default_clip: ClipSettings,
     /// Settings per clip name (compared case-insensitively).
     pub clips: HashMap<String, ClipSettings>,
+    /// What the `.meta` file held that could not be used (each field keeps its default); the
+    /// loader logs these. Never written.
+    #[serde(skip)]
+    pub meta_problems: MetaProblems,
 }
+
+lenient_settings!(IfpLoaderSettings {
+    skeleton: "`None` or `Some(Sa)`, `Some(Vc)`, `Some(Iii)`",
+    default_clip: "clip settings `(looping: bool, root_motion: Baked | InPlace | Extract(z: bool))`",
+} map clips: "clip settings `(looping: bool, root_motion: Baked | InPlace | Extract(z: bool))`");
 
 impl IfpLoaderSettings {
     /// The settings of the clip called `name`.
@@ -76,7 +85,8 @@ impl AssetLoader for IfpLoader {
     ) -> Result<Ifp, IfpLoadError> {
         let bytes = read_bytes(reader).await?;
         let read = IfpPackage::read(&bytes).map_err(AssetLoadError::Format)?;
-        let warnings = log_warnings(load_context, &read.warnings);
+        let mut warnings = log_meta_problems(load_context, &settings.meta_problems);
+        warnings.extend(log_warnings(load_context, &read.warnings));
         let package = read.package;
         let game = settings
             .skeleton
