@@ -2,7 +2,10 @@
 //! allocator, per thread) stays within a small multiple of the file's size plus a constant, on
 //! the bundled files, on a real-size one, and on hostile copies where aligned 32-bit words
 //! spread over the file (400 of them, 40 in the 2.4 MB package; counts and size fields among
-//! them) are set to their maximum in turn.
+//! them) are set to their maximum in turn; and on the small fixtures of every format (the fuzz
+//! seeds, assembled field by field), where every field is set to its maximum in turn: at every
+//! byte offset, an 8-, 16- and 32-bit all-ones value and the largest signed 32-bit one, so that
+//! each count, size and image side of whatever width is hit.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -198,5 +201,76 @@ fn every_parser_reads_within_its_memory_bound() {
             worst.1,
             worst.0 as f64 / bytes.len() as f64
         );
+    }
+}
+
+/// The fuzz seeds of `target` of at most 4 KB.
+fn small_seeds(target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/seeds")
+        .join(target);
+    let mut seeds: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .filter(|(_, b)| b.len() <= 4096)
+        .collect();
+    seeds.sort();
+    seeds
+}
+
+#[test]
+fn every_field_of_the_small_fixtures_at_its_maximum_stays_within_the_bound() {
+    let targets = [
+        (Format::Ifp, "ifp_read"),
+        (Format::Dan, "dan_read"),
+        (Format::Anie, "anie_read"),
+        (Format::Dff, "dff_read"),
+        (Format::Txd, "txd_read"),
+    ];
+    let maxima: [&[u8]; 4] = [
+        &[0xFF],
+        &[0xFF, 0xFF],
+        &[0xFF, 0xFF, 0xFF, 0xFF],
+        &[0xFF, 0xFF, 0xFF, 0x7F],
+    ];
+    for (format, target) in targets {
+        let seeds = small_seeds(target);
+        assert!(!seeds.is_empty(), "{target}: no fixture");
+        let (factor, constant) = bound(format);
+        for (name, bytes) in seeds {
+            let limit = factor * bytes.len() + constant;
+            let mut worst = (0usize, 0usize);
+            let mut reads = 0;
+            for at in 0..bytes.len() {
+                for value in maxima {
+                    if at + value.len() > bytes.len() {
+                        continue;
+                    }
+                    let mut b = bytes.clone();
+                    b[at..at + value.len()].copy_from_slice(value);
+                    let ((), peak) = measure(|| read(format, &b));
+                    reads += 1;
+                    if peak > worst.0 {
+                        worst = (peak, at);
+                    }
+                    assert!(
+                        peak <= limit,
+                        "{target}/{name} with {value:02x?} at byte {at}: peak {peak}, bound {limit}"
+                    );
+                }
+            }
+            println!(
+                "{format:?} {name}: {} bytes, {reads} hostile reads, worst peak {} at byte {} (bound {limit})",
+                bytes.len(),
+                worst.0,
+                worst.1
+            );
+        }
     }
 }
