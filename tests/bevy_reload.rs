@@ -311,3 +311,144 @@ fn a_changed_model_is_spawned_again_from_the_new_file() {
         "one basis"
     );
 }
+
+/// Runs frames, 10 ms of real time apart, until `done` holds (at most 10 s: Bevy's file
+/// watcher waits 300 ms for a file to settle before it reports it).
+#[cfg(feature = "file_watcher")]
+fn until_seconds(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> bool) {
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        app.update();
+        if done(app) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("{what}: not within 10 s");
+}
+
+/// Bevy's file watcher (rigplay's `file_watcher` feature) on a folder of real files: the
+/// package rewritten on disk by another program, half written, completed, its `.meta` written
+/// and changed, saved by a rename, deleted and written back, with no reload asked for in code.
+/// (Bevy 0.19.1 does not reload an asset whose `.meta` is deleted: its settings stay until the
+/// file changes.)
+#[cfg(feature = "file_watcher")]
+#[test]
+fn bevys_file_watcher_reloads_a_package_another_program_rewrites() {
+    use std::io::Write;
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("watched-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("test.ifp");
+    std::fs::write(&file, lift(1, false)).unwrap();
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: dir.to_string_lossy().into_owned(),
+            watch_for_changes_override: Some(true),
+            ..default()
+        },
+        TransformPlugin,
+        AnimationPlugin,
+        IfpPlugin,
+    ));
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+        0.1,
+    )));
+    app.finish();
+    app.cleanup();
+    let ifp: Handle<Ifp> = app.world().resource::<AssetServer>().load("test.ifp");
+    let clip: Handle<AnimationClip> = app.world().resource::<AssetServer>().load("test.ifp#lift");
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    paused.time = 0.5;
+    let character = app
+        .world_mut()
+        .spawn((GtaSkeleton::SA, SkeletalClip::new(clip), paused))
+        .id();
+    let height = |app: &mut App| root_of(app, character).translation.y;
+    until_seconds(&mut app, "first load", |app| {
+        (height(app) - 0.5).abs() < 1e-3
+    });
+
+    // Rewritten in place: rises 2 m, so 1 m at the paused playhead.
+    std::fs::write(&file, lift(2, false)).unwrap();
+    until_seconds(&mut app, "rewritten", |app| {
+        (height(app) - 1.0).abs() < 1e-3
+    });
+
+    // Half written, the writer pausing longer than the watcher waits: the half file fails to
+    // load and the last good version stays; the completed file is then shown.
+    let whole = lift(3, false);
+    let mut writer = std::fs::File::create(&file).unwrap();
+    writer.write_all(&whole[..whole.len() / 2]).unwrap();
+    writer.flush().unwrap();
+    until_seconds(&mut app, "half written", |app| {
+        matches!(
+            app.world().resource::<AssetServer>().load_state(ifp.id()),
+            LoadState::Failed(_)
+        )
+    });
+    assert!(
+        (height(&mut app) - 1.0).abs() < 1e-3,
+        "the last good clip plays on"
+    );
+    writer.write_all(&whole[whole.len() / 2..]).unwrap();
+    drop(writer);
+    until_seconds(&mut app, "completed", |app| {
+        (height(app) - 1.5).abs() < 1e-3
+    });
+
+    // The `.meta` written beside it: the clip now plays in place (its root's GTA X and Y
+    // movement removed), so the root stays down.
+    std::fs::write(
+        dir.join("test.ifp.meta"),
+        r#"(
+    meta_format_version: "1.0",
+    asset: Load(
+        loader: "rigplay::plugin::IfpLoader",
+        settings: (clips: { "lift": (root_motion: InPlace) }),
+    ),
+)"#,
+    )
+    .unwrap();
+    until_seconds(&mut app, "meta written", |app| height(app).abs() < 1e-3);
+    let playback = app.world().get::<Playback>(character).unwrap();
+    assert_eq!((playback.time, playback.paused), (0.5, true));
+
+    // Saved the way many editors (and rigplay's converter) save: a new file renamed over the
+    // old one.
+    std::fs::write(
+        dir.join("test.ifp.meta"),
+        r#"(meta_format_version: "1.0", asset: Load(loader: "rigplay::plugin::IfpLoader", settings: ()))"#,
+    )
+    .unwrap();
+    until_seconds(&mut app, "meta reset", |app| {
+        (height(app) - 1.5).abs() < 1e-3
+    });
+    std::fs::write(dir.join("test.ifp.new"), lift(4, false)).unwrap();
+    std::fs::rename(dir.join("test.ifp.new"), &file).unwrap();
+    until_seconds(&mut app, "renamed over", |app| {
+        (height(app) - 2.0).abs() < 1e-3
+    });
+
+    // Deleted: the last good version stays (past the watcher's 300 ms); written back, it loads.
+    std::fs::remove_file(&file).unwrap();
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_millis(800) {
+        app.update();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(app.world().resource::<Assets<Ifp>>().contains(&ifp));
+    assert!(
+        (height(&mut app) - 2.0).abs() < 1e-3,
+        "the deleted file's clip plays on"
+    );
+    std::fs::write(&file, lift(1, false)).unwrap();
+    until_seconds(&mut app, "written back", |app| {
+        (height(app) - 0.5).abs() < 1e-3
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+}

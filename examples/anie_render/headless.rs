@@ -57,6 +57,8 @@ pub fn headless_app(asset_root: &Path) -> App {
             })
             .set(AssetPlugin {
                 file_path: asset_root.to_string_lossy().into_owned(),
+                // The tests give the repository as the root: no watcher over all of it.
+                watch_for_changes_override: Some(false),
                 ..default()
             })
             .disable::<WinitPlugin>()
