@@ -732,3 +732,137 @@ fn nested_clippers_match_the_cpu_reference() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn a_project_changed_broken_and_restored_on_disk_reloads_under_its_playing_rig() {
+    use bevy::asset::LoadState;
+    use bevy::prelude::*;
+    use headless::{crop, headless_app, read_back, render_stats};
+    use rigplay::plugin::{AnieCell, AnieDisplay, AnieProject, AnieRig, PlayMode, Playback};
+
+    on_gpu(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("anie_reload");
+        std::fs::create_dir_all(&dir).unwrap();
+        let clip = std::fs::read(root().join("tests/fixtures/anie/clip_v8.anie")).unwrap();
+        let ffd = std::fs::read(root().join("tests/fixtures/anie/ffd.anie")).unwrap();
+        std::fs::write(dir.join("rig.anie"), &clip).unwrap();
+        let mut app = headless_app(&dir);
+        let server = app.world().resource::<AssetServer>().clone();
+        let handle: Handle<AnieProject> = server.load("rig.anie");
+        // Paused at 0.25 s, twice as fast, ping-ponging: all of it must survive the reloads.
+        let mut playback = Playback::looping()
+            .with_speed(2.0)
+            .with_mode(PlayMode::PingPong);
+        playback.paused = true;
+        playback.time = 0.25;
+        let rig = app
+            .world_mut()
+            .spawn((
+                AnieRig::new(handle.clone()).with_display(AnieDisplay::Offscreen),
+                playback,
+            ))
+            .id();
+        // Runs frames until the rig's cell is drawn and on its page, then reads it back.
+        let shown = |app: &mut App| {
+            let mut settled = 0;
+            for _ in 0..3000 {
+                app.update();
+                let drawn = app
+                    .world()
+                    .get::<AnieCell>(rig)
+                    .is_some_and(|c| c.frame.is_some())
+                    && render_stats(app).pending == 0;
+                settled = if drawn { settled + 1 } else { 0 };
+                if settled > 5 {
+                    break;
+                }
+            }
+            assert!(settled > 5, "the rig was never drawn");
+            let cell = app.world().get::<AnieCell>(rig).unwrap().clone();
+            let side = app
+                .world()
+                .resource::<Assets<Image>>()
+                .get(&cell.page)
+                .unwrap()
+                .width();
+            let data = read_back(app, std::slice::from_ref(&cell.page)).unwrap();
+            crop(&data[0], side, cell.rect).unwrap()
+        };
+        let duration = |app: &App| app.world().get::<Playback>(rig).unwrap().duration;
+        let project_duration = |app: &App| {
+            app.world()
+                .resource::<Assets<AnieProject>>()
+                .get(&handle)
+                .unwrap()
+                .duration()
+        };
+        let first = shown(&mut app);
+        assert_eq!(duration(&app), Some(project_duration(&app)));
+        let clip_duration = project_duration(&app);
+
+        // Another project written over it: reloaded in place, drawn anew, the playhead kept.
+        std::fs::write(dir.join("rig.anie"), &ffd).unwrap();
+        server.reload("rig.anie");
+        let mut reloaded = false;
+        for _ in 0..3000 {
+            app.update();
+            if (project_duration(&app) - clip_duration).abs() > 1e-6 {
+                reloaded = true;
+                break;
+            }
+        }
+        assert!(reloaded, "the new project replaced the old");
+        let second = shown(&mut app);
+        assert_eq!(duration(&app), Some(project_duration(&app)));
+        assert!(
+            (second.width, second.height) != (first.width, first.height)
+                || second.pixels != first.pixels,
+            "the new project is drawn"
+        );
+        let playback = app.world().get::<Playback>(rig).unwrap();
+        assert_eq!(
+            (
+                playback.time,
+                playback.paused,
+                playback.speed,
+                playback.mode
+            ),
+            (0.25, true, 2.0, PlayMode::PingPong)
+        );
+
+        // Garbage written over it: the load fails, the last good project is still drawn.
+        std::fs::write(dir.join("rig.anie"), b"half a projec").unwrap();
+        server.reload("rig.anie");
+        let mut failed = false;
+        for _ in 0..3000 {
+            app.update();
+            if matches!(server.load_state(&handle), LoadState::Failed(_)) {
+                failed = true;
+                break;
+            }
+        }
+        assert!(failed, "the broken file fails to load");
+        assert_eq!(
+            shown(&mut app).pixels,
+            second.pixels,
+            "the last good project plays on"
+        );
+
+        // The first project restored: exactly its first picture again.
+        std::fs::write(dir.join("rig.anie"), &clip).unwrap();
+        server.reload("rig.anie");
+        for _ in 0..3000 {
+            app.update();
+            if (project_duration(&app) - clip_duration).abs() < 1e-6 {
+                break;
+            }
+        }
+        let third = shown(&mut app);
+        assert_eq!((third.width, third.height), (first.width, first.height));
+        assert!(
+            third.pixels == first.pixels,
+            "the restored project draws as before"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    });
+}
