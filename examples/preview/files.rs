@@ -7,6 +7,7 @@ use bevy::world_serialization::WorldAsset;
 use rigplay::formats::FileFormat;
 use rigplay::plugin::*;
 use rigplay_preview::clips::{ClipRow, Pick, SortBy, pick};
+use rigplay_preview::watch::Stamps;
 use std::path::{Path, PathBuf};
 
 /// The frame rate for stepping a clip whose keys do not tell one (one key per channel).
@@ -327,6 +328,18 @@ fn asset_path(absolute: &Path) -> String {
         .to_string()
 }
 
+/// Every file open: the clip files, the model and the glTF character.
+fn open_paths(preview: &Preview) -> impl Iterator<Item = &Path> {
+    let model = preview.model.as_ref().map(|m| m.path.as_path());
+    let body = preview.body.as_ref().map(|b| b.path.as_path());
+    preview
+        .files
+        .iter()
+        .map(|f| f.path.as_path())
+        .chain(model)
+        .chain(body)
+}
+
 /// `F5`: reads every open file again (clips, the model with the `.txd` beside it, the
 /// character), for a file changed in another tool. Characters keep their playheads; a file that no longer reads
 /// keeps its last good version, with the error in the file list.
@@ -338,16 +351,28 @@ pub fn reload_files(
     if !keys.just_pressed(KeyCode::F5) {
         return;
     }
-    let model = preview.model.as_ref().map(|m| m.path.as_path());
-    let body = preview.body.as_ref().map(|b| b.path.as_path());
-    for path in preview
-        .files
-        .iter()
-        .map(|f| f.path.as_path())
-        .chain(model)
-        .chain(body)
-    {
+    for path in open_paths(&preview) {
         assets.reload(asset_path(path));
+    }
+}
+
+/// Hot reload: four times a second, the open files (with their `.meta` files, and a model's
+/// `.txd`) are looked at, and each that changed on disk is read again as `F5` does.
+pub fn watch_files(
+    time: Res<Time<Real>>,
+    mut next: Local<f32>,
+    mut stamps: Local<Stamps>,
+    preview: Res<Preview>,
+    assets: Res<AssetServer>,
+) {
+    let now = time.elapsed_secs();
+    if now < *next {
+        return;
+    }
+    *next = now + 0.25;
+    for path in stamps.changed(open_paths(&preview)) {
+        info!("{} changed on disk: reading it again", path.display());
+        assets.reload(asset_path(&path));
     }
 }
 

@@ -20,7 +20,8 @@
 //! resets, `1`–`4` pick a view, `T` toggles following; `--camera front|side|top|follow` and
 //! `--frame-all` (the whole clip rather than the pose shot) set them for a screenshot.
 //!
-//! `F5` reads every open file again (after editing one in another tool): characters keep their
+//! A file changed on disk by another tool (or its `.meta`, or a model's `.txd`) is read again
+//! within a quarter of a second, and `F5` reads every open file again: characters keep their
 //! playheads, and a file that no longer reads keeps its last good version, its error shown.
 //!
 //! `--bone NAME` selects a bone, `--curves` opens its curves (rotation and translation over the
@@ -56,7 +57,9 @@ use character::{
     AnieCamera, fit_body, follow_playhead, log_model_shown, spawn_body, spawn_character,
     switch_cameras,
 };
-use files::{Preview, open, open_dropped, pick_first_clip, reload_files, select_wanted_bone};
+use files::{
+    Preview, open, open_dropped, pick_first_clip, reload_files, select_wanted_bone, watch_files,
+};
 use rigplay::plugin::*;
 use rigplay_preview::framing::View;
 use screenshot::{Shot, screenshot};
@@ -160,10 +163,12 @@ fn main() -> AppExit {
                     }),
                     ..default()
                 })
-                // Files are opened by absolute path, wherever they are.
+                // Files are opened by absolute path, wherever they are. Bevy's file watcher
+                // would watch all of `/`: `watch_files` looks at the open files instead.
                 .set(AssetPlugin {
                     file_path: "/".into(),
                     unapproved_path_mode: bevy::asset::UnapprovedPathMode::Allow,
+                    watch_for_changes_override: Some(false),
                     ..default()
                 }),
         )
@@ -217,6 +222,7 @@ fn main() -> AppExit {
             (
                 open_dropped,
                 reload_files,
+                watch_files,
                 pick_first_clip,
                 spawn_character,
                 log_model_shown,

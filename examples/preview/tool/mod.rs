@@ -7,3 +7,4 @@ pub mod convert;
 pub mod curves;
 pub mod framing;
 pub mod shot;
+pub mod watch;
