@@ -53,7 +53,13 @@ pub fn app_with<M>(
     for (path, text) in metas {
         dir.insert_meta_text(Path::new(path), text);
     }
-    let reader = MemoryAssetReader { root: dir };
+    app_in(&dir, step, plugins)
+}
+
+/// A headless app whose asset source is `dir` (which a test may change while the app runs),
+/// with the IFP and DAN plugins and `plugins`, stepping `step` seconds a frame.
+pub fn app_in<M>(dir: &Dir, step: f32, plugins: impl bevy::app::Plugins<M>) -> App {
+    let reader = MemoryAssetReader { root: dir.clone() };
     let mut app = App::new();
     app.register_asset_source(
         AssetSourceId::Default,

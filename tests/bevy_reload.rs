@@ -2,13 +2,11 @@
 //! place under playing characters (through the AssetServer's reload, what Bevy's file watcher
 //! calls).
 
+use crate::bevy_ifp::app_in;
 use crate::bytes::Bytes;
-use bevy::animation::AnimationPlugin;
-use bevy::asset::io::memory::{Dir, MemoryAssetReader};
-use bevy::asset::io::{AssetSourceBuilder, AssetSourceId};
-use bevy::asset::{AssetPlugin, LoadState};
+use bevy::asset::LoadState;
+use bevy::asset::io::memory::Dir;
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use rigplay::plugin::*;
 use std::path::Path;
 use std::time::Duration;
@@ -33,32 +31,7 @@ fn lift(rise: i16, extra: bool) -> Vec<u8> {
 }
 
 fn app(dir: &Dir) -> App {
-    app_with(dir, |_| {})
-}
-
-/// [`app`] with more plugins added before it is finished.
-fn app_with(dir: &Dir, more: impl FnOnce(&mut App)) -> App {
-    let reader = MemoryAssetReader { root: dir.clone() };
-    let mut app = App::new();
-    app.register_asset_source(
-        AssetSourceId::Default,
-        AssetSourceBuilder::new(move || Box::new(reader.clone())),
-    );
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin::default(),
-        TransformPlugin,
-        AnimationPlugin,
-        IfpPlugin,
-        DanPlugin,
-    ));
-    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
-        0.1,
-    )));
-    more(&mut app);
-    app.finish();
-    app.cleanup();
-    app
+    app_in(dir, 0.1, ())
 }
 
 /// Runs frames until `done` holds (at most 200).
@@ -271,15 +244,17 @@ fn a_changed_model_is_spawned_again_from_the_new_file() {
     use bevy::world_serialization::WorldSerializationPlugin;
     let dir = Dir::default();
     dir.insert_asset(Path::new("ped.dff"), crate::bevy_dff::scaled_ped(1.0));
-    let mut app = app_with(&dir, |app| {
-        app.add_plugins((
+    let mut app = app_in(
+        &dir,
+        0.1,
+        (
             ImagePlugin::default(),
             MeshPlugin,
             WorldSerializationPlugin,
             DffPlugin,
-        ));
-        app.init_asset::<StandardMaterial>();
-    });
+        ),
+    );
+    app.init_asset::<StandardMaterial>();
     let model: Handle<DffModel> = app.world().resource::<AssetServer>().load("ped.dff");
     until(&mut app, |app| {
         app.world().resource::<Assets<DffModel>>().contains(&model)
@@ -335,6 +310,9 @@ fn until_seconds(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> bo
 #[cfg(feature = "file_watcher")]
 #[test]
 fn bevys_file_watcher_reloads_a_package_another_program_rewrites() {
+    use bevy::animation::AnimationPlugin;
+    use bevy::asset::AssetPlugin;
+    use bevy::time::TimeUpdateStrategy;
     use std::io::Write;
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("watched-{}", std::process::id()));

@@ -730,3 +730,77 @@ fn a_retargeted_character_reports_the_tracks_that_reach_none_of_its_bones() {
         unmatched.0
     );
 }
+
+#[test]
+fn a_gltf_character_changed_on_disk_is_spawned_again_and_retargeted_anew() {
+    // A Mixamo-named T-pose character in centimetres replaced, while it walks, by an
+    // Unreal-named A-pose one a third smaller: the scene is spawned again from the new file and
+    // the clip binds to the new bones, rests compensated, as if it had been the first.
+    let first = build(&Spec {
+        size: 170.0,
+        seed: 71,
+        ..Spec::new(Naming::Mixamo("mixamorig:"), Arms::T)
+    });
+    let second = build(&Spec {
+        size: 1.2,
+        arm: 1.1,
+        seed: 72,
+        ..Spec::new(Naming::Unreal, Arms::A(40.0))
+    });
+    let dir = bevy::asset::io::memory::Dir::default();
+    let path = std::path::Path::new("character0.gltf");
+    dir.insert_asset(path, gltf_json(&first).into_bytes());
+    dir.insert_asset(
+        std::path::Path::new("sa_ped.ifp"),
+        crate::assets::read("anims/sa_ped.ifp"),
+    );
+    let mut app = crate::bevy_ifp::app_in(&dir, 1.0 / 30.0, gltf_plugins());
+    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let (reference, reference_bones) = spawn_reference(&mut app, &walk, ());
+    let mut spawned = spawn_characters(
+        &mut app,
+        vec![("Mixamo T".into(), first, Retarget::new())],
+        &walk,
+    );
+    let all = [spawned[0].root, reference];
+    set_time(&mut app, &all, 0.4);
+    let (before, bone, _) = worst_direction(&app, &reference_bones, &spawned[0]);
+    assert!(before < 2.0, "{before:.3}° at {bone}");
+
+    dir.insert_asset(path, gltf_json(&second).into_bytes());
+    app.world()
+        .resource::<AssetServer>()
+        .reload("character0.gltf");
+    let names = second.names.clone();
+    let humanoid = second.humanoid.clone();
+    let mut bones = Vec::new();
+    for _ in 0..200 {
+        app.update();
+        bones = humanoid_entities(&mut app, spawned[0].root, &|n| {
+            humanoid
+                .iter()
+                .find(|(_, i)| names[*i] == n)
+                .map(|(b, _)| *b)
+        });
+        if bones.len() == humanoid.len() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert_eq!(bones.len(), humanoid.len(), "the new character is spawned");
+    let old = humanoid_entities(&mut app, spawned[0].root, &|n| {
+        n.starts_with("mixamorig:").then_some(HumanoidBone::Hips)
+    });
+    assert!(old.is_empty(), "the old character's bones are gone");
+    spawned[0].character = second;
+    spawned[0].bones = bones;
+    for t in [0.4, 0.75] {
+        set_time(&mut app, &all, t);
+        let (after, bone, compared) = worst_direction(&app, &reference_bones, &spawned[0]);
+        assert!(compared >= 14, "{compared}");
+        assert!(
+            after < 2.0,
+            "after the reload, {after:.3}° at {bone} ({t} s)"
+        );
+    }
+}
