@@ -14,7 +14,8 @@
 //!   and the CPU reference renderer.
 //!
 //! The Bevy integration (`plugin`) sits behind the default `bevy` feature; [`prelude`] has
-//! what a game usually needs. The format facts the code relies on are in the repository's
+//! what a game usually needs. The `file_watcher` feature turns on Bevy's file watcher, so that
+//! assets changed on disk reload under the rigs playing them. The format facts the code relies on are in the repository's
 //! `docs/formats/` (`ifp.md`, `dan.md`, `anie.md`, `dff.md`); the `§` references in the code
 //! point to their sections.
 
