@@ -673,6 +673,16 @@ impl Skeleton {
         binding
     }
 
+    /// The height (GTA Z, metres) of the lowest joint at rest, relative to the root's origin,
+    /// or 0 when none is below it. Spawned skeletons are lifted by its negative, so that a
+    /// ped's feet rest on its entity's origin.
+    pub fn lowest_rest_height(&self) -> f32 {
+        self.model_space(&self.rest_pose())
+            .iter()
+            .map(|(_, p)| p.z)
+            .fold(0.0, f32::min)
+    }
+
     /// Model-space transforms (rotation, position) of every bone for the given local poses.
     pub fn model_space(&self, local: &[BonePose]) -> Vec<(Quat, Vec3)> {
         let mut out: Vec<(Quat, Vec3)> = Vec::with_capacity(self.bones.len());

@@ -1,47 +1,12 @@
 //! The pose pipeline (`anim::pose`) against the clip sampler, `anim::blend` and
 //! `Skeleton::model_space`: on the bundled SA clips and on random clips.
 
-use glam::{Affine3A, Quat, Vec3, Vec4};
+use crate::rng::Rng;
+use glam::{Affine3A, Quat, Vec3};
 use rigplay::anim::pose::*;
 use rigplay::anim::{BonePose, BoneRef, BoneTrack, Clip, ClipBuilder, ClipCursor, WrapMode};
 use rigplay::formats::ifp::IfpPackage;
 use rigplay::skeleton::Skeleton;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.unit()
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn quat(&mut self) -> Quat {
-        loop {
-            let v = Vec4::new(
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-            );
-            if v.length() > 0.1 && v.length() < 1.0 {
-                return Quat::from_vec4(v.normalize());
-            }
-        }
-    }
-    fn vec3(&mut self, s: f32) -> Vec3 {
-        Vec3::new(self.range(-s, s), self.range(-s, s), self.range(-s, s))
-    }
-}
 
 /// The rotation angle between two quaternions, radians, in f64.
 fn angle(a: Quat, b: Quat) -> f64 {

@@ -19,4 +19,29 @@ impl Rng {
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f32 {
+        self.range(0.0, 1.0)
+    }
+
+    /// A random unit quaternion (uniform over rotations: a rejection-sampled 4D direction).
+    pub fn quat(&mut self) -> glam::Quat {
+        loop {
+            let v = glam::Vec4::new(
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+            );
+            if v.length() > 0.1 && v.length() < 1.0 {
+                return glam::Quat::from_vec4(v.normalize());
+            }
+        }
+    }
+
+    /// Each component uniform in [−s, s).
+    pub fn vec3(&mut self, s: f32) -> glam::Vec3 {
+        glam::Vec3::new(self.range(-s, s), self.range(-s, s), self.range(-s, s))
+    }
 }

@@ -56,13 +56,8 @@ pub(crate) fn spawn_skeleton(
         return;
     };
     let skeleton = kind.0.skeleton();
-    let rest = skeleton.rest_pose();
     // Lift the skeleton so that its lowest joint rests at the entity's origin.
-    let lowest = skeleton
-        .model_space(&rest)
-        .iter()
-        .map(|(_, p)| p.z)
-        .fold(0.0, f32::min);
+    let lowest = skeleton.lowest_rest_height();
     let basis = commands
         .spawn((
             Name::new("gta basis"),

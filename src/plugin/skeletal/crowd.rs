@@ -83,12 +83,7 @@ struct CrowdSkeleton {
 impl CrowdSkeleton {
     fn new(game: GtaGame) -> Self {
         let skeleton = game.skeleton();
-        let rest = skeleton.rest_pose();
-        let lowest = skeleton
-            .model_space(&rest)
-            .iter()
-            .map(|(_, p)| p.z)
-            .fold(0.0, f32::min);
+        let lowest = skeleton.lowest_rest_height();
         let targets = skeleton
             .bones
             .iter()

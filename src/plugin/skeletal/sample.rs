@@ -498,16 +498,10 @@ pub(super) fn sample_tracks(
     cursor: &mut ClipCursor,
     track_poses: &mut [BonePose],
 ) {
-    let clip = &info.clip;
-    clip.sample(time, cursor, track_poses);
-    let axes = info.settings.root_motion.extracted_axes();
-    if axes != Vec3::ZERO
-        && let Some(root) = info.root_track
-        && let Some(c) = clip.tracks()[root].translation
-    {
-        let first = clip.vector_values(c)[0];
+    info.clip.sample(time, cursor, track_poses);
+    if let (Some(hold), Some(root)) = (RootHold::of(info), info.root_track) {
         let p = &mut track_poses[root];
-        p.translation = p.translation * (Vec3::ONE - axes) + first * axes;
+        p.translation = hold.apply(p.translation);
     }
 }
 
@@ -518,15 +512,35 @@ pub(super) fn hold_extracted_axes(
     root_bone: Option<usize>,
     local: &mut LocalPose,
 ) {
-    let clip = &info.clip;
-    if let Some(b) = root_bone
-        && let Some(c) = info.root_track.and_then(|r| clip.tracks()[r].translation)
-    {
-        let axes = info.settings.root_motion.extracted_axes();
-        let first = clip.vector_values(c)[0];
+    if let (Some(hold), Some(b)) = (RootHold::of(info), root_bone) {
         let mut p = local.get(b);
-        p.translation = p.translation * (Vec3::ONE - axes) + first * axes;
+        p.translation = hold.apply(p.translation);
         local.set(b, p);
+    }
+}
+
+/// Where root motion takes axes out of a clip's root translation: those axes, held at the
+/// clip's first root key.
+struct RootHold {
+    axes: Vec3,
+    first: Vec3,
+}
+
+impl RootHold {
+    /// `None` when nothing is extracted or the clip's root has no translation.
+    fn of(info: &ClipInfo) -> Option<Self> {
+        let axes = info.settings.root_motion.extracted_axes();
+        let channel = info
+            .root_track
+            .and_then(|r| info.clip.tracks()[r].translation)?;
+        (axes != Vec3::ZERO).then(|| RootHold {
+            axes,
+            first: info.clip.vector_values(channel)[0],
+        })
+    }
+
+    fn apply(&self, translation: Vec3) -> Vec3 {
+        translation * (Vec3::ONE - self.axes) + self.first * self.axes
     }
 }
 
