@@ -109,9 +109,11 @@ fn main() {
                     }),
                     ..default()
                 })
+                // Files by absolute path; no file watcher over all of `/`.
                 .set(AssetPlugin {
                     file_path: "/".into(),
                     unapproved_path_mode: bevy::asset::UnapprovedPathMode::Allow,
+                    watch_for_changes_override: Some(false),
                     ..default()
                 }),
         )

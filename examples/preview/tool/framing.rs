@@ -253,11 +253,7 @@ pub fn pose_points(
                     }
                 }
             }
-            let lowest = skeleton
-                .model_space(&skeleton.rest_pose())
-                .iter()
-                .map(|(_, p)| p.z)
-                .fold(0.0, f32::min);
+            let lowest = skeleton.lowest_rest_height();
             skeleton
                 .model_space(&pose)
                 .iter()
