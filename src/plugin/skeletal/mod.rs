@@ -63,6 +63,7 @@ impl Plugin for SkeletalPlugin {
             .init_resource::<ClipRegistry>()
             .init_resource::<SkeletonGizmos>()
             .init_resource::<sample::BonesChanged>()
+            .init_resource::<retarget::NamesAdded>()
             .init_resource::<sample::PoseLayouts>()
             .init_resource::<crowd::CrowdSkeletons>()
             .register_type::<CrowdCharacter>()
@@ -74,6 +75,7 @@ impl Plugin for SkeletalPlugin {
             .register_type::<Retarget>()
             .register_type::<RootMotion>()
             .add_observer(sample::note_new_bone)
+            .add_observer(retarget::note_new_name)
             .add_systems(
                 Update,
                 (

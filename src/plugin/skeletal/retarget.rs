@@ -158,6 +158,16 @@ impl RetargetReport {
     }
 }
 
+/// Set when a `Name` is added anywhere (a glTF scene spawned), so that [`retarget`] and
+/// [`report_humanoid_bones`] look at their roots again; cheaper than each scanning every named
+/// entity (every bone of every character) for `Added<Name>` each frame. Cleared by the latter.
+#[derive(Resource, Default)]
+pub(crate) struct NamesAdded(pub(crate) bool);
+
+pub(crate) fn note_new_name(_: On<Add, Name>, mut added: ResMut<NamesAdded>) {
+    added.0 = true;
+}
+
 /// Works out each [`Retarget`] root's [`RetargetReport`] when its hierarchy gains names or its
 /// setting changes.
 pub(crate) fn report_humanoid_bones(
@@ -165,10 +175,12 @@ pub(crate) fn report_humanoid_bones(
     roots: Query<(Entity, &Retarget)>,
     children: Query<&Children>,
     names: Query<&Name>,
-    named: Query<(), Added<Name>>,
+    mut named: ResMut<NamesAdded>,
     changed_roots: Query<(), Changed<Retarget>>,
 ) {
-    if named.is_empty() && changed_roots.is_empty() {
+    // Runs after `retarget`, which reads the same flag.
+    let named = std::mem::take(&mut named.0);
+    if roots.is_empty() || (!named && changed_roots.is_empty()) {
         return;
     }
     for (root, retarget) in &roots {
@@ -189,10 +201,10 @@ pub(crate) fn retarget(
     roots: Query<(Entity, &Retarget, Has<AnimationPlayer>)>,
     children: Query<&Children>,
     bones: Query<(Option<&Name>, Option<&GtaBoneId>, &Transform), Without<RigBone>>,
-    named: Query<(), Added<Name>>,
+    named: Res<NamesAdded>,
     added_roots: Query<(), Added<Retarget>>,
 ) {
-    if named.is_empty() && added_roots.is_empty() {
+    if roots.is_empty() || (!named.0 && added_roots.is_empty()) {
         return;
     }
     for (root, retarget, has_player) in &roots {
