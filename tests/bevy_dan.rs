@@ -1,8 +1,7 @@
 //! The DAN plugin in a headless Bevy app: the asset and its labelled clip, flat skeletons,
 //! Playback and Bevy's AnimationPlayer against the core sampler, settings from `.meta`, bad files.
 
-use crate::bevy_ifp::{app, bone, load};
-use bevy::asset::LoadState;
+use crate::bevy_ifp::{app, bone, load, load_error};
 use bevy::prelude::*;
 use rigplay::anim::WrapMode;
 use rigplay::plugin::*;
@@ -149,17 +148,7 @@ fn without_meta_bones_are_numbered_and_a_broken_file_fails_without_stopping_the_
         // Centimetres kept (scale 1): the base is 5 cm up in the file, the bulb far above.
         assert!(d.clip.duration() > 1.9);
     }
-    let bad: Handle<Dan> = app.world().resource::<AssetServer>().load("broken.dan");
-    let mut failed = None;
-    for _ in 0..200 {
-        app.update();
-        if let LoadState::Failed(e) = app.world().resource::<AssetServer>().load_state(bad.id()) {
-            failed = Some(e.to_string());
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    let message = failed.expect("the broken file fails to load");
+    let message = load_error::<Dan>(&mut app, "broken.dan");
     assert!(message.contains("byte"), "{message}");
     // The app goes on.
     for _ in 0..3 {

@@ -3,7 +3,7 @@
 //! broken models and dictionaries; the bundled sample ped playing an IFP clip like the
 //! built-in skeleton.
 
-use crate::bevy_ifp::{app_with, bone, load};
+use crate::bevy_ifp::{app_with, bone, load, load_error};
 use crate::bytes::Bytes;
 use crate::dff_read::{BASE, POSITIONS, clump};
 use bevy::asset::LoadState;
@@ -305,21 +305,7 @@ fn broken_models_fail_with_their_chunk_path_and_broken_dictionaries_only_warn() 
         ("good.dff", clump(BASE)),
         ("good.txd", txd),
     ]);
-    let handle: Handle<DffModel> = app.world().resource::<AssetServer>().load("cut.dff");
-    let mut error = None;
-    for _ in 0..200 {
-        app.update();
-        if let LoadState::Failed(e) = app
-            .world()
-            .resource::<AssetServer>()
-            .load_state(handle.id())
-        {
-            error = Some(e.to_string());
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let error = error.expect("the load fails");
+    let error = load_error::<DffModel>(&mut app, "cut.dff");
     assert!(
         error.contains("cut.dff") && error.contains("Clump"),
         "{error}"

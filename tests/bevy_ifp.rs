@@ -82,7 +82,9 @@ pub fn app_in<M>(dir: &Dir, step: f32, plugins: impl bevy::app::Plugins<M>) -> A
     app
 }
 
-pub fn load<A: Asset>(app: &mut App, path: &str) -> Handle<A> {
+/// Starts loading `path` and runs frames until the load ends (at most 200): the handle, or
+/// the error's message.
+pub fn try_load<A: Asset>(app: &mut App, path: &str) -> Result<Handle<A>, String> {
     let handle: Handle<A> = app.world().resource::<AssetServer>().load(path.to_owned());
     for _ in 0..200 {
         app.update();
@@ -91,12 +93,24 @@ pub fn load<A: Asset>(app: &mut App, path: &str) -> Handle<A> {
             .resource::<AssetServer>()
             .load_state(handle.id())
         {
-            LoadState::Loaded => return handle,
-            LoadState::Failed(e) => panic!("{path}: {e}"),
+            LoadState::Loaded => return Ok(handle),
+            LoadState::Failed(e) => return Err(e.to_string()),
             _ => std::thread::sleep(Duration::from_millis(2)),
         }
     }
-    panic!("{path} did not load");
+    panic!("{path} neither loaded nor failed in 200 frames");
+}
+
+pub fn load<A: Asset>(app: &mut App, path: &str) -> Handle<A> {
+    try_load(app, path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The error of a load of `path` that must fail.
+pub fn load_error<A: Asset>(app: &mut App, path: &str) -> String {
+    match try_load::<A>(app, path) {
+        Ok(_) => panic!("{path} loaded"),
+        Err(e) => e,
+    }
 }
 
 pub fn bone<'a>(app: &'a mut App, name: &str) -> (Entity, &'a GlobalTransform, &'a Transform) {
@@ -373,21 +387,7 @@ fn a_broken_file_fails_to_load_with_its_offset_and_the_app_keeps_running() {
         &[],
         1.0 / 30.0,
     );
-    let handle: Handle<Ifp> = app.world().resource::<AssetServer>().load("broken.ifp");
-    let mut error = None;
-    for _ in 0..200 {
-        app.update();
-        if let LoadState::Failed(e) = app
-            .world()
-            .resource::<AssetServer>()
-            .load_state(handle.id())
-        {
-            error = Some(e.to_string());
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let error = error.expect("the load fails");
+    let error = load_error::<Ifp>(&mut app, "broken.ifp");
     assert!(
         error.contains("broken.ifp") && error.contains("at byte 72"),
         "{error}"

@@ -4,14 +4,12 @@
 
 use crate::bevy_dan::lamp;
 use crate::bevy_dff::{dff_app_with, skin_txd};
-use crate::bevy_ifp::{app, lift_ifp, load};
+use crate::bevy_ifp::{app, lift_ifp, load, load_error};
 use crate::dff_read::{BASE, clump};
-use bevy::asset::LoadState;
 use bevy::asset::meta::{AssetAction, AssetMeta, AssetMetaDyn};
 use bevy::prelude::*;
 use rigplay::plugin::*;
 use rigplay::skeleton::GtaGame;
-use std::time::Duration;
 
 /// A `.meta` file for `loader` with these settings.
 fn meta(loader: &str, settings: &str) -> String {
@@ -224,21 +222,7 @@ fn a_meta_that_is_not_ron_fails_the_asset_with_its_path_and_the_app_runs_on() {
         )],
         0.1,
     );
-    let handle: Handle<Ifp> = app.world().resource::<AssetServer>().load("test.ifp");
-    let mut error = None;
-    for _ in 0..200 {
-        app.update();
-        if let LoadState::Failed(e) = app
-            .world()
-            .resource::<AssetServer>()
-            .load_state(handle.id())
-        {
-            error = Some(e.to_string());
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let error = error.expect("the load fails");
+    let error = load_error::<Ifp>(&mut app, "test.ifp");
     assert!(error.contains("test.ifp"), "{error}");
     let _: Handle<Ifp> = load(&mut app, "good.ifp");
 }
