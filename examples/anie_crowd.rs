@@ -13,6 +13,7 @@ use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use bevy::render::RenderApp;
 use rigplay::plugin::{AniePlugin, AnieRenderStats, AnieRig, Playback};
+use rigplay_preview::shot::{ShotAfter, random, shot_after_frames};
 use std::sync::{Arc, Mutex};
 
 /// The render world's counters, copied out each frame for the text.
@@ -21,10 +22,6 @@ struct Stats(Arc<Mutex<AnieRenderStats>>);
 
 #[derive(Component)]
 struct Counter;
-
-/// Where to save a screenshot, and how many frames were shown.
-#[derive(Resource)]
-struct Shot(Option<std::path::PathBuf>, u32);
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -53,26 +50,18 @@ fn main() {
         AniePlugin,
     ))
     .insert_resource(stats.clone())
-    .insert_resource(Shot(shot, 0))
+    .insert_resource(ShotAfter::new(shot))
     .add_systems(
         Startup,
         move |commands: Commands, assets: Res<AssetServer>| setup(commands, assets, count),
     )
-    .add_systems(Update, (show_counters, screenshot));
+    .add_systems(Update, (show_counters, shot_after_frames));
     let shared = stats.0.clone();
     app.sub_app_mut(RenderApp)
         .add_systems(bevy::render::Render, move |render: Res<AnieRenderStats>| {
             *shared.lock().unwrap() = *render
         });
     app.run();
-}
-
-/// A small deterministic generator (xorshift) for the phases: the same crowd every run.
-fn random(state: &mut u64) -> f32 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    (*state >> 40) as f32 / (1u64 << 24) as f32
 }
 
 fn setup(mut commands: Commands, assets: Res<AssetServer>, count: usize) {
@@ -133,13 +122,4 @@ fn show_counters(
         s.passes,
         s.copies,
     );
-}
-
-fn screenshot(mut commands: Commands, mut shot: ResMut<Shot>) {
-    let Some(path) = shot.0.clone() else { return };
-    shot.1 += 1;
-    if shot.1 != 120 {
-        return;
-    }
-    rigplay_preview::shot::save_window_and_exit(&mut commands, path);
 }

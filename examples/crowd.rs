@@ -14,13 +14,10 @@ use rigplay::plugin::{
     CrowdCharacter, GtaSkeleton, IfpPlugin, Playback, SkeletalClip, SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
+use rigplay_preview::shot::{ShotAfter, random, shot_after_frames};
 
 #[derive(Component)]
 struct Counter;
-
-/// Where to save a screenshot, and how many frames were shown.
-#[derive(Resource)]
-struct Shot(Option<std::path::PathBuf>, u32);
 
 /// What is on show: how many peds, and on which path.
 #[derive(Resource, Clone, Copy)]
@@ -57,23 +54,15 @@ fn main() {
             IfpPlugin,
         ))
         .insert_resource(crowd)
-        .insert_resource(Shot(shot, 0))
+        .insert_resource(ShotAfter::new(shot))
         // Joint spheres would cost more than the poses: lines only.
         .insert_resource(SkeletonGizmos {
             joint_radius: 0.0,
             ..default()
         })
         .add_systems(Startup, setup)
-        .add_systems(Update, (show_counters, screenshot))
+        .add_systems(Update, (show_counters, shot_after_frames))
         .run();
-}
-
-/// A small deterministic generator (xorshift) for the phases: the same crowd every run.
-fn random(state: &mut u64) -> f32 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    (*state >> 40) as f32 / (1u64 << 24) as f32
 }
 
 fn setup(mut commands: Commands, assets: Res<AssetServer>, crowd: Res<Crowd>) {
@@ -140,13 +129,4 @@ fn show_counters(
             "flat (CrowdCharacter)"
         }
     );
-}
-
-fn screenshot(mut commands: Commands, mut shot: ResMut<Shot>) {
-    let Some(path) = shot.0.clone() else { return };
-    shot.1 += 1;
-    if shot.1 != 120 {
-        return;
-    }
-    rigplay_preview::shot::save_window_and_exit(&mut commands, path);
 }

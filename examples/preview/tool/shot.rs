@@ -1,5 +1,6 @@
 //! What every example's `--screenshot` does at the end: the joints file beside the picture, then
-//! the window saved and the app ended once it is written.
+//! the window saved and the app ended once it is written; and the crowd examples' fixed-frame
+//! screenshot with the deterministic random numbers that place their crowds.
 
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
@@ -23,4 +24,45 @@ pub fn save_window_and_exit(commands: &mut Commands, path: PathBuf) {
                 exit.write(AppExit::Success);
             },
         );
+}
+
+/// `--screenshot PATH` of an example that saves its window after a fixed number of frames.
+#[derive(Resource)]
+pub struct ShotAfter {
+    /// Where to save; `None` runs on.
+    pub path: Option<PathBuf>,
+    /// The frame to save at (pipelines compile and assets load before it).
+    pub frame: u32,
+    /// Frames run so far.
+    pub frames: u32,
+}
+
+impl ShotAfter {
+    /// Saves at `path` (if any) after 120 frames.
+    pub fn new(path: Option<PathBuf>) -> Self {
+        Self {
+            path,
+            frame: 120,
+            frames: 0,
+        }
+    }
+}
+
+/// Counts frames and, at [`ShotAfter::frame`], saves the window and ends the app.
+pub fn shot_after_frames(mut commands: Commands, mut shot: ResMut<ShotAfter>) {
+    let Some(path) = shot.path.clone() else {
+        return;
+    };
+    shot.frames += 1;
+    if shot.frames == shot.frame {
+        save_window_and_exit(&mut commands, path);
+    }
+}
+
+/// A small deterministic generator (xorshift) in [0, 1): the same crowd every run.
+pub fn random(state: &mut u64) -> f32 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    (*state >> 40) as f32 / (1u64 << 24) as f32
 }
