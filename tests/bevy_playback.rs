@@ -631,3 +631,56 @@ fn a_crowd_character_poses_like_a_gta_skeleton_without_bone_entities() {
     assert_eq!(pose.segments().count(), pose.bones.len() - 1);
     println!("largest crowd vs skeleton joint difference: {largest:e} m");
 }
+
+/// Extracted root motion on the crowd path: the SA walk (extracted in X and Y by the bundled
+/// `.meta`) moves a `CrowdCharacter` with `RootMotion::applied()` exactly as it moves a
+/// `GtaSkeleton`, turned the way each character faces, across loop wraps.
+#[test]
+fn a_crowd_characters_extracted_root_motion_moves_it_like_a_gta_skeleton() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sa = std::fs::read(root.join("assets/anims/sa_ped.ifp")).unwrap();
+    let meta = std::fs::read_to_string(root.join("assets/anims/sa_ped.ifp.meta")).unwrap();
+    let mut app = app(&[("sa_ped.ifp", sa)], &[("sa_ped.ifp", &meta)], 1.0 / 30.0);
+    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let turn = Quat::from_rotation_y(0.7);
+    let skeleton = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(walk.clone()),
+            Playback::looping(),
+            RootMotion::applied(),
+            Transform::from_xyz(-3.0, 0.0, 2.0).with_rotation(turn),
+        ))
+        .id();
+    let crowd = app
+        .world_mut()
+        .spawn((
+            CrowdCharacter::new(GtaGame::Sa, walk),
+            Playback::looping(),
+            RootMotion::applied(),
+            Transform::from_xyz(4.0, 0.0, -1.0).with_rotation(turn),
+        ))
+        .id();
+    // 3 s at 30 fps: the walk (about 1.07 s) loops twice.
+    for _ in 0..90 {
+        app.update();
+    }
+    let world = app.world();
+    let moved = |e: Entity, from: Vec3| world.get::<Transform>(e).unwrap().translation - from;
+    let by_skeleton = moved(skeleton, Vec3::new(-3.0, 0.0, 2.0));
+    let by_crowd = moved(crowd, Vec3::new(4.0, 0.0, -1.0));
+    assert!(
+        by_skeleton.length() > 2.0,
+        "the walk moved the skeleton {by_skeleton}"
+    );
+    assert!(
+        (by_skeleton - by_crowd).length() < 1e-4,
+        "{by_crowd} vs {by_skeleton}"
+    );
+    // Forward for a ped turned by `turn` is `turn · −Z`; the walk does not rise.
+    let forward = turn * Vec3::NEG_Z;
+    assert!(by_crowd.normalize().dot(forward) > 0.99, "{by_crowd}");
+    let motion = world.get::<RootMotion>(crowd).unwrap();
+    assert!((motion.total - world.get::<RootMotion>(skeleton).unwrap().total).length() < 1e-4);
+}

@@ -3,10 +3,10 @@
 //! spreads the characters over every core; nothing per bone enters the ECS, so no transform
 //! propagates. For crowds drawn by the user's own skinning, instancing or gizmos.
 
-use super::{ClipInfo, ClipRegistry, bone_target_id};
+use super::{ClipInfo, ClipRegistry, RootMotion, bone_target_id, step_displacement};
 use crate::anim::BoneRef;
 use crate::anim::pose::{self, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
-use crate::coords::GTA_TO_BEVY;
+use crate::coords::{GTA_TO_BEVY, gta_vec_to_bevy};
 use crate::plugin::Playback;
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
@@ -17,6 +17,8 @@ use std::sync::Arc;
 /// A GTA ped skeleton with no bone entities, playing `clip` on its [`Playback`]: its pose lands
 /// in [`CrowdPose`] each frame, in the skeleton's bone order, in the character's own space
 /// (Bevy's axes, the feet on the origin, as [`crate::plugin::GtaSkeleton`] places its bones).
+/// With a [`RootMotion`], a clip whose root motion is extracted reports (and, applied, moves the
+/// character by) its root's movement, as it does for a skeleton with bone entities.
 ///
 /// ```no_run
 /// # use bevy::prelude::*;
@@ -229,16 +231,29 @@ pub(crate) fn bind_crowds(
 
 /// Poses every bound crowd character at its playhead's time, spread over the task pool's
 /// threads (each character touches only its own components).
-pub(crate) fn pose_crowds(mut characters: Query<(&Playback, &mut CrowdBinding, &mut CrowdPose)>) {
+pub(crate) fn pose_crowds(
+    mut characters: Query<(
+        &Playback,
+        &mut CrowdBinding,
+        &mut CrowdPose,
+        Option<(&mut RootMotion, &mut Transform)>,
+    )>,
+) {
     characters
         .par_iter_mut()
-        .for_each(|(playback, mut binding, mut pose)| {
+        .for_each(|(playback, mut binding, mut pose, root_motion)| {
             let binding = &mut *binding;
             let (Some(info), Some(skeleton), Some(layout)) =
                 (&binding.info, &binding.skeleton, &binding.clip_layout)
             else {
                 return;
             };
+            // Extracted root motion moves the character (with `RootMotion::applied`) as it
+            // moves a `GtaSkeleton`.
+            if let Some((mut motion, mut transform)) = root_motion {
+                let delta = gta_vec_to_bevy(step_displacement(info, playback));
+                motion.move_by(delta, &mut transform);
+            }
             pose::sample(
                 layout,
                 playback.time,

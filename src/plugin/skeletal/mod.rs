@@ -27,7 +27,7 @@ pub use play_animation::{PlayAnimation, PlayingNode};
 pub use registry::{ClipInfo, ClipRegistry};
 pub use retarget::{CharacterAxes, Retarget, RetargetMode, RetargetReport, UnmatchedTracks};
 pub use root_motion::RootMotion;
-pub(crate) use root_motion::root_displacement;
+pub(crate) use root_motion::step_displacement;
 pub use sample::SkeletalClip;
 pub use settings::{ClipSettings, RootMotionMode};
 

@@ -4,7 +4,9 @@
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 use super::{ClipInfo, ClipRegistry, PlayAnimation, PlayingNode, RootMotionMode};
+use crate::anim::PlayMode;
 use crate::coords::gta_vec_to_bevy;
+use crate::plugin::Playback;
 use bevy::prelude::*;
 
 /// Put on a character that plays clips whose root motion mode is `Extract`: each frame, `delta`
@@ -93,4 +95,19 @@ pub(crate) fn root_displacement(info: &ClipInfo, from: f32, to: f32, laps: i32) 
     let at = |t: f32| clip.sample_track(root, t).translation.unwrap_or_default() * axes;
     let wrapped = |t: f32| at(clip.wrap_time(t, info.settings.wrap_mode()));
     wrapped(to) - wrapped(from) + (at(clip.duration()) - at(0.0)) * laps as f32
+}
+
+/// How far a character's clip moved its root in the playhead's last step (GTA axes, on the
+/// clip's extracted axes): zero unless the clip's root motion is extracted and a looping
+/// playhead moved.
+pub(crate) fn step_displacement(info: &ClipInfo, playback: &Playback) -> Vec3 {
+    let step = playback.last_step();
+    let moving = matches!(info.settings.root_motion, RootMotionMode::Extract { .. })
+        && step.step != 0.0
+        && playback.mode == PlayMode::Loop;
+    if moving {
+        root_displacement(info, step.from, playback.time, step.laps)
+    } else {
+        Vec3::ZERO
+    }
 }

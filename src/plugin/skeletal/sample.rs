@@ -6,8 +6,8 @@
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 use super::{
-    ClipInfo, ClipRegistry, Retarget, RetargetMode, RigBone, RootMotion, RootMotionMode,
-    UnmatchedTracks, root_displacement,
+    ClipInfo, ClipRegistry, Retarget, RetargetMode, RigBone, RootMotion, UnmatchedTracks,
+    step_displacement,
 };
 use crate::anim::pose::{self, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
 use crate::anim::retarget::{
@@ -821,18 +821,11 @@ pub(crate) fn apply_skeletal(
         let rebound = std::mem::take(&mut binding.rebound);
         let presampled = std::mem::take(&mut binding.presampled);
         let now = playback.time;
-        let step = playback.last_step();
         if let Some(mut motion) = root_motion {
-            let moving = matches!(info.settings.root_motion, RootMotionMode::Extract { .. })
-                && step.step != 0.0;
-            let delta = if moving && playback.mode == PlayMode::Loop {
-                let displacement = root_displacement(&info, step.from, now, step.laps);
-                match &binding.retarget {
-                    Some(r) => r.root_motion(displacement),
-                    None => gta_vec_to_bevy(displacement),
-                }
-            } else {
-                Vec3::ZERO
+            let displacement = step_displacement(&info, playback);
+            let delta = match &binding.retarget {
+                Some(r) => r.root_motion(displacement),
+                None => gta_vec_to_bevy(displacement),
             };
             if let Ok(mut t) = transforms.get_mut(entity) {
                 motion.move_by(delta, &mut t);
