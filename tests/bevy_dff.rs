@@ -328,6 +328,35 @@ fn broken_models_fail_with_their_chunk_path_and_broken_dictionaries_only_warn() 
 }
 
 /// The world positions of every rig bone under `root`, by name.
+/// The built-in SA skeleton and a `GtaModel` of `model`, both playing `clip` paused at `at`,
+/// after the frames that bind them.
+fn side_by_side(
+    app: &mut App,
+    model: Handle<DffModel>,
+    clip: Handle<AnimationClip>,
+    at: f32,
+) -> (Entity, Entity) {
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    paused.time = at;
+    let skeleton = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(clip.clone()),
+            paused.clone(),
+        ))
+        .id();
+    let model = app
+        .world_mut()
+        .spawn((GtaModel::new(model), SkeletalClip::new(clip), paused))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    (skeleton, model)
+}
+
 fn joint_positions(app: &mut App, root: Entity) -> Vec<(String, Vec3)> {
     let world = app.world_mut();
     let mut children = world.query::<&Children>();
@@ -380,23 +409,7 @@ fn the_sample_ped_plays_an_ifp_clip_where_the_built_in_skeleton_does() {
         assert_eq!(model.game, GtaGame::Sa);
         assert_eq!(model.clumps[0].bones.len(), 32);
     }
-    let mut paused = Playback::looping();
-    paused.paused = true;
-    let skeleton = app
-        .world_mut()
-        .spawn((
-            GtaSkeleton::SA,
-            SkeletalClip::new(walk.clone()),
-            paused.clone(),
-        ))
-        .id();
-    let model = app
-        .world_mut()
-        .spawn((GtaModel::new(ped), SkeletalClip::new(walk), paused))
-        .id();
-    for _ in 0..3 {
-        app.update();
-    }
+    let (skeleton, model) = side_by_side(&mut app, ped, walk, 0.0);
     assert!(
         app.world()
             .get::<UnmatchedTracks>(model)
@@ -505,24 +518,7 @@ fn a_ped_with_other_proportions_keeps_them_under_a_clip() {
     ]);
     let tall: Handle<DffModel> = load(&mut app, "tall.dff");
     let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
-    let mut paused = Playback::looping();
-    paused.paused = true;
-    paused.time = 0.4;
-    let skeleton = app
-        .world_mut()
-        .spawn((
-            GtaSkeleton::SA,
-            SkeletalClip::new(walk.clone()),
-            paused.clone(),
-        ))
-        .id();
-    let model = app
-        .world_mut()
-        .spawn((GtaModel::new(tall), SkeletalClip::new(walk), paused))
-        .id();
-    for _ in 0..3 {
-        app.update();
-    }
+    let (skeleton, model) = side_by_side(&mut app, tall, walk, 0.4);
     let a = joint_positions(&mut app, skeleton);
     let b = joint_positions(&mut app, model);
     let pelvis = |v: &[(String, Vec3)]| v.iter().find(|(n, _)| n == " Pelvis").unwrap().1;
