@@ -127,6 +127,40 @@ fn on_gpu<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> Optio
     }
 }
 
+/// Runs frames until `rig`'s cell has been drawn and nothing waited for the GPU for `frames`
+/// frames in a row (at most 3000): the cell, and its page's side in pixels.
+fn until_drawn(
+    app: &mut bevy::prelude::App,
+    rig: bevy::prelude::Entity,
+    frames: usize,
+) -> (rigplay::plugin::AnieCell, u32) {
+    use bevy::prelude::*;
+    use rigplay::plugin::AnieCell;
+    let mut settled = 0;
+    for _ in 0..3000 {
+        app.update();
+        let drawn = app
+            .world()
+            .get::<AnieCell>(rig)
+            .is_some_and(|c| c.frame.is_some())
+            && headless::render_stats(app).pending == 0
+            && headless::render_stats(app).drawn > 0;
+        settled = if drawn { settled + 1 } else { 0 };
+        if settled > frames {
+            break;
+        }
+    }
+    assert!(settled > frames, "the rig was never drawn");
+    let cell = app.world().get::<AnieCell>(rig).unwrap().clone();
+    let side = app
+        .world()
+        .resource::<Assets<Image>>()
+        .get(&cell.page)
+        .unwrap()
+        .width();
+    (cell, side)
+}
+
 /// Renders the shots of projects under `root` ([`on_gpu`]).
 fn render_or_skip(root: PathBuf, shots: &[Shot]) -> Option<Vec<RgbaImage>> {
     let shots = shots.to_vec();
@@ -270,8 +304,8 @@ fn a_2d_camera_shows_the_rig_as_its_cell_holds_it() {
     use bevy::core_pipeline::tonemapping::{DebandDither, Tonemapping};
     use bevy::prelude::*;
     use bevy::render::render_resource::{TextureFormat, TextureUsages};
-    use headless::{crop, headless_app, read_back, render_stats};
-    use rigplay::plugin::{AnieCell, AnieDisplay, AnieRig, Playback};
+    use headless::{crop, headless_app, read_back};
+    use rigplay::plugin::{AnieDisplay, AnieRig, Playback};
 
     on_gpu(|| {
         let mut app = headless_app(&root());
@@ -336,29 +370,8 @@ fn a_2d_camera_shows_the_rig_as_its_cell_holds_it() {
             AnieRig::new(handle).with_display(AnieDisplay::Plane3d),
             playback,
         ));
-        let mut frames_after = 0;
-        for _ in 0..3000 {
-            app.update();
-            let drawn = app
-                .world()
-                .get::<AnieCell>(rig)
-                .is_some_and(|c| c.frame.is_some())
-                && render_stats(&app).pending == 0
-                && render_stats(&app).drawn > 0;
-            frames_after += usize::from(drawn);
-            // The card's own pipeline compiles meanwhile.
-            if frames_after > 60 {
-                break;
-            }
-        }
-        assert!(frames_after > 60, "the rig was never drawn");
-        let cell = app.world().get::<AnieCell>(rig).unwrap().clone();
-        let side = app
-            .world()
-            .resource::<Assets<Image>>()
-            .get(&cell.page)
-            .unwrap()
-            .width();
+        // The card's own pipeline compiles meanwhile.
+        let (cell, side) = until_drawn(&mut app, rig, 60);
         let mut textures = targets.clone();
         textures.push(cell.page.clone());
         let data = read_back(&mut app, &textures).unwrap();
@@ -737,8 +750,8 @@ fn nested_clippers_match_the_cpu_reference() {
 fn a_project_changed_broken_and_restored_on_disk_reloads_under_its_playing_rig() {
     use bevy::asset::LoadState;
     use bevy::prelude::*;
-    use headless::{crop, headless_app, read_back, render_stats};
-    use rigplay::plugin::{AnieCell, AnieDisplay, AnieProject, AnieRig, PlayMode, Playback};
+    use headless::{crop, headless_app, read_back};
+    use rigplay::plugin::{AnieDisplay, AnieProject, AnieRig, PlayMode, Playback};
 
     on_gpu(|| {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("anie_reload");
@@ -764,27 +777,7 @@ fn a_project_changed_broken_and_restored_on_disk_reloads_under_its_playing_rig()
             .id();
         // Runs frames until the rig's cell is drawn and on its page, then reads it back.
         let shown = |app: &mut App| {
-            let mut settled = 0;
-            for _ in 0..3000 {
-                app.update();
-                let drawn = app
-                    .world()
-                    .get::<AnieCell>(rig)
-                    .is_some_and(|c| c.frame.is_some())
-                    && render_stats(app).pending == 0;
-                settled = if drawn { settled + 1 } else { 0 };
-                if settled > 5 {
-                    break;
-                }
-            }
-            assert!(settled > 5, "the rig was never drawn");
-            let cell = app.world().get::<AnieCell>(rig).unwrap().clone();
-            let side = app
-                .world()
-                .resource::<Assets<Image>>()
-                .get(&cell.page)
-                .unwrap()
-                .width();
+            let (cell, side) = until_drawn(app, rig, 5);
             let data = read_back(app, std::slice::from_ref(&cell.page)).unwrap();
             crop(&data[0], side, cell.rect).unwrap()
         };
