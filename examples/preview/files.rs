@@ -7,7 +7,7 @@ use bevy::world_serialization::WorldAsset;
 use rigplay::formats::FileFormat;
 use rigplay::plugin::*;
 use rigplay_preview::clips::{ClipRow, Pick, SortBy, pick};
-use rigplay_preview::watch::Stamps;
+use rigplay_preview::watch::HotReload;
 use std::path::{Path, PathBuf};
 
 /// The frame rate for stepping a clip whose keys do not tell one (one key per channel).
@@ -356,24 +356,13 @@ pub fn reload_files(
     }
 }
 
-/// Hot reload: four times a second, the open files (with their `.meta` files, and a model's
-/// `.txd`) are looked at, and each that changed on disk is read again as `F5` does.
-pub fn watch_files(
-    time: Res<Time<Real>>,
-    mut next: Local<f32>,
-    mut stamps: Local<Stamps>,
-    preview: Res<Preview>,
-    assets: Res<AssetServer>,
-) {
-    let now = time.elapsed_secs();
-    if now < *next {
-        return;
-    }
-    *next = now + 0.25;
-    for path in stamps.changed(open_paths(&preview)) {
-        info!("{} changed on disk: reading it again", path.display());
-        assets.reload(asset_path(&path));
-    }
+/// Hot reload: the open files (with their `.meta` files, and a model's `.txd`) are the ones
+/// [`reload_changed_files`] looks at, four times a second, reading each that changed on disk
+/// again as `F5` does.
+pub fn watch_files(preview: Res<Preview>, mut hot: ResMut<HotReload>) {
+    hot.files.clear();
+    hot.files
+        .extend(open_paths(&preview).map(Path::to_path_buf));
 }
 
 pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {

@@ -62,6 +62,7 @@ use files::{
 };
 use rigplay::plugin::*;
 use rigplay_preview::framing::View;
+use rigplay_preview::watch::{HotReload, reload_changed_files};
 use screenshot::{Shot, screenshot};
 use std::path::{Path, PathBuf};
 
@@ -201,6 +202,7 @@ fn main() -> AppExit {
             model: None,
         })
         .init_resource::<clip_panel::BlendControls>()
+        .init_resource::<HotReload>()
         .insert_resource(Orbit {
             target: Vec3::new(0.0, 0.9, 0.0),
             yaw: View::ThreeQuarter.angles().0,
@@ -223,6 +225,7 @@ fn main() -> AppExit {
                 open_dropped,
                 reload_files,
                 watch_files,
+                reload_changed_files,
                 pick_first_clip,
                 spawn_character,
                 log_model_shown,

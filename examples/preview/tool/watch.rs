@@ -1,8 +1,10 @@
 //! Hot reload for files opened anywhere on disk: the preview's asset root is `/`, which Bevy's
 //! file watcher would watch whole, so the preview looks at the files it has open (and the
 //! `.meta` and `.txd` files beside them) instead: their size and modification time, a few
-//! times a second. A change reloads the asset, as `F5` does.
+//! times a second ([`HotReload`], [`reload_changed_files`]). A change reloads the asset, as
+//! `F5` does.
 
+use bevy::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -61,6 +63,48 @@ impl Stamps {
     }
 }
 
+/// The files to keep up to date, for [`reload_changed_files`]: absolute paths, loaded through
+/// an asset root of `/` (the asset path is the absolute path without its leading `/`).
+#[derive(Resource, Debug)]
+pub struct HotReload {
+    /// The open files.
+    pub files: Vec<PathBuf>,
+    /// Seconds of real time between two looks.
+    pub interval: f32,
+    next: f32,
+    stamps: Stamps,
+}
+
+impl Default for HotReload {
+    fn default() -> Self {
+        Self {
+            files: Vec::new(),
+            interval: 0.25,
+            next: 0.0,
+            stamps: Stamps::default(),
+        }
+    }
+}
+
+/// Every [`HotReload::interval`] of real time, reloads each file of [`HotReload::files`] that
+/// changed on disk (or whose `.meta`, or for a model `.txd`, did).
+pub fn reload_changed_files(
+    time: Res<Time<Real>>,
+    mut hot: ResMut<HotReload>,
+    assets: Res<AssetServer>,
+) {
+    let now = time.elapsed_secs();
+    if now < hot.next {
+        return;
+    }
+    hot.next = now + hot.interval;
+    let HotReload { files, stamps, .. } = &mut *hot;
+    for path in stamps.changed(files.iter().map(PathBuf::as_path)) {
+        info!("{} changed on disk: reading it again", path.display());
+        assets.reload(path.to_string_lossy().trim_start_matches('/').to_owned());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +138,92 @@ mod tests {
         assert!(stamps.changed([ifp.as_path()]).is_empty());
         std::fs::write(&dff, b"model again").unwrap();
         assert!(stamps.changed(open).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The preview's hot reload in a headless app with its asset root at `/`: a package
+    /// rewritten with another game's clips, broken (the last good version stays), and given a
+    /// `.meta`, each picked up without a reload asked for in code.
+    #[test]
+    fn changed_files_reload_through_the_asset_server() {
+        use bevy::asset::{AssetPlugin, LoadState, UnapprovedPathMode};
+        use rigplay::plugin::{Ifp, IfpPlugin};
+        use rigplay::skeleton::GtaGame;
+        let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/anims");
+        let sa = std::fs::read(assets.join("sa_ped.ifp")).unwrap();
+        let vc = std::fs::read(assets.join("vc_ped.ifp")).unwrap();
+        let dir = std::env::temp_dir().join(format!("rigplay-hot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("ped.ifp");
+        std::fs::write(&file, &sa).unwrap();
+
+        let mut app = App::new();
+        app.add_plugins((
+            MinimalPlugins,
+            AssetPlugin {
+                file_path: "/".into(),
+                unapproved_path_mode: UnapprovedPathMode::Allow,
+                watch_for_changes_override: Some(false),
+                ..default()
+            },
+            bevy::animation::AnimationPlugin,
+            IfpPlugin,
+        ))
+        .insert_resource(HotReload {
+            files: vec![file.clone()],
+            interval: 0.05,
+            ..default()
+        })
+        .add_systems(Update, reload_changed_files);
+        app.finish();
+        app.cleanup();
+        let asset_path = file.to_string_lossy().trim_start_matches('/').to_owned();
+        let handle: Handle<Ifp> = app.world().resource::<AssetServer>().load(asset_path);
+        let game = |app: &App| {
+            app.world()
+                .resource::<Assets<Ifp>>()
+                .get(&handle)
+                .map(|ifp| ifp.game)
+        };
+        let until = |app: &mut App, what: &str, done: &dyn Fn(&App) -> bool| {
+            let start = std::time::Instant::now();
+            while start.elapsed() < std::time::Duration::from_secs(10) {
+                app.update();
+                if done(app) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            panic!("{what}: not within 10 s");
+        };
+        until(&mut app, "first load", &|app| {
+            game(app) == Some(GtaGame::Sa)
+        });
+
+        // Rewritten with Vice City's clips (an ANPK package: bound to VC).
+        std::fs::write(&file, &vc).unwrap();
+        until(&mut app, "rewritten", &|app| game(app) == Some(GtaGame::Vc));
+
+        // Broken: the load fails and the VC package stays.
+        std::fs::write(&file, &vc[..vc.len() / 3]).unwrap();
+        until(&mut app, "broken", &|app| {
+            matches!(
+                app.world()
+                    .resource::<AssetServer>()
+                    .load_state(handle.id()),
+                LoadState::Failed(_)
+            )
+        });
+        assert_eq!(game(&app), Some(GtaGame::Vc));
+
+        // Whole again, with a `.meta` binding the clips to GTA III's skeleton.
+        std::fs::write(
+            dir.join("ped.ifp.meta"),
+            r#"(meta_format_version: "1.0", asset: Load(loader: "rigplay::plugin::IfpLoader", settings: (skeleton: Some(Iii))))"#,
+        )
+        .unwrap();
+        std::fs::write(&file, &vc).unwrap();
+        until(&mut app, "meta", &|app| game(app) == Some(GtaGame::Iii));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
