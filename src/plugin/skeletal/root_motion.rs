@@ -27,12 +27,15 @@ pub struct RootMotion {
 }
 
 impl RootMotion {
-    /// Records this frame's movement, and applies it to the character when `apply` is set.
-    pub(crate) fn move_by(&mut self, delta: Vec3, transform: &mut Transform) {
+    /// Records this frame's movement, and applies it to the character when `apply` is set (the
+    /// transform is marked changed only then, so a character whose game moves it is not
+    /// propagated again for nothing).
+    pub(crate) fn move_by(&mut self, delta: Vec3, transform: &mut Mut<Transform>) {
         self.delta = delta;
         self.total += delta;
         if self.apply {
-            transform.translation += transform.rotation * delta;
+            let step = transform.rotation * delta;
+            transform.translation += step;
         }
     }
 
