@@ -13,15 +13,13 @@ use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use bevy::render::RenderApp;
 use rigplay::plugin::{AniePlugin, AnieRenderStats, AnieRig, Playback};
-use rigplay_preview::shot::{ShotAfter, random, shot_after_frames};
+use rigplay_preview::crowd::{Counter, counter_text, frame_ms, random};
+use rigplay_preview::shot::{ShotAfter, shot_after_frames};
 use std::sync::{Arc, Mutex};
 
 /// The render world's counters, copied out each frame for the text.
 #[derive(Resource, Clone, Default)]
 struct Stats(Arc<Mutex<AnieRenderStats>>);
-
-#[derive(Component)]
-struct Counter;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -89,17 +87,7 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, count: usize) {
             Transform::from_translation(at).with_scale(Vec3::splat(cell / 256.0)),
         ));
     }
-    commands.spawn((
-        Counter,
-        Text::new(""),
-        TextFont::from_font_size(16.0),
-        Node {
-            position_type: PositionType::Absolute,
-            left: Val::Px(8.0),
-            top: Val::Px(6.0),
-            ..default()
-        },
-    ));
+    commands.spawn(counter_text());
 }
 
 fn show_counters(
@@ -108,10 +96,7 @@ fn show_counters(
     rigs: Query<(), With<AnieRig>>,
     mut text: Single<&mut Text, With<Counter>>,
 ) {
-    let ms = diagnostics
-        .get(&FrameTimeDiagnosticsPlugin::FRAME_TIME)
-        .and_then(|d| d.smoothed())
-        .unwrap_or(0.0);
+    let ms = frame_ms(&diagnostics);
     let s = *stats.0.lock().unwrap();
     text.0 = format!(
         "{} rigs | frame {ms:.2} ms | last drawn: {} cells from {} programs, {} draws in {} passes, {} copies",

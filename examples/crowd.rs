@@ -14,10 +14,8 @@ use rigplay::plugin::{
     CrowdCharacter, GtaSkeleton, IfpPlugin, Playback, SkeletalClip, SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
-use rigplay_preview::shot::{ShotAfter, random, shot_after_frames};
-
-#[derive(Component)]
-struct Counter;
+use rigplay_preview::crowd::{Counter, counter_text, frame_ms, random};
+use rigplay_preview::shot::{ShotAfter, shot_after_frames};
 
 /// What is on show: how many peds, and on which path.
 #[derive(Resource, Clone, Copy)]
@@ -98,17 +96,7 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, crowd: Res<Crowd>) {
         Transform::from_xyz(0.0, 0.5 * extent + 2.0, 0.9 * extent + 3.0)
             .looking_at(Vec3::new(0.0, 0.9, 0.0), Vec3::Y),
     ));
-    commands.spawn((
-        Counter,
-        Text::new(""),
-        TextFont::from_font_size(16.0),
-        Node {
-            position_type: PositionType::Absolute,
-            left: Val::Px(8.0),
-            top: Val::Px(6.0),
-            ..default()
-        },
-    ));
+    commands.spawn(counter_text());
 }
 
 fn show_counters(
@@ -116,10 +104,7 @@ fn show_counters(
     crowd: Res<Crowd>,
     mut text: Single<&mut Text, With<Counter>>,
 ) {
-    let ms = diagnostics
-        .get(&FrameTimeDiagnosticsPlugin::FRAME_TIME)
-        .and_then(|d| d.smoothed())
-        .unwrap_or(0.0);
+    let ms = frame_ms(&diagnostics);
     text.0 = format!(
         "{} SA peds, {} | frame {ms:.2} ms",
         crowd.count,

@@ -4,6 +4,7 @@
 
 pub mod clips;
 pub mod convert;
+pub mod crowd;
 pub mod curves;
 pub mod framing;
 pub mod shot;

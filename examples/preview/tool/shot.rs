@@ -1,6 +1,6 @@
 //! What every example's `--screenshot` does at the end: the joints file beside the picture, then
-//! the window saved and the app ended once it is written; and the crowd examples' fixed-frame
-//! screenshot with the deterministic random numbers that place their crowds.
+//! the window saved and the app ended once it is written; and a screenshot after a fixed
+//! number of frames.
 
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
@@ -57,12 +57,4 @@ pub fn shot_after_frames(mut commands: Commands, mut shot: ResMut<ShotAfter>) {
     if shot.frames == shot.frame {
         save_window_and_exit(&mut commands, path);
     }
-}
-
-/// A small deterministic generator (xorshift) in [0, 1): the same crowd every run.
-pub fn random(state: &mut u64) -> f32 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    (*state >> 40) as f32 / (1u64 << 24) as f32
 }
