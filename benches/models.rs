@@ -4,11 +4,10 @@
 //! by the SA walk; against the same app spawning the built-in skeleton with the same clip (the
 //! frames' fixed cost, no file to read). The clip is loaded before the clock starts in both.
 
+#[path = "common/app.rs"]
+mod common;
+
 use bevy::animation::AnimationPlugin;
-use bevy::app::{TaskPoolOptions, TaskPoolPlugin};
-use bevy::asset::io::memory::{Dir, MemoryAssetReader};
-use bevy::asset::io::{AssetSourceBuilder, AssetSourceId};
-use bevy::asset::{AssetPlugin, LoadState};
 use bevy::image::ImagePlugin;
 use bevy::mesh::MeshPlugin;
 use bevy::prelude::*;
@@ -22,25 +21,14 @@ use std::time::{Duration, Instant};
 
 fn app() -> (App, Handle<AnimationClip>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
-    let dir = Dir::default();
-    for path in [
+    let files = [
         "characters/ped.dff",
         "characters/ped.txd",
         "anims/sa_ped.ifp",
-    ] {
-        dir.insert_asset(Path::new(path), std::fs::read(root.join(path)).unwrap());
-    }
-    let reader = MemoryAssetReader { root: dir };
-    let mut app = App::new();
-    app.register_asset_source(
-        AssetSourceId::Default,
-        AssetSourceBuilder::new(move || Box::new(reader.clone())),
-    );
+    ]
+    .map(|path| (path, std::fs::read(root.join(path)).unwrap()));
+    let mut app = common::memory_app(files, 1);
     app.add_plugins((
-        MinimalPlugins.set(TaskPoolPlugin {
-            task_pool_options: TaskPoolOptions::with_num_threads(1),
-        }),
-        AssetPlugin::default(),
         TransformPlugin,
         AnimationPlugin,
         ImagePlugin::default(),
@@ -52,16 +40,7 @@ fn app() -> (App, Handle<AnimationClip>) {
     app.init_asset::<StandardMaterial>();
     app.finish();
     app.cleanup();
-    let walk: Handle<AnimationClip> = app
-        .world()
-        .resource::<AssetServer>()
-        .load("anims/sa_ped.ifp#walk");
-    while !matches!(
-        app.world().resource::<AssetServer>().load_state(walk.id()),
-        LoadState::Loaded
-    ) {
-        app.update();
-    }
+    let walk = common::load_walk(&mut app);
     (app, walk)
 }
 

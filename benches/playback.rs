@@ -15,14 +15,12 @@
 //!   path (`CrowdCharacter`: no bone entities, model-space matrices per character).
 
 use bevy::animation::AnimationPlugin;
-use bevy::app::{TaskPoolOptions, TaskPoolPlugin};
-use bevy::asset::io::memory::{Dir, MemoryAssetReader};
-use bevy::asset::io::{AssetSourceBuilder, AssetSourceId};
-use bevy::asset::{AssetPlugin, LoadState};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 #[path = "../tests/assets.rs"]
 mod assets;
+#[path = "common/app.rs"]
+mod common;
 #[path = "../tests/humanoid.rs"]
 mod humanoid;
 #[path = "../tests/rng.rs"]
@@ -34,7 +32,6 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use rigplay::plugin::{
     CrowdCharacter, GtaSkeleton, PlayAnimation, Playback, PlayingNode, Retarget, SkeletalClip,
 };
-use std::path::Path;
 use std::time::Duration;
 
 const CHARACTERS: usize = 1000;
@@ -93,24 +90,8 @@ fn phase(i: usize) -> f32 {
 }
 
 fn scene(driver: Driver, run: Run) -> App {
-    let dir = Dir::default();
-    for (path, bytes) in sample_files() {
-        dir.insert_asset(Path::new(path), bytes);
-    }
-    let reader = MemoryAssetReader { root: dir };
-    let mut app = App::new();
-    app.register_asset_source(
-        AssetSourceId::Default,
-        AssetSourceBuilder::new(move || Box::new(reader.clone())),
-    );
-    app.add_plugins((
-        MinimalPlugins.set(TaskPoolPlugin {
-            task_pool_options: TaskPoolOptions::with_num_threads(run.threads),
-        }),
-        AssetPlugin::default(),
-        AnimationPlugin,
-        rigplay::IfpPlugin,
-    ));
+    let mut app = common::memory_app(sample_files(), run.threads);
+    app.add_plugins((AnimationPlugin, rigplay::IfpPlugin));
     if run.propagate {
         app.add_plugins(TransformPlugin);
     }
@@ -137,16 +118,7 @@ fn scene(driver: Driver, run: Run) -> App {
     }
     app.finish();
     app.cleanup();
-    let walk: Handle<AnimationClip> = app
-        .world()
-        .resource::<AssetServer>()
-        .load("anims/sa_ped.ifp#walk");
-    while !matches!(
-        app.world().resource::<AssetServer>().load_state(walk.id()),
-        LoadState::Loaded
-    ) {
-        app.update();
-    }
+    let walk = common::load_walk(&mut app);
     let character = humanoid::build(&humanoid::Spec {
         armature: Some((Quat::from_rotation_x(std::f32::consts::FRAC_PI_2), 0.01)),
         ..humanoid::Spec::new(humanoid::Naming::Mixamo("mixamorig:"), humanoid::Arms::T)
