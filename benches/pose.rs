@@ -9,7 +9,10 @@
 //! * `pose/blend2`: walk and idle sampled, blended 70/30;
 //! * `pose/local_to_model`: the blended poses into model-space matrices;
 //! * `pose/full`: two samples, the blend and local→model;
-//! * `pose/baseline_sampler`: today's `Clip::sample` with a `ClipCursor` for the work of
+//! * `pose/sample_streams`: `pose/sample` with the clip laid out as key streams read into a
+//!   per-character cache (`KeyLayout::Streams`, what clips whose channels share no key times
+//!   get) instead of on one shared timeline (what the SA clips get);
+//! * `pose/baseline_sampler`: `Clip::sample` with a `ClipCursor` for the work of
 //!   `pose/sample` (one clip into one `BonePose` per track).
 //!
 //! `floor/*` is a floor kernel written for this bench from the description in
@@ -27,7 +30,8 @@
 use criterion::{Criterion, Throughput, criterion_group};
 use glam::{Affine3A, Quat, Vec3};
 use rigplay::anim::pose::{
-    BlendLayer, LocalPose, PoseClip, PoseCursor, PoseSkeleton, blend, local_to_model, sample,
+    BlendLayer, KeyLayout, LocalPose, PoseClip, PoseCursor, PoseSkeleton, blend, local_to_model,
+    sample,
 };
 use rigplay::anim::{BonePose, Clip, WrapMode, wrap_time};
 use rigplay::formats::ifp::IfpPackage;
@@ -90,9 +94,14 @@ struct Crowd {
 
 impl Crowd {
     fn new(walk: &Clip, idle: &Clip) -> Self {
+        Self::laid_out(walk, idle, KeyLayout::Auto)
+    }
+
+    fn laid_out(walk: &Clip, idle: &Clip, layout: KeyLayout) -> Self {
         let sa = Skeleton::gta_sa();
         let skeleton = sa.pose_skeleton().expect("the SA skeleton is flat");
-        let clips = [walk, idle].map(|c| PoseClip::new(c, &skeleton, &sa.bind(c).targets));
+        let clips =
+            [walk, idle].map(|c| PoseClip::with_layout(c, &skeleton, &sa.bind(c).targets, layout));
         let (p0, p1) = (phases(0x2545_F491_4F6C_DD1D), phases(0x9E37_79B9_7F4A_7C15));
         let characters = (0..characters())
             .map(|i| {
@@ -162,6 +171,15 @@ fn pose(c: &mut Criterion) {
 
     let mut crowd = Crowd::new(&walk, &idle);
     g.bench_function("sample", |b| {
+        b.iter(|| {
+            for c in &mut crowd.characters {
+                Crowd::sample_layer(&crowd.clips, c, 0);
+            }
+            black_box(&crowd.characters);
+        })
+    });
+    let mut crowd = Crowd::laid_out(&walk, &idle, KeyLayout::Streams);
+    g.bench_function("sample_streams", |b| {
         b.iter(|| {
             for c in &mut crowd.characters {
                 Crowd::sample_layer(&crowd.clips, c, 0);
@@ -399,6 +417,7 @@ fn paired() {
         Crowd::blend(&l2m_crowd.skeleton, c);
     }
     let mut full_crowd = Crowd::new(&walk, &idle);
+    let mut streams_crowd = Crowd::laid_out(&walk, &idle, KeyLayout::Streams);
     let names = [
         "floor/sample f32",
         "floor/local->model",
@@ -406,6 +425,7 @@ fn paired() {
         "pose/blend2",
         "pose/local_to_model",
         "pose/full",
+        "pose/sample_streams",
     ];
     let rounds: usize = std::env::var("RIGPLAY_POSE_ROUNDS")
         .ok()
@@ -444,6 +464,11 @@ fn paired() {
                         local_to_model(&l2m_crowd.skeleton, &c.blended, &mut c.model);
                     }
                 }
+                6 => {
+                    for c in &mut streams_crowd.characters {
+                        Crowd::sample_layer(&streams_crowd.clips, c, 0);
+                    }
+                }
                 _ => {
                     for c in &mut full_crowd.characters {
                         Crowd::sample_layer(&full_crowd.clips, c, 0);
@@ -462,6 +487,7 @@ fn paired() {
         &blend_crowd.characters,
     ));
     black_box((&l2m_crowd.characters, &full_crowd.characters));
+    black_box(&streams_crowd.characters);
     let median: Vec<f64> = ns
         .iter_mut()
         .map(|v| {
@@ -485,6 +511,10 @@ fn paired() {
     println!(
         "  pose/local_to_model ÷ floor local->model = {:.2}",
         median[4] / fl
+    );
+    println!(
+        "  pose/sample_streams ÷ floor sample f32 = {:.2}",
+        median[6] / fs
     );
 }
 

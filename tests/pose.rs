@@ -140,21 +140,32 @@ fn compare(
     targets: &[Option<usize>],
     times: &[f32],
 ) -> Errors {
+    let pose_clip = PoseClip::new(clip, skeleton, targets);
+    compare_laid_out(clip, &pose_clip, skeleton, targets, times)
+}
+
+/// [`compare`] for a clip already laid out (in a given [`KeyLayout`]).
+fn compare_laid_out(
+    clip: &Clip,
+    pose_clip: &PoseClip,
+    skeleton: &PoseSkeleton,
+    targets: &[Option<usize>],
+    times: &[f32],
+) -> Errors {
     let rest: Vec<BonePose> = (0..skeleton.len())
         .map(|j| skeleton.rest().get(j))
         .collect();
     let mut reference = Reference::new(clip, targets, &rest);
-    let pose_clip = PoseClip::new(clip, skeleton, targets);
-    let mut cursor = PoseCursor::new(&pose_clip);
+    let mut cursor = PoseCursor::new(pose_clip);
     let mut pose = LocalPose::new(skeleton.len());
     let mut fresh = LocalPose::new(skeleton.len());
     let mut errors = Errors::default();
     for &t in times {
-        sample(&pose_clip, t, &mut cursor, &mut pose);
+        sample(pose_clip, t, &mut cursor, &mut pose);
         let r = reference.sample(t);
         errors.add(&r, &pose);
         let mut seeked = PoseCursor::default();
-        sample(&pose_clip, t, &mut seeked, &mut fresh);
+        sample(pose_clip, t, &mut seeked, &mut fresh);
         assert_eq!(pose, fresh, "t = {t}: the carried cursor and a seek differ");
     }
     errors
@@ -240,6 +251,7 @@ fn sampling_matches_the_clip_sampler_on_random_clips() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
     let mut all = Errors::default();
     let mut big = 0.0f32;
+    let (mut forced, mut auto) = (0, 0);
     for case in 0..300 {
         let (clip, skeleton, targets) = random_case(&mut rng);
         for t in clip.tracks() {
@@ -251,16 +263,221 @@ fn sampling_matches_the_clip_sampler_on_random_clips() {
             }
         }
         let times = times_for(&clip, &mut rng);
-        let e = compare(&clip, &skeleton, &targets, &times);
+        // Whichever layout the clip gets, and each layout forced: a timeline over keys at
+        // unrelated times is big but must be as exact.
+        for layout in [KeyLayout::Auto, KeyLayout::Timeline, KeyLayout::Streams] {
+            let pose_clip = PoseClip::with_layout(&clip, &skeleton, &targets, layout);
+            match layout {
+                KeyLayout::Timeline => forced += pose_clip.timeline_keys().is_some() as usize,
+                KeyLayout::Auto => auto += pose_clip.timeline_keys().is_some() as usize,
+                KeyLayout::Streams => assert_eq!(pose_clip.timeline_keys(), None),
+            }
+            let e = compare_laid_out(&clip, &pose_clip, &skeleton, &targets, &times);
+            e.check(&format!("case {case}, {layout:?}"));
+            all.rotation = all.rotation.max(e.rotation);
+            all.translation_rel = all.translation_rel.max(e.translation_rel);
+            all.translation_abs = all.translation_abs.max(e.translation_abs);
+            all.scale_rel = all.scale_rel.max(e.scale_rel);
+            all.samples += e.samples;
+        }
+    }
+    eprintln!(
+        "300 random clips (largest rotation between keys {big} rad), {forced} on a forced \
+         timeline, {auto} on one by choice: {all:?}"
+    );
+    assert!(big > 3.0, "the random keys have big angles");
+    // Most random clips can be put on a timeline (not those that step at a late first key),
+    // but few are worth it.
+    assert!(
+        forced > 100 && auto < forced / 2,
+        "{forced} forced, {auto} chosen"
+    );
+}
+
+/// A clip as exporters write them: every channel keyed on one frame grid (`fps` from a start
+/// that need not be 0), some channels key-reduced to a random subset of the frames (first and
+/// last kept, as reducers keep them), some starting late or ending early, some with steps (two
+/// keys at one frame), the root translated; big and small angles between keys.
+fn frame_grid_case(rng: &mut Rng) -> (Clip, PoseSkeleton, Vec<Option<usize>>) {
+    let joints = 1 + rng.below(40);
+    let parents: Vec<Option<usize>> = (0..joints).map(|j| j.checked_sub(1)).collect();
+    let rest: Vec<BonePose> = (0..joints)
+        .map(|_| BonePose {
+            rotation: rng.quat(),
+            translation: rng.vec3(1.0),
+            scale: Vec3::ONE,
+        })
+        .collect();
+    let skeleton = PoseSkeleton::new(&parents, &rest).unwrap();
+    let fps = [15.0, 24.0, 30.0, 60.0][rng.below(4)];
+    let start = [0.0, 0.0, -0.1, 0.25][rng.below(4)];
+    let frames = 2 + rng.below(50);
+    let frame = |f: usize| start + f as f32 / fps;
+    let spread = [0.05, 0.6, 2.5][rng.below(3)];
+    let mut b = ClipBuilder::new("frames");
+    let mut targets = Vec::new();
+    for joint in 0..joints {
+        if rng.below(6) == 0 {
+            continue;
+        }
+        let keys = |rng: &mut Rng| -> Vec<f32> {
+            let (first, last) = match rng.below(5) {
+                0 => (rng.below(frames / 2 + 1), frames - 1),
+                1 => (0, frames - 1 - rng.below(frames / 2 + 1)),
+                _ => (0, frames - 1),
+            };
+            let keep = [1, 1, 2, 3][rng.below(4)];
+            let mut times = Vec::new();
+            for f in first..=last {
+                if f == first || f == last || rng.below(keep) == 0 {
+                    times.push(frame(f));
+                    // A step: a second key at the frame (not at a late first key).
+                    if rng.below(25) == 0 && (f > first || first == 0) {
+                        times.push(frame(f));
+                    }
+                }
+            }
+            times
+        };
+        let times = keys(rng);
+        let n = times.len();
+        let t = b.times(&times).unwrap();
+        let mut q = rng.quat();
+        let rots: Vec<Quat> = (0..n)
+            .map(|_| {
+                q = (q * Quat::from_scaled_axis(rng.vec3(spread))).normalize();
+                q
+            })
+            .collect();
+        let rotation = Some(b.rotations(t, &rots).unwrap());
+        let translation = (joint == 0 || rng.below(8) == 0).then(|| {
+            let times = keys(rng);
+            let v: Vec<Vec3> = (0..times.len()).map(|_| rng.vec3(2.0)).collect();
+            let t = b.times(&times).unwrap();
+            b.translations(t, &v).unwrap()
+        });
+        let scale = (rng.below(10) == 0).then(|| {
+            let times = keys(rng);
+            let v: Vec<Vec3> = (0..times.len())
+                .map(|_| Vec3::ONE + rng.vec3(0.5))
+                .collect();
+            let t = b.times(&times).unwrap();
+            b.scales(t, &v).unwrap()
+        });
+        b.track(BoneTrack {
+            bone: BoneRef {
+                name: format!("bone{joint}"),
+                id: None,
+            },
+            rotation,
+            translation,
+            scale,
+        });
+        targets.push(Some(joint));
+    }
+    (b.build(), skeleton, targets)
+}
+
+#[test]
+fn clips_keyed_on_a_frame_grid_sample_on_one_timeline_as_exactly() {
+    let mut rng = Rng(0x51_7CC1_B727_220A);
+    let mut all = Errors::default();
+    let mut on_timeline = 0;
+    for case in 0..300 {
+        let (clip, skeleton, targets) = frame_grid_case(&mut rng);
+        let times = times_for(&clip, &mut rng);
+        let pose_clip = PoseClip::new(&clip, &skeleton, &targets);
+        // A grid's keys are never more than the frames (twice, where some channel steps).
+        let frames = clip
+            .tracks()
+            .iter()
+            .flat_map(|t| [t.rotation, t.translation, t.scale])
+            .flatten()
+            .map(|c| clip.times(c).len())
+            .max()
+            .unwrap_or(0);
+        if let Some(keys) = pose_clip.timeline_keys() {
+            on_timeline += 1;
+            assert!(keys >= frames.min(2), "case {case}: {keys} keys");
+        }
+        let e = compare_laid_out(&clip, &pose_clip, &skeleton, &targets, &times);
         e.check(&format!("case {case}"));
+        // The same clip from streams.
+        let streams = PoseClip::with_layout(&clip, &skeleton, &targets, KeyLayout::Streams);
+        compare_laid_out(&clip, &streams, &skeleton, &targets, &times).check("streams");
         all.rotation = all.rotation.max(e.rotation);
         all.translation_rel = all.translation_rel.max(e.translation_rel);
         all.translation_abs = all.translation_abs.max(e.translation_abs);
         all.scale_rel = all.scale_rel.max(e.scale_rel);
         all.samples += e.samples;
     }
-    eprintln!("300 random clips (largest rotation between keys {big} rad): {all:?}");
-    assert!(big > 3.0, "the random keys have big angles");
+    eprintln!("300 frame-grid clips, {on_timeline} on a timeline: {all:?}");
+    assert!(on_timeline > 250, "{on_timeline} of 300 on a timeline");
+    // Exact, not nearly: slerp cut at a frame between two keys is the same arc (translations
+    // are within 3.5 of 0 here: a few f32 steps).
+    assert!(all.rotation < 2e-6, "{all:?}");
+    assert!(
+        all.translation_abs < 4e-6 && all.scale_rel < 2e-6,
+        "{all:?}"
+    );
+}
+
+#[test]
+fn a_step_at_a_late_first_key_keeps_a_clip_off_the_timeline() {
+    // Sampled at the very time of a channel's first key, a step there shows the key before
+    // the step; a timeline that began earlier would show the one after.
+    let mut b = ClipBuilder::new("late step");
+    let early = b.times(&[0.0, 0.5, 1.0]).unwrap();
+    let late = b.times(&[0.5, 0.5, 1.0]).unwrap();
+    let qs = [
+        Quat::IDENTITY,
+        Quat::from_rotation_x(1.0),
+        Quat::from_rotation_y(1.0),
+    ];
+    for times in [early, late] {
+        let rotation = Some(b.rotations(times, &qs).unwrap());
+        b.track(BoneTrack {
+            bone: BoneRef {
+                name: "b".into(),
+                id: None,
+            },
+            rotation,
+            translation: None,
+            scale: None,
+        });
+    }
+    let clip = b.build();
+    let skeleton = PoseSkeleton::new(&[None, Some(0)], &[BonePose::default(); 2]).unwrap();
+    let targets = [Some(0), Some(1)];
+    for layout in [KeyLayout::Auto, KeyLayout::Timeline] {
+        let pose_clip = PoseClip::with_layout(&clip, &skeleton, &targets, layout);
+        assert_eq!(pose_clip.timeline_keys(), None);
+        let mut pose = LocalPose::default();
+        sample(&pose_clip, 0.5, &mut PoseCursor::default(), &mut pose);
+        assert!(angle(pose.get(1).rotation, Quat::IDENTITY) < 1e-6);
+        assert!(angle(pose.get(0).rotation, qs[1]) < 1e-6);
+    }
+    // The same step at the first key of the clip's earliest channel is fine.
+    let mut b = ClipBuilder::new("first step");
+    let times = b.times(&[0.5, 0.5, 1.0]).unwrap();
+    let rotation = Some(b.rotations(times, &qs).unwrap());
+    b.track(BoneTrack {
+        bone: BoneRef {
+            name: "b".into(),
+            id: None,
+        },
+        rotation,
+        translation: None,
+        scale: None,
+    });
+    let clip = b.build();
+    let pose_clip = PoseClip::new(&clip, &skeleton, &targets);
+    assert_eq!(pose_clip.timeline_keys(), Some(3));
+    let mut pose = LocalPose::default();
+    for (t, q) in [(0.5, qs[0]), (0.5f32.next_up(), qs[1]), (1.0, qs[2])] {
+        sample(&pose_clip, t, &mut PoseCursor::default(), &mut pose);
+        assert!(angle(pose.get(0).rotation, q) < 1e-6, "t = {t}");
+    }
 }
 
 fn random_pose(rng: &mut Rng, n: usize) -> LocalPose {
@@ -445,6 +662,10 @@ fn sampling_matches_the_clip_sampler_on_the_bundled_sa_clips() {
     assert!(!clips.is_empty());
     for clip in &clips {
         let binding = skeleton.bind(clip);
+        // Exported at 30 fps: one timeline of their frames.
+        let laid_out = PoseClip::new(clip, &flat, &binding.targets);
+        let frames = clip.tracks()[0].rotation.map(|c| c.len());
+        assert_eq!(laid_out.timeline_keys(), frames, "{}", clip.name);
         let times = times_for(clip, &mut rng);
         let e = compare(clip, &flat, &binding.targets, &times);
         e.check(&clip.name);

@@ -5,7 +5,7 @@
 //! can spread characters over threads as it likes:
 //! * [`PoseSkeleton`]: a flat hierarchy (parents before children) and its rest pose;
 //! * [`PoseClip`]: a [`Clip`] laid out for sampling one skeleton's joints;
-//! * [`PoseCursor`]: one playing instance's sampling cache;
+//! * [`PoseCursor`]: one playing instance's sampling cache (its segment on a timeline);
 //! * [`LocalPose`]: the local transforms of a skeleton's joints;
 //! * [`sample`], [`blend`] and [`local_to_model`], the jobs.
 //!
@@ -18,8 +18,25 @@
 //!
 //! A [`PoseClip`] has, for every joint of the skeleton, a rotation, a translation and a scale
 //! channel: the clip's keys where its track has that channel, else a single key holding the
-//! rest value (joints the clip does not drive hold their rest pose). Besides these per-channel
-//! arrays (used only to seek), each kind of channel has a **stream**: every key of every joint,
+//! rest value (joints the clip does not drive hold their rest pose). Lane groups where no joint
+//! has two keys of a kind of channel are constant; the others are animated, and laid out in
+//! one of two ways ([`KeyLayout`]).
+//!
+//! **A shared timeline**, for clips whose channels (nearly) share their key times, as clips
+//! exported at a fixed frame rate do, and key-reduced ones (each channel a subset of the
+//! frames). The timeline is the union of the animated channels' key times (a time repeated as
+//! often as one channel repeats it, for steps); every animated lane group has its four lanes'
+//! values at every time of it, key-major, and per segment its four lanes' slerp constants (θ,
+//! θ / sin θ). A lane with no key at a time of the timeline holds there the value its channel
+//! is sampled to: slerp and lerp move at a constant rate, so a segment cut in two at a time in
+//! between traces the same curve (the tests find the same samples within 5e-7 rad). Sampling
+//! finds the segment once per character (the one sampled last or the next, else a binary
+//! search), one `u` serves every lane, and a playing instance needs no cache beyond that
+//! segment's index: the keys come from the clip, which all the instances share. [`KeyLayout::Auto`]
+//! takes the timeline while it holds at most eight lane keys per key of the clip.
+//!
+//! **Streams**, for clips whose channels' keys fall at unrelated times. Besides the
+//! per-channel arrays (used only to seek), each kind of channel has a **stream**: every key of every joint,
 //! sorted by the time forward playback first needs it (ozz-animation's layout). Key `k > 0` of
 //! a channel is needed once the play time reaches key `k − 1` (the segment from `k − 1` to `k`
 //! begins); a last entry per channel, needed at its last key, turns the channel into a hold.
@@ -28,7 +45,7 @@
 //!
 //! # The cache
 //!
-//! A [`PoseCursor`] holds, per joint and channel, the two keys bracketing the last sampled time
+//! On a clip laid out as streams, a [`PoseCursor`] holds, per joint and channel, the two keys bracketing the last sampled time
 //! (values, start time, `1 / duration`, slerp constants), in the same SoA lanes, and its
 //! position in each stream. Sampling at a later time first consumes the stream entries needed by
 //! then — usually none, and otherwise only the few keys whose time has just been passed, read in
@@ -51,8 +68,8 @@
 //!                = a·(1−u)·S((1−u)θ)·(θ/sin θ) + b·u·S(uθ)·(θ/sin θ),   S(x) = sin(x)/x,
 //! ```
 //!
-//! and `S` is evaluated as its Taylor polynomial to x¹⁰, whose relative error on [0, π/2] is
-//! below (π/2)¹²/13! < 4e-8. The second form has no division and no special case for θ = 0
+//! and `S` is evaluated as its Taylor polynomial to x¹⁰, whose error on [0, π/2] is below
+//! (π/2)¹²/13! < 4e-8 (fewer terms for a timeline whose largest angle needs fewer). The second form has no division and no special case for θ = 0
 //! (`S(0) = 1`, `θ / sin θ → 1`), so every lane runs the same instructions. The weights are
 //! then within about 1e-7 of exact slerp's; the result is a unit quaternion to the same
 //! precision and is not normalised again: measured against f64 slerp, at most 2.5e-7 rad over
@@ -429,6 +446,9 @@ struct Track<V: Key> {
 trait Key: Copy + PartialEq + std::fmt::Debug {
     type Entry: Copy + PartialEq + std::fmt::Debug;
     fn entry(slot: u32, value: Self, t0: f32, inv_dt: f32, arc: (f32, f32)) -> Self::Entry;
+    /// The value a fraction `s` of the way from `a` to `b`, as sampling interpolates (slerp,
+    /// lerp), worked out in f64.
+    fn between(a: Self, b: Self, s: f64) -> Self;
 }
 
 impl Key for Quat {
@@ -443,6 +463,36 @@ impl Key for Quat {
             inv_sinc: arc.1,
         }
     }
+
+    fn between(a: Quat, b: Quat, s: f64) -> Quat {
+        let (a, b) = (a.as_dquat(), b.as_dquat());
+        let theta = quat_angle(a, b);
+        let q = if theta < 1e-9 {
+            a * (1.0 - s) + b * s
+        } else {
+            let sin = theta.sin();
+            a * (((1.0 - s) * theta).sin() / sin) + b * ((s * theta).sin() / sin)
+        };
+        q.as_quat()
+    }
+}
+
+/// The angle between two unit quaternions taken as 4-vectors (half the rotation between them),
+/// accurate at every angle: `2·atan2(|a − b|, |a + b|)`.
+fn quat_angle(a: glam::DQuat, b: glam::DQuat) -> f64 {
+    let (a, b) = (glam::DVec4::from(a), glam::DVec4::from(b));
+    2.0 * (a - b).length().atan2((a + b).length())
+}
+
+/// The slerp constants (θ, θ / sin θ) from `a` to `b`.
+fn arc_between(a: Quat, b: Quat) -> (f32, f32) {
+    let theta = quat_angle(a.as_dquat(), b.as_dquat());
+    let inv_sinc = if theta > 1e-9 {
+        theta / theta.sin()
+    } else {
+        1.0
+    };
+    (theta as f32, inv_sinc as f32)
 }
 
 impl Key for Vec3 {
@@ -454,6 +504,10 @@ impl Key for Vec3 {
             t0,
             inv_dt,
         }
+    }
+
+    fn between(a: Vec3, b: Vec3, s: f64) -> Vec3 {
+        (a.as_dvec3() * (1.0 - s) + b.as_dvec3() * s).as_vec3()
     }
 }
 
@@ -495,8 +549,8 @@ impl<V: Key> Track<V> {
         }
     }
 
-    /// Finds the animated lane groups and builds the stream from the channels.
-    fn build_stream(&mut self) {
+    /// Finds the animated lane groups: those with a channel of two keys or more.
+    fn find_animated(&mut self) {
         let joints = self.channels.len();
         self.cache_of_group = vec![None; groups(joints)];
         for (g, cache) in self.cache_of_group.iter_mut().enumerate() {
@@ -506,6 +560,26 @@ impl<V: Key> Track<V> {
                 self.animated.push(g as u32);
             }
         }
+    }
+
+    /// The keys of joint `j`'s channel: times and values.
+    fn keys(&self, j: usize) -> (&[f32], &[V]) {
+        let c = self.channels[j];
+        let (s, n) = (c.start as usize, c.len as usize);
+        (&self.times[s..s + n], &self.values[s..s + n])
+    }
+
+    /// The channels of the animated lane groups (`None` for a padding lane past the last
+    /// joint).
+    fn animated_channels(&self) -> impl Iterator<Item = Option<usize>> + '_ {
+        let joints = self.channels.len();
+        self.animated.iter().flat_map(move |&g| {
+            (0..LANES).map(move |l| Some(g as usize * LANES + l).filter(|&j| j < joints))
+        })
+    }
+
+    /// Builds the stream from the channels ([`Track::find_animated`] first).
+    fn build_stream(&mut self) {
         let mut entries: Vec<(f32, V::Entry)> = Vec::with_capacity(self.times.len());
         for (slot, c) in self.channels.iter().enumerate() {
             let (s, n) = (c.start as usize, c.len as usize);
@@ -578,6 +652,320 @@ impl<V: Key> Track<V> {
     }
 }
 
+/// Where a [`PoseClip`] keeps its keys for sampling (see the [module documentation](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeyLayout {
+    /// A shared timeline when the channels' key times (nearly) coincide, as in clips exported
+    /// at a fixed rate or key-reduced from one: at most eight lane keys on the timeline per key
+    /// of the clip (then it takes no more memory than about three times the streams, and no
+    /// cache per instance). Streams otherwise.
+    #[default]
+    Auto,
+    /// A shared timeline whenever the clip can have one, however many keys it takes.
+    Timeline,
+    /// Per-channel key streams, read into a per-instance cache of decoded keys.
+    Streams,
+}
+
+/// The slerp constants of four lanes' segments: θ and θ / sin θ.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C, align(32))]
+struct Arc4 {
+    theta: Vec4,
+    inv_sinc: Vec4,
+}
+
+/// Every animated lane group of a [`PoseClip`] on one shared timeline: the union of its
+/// channels' key times (a time repeated as often as some channel repeats it, for steps), and
+/// each lane's value at every one of them (see the [module documentation](self)).
+#[derive(Debug, Clone, PartialEq)]
+struct Timeline {
+    times: Vec<f32>,
+    /// Per segment (key `k` to `k + 1`): 1 / its duration (0 for a step, and for the last key).
+    inv_dt: Vec<f32>,
+    /// Key-major: key `k` of the `i`-th animated rotation group at `k · groups + i`.
+    rotations: Vec<Quat4>,
+    /// Per segment, as `rotations`.
+    arcs: Vec<Arc4>,
+    translations: Vec<Vec3x4>,
+    scales: Vec<Vec3x4>,
+    /// How many terms of `S`'s polynomial the clip's largest segment angle needs.
+    terms: SincTerms,
+}
+
+/// The terms of `S(x) = sin(x)/x`'s Taylor polynomial that keep its error below 4e-8 for every
+/// argument up to a segment's angle θ (the arguments are `uθ` and `(1 − u)θ`). An alternating
+/// series with falling terms errs by less than its first omitted term:
+/// `x⁶/7!`, `x⁸/9!`, `x¹⁰/11!`, `x¹²/13!` after the terms to x⁴, x⁶, x⁸, x¹⁰, which stay below
+/// 4e-8 up to x = 0.242, 0.589, 1.048 and 1.584 > π/2 respectively.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SincTerms {
+    ToX4,
+    ToX6,
+    ToX8,
+    ToX10,
+}
+
+impl SincTerms {
+    fn for_angle(theta: f32) -> Self {
+        if theta <= 0.24 {
+            SincTerms::ToX4
+        } else if theta <= 0.58 {
+            SincTerms::ToX6
+        } else if theta <= 1.04 {
+            SincTerms::ToX8
+        } else {
+            SincTerms::ToX10
+        }
+    }
+}
+
+/// `S(x) = sin(x)/x` by its Taylor polynomial to x^(2·TERMS) (see [`SincTerms`]).
+#[inline(always)]
+fn sinc_to<const TERMS: usize>(x: Vec4) -> Vec4 {
+    const C: [f32; 5] = [
+        -1.0 / 6.0,
+        1.0 / 120.0,
+        -1.0 / 5040.0,
+        1.0 / 362_880.0,
+        -1.0 / 39_916_800.0,
+    ];
+    let x2 = x * x;
+    let mut p = Vec4::splat(C[TERMS - 1]);
+    for c in C[..TERMS - 1].iter().rev() {
+        p = Vec4::splat(*c) + x2 * p;
+    }
+    Vec4::ONE + x2 * p
+}
+
+/// One channel's value at every time of `grid` (non-decreasing): its key at a time it has a key
+/// (the `o`-th of its keys there at the `o`-th repeat of the time, its last there past them);
+/// before its first key its first, after its last its last; between two keys, the value
+/// sampling interpolates there. Sampling the grid's segments then traces the channel exactly:
+/// slerp and lerp move at a constant rate, so a segment cut at a time in between is the same
+/// curve.
+fn on_grid<V: Key>(times: &[f32], values: &[V], grid: &[f32]) -> Vec<V> {
+    let n = times.len();
+    let mut out = Vec::with_capacity(grid.len());
+    let mut repeat = 0;
+    for (m, &g) in grid.iter().enumerate() {
+        repeat = if m > 0 && grid[m - 1] == g {
+            repeat + 1
+        } else {
+            0
+        };
+        let lo = times.partition_point(|&x| x < g);
+        let hi = times.partition_point(|&x| x <= g);
+        out.push(if hi > lo {
+            values[(lo + repeat).min(hi - 1)]
+        } else if lo == 0 {
+            values[0]
+        } else if lo == n {
+            values[n - 1]
+        } else {
+            let (t0, t1) = (times[lo - 1] as f64, times[lo] as f64);
+            V::between(values[lo - 1], values[lo], (g as f64 - t0) / (t1 - t0))
+        });
+    }
+    out
+}
+
+impl Timeline {
+    /// The timeline of the animated lane groups of the three tracks ([`Track::find_animated`]
+    /// done), or `None` when nothing is animated, a channel steps at its first key after the
+    /// timeline begins (sampling at that very time gives the key before the step, which a
+    /// timeline cannot show), or, `bounded`, it would hold more than eight lane keys per key.
+    fn new(
+        rotations: &Track<Quat>,
+        translations: &Track<Vec3>,
+        scales: &Track<Vec3>,
+        bounded: bool,
+    ) -> Option<Self> {
+        let mut keys = 0usize;
+        let mut runs: Vec<(f32, usize)> = Vec::new();
+        let mut firsts: Vec<f32> = Vec::new();
+        let mut add = |times: &[f32]| {
+            if times.len() < 2 {
+                return;
+            }
+            keys += times.len();
+            if times[0] == times[1] {
+                firsts.push(times[0]);
+            }
+            for run in times.chunk_by(|a, b| a == b) {
+                runs.push((run[0], run.len()));
+            }
+        };
+        for j in rotations.animated_channels().flatten() {
+            add(rotations.keys(j).0);
+        }
+        for track in [translations, scales] {
+            for j in track.animated_channels().flatten() {
+                add(track.keys(j).0);
+            }
+        }
+        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut times: Vec<f32> = Vec::new();
+        for run in runs.chunk_by(|a, b| a.0 == b.0) {
+            let repeats = run.iter().map(|r| r.1).max().unwrap_or(0);
+            times.extend(std::iter::repeat_n(run[0].0, repeats));
+        }
+        if times.len() < 2 || firsts.iter().any(|&f| f > times[0]) {
+            return None;
+        }
+        let lane_groups = rotations.animated.len() + translations.animated.len();
+        let lane_groups = lane_groups + scales.animated.len();
+        if bounded && times.len() * LANES * lane_groups > 8 * keys {
+            return None;
+        }
+        let n = times.len();
+        let inv_dt = (0..n)
+            .map(|k| {
+                if k + 1 < n {
+                    inv_duration(times[k], times[k + 1])
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let groups = rotations.animated.len();
+        let mut quats = vec![Quat4::IDENTITY; n * groups];
+        let hold = Arc4 {
+            theta: Vec4::ZERO,
+            inv_sinc: Vec4::ONE,
+        };
+        let mut arcs = vec![hold; n * groups];
+        for (lane, j) in rotations.animated_channels().enumerate() {
+            let Some(j) = j else { continue };
+            let (i, l) = (lane / LANES, lane % LANES);
+            let (t, v) = rotations.keys(j);
+            let q = on_grid(t, v, &times);
+            for k in 0..n {
+                quats[k * groups + i].set(l, q[k]);
+                if k + 1 < n {
+                    let (theta, inv_sinc) = arc_between(q[k], q[k + 1]);
+                    arcs[k * groups + i].theta[l] = theta;
+                    arcs[k * groups + i].inv_sinc[l] = inv_sinc;
+                }
+            }
+        }
+        let vectors = |track: &Track<Vec3>, pad: Vec3x4| {
+            let groups = track.animated.len();
+            let mut out = vec![pad; n * groups];
+            for (lane, j) in track.animated_channels().enumerate() {
+                let Some(j) = j else { continue };
+                let (t, v) = track.keys(j);
+                for (k, v) in on_grid(t, v, &times).into_iter().enumerate() {
+                    out[k * groups + lane / LANES].set(lane % LANES, v);
+                }
+            }
+            out
+        };
+        let largest = arcs
+            .iter()
+            .map(|a| a.theta.max_element())
+            .fold(0.0f32, f32::max);
+        Some(Timeline {
+            terms: SincTerms::for_angle(largest),
+            translations: vectors(translations, Vec3x4::ZERO),
+            scales: vectors(scales, Vec3x4::ONE),
+            rotations: quats,
+            arcs,
+            inv_dt,
+            times,
+        })
+    }
+
+    /// The segment to sample at `t` (not NaN) and how far along it: `k` with
+    /// `times[k] <= t < times[k + 1]`, from `hint` when `t` is in its segment or the next;
+    /// at or before the first time the first key, from the last time on the last.
+    #[inline]
+    fn locate(&self, t: f32, hint: &mut usize) -> (usize, f32) {
+        let times = &self.times;
+        let n = times.len();
+        if t <= times[0] {
+            *hint = 0;
+            return (0, 0.0);
+        }
+        if t >= times[n - 1] {
+            *hint = n - 2;
+            return (n - 2, 1.0);
+        }
+        let mut k = (*hint).min(n - 2);
+        let inside = |k: usize| times[k] <= t && t < times[k + 1];
+        if !inside(k) {
+            k = if k + 2 < n && inside(k + 1) {
+                k + 1
+            } else {
+                times.partition_point(|&x| x <= t) - 1
+            };
+        }
+        *hint = k;
+        (k, ((t - times[k]) * self.inv_dt[k]).clamp(0.0, 1.0))
+    }
+
+    /// Interpolates every animated lane group at `t` into `out` (sized for the clip).
+    #[inline]
+    fn sample(&self, clip: &PoseClip, t: f32, hint: &mut usize, out: &mut LocalPose) {
+        let (k, u) = self.locate(t, hint);
+        match self.terms {
+            SincTerms::ToX4 => self.slerp_groups::<2>(clip, k, u, out),
+            SincTerms::ToX6 => self.slerp_groups::<3>(clip, k, u, out),
+            SincTerms::ToX8 => self.slerp_groups::<4>(clip, k, u, out),
+            SincTerms::ToX10 => self.slerp_groups::<5>(clip, k, u, out),
+        }
+        let u = Vec4::splat(u);
+        for (keys, track, out) in [
+            (
+                &self.translations,
+                &clip.translations,
+                &mut out.translations,
+            ),
+            (&self.scales, &clip.scales, &mut out.scales),
+        ] {
+            let groups = track.animated.len();
+            let (a, b) = (k * groups, (k + 1) * groups);
+            for ((a, b), &g) in keys[a..b]
+                .iter()
+                .zip(&keys[b..b + groups])
+                .zip(&track.animated)
+            {
+                out[g as usize] = Vec3x4 {
+                    x: a.x + (b.x - a.x) * u,
+                    y: a.y + (b.y - a.y) * u,
+                    z: a.z + (b.z - a.z) * u,
+                };
+            }
+        }
+    }
+}
+
+impl Timeline {
+    /// The rotation lane groups at fraction `u` of segment `k`, `S` to x^(2·TERMS).
+    #[inline(always)]
+    fn slerp_groups<const TERMS: usize>(
+        &self,
+        clip: &PoseClip,
+        k: usize,
+        u: f32,
+        out: &mut LocalPose,
+    ) {
+        let (u, v) = (Vec4::splat(u), Vec4::splat(1.0 - u));
+        let groups = clip.rotations.animated.len();
+        let (a, b) = (k * groups, (k + 1) * groups);
+        let rows = self.rotations[a..b]
+            .iter()
+            .zip(&self.rotations[b..b + groups]);
+        for (((a, b), arc), &g) in rows.zip(&self.arcs[a..b]).zip(&clip.rotations.animated) {
+            let wa = v * sinc_to::<TERMS>(v * arc.theta) * arc.inv_sinc;
+            let wb = u * sinc_to::<TERMS>(u * arc.theta) * arc.inv_sinc;
+            let mut q = a.scaled(wa);
+            q.add_scaled(b, wb);
+            out.rotations[g as usize] = q;
+        }
+    }
+}
+
 static NEXT_CLIP_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A [`Clip`] laid out for sampling the joints of one [`PoseSkeleton`] (see the
@@ -594,6 +982,9 @@ pub struct PoseClip {
     /// The whole pose's lane groups with every channel's first key: what the constant groups
     /// hold at all times.
     constants: LocalPose,
+    /// Every animated lane group's keys on one shared timeline, when the clip's key times allow
+    /// it (see [`KeyLayout`]); otherwise sampling reads the streams.
+    timeline: Option<Timeline>,
 }
 
 impl PoseClip {
@@ -609,6 +1000,18 @@ impl PoseClip {
     /// joint, or with a joint out of range or already driven by an earlier track, are ignored;
     /// the channels no track gives a joint hold its rest values.
     pub fn new(clip: &Clip, skeleton: &PoseSkeleton, targets: &[Option<usize>]) -> Self {
+        Self::with_layout(clip, skeleton, targets, KeyLayout::Auto)
+    }
+
+    /// [`PoseClip::new`] with the key layout chosen by the caller (for tests and benchmarks
+    /// comparing the two; [`KeyLayout::Timeline`] falls back to streams where a clip cannot be
+    /// put on one timeline).
+    pub fn with_layout(
+        clip: &Clip,
+        skeleton: &PoseSkeleton,
+        targets: &[Option<usize>],
+        layout: KeyLayout,
+    ) -> Self {
         let joints = skeleton.len();
         let mut driver: Vec<Option<usize>> = vec![None; joints];
         for (track, target) in targets.iter().enumerate().take(clip.tracks().len()) {
@@ -654,9 +1057,23 @@ impl PoseClip {
                 }
             }
         }
-        rotations.build_stream();
-        translations.build_stream();
-        scales.build_stream();
+        rotations.find_animated();
+        translations.find_animated();
+        scales.find_animated();
+        let timeline = match layout {
+            KeyLayout::Streams => None,
+            KeyLayout::Auto | KeyLayout::Timeline => Timeline::new(
+                &rotations,
+                &translations,
+                &scales,
+                layout == KeyLayout::Auto,
+            ),
+        };
+        if timeline.is_none() {
+            rotations.build_stream();
+            translations.build_stream();
+            scales.build_stream();
+        }
         let mut constants = LocalPose::new(joints);
         for j in 0..joints {
             let first = |c: Keys| c.start as usize;
@@ -677,7 +1094,14 @@ impl PoseClip {
             rotations,
             translations,
             scales,
+            timeline,
         }
+    }
+
+    /// How many key times the clip's shared timeline has, when it samples on one (`None`: it
+    /// samples from per-channel key streams; see [`KeyLayout`]).
+    pub fn timeline_keys(&self) -> Option<usize> {
+        self.timeline.as_ref().map(|t| t.times.len())
     }
 
     /// Number of joints (the skeleton's).
@@ -757,8 +1181,8 @@ impl RotCache {
     fn eval(&self, t: Vec4) -> Quat4 {
         let u = ((t - self.t0) * self.inv_dt).clamp(Vec4::ZERO, Vec4::ONE);
         let v = Vec4::ONE - u;
-        let wa = v * sinc(v * self.theta) * self.inv_sinc;
-        let wb = u * sinc(u * self.theta) * self.inv_sinc;
+        let wa = v * sinc_to::<5>(v * self.theta) * self.inv_sinc;
+        let wb = u * sinc_to::<5>(u * self.theta) * self.inv_sinc;
         let mut q = self.a.scaled(wa);
         q.add_scaled(&self.b, wb);
         q
@@ -789,17 +1213,6 @@ impl VecCache {
     }
 }
 
-/// sin(x) / x for x in [0, π/2], Taylor polynomial to x¹⁰: relative error below 4e-8.
-#[inline(always)]
-fn sinc(x: Vec4) -> Vec4 {
-    let x2 = x * x;
-    Vec4::ONE
-        + x2 * (Vec4::splat(-1.0 / 6.0)
-            + x2 * (Vec4::splat(1.0 / 120.0)
-                + x2 * (Vec4::splat(-1.0 / 5040.0)
-                    + x2 * (Vec4::splat(1.0 / 362_880.0) + x2 * Vec4::splat(-1.0 / 39_916_800.0)))))
-}
-
 /// One playing instance's sampling cache for a [`PoseClip`]: per joint and channel the two keys
 /// around the last sampled time, and the position in the clip's key streams (see the
 /// [module documentation](self)). Works with any clip and any time: a cursor made for another
@@ -813,6 +1226,8 @@ pub struct PoseCursor {
     scales: Vec<VecCache>,
     /// Positions in the rotation, translation and scale streams.
     next: [usize; 3],
+    /// On a clip with a timeline: the segment sampled last.
+    key: usize,
 }
 
 impl PoseCursor {
@@ -825,6 +1240,16 @@ impl PoseCursor {
 
     /// Sets the cache for time `t` by binary searches.
     fn seek(&mut self, clip: &PoseClip, t: f32) {
+        if clip.timeline.is_some() {
+            // Nothing is cached but the segment, which sampling finds from any hint.
+            self.rotations.clear();
+            self.translations.clear();
+            self.scales.clear();
+            self.key = 0;
+            self.clip = clip.id;
+            self.time = t;
+            return;
+        }
         self.rotations.clear();
         self.rotations
             .resize(clip.rotations.animated.len(), ROT_HOLD);
@@ -913,9 +1338,9 @@ pub fn sample(clip: &PoseClip, time: f32, cursor: &mut PoseCursor, out: &mut Loc
     } else {
         time.clamp(f32::MIN, f32::MAX)
     };
-    if cursor.clip != clip.id || t < cursor.time {
+    if cursor.clip != clip.id || (t < cursor.time && clip.timeline.is_none()) {
         cursor.seek(clip, t);
-    } else {
+    } else if clip.timeline.is_none() {
         cursor.advance(clip, t);
     }
     out.resize(clip.joints);
@@ -927,6 +1352,11 @@ pub fn sample(clip: &PoseClip, time: f32, cursor: &mut PoseCursor, out: &mut Loc
         out.constants_of = clip.id;
     }
     out.unit_scales = clip.unit_scales();
+    if let Some(timeline) = &clip.timeline {
+        timeline.sample(clip, t, &mut cursor.key, out);
+        cursor.time = t;
+        return;
+    }
     let tv = Vec4::splat(t);
     for (c, &g) in cursor.rotations.iter().zip(&clip.rotations.animated) {
         out.rotations[g as usize] = c.eval(tv);

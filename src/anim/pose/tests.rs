@@ -35,6 +35,53 @@ impl Rng {
 }
 
 #[test]
+fn sinc_polynomials_hold_their_bound_up_to_their_angles() {
+    // Each polynomial's truncation error (its terms summed in f64) at the largest angle it is
+    // chosen for, and its f32 evaluation over the whole range.
+    let coefficients = [1.0, -1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 362_880.0];
+    let coefficients = [coefficients.as_slice(), &[-1.0 / 39_916_800.0]].concat();
+    for (terms, largest) in [
+        (2, 0.24f32),
+        (3, 0.58),
+        (4, 1.04),
+        (5, std::f32::consts::FRAC_PI_2),
+    ] {
+        assert_eq!(
+            SincTerms::for_angle(largest),
+            [
+                SincTerms::ToX4,
+                SincTerms::ToX6,
+                SincTerms::ToX8,
+                SincTerms::ToX10
+            ][terms - 2]
+        );
+        let x = largest as f64;
+        let truncated: f64 = (0..=terms)
+            .map(|i| coefficients[i] * x.powi(2 * i as i32))
+            .sum();
+        let exact = x.sin() / x;
+        assert!((truncated - exact).abs() < 4e-8, "{terms} terms at {x}");
+        for i in 0..=1000 {
+            let x = largest * i as f32 / 1000.0;
+            let got = match terms {
+                2 => sinc_to::<2>(Vec4::splat(x)),
+                3 => sinc_to::<3>(Vec4::splat(x)),
+                4 => sinc_to::<4>(Vec4::splat(x)),
+                _ => sinc_to::<5>(Vec4::splat(x)),
+            }
+            .x as f64;
+            let x = x as f64;
+            let exact = if x > 0.0 { x.sin() / x } else { 1.0 };
+            assert!(
+                (got - exact).abs() < 2e-7,
+                "{terms} terms at {x}: {got} vs {exact}"
+            );
+        }
+    }
+    assert_eq!(SincTerms::for_angle(0.241), SincTerms::ToX6);
+}
+
+#[test]
 fn polynomial_slerp_is_exact_to_float_precision() {
     // Against f64 slerp, for angles between keys up to π/2 (a half turn of rotation).
     let mut rng = Rng(7);
@@ -114,28 +161,33 @@ fn sampling_reuses_its_buffers() {
         &[BonePose::default(); 6],
     )
     .unwrap();
-    let pose_clip = PoseClip::new(
-        &clip,
-        &flat,
-        &[Some(0), Some(1), Some(2), Some(3), Some(4), Some(5)],
-    );
-    let mut cursor = PoseCursor::new(&pose_clip);
-    let mut pose = LocalPose::new(flat.len());
-    let pointers = |c: &PoseCursor, p: &LocalPose| {
-        (
-            c.rotations.as_ptr(),
-            c.translations.as_ptr(),
-            c.scales.as_ptr(),
-            p.rotations.as_ptr(),
-        )
-    };
-    let before = pointers(&cursor, &pose);
-    let mut t = 0.0;
-    for _ in 0..600 {
-        // Forward steps, loop wraps (re-seeks) and jumps.
-        t += pose_clip.duration() * 0.37;
-        t %= pose_clip.duration();
-        sample(&pose_clip, t, &mut cursor, &mut pose);
+    let targets = [Some(0), Some(1), Some(2), Some(3), Some(4), Some(5)];
+    for layout in [KeyLayout::Streams, KeyLayout::Auto] {
+        let pose_clip = PoseClip::with_layout(&clip, &flat, &targets, layout);
+        // A timeline needs no cache per instance at all.
+        assert_eq!(
+            pose_clip.timeline_keys().is_some(),
+            layout == KeyLayout::Auto
+        );
+        let mut cursor = PoseCursor::new(&pose_clip);
+        assert_eq!(cursor.rotations.is_empty(), layout == KeyLayout::Auto);
+        let mut pose = LocalPose::new(flat.len());
+        let pointers = |c: &PoseCursor, p: &LocalPose| {
+            (
+                c.rotations.as_ptr(),
+                c.translations.as_ptr(),
+                c.scales.as_ptr(),
+                p.rotations.as_ptr(),
+            )
+        };
+        let before = pointers(&cursor, &pose);
+        let mut t = 0.0;
+        for _ in 0..600 {
+            // Forward steps, loop wraps (re-seeks) and jumps.
+            t += pose_clip.duration() * 0.37;
+            t %= pose_clip.duration();
+            sample(&pose_clip, t, &mut cursor, &mut pose);
+        }
+        assert_eq!(before, pointers(&cursor, &pose));
     }
-    assert_eq!(before, pointers(&cursor, &pose));
 }
