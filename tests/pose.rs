@@ -816,3 +816,39 @@ fn poses_of_unit_scales_blend_and_transform_like_any_other() {
     let local_of_2 = m[1].inverse() * m[2];
     assert!(local_of_2.abs_diff_eq(expected, 1e-4), "{local_of_2:?}");
 }
+
+#[test]
+fn a_joint_changed_after_sampling_leaves_the_next_sample_right() {
+    // `map_joint` keeps the pose's record of the clip's constant groups only where the clip
+    // animates what it changed: the next sample must equal one into a fresh buffer either way.
+    let skeleton = Skeleton::gta_sa();
+    let flat = skeleton.pose_skeleton().unwrap();
+    let clip = sa_clips().into_iter().find(|c| c.name == "walk").unwrap();
+    let targets = skeleton.bind(&clip).targets;
+    let pose_clip = PoseClip::new(&clip, &flat, &targets);
+    let undriven = (0..flat.len())
+        .find(|j| !targets.contains(&Some(*j)))
+        .expect("the walk leaves some SA bones alone");
+    let mut cursor = PoseCursor::new(&pose_clip);
+    let mut pose = LocalPose::default();
+    for f in 0..40 {
+        let t = f as f32 / 60.0;
+        sample(&pose_clip, t, &mut cursor, &mut pose);
+        let mut fresh = LocalPose::default();
+        sample(&pose_clip, t, &mut PoseCursor::default(), &mut fresh);
+        assert_eq!(pose, fresh, "frame {f}");
+        // The root's translation (animated), then a bone the clip does not drive (constant).
+        let joint = if f % 2 == 0 { 0 } else { undriven };
+        pose_clip.map_joint(joint, &mut pose, |mut p| {
+            p.translation += Vec3::X;
+            p.rotation = Quat::from_rotation_z(0.3) * p.rotation;
+            p
+        });
+        assert_eq!(
+            pose.get(joint).translation,
+            fresh.get(joint).translation + Vec3::X
+        );
+    }
+    // Past the pose's joints: nothing.
+    pose_clip.map_joint(99, &mut pose, |_| BonePose::default());
+}

@@ -119,6 +119,7 @@ impl Quat4 {
         w: Vec4::ONE,
     };
 
+    #[inline(always)]
     fn get(&self, l: usize) -> Quat {
         Quat::from_xyzw(self.x[l], self.y[l], self.z[l], self.w[l])
     }
@@ -174,6 +175,7 @@ impl Vec3x4 {
         z: Vec4::ONE,
     };
 
+    #[inline(always)]
     fn get(&self, l: usize) -> Vec3 {
         Vec3::new(self.x[l], self.y[l], self.z[l])
     }
@@ -271,6 +273,7 @@ impl LocalPose {
     }
 
     /// Joint `j`'s transform. Panics if `j >= self.len()`.
+    #[inline]
     pub fn get(&self, j: usize) -> BonePose {
         assert!(j < self.joints, "joint {j} of {}", self.joints);
         let (g, l) = (j / LANES, j % LANES);
@@ -1102,6 +1105,37 @@ impl PoseClip {
     /// samples from per-channel key streams; see [`KeyLayout`]).
     pub fn timeline_keys(&self) -> Option<usize> {
         self.timeline.as_ref().map(|t| t.times.len())
+    }
+
+    /// Changes joint `joint` in `pose`, a pose just sampled from this clip, to `f` of it (a
+    /// root's extracted axes held, a basis composed into it). Cheaper than [`LocalPose::set`]
+    /// on the next frame: where this clip animates every channel that `f` changes, the pose
+    /// keeps its record of the clip's constant groups, which `set` clears. Does nothing past
+    /// the pose's joints.
+    pub fn map_joint(
+        &self,
+        joint: usize,
+        pose: &mut LocalPose,
+        f: impl FnOnce(BonePose) -> BonePose,
+    ) {
+        if joint >= pose.joints {
+            return;
+        }
+        let g = joint / LANES;
+        let before = pose.get(joint);
+        let after = f(before);
+        let constant =
+            |cache_of_group: &[Option<u32>]| cache_of_group.get(g).is_none_or(Option::is_none);
+        if (after.rotation != before.rotation && constant(&self.rotations.cache_of_group))
+            || (after.translation != before.translation
+                && constant(&self.translations.cache_of_group))
+            || (after.scale != before.scale && constant(&self.scales.cache_of_group))
+        {
+            pose.constants_of = 0;
+        }
+        let keep = pose.constants_of;
+        pose.set(joint, after);
+        pose.constants_of = keep;
     }
 
     /// Number of joints (the skeleton's).

@@ -261,12 +261,13 @@ pub(crate) fn pose_crowds(
                 &mut binding.local,
             );
             // Extracted root motion: the root's extracted axes held at the clip's first key.
-            super::sample::hold_extracted_axes(info, binding.root_bone, &mut binding.local);
+            super::sample::hold_extracted_axes(info, binding.root_bone, layout, &mut binding.local);
             // The basis (Z-up to Y-up, lifted) composed into the root joint.
-            let mut root = binding.local.get(0);
-            root.rotation = GTA_TO_BEVY * root.rotation;
-            root.translation = skeleton.basis.transform_point3(root.translation);
-            binding.local.set(0, root);
+            layout.map_joint(0, &mut binding.local, |mut root| {
+                root.rotation = GTA_TO_BEVY * root.rotation;
+                root.translation = skeleton.basis.transform_point3(root.translation);
+                root
+            });
             pose::local_to_model(&skeleton.pose, &binding.local, &mut pose.bones);
         });
 }

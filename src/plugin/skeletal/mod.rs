@@ -94,7 +94,11 @@ impl Plugin for SkeletalPlugin {
                         .after(bevy::app::AnimationSystems)
                         .before(TransformSystems::Propagate),
                     sample::prepare_skeletal.in_set(PlaybackSystems::Prepare),
-                    (sample::sample_skeletal, sample::apply_skeletal)
+                    (
+                        sample::sample_skeletal,
+                        sample::apply_skeletal,
+                        sample::write_posed_bones,
+                    )
                         .chain()
                         .in_set(PlaybackSystems::Apply),
                     crowd::bind_crowds.in_set(PlaybackSystems::Prepare),

@@ -202,6 +202,15 @@ pub(crate) fn note_new_bone(_: On<Add, RigBone>, mut changed: ResMut<BonesChange
     changed.0 = true;
 }
 
+/// On a bone that a character's clip drives through the pose pipeline: the character and the
+/// bone's index among its bones, so that [`write_posed_bones`] can walk the bones in the order
+/// the world stores them (one look-up per character, not one per bone).
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PosedBy {
+    character: Entity,
+    bone: u32,
+}
+
 /// What a character's playback is bound to: its bones and the clip's tracks on them.
 #[derive(Component, Default)]
 pub(crate) struct PlaybackBinding {
@@ -231,12 +240,15 @@ pub(crate) struct PlaybackBinding {
     /// no fade), so [`apply_skeletal`] only writes the bones.
     presampled: bool,
     /// Not retargeted: the clip laid out for the character's bones (shared by every character
-    /// with the same bones and rests), its sampling cache, the sampled pose, and the bones the
-    /// clip drives (written each frame).
+    /// with the same bones and rests), its sampling cache, the sampled pose, and per bone
+    /// whether the clip drives it (driven bones are written each frame, tagged [`PosedBy`]).
     layout: Option<Arc<PoseClip>>,
     pose_cursor: PoseCursor,
     local: LocalPose,
-    driven: Vec<usize>,
+    drives: Vec<bool>,
+    /// This frame's pose is in `local` and [`write_posed_bones`] writes the driven bones (the
+    /// common frame of a character on the pose pipeline).
+    bone_pass: bool,
     /// The bone of the root-motion track, when the clip's extracted axes are held.
     root_bone: Option<usize>,
     /// The clip's entry was found this frame, so the character is posed.
@@ -505,17 +517,19 @@ pub(super) fn sample_tracks(
     }
 }
 
-/// Holds the root's extracted axes at the clip's first key in a sampled pose (as
-/// [`sample_tracks`] does for tracks).
+/// Holds the root's extracted axes at the clip's first key in a pose just sampled from
+/// `layout` (as [`sample_tracks`] does for tracks).
 pub(super) fn hold_extracted_axes(
     info: &ClipInfo,
     root_bone: Option<usize>,
+    layout: &PoseClip,
     local: &mut LocalPose,
 ) {
     if let (Some(hold), Some(b)) = (RootHold::of(info), root_bone) {
-        let mut p = local.get(b);
-        p.translation = hold.apply(p.translation);
-        local.set(b, p);
+        layout.map_joint(b, local, |mut p| {
+            p.translation = hold.apply(p.translation);
+            p
+        });
     }
 }
 
@@ -593,24 +607,43 @@ pub(crate) fn prepare_skeletal(
         &mut Playback,
         &mut SkeletalClip,
         Option<&mut PlaybackBinding>,
+        Option<Ref<Retarget>>,
     )>,
     rig_bones: Query<&RigBone>,
     mut bones_changed: ResMut<BonesChanged>,
     children: Query<&Children>,
-    retargets: Query<Ref<Retarget>>,
     nodes: Query<(&Transform, Option<&Name>, &ChildOf)>,
     mut reported: Local<std::collections::HashSet<(Entity, AssetId<AnimationClip>)>>,
     mut layouts: ResMut<PoseLayouts>,
+    posed_by: Query<&PosedBy>,
 ) {
     let generation = registry.generation();
     // Characters are bound again when their clip changes or bones appeared anywhere.
     let bones_added = std::mem::take(&mut bones_changed.0);
-    for (entity, mut playback, mut skeletal, binding) in &mut characters {
+    for (entity, mut playback, mut skeletal, binding, retarget) in &mut characters {
         let Some(mut binding) = binding else {
             commands.entity(entity).insert(PlaybackBinding::default());
             playback.duration = None;
             continue;
         };
+        let retarget = retarget.filter(|r| r.mode == RetargetMode::RestCompensated);
+        let id = skeletal.clip.id();
+        let fade_asked = skeletal.fade.as_ref().is_some_and(|f| !f.started);
+        // The common frame: the clip, its registry entry and the bones as last frame.
+        if !bones_added
+            && !fade_asked
+            && binding.generation == generation
+            && binding.clip == Some(id)
+            && !retarget.as_ref().is_some_and(|r| r.is_changed())
+            && retarget.is_some() == binding.target.is_some()
+            && let Some(duration) = binding.info.as_ref().map(|i| i.clip.duration())
+        {
+            binding.ready = true;
+            if playback.duration != Some(duration) {
+                playback.duration = Some(duration);
+            }
+            continue;
+        }
         // A fade asked for since the last frame: the outgoing clip takes the playhead as it
         // was, and the playhead starts the new clip.
         if let Some(fade) = skeletal.fade.as_mut().filter(|f| !f.started) {
@@ -624,7 +657,6 @@ pub(crate) fn prepare_skeletal(
                 playback.restart();
             }
         }
-        let id = skeletal.clip.id();
         // The registry is looked up only when it changed or the clip did.
         let cached = binding
             .info
@@ -646,10 +678,6 @@ pub(crate) fn prepare_skeletal(
         binding.generation = generation;
         // Bind (again) when the clip changed (a cross-fade does, on its first frame), was
         // reloaded, or the character got new bones.
-        let retarget = retargets
-            .get(entity)
-            .ok()
-            .filter(|r| r.mode == RetargetMode::RestCompensated);
         let rebound = bones_added
             || binding.clip != Some(id)
             || !binding.info.as_ref().is_some_and(|i| Arc::ptr_eq(i, &info))
@@ -720,10 +748,22 @@ pub(crate) fn prepare_skeletal(
                 binding.pose_cursor = PoseCursor::new(layout);
                 binding.local = LocalPose::new(bones.len());
             }
-            let mut driven: Vec<usize> = binding.tracks.iter().flatten().copied().collect();
-            driven.sort_unstable();
-            driven.dedup();
-            binding.driven = driven;
+            let mut drives = vec![false; bones.len()];
+            if binding.layout.is_some() {
+                for &b in binding.tracks.iter().flatten() {
+                    if std::mem::replace(&mut drives[b], true) {
+                        continue;
+                    }
+                    let by = PosedBy {
+                        character: entity,
+                        bone: b as u32,
+                    };
+                    if posed_by.get(bones[b].0).ok() != Some(&by) {
+                        commands.entity(bones[b].0).try_insert(by);
+                    }
+                }
+            }
+            binding.drives = drives;
             binding.root_bone = info
                 .root_track
                 .filter(|_| info.settings.root_motion.extracted_axes() != Vec3::ZERO)
@@ -764,6 +804,7 @@ pub(crate) fn sample_skeletal(
         .for_each(|(playback, skeletal, mut binding)| {
             let binding = &mut *binding;
             binding.presampled = false;
+            binding.bone_pass = false;
             if !binding.ready || binding.rebound || skeletal.fade.is_some() {
                 return;
             }
@@ -779,7 +820,8 @@ pub(crate) fn sample_skeletal(
                         &mut binding.pose_cursor,
                         &mut binding.local,
                     );
-                    hold_extracted_axes(info, binding.root_bone, &mut binding.local);
+                    hold_extracted_axes(info, binding.root_bone, layout, &mut binding.local);
+                    binding.bone_pass = true;
                 }
                 (None, None) => sample_tracks(
                     info,
@@ -815,6 +857,11 @@ pub(crate) fn apply_skeletal(
                 }
             }
         }
+        // The common frame on the pose pipeline: the bones are [`write_posed_bones`]'s.
+        if binding.bone_pass && root_motion.is_none() {
+            binding.presampled = false;
+            continue;
+        }
         let Some(info) = binding.info.clone().filter(|_| binding.ready) else {
             continue;
         };
@@ -843,8 +890,6 @@ pub(crate) fn apply_skeletal(
             target,
             retarget,
             layout,
-            local,
-            driven,
             ..
         } = &mut *binding;
         if let Some(r) = retarget.as_mut() {
@@ -864,13 +909,9 @@ pub(crate) fn apply_skeletal(
             sample_tracks(&info, now, cursor, track_poses);
         }
         if retarget.is_none() && !rebound && skeletal.fade.is_none() {
-            // The common frame: only the bones the clip animates change.
+            // The common frame: only the bones the clip animates change ([`write_posed_bones`]
+            // writes them from the pose pipeline's pose).
             if presampled && layout.is_some() {
-                for &b in driven.iter() {
-                    if let Ok(mut t) = transforms.get_mut(bones[b].0) {
-                        *t = Transform::from(local.get(b));
-                    }
-                }
                 continue;
             }
             for (b, p) in tracks.iter().zip(track_poses.iter()) {
@@ -966,4 +1007,35 @@ pub(crate) fn apply_skeletal(
             }
         }
     }
+}
+
+/// Writes the bones of every character on its common frame on the pose pipeline (see
+/// [`PlaybackBinding::bone_pass`]) from its sampled pose, walking the bones in the order the
+/// world stores them, spread over the task pool's threads: a character's bones were tagged
+/// together, so they lie together, and its binding is looked up once per run of its bones.
+pub(crate) fn write_posed_bones(
+    characters: Query<&PlaybackBinding, With<SkeletalClip>>,
+    mut bones: Query<(Entity, &PosedBy, &mut Transform)>,
+) {
+    bones.par_iter_mut().for_each_init(
+        || None::<(Entity, Option<&PlaybackBinding>)>,
+        |last, (entity, by, mut transform)| {
+            let binding = match *last {
+                Some((character, binding)) if character == by.character => binding,
+                _ => {
+                    let binding = characters.get(by.character).ok().filter(|b| b.bone_pass);
+                    *last = Some((by.character, binding));
+                    binding
+                }
+            };
+            let b = by.bone as usize;
+            // A bone another character took since, or one the clip no longer drives, stays.
+            if let Some(binding) = binding
+                && binding.drives.get(b) == Some(&true)
+                && binding.bones[b].0 == entity
+            {
+                *transform = Transform::from(binding.local.get(b));
+            }
+        },
+    );
 }
