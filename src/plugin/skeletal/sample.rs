@@ -240,12 +240,13 @@ pub(crate) struct PlaybackBinding {
     /// no fade), so [`apply_skeletal`] only writes the bones.
     presampled: bool,
     /// Not retargeted: the clip laid out for the character's bones (shared by every character
-    /// with the same bones and rests), its sampling cache, the sampled pose, and per bone
-    /// whether the clip drives it (driven bones are written each frame, tagged [`PosedBy`]).
+    /// with the same bones and rests), its sampling cache, the sampled pose, and per bone its
+    /// entity where the clip drives it (driven bones are written each frame, tagged
+    /// [`PosedBy`]), else `Entity::PLACEHOLDER`.
     layout: Option<Arc<PoseClip>>,
     pose_cursor: PoseCursor,
     local: LocalPose,
-    drives: Vec<bool>,
+    driven: Vec<Entity>,
     /// This frame's pose is in `local` and [`write_posed_bones`] writes the driven bones (the
     /// common frame of a character on the pose pipeline).
     bone_pass: bool,
@@ -748,10 +749,10 @@ pub(crate) fn prepare_skeletal(
                 binding.pose_cursor = PoseCursor::new(layout);
                 binding.local = LocalPose::new(bones.len());
             }
-            let mut drives = vec![false; bones.len()];
+            let mut driven = vec![Entity::PLACEHOLDER; bones.len()];
             if binding.layout.is_some() {
                 for &b in binding.tracks.iter().flatten() {
-                    if std::mem::replace(&mut drives[b], true) {
+                    if std::mem::replace(&mut driven[b], bones[b].0) == bones[b].0 {
                         continue;
                     }
                     let by = PosedBy {
@@ -763,7 +764,7 @@ pub(crate) fn prepare_skeletal(
                     }
                 }
             }
-            binding.drives = drives;
+            binding.driven = driven;
             binding.root_bone = info
                 .root_track
                 .filter(|_| info.settings.root_motion.extracted_axes() != Vec3::ZERO)
@@ -1031,8 +1032,7 @@ pub(crate) fn write_posed_bones(
             let b = by.bone as usize;
             // A bone another character took since, or one the clip no longer drives, stays.
             if let Some(binding) = binding
-                && binding.drives.get(b) == Some(&true)
-                && binding.bones[b].0 == entity
+                && binding.driven.get(b) == Some(&entity)
             {
                 *transform = Transform::from(binding.local.get(b));
             }
