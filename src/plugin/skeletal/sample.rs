@@ -19,6 +19,7 @@ use crate::plugin::Playback;
 use bevy::animation::AnimationTargetId;
 use bevy::math::Affine3A;
 use bevy::prelude::*;
+use bevy::utils::Parallel;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -211,6 +212,57 @@ pub(crate) struct PosedBy {
     bone: u32,
 }
 
+/// A set of bone indices: the first 64 in the binding itself (what [`write_posed_bones`] reads
+/// for every bone of most skeletons), the rest beside it.
+#[derive(Debug, Clone, Default)]
+struct BoneSet {
+    low: u64,
+    high: Vec<u64>,
+}
+
+impl BoneSet {
+    /// Adds `b`; whether it was in already.
+    fn insert(&mut self, b: usize) -> bool {
+        let (word, bit) = if b < 64 {
+            (&mut self.low, b)
+        } else {
+            let w = (b - 64) / 64;
+            if self.high.len() <= w {
+                self.high.resize(w + 1, 0);
+            }
+            (&mut self.high[w], b % 64)
+        };
+        let had = *word >> bit & 1 == 1;
+        *word |= 1 << bit;
+        had
+    }
+
+    #[inline]
+    fn contains(&self, b: usize) -> bool {
+        let word = if b < 64 {
+            self.low
+        } else {
+            self.high.get((b - 64) / 64).copied().unwrap_or(0)
+        };
+        word >> (b % 64) & 1 == 1
+    }
+}
+
+/// How [`write_posed_bones`] poses a character's bones this frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum BonePass {
+    /// Not at all: [`apply_skeletal`] writes them, or nothing does.
+    #[default]
+    Off,
+    /// From the pose [`sample_skeletal`] sampled into the binding (a clip laid out as streams,
+    /// whose per-instance cache must move forward with the character).
+    Sampled,
+    /// It samples the clip itself as it reaches the character's bones (a clip on a shared
+    /// timeline: sampling needs no state of the character's, and the pose is written while it
+    /// is still in the cache).
+    Sample,
+}
+
 /// What a character's playback is bound to: its bones and the clip's tracks on them.
 #[derive(Component, Default)]
 pub(crate) struct PlaybackBinding {
@@ -229,27 +281,28 @@ pub(crate) struct PlaybackBinding {
     pose: Vec<BonePose>,
     animated: Vec<bool>,
     /// The clip fading out, bound to the same bones, while a cross-fade lasts.
-    fading: Option<FadingBinding>,
+    fading: Option<Box<FadingBinding>>,
     /// On a rest-compensated [`Retarget`] character: its hierarchy, and the current clip
-    /// retargeted onto it (when the clip knows its source skeleton).
+    /// retargeted onto it (when the clip knows its source skeleton). Boxed, as the fade above:
+    /// the binding stays small, so that the systems walking every character each frame read
+    /// few cache lines of each.
     target: Option<Arc<TargetRig>>,
-    retarget: Option<Retargeted>,
+    retarget: Option<Box<Retargeted>>,
     /// Bound (again) this frame: every bone is written.
     rebound: bool,
     /// Sampled at this frame's playhead by [`sample_skeletal`] (the common frame: no binding,
     /// no fade), so [`apply_skeletal`] only writes the bones.
     presampled: bool,
     /// Not retargeted: the clip laid out for the character's bones (shared by every character
-    /// with the same bones and rests), its sampling cache, the sampled pose, and per bone its
-    /// entity where the clip drives it (driven bones are written each frame, tagged
-    /// [`PosedBy`]), else `Entity::PLACEHOLDER`.
+    /// with the same bones and rests), its sampling cache, the sampled pose, and the bones the
+    /// clip drives (written each frame, tagged [`PosedBy`]).
     layout: Option<Arc<PoseClip>>,
     pose_cursor: PoseCursor,
     local: LocalPose,
-    driven: Vec<Entity>,
-    /// This frame's pose is in `local` and [`write_posed_bones`] writes the driven bones (the
-    /// common frame of a character on the pose pipeline).
-    bone_pass: bool,
+    driven: BoneSet,
+    /// How [`write_posed_bones`] poses the driven bones this frame (on the common frame of a
+    /// character on the pose pipeline).
+    bone_pass: BonePass,
     /// The bone of the root-motion track, when the clip's extracted axes are held.
     root_bone: Option<usize>,
     /// The clip's entry was found this frame, so the character is posed.
@@ -732,7 +785,8 @@ pub(crate) fn prepare_skeletal(
             binding.retarget = binding
                 .target
                 .as_deref()
-                .and_then(|t| Retargeted::new(&info, t, &bones));
+                .and_then(|t| Retargeted::new(&info, t, &bones))
+                .map(Box::new);
             binding.tracks = if binding.retarget.is_some() {
                 vec![None; info.tracks.len()]
             } else {
@@ -749,10 +803,10 @@ pub(crate) fn prepare_skeletal(
                 binding.pose_cursor = PoseCursor::new(layout);
                 binding.local = LocalPose::new(bones.len());
             }
-            let mut driven = vec![Entity::PLACEHOLDER; bones.len()];
+            let mut driven = BoneSet::default();
             if binding.layout.is_some() {
                 for &b in binding.tracks.iter().flatten() {
-                    if std::mem::replace(&mut driven[b], bones[b].0) == bones[b].0 {
+                    if driven.insert(b) {
                         continue;
                     }
                     let by = PosedBy {
@@ -773,7 +827,7 @@ pub(crate) fn prepare_skeletal(
             // The tracks that drive no bone, reported once per character and clip (not while the
             // hierarchy has no bones yet: a scene still spawning).
             if !bones.is_empty() {
-                let missing = unmatched_tracks(&info, &binding.tracks, binding.retarget.as_ref());
+                let missing = unmatched_tracks(&info, &binding.tracks, binding.retarget.as_deref());
                 if !missing.is_empty() && reported.insert((entity, id)) {
                     warn!(
                         "{entity}: {} tracks of the clip match no bone and are ignored: {}",
@@ -805,7 +859,7 @@ pub(crate) fn sample_skeletal(
         .for_each(|(playback, skeletal, mut binding)| {
             let binding = &mut *binding;
             binding.presampled = false;
-            binding.bone_pass = false;
+            binding.bone_pass = BonePass::Off;
             if !binding.ready || binding.rebound || skeletal.fade.is_some() {
                 return;
             }
@@ -814,6 +868,9 @@ pub(crate) fn sample_skeletal(
             };
             match (binding.retarget.as_mut(), &binding.layout) {
                 (Some(r), _) => r.sample(info, playback.time, &mut binding.cursor),
+                (None, Some(layout)) if layout.timeline_keys().is_some() => {
+                    binding.bone_pass = BonePass::Sample;
+                }
                 (None, Some(layout)) => {
                     pose::sample(
                         layout,
@@ -822,7 +879,7 @@ pub(crate) fn sample_skeletal(
                         &mut binding.local,
                     );
                     hold_extracted_axes(info, binding.root_bone, layout, &mut binding.local);
-                    binding.bone_pass = true;
+                    binding.bone_pass = BonePass::Sampled;
                 }
                 (None, None) => sample_tracks(
                     info,
@@ -859,7 +916,7 @@ pub(crate) fn apply_skeletal(
             }
         }
         // The common frame on the pose pipeline: the bones are [`write_posed_bones`]'s.
-        if binding.bone_pass && root_motion.is_none() {
+        if binding.bone_pass != BonePass::Off && root_motion.is_none() {
             binding.presampled = false;
             continue;
         }
@@ -955,7 +1012,9 @@ pub(crate) fn apply_skeletal(
                         .collect()
                 });
                 *fading =
-                    entry.map(|info| FadingBinding::new(info, bones, snapshot, target.as_deref()));
+                    entry.map(|info| {
+                        Box::new(FadingBinding::new(info, bones, snapshot, target.as_deref()))
+                    });
                 fade.fresh = false;
             }
             if running {
@@ -1011,30 +1070,52 @@ pub(crate) fn apply_skeletal(
 }
 
 /// Writes the bones of every character on its common frame on the pose pipeline (see
-/// [`PlaybackBinding::bone_pass`]) from its sampled pose, walking the bones in the order the
-/// world stores them, spread over the task pool's threads: a character's bones were tagged
-/// together, so they lie together, and its binding is looked up once per run of its bones.
+/// [`BonePass`]), walking the bones in the order the world stores them, spread over the task
+/// pool's threads: a character's bones were tagged together, so they lie together, and its
+/// binding is looked up (and, on a timeline clip, its pose sampled into the thread's scratch
+/// pose) once per run of its bones, so the pose is written while it is in the cache.
 pub(crate) fn write_posed_bones(
-    characters: Query<&PlaybackBinding, With<SkeletalClip>>,
-    mut bones: Query<(Entity, &PosedBy, &mut Transform)>,
+    characters: Query<(&Playback, &PlaybackBinding), With<SkeletalClip>>,
+    mut bones: Query<(&PosedBy, &mut Transform)>,
+    scratch: Local<Parallel<(PoseCursor, LocalPose)>>,
 ) {
     bones.par_iter_mut().for_each_init(
-        || None::<(Entity, Option<&PlaybackBinding>)>,
-        |last, (entity, by, mut transform)| {
+        || {
+            let last: Option<(Entity, Option<&PlaybackBinding>)> = None;
+            (scratch.borrow_local_mut(), last)
+        },
+        |(scratch, last), (by, mut transform)| {
             let binding = match *last {
                 Some((character, binding)) if character == by.character => binding,
                 _ => {
-                    let binding = characters.get(by.character).ok().filter(|b| b.bone_pass);
+                    let found = characters
+                        .get(by.character)
+                        .ok()
+                        .filter(|(_, b)| b.bone_pass != BonePass::Off);
+                    if let Some((playback, b)) = found
+                        && b.bone_pass == BonePass::Sample
+                        && let (Some(layout), Some(info)) = (&b.layout, &b.info)
+                    {
+                        let (cursor, pose) = &mut **scratch;
+                        pose::sample(layout, playback.time, cursor, pose);
+                        hold_extracted_axes(info, b.root_bone, layout, pose);
+                    }
+                    let binding = found.map(|f| f.1);
                     *last = Some((by.character, binding));
                     binding
                 }
             };
             let b = by.bone as usize;
-            // A bone another character took since, or one the clip no longer drives, stays.
+            // A bone the clip no longer drives stays. (A bone two characters drive carries the
+            // tag of the one bound last, and is written once, by that one.)
             if let Some(binding) = binding
-                && binding.driven.get(b) == Some(&entity)
+                && binding.driven.contains(b)
             {
-                *transform = Transform::from(binding.local.get(b));
+                let pose = match binding.bone_pass {
+                    BonePass::Sample => &scratch.1,
+                    _ => &binding.local,
+                };
+                *transform = Transform::from(pose.get(b));
             }
         },
     );
