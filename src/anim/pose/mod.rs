@@ -295,10 +295,22 @@ impl LocalPose {
         self.scales[g].set(l, pose.scale);
     }
 
-    /// Writes the joints' transforms into `out`, one per joint (as many as both have).
+    /// Writes the joints' transforms into `out`, one per joint (as many as both have): four
+    /// joints at a time, each lane group transposed whole.
     pub fn write_bone_poses(&self, out: &mut [BonePose]) {
-        for (j, o) in out.iter_mut().enumerate().take(self.joints) {
-            *o = self.get(j);
+        let n = self.joints.min(out.len());
+        for (g, chunk) in out[..n].chunks_mut(LANES).enumerate() {
+            let (q, t, s) = (&self.rotations[g], &self.translations[g], &self.scales[g]);
+            let q = Mat4::from_cols(q.x, q.y, q.z, q.w).transpose();
+            let t = Mat4::from_cols(t.x, t.y, t.z, Vec4::ZERO).transpose();
+            let s = Mat4::from_cols(s.x, s.y, s.z, Vec4::ZERO).transpose();
+            for (l, o) in chunk.iter_mut().enumerate() {
+                *o = BonePose {
+                    rotation: Quat::from_vec4(q.col(l)),
+                    translation: t.col(l).truncate(),
+                    scale: s.col(l).truncate(),
+                };
+            }
         }
     }
 
@@ -1270,6 +1282,24 @@ impl PoseCursor {
         let mut cursor = PoseCursor::default();
         cursor.seek(clip, 0.0);
         cursor
+    }
+
+    /// On a clip with a shared timeline ([`KeyLayout`]), the segment of it sampled last: all a
+    /// playing instance's state there. A caller whose one cursor samples many instances keeps
+    /// this per instance and hands it back with [`PoseCursor::resume_at`], which spares the
+    /// search for the segment. (0 on clips laid out as streams.)
+    pub fn timeline_segment(&self) -> u32 {
+        self.key as u32
+    }
+
+    /// Makes the cursor continue an instance of `clip` that sampled `segment` of its shared
+    /// timeline last ([`PoseCursor::timeline_segment`]). Sampling gives the same pose from any
+    /// segment (it is where the search starts); does nothing on a clip laid out as streams.
+    pub fn resume_at(&mut self, clip: &PoseClip, segment: u32) {
+        if let Some(timeline) = &clip.timeline {
+            self.clip = clip.id;
+            self.key = (segment as usize).min(timeline.times.len() - 2);
+        }
     }
 
     /// Sets the cache for time `t` by binary searches.

@@ -22,6 +22,7 @@ use bevy::prelude::*;
 use bevy::utils::Parallel;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The clip a character plays with rigplay's sampler (on a [`crate::plugin::GtaSkeleton`], a
 /// [`crate::plugin::FlatSkeleton`], a [`super::Retarget`] hierarchy, …); its [`Playback`] (added
@@ -300,6 +301,9 @@ pub(crate) struct PlaybackBinding {
     pose_cursor: PoseCursor,
     local: LocalPose,
     driven: BoneSet,
+    /// On a shared-timeline clip, the segment [`write_posed_bones`] sampled last
+    /// ([`PoseCursor::timeline_segment`]).
+    segment: AtomicU32,
     /// How [`write_posed_bones`] poses the driven bones this frame (on the common frame of a
     /// character on the pose pipeline).
     bone_pass: BonePass,
@@ -1011,10 +1015,9 @@ pub(crate) fn apply_skeletal(
                         })
                         .collect()
                 });
-                *fading =
-                    entry.map(|info| {
-                        Box::new(FadingBinding::new(info, bones, snapshot, target.as_deref()))
-                    });
+                *fading = entry.map(|info| {
+                    Box::new(FadingBinding::new(info, bones, snapshot, target.as_deref()))
+                });
                 fade.fresh = false;
             }
             if running {
@@ -1097,7 +1100,10 @@ pub(crate) fn write_posed_bones(
                         && let (Some(layout), Some(info)) = (&b.layout, &b.info)
                     {
                         let (cursor, pose) = &mut **scratch;
+                        cursor.resume_at(layout, b.segment.load(Ordering::Relaxed));
                         pose::sample(layout, playback.time, cursor, pose);
+                        b.segment
+                            .store(cursor.timeline_segment(), Ordering::Relaxed);
                         hold_extracted_axes(info, b.root_bone, layout, pose);
                     }
                     let binding = found.map(|f| f.1);
