@@ -684,3 +684,104 @@ fn a_crowd_characters_extracted_root_motion_moves_it_like_a_gta_skeleton() {
     let motion = world.get::<RootMotion>(crowd).unwrap();
     assert!((motion.total - world.get::<RootMotion>(skeleton).unwrap().total).length() < 1e-4);
 }
+
+#[test]
+fn switching_to_a_clip_that_drives_fewer_bones_leaves_the_others_to_the_game() {
+    // The playback system writes the bones a clip drives in storage order (each bone tagged
+    // with its character when bound). After a switch to a clip that drives only the root and
+    // pelvis, the bones only the first clip drove are set to rest once, then left alone: a
+    // value the game writes there stays, while the driven bones keep following the clip. A
+    // second character bound to the same clip is posed at its own time.
+    let files = crate::assets::sample_files();
+    let mut app = app(
+        &[("sa.ifp", files[0].1.clone()), ("lift.ifp", lift_ifp())],
+        &[],
+        1.0 / 60.0,
+    );
+    let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
+    let lift: Handle<AnimationClip> = load(&mut app, "lift.ifp#lift");
+    let spawn = |app: &mut App, clip: &Handle<AnimationClip>, t: f32| {
+        let mut playback = Playback::looping();
+        playback.seek(t);
+        playback.paused = true;
+        app.world_mut()
+            .spawn((GtaSkeleton::SA, SkeletalClip::new(clip.clone()), playback))
+            .id()
+    };
+    let a = spawn(&mut app, &idle, 0.4);
+    for _ in 0..3 {
+        app.update();
+    }
+    let bone_of = |app: &mut App, character: Entity, name: &str| -> Entity {
+        let world = app.world_mut();
+        let mut q = world.query::<(Entity, &Name, &ChildOf)>();
+        let bones: Vec<(Entity, String, Entity)> = q
+            .iter(world)
+            .map(|(e, n, c)| (e, n.as_str().to_owned(), c.parent()))
+            .collect();
+        // Walk up from each named bone to see whether it is under `character`.
+        bones
+            .iter()
+            .find(|(e, n, _)| {
+                n == name && {
+                    let mut at = *e;
+                    loop {
+                        match bones.iter().find(|b| b.0 == at) {
+                            Some((_, _, parent)) if *parent == character => break true,
+                            Some((_, _, parent)) => at = *parent,
+                            None => break false,
+                        }
+                    }
+                }
+            })
+            .map(|b| b.0)
+            .unwrap_or_else(|| panic!("no {name} under {character}"))
+    };
+    let head = bone_of(&mut app, a, " Head");
+    let pelvis = bone_of(&mut app, a, " Pelvis");
+    let rest = app.world().get::<RigBone>(head).unwrap().rest;
+    assert!(
+        app.world()
+            .get::<Transform>(head)
+            .unwrap()
+            .rotation
+            .angle_between(rest.rotation)
+            > 1e-3,
+        "the idle turns the head away from rest"
+    );
+    app.world_mut().get_mut::<SkeletalClip>(a).unwrap().clip = lift.clone();
+    {
+        let mut p = app.world_mut().get_mut::<Playback>(a).unwrap();
+        p.seek(0.5);
+        p.paused = true;
+    }
+    app.update();
+    assert_eq!(*app.world().get::<Transform>(head).unwrap(), rest);
+    let b = spawn(&mut app, &lift, 1.0);
+    for _ in 0..3 {
+        app.update();
+    }
+    // The game turns the head; the lift does not drive it, so it stays turned.
+    let turned = Transform::from_rotation(Quat::from_rotation_y(0.7));
+    *app.world_mut().get_mut::<Transform>(head).unwrap() = turned;
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(*app.world().get::<Transform>(head).unwrap(), turned);
+    // The pelvis follows the lift, each character at its own time: 45° at 0.5 s, 90° at 1 s.
+    let pelvis_b = bone_of(&mut app, b, " Pelvis");
+    let angle = |app: &App, e: Entity| {
+        let r = app.world().get::<RigBone>(e).unwrap().rest.rotation;
+        let t = app.world().get::<Transform>(e).unwrap().rotation;
+        (r.inverse() * t).angle_between(Quat::IDENTITY)
+    };
+    let (pa, pb) = (angle(&app, pelvis), angle(&app, pelvis_b));
+    assert!(
+        pb > pa + 0.3,
+        "pelvis of a at 0.5 s turned {pa}, of b at 1 s {pb}"
+    );
+    // Written over by the game, a driven bone is posed again on the next frame.
+    *app.world_mut().get_mut::<Transform>(pelvis).unwrap() = turned;
+    app.update();
+    assert!((angle(&app, pelvis) - pa).abs() < 1e-5);
+}
