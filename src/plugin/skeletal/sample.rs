@@ -696,7 +696,9 @@ pub(crate) fn prepare_skeletal(
             && retarget.is_some() == binding.target.is_some()
             && let Some(duration) = binding.info.as_ref().map(|i| i.clip.duration())
         {
-            binding.ready = true;
+            if !binding.ready {
+                binding.ready = true;
+            }
             if playback.duration != Some(duration) {
                 playback.duration = Some(duration);
             }
@@ -912,7 +914,8 @@ pub(crate) fn apply_skeletal(
 ) {
     let dt = time.delta_secs();
     for (entity, playback, mut skeletal, mut binding, root_motion) in &mut characters {
-        if std::mem::take(&mut binding.to_rest) {
+        if binding.to_rest {
+            binding.to_rest = false;
             for (e, rest, _) in &binding.bones {
                 if let Ok(mut t) = transforms.get_mut(*e) {
                     *t = Transform::from(*rest);
@@ -921,7 +924,9 @@ pub(crate) fn apply_skeletal(
         }
         // The common frame on the pose pipeline: the bones are [`write_posed_bones`]'s.
         if binding.bone_pass != BonePass::Off && root_motion.is_none() {
-            binding.presampled = false;
+            if binding.presampled {
+                binding.presampled = false;
+            }
             continue;
         }
         let Some(info) = binding.info.clone().filter(|_| binding.ready) else {
