@@ -249,6 +249,23 @@ impl BoneSet {
     }
 }
 
+/// What [`write_posed_bones`] reads of a character: kept apart from its [`PlaybackBinding`] and
+/// small, so that a pass over a thousand characters reads a cache line or two of each.
+#[derive(Component, Default)]
+pub(crate) struct PoseSource {
+    /// How the driven bones are posed this frame.
+    pass: BonePass,
+    /// The clip laid out for the character's bones ([`PlaybackBinding::layout`]).
+    layout: Option<Arc<PoseClip>>,
+    /// The root bone and its held axes, when the clip's root motion is extracted.
+    hold: Option<(usize, RootHold)>,
+    /// The bones the clip drives (tagged [`PosedBy`]).
+    driven: BoneSet,
+    /// On a shared-timeline clip, the segment sampled last
+    /// ([`PoseCursor::timeline_segment`]).
+    segment: AtomicU32,
+}
+
 /// How [`write_posed_bones`] poses a character's bones this frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum BonePass {
@@ -300,13 +317,6 @@ pub(crate) struct PlaybackBinding {
     layout: Option<Arc<PoseClip>>,
     pose_cursor: PoseCursor,
     local: LocalPose,
-    driven: BoneSet,
-    /// On a shared-timeline clip, the segment [`write_posed_bones`] sampled last
-    /// ([`PoseCursor::timeline_segment`]).
-    segment: AtomicU32,
-    /// How [`write_posed_bones`] poses the driven bones this frame (on the common frame of a
-    /// character on the pose pipeline).
-    bone_pass: BonePass,
     /// The bone of the root-motion track, when the clip's extracted axes are held.
     root_bone: Option<usize>,
     /// The clip's entry was found this frame, so the character is posed.
@@ -593,6 +603,7 @@ pub(super) fn hold_extracted_axes(
 
 /// Where root motion takes axes out of a clip's root translation: those axes, held at the
 /// clip's first root key.
+#[derive(Debug, Clone, Copy)]
 struct RootHold {
     axes: Vec3,
     first: Vec3,
@@ -665,6 +676,7 @@ pub(crate) fn prepare_skeletal(
         &mut Playback,
         &mut SkeletalClip,
         Option<&mut PlaybackBinding>,
+        Option<&mut PoseSource>,
         Option<Ref<Retarget>>,
     )>,
     rig_bones: Query<&RigBone>,
@@ -678,9 +690,11 @@ pub(crate) fn prepare_skeletal(
     let generation = registry.generation();
     // Characters are bound again when their clip changes or bones appeared anywhere.
     let bones_added = std::mem::take(&mut bones_changed.0);
-    for (entity, mut playback, mut skeletal, binding, retarget) in &mut characters {
-        let Some(mut binding) = binding else {
-            commands.entity(entity).insert(PlaybackBinding::default());
+    for (entity, mut playback, mut skeletal, binding, source, retarget) in &mut characters {
+        let (Some(mut binding), Some(mut source)) = (binding, source) else {
+            commands
+                .entity(entity)
+                .insert((PlaybackBinding::default(), PoseSource::default()));
             playback.duration = None;
             continue;
         };
@@ -824,11 +838,14 @@ pub(crate) fn prepare_skeletal(
                     }
                 }
             }
-            binding.driven = driven;
+            source.driven = driven;
             binding.root_bone = info
                 .root_track
                 .filter(|_| info.settings.root_motion.extracted_axes() != Vec3::ZERO)
                 .and_then(|r| binding.tracks.get(r).copied().flatten());
+            source.layout = binding.layout.clone();
+            source.hold = binding.root_bone.zip(RootHold::of(&info));
+            source.segment = AtomicU32::new(0);
             binding.animated = vec![false; bones.len()];
             // The tracks that drive no bone, reported once per character and clip (not while the
             // hierarchy has no bones yet: a scene still spawning).
@@ -858,14 +875,21 @@ pub(crate) fn prepare_skeletal(
 /// playhead's time, spread over the task pool's threads: each character touches only its own
 /// components. [`apply_skeletal`] then writes the bones' transforms.
 pub(crate) fn sample_skeletal(
-    mut characters: Query<(&Playback, &SkeletalClip, &mut PlaybackBinding)>,
+    mut characters: Query<(
+        &Playback,
+        &SkeletalClip,
+        &mut PlaybackBinding,
+        &mut PoseSource,
+    )>,
 ) {
     characters
         .par_iter_mut()
-        .for_each(|(playback, skeletal, mut binding)| {
+        .for_each(|(playback, skeletal, mut binding, mut source)| {
             let binding = &mut *binding;
             binding.presampled = false;
-            binding.bone_pass = BonePass::Off;
+            if source.pass != BonePass::Off {
+                source.pass = BonePass::Off;
+            }
             if !binding.ready || binding.rebound || skeletal.fade.is_some() {
                 return;
             }
@@ -875,7 +899,7 @@ pub(crate) fn sample_skeletal(
             match (binding.retarget.as_mut(), &binding.layout) {
                 (Some(r), _) => r.sample(info, playback.time, &mut binding.cursor),
                 (None, Some(layout)) if layout.timeline_keys().is_some() => {
-                    binding.bone_pass = BonePass::Sample;
+                    source.pass = BonePass::Sample;
                 }
                 (None, Some(layout)) => {
                     pose::sample(
@@ -885,7 +909,7 @@ pub(crate) fn sample_skeletal(
                         &mut binding.local,
                     );
                     hold_extracted_axes(info, binding.root_bone, layout, &mut binding.local);
-                    binding.bone_pass = BonePass::Sampled;
+                    source.pass = BonePass::Sampled;
                 }
                 (None, None) => sample_tracks(
                     info,
@@ -908,12 +932,13 @@ pub(crate) fn apply_skeletal(
         &Playback,
         &mut SkeletalClip,
         &mut PlaybackBinding,
+        &PoseSource,
         Option<&mut RootMotion>,
     )>,
     mut transforms: Query<&mut Transform>,
 ) {
     let dt = time.delta_secs();
-    for (entity, playback, mut skeletal, mut binding, root_motion) in &mut characters {
+    for (entity, playback, mut skeletal, mut binding, source, root_motion) in &mut characters {
         if binding.to_rest {
             binding.to_rest = false;
             for (e, rest, _) in &binding.bones {
@@ -923,7 +948,7 @@ pub(crate) fn apply_skeletal(
             }
         }
         // The common frame on the pose pipeline: the bones are [`write_posed_bones`]'s.
-        if binding.bone_pass != BonePass::Off && root_motion.is_none() {
+        if source.pass != BonePass::Off && root_motion.is_none() {
             if binding.presampled {
                 binding.presampled = false;
             }
@@ -1083,48 +1108,58 @@ pub(crate) fn apply_skeletal(
 /// binding is looked up (and, on a timeline clip, its pose sampled into the thread's scratch
 /// pose) once per run of its bones, so the pose is written while it is in the cache.
 pub(crate) fn write_posed_bones(
-    characters: Query<(&Playback, &PlaybackBinding), With<SkeletalClip>>,
+    characters: Query<(&Playback, &PoseSource), With<SkeletalClip>>,
+    bindings: Query<&PlaybackBinding>,
     mut bones: Query<(&PosedBy, &mut Transform)>,
     scratch: Local<Parallel<(PoseCursor, LocalPose)>>,
 ) {
     bones.par_iter_mut().for_each_init(
         || {
-            let last: Option<(Entity, Option<&PlaybackBinding>)> = None;
+            let last: Option<(Entity, Option<(&PoseSource, Option<&PlaybackBinding>)>)> = None;
             (scratch.borrow_local_mut(), last)
         },
         |(scratch, last), (by, mut transform)| {
-            let binding = match *last {
-                Some((character, binding)) if character == by.character => binding,
+            let character = match *last {
+                Some((character, found)) if character == by.character => found,
                 _ => {
                     let found = characters
                         .get(by.character)
                         .ok()
-                        .filter(|(_, b)| b.bone_pass != BonePass::Off);
-                    if let Some((playback, b)) = found
-                        && b.bone_pass == BonePass::Sample
-                        && let (Some(layout), Some(info)) = (&b.layout, &b.info)
-                    {
+                        .filter(|(_, source)| source.pass != BonePass::Off);
+                    let found = found.map(|(playback, source)| {
                         let (cursor, pose) = &mut **scratch;
-                        cursor.resume_at(layout, b.segment.load(Ordering::Relaxed));
-                        pose::sample(layout, playback.time, cursor, pose);
-                        b.segment
-                            .store(cursor.timeline_segment(), Ordering::Relaxed);
-                        hold_extracted_axes(info, b.root_bone, layout, pose);
-                    }
-                    let binding = found.map(|f| f.1);
-                    *last = Some((by.character, binding));
-                    binding
+                        if source.pass == BonePass::Sample
+                            && let Some(layout) = &source.layout
+                        {
+                            cursor.resume_at(layout, source.segment.load(Ordering::Relaxed));
+                            pose::sample(layout, playback.time, cursor, pose);
+                            source
+                                .segment
+                                .store(cursor.timeline_segment(), Ordering::Relaxed);
+                            if let Some((bone, hold)) = source.hold {
+                                layout.map_joint(bone, pose, |mut p| {
+                                    p.translation = hold.apply(p.translation);
+                                    p
+                                });
+                            }
+                            (source, None)
+                        } else {
+                            (source, bindings.get(by.character).ok())
+                        }
+                    });
+                    *last = Some((by.character, found));
+                    found
                 }
             };
             let b = by.bone as usize;
             // A bone the clip no longer drives stays. (A bone two characters drive carries the
             // tag of the one bound last, and is written once, by that one.)
-            if let Some(binding) = binding
-                && binding.driven.contains(b)
+            if let Some((source, binding)) = character
+                && source.driven.contains(b)
             {
-                let pose = match binding.bone_pass {
-                    BonePass::Sample => &scratch.1,
-                    _ => &binding.local,
+                let pose = match binding {
+                    Some(binding) => &binding.local,
+                    None => &scratch.1,
                 };
                 *transform = Transform::from(pose.get(b));
             }
