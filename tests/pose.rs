@@ -422,20 +422,12 @@ fn clips_keyed_on_a_frame_grid_sample_on_one_timeline_as_exactly() {
     );
 }
 
-#[test]
-fn a_step_at_a_late_first_key_keeps_a_clip_off_the_timeline() {
-    // Sampled at the very time of a channel's first key, a step there shows the key before
-    // the step; a timeline that began earlier would show the one after.
-    let mut b = ClipBuilder::new("late step");
-    let early = b.times(&[0.0, 0.5, 1.0]).unwrap();
-    let late = b.times(&[0.5, 0.5, 1.0]).unwrap();
-    let qs = [
-        Quat::IDENTITY,
-        Quat::from_rotation_x(1.0),
-        Quat::from_rotation_y(1.0),
-    ];
-    for times in [early, late] {
-        let rotation = Some(b.rotations(times, &qs).unwrap());
+/// A clip of one rotation track per entry of `times`, each through the three `keys`.
+fn rotation_tracks(times: &[[f32; 3]], keys: &[Quat; 3]) -> Clip {
+    let mut b = ClipBuilder::new("rotations");
+    for t in times {
+        let t = b.times(t).unwrap();
+        let rotation = Some(b.rotations(t, keys).unwrap());
         b.track(BoneTrack {
             bone: BoneRef {
                 name: "b".into(),
@@ -446,7 +438,19 @@ fn a_step_at_a_late_first_key_keeps_a_clip_off_the_timeline() {
             scale: None,
         });
     }
-    let clip = b.build();
+    b.build()
+}
+
+#[test]
+fn a_step_at_a_late_first_key_keeps_a_clip_off_the_timeline() {
+    // Sampled at the very time of a channel's first key, a step there shows the key before
+    // the step; a timeline that began earlier would show the one after.
+    let qs = [
+        Quat::IDENTITY,
+        Quat::from_rotation_x(1.0),
+        Quat::from_rotation_y(1.0),
+    ];
+    let clip = rotation_tracks(&[[0.0, 0.5, 1.0], [0.5, 0.5, 1.0]], &qs);
     let skeleton = PoseSkeleton::new(&[None, Some(0)], &[BonePose::default(); 2]).unwrap();
     let targets = [Some(0), Some(1)];
     for layout in [KeyLayout::Auto, KeyLayout::Timeline] {
@@ -458,19 +462,7 @@ fn a_step_at_a_late_first_key_keeps_a_clip_off_the_timeline() {
         assert!(angle(pose.get(0).rotation, qs[1]) < 1e-6);
     }
     // The same step at the first key of the clip's earliest channel is fine.
-    let mut b = ClipBuilder::new("first step");
-    let times = b.times(&[0.5, 0.5, 1.0]).unwrap();
-    let rotation = Some(b.rotations(times, &qs).unwrap());
-    b.track(BoneTrack {
-        bone: BoneRef {
-            name: "b".into(),
-            id: None,
-        },
-        rotation,
-        translation: None,
-        scale: None,
-    });
-    let clip = b.build();
+    let clip = rotation_tracks(&[[0.5, 0.5, 1.0]], &qs);
     let pose_clip = PoseClip::new(&clip, &skeleton, &targets);
     assert_eq!(pose_clip.timeline_keys(), Some(3));
     let mut pose = LocalPose::default();
