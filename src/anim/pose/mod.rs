@@ -29,7 +29,7 @@
 //! values at every time of it, key-major, and per segment its four lanes' slerp constants (θ,
 //! θ / sin θ). A lane with no key at a time of the timeline holds there the value its channel
 //! is sampled to: slerp and lerp move at a constant rate, so a segment cut in two at a time in
-//! between traces the same curve (the tests find the same samples within 5e-7 rad). Sampling
+//! between traces the same curve (the tests find the same samples within 6e-7 rad). Sampling
 //! finds the segment once per character (the one sampled last or the next, else a binary
 //! search), one `u` serves every lane, and a playing instance needs no cache beyond that
 //! segment's index: the keys come from the clip, which all the instances share. [`KeyLayout::Auto`]
@@ -73,7 +73,7 @@
 //! (`S(0) = 1`, `θ / sin θ → 1`), so every lane runs the same instructions. The weights are
 //! then within about 1e-7 of exact slerp's; the result is a unit quaternion to the same
 //! precision and is not normalised again: measured against f64 slerp, at most 2.5e-7 rad over
-//! angles up to π/2, and within 5e-7 rad of [`Clip::sample`] on the bundled SA clips and on
+//! angles up to π/2, and within 6e-7 rad of [`Clip::sample`] on the bundled SA clips and on
 //! random clips with half turns between keys (`tests/pose.rs`).
 //!
 //! Why not nlerp: normalising `(1−u)·a + u·b` moves along the same arc but at the wrong speed.
