@@ -273,7 +273,7 @@ impl LocalPose {
     }
 
     /// Joint `j`'s transform. Panics if `j >= self.len()`.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, j: usize) -> BonePose {
         assert!(j < self.joints, "joint {j} of {}", self.joints);
         let (g, l) = (j / LANES, j % LANES);

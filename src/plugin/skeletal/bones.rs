@@ -68,6 +68,7 @@ pub fn named_bone_target_id(name: &str) -> AnimationTargetId {
 
 /// A bone's local transform as Bevy's `Transform` (the same three parts).
 impl From<BonePose> for Transform {
+    #[inline]
     fn from(p: BonePose) -> Self {
         Transform {
             translation: p.translation,
