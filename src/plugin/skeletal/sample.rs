@@ -1114,11 +1114,14 @@ pub(crate) fn write_posed_bones(
     scratch: Local<Parallel<(PoseCursor, LocalPose)>>,
 ) {
     bones.par_iter_mut().for_each_init(
+        // Boxed: the iteration hands the state from item to item by value, and a pointer
+        // moves for free where the state itself was copied per bone in release builds.
         || {
             let last: Option<(Entity, Option<(&PoseSource, Option<&PlaybackBinding>)>)> = None;
-            (scratch.borrow_local_mut(), last)
+            Box::new((scratch.borrow_local_mut(), last))
         },
-        |(scratch, last), (by, mut transform)| {
+        |state, (by, mut transform)| {
+            let (scratch, last) = &mut **state;
             let character = match *last {
                 Some((character, found)) if character == by.character => found,
                 _ => {
