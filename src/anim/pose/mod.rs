@@ -153,6 +153,24 @@ impl Quat4 {
         self.z += o.z * s;
         self.w += o.w * s;
     }
+
+    /// Slerp from `a` to `b` at `u` per lane (`v = 1 − u`), with each lane's segment angle θ
+    /// and θ / sin θ (see the module documentation), `S` to x^(2·TERMS).
+    #[inline(always)]
+    fn slerp<const TERMS: usize>(
+        a: &Self,
+        b: &Self,
+        u: Vec4,
+        v: Vec4,
+        theta: Vec4,
+        inv_sinc: Vec4,
+    ) -> Self {
+        let wa = v * sinc_to::<TERMS>(v * theta) * inv_sinc;
+        let wb = u * sinc_to::<TERMS>(u * theta) * inv_sinc;
+        let mut q = a.scaled(wa);
+        q.add_scaled(b, wb);
+        q
+    }
 }
 
 /// Four 3-vectors, component-wise.
@@ -199,6 +217,16 @@ impl Vec3x4 {
             x: self.x * s,
             y: self.y * s,
             z: self.z * s,
+        }
+    }
+
+    /// `a + (b − a)·u` per lane.
+    #[inline(always)]
+    fn lerp(a: &Self, b: &Self, u: Vec4) -> Self {
+        Vec3x4 {
+            x: a.x + (b.x - a.x) * u,
+            y: a.y + (b.y - a.y) * u,
+            z: a.z + (b.z - a.z) * u,
         }
     }
 }
@@ -637,10 +665,8 @@ impl<V: Key> Track<V> {
     /// The cache contents of joint `joint`'s channel at time `t`: the first key and the entry
     /// for the second (see the module documentation), with the cache slot.
     fn seek(&self, joint: usize, slot: usize, t: f32) -> (V, V::Entry) {
-        let c = self.channels[joint];
-        let (s, n) = (c.start as usize, c.len as usize);
-        let times = &self.times[s..s + n];
-        let values = &self.values[s..s + n];
+        let (times, values) = self.keys(joint);
+        let (s, n) = (self.channels[joint].start as usize, times.len());
         // How many of the channel's stream entries are needed by `t`.
         let consumed = if t > times[0] {
             times.partition_point(|&x| x <= t)
@@ -945,11 +971,7 @@ impl Timeline {
                 .zip(&keys[b..b + groups])
                 .zip(&track.animated)
             {
-                out[g as usize] = Vec3x4 {
-                    x: a.x + (b.x - a.x) * u,
-                    y: a.y + (b.y - a.y) * u,
-                    z: a.z + (b.z - a.z) * u,
-                };
+                out[g as usize] = Vec3x4::lerp(a, b, u);
             }
         }
     }
@@ -972,11 +994,7 @@ impl Timeline {
             .iter()
             .zip(&self.rotations[b..b + groups]);
         for (((a, b), arc), &g) in rows.zip(&self.arcs[a..b]).zip(&clip.rotations.animated) {
-            let wa = v * sinc_to::<TERMS>(v * arc.theta) * arc.inv_sinc;
-            let wb = u * sinc_to::<TERMS>(u * arc.theta) * arc.inv_sinc;
-            let mut q = a.scaled(wa);
-            q.add_scaled(b, wb);
-            out.rotations[g as usize] = q;
+            out.rotations[g as usize] = Quat4::slerp::<TERMS>(a, b, u, v, arc.theta, arc.inv_sinc);
         }
     }
 }
@@ -1227,11 +1245,7 @@ impl RotCache {
     fn eval(&self, t: Vec4) -> Quat4 {
         let u = ((t - self.t0) * self.inv_dt).clamp(Vec4::ZERO, Vec4::ONE);
         let v = Vec4::ONE - u;
-        let wa = v * sinc_to::<5>(v * self.theta) * self.inv_sinc;
-        let wb = u * sinc_to::<5>(u * self.theta) * self.inv_sinc;
-        let mut q = self.a.scaled(wa);
-        q.add_scaled(&self.b, wb);
-        q
+        Quat4::slerp::<5>(&self.a, &self.b, u, v, self.theta, self.inv_sinc)
     }
 }
 
@@ -1251,11 +1265,7 @@ impl VecCache {
     #[inline(always)]
     fn eval(&self, t: Vec4) -> Vec3x4 {
         let u = ((t - self.t0) * self.inv_dt).clamp(Vec4::ZERO, Vec4::ONE);
-        Vec3x4 {
-            x: self.a.x + (self.b.x - self.a.x) * u,
-            y: self.a.y + (self.b.y - self.a.y) * u,
-            z: self.a.z + (self.b.z - self.a.z) * u,
-        }
+        Vec3x4::lerp(&self.a, &self.b, u)
     }
 }
 
