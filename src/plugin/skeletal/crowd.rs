@@ -3,6 +3,7 @@
 //! spreads the characters over every core; nothing per bone enters the ECS, so no transform
 //! propagates. For crowds drawn by the user's own skinning, instancing or gizmos.
 
+use super::sample::RootHold;
 use super::{ClipInfo, ClipRegistry, RootMotion, bone_target_id, step_displacement};
 use crate::anim::BoneRef;
 use crate::anim::pose::{self, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
@@ -169,8 +170,8 @@ pub(crate) struct CrowdBinding {
     info: Option<Arc<ClipInfo>>,
     skeleton: Option<Arc<CrowdSkeleton>>,
     clip_layout: Option<Arc<PoseClip>>,
-    /// The bone of the clip's root-motion track, when its extracted axes are held.
-    root_bone: Option<usize>,
+    /// The bone of the clip's root-motion track and its held axes, when they are extracted.
+    hold: Option<(usize, RootHold)>,
     cursor: PoseCursor,
     local: LocalPose,
 }
@@ -211,10 +212,10 @@ pub(crate) fn bind_crowds(
                 .map(|(t, _)| skeleton.targets.iter().position(|b| b == t))
                 .collect();
             let layout = skeletons.clip(id, character.game, &info, &tracks);
-            binding.root_bone = info
+            binding.hold = info
                 .root_track
-                .filter(|_| info.settings.root_motion.extracted_axes() != Vec3::ZERO)
-                .and_then(|r| tracks.get(r).copied().flatten());
+                .and_then(|r| tracks.get(r).copied().flatten())
+                .zip(RootHold::of(&info));
             binding.cursor = PoseCursor::new(&layout);
             binding.local = LocalPose::new(skeleton.pose.len());
             pose.bones = vec![Affine3A::IDENTITY; skeleton.pose.len()];
@@ -261,7 +262,9 @@ pub(crate) fn pose_crowds(
                 &mut binding.local,
             );
             // Extracted root motion: the root's extracted axes held at the clip's first key.
-            super::sample::hold_extracted_axes(info, binding.root_bone, layout, &mut binding.local);
+            if let Some((bone, hold)) = binding.hold {
+                hold.hold_in(layout, bone, &mut binding.local);
+            }
             // The basis (Z-up to Y-up, lifted) composed into the root joint.
             layout.map_joint(0, &mut binding.local, |mut root| {
                 root.rotation = GTA_TO_BEVY * root.rotation;

@@ -317,8 +317,6 @@ pub(crate) struct PlaybackBinding {
     layout: Option<Arc<PoseClip>>,
     pose_cursor: PoseCursor,
     local: LocalPose,
-    /// The bone of the root-motion track, when the clip's extracted axes are held.
-    root_bone: Option<usize>,
     /// The clip's entry was found this frame, so the character is posed.
     ready: bool,
     /// The clip it was bound to is gone (removed from its file, or unloaded): its bones go back
@@ -585,33 +583,17 @@ pub(super) fn sample_tracks(
     }
 }
 
-/// Holds the root's extracted axes at the clip's first key in a pose just sampled from
-/// `layout` (as [`sample_tracks`] does for tracks).
-pub(super) fn hold_extracted_axes(
-    info: &ClipInfo,
-    root_bone: Option<usize>,
-    layout: &PoseClip,
-    local: &mut LocalPose,
-) {
-    if let (Some(hold), Some(b)) = (RootHold::of(info), root_bone) {
-        layout.map_joint(b, local, |mut p| {
-            p.translation = hold.apply(p.translation);
-            p
-        });
-    }
-}
-
 /// Where root motion takes axes out of a clip's root translation: those axes, held at the
 /// clip's first root key.
 #[derive(Debug, Clone, Copy)]
-struct RootHold {
+pub(super) struct RootHold {
     axes: Vec3,
     first: Vec3,
 }
 
 impl RootHold {
     /// `None` when nothing is extracted or the clip's root has no translation.
-    fn of(info: &ClipInfo) -> Option<Self> {
+    pub(super) fn of(info: &ClipInfo) -> Option<Self> {
         let axes = info.settings.root_motion.extracted_axes();
         let channel = info
             .root_track
@@ -624,6 +606,15 @@ impl RootHold {
 
     fn apply(&self, translation: Vec3) -> Vec3 {
         translation * (Vec3::ONE - self.axes) + self.first * self.axes
+    }
+
+    /// Holds the axes of root bone `bone` in `pose`, just sampled from `layout` (as
+    /// [`sample_tracks`] does for tracks).
+    pub(super) fn hold_in(&self, layout: &PoseClip, bone: usize, pose: &mut LocalPose) {
+        layout.map_joint(bone, pose, |mut p| {
+            p.translation = self.apply(p.translation);
+            p
+        });
     }
 }
 
@@ -839,12 +830,13 @@ pub(crate) fn prepare_skeletal(
                 }
             }
             source.driven = driven;
-            binding.root_bone = info
+            // The root's extracted axes held at the clip's first key, on the bone of the root
+            // track.
+            let root_bone = info
                 .root_track
-                .filter(|_| info.settings.root_motion.extracted_axes() != Vec3::ZERO)
                 .and_then(|r| binding.tracks.get(r).copied().flatten());
             source.layout = binding.layout.clone();
-            source.hold = binding.root_bone.zip(RootHold::of(&info));
+            source.hold = root_bone.zip(RootHold::of(&info));
             source.segment = AtomicU32::new(0);
             binding.animated = vec![false; bones.len()];
             // The tracks that drive no bone, reported once per character and clip (not while the
@@ -908,7 +900,9 @@ pub(crate) fn sample_skeletal(
                         &mut binding.pose_cursor,
                         &mut binding.local,
                     );
-                    hold_extracted_axes(info, binding.root_bone, layout, &mut binding.local);
+                    if let Some((bone, hold)) = source.hold {
+                        hold.hold_in(layout, bone, &mut binding.local);
+                    }
                     source.pass = BonePass::Sampled;
                 }
                 (None, None) => sample_tracks(
@@ -1140,10 +1134,7 @@ pub(crate) fn write_posed_bones(
                                 .segment
                                 .store(cursor.timeline_segment(), Ordering::Relaxed);
                             if let Some((bone, hold)) = source.hold {
-                                layout.map_joint(bone, pose, |mut p| {
-                                    p.translation = hold.apply(p.translation);
-                                    p
-                                });
+                                hold.hold_in(layout, bone, pose);
                             }
                             (source, None)
                         } else {
