@@ -121,7 +121,9 @@ impl Quat4 {
 
     #[inline(always)]
     fn get(&self, l: usize) -> Quat {
-        Quat::from_xyzw(self.x[l], self.y[l], self.z[l], self.w[l])
+        // Read as arrays: an index into memory, where `Vec4`'s `Index` is a branch per lane.
+        let lane = |v: &Vec4| AsRef::<[f32; 4]>::as_ref(v)[l];
+        Quat::from_xyzw(lane(&self.x), lane(&self.y), lane(&self.z), lane(&self.w))
     }
 
     fn set(&mut self, l: usize, q: Quat) {
@@ -195,7 +197,8 @@ impl Vec3x4 {
 
     #[inline(always)]
     fn get(&self, l: usize) -> Vec3 {
-        Vec3::new(self.x[l], self.y[l], self.z[l])
+        let lane = |v: &Vec4| AsRef::<[f32; 4]>::as_ref(v)[l];
+        Vec3::new(lane(&self.x), lane(&self.y), lane(&self.z))
     }
 
     fn set(&mut self, l: usize, v: Vec3) {
