@@ -17,8 +17,10 @@ use crate::anim::{BonePose, ClipCursor, PlayMode, blend, held_time, step_time};
 use crate::coords::gta_vec_to_bevy;
 use crate::plugin::Playback;
 use bevy::animation::AnimationTargetId;
+use bevy::ecs::change_detection::{ContiguousMut, Tick};
 use bevy::math::Affine3A;
 use bevy::prelude::*;
+use bevy::tasks::ComputeTaskPool;
 use bevy::utils::Parallel;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -249,10 +251,17 @@ impl BoneSet {
     }
 }
 
-/// What [`write_posed_bones`] reads of a character: kept apart from its [`PlaybackBinding`] and
-/// small, so that a pass over a thousand characters reads a cache line or two of each.
+/// What the playback systems read of a character on its common frame (bound before, playing
+/// on, no fade): kept apart from its [`PlaybackBinding`] and small, so that the passes over a
+/// thousand characters read a cache line or two of each and, on a timeline clip, never the
+/// binding.
 #[derive(Component, Default)]
 pub(crate) struct PoseSource {
+    /// What the character was last bound to, while its clip's entry is found.
+    bound: Option<Bound>,
+    /// The clip is laid out on a shared timeline and not retargeted: [`write_posed_bones`]
+    /// samples it.
+    timeline: bool,
     /// How the driven bones are posed this frame.
     pass: BonePass,
     /// The clip laid out for the character's bones ([`PlaybackBinding::layout`]).
@@ -264,6 +273,16 @@ pub(crate) struct PoseSource {
     /// On a shared-timeline clip, the segment sampled last
     /// ([`PoseCursor::timeline_segment`]).
     segment: AtomicU32,
+}
+
+/// What a character is bound to: its clip, the registry's generation then, whether it is
+/// retargeted, and the clip's duration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Bound {
+    clip: AssetId<AnimationClip>,
+    generation: u64,
+    retargeted: bool,
+    duration: f32,
 }
 
 /// How [`write_posed_bones`] poses a character's bones this frame.
@@ -692,23 +711,30 @@ pub(crate) fn prepare_skeletal(
         let retarget = retarget.filter(|r| r.mode == RetargetMode::RestCompensated);
         let id = skeletal.clip.id();
         let fade_asked = skeletal.fade.as_ref().is_some_and(|f| !f.started);
-        // The common frame: the clip, its registry entry and the bones as last frame.
+        // The common frame: the clip, its registry entry and the bones as last frame. Read
+        // from the pose source alone: the binding stays out of the cache.
         if !bones_added
             && !fade_asked
-            && binding.generation == generation
-            && binding.clip == Some(id)
             && !retarget.as_ref().is_some_and(|r| r.is_changed())
-            && retarget.is_some() == binding.target.is_some()
-            && let Some(duration) = binding.info.as_ref().map(|i| i.clip.duration())
+            && let Some(bound) = source.bound.filter(|b| {
+                b.generation == generation && b.clip == id && b.retargeted == retarget.is_some()
+            })
         {
-            if !binding.ready {
-                binding.ready = true;
+            if playback.duration != Some(bound.duration) {
+                playback.duration = Some(bound.duration);
             }
-            if playback.duration != Some(duration) {
-                playback.duration = Some(duration);
+            // On a timeline clip with no fade, the bone pass samples it.
+            let pass = if source.timeline && skeletal.fade.is_none() {
+                BonePass::Sample
+            } else {
+                BonePass::Off
+            };
+            if source.pass != pass {
+                source.pass = pass;
             }
             continue;
         }
+        source.pass = BonePass::Off;
         // A fade asked for since the last frame: the outgoing clip takes the playhead as it
         // was, and the playhead starts the new clip.
         if let Some(fade) = skeletal.fade.as_mut().filter(|f| !f.started) {
@@ -737,6 +763,7 @@ pub(crate) fn prepare_skeletal(
                 binding.to_rest = true;
             }
             binding.ready = false;
+            source.bound = None;
             playback.duration = None;
             continue;
         };
@@ -836,6 +863,10 @@ pub(crate) fn prepare_skeletal(
                 .root_track
                 .and_then(|r| binding.tracks.get(r).copied().flatten());
             source.layout = binding.layout.clone();
+            source.timeline = binding
+                .layout
+                .as_ref()
+                .is_some_and(|l| l.timeline_keys().is_some());
             source.hold = root_bone.zip(RootHold::of(&info));
             source.segment = AtomicU32::new(0);
             binding.animated = vec![false; bones.len()];
@@ -859,6 +890,12 @@ pub(crate) fn prepare_skeletal(
         // A later frame's rebinding adds to one not yet shown.
         binding.rebound |= rebound;
         binding.ready = true;
+        source.bound = Some(Bound {
+            clip: id,
+            generation,
+            retargeted: binding.target.is_some(),
+            duration: info.clip.duration(),
+        });
         playback.duration = Some(info.clip.duration());
     }
 }
@@ -877,6 +914,10 @@ pub(crate) fn sample_skeletal(
     characters
         .par_iter_mut()
         .for_each(|(playback, skeletal, mut binding, mut source)| {
+            // Left to the bone pass by `prepare_skeletal` (the binding is not read).
+            if source.pass == BonePass::Sample {
+                return;
+            }
             let binding = &mut *binding;
             binding.presampled = false;
             if source.pass != BonePass::Off {
@@ -933,6 +974,11 @@ pub(crate) fn apply_skeletal(
 ) {
     let dt = time.delta_secs();
     for (entity, playback, mut skeletal, mut binding, source, root_motion) in &mut characters {
+        // The common frame on a timeline clip: the bones are [`write_posed_bones`]'s, and the
+        // binding is not read. (A character going to rest is never on it.)
+        if source.pass == BonePass::Sample && root_motion.is_none() {
+            continue;
+        }
         if binding.to_rest {
             binding.to_rest = false;
             for (e, rest, _) in &binding.bones {
@@ -952,7 +998,8 @@ pub(crate) fn apply_skeletal(
             continue;
         };
         let rebound = std::mem::take(&mut binding.rebound);
-        let presampled = std::mem::take(&mut binding.presampled);
+        // (On a timeline clip the bone pass samples the pose.)
+        let presampled = std::mem::take(&mut binding.presampled) || source.pass == BonePass::Sample;
         let now = playback.time;
         if let Some(mut motion) = root_motion {
             let displacement = step_displacement(&info, playback);
@@ -1097,66 +1144,187 @@ pub(crate) fn apply_skeletal(
 }
 
 /// Writes the bones of every character on its common frame on the pose pipeline (see
-/// [`BonePass`]), walking the bones in the order the world stores them, spread over the task
-/// pool's threads: a character's bones were tagged together, so they lie together, and its
-/// binding is looked up (and, on a timeline clip, its pose sampled into the thread's scratch
-/// pose) once per run of its bones, so the pose is written while it is in the cache.
+/// [`BonePass`]), walking the bones in the order the world stores them: a character's bones
+/// were tagged together, so they lie together, and its binding is looked up (and, on a timeline
+/// clip, its pose sampled into a scratch pose) once per run of its bones, so the pose is written
+/// while it is in the cache.
+///
+/// The bones are read as whole table columns ([`Query::contiguous_iter_mut`]): a tight loop
+/// over slices of tags, transforms and change ticks, with no per-bone call into the query's
+/// iteration. A bone's change tick is set only when its transform is written. On more than one
+/// thread, the columns are cut into runs spread over the compute task pool.
 pub(crate) fn write_posed_bones(
-    characters: Query<(&Playback, &PoseSource), With<SkeletalClip>>,
-    bindings: Query<&PlaybackBinding>,
+    characters: Query<(&'static Playback, &'static PoseSource), With<SkeletalClip>>,
+    bindings: Query<&'static PlaybackBinding>,
     mut bones: Query<(&PosedBy, &mut Transform)>,
-    scratch: Local<Parallel<(PoseCursor, LocalPose)>>,
+    scratch: Local<Parallel<BoneScratch>>,
 ) {
-    bones.par_iter_mut().for_each_init(
-        // Boxed: the iteration hands the state from item to item by value, and a pointer
-        // moves for free where the state itself was copied per bone in release builds.
-        || {
-            let last: Option<(Entity, Option<(&PoseSource, Option<&PlaybackBinding>)>)> = None;
-            Box::new((scratch.borrow_local_mut(), last))
-        },
-        |state, (by, mut transform)| {
-            let (scratch, last) = &mut **state;
-            let character = match *last {
+    let Ok(tables) = bones.contiguous_iter_mut() else {
+        // Never: both components are stored in tables.
+        return;
+    };
+    let mut tables: Vec<_> = tables
+        .map(|(tags, transforms)| {
+            let (values, ticks) = ContiguousMut::bypass_change_detection_split(transforms);
+            (tags, values, ticks)
+        })
+        .collect();
+    let reader = CharacterReader {
+        characters: &characters,
+        bindings: &bindings,
+    };
+    let threads = ComputeTaskPool::try_get().map_or(1, |p| p.thread_num());
+    // Runs of at least this many bones: a few per thread, so that one finishing early takes
+    // another.
+    const MIN_RUN: usize = 2048;
+    let mut runs: Vec<BoneRun> = Vec::new();
+    for (tags, values, ticks) in &mut tables {
+        let run = BoneRun {
+            tags,
+            this_run: ticks.this_run(),
+            values: &mut **values,
+            changed: ticks.changed_mut(),
+        };
+        if threads <= 1 || tags.len() < 2 * MIN_RUN {
+            reader.write(run, &mut scratch.borrow_local_mut());
+        } else {
+            run.split(tags.len().div_ceil(threads * 4).max(MIN_RUN), &mut runs);
+        }
+    }
+    if !runs.is_empty() {
+        ComputeTaskPool::get().scope(|scope| {
+            for run in runs {
+                let (reader, scratch) = (&reader, &scratch);
+                scope.spawn(async move {
+                    reader.write(run, &mut scratch.borrow_local_mut());
+                });
+            }
+        });
+    }
+    // With Bevy's `track_location`: where the transforms written (marked with this run's tick)
+    // were changed.
+    let caller = std::panic::Location::caller();
+    for (_, _, ticks) in &mut tables {
+        if ticks.changed_by().into_option().is_none() {
+            continue;
+        }
+        let this_run = ticks.this_run().get();
+        let written: Vec<bool> = ticks
+            .changed()
+            .iter()
+            .map(|t| t.get() == this_run)
+            .collect();
+        if let Some(by) = ticks.changed_by_mut().into_option() {
+            for (by, written) in by.iter_mut().zip(written) {
+                if written {
+                    *by = caller;
+                }
+            }
+        }
+    }
+}
+
+/// Consecutive bones of one table: their tags, transforms and change ticks.
+struct BoneRun<'a> {
+    tags: &'a [PosedBy],
+    values: &'a mut [Transform],
+    changed: &'a mut [Tick],
+    this_run: Tick,
+}
+
+impl<'a> BoneRun<'a> {
+    /// Cut into runs of `len` bones (the last shorter), added to `runs`.
+    fn split(self, len: usize, runs: &mut Vec<BoneRun<'a>>) {
+        let chunks = self
+            .tags
+            .chunks(len)
+            .zip(self.values.chunks_mut(len))
+            .zip(self.changed.chunks_mut(len));
+        for ((tags, values), changed) in chunks {
+            runs.push(BoneRun {
+                tags,
+                values,
+                changed,
+                this_run: self.this_run,
+            });
+        }
+    }
+}
+
+/// What [`write_posed_bones`] reads of the characters.
+struct CharacterReader<'a, 'w, 's> {
+    characters: &'a Query<'w, 's, (&'static Playback, &'static PoseSource), With<SkeletalClip>>,
+    bindings: &'a Query<'w, 's, &'static PlaybackBinding>,
+}
+
+impl CharacterReader<'_, '_, '_> {
+    /// Writes the bones of `run` that their characters' clips drive, marking each written
+    /// transform changed.
+    fn write(&self, run: BoneRun, scratch: &mut BoneScratch) {
+        let BoneRun {
+            tags,
+            values,
+            changed,
+            this_run,
+        } = run;
+        let mut last: Option<(Entity, Option<(&PoseSource, Option<&LocalPose>)>)> = None;
+        for ((by, transform), tick) in tags.iter().zip(values).zip(changed) {
+            let character = match last {
                 Some((character, found)) if character == by.character => found,
                 _ => {
-                    let found = characters
-                        .get(by.character)
-                        .ok()
-                        .filter(|(_, source)| source.pass != BonePass::Off);
-                    let found = found.map(|(playback, source)| {
-                        let (cursor, pose) = &mut **scratch;
-                        if source.pass == BonePass::Sample
-                            && let Some(layout) = &source.layout
-                        {
-                            cursor.resume_at(layout, source.segment.load(Ordering::Relaxed));
-                            pose::sample(layout, playback.time, cursor, pose);
-                            source
-                                .segment
-                                .store(cursor.timeline_segment(), Ordering::Relaxed);
-                            if let Some((bone, hold)) = source.hold {
-                                hold.hold_in(layout, bone, pose);
-                            }
-                            (source, None)
-                        } else {
-                            (source, bindings.get(by.character).ok())
-                        }
-                    });
-                    *last = Some((by.character, found));
+                    let found = self.find(by.character, scratch);
+                    last = Some((by.character, found));
                     found
                 }
             };
             let b = by.bone as usize;
             // A bone the clip no longer drives stays. (A bone two characters drive carries the
             // tag of the one bound last, and is written once, by that one.)
-            if let Some((source, binding)) = character
+            if let Some((source, pose)) = character
                 && source.driven.contains(b)
             {
-                let pose = match binding {
-                    Some(binding) => &binding.local,
-                    None => &scratch.1,
-                };
+                let pose = pose.unwrap_or(&scratch.pose);
                 *transform = Transform::from(pose.get(b));
+                *tick = this_run;
             }
-        },
-    );
+        }
+    }
+
+    /// The character's pose source when its bones are posed this frame, and the pose: its
+    /// binding's, or `None` on a timeline clip, sampled into `scratch.pose`.
+    fn find(
+        &self,
+        character: Entity,
+        scratch: &mut BoneScratch,
+    ) -> Option<(&PoseSource, Option<&LocalPose>)> {
+        let (playback, source) = self
+            .characters
+            .get(character)
+            .ok()
+            .filter(|(_, source)| source.pass != BonePass::Off)?;
+        if source.pass == BonePass::Sample
+            && let Some(layout) = &source.layout
+        {
+            let BoneScratch { cursor, pose } = scratch;
+            cursor.resume_at(layout, source.segment.load(Ordering::Relaxed));
+            pose::sample(layout, playback.time, cursor, pose);
+            source
+                .segment
+                .store(cursor.timeline_segment(), Ordering::Relaxed);
+            if let Some((bone, hold)) = source.hold {
+                hold.hold_in(layout, bone, pose);
+            }
+            Some((source, None))
+        } else {
+            Some((source, Some(&self.bindings.get(character).ok()?.local)))
+        }
+    }
+}
+
+/// A thread's scratch for [`write_posed_bones`]: a cursor and pose to sample a timeline clip
+/// into.
+#[derive(Default)]
+pub(crate) struct BoneScratch {
+    cursor: PoseCursor,
+    pose: LocalPose,
 }
