@@ -108,6 +108,7 @@ fn render_required() -> bool {
 /// Runs `body` on its own thread: its result, or `None` (NOT RUN) where Bevy finds no GPU
 /// adapter and rendering is not required. Any other panic is the test's.
 fn on_gpu<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    crate::task_pools();
     match std::thread::spawn(body).join() {
         Ok(value) => Some(value),
         Err(panic) => {

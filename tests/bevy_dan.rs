@@ -169,6 +169,7 @@ fn the_playback_plugin_can_be_added_in_any_order_and_runs_once() {
         let dir = Dir::default();
         dir.insert_asset(std::path::Path::new("lamp.dan"), lamp());
         let reader = MemoryAssetReader { root: dir };
+        crate::task_pools();
         let mut app = App::new();
         app.register_asset_source(
             AssetSourceId::Default,

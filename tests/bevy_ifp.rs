@@ -59,6 +59,7 @@ pub fn app_with<M>(
 /// A headless app whose asset source is `dir` (which a test may change while the app runs),
 /// with the IFP and DAN plugins and `plugins`, stepping `step` seconds a frame.
 pub fn app_in<M>(dir: &Dir, step: f32, plugins: impl bevy::app::Plugins<M>) -> App {
+    crate::task_pools();
     let reader = MemoryAssetReader { root: dir.clone() };
     let mut app = App::new();
     app.register_asset_source(

@@ -320,6 +320,7 @@ fn bevys_file_watcher_reloads_a_package_another_program_rewrites() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("test.ifp");
     std::fs::write(&file, lift(1, false)).unwrap();
+    crate::task_pools();
     let mut app = App::new();
     app.add_plugins((
         MinimalPlugins,

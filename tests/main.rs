@@ -4,6 +4,18 @@
 #[global_allocator]
 static ALLOCATOR: memory::Counting = memory::Counting;
 
+/// Makes Bevy's compute task pool with two threads, whatever the machine, before any test app
+/// does: every app of these tests is made after calling this, so the systems' parallel paths
+/// (work cut into runs over the pool's threads) are the ones tested. The pool Bevy's
+/// `TaskPoolPlugin` makes has a single compute thread on a two-core machine, on which those
+/// systems run everything inline.
+#[cfg(feature = "bevy")]
+pub fn task_pools() {
+    bevy::tasks::ComputeTaskPool::get_or_init(|| {
+        bevy::tasks::TaskPoolBuilder::new().num_threads(2).build()
+    });
+}
+
 mod anie_bad_input;
 #[cfg(feature = "bevy")]
 mod anie_gpu;
