@@ -1173,30 +1173,44 @@ pub(crate) fn write_posed_bones(
         characters: &characters,
         bindings: &bindings,
     };
-    let threads = ComputeTaskPool::try_get().map_or(1, |p| p.thread_num());
-    // Runs of at least this many bones: a few per thread, so that one finishing early takes
-    // another.
-    const MIN_RUN: usize = 2048;
-    let mut runs: Vec<BoneRun> = Vec::new();
-    for (tags, values, ticks) in &mut tables {
-        let run = BoneRun {
+    let Some(this_run) = tables.first_mut().map(|t| t.2.this_run()) else {
+        return;
+    };
+    let slices: Vec<BoneSlice> = tables
+        .iter_mut()
+        .map(|(tags, values, ticks)| BoneSlice {
             tags,
-            this_run: ticks.this_run(),
-            values: &mut **values,
+            values,
             changed: ticks.changed_mut(),
-        };
-        if threads <= 1 || tags.len() < 2 * MIN_RUN {
-            reader.write(run, &mut scratch.borrow_local_mut());
-        } else {
-            run.split(tags.len().div_ceil(threads * 4).max(MIN_RUN), &mut runs);
+        })
+        .collect();
+    let bones: usize = slices.iter().map(|s| s.tags.len()).sum();
+    let threads = ComputeTaskPool::try_get().map_or(1, |p| p.thread_num());
+    // Runs of at least this many bones, a few per thread (so that one finishing early takes
+    // another).
+    const MIN_RUN: usize = 2048;
+    let runs = if threads <= 1 {
+        1
+    } else {
+        (bones / MIN_RUN).clamp(1, threads * 4)
+    };
+    if runs == 1 {
+        reader.write(slices, this_run, &mut scratch.borrow_local_mut());
+    } else {
+        // Every table cut at the same fractions: run `i` takes the `i`-th piece of each, which
+        // holds the same characters where the tables list them in the same order (as the
+        // bones were tagged, character by character).
+        let mut pieces: Vec<Vec<BoneSlice>> = (0..runs).map(|_| Vec::new()).collect();
+        for slice in slices {
+            for (run, piece) in pieces.iter_mut().zip(slice.cut(runs)) {
+                run.push(piece);
+            }
         }
-    }
-    if !runs.is_empty() {
         ComputeTaskPool::get().scope(|scope| {
-            for run in runs {
+            for run in pieces {
                 let (reader, scratch) = (&reader, &scratch);
                 scope.spawn(async move {
-                    reader.write(run, &mut scratch.borrow_local_mut());
+                    reader.write(run, this_run, &mut scratch.borrow_local_mut());
                 });
             }
         });
@@ -1208,11 +1222,10 @@ pub(crate) fn write_posed_bones(
         if ticks.changed_by().into_option().is_none() {
             continue;
         }
-        let this_run = ticks.this_run().get();
         let written: Vec<bool> = ticks
             .changed()
             .iter()
-            .map(|t| t.get() == this_run)
+            .map(|t| t.get() == this_run.get())
             .collect();
         if let Some(by) = ticks.changed_by_mut().into_option() {
             for (by, written) in by.iter_mut().zip(written) {
@@ -1225,29 +1238,33 @@ pub(crate) fn write_posed_bones(
 }
 
 /// Consecutive bones of one table: their tags, transforms and change ticks.
-struct BoneRun<'a> {
+struct BoneSlice<'a> {
     tags: &'a [PosedBy],
     values: &'a mut [Transform],
     changed: &'a mut [Tick],
-    this_run: Tick,
 }
 
-impl<'a> BoneRun<'a> {
-    /// Cut into runs of `len` bones (the last shorter), added to `runs`.
-    fn split(self, len: usize, runs: &mut Vec<BoneRun<'a>>) {
-        let chunks = self
-            .tags
-            .chunks(len)
-            .zip(self.values.chunks_mut(len))
-            .zip(self.changed.chunks_mut(len));
-        for ((tags, values), changed) in chunks {
-            runs.push(BoneRun {
-                tags,
-                values,
-                changed,
-                this_run: self.this_run,
+impl<'a> BoneSlice<'a> {
+    /// Cut into `n` consecutive pieces of about equal length (some empty when shorter than
+    /// `n`).
+    fn cut(self, n: usize) -> Vec<BoneSlice<'a>> {
+        let len = self.tags.len();
+        let (mut tags, mut values, mut changed) = (self.tags, self.values, self.changed);
+        let mut pieces = Vec::with_capacity(n);
+        let mut at = 0;
+        for i in 1..=n {
+            let end = len * i / n;
+            let (t, rest_t) = tags.split_at(end - at);
+            let (v, rest_v) = values.split_at_mut(end - at);
+            let (c, rest_c) = changed.split_at_mut(end - at);
+            pieces.push(BoneSlice {
+                tags: t,
+                values: v,
+                changed: c,
             });
+            (tags, values, changed, at) = (rest_t, rest_v, rest_c, end);
         }
+        pieces
     }
 }
 
@@ -1258,34 +1275,48 @@ struct CharacterReader<'a, 'w, 's> {
 }
 
 impl CharacterReader<'_, '_, '_> {
-    /// Writes the bones of `run` that their characters' clips drive, marking each written
-    /// transform changed.
-    fn write(&self, run: BoneRun, scratch: &mut BoneScratch) {
-        let BoneRun {
-            tags,
-            values,
-            changed,
-            this_run,
-        } = run;
-        let mut last: Option<(Entity, Option<(&PoseSource, Option<&LocalPose>)>)> = None;
-        for ((by, transform), tick) in tags.iter().zip(values).zip(changed) {
-            let character = match last {
-                Some((character, found)) if character == by.character => found,
-                _ => {
-                    let found = self.find(by.character, scratch);
-                    last = Some((by.character, found));
-                    found
-                }
+    /// Writes the bones of `parts` (pieces of tables) that their characters' clips drive,
+    /// marking each written transform changed. The parts are walked side by side, a character
+    /// at a time: its bones at the head of every part are written together, so a character
+    /// whose bones lie in several tables (a skeleton's leaves have no `Children`) is looked up
+    /// and sampled once, where the parts list the characters in the same order.
+    fn write(&self, mut parts: Vec<BoneSlice>, this_run: Tick, scratch: &mut BoneScratch) {
+        let mut heads = vec![0usize; parts.len()];
+        let mut first = 0;
+        loop {
+            while first < parts.len() && heads[first] == parts[first].tags.len() {
+                first += 1;
+            }
+            let Some(part) = parts.get(first) else {
+                return;
             };
-            let b = by.bone as usize;
-            // A bone the clip no longer drives stays. (A bone two characters drive carries the
-            // tag of the one bound last, and is written once, by that one.)
-            if let Some((source, pose)) = character
-                && source.driven.contains(b)
-            {
+            let character = part.tags[heads[first]].character;
+            let found = self.find(character, scratch);
+            for (part, head) in parts[first..].iter_mut().zip(&mut heads[first..]) {
+                let tags = &part.tags[*head..];
+                let n = tags
+                    .iter()
+                    .position(|t| t.character != character)
+                    .unwrap_or(tags.len());
+                let range = *head..*head + n;
+                *head += n;
+                let Some((source, pose)) = found else {
+                    continue;
+                };
                 let pose = pose.unwrap_or(&scratch.pose);
-                *transform = Transform::from(pose.get(b));
-                *tick = this_run;
+                let bones = part.tags[range.clone()]
+                    .iter()
+                    .zip(&mut part.values[range.clone()])
+                    .zip(&mut part.changed[range]);
+                for ((by, transform), tick) in bones {
+                    let b = by.bone as usize;
+                    // A bone the clip no longer drives stays. (A bone two characters drive
+                    // carries the tag of the one bound last, and is written once, by that one.)
+                    if source.driven.contains(b) {
+                        *transform = Transform::from(pose.get(b));
+                        *tick = this_run;
+                    }
+                }
             }
         }
     }
