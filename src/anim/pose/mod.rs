@@ -255,6 +255,33 @@ pub struct LocalPose {
     scales: Vec<Vec3x4>,
 }
 
+/// Reads joints of a [`LocalPose`] ([`LocalPose::reader`]): its lane groups held as slices,
+/// so that a loop reading joints keeps them at hand instead of looking through the pose for
+/// each.
+#[derive(Debug, Clone, Copy)]
+pub struct PoseReader<'a> {
+    joints: usize,
+    rotations: &'a [Quat4],
+    translations: &'a [Vec3x4],
+    scales: &'a [Vec3x4],
+}
+
+impl PoseReader<'_> {
+    /// Joint `j`'s transform, `None` past the last joint.
+    #[inline(always)]
+    pub fn get(&self, j: usize) -> Option<BonePose> {
+        if j >= self.joints {
+            return None;
+        }
+        let (g, l) = (j / LANES, j % LANES);
+        Some(BonePose {
+            rotation: self.rotations.get(g)?.get(l),
+            translation: self.translations.get(g)?.get(l),
+            scale: self.scales.get(g)?.get(l),
+        })
+    }
+}
+
 impl PartialEq for LocalPose {
     fn eq(&self, other: &Self) -> bool {
         self.joints == other.joints
@@ -312,6 +339,18 @@ impl LocalPose {
             rotation: self.rotations[g].get(l),
             translation: self.translations[g].get(l),
             scale: self.scales[g].get(l),
+        }
+    }
+
+    /// A reader of the joints, for reading many of them in a loop.
+    #[inline]
+    pub fn reader(&self) -> PoseReader<'_> {
+        let g = groups(self.joints);
+        PoseReader {
+            joints: self.joints,
+            rotations: &self.rotations[..g],
+            translations: &self.translations[..g],
+            scales: &self.scales[..g],
         }
     }
 

@@ -191,3 +191,29 @@ fn sampling_reuses_its_buffers() {
         assert_eq!(before, pointers(&cursor, &pose));
     }
 }
+
+#[test]
+fn a_reader_reads_every_joint_as_get_does_and_nothing_past_them() {
+    // 0, 1, 4, 5 and 7 joints: empty, a part-filled lane group, one full, one plus one, one
+    // plus three; each joint set to its own transform.
+    let mut rng = Rng(0x5EED_0F_0DD5);
+    for joints in [0usize, 1, 4, 5, 7] {
+        let poses: Vec<BonePose> = (0..joints)
+            .map(|_| BonePose {
+                rotation: rng.quat(),
+                translation: Vec3::new(rng.unit(), rng.unit(), rng.unit()),
+                scale: Vec3::splat(rng.range(0.5, 2.0)),
+            })
+            .collect();
+        let pose = LocalPose::from_bone_poses(&poses);
+        let reader = pose.reader();
+        for (j, p) in poses.iter().enumerate() {
+            assert_eq!(reader.get(j), Some(*p));
+            assert_eq!(reader.get(j), Some(pose.get(j)));
+        }
+        // The lanes padding the last group are not joints.
+        for j in joints..joints.div_ceil(LANES) * LANES + LANES {
+            assert_eq!(reader.get(j), None, "joint {j} of {joints}");
+        }
+    }
+}

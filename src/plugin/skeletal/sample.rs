@@ -1303,7 +1303,8 @@ impl CharacterReader<'_, '_, '_> {
                 let Some((source, pose)) = found else {
                     continue;
                 };
-                let pose = pose.unwrap_or(&scratch.pose);
+                let pose = pose.unwrap_or(&scratch.pose).reader();
+                let driven = &source.driven;
                 let bones = part.tags[range.clone()]
                     .iter()
                     .zip(&mut part.values[range.clone()])
@@ -1312,8 +1313,10 @@ impl CharacterReader<'_, '_, '_> {
                     let b = by.bone as usize;
                     // A bone the clip no longer drives stays. (A bone two characters drive
                     // carries the tag of the one bound last, and is written once, by that one.)
-                    if source.driven.contains(b) {
-                        *transform = Transform::from(pose.get(b));
+                    if driven.contains(b)
+                        && let Some(pose) = pose.get(b)
+                    {
+                        *transform = Transform::from(pose);
                         *tick = this_run;
                     }
                 }
