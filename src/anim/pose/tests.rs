@@ -196,7 +196,7 @@ fn sampling_reuses_its_buffers() {
 fn a_reader_reads_every_joint_as_get_does_and_nothing_past_them() {
     // 0, 1, 4, 5 and 7 joints: empty, a part-filled lane group, one full, one plus one, one
     // plus three; each joint set to its own transform.
-    let mut rng = Rng(0x5EED_0F_0DD5);
+    let mut rng = Rng(0x5EED_F0DD_5EED);
     for joints in [0usize, 1, 4, 5, 7] {
         let poses: Vec<BonePose> = (0..joints)
             .map(|_| BonePose {
