@@ -1293,33 +1293,40 @@ impl CharacterReader<'_, '_, '_> {
             let character = part.tags[heads[first]].character;
             let found = self.find(character, scratch);
             for (part, head) in parts[first..].iter_mut().zip(&mut heads[first..]) {
-                let tags = &part.tags[*head..];
-                let n = tags
+                let bones = part.tags[*head..]
                     .iter()
-                    .position(|t| t.character != character)
-                    .unwrap_or(tags.len());
-                let range = *head..*head + n;
-                *head += n;
+                    .zip(&mut part.values[*head..])
+                    .zip(&mut part.changed[*head..]);
                 let Some((source, pose)) = found else {
+                    *head += bones
+                        .take_while(|((by, _), _)| by.character == character)
+                        .count();
                     continue;
                 };
                 let pose = pose.unwrap_or(&scratch.pose).reader();
-                let driven = &source.driven;
-                let bones = part.tags[range.clone()]
-                    .iter()
-                    .zip(&mut part.values[range.clone()])
-                    .zip(&mut part.changed[range]);
+                // The driven set's first word held in a register (the set of every skeleton of
+                // up to 64 bones).
+                let (low, driven) = (source.driven.low, &source.driven);
+                let mut n = 0;
                 for ((by, transform), tick) in bones {
+                    if by.character != character {
+                        break;
+                    }
+                    n += 1;
                     let b = by.bone as usize;
                     // A bone the clip no longer drives stays. (A bone two characters drive
                     // carries the tag of the one bound last, and is written once, by that one.)
-                    if driven.contains(b)
-                        && let Some(pose) = pose.get(b)
-                    {
+                    let is_driven = if b < 64 {
+                        low >> b & 1 == 1
+                    } else {
+                        driven.contains(b)
+                    };
+                    if is_driven && let Some(pose) = pose.get(b) {
                         *transform = Transform::from(pose);
                         *tick = this_run;
                     }
                 }
+                *head += n;
             }
         }
     }
