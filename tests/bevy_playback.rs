@@ -19,20 +19,13 @@ fn local(app: &mut App, name: &str, nth: usize) -> Transform {
     found[nth].1
 }
 
-#[test]
-fn playback_poses_match_the_core_sampler_and_seek_shows_at_once() {
+/// An app with the bundled SA package loaded as `sa.ifp`: its idle's handle, and the idle as
+/// the core reads it (the reference the tests sample).
+fn sa_idle_app() -> (App, Handle<AnimationClip>, Arc<rigplay::anim::Clip>) {
     let files = crate::assets::sample_files();
     let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 1.0 / 60.0);
     let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
     let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
-    let character = app
-        .world_mut()
-        .spawn((
-            GtaSkeleton::SA,
-            SkeletalClip::new(idle),
-            Playback::looping(),
-        ))
-        .id();
     let clip = app
         .world()
         .resource::<Assets<Ifp>>()
@@ -42,6 +35,20 @@ fn playback_poses_match_the_core_sampler_and_seek_shows_at_once() {
         .unwrap()
         .clip
         .clone();
+    (app, idle, clip)
+}
+
+#[test]
+fn playback_poses_match_the_core_sampler_and_seek_shows_at_once() {
+    let (mut app, idle, clip) = sa_idle_app();
+    let character = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(idle),
+            Playback::looping(),
+        ))
+        .id();
     let skeleton = rigplay::skeleton::Skeleton::gta_sa();
     let binding = skeleton.bind(&clip);
     for _ in 0..3 {
@@ -792,19 +799,7 @@ fn hundreds_of_characters_posed_over_the_task_pool_match_the_core_sampler() {
     // in two tables (its leaves have no `Children`), which list the characters in the order
     // they were tagged, until despawning some reorders the rows. Every driven bone must hold
     // the clip's own sample at its character's time, as `Clip::sample_track` gives it.
-    let files = crate::assets::sample_files();
-    let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 1.0 / 60.0);
-    let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
-    let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
-    let clip = app
-        .world()
-        .resource::<Assets<Ifp>>()
-        .get(&ifp)
-        .unwrap()
-        .clip("idle")
-        .unwrap()
-        .clip
-        .clone();
+    let (mut app, idle, clip) = sa_idle_app();
     // Times spread over the clip (2 s long), none on a key boundary by design.
     let time = |i: usize| (i * 7919 % 240) as f32 / 240.0 * 2.0 + 0.003;
     let mut characters: Vec<(Entity, f32)> = (0..240)
