@@ -240,8 +240,27 @@ impl BoneSet {
         had
     }
 
+    /// The set as a loop reads it: its first word copied (kept in a register, where a loop
+    /// that writes transforms would read it from the set again for every bone).
     #[inline]
-    fn contains(&self, b: usize) -> bool {
+    fn view(&self) -> BoneSetView<'_> {
+        BoneSetView {
+            low: self.low,
+            high: &self.high,
+        }
+    }
+}
+
+/// A [`BoneSet`] read in a loop ([`BoneSet::view`]).
+#[derive(Clone, Copy)]
+struct BoneSetView<'a> {
+    low: u64,
+    high: &'a [u64],
+}
+
+impl BoneSetView<'_> {
+    #[inline]
+    fn contains(self, b: usize) -> bool {
         let word = if b < 64 {
             self.low
         } else {
@@ -931,7 +950,7 @@ pub(crate) fn sample_skeletal(
             };
             match (binding.retarget.as_mut(), &binding.layout) {
                 (Some(r), _) => r.sample(info, playback.time, &mut binding.cursor),
-                (None, Some(layout)) if layout.timeline_keys().is_some() => {
+                (None, Some(_)) if source.timeline => {
                     source.pass = BonePass::Sample;
                 }
                 (None, Some(layout)) => {
@@ -974,9 +993,12 @@ pub(crate) fn apply_skeletal(
 ) {
     let dt = time.delta_secs();
     for (entity, playback, mut skeletal, mut binding, source, root_motion) in &mut characters {
-        // The common frame on a timeline clip: the bones are [`write_posed_bones`]'s, and the
-        // binding is not read. (A character going to rest is never on it.)
-        if source.pass == BonePass::Sample && root_motion.is_none() {
+        // The common frame on the pose pipeline: the bones are [`write_posed_bones`]'s, and on
+        // a timeline clip the binding is not read. (A character going to rest is never on it.)
+        if source.pass != BonePass::Off && root_motion.is_none() {
+            if source.pass == BonePass::Sampled && binding.presampled {
+                binding.presampled = false;
+            }
             continue;
         }
         if binding.to_rest {
@@ -986,13 +1008,6 @@ pub(crate) fn apply_skeletal(
                     *t = Transform::from(*rest);
                 }
             }
-        }
-        // The common frame on the pose pipeline: the bones are [`write_posed_bones`]'s.
-        if source.pass != BonePass::Off && root_motion.is_none() {
-            if binding.presampled {
-                binding.presampled = false;
-            }
-            continue;
         }
         let Some(info) = binding.info.clone().filter(|_| binding.ready) else {
             continue;
@@ -1304,9 +1319,7 @@ impl CharacterReader<'_, '_, '_> {
                     continue;
                 };
                 let pose = pose.unwrap_or(&scratch.pose).reader();
-                // The driven set's first word held in a register (the set of every skeleton of
-                // up to 64 bones).
-                let (low, driven) = (source.driven.low, &source.driven);
+                let driven = source.driven.view();
                 let mut n = 0;
                 for ((by, transform), tick) in bones {
                     if by.character != character {
@@ -1316,12 +1329,9 @@ impl CharacterReader<'_, '_, '_> {
                     let b = by.bone as usize;
                     // A bone the clip no longer drives stays. (A bone two characters drive
                     // carries the tag of the one bound last, and is written once, by that one.)
-                    let is_driven = if b < 64 {
-                        low >> b & 1 == 1
-                    } else {
-                        driven.contains(b)
-                    };
-                    if is_driven && let Some(pose) = pose.get(b) {
+                    if driven.contains(b)
+                        && let Some(pose) = pose.get(b)
+                    {
                         *transform = Transform::from(pose);
                         *tick = this_run;
                     }
