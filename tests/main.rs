@@ -39,6 +39,7 @@ mod bevy_playback;
 mod bevy_reload;
 #[cfg(feature = "bevy")]
 mod bevy_retarget;
+mod blend_layers;
 mod bytes;
 mod convert;
 mod dan;

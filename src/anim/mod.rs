@@ -16,13 +16,16 @@
 //! For forward playback, [`ClipCursor`] remembers the key each channel was last at, so that
 //! advancing by a frame costs a comparison rather than a search.
 
+pub mod layers;
 mod playhead;
 pub mod pose;
 pub mod reduce;
 pub mod retarget;
 mod sampler;
 
-pub use playhead::{PlayMode, TimeStep, blend, held_time, step_time, wrap_time};
+pub use playhead::{
+    PlayMode, PlayStep, Playhead, TimeStep, blend, held_time, step_time, wrap_time,
+};
 pub use sampler::ClipCursor;
 #[doc(hidden)]
 pub use sampler::slerp_arc_for_test;

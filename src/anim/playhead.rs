@@ -86,6 +86,147 @@ pub fn step_time(
     }
 }
 
+/// A playhead: a time that moves through something `duration` seconds long at `speed`, as
+/// `mode` says at the ends. The Bevy `Playback` component and every layer of a
+/// [`super::layers::LayerStack`] move by it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Playhead {
+    /// Seconds from the start.
+    pub time: f32,
+    /// Play rate: 1 is normal speed, negative plays backwards.
+    pub speed: f32,
+    /// What happens at the ends.
+    pub mode: PlayMode,
+    /// Holds the playhead where it is.
+    pub paused: bool,
+    /// Ping-pong direction: +1 forwards, −1 backwards.
+    direction: f32,
+    finished: bool,
+}
+
+impl Default for Playhead {
+    fn default() -> Self {
+        Self {
+            time: 0.0,
+            speed: 1.0,
+            mode: PlayMode::Loop,
+            paused: false,
+            direction: 1.0,
+            finished: false,
+        }
+    }
+}
+
+/// What one advance of a [`Playhead`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PlayStep {
+    /// The time before the advance.
+    pub from: f32,
+    /// Seconds of play time the advance moved by (0 when paused or finished).
+    pub step: f32,
+    /// Wraps (loop) or turns (ping-pong) during the advance.
+    pub laps: i32,
+    /// A `Once` play reached its end in this advance.
+    pub finished: bool,
+}
+
+impl Playhead {
+    /// A playhead at 0 in `mode`, at normal speed.
+    pub fn new(mode: PlayMode) -> Self {
+        Self {
+            mode,
+            ..Self::default()
+        }
+    }
+
+    /// The playhead as its parts give it (`direction` is the ping-pong direction; any value
+    /// below 0 means backwards).
+    pub fn from_parts(
+        time: f32,
+        speed: f32,
+        mode: PlayMode,
+        paused: bool,
+        direction: f32,
+        finished: bool,
+    ) -> Self {
+        Self {
+            time,
+            speed,
+            mode,
+            paused,
+            direction: if direction < 0.0 { -1.0 } else { 1.0 },
+            finished,
+        }
+    }
+
+    /// The ping-pong direction (+1 or −1).
+    pub fn direction(&self) -> f32 {
+        self.direction
+    }
+
+    /// Jumps to `time` seconds (not finished any more).
+    pub fn seek(&mut self, time: f32) {
+        self.time = time;
+        self.finished = false;
+    }
+
+    /// Plays afresh from where the time is: forwards, not finished.
+    pub fn restart(&mut self) {
+        self.finished = false;
+        self.direction = 1.0;
+    }
+
+    /// Whether a `Once` play reached its end.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Whether the time moves: neither paused nor finished.
+    pub fn is_running(&self) -> bool {
+        !(self.paused || self.finished)
+    }
+
+    /// The signed rate the time moves at (speed times the ping-pong direction).
+    pub fn rate(&self) -> f32 {
+        self.speed * self.direction
+    }
+
+    /// Advances by `dt` seconds of game time at the playhead's speed (see
+    /// [`Playhead::advance_by`]).
+    pub fn advance(&mut self, dt: f32, duration: f32) -> PlayStep {
+        self.advance_by(dt * self.speed, duration)
+    }
+
+    /// Advances by `step` seconds of play time within `[0, duration]` as the mode says, when
+    /// running; while paused or finished the time stays (a time outside the range is brought
+    /// into it as playing would, [`held_time`]).
+    pub fn advance_by(&mut self, step: f32, duration: f32) -> PlayStep {
+        let from = self.time;
+        let step = if self.is_running() && step.is_finite() {
+            step
+        } else {
+            0.0
+        };
+        let mut result = PlayStep {
+            from,
+            step,
+            ..PlayStep::default()
+        };
+        if step == 0.0 {
+            self.time = held_time(self.time, duration, self.mode);
+        } else {
+            let s = step_time(self.time, step, duration, self.mode, &mut self.direction);
+            self.time = s.time;
+            result.laps = s.laps;
+            if s.ended && !self.finished {
+                self.finished = true;
+                result.finished = true;
+            }
+        }
+        result
+    }
+}
+
 /// Maps any time into `[0, duration]` by looping or clamping (NaN reads as 0).
 pub fn wrap_time(time: f32, duration: f32, mode: WrapMode) -> f32 {
     if time.is_nan() {

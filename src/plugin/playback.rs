@@ -3,7 +3,7 @@
 //! Bevy's virtual time. What it plays reads its time afterwards: the skeletal wing samples a
 //! clip at it ([`super::SkeletalClip`]), an AnimeEffects view draws the frame at it.
 
-use crate::anim::{PlayMode, held_time, step_time};
+use crate::anim::{PlayMode, Playhead};
 use bevy::prelude::*;
 
 bevy::reflect::impl_reflect! {
@@ -139,32 +139,25 @@ impl Playback {
     /// ended. While paused or finished, the time stays (a seek outside the range is brought
     /// into it as playing would).
     pub fn advance(&mut self, dt: f32, duration: f32) -> PlaybackStep {
-        let from = self.time;
-        let step = if self.is_running() {
-            dt * self.speed
-        } else {
-            0.0
+        let mut head = Playhead::from_parts(
+            self.time,
+            self.speed,
+            self.mode,
+            self.paused,
+            self.direction,
+            self.finished,
+        );
+        let s = head.advance(dt, duration);
+        self.time = head.time;
+        self.direction = head.direction();
+        self.finished = head.is_finished();
+        self.last = PlaybackStep {
+            from: s.from,
+            step: s.step,
+            laps: s.laps,
+            finished: s.finished,
         };
-        let mut result = PlaybackStep {
-            from,
-            step,
-            ..default()
-        };
-        if step == 0.0 {
-            self.time = held_time(self.time, duration, self.mode);
-        } else {
-            let mut direction = self.direction;
-            let s = step_time(self.time, step, duration, self.mode, &mut direction);
-            self.time = s.time;
-            self.direction = direction;
-            result.laps = s.laps;
-            if s.ended && !self.finished {
-                self.finished = true;
-                result.finished = true;
-            }
-        }
-        self.last = result;
-        result
+        self.last
     }
 }
 

@@ -95,8 +95,11 @@ use super::{BonePose, Clip};
 use glam::{Affine3A, Mat4, Quat, Vec3, Vec3A, Vec4};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+mod mix;
 #[cfg(test)]
 mod tests;
+
+pub use mix::{MixLayer, TranslationRule, mix};
 
 /// Joints per SoA lane group.
 const LANES: usize = 4;
@@ -1060,6 +1063,18 @@ pub struct PoseClip {
     /// Every animated lane group's keys on one shared timeline, when the clip's key times allow
     /// it (see [`KeyLayout`]); otherwise sampling reads the streams.
     timeline: Option<Timeline>,
+    /// Per lane group, 1 in the lanes of joints whose rotation, translation and scale the clip
+    /// itself keys (0 where the joint holds its rest value): what a layer contributes to a
+    /// [`mix`].
+    drives: Drives,
+}
+
+/// Which joints' channels a [`PoseClip`] keys, as lane masks (1.0 or 0.0 per lane).
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Drives {
+    rotation: Vec<Vec4>,
+    translation: Vec<Vec4>,
+    scale: Vec<Vec4>,
 }
 
 impl PoseClip {
@@ -1100,9 +1115,28 @@ impl PoseClip {
         let mut rotations = Track::new();
         let mut translations = Track::new();
         let mut scales = Track::new();
+        let mut drives = Drives {
+            rotation: vec![Vec4::ZERO; groups(joints)],
+            translation: vec![Vec4::ZERO; groups(joints)],
+            scale: vec![Vec4::ZERO; groups(joints)],
+        };
         for (j, driver) in driver.iter().enumerate() {
             let rest = skeleton.rest.get(j);
             let track = driver.map(|i| &clip.tracks()[i]);
+            let (g, l) = (j / LANES, j % LANES);
+            for (lanes, keyed) in [
+                (
+                    &mut drives.rotation,
+                    track.is_some_and(|t| t.rotation.is_some()),
+                ),
+                (
+                    &mut drives.translation,
+                    track.is_some_and(|t| t.translation.is_some()),
+                ),
+                (&mut drives.scale, track.is_some_and(|t| t.scale.is_some())),
+            ] {
+                lanes[g][l] = if keyed { 1.0 } else { 0.0 };
+            }
             match track.and_then(|t| t.rotation) {
                 Some(c) => {
                     let v0 = c.values as usize;
@@ -1170,7 +1204,20 @@ impl PoseClip {
             translations,
             scales,
             timeline,
+            drives,
         }
+    }
+
+    /// Whether the clip keys joint `joint`'s rotation, translation and scale (a channel it does
+    /// not key holds the joint's rest value).
+    pub fn keys_joint(&self, joint: usize) -> (bool, bool, bool) {
+        let (g, l) = (joint / LANES, joint % LANES);
+        let lane = |v: &Vec<Vec4>| v.get(g).is_some_and(|v| v[l] != 0.0);
+        (
+            lane(&self.drives.rotation),
+            lane(&self.drives.translation),
+            lane(&self.drives.scale),
+        )
     }
 
     /// How many key times the clip's shared timeline has, when it samples on one (`None`: it

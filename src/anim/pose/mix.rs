@@ -1,0 +1,273 @@
+//! [`mix`]: several clips' poses on one skeleton, combined as the games combine their playing
+//! animations (`docs/formats/ifp.md` §3.3–§3.6), with Bevy's additive layers and bone masks on
+//! top.
+//!
+//! # The games' rule, per joint
+//!
+//! Each layer that keys the joint brings its sampled value with a weight: the layer's weight,
+//! times its mask's value for the joint.
+//! * A **partial** layer keeps that weight. A **full** layer's weight is scaled by
+//!   `1 − Σ(weights of the partial layers that key this joint)`, floored at 0: an upper-body
+//!   clip at 0.5 takes half of every bone it keys from the full-body clips under it, and none of
+//!   the bones it does not key.
+//! * **Rotation**: the weighted sum of the keys, each negated first when it lies on the other
+//!   hemisphere from the sum so far (the games' sign alignment), then normalised (an nlerp
+//!   across clips). A joint no layer keys keeps its rest rotation (§3.6: the games would give it
+//!   the identity; we keep the rest pose, as the spec recommends).
+//! * **Translation**, by [`TranslationRule`]: VC and SA take a key as the bone's local position;
+//!   GTA III adds it to the bone's rest position.
+//! * **Scale** (the games have none; DAN clips may) follows the absolute translation rule.
+//!
+//! # Additive layers (Bevy's meaning)
+//!
+//! A layer marked additive brings its clip's *difference* from a reference pose of the same
+//! clip: rotation `Δ = q · q_ref⁻¹`, translation `t − t_ref`, scale `s − s_ref`. After the
+//! games' mix, each joint the layer keys becomes `slerp(I, Δ, w) · q` and `t + w·(t − t_ref)`,
+//! which is what Bevy's `AnimationNodeType::Add` does with a clip authored as a difference
+//! (`Quat::slerp(IDENTITY, value, weight) * current`, `current + weight · value`). At the
+//! reference time an additive layer changes nothing.
+//!
+//! # Masks
+//!
+//! A mask is a weight per joint (joints past its end: 0), multiplying the layer's weight; a
+//! joint a mask leaves out is, for the games' rule, a joint the layer does not key (so a full
+//! layer under a masked partial layer keeps those joints whole).
+
+use super::{LANES, LocalPose, PoseClip, Quat4, Vec3x4, groups, mask_lanes};
+use glam::Vec4;
+
+/// How a [`mix`] places a joint's translation from the layers' keys (§3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TranslationRule {
+    /// Vice City's and San Andreas' skinned peds: a key is the bone's local position. The keys'
+    /// weighted sum, with the rest position taking the weight the layers keying the bone leave
+    /// (`Σ w·t + (1 − W)·rest` for `W = Σ w ≤ 1`; a sum of weights over 1 is normalised).
+    ///
+    /// The spec writes SA's rule as `lerp(BonePos, Σ(blend·trans), Σ blend)`; read literally
+    /// with the weights applied twice, it would shrink a lone layer at weight ½ to a quarter of
+    /// its keys. We read the sum as already weighted: both readings agree whenever the weights
+    /// sum to 1, as they do outside fades.
+    #[default]
+    Absolute,
+    /// GTA III's unskinned peds: a key is an offset added to the bone's rest position
+    /// (`rest + Σ w·t`). rigplay's IFP loader already adds the rest offsets to III clips' keys
+    /// (so that III clips play by the absolute rule on every skeleton); this rule is for poses
+    /// whose translations are still offsets.
+    AddedToRest,
+}
+
+/// One layer of a [`mix`]: a pose sampled from `clip`, and how it enters the mix.
+#[derive(Debug, Clone, Copy)]
+pub struct MixLayer<'a> {
+    /// The layer's pose, sampled from `clip` ([`super::sample`]).
+    pub pose: &'a LocalPose,
+    /// The clip `pose` was sampled from: which joints' channels it keys (a joint whose channel
+    /// holds the rest value contributes nothing to that channel).
+    pub clip: &'a PoseClip,
+    /// The layer's weight (0 to 1 in the games); 0, negative or NaN weights contribute nothing.
+    pub weight: f32,
+    /// A partial layer (an upper-body clip) keeps its weight; full layers share what the
+    /// partial layers leave of each joint.
+    pub partial: bool,
+    /// Per-joint weights multiplying `weight` (joints past the end: 0).
+    pub mask: Option<&'a [f32]>,
+    /// An additive layer: the clip's pose at its reference time. The layer adds its difference
+    /// from that pose after the other layers are mixed.
+    pub additive: Option<&'a LocalPose>,
+}
+
+impl MixLayer<'_> {
+    /// Whether the layer takes part: a pose and clip of the skeleton's length, a positive
+    /// weight, a reference pose of the same length if additive.
+    fn usable(&self, joints: usize) -> bool {
+        self.pose.len() == joints
+            && self.clip.len() == joints
+            && self.weight > 0.0
+            && self.weight.is_finite()
+            && self.additive.is_none_or(|r| r.len() == joints)
+    }
+
+    /// The layer's weight per lane of group `g` (weight times mask).
+    #[inline(always)]
+    fn lanes(&self, g: usize) -> Vec4 {
+        let w = Vec4::splat(self.weight);
+        match self.mask {
+            Some(mask) => w * mask_lanes(mask, g).max(Vec4::ZERO),
+            None => w,
+        }
+    }
+}
+
+/// Mixes `layers` into `out` by the games' rule (see the [module documentation](self)):
+/// partial layers over full ones, sign-aligned normalised sums of rotations, translations by
+/// `rule`, additive layers last. Joints no layer keys get `rest`'s transform. Layers that are
+/// not [usable](MixLayer) (another length than `rest`, a weight not above 0) are left out. `out`
+/// takes `rest`'s length (allocating only if it grows).
+pub fn mix(layers: &[MixLayer<'_>], rest: &LocalPose, rule: TranslationRule, out: &mut LocalPose) {
+    let n = rest.len();
+    out.resize(n);
+    out.constants_of = 0;
+    let usable = |l: &&MixLayer| l.usable(n);
+    out.unit_scales = rest.unit_scales
+        && layers
+            .iter()
+            .filter(usable)
+            .all(|l| l.pose.unit_scales && l.additive.is_none_or(|r| r.unit_scales));
+    for g in 0..groups(n) {
+        mix_group(layers, n, g, rest, rule, out);
+    }
+}
+
+/// [`mix`] for lane group `g`.
+#[inline(always)]
+fn mix_group(
+    layers: &[MixLayer<'_>],
+    n: usize,
+    g: usize,
+    rest: &LocalPose,
+    rule: TranslationRule,
+    out: &mut LocalPose,
+) {
+    // What the partial layers take of each joint (those that key its rotation: the games test
+    // whether the layer has a sequence for the bone).
+    let mut partial = Vec4::ZERO;
+    for l in layers
+        .iter()
+        .filter(|l| l.partial && l.additive.is_none() && l.usable(n))
+    {
+        partial += l.lanes(g) * l.clip.drives.rotation[g];
+    }
+    let full_scale = (Vec4::ONE - partial).max(Vec4::ZERO);
+    let mut q = Quat4 {
+        x: Vec4::ZERO,
+        y: Vec4::ZERO,
+        z: Vec4::ZERO,
+        w: Vec4::ZERO,
+    };
+    let (mut t, mut s) = (Vec3x4::ZERO, Vec3x4::ZERO);
+    let (mut wr, mut wt, mut ws) = (Vec4::ZERO, Vec4::ZERO, Vec4::ZERO);
+    for l in layers
+        .iter()
+        .filter(|l| l.additive.is_none() && l.usable(n))
+    {
+        let mut w = l.lanes(g);
+        if !l.partial {
+            w *= full_scale;
+        }
+        let drives = &l.clip.drives;
+        let (r, lr) = (&l.pose.rotations[g], w * drives.rotation[g]);
+        // Sign-aligned to the sum so far (a zero sum flips nothing).
+        q.add_scaled(r, Vec4::select(q.dot(r).cmplt(Vec4::ZERO), -lr, lr));
+        wr += lr;
+        let lt = w * drives.translation[g];
+        t.add_scaled(&l.pose.translations[g], lt);
+        wt += lt;
+        let ls = w * drives.scale[g];
+        s.add_scaled(&l.pose.scales[g], ls);
+        ws += ls;
+    }
+    let (rr, rt, rs) = (&rest.rotations[g], &rest.translations[g], &rest.scales[g]);
+    let len2 = q.dot(&q);
+    let rot_ok = wr.cmpgt(Vec4::ZERO) & len2.cmpgt(Vec4::ZERO);
+    let qn = q.scaled(len2.sqrt().recip());
+    let mut rot = Quat4 {
+        x: Vec4::select(rot_ok, qn.x, rr.x),
+        y: Vec4::select(rot_ok, qn.y, rr.y),
+        z: Vec4::select(rot_ok, qn.z, rr.z),
+        w: Vec4::select(rot_ok, qn.w, rr.w),
+    };
+    let mut tr = match rule {
+        TranslationRule::Absolute => absolute(&t, wt, rt),
+        TranslationRule::AddedToRest => Vec3x4 {
+            x: t.x + rt.x,
+            y: t.y + rt.y,
+            z: t.z + rt.z,
+        },
+    };
+    let mut sc = absolute(&s, ws, rs);
+    for l in layers.iter().filter(|l| l.usable(n)) {
+        let Some(reference) = l.additive else {
+            continue;
+        };
+        let w = l.lanes(g);
+        let drives = &l.clip.drives;
+        let a = (w * drives.rotation[g]).clamp(Vec4::ZERO, Vec4::ONE);
+        let delta = mul(&l.pose.rotations[g], &conjugate(&reference.rotations[g]));
+        rot = mul(&partial_turn(&delta, a), &rot);
+        let at = w * drives.translation[g];
+        let (p, r) = (&l.pose.translations[g], &reference.translations[g]);
+        tr.x += (p.x - r.x) * at;
+        tr.y += (p.y - r.y) * at;
+        tr.z += (p.z - r.z) * at;
+        let as_ = w * drives.scale[g];
+        let (p, r) = (&l.pose.scales[g], &reference.scales[g]);
+        sc.x += (p.x - r.x) * as_;
+        sc.y += (p.y - r.y) * as_;
+        sc.z += (p.z - r.z) * as_;
+    }
+    out.rotations[g] = rot;
+    out.translations[g] = tr;
+    out.scales[g] = sc;
+}
+
+/// The absolute rule: `sum + (1 − W)·rest` for `W ≤ 1`, `sum / W` above, `rest` where `W = 0`.
+#[inline(always)]
+fn absolute(sum: &Vec3x4, w: Vec4, rest: &Vec3x4) -> Vec3x4 {
+    let over = w.cmpgt(Vec4::ONE);
+    let scale = Vec4::select(over, w.recip(), Vec4::ONE);
+    let left = (Vec4::ONE - w).max(Vec4::ZERO);
+    Vec3x4 {
+        x: sum.x * scale + rest.x * left,
+        y: sum.y * scale + rest.y * left,
+        z: sum.z * scale + rest.z * left,
+    }
+}
+
+/// `a · b` per lane (Hamilton product).
+#[inline(always)]
+fn mul(a: &Quat4, b: &Quat4) -> Quat4 {
+    Quat4 {
+        x: a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+        y: a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+        z: a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
+        w: a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
+    }
+}
+
+#[inline(always)]
+fn conjugate(q: &Quat4) -> Quat4 {
+    Quat4 {
+        x: -q.x,
+        y: -q.y,
+        z: -q.z,
+        w: q.w,
+    }
+}
+
+/// `slerp(I, d, a)` per lane: the fraction `a` (0 to 1) of rotation `d`, the short way round.
+#[inline(always)]
+fn partial_turn(d: &Quat4, a: Vec4) -> Quat4 {
+    // The short way: `d` on the hemisphere of the identity (w ≥ 0), where its angle from the
+    // identity is at most π/2, the range the slerp polynomial covers.
+    let sign = Vec4::select(d.w.cmplt(Vec4::ZERO), Vec4::NEG_ONE, Vec4::ONE);
+    let d = d.scaled(sign);
+    let mut theta = [0.0f32; LANES];
+    let mut inv_sinc = [1.0f32; LANES];
+    for (l, w) in d.w.to_array().into_iter().enumerate() {
+        let th = w.clamp(-1.0, 1.0).acos();
+        theta[l] = th;
+        let sin = th.sin();
+        if sin > 0.0 {
+            inv_sinc[l] = th / sin;
+        }
+    }
+    let identity = Quat4::IDENTITY;
+    Quat4::slerp::<5>(
+        &identity,
+        &d,
+        a,
+        Vec4::ONE - a,
+        Vec4::from_array(theta),
+        Vec4::from_array(inv_sinc),
+    )
+}
