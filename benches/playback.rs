@@ -10,6 +10,13 @@
 //!   equally for the transforms they change, and it would hide the cost of animating. ns per bone
 //!   per frame = (frame − idle frame) / (1000 × 32). On one thread the schedules run on the
 //!   single-threaded executor (no pool thread to wake and wait for).
+//! * `layers`: the same 1000 SA skeletons playing 1, 2 and 4 clips at once, rigplay's
+//!   `ClipLayers` (`rigplay, N layers`) against Bevy's `AnimationGraph` with the same clips,
+//!   weights, mask and additive node (`bevy_animation, N layers`), one thread: 1 layer is the
+//!   walk; 2 add the wave as a partial upper-body layer at 0.5 (Bevy: the wave's clip node masks
+//!   out the lower body); 4 are the walk (0.6) and the idle (0.4) as full layers fading slowly,
+//!   the upper-body wave at 0.5, and the idle again as an additive layer on the left arm at 0.3
+//!   (Bevy: an additive blend node with that clip, masked to the left arm).
 //! * `crowd growth`: 100, 1,000 and 10,000 walking SA peds on both threads, the whole frame
 //!   with transform propagation: as bone entities (`GtaSkeleton` + `Playback`) and on the flat
 //!   path (`CrowdCharacter`: no bone entities, model-space matrices per character).
@@ -61,6 +68,115 @@ enum Driver {
     Retarget,
     /// `CrowdCharacter`s: no bone entities.
     Crowd,
+    /// `ClipLayers` with this many layers.
+    Layers(usize),
+    /// Bevy's `AnimationGraph` with the same layers.
+    Graph(usize),
+}
+
+/// The clips the layered scenes play.
+struct Clips {
+    walk: Handle<AnimationClip>,
+    idle: Handle<AnimationClip>,
+    wave: Handle<AnimationClip>,
+}
+
+/// `n` (1, 2 or 4) layers as `ClipLayers` (see the module documentation).
+fn layers(clips: &Clips, n: usize, i: usize) -> rigplay::plugin::ClipLayers {
+    use rigplay::anim::layers::{BoneMask, Layer, LayerFlags};
+    let mut layers = rigplay::plugin::ClipLayers::default();
+    let at = |mut l: Layer<Handle<AnimationClip>>| {
+        l.playhead.seek(phase(i));
+        l
+    };
+    let partial = |clip: &Handle<AnimationClip>, w: f32, mask: BoneMask| {
+        at(Layer::new(clip.clone()))
+            .with_flags(LayerFlags::PARTIAL)
+            .with_mask(mask)
+            .with_weight(w)
+            .unwrap()
+    };
+    match n {
+        1 => {
+            layers.push(at(Layer::new(clips.walk.clone())));
+        }
+        2 => {
+            layers.push(at(Layer::new(clips.walk.clone())));
+            layers.push(partial(&clips.wave, 0.5, BoneMask::UpperBody));
+        }
+        _ => {
+            let walk = layers.push(at(Layer::new(clips.walk.clone())).with_weight(0.6).unwrap());
+            let idle = layers.push(at(Layer::new(clips.idle.clone())).with_weight(0.4).unwrap());
+            // Fading, slowly enough that the weights stay near the same over a benchmark.
+            layers.set_blend_delta(walk, -1e-6);
+            layers.set_blend_delta(idle, 1e-6);
+            layers.push(partial(&clips.wave, 0.5, BoneMask::UpperBody));
+            layers.push(
+                at(Layer::new(clips.idle.clone()))
+                    .additive(0.0)
+                    .with_mask(BoneMask::LeftArm)
+                    .with_weight(0.3)
+                    .unwrap(),
+            );
+        }
+    }
+    layers
+}
+
+/// `n` layers as Bevy's `AnimationGraph` (see the module documentation), and its clip nodes.
+fn graph(clips: &Clips, n: usize) -> (AnimationGraph, Vec<(AnimationNodeIndex, f32)>) {
+    use rigplay::anim::BoneRef;
+    use rigplay::anim::layers::BoneMask;
+    let sk = rigplay::skeleton::Skeleton::gta_sa();
+    let names: Vec<&str> = sk.bones.iter().map(|b| b.name.as_str()).collect();
+    let parents: Vec<Option<usize>> = sk.bones.iter().map(|b| b.parent).collect();
+    let upper = BoneMask::UpperBody.resolve(&names, &parents).weights;
+    let left_arm = BoneMask::LeftArm.resolve(&names, &parents).weights;
+    let mut graph = AnimationGraph::new();
+    // Group 0: the lower body; group 1: the upper body but the left arm; group 2: the left arm.
+    for (b, bone) in sk.bones.iter().enumerate() {
+        let target = rigplay::plugin::bone_target_id(
+            &sk,
+            &BoneRef {
+                name: bone.name.clone(),
+                id: bone.id,
+            },
+        );
+        let group = if left_arm[b] == 1.0 {
+            2
+        } else if upper[b] == 1.0 {
+            1
+        } else {
+            0
+        };
+        graph.add_target_to_mask_group(target, group);
+    }
+    let root = graph.root;
+    let mut nodes = Vec::new();
+    match n {
+        1 => nodes.push((graph.add_clip(clips.walk.clone(), 1.0, root), 1.0)),
+        2 => {
+            nodes.push((graph.add_clip(clips.walk.clone(), 1.0, root), 1.0));
+            nodes.push((
+                graph.add_clip_with_mask(clips.wave.clone(), 1 << 0, 0.5, root),
+                0.5,
+            ));
+        }
+        _ => {
+            nodes.push((graph.add_clip(clips.walk.clone(), 0.6, root), 0.6));
+            nodes.push((graph.add_clip(clips.idle.clone(), 0.4, root), 0.4));
+            nodes.push((
+                graph.add_clip_with_mask(clips.wave.clone(), 1 << 0, 0.5, root),
+                0.5,
+            ));
+            let add = graph.add_additive_blend(1.0, root);
+            nodes.push((
+                graph.add_clip_with_mask(clips.idle.clone(), 0b011, 0.3, add),
+                0.3,
+            ));
+        }
+    }
+    (graph, nodes)
 }
 
 /// A humanoid character's node hierarchy under `root`, as a glTF scene spawns it.
@@ -119,6 +235,22 @@ fn scene(driver: Driver, run: Run) -> App {
     app.finish();
     app.cleanup();
     let walk = common::load_walk(&mut app);
+    let clips = Clips {
+        walk: walk.clone(),
+        idle: common::load_sa_clip(&mut app, "idle"),
+        wave: common::load_sa_clip(&mut app, "wave"),
+    };
+    let graph = match driver {
+        Driver::Graph(n) => {
+            let (graph, nodes) = graph(&clips, n);
+            let handle = app
+                .world_mut()
+                .resource_mut::<Assets<AnimationGraph>>()
+                .add(graph);
+            Some((handle, nodes))
+        }
+        _ => None,
+    };
     let character = humanoid::build(&humanoid::Spec {
         armature: Some((Quat::from_rotation_x(std::f32::consts::FRAC_PI_2), 0.01)),
         ..humanoid::Spec::new(humanoid::Naming::Mixamo("mixamorig:"), humanoid::Arms::T)
@@ -157,6 +289,21 @@ fn scene(driver: Driver, run: Run) -> App {
             }
             Driver::AnimationPlayer => {
                 e.insert(PlayAnimation::looping(walk.clone()));
+            }
+            Driver::Layers(n) => {
+                e.insert(layers(&clips, n, i));
+            }
+            Driver::Graph(_) => {
+                let (handle, nodes) = graph.as_ref().unwrap();
+                let mut player = AnimationPlayer::default();
+                for &(node, weight) in nodes {
+                    player
+                        .play(node)
+                        .repeat()
+                        .set_weight(weight)
+                        .seek_to(phase(i));
+                }
+                e.insert((AnimationGraphHandle(handle.clone()), player));
             }
             Driver::CharactersIdle | Driver::Retarget | Driver::Crowd => unreachable!(),
         }
@@ -201,6 +348,21 @@ fn frames(c: &mut Criterion) {
         }
         g.finish();
     }
+    let mut g = c.benchmark_group("layers");
+    g.sample_size(20);
+    let mut idle = scene(Driver::Idle, ONE_THREAD);
+    g.bench_function("idle", |b| b.iter(|| idle.update()));
+    drop(idle);
+    for n in [1, 2, 4] {
+        for (name, driver) in [
+            ("rigplay", Driver::Layers(n)),
+            ("bevy_animation", Driver::Graph(n)),
+        ] {
+            let mut app = scene(driver, ONE_THREAD);
+            g.bench_function(format!("{name}, {n} layers"), |b| b.iter(|| app.update()));
+        }
+    }
+    g.finish();
 }
 
 fn growth(c: &mut Criterion) {

@@ -12,6 +12,14 @@
 //! * `pose/sample_streams`: `pose/sample` with the clip laid out as key streams read into a
 //!   per-character cache (`KeyLayout::Streams`, what clips whose channels share no key times
 //!   get) instead of on one shared timeline (what the SA clips get);
+//! * `pose/sample_real_walk`, `pose/sample_real_partial`: `pose/sample` on clips keyed as real
+//!   SA packages are (built here, not from the bundled frame-grid samples): a walk whose 19
+//!   bones share 33 key times while 13 have 2 keys, and an upper-body weapon partial whose 16
+//!   bones have 17, 19 and 20 keys each (times that do not line up). Which layout each takes
+//!   (shared timeline or streams) is printed;
+//! * `pose/mix2_partial`, `pose/mix4`: the games' mix (`pose::mix`) of the walk and the partial
+//!   at 0.5 over it, and of four layers (two full at 0.6 / 0.4, the partial at 0.5 with an
+//!   upper-body mask, an additive layer on the left arm at 0.3), sampling included;
 //! * `pose/baseline_sampler`: `Clip::sample` with a `ClipCursor` for the work of
 //!   `pose/sample` (one clip into one `BonePose` per track).
 //!
@@ -222,6 +230,7 @@ fn pose(c: &mut Criterion) {
             black_box(&crowd.characters);
         })
     });
+    real_packages(&mut g);
     g.bench_function("baseline_sampler", |b| {
         let duration = walk.duration();
         let mut times: Vec<f32> = phases(0x2545_F491_4F6C_DD1D)
@@ -244,6 +253,165 @@ fn pose(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// A clip keyed as a real package: per track (joint, key count), `n` keys evenly over 1.2 s
+/// turning about an axis of the joint's own, plus translations on the root.
+fn real_clip(name: &str, tracks: &[(usize, usize)], skeleton: &Skeleton) -> Clip {
+    use rigplay::anim::{BoneRef, BoneTrack, ClipBuilder};
+    let mut b = ClipBuilder::new(name);
+    for &(joint, n) in tracks {
+        let times: Vec<f32> = (0..n).map(|k| 1.2 * k as f32 / (n - 1) as f32).collect();
+        let axis = Vec3::new(1.0, joint as f32 * 0.37, 0.5).normalize();
+        let rotations: Vec<Quat> = times
+            .iter()
+            .map(|t| Quat::from_axis_angle(axis, (t * 3.0 + joint as f32).sin() * 0.6))
+            .collect();
+        let times = b.times(&times).unwrap();
+        let rotation = Some(b.rotations(times, &rotations).unwrap());
+        let translation = (joint == 0).then(|| {
+            let v: Vec<Vec3> = (0..n)
+                .map(|k| Vec3::new(0.0, k as f32 * 0.05, 1.0))
+                .collect();
+            b.translations(times, &v).unwrap()
+        });
+        let bone = &skeleton.bones[joint];
+        b.track(BoneTrack {
+            bone: BoneRef {
+                name: bone.name.clone(),
+                id: bone.id,
+            },
+            rotation,
+            translation,
+            scale: None,
+        });
+    }
+    b.build()
+}
+
+/// The sampling and mixing of clips keyed as real packages (see the module documentation).
+fn real_packages(g: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>) {
+    use rigplay::anim::layers::BoneMask;
+    use rigplay::anim::pose::{MixLayer, TranslationRule, mix};
+    let sa = Skeleton::gta_sa();
+    let skeleton = sa.pose_skeleton().expect("flat");
+    let names: Vec<&str> = sa.bones.iter().map(|b| b.name.as_str()).collect();
+    let parents: Vec<Option<usize>> = sa.bones.iter().map(|b| b.parent).collect();
+    let upper = BoneMask::UpperBody.resolve(&names, &parents).weights;
+    let left_arm = BoneMask::LeftArm.resolve(&names, &parents).weights;
+    let walk_tracks: Vec<(usize, usize)> =
+        (0..32).map(|j| (j, if j < 19 { 33 } else { 2 })).collect();
+    let partial_tracks: Vec<(usize, usize)> = (0..32)
+        .filter(|&j| upper[j] == 1.0)
+        .take(16)
+        .enumerate()
+        .map(|(k, j)| (j, [17, 19, 20][k % 3]))
+        .collect();
+    let walk = real_clip("walk", &walk_tracks, &sa);
+    let partial = real_clip("partial", &partial_tracks, &sa);
+    let lay = |c: &Clip| PoseClip::new(c, &skeleton, &sa.bind(c).targets);
+    let (walk_l, partial_l, idle_l) = (lay(&walk), lay(&partial), lay(&sa_clip("idle")));
+    for (name, l) in [("real walk", &walk_l), ("real partial", &partial_l)] {
+        match l.timeline_keys() {
+            Some(k) => eprintln!("pose: {name}: a shared timeline of {k} key times"),
+            None => eprintln!("pose: {name}: key streams"),
+        }
+    }
+    let n = characters();
+    let ph = phases(0x2545_F491_4F6C_DD1D);
+    struct Layered {
+        t: f32,
+        cursors: [PoseCursor; 4],
+        poses: [LocalPose; 4],
+        out: LocalPose,
+    }
+    let fresh = || -> Vec<Layered> {
+        (0..n)
+            .map(|i| Layered {
+                t: ph[i] * 1.2,
+                cursors: std::array::from_fn(|_| PoseCursor::default()),
+                poses: std::array::from_fn(|_| LocalPose::new(32)),
+                out: LocalPose::new(32),
+            })
+            .collect()
+    };
+    for (name, clip) in [
+        ("sample_real_walk", &walk_l),
+        ("sample_real_partial", &partial_l),
+    ] {
+        let mut crowd = fresh();
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                for c in &mut crowd {
+                    c.t = wrap_time(c.t + STEP, clip.duration(), WrapMode::Loop);
+                    sample(clip, c.t, &mut c.cursors[0], &mut c.poses[0]);
+                }
+                black_box(&crowd);
+            })
+        });
+    }
+    let mut reference = LocalPose::new(32);
+    sample(&idle_l, 0.0, &mut PoseCursor::new(&idle_l), &mut reference);
+    for (name, count) in [("mix2_partial", 2), ("mix4", 4)] {
+        let mut crowd = fresh();
+        let clips: [&PoseClip; 4] = if count == 2 {
+            [&walk_l, &partial_l, &walk_l, &walk_l]
+        } else {
+            [&walk_l, &idle_l, &partial_l, &idle_l]
+        };
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                for c in &mut crowd {
+                    c.t = wrap_time(c.t + STEP, 1.2, WrapMode::Loop);
+                    for k in 0..count {
+                        let t = c.t.min(clips[k].duration());
+                        sample(clips[k], t, &mut c.cursors[k], &mut c.poses[k]);
+                    }
+                    let layer = |k: usize, w: f32| MixLayer {
+                        pose: &c.poses[k],
+                        clip: clips[k],
+                        weight: w,
+                        partial: false,
+                        mask: None,
+                        additive: None,
+                    };
+                    let layers = if count == 2 {
+                        [
+                            layer(0, 1.0),
+                            MixLayer {
+                                partial: true,
+                                ..layer(1, 0.5)
+                            },
+                            layer(0, 0.0),
+                            layer(0, 0.0),
+                        ]
+                    } else {
+                        [
+                            layer(0, 0.6),
+                            layer(1, 0.4),
+                            MixLayer {
+                                partial: true,
+                                mask: Some(&upper),
+                                ..layer(2, 0.5)
+                            },
+                            MixLayer {
+                                mask: Some(&left_arm),
+                                additive: Some(&reference),
+                                ..layer(3, 0.3)
+                            },
+                        ]
+                    };
+                    mix(
+                        &layers[..count],
+                        skeleton.rest(),
+                        TranslationRule::Absolute,
+                        &mut c.out,
+                    );
+                }
+                black_box(&crowd);
+            })
+        });
+    }
 }
 
 /// The floor kernel's clip: `keys` uniformly spaced keys for `joints` joints, key-major

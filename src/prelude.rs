@@ -1,13 +1,15 @@
 //! What a game that plays rigplay's formats usually needs: `use rigplay::prelude::*;`.
 
+pub use crate::anim::layers::{BoneMask, Layer, LayerFlags};
 pub use crate::anim::{BonePose, Clip, PlayMode, WrapMode};
 pub use crate::skeleton::GtaGame;
 
 #[cfg(feature = "bevy")]
 pub use crate::plugin::{
-    AnieDisplay, AnieFrames, AniePlugin, AnieProject, AnieRig, CharacterAxes, CrowdCharacter,
-    CrowdPose, Dan, DanAssetLabel, DanPlugin, DffModel, DffPlugin, FlatSkeleton, GtaModel,
-    GtaSkeleton, Ifp, IfpAssetLabel, IfpPlugin, PlayAnimation, Playback, PlaybackFinished,
-    PlaybackLooped, PlaybackPlugin, Retarget, RetargetMode, RetargetReport, RootMotion,
-    RootMotionMode, SkeletalClip, SkeletalPlugin, SkeletonGizmos,
+    AnieDisplay, AnieFrames, AniePlugin, AnieProject, AnieRig, CharacterAxes, ClipLayers,
+    CrowdCharacter, CrowdPose, Dan, DanAssetLabel, DanPlugin, DffModel, DffPlugin, FlatSkeleton,
+    GtaModel, GtaSkeleton, Ifp, IfpAssetLabel, IfpPlugin, LayerFinished, LayerLooped, LayerRemoved,
+    LayerReport, PlayAnimation, Playback, PlaybackFinished, PlaybackLooped, PlaybackPlugin,
+    Retarget, RetargetMode, RetargetReport, RootMotion, RootMotionMode, SkeletalClip,
+    SkeletalPlugin, SkeletonGizmos,
 };

@@ -32,6 +32,8 @@ mod bevy_dff;
 #[cfg(feature = "bevy")]
 mod bevy_ifp;
 #[cfg(feature = "bevy")]
+mod bevy_layers;
+#[cfg(feature = "bevy")]
 mod bevy_meta;
 #[cfg(feature = "bevy")]
 mod bevy_playback;

@@ -44,3 +44,20 @@ pub fn load_walk(app: &mut App) -> Handle<AnimationClip> {
     }
     walk
 }
+
+/// Loads a clip of the bundled SA package (`anims/sa_ped.ifp#NAME`) and runs frames until it
+/// is loaded.
+#[allow(dead_code)]
+pub fn load_sa_clip(app: &mut App, name: &str) -> Handle<AnimationClip> {
+    let clip: Handle<AnimationClip> = app
+        .world()
+        .resource::<AssetServer>()
+        .load(format!("anims/sa_ped.ifp#{name}"));
+    while !matches!(
+        app.world().resource::<AssetServer>().load_state(clip.id()),
+        LoadState::Loaded
+    ) {
+        app.update();
+    }
+    clip
+}

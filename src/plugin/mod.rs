@@ -53,12 +53,13 @@ pub use playback::{
     Playback, PlaybackFinished, PlaybackLooped, PlaybackPlugin, PlaybackStep, PlaybackSystems,
 };
 pub use skeletal::{
-    BoneLink, CharacterAxes, ClipInfo, ClipRegistry, ClipSettings, CrowdCharacter, CrowdPose,
-    GtaBoneId, PlayAnimation, PlayingNode, Retarget, RetargetMode, RetargetReport, RigBone,
-    RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin, SkeletonBones, SkeletonGizmoGroup,
-    SkeletonGizmos, UnmatchedTracks, animation_clip, bone_target_id, named_bone_target_id,
-    root_track,
+    BoneLink, CharacterAxes, ClipInfo, ClipLayers, ClipRegistry, ClipSettings, CrowdCharacter,
+    CrowdPose, GtaBoneId, LayerFinished, LayerLooped, LayerRemoved, LayerReport, PlayAnimation,
+    PlayingNode, Retarget, RetargetMode, RetargetReport, RigBone, RootMotion, RootMotionMode,
+    SkeletalClip, SkeletalPlugin, SkeletonBones, SkeletonGizmoGroup, SkeletonGizmos,
+    UnmatchedTracks, animation_clip, bone_target_id, named_bone_target_id, root_track,
 };
 
 pub use crate::anim::PlayMode;
+pub use crate::anim::layers::{BoneMask, Layer, LayerFlags};
 pub use crate::skeleton::GtaGame;

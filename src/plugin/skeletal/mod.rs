@@ -9,6 +9,7 @@ mod bones;
 mod clip;
 mod crowd;
 mod gizmos;
+mod layers;
 mod play_animation;
 mod registry;
 mod retarget;
@@ -23,6 +24,7 @@ pub use bones::{
 pub use clip::{animation_clip, root_track};
 pub use crowd::{CrowdCharacter, CrowdPose};
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
+pub use layers::{ClipLayers, LayerFinished, LayerLooped, LayerRemoved, LayerReport};
 pub use play_animation::{PlayAnimation, PlayingNode};
 pub use registry::{ClipInfo, ClipRegistry};
 pub use retarget::{CharacterAxes, Retarget, RetargetMode, RetargetReport, UnmatchedTracks};
@@ -75,6 +77,7 @@ impl Plugin for SkeletalPlugin {
             .register_type::<Retarget>()
             .register_type::<RootMotion>()
             .add_observer(sample::note_new_bone)
+            .add_observer(layers::unbind_layers)
             .add_observer(retarget::note_new_name)
             .add_systems(
                 Update,
@@ -93,10 +96,13 @@ impl Plugin for SkeletalPlugin {
                     root_motion::extract_root_motion
                         .after(bevy::app::AnimationSystems)
                         .before(TransformSystems::Propagate),
-                    sample::prepare_skeletal.in_set(PlaybackSystems::Prepare),
+                    (sample::prepare_skeletal, layers::bind_layers)
+                        .in_set(PlaybackSystems::Prepare),
+                    layers::advance_layers.in_set(PlaybackSystems::Advance),
                     (
                         sample::sample_skeletal,
                         sample::apply_skeletal,
+                        layers::sample_layers,
                         sample::write_posed_bones,
                     )
                         .chain()

@@ -4,7 +4,7 @@
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 use super::{ClipInfo, ClipRegistry, PlayAnimation, PlayingNode, RootMotionMode};
-use crate::anim::PlayMode;
+use crate::anim::{PlayMode, PlayStep, WrapMode};
 use crate::coords::gta_vec_to_bevy;
 use crate::plugin::Playback;
 use bevy::prelude::*;
@@ -81,7 +81,13 @@ pub(crate) fn extract_root_motion(
             }
         };
         let laps = now.2.saturating_sub(c0) as i32;
-        let delta = gta_vec_to_bevy(root_displacement(&info, t0, now.1, laps));
+        let delta = gta_vec_to_bevy(root_displacement(
+            &info,
+            t0,
+            now.1,
+            laps,
+            info.settings.wrap_mode(),
+        ));
         motion.move_by(delta, &mut transform);
         motion.last = Some(now);
     }
@@ -89,28 +95,63 @@ pub(crate) fn extract_root_motion(
 
 /// The root's movement (GTA axes, on the clip's extracted axes) from time `from` to time `to`
 /// of a clip, `laps` wraps apart: each lap adds the distance from the first key to the last.
-pub(crate) fn root_displacement(info: &ClipInfo, from: f32, to: f32, laps: i32) -> Vec3 {
-    let clip = &info.clip;
+/// Times are brought into the clip by `wrap`.
+pub(crate) fn root_displacement(
+    info: &ClipInfo,
+    from: f32,
+    to: f32,
+    laps: i32,
+    wrap: WrapMode,
+) -> Vec3 {
+    let at = |t: f32| root_at(info, t);
+    let wrapped = |t: f32| at(info.clip.wrap_time(t, wrap));
+    wrapped(to) - wrapped(from) + (at(info.clip.duration()) - at(0.0)) * laps as f32
+}
+
+/// The root's translation at time `t` on the clip's extracted axes (zero without a root track).
+fn root_at(info: &ClipInfo, t: f32) -> Vec3 {
     let axes = info.settings.root_motion.extracted_axes();
     let Some(root) = info.root_track else {
         return Vec3::ZERO;
     };
-    let at = |t: f32| clip.sample_track(root, t).translation.unwrap_or_default() * axes;
-    let wrapped = |t: f32| at(clip.wrap_time(t, info.settings.wrap_mode()));
-    wrapped(to) - wrapped(from) + (at(clip.duration()) - at(0.0)) * laps as f32
+    info.clip
+        .sample_track(root, t)
+        .translation
+        .unwrap_or_default()
+        * axes
 }
 
-/// How far a character's clip moved its root in the playhead's last step (GTA axes, on the
-/// clip's extracted axes): zero unless the clip's root motion is extracted and a looping
-/// playhead moved.
-pub(crate) fn step_displacement(info: &ClipInfo, playback: &Playback) -> Vec3 {
-    let step = playback.last_step();
-    let moving = matches!(info.settings.root_motion, RootMotionMode::Extract { .. })
-        && step.step != 0.0
-        && playback.mode == PlayMode::Loop;
-    if moving {
-        root_displacement(info, step.from, playback.time, step.laps)
-    } else {
-        Vec3::ZERO
+/// How far a playhead's step moved a clip's root (GTA axes, on the extracted axes): zero unless
+/// the clip's root motion is extracted and the playhead moved. A looping play adds a lap's
+/// distance per wrap; a play that does not loop follows the root from where it was to where it
+/// is (the path of a ping-pong turn folds back on itself, so its ends are all that count).
+pub(crate) fn playhead_displacement(
+    info: &ClipInfo,
+    step: &PlayStep,
+    to: f32,
+    mode: PlayMode,
+) -> Vec3 {
+    if !matches!(info.settings.root_motion, RootMotionMode::Extract { .. }) || step.step == 0.0 {
+        return Vec3::ZERO;
     }
+    match mode {
+        PlayMode::Loop => root_displacement(info, step.from, to, step.laps, WrapMode::Loop),
+        PlayMode::Once | PlayMode::PingPong => {
+            let d = info.clip.duration();
+            root_at(info, to.clamp(0.0, d)) - root_at(info, step.from.clamp(0.0, d))
+        }
+    }
+}
+
+/// How far a character's clip moved its root in the playhead's last step (see
+/// [`playhead_displacement`]).
+pub(crate) fn step_displacement(info: &ClipInfo, playback: &Playback) -> Vec3 {
+    let s = playback.last_step();
+    let step = PlayStep {
+        from: s.from,
+        step: s.step,
+        laps: s.laps,
+        finished: s.finished,
+    };
+    playhead_displacement(info, &step, playback.time, playback.mode)
 }

@@ -5,9 +5,10 @@
 //!
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
+use super::layers::LayerBinding;
 use super::{
-    ClipInfo, ClipRegistry, Retarget, RetargetMode, RigBone, RootMotion, UnmatchedTracks,
-    step_displacement,
+    ClipInfo, ClipLayers, ClipRegistry, Retarget, RetargetMode, RigBone, RootMotion,
+    UnmatchedTracks, step_displacement,
 };
 use crate::anim::pose::{self, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
 use crate::anim::retarget::{
@@ -158,7 +159,7 @@ pub(crate) struct PoseLayouts(
 
 impl PoseLayouts {
     /// `info`'s clip laid out for `bones`, with `tracks` saying which bone each track drives.
-    fn get(
+    pub(super) fn get(
         &mut self,
         id: AssetId<AnimationClip>,
         info: &Arc<ClipInfo>,
@@ -200,10 +201,10 @@ impl PoseLayouts {
 /// Set when a bone appears anywhere, so that characters bind again (cheaper than scanning every
 /// bone for `Added<RigBone>` each frame).
 #[derive(Resource, Default)]
-pub(crate) struct BonesChanged(pub(crate) bool);
+pub(crate) struct BonesChanged(pub(crate) u64);
 
 pub(crate) fn note_new_bone(_: On<Add, RigBone>, mut changed: ResMut<BonesChanged>) {
-    changed.0 = true;
+    changed.0 = changed.0.wrapping_add(1);
 }
 
 /// On a bone that a character's clip drives through the pose pipeline: the character and the
@@ -211,21 +212,21 @@ pub(crate) fn note_new_bone(_: On<Add, RigBone>, mut changed: ResMut<BonesChange
 /// the world stores them (one look-up per character, not one per bone).
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct PosedBy {
-    character: Entity,
-    bone: u32,
+    pub(super) character: Entity,
+    pub(super) bone: u32,
 }
 
 /// A set of bone indices: the first 64 in the binding itself (what [`write_posed_bones`] reads
 /// for every bone of most skeletons), the rest beside it.
 #[derive(Debug, Clone, Default)]
-struct BoneSet {
+pub(super) struct BoneSet {
     low: u64,
     high: Vec<u64>,
 }
 
 impl BoneSet {
     /// Adds `b`; whether it was in already.
-    fn insert(&mut self, b: usize) -> bool {
+    pub(super) fn insert(&mut self, b: usize) -> bool {
         let (word, bit) = if b < 64 {
             (&mut self.low, b)
         } else {
@@ -243,7 +244,7 @@ impl BoneSet {
     /// The set as a loop reads it: its first word copied (kept in a register, where a loop
     /// that writes transforms would read it from the set again for every bone).
     #[inline]
-    fn view(&self) -> BoneSetView<'_> {
+    pub(super) fn view(&self) -> BoneSetView<'_> {
         BoneSetView {
             low: self.low,
             high: &self.high,
@@ -253,14 +254,14 @@ impl BoneSet {
 
 /// A [`BoneSet`] read in a loop ([`BoneSet::view`]).
 #[derive(Clone, Copy)]
-struct BoneSetView<'a> {
+pub(super) struct BoneSetView<'a> {
     low: u64,
     high: &'a [u64],
 }
 
 impl BoneSetView<'_> {
     #[inline]
-    fn contains(self, b: usize) -> bool {
+    pub(super) fn contains(self, b: usize) -> bool {
         let word = if b < 64 {
             self.low
         } else {
@@ -282,13 +283,13 @@ pub(crate) struct PoseSource {
     /// samples it.
     timeline: bool,
     /// How the driven bones are posed this frame.
-    pass: BonePass,
+    pub(super) pass: BonePass,
     /// The clip laid out for the character's bones ([`PlaybackBinding::layout`]).
     layout: Option<Arc<PoseClip>>,
     /// The root bone and its held axes, when the clip's root motion is extracted.
     hold: Option<(usize, RootHold)>,
     /// The bones the clip drives (tagged [`PosedBy`]).
-    driven: BoneSet,
+    pub(super) driven: BoneSet,
     /// On a shared-timeline clip, the segment sampled last
     /// ([`PoseCursor::timeline_segment`]).
     segment: AtomicU32,
@@ -306,12 +307,13 @@ struct Bound {
 
 /// How [`write_posed_bones`] poses a character's bones this frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum BonePass {
+pub(super) enum BonePass {
     /// Not at all: [`apply_skeletal`] writes them, or nothing does.
     #[default]
     Off,
     /// From the pose [`sample_skeletal`] sampled into the binding (a clip laid out as streams,
-    /// whose per-instance cache must move forward with the character).
+    /// whose per-instance cache must move forward with the character), or that
+    /// [`super::layers`] mixed from a character's layers.
     Sampled,
     /// It samples the clip itself as it reaches the character's bones (a clip on a shared
     /// timeline: sampling needs no state of the character's, and the pose is written while it
@@ -584,7 +586,7 @@ impl Retargeted {
     }
 }
 
-fn bind_tracks(
+pub(super) fn bind_tracks(
     info: &ClipInfo,
     bones: &[(Entity, BonePose, AnimationTargetId)],
 ) -> Vec<Option<usize>> {
@@ -700,16 +702,20 @@ fn unmatched_tracks(
 pub(crate) fn prepare_skeletal(
     mut commands: Commands,
     registry: Res<ClipRegistry>,
-    mut characters: Query<(
-        Entity,
-        &mut Playback,
-        &mut SkeletalClip,
-        Option<&mut PlaybackBinding>,
-        Option<&mut PoseSource>,
-        Option<Ref<Retarget>>,
-    )>,
+    mut characters: Query<
+        (
+            Entity,
+            &mut Playback,
+            &mut SkeletalClip,
+            Option<&mut PlaybackBinding>,
+            Option<&mut PoseSource>,
+            Option<Ref<Retarget>>,
+        ),
+        Without<ClipLayers>,
+    >,
     rig_bones: Query<&RigBone>,
-    mut bones_changed: ResMut<BonesChanged>,
+    bones_changed: Res<BonesChanged>,
+    mut bones_seen: Local<u64>,
     children: Query<&Children>,
     nodes: Query<(&Transform, Option<&Name>, &ChildOf)>,
     mut reported: Local<std::collections::HashSet<(Entity, AssetId<AnimationClip>)>>,
@@ -718,7 +724,8 @@ pub(crate) fn prepare_skeletal(
 ) {
     let generation = registry.generation();
     // Characters are bound again when their clip changes or bones appeared anywhere.
-    let bones_added = std::mem::take(&mut bones_changed.0);
+    let bones_added = bones_changed.0 != *bones_seen;
+    *bones_seen = bones_changed.0;
     for (entity, mut playback, mut skeletal, binding, source, retarget) in &mut characters {
         let (Some(mut binding), Some(mut source)) = (binding, source) else {
             commands
@@ -923,12 +930,15 @@ pub(crate) fn prepare_skeletal(
 /// playhead's time, spread over the task pool's threads: each character touches only its own
 /// components. [`apply_skeletal`] then writes the bones' transforms.
 pub(crate) fn sample_skeletal(
-    mut characters: Query<(
-        &Playback,
-        &SkeletalClip,
-        &mut PlaybackBinding,
-        &mut PoseSource,
-    )>,
+    mut characters: Query<
+        (
+            &Playback,
+            &SkeletalClip,
+            &mut PlaybackBinding,
+            &mut PoseSource,
+        ),
+        Without<ClipLayers>,
+    >,
 ) {
     characters
         .par_iter_mut()
@@ -981,14 +991,17 @@ pub(crate) fn sample_skeletal(
 pub(crate) fn apply_skeletal(
     time: Res<Time>,
     registry: Res<ClipRegistry>,
-    mut characters: Query<(
-        Entity,
-        &Playback,
-        &mut SkeletalClip,
-        &mut PlaybackBinding,
-        &PoseSource,
-        Option<&mut RootMotion>,
-    )>,
+    mut characters: Query<
+        (
+            Entity,
+            &Playback,
+            &mut SkeletalClip,
+            &mut PlaybackBinding,
+            &PoseSource,
+            Option<&mut RootMotion>,
+        ),
+        Without<ClipLayers>,
+    >,
     mut transforms: Query<&mut Transform>,
 ) {
     let dt = time.delta_secs();
@@ -1169,8 +1182,9 @@ pub(crate) fn apply_skeletal(
 /// iteration. A bone's change tick is set only when its transform is written. On more than one
 /// thread, the columns are cut into runs spread over the compute task pool.
 pub(crate) fn write_posed_bones(
-    characters: Query<(&'static Playback, &'static PoseSource), With<SkeletalClip>>,
+    characters: Query<(Option<&'static Playback>, &'static PoseSource)>,
     bindings: Query<&'static PlaybackBinding>,
+    layered: Query<&'static LayerBinding>,
     mut bones: Query<(&PosedBy, &mut Transform)>,
     scratch: Local<Parallel<BoneScratch>>,
 ) {
@@ -1187,6 +1201,7 @@ pub(crate) fn write_posed_bones(
     let reader = CharacterReader {
         characters: &characters,
         bindings: &bindings,
+        layered: &layered,
     };
     let Some(this_run) = tables.first_mut().map(|t| t.2.this_run()) else {
         return;
@@ -1285,8 +1300,9 @@ impl<'a> BoneSlice<'a> {
 
 /// What [`write_posed_bones`] reads of the characters.
 struct CharacterReader<'a, 'w, 's> {
-    characters: &'a Query<'w, 's, (&'static Playback, &'static PoseSource), With<SkeletalClip>>,
+    characters: &'a Query<'w, 's, (Option<&'static Playback>, &'static PoseSource)>,
     bindings: &'a Query<'w, 's, &'static PlaybackBinding>,
+    layered: &'a Query<'w, 's, &'static LayerBinding>,
 }
 
 impl CharacterReader<'_, '_, '_> {
@@ -1355,6 +1371,7 @@ impl CharacterReader<'_, '_, '_> {
             .filter(|(_, source)| source.pass != BonePass::Off)?;
         if source.pass == BonePass::Sample
             && let Some(layout) = &source.layout
+            && let Some(playback) = playback
         {
             let BoneScratch { cursor, pose } = scratch;
             cursor.resume_at(layout, source.segment.load(Ordering::Relaxed));
@@ -1367,7 +1384,11 @@ impl CharacterReader<'_, '_, '_> {
             }
             Some((source, None))
         } else {
-            Some((source, Some(&self.bindings.get(character).ok()?.local)))
+            let pose = match self.layered.get(character) {
+                Ok(layered) => layered.pose(),
+                Err(_) => &self.bindings.get(character).ok()?.local,
+            };
+            Some((source, Some(pose)))
         }
     }
 }

@@ -1,0 +1,683 @@
+//! [`ClipLayers`] in Bevy: many clips on one character, blended by the games' rule
+//! (`docs/formats/ifp.md` §3.3–§3.6), on fixtures shaped like real SA packages: a walk whose
+//! bones share 33 key times while others have 2 keys, and upper-body partial clips (weapon and
+//! chat packages) driving 2, 3, 9, 15 and 16 bones with 17, 19 and 20 keys, some bones named
+//! other ways (`"Spine 1"`, `"normal"`) and a track for a bone the ped lacks. Also: fades and
+//! movement sync through Bevy, layer events, root motion by weight, and bad input (a layer
+//! whose clip is missing, broken or reloaded broken; NaN and negative weights; masks naming
+//! unknown bones).
+
+use crate::bevy_ifp::{app, app_in, load};
+use crate::bytes::Bytes;
+use bevy::asset::io::memory::Dir;
+use bevy::prelude::*;
+use rigplay::anim::BonePose;
+use rigplay::anim::layers::{BoneMask, Layer, LayerFlags};
+use rigplay::plugin::*;
+use rigplay::skeleton::Skeleton;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// One track of a fixture clip: name and bone id as stored, and keys (time in 1/60 s ticks,
+/// rotation, translation when the track has translation keys).
+struct Track {
+    name: String,
+    id: i32,
+    keys: Vec<(i16, Quat, Option<Vec3>)>,
+}
+
+/// An ANP3 package written field by field (§2.1–§2.5): per clip a 36-byte header (name, bone
+/// count, frame data size, 1), per track a 36-byte header (name, frame type 3 = compressed
+/// rotation or 4 = with translation, key count, bone id), then its keys as i16: x, y, z, w
+/// × 4096, the time in ticks, and for type 4 the translation × 1024.
+fn anp3(package: &str, clips: &[(&str, &[Track])]) -> Vec<u8> {
+    let q16 = |v: f32| (v * 4096.0).round() as i16;
+    let t16 = |v: f32| (v * 1024.0).round() as i16;
+    let mut b = Bytes::new();
+    b.sized(b"ANP3", |b| {
+        b.fixed(package, 24, &[]).u32(clips.len() as u32);
+        for (name, tracks) in clips {
+            let size: usize = tracks
+                .iter()
+                .map(|t| t.keys.len() * if t.keys[0].2.is_some() { 16 } else { 10 })
+                .sum();
+            b.fixed(name, 24, &[])
+                .u32(tracks.len() as u32)
+                .u32(size as u32)
+                .u32(1);
+            for t in *tracks {
+                let translated = t.keys[0].2.is_some();
+                b.fixed(&t.name, 24, &[])
+                    .u32(if translated { 4 } else { 3 })
+                    .u32(t.keys.len() as u32)
+                    .i32(t.id);
+                for (tick, q, p) in &t.keys {
+                    b.i16s(&[q16(q.x), q16(q.y), q16(q.z), q16(q.w), *tick]);
+                    if let Some(p) = p {
+                        b.i16s(&[t16(p.x), t16(p.y), t16(p.z)]);
+                    }
+                }
+            }
+        }
+    });
+    b.done()
+}
+
+/// `n` keys from 0 to 1 s (60 ticks), turning `degrees · k / (n − 1)` about `axis`.
+fn turning(
+    n: usize,
+    axis: Vec3,
+    degrees: f32,
+    translation: Option<Vec3>,
+) -> Vec<(i16, Quat, Option<Vec3>)> {
+    (0..n)
+        .map(|k| {
+            let f = k as f32 / (n - 1) as f32;
+            let tick = (60.0 * f).round() as i16;
+            let q = Quat::from_axis_angle(axis.normalize(), (degrees * f).to_radians());
+            (tick, q, translation.map(|t| t * (1.0 + f)))
+        })
+        .collect()
+}
+
+/// The SA ped's bone names as written in fixtures (trimmed), ids and the upper body's bones.
+fn sa() -> (Skeleton, Vec<usize>) {
+    let sk = Skeleton::gta_sa();
+    let names: Vec<&str> = sk.bones.iter().map(|b| b.name.as_str()).collect();
+    let parents: Vec<Option<usize>> = sk.bones.iter().map(|b| b.parent).collect();
+    let upper = BoneMask::UpperBody.resolve(&names, &parents);
+    let upper = (0..names.len())
+        .filter(|&i| upper.weights[i] == 1.0)
+        .collect();
+    (sk, upper)
+}
+
+/// A full-body walk shaped like SA's: 8 bones on 33 shared key times, 4 bones with 2 keys; the
+/// root is written `"normal"` with id −1 (bound by name, case ignored), with translation.
+fn walk_tracks(sk: &Skeleton) -> Vec<Track> {
+    let by = |name: &str| sk.bones.iter().find(|b| b.name.trim() == name).unwrap();
+    let mut tracks = vec![Track {
+        name: "normal".into(),
+        id: -1,
+        keys: turning(33, Vec3::Z, 10.0, Some(Vec3::new(0.0, 0.3, 1.0))),
+    }];
+    for (i, name) in [
+        "Pelvis",
+        "Spine",
+        "Spine1",
+        "Neck",
+        "L UpperArm",
+        "R UpperArm",
+        "L Thigh",
+        "R Thigh",
+    ]
+    .iter()
+    .enumerate()
+    {
+        tracks.push(Track {
+            name: (*name).into(),
+            id: by(name).id.unwrap(),
+            keys: turning(
+                33,
+                Vec3::new(1.0, i as f32 * 0.3, 0.2),
+                40.0 + 5.0 * i as f32,
+                None,
+            ),
+        });
+    }
+    for name in ["Head", "L Calf", "R Calf", "L Hand"] {
+        tracks.push(Track {
+            name: name.into(),
+            id: by(name).id.unwrap(),
+            keys: turning(2, Vec3::Y, 25.0, None),
+        });
+    }
+    tracks
+}
+
+/// An upper-body partial of `n` bones (the first `n` of the upper body), with 17, 19 and 20
+/// keys in turn; Spine1 written `"Spine 1"` with id −1; with `tail`, a track for a bone the SA
+/// ped lacks.
+fn partial_tracks(sk: &Skeleton, upper: &[usize], n: usize, tail: bool) -> Vec<Track> {
+    let mut tracks: Vec<Track> = upper
+        .iter()
+        .take(n)
+        .enumerate()
+        .map(|(k, &b)| {
+            let bone = &sk.bones[b];
+            let (name, id) = if bone.name.trim() == "Spine1" {
+                ("Spine 1".to_string(), -1)
+            } else {
+                (bone.name.trim().to_string(), bone.id.unwrap())
+            };
+            Track {
+                name,
+                id,
+                keys: turning(
+                    [17, 19, 20][k % 3],
+                    Vec3::new(0.3, 1.0, k as f32 * 0.1),
+                    70.0,
+                    None,
+                ),
+            }
+        })
+        .collect();
+    if tail {
+        tracks.push(Track {
+            name: "Tail".into(),
+            id: 99,
+            keys: turning(3, Vec3::X, 30.0, None),
+        });
+    }
+    tracks
+}
+
+/// The games' rule for one bone (§3.3, §3.4 for SA), worked per bone in scalar code: each layer
+/// gives the bone's keyed rotation and translation (if it keys them), its weight and whether it
+/// is partial.
+fn games_rule(layers: &[(Option<Quat>, Option<Vec3>, f32, bool)], rest: BonePose) -> BonePose {
+    let partial: f32 = layers
+        .iter()
+        .filter(|l| l.3 && l.0.is_some())
+        .map(|l| l.2)
+        .sum();
+    let full = (1.0 - partial).max(0.0);
+    let (mut q, mut wr, mut t, mut wt) = (Vec4::ZERO, 0.0, Vec3::ZERO, 0.0);
+    for &(r, p, w, is_partial) in layers {
+        let w = if is_partial { w } else { w * full };
+        if let Some(r) = r {
+            let v = Vec4::from(r);
+            q += if q.dot(v) < 0.0 { -v } else { v } * w;
+            wr += w;
+        }
+        if let Some(p) = p {
+            t += p * w;
+            wt += w;
+        }
+    }
+    BonePose {
+        rotation: if wr > 0.0 && q.length() > 0.0 {
+            Quat::from_vec4(q.normalize())
+        } else {
+            rest.rotation
+        },
+        translation: if wt == 0.0 {
+            rest.translation
+        } else if wt > 1.0 {
+            t / wt
+        } else {
+            t + rest.translation * (1.0 - wt)
+        },
+        scale: Vec3::ONE,
+    }
+}
+
+/// The local transforms of a character's bones, in the skeleton's order.
+fn bones_of(app: &App, character: Entity) -> Vec<Transform> {
+    app.world()
+        .get::<SkeletonBones>(character)
+        .unwrap()
+        .0
+        .iter()
+        .map(|e| *app.world().get::<Transform>(*e).unwrap())
+        .collect()
+}
+
+/// A layer paused at `time`.
+fn paused(clip: Handle<AnimationClip>, time: f32) -> Layer<Handle<AnimationClip>> {
+    let mut layer = Layer::new(clip);
+    layer.playhead.paused = true;
+    layer.playhead.seek(time);
+    layer
+}
+
+/// Per bone of `sk`, what the clip `name` of `ifp` keys at `time`: rotation, translation.
+fn keyed(
+    app: &App,
+    ifp: &Handle<Ifp>,
+    name: &str,
+    sk: &Skeleton,
+    time: f32,
+) -> Vec<(Option<Quat>, Option<Vec3>)> {
+    let clip = app
+        .world()
+        .resource::<Assets<Ifp>>()
+        .get(ifp)
+        .unwrap()
+        .clip(name)
+        .unwrap()
+        .clip
+        .clone();
+    let mut out = vec![(None, None); sk.bones.len()];
+    for (track, target) in sk.bind(&clip).targets.iter().enumerate() {
+        if let Some(b) = target {
+            let s = clip.sample_track(track, time);
+            out[*b] = (s.rotation, s.translation);
+        }
+    }
+    out
+}
+
+/// `got` within 2e-5 rad and 0.1 mm of `want`.
+fn close(got: &Transform, want: &BonePose, what: &str) {
+    // |xyz| of the rotation between them: sin of half its angle, whatever the signs.
+    let d = (got.rotation.as_dquat().inverse() * want.rotation.as_dquat())
+        .xyz()
+        .length();
+    assert!(
+        d < 1e-5,
+        "{what}: rotation {} vs {} ({d})",
+        got.rotation,
+        want.rotation
+    );
+    assert!(
+        (got.translation - want.translation).length() < 1e-4,
+        "{what}: translation {} vs {}",
+        got.translation,
+        want.translation
+    );
+}
+
+#[test]
+fn partial_clips_shaped_like_weapon_and_chat_packages_blend_over_a_walk_as_the_games_do() {
+    let (sk, upper) = sa();
+    assert!(
+        upper.len() >= 16,
+        "the SA upper body has {} bones",
+        upper.len()
+    );
+    let walk = walk_tracks(&sk);
+    let sizes = [2, 3, 9, 15, 16];
+    let partials: Vec<Vec<Track>> = sizes
+        .iter()
+        .map(|&n| partial_tracks(&sk, &upper, n, n == 16))
+        .collect();
+    let names: Vec<String> = sizes.iter().map(|n| format!("gun{n}")).collect();
+    let mut clips: Vec<(&str, &[Track])> = vec![("walk", &walk)];
+    for (name, tracks) in names.iter().zip(&partials) {
+        clips.push((name, tracks));
+    }
+    let mut app = app(&[("ped.ifp", anp3("ped", &clips))], &[], 0.1);
+    let ifp: Handle<Ifp> = load(&mut app, "ped.ifp");
+    let walk_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#walk");
+    let t = 0.43;
+    let mut characters = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let gun: Handle<AnimationClip> = load(&mut app, &format!("ped.ifp#{name}"));
+        let mut layers = ClipLayers::default();
+        layers.push(paused(walk_clip.clone(), t));
+        let weight = [0.5, 0.25, 0.75, 1.0, 0.5][i];
+        layers.push(
+            paused(gun, t)
+                .with_flags(LayerFlags::PARTIAL)
+                .with_weight(weight)
+                .unwrap(),
+        );
+        let at = Transform::from_xyz(i as f32 * 2.0, 0.0, 0.0);
+        characters.push((
+            app.world_mut().spawn((GtaSkeleton::SA, layers, at)).id(),
+            weight,
+        ));
+    }
+    for _ in 0..3 {
+        app.update();
+    }
+    let base = keyed(&app, &ifp, "walk", &sk, t);
+    for ((character, weight), name) in characters.iter().zip(&names) {
+        let gun = keyed(&app, &ifp, name, &sk, t);
+        let got = bones_of(&app, *character);
+        let mut partial_bones = 0;
+        for b in 0..sk.bones.len() {
+            partial_bones += gun[b].0.is_some() as usize;
+            let want = games_rule(
+                &[
+                    (base[b].0, base[b].1, 1.0, false),
+                    (gun[b].0, gun[b].1, *weight, true),
+                ],
+                sk.bones[b].rest,
+            );
+            close(&got[b], &want, &format!("{name}, {}", sk.bones[b].name));
+        }
+        let n: usize = name[3..].parse().unwrap();
+        assert_eq!(partial_bones, n, "{name} drives {n} bones");
+        // A bone neither clip keys (the left foot) stays at rest.
+        let foot = sk
+            .bones
+            .iter()
+            .position(|b| b.name.trim() == "L Foot")
+            .unwrap();
+        assert!(base[foot].0.is_none() && gun[foot].0.is_none());
+        close(&got[foot], &sk.bones[foot].rest, "L Foot at rest");
+        let report = app
+            .world()
+            .get::<LayerReport>(*character)
+            .cloned()
+            .unwrap_or_default();
+        if n == 16 {
+            assert_eq!(report.unmatched_tracks.len(), 1, "{report:?}");
+            assert!(
+                report.unmatched_tracks[0].1[0].contains("Tail"),
+                "{report:?}"
+            );
+        } else {
+            assert!(report.unmatched_tracks.is_empty(), "{name}: {report:?}");
+        }
+    }
+    // A partial at weight 1 over a bone the base keys takes all of it (full scale 1 − 1 = 0),
+    // and the bones it does not key keep the whole base: checked above through the rule; here
+    // one bone by hand. The 15-bone clip (weight 1) keys Spine1: the bone is the partial's.
+    let spine1 = sk
+        .bones
+        .iter()
+        .position(|b| b.name.trim() == "Spine1")
+        .unwrap();
+    let gun15 = keyed(&app, &ifp, "gun15", &sk, t);
+    let got = bones_of(&app, characters[3].0);
+    assert!(got[spine1].rotation.dot(gun15[spine1].0.unwrap()).abs() > 1.0 - 1e-6);
+}
+
+#[test]
+fn a_layer_whose_clip_is_missing_broken_or_reloaded_broken_leaves_the_others_playing() {
+    let (sk, upper) = sa();
+    let walk = walk_tracks(&sk);
+    let gun = partial_tracks(&sk, &upper, 9, false);
+    let dir = Dir::default();
+    dir.insert_asset(Path::new("walk.ifp"), anp3("walk", &[("walk", &walk)]));
+    dir.insert_asset(
+        Path::new("gun.ifp"),
+        anp3("gun", &[("gun", &gun), ("spare", &gun)]),
+    );
+    let mut broken = anp3("bad", &[("gun", &gun)]);
+    broken.truncate(50);
+    dir.insert_asset(Path::new("bad.ifp"), broken);
+    let mut app = app_in(&dir, 0.1, ());
+    let ifp: Handle<Ifp> = load(&mut app, "walk.ifp");
+    let walk_clip: Handle<AnimationClip> = load(&mut app, "walk.ifp#walk");
+    let gun_clip: Handle<AnimationClip> = load(&mut app, "gun.ifp#gun");
+    let server = app.world().resource::<AssetServer>();
+    let missing: Handle<AnimationClip> = server.load("nowhere.ifp#gun");
+    let bad: Handle<AnimationClip> = server.load("bad.ifp#gun");
+    let t = 0.6;
+    let mut layers = ClipLayers::default();
+    let base = layers.push(paused(walk_clip, t));
+    let m = layers.push(paused(missing, t).with_flags(LayerFlags::PARTIAL));
+    let b = layers.push(paused(bad, t).with_flags(LayerFlags::PARTIAL));
+    let g = layers.push(
+        paused(gun_clip, t)
+            .with_flags(LayerFlags::PARTIAL)
+            .with_weight(0.5)
+            .unwrap(),
+    );
+    let character = app.world_mut().spawn((GtaSkeleton::SA, layers)).id();
+    for _ in 0..5 {
+        app.update();
+    }
+    let report = app.world().get::<LayerReport>(character).cloned().unwrap();
+    assert_eq!(report.clips_not_loaded, vec![m, b]);
+    let walk_keys = keyed(&app, &ifp, "walk", &sk, t);
+    let gun_ifp: Handle<Ifp> = load(&mut app, "gun.ifp");
+    let gun_keys = keyed(&app, &gun_ifp, "gun", &sk, t);
+    let expect = |gun_weight: Option<f32>| -> Vec<BonePose> {
+        (0..sk.bones.len())
+            .map(|i| {
+                let mut layers = vec![(walk_keys[i].0, walk_keys[i].1, 1.0, false)];
+                if let Some(w) = gun_weight {
+                    layers.push((gun_keys[i].0, gun_keys[i].1, w, true));
+                }
+                games_rule(&layers, sk.bones[i].rest)
+            })
+            .collect()
+    };
+    let check = |app: &App, want: &[BonePose], what: &str| {
+        for (i, (got, want)) in bones_of(app, character).iter().zip(want).enumerate() {
+            close(got, want, &format!("{what}: {}", sk.bones[i].name));
+        }
+    };
+    check(&app, &expect(Some(0.5)), "two of four layers loaded");
+
+    // The gun package reloaded broken while playing: the last good clip plays on.
+    let mut half = anp3("gun", &[("gun", &gun)]);
+    half.truncate(60);
+    dir.insert_asset(Path::new("gun.ifp"), half);
+    app.world().resource::<AssetServer>().reload("gun.ifp");
+    for _ in 0..20 {
+        app.update();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    check(&app, &expect(Some(0.5)), "after a broken reload");
+
+    // Reloaded without the clip: that layer is reported and the walk plays alone.
+    dir.insert_asset(Path::new("gun.ifp"), anp3("gun", &[("spare", &gun)]));
+    app.world().resource::<AssetServer>().reload("gun.ifp");
+    for _ in 0..200 {
+        app.update();
+        let report = app.world().get::<LayerReport>(character).cloned().unwrap();
+        if report.clips_not_loaded.contains(&g) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let report = app.world().get::<LayerReport>(character).cloned().unwrap();
+    assert_eq!(report.clips_not_loaded, vec![m, b, g]);
+    app.update();
+    check(&app, &expect(None), "the walk alone");
+    assert!(
+        app.world()
+            .get::<ClipLayers>(character)
+            .unwrap()
+            .get(base)
+            .is_some()
+    );
+}
+
+#[test]
+fn weights_that_are_not_numbers_or_negative_are_refused_and_masks_naming_unknown_bones_are_reported()
+ {
+    let (sk, upper) = sa();
+    let gun = partial_tracks(&sk, &upper, 9, false);
+    let mut app = app(&[("gun.ifp", anp3("gun", &[("gun", &gun)]))], &[], 0.1);
+    let clip: Handle<AnimationClip> = load(&mut app, "gun.ifp#gun");
+    assert!(Layer::new(clip.clone()).with_weight(f32::NAN).is_err());
+    assert!(Layer::new(clip.clone()).with_weight(-0.1).is_err());
+    let mut layers = ClipLayers::default();
+    let id = layers
+        .push(paused(clip, 0.2).with_mask(BoneMask::Bones(vec!["spine 1".into(), "Tail".into()])));
+    for bad in [f32::NAN, -1.0, f32::INFINITY] {
+        assert!(!layers.set_weight(id, bad));
+        assert_eq!(layers.get(id).unwrap().weight(), 1.0);
+    }
+    assert!(!layers.set_blend_delta(id, f32::NAN));
+    assert!(layers.set_weight(id, 0.7));
+    let character = app.world_mut().spawn((GtaSkeleton::SA, layers)).id();
+    for _ in 0..3 {
+        app.update();
+    }
+    let report = app.world().get::<LayerReport>(character).cloned().unwrap();
+    assert_eq!(
+        report.unknown_mask_bones,
+        vec![(id, vec!["Tail".to_string()])]
+    );
+    // Only Spine1 moves: every other bone is at rest (the mask leaves them out, and a lone
+    // layer's rotation is its own, whatever its weight).
+    let got = bones_of(&app, character);
+    for (b, bone) in sk.bones.iter().enumerate() {
+        let moved = got[b].rotation.dot(bone.rest.rotation).abs() < 1.0 - 1e-6;
+        assert_eq!(moved, bone.name.trim() == "Spine1", "{}", bone.name);
+    }
+}
+
+/// ANP3 with "walk" (1.2 s) and "run" (0.8 s), each a root turning about Z, and the root
+/// moving along GTA +Y by 1.2 m (walk) and 2.4 m (run) per cycle.
+fn walk_run() -> Vec<u8> {
+    let root = |secs: f32, metres: f32| Track {
+        name: "Root".into(),
+        id: 0,
+        keys: (0..=4)
+            .map(|k| {
+                let f = k as f32 / 4.0;
+                let tick = (secs * 60.0 * f).round() as i16;
+                (
+                    tick,
+                    Quat::from_rotation_z(f * 1.5),
+                    Some(Vec3::new(0.0, metres * f, 0.0)),
+                )
+            })
+            .collect(),
+    };
+    anp3(
+        "moves",
+        &[("walk", &[root(1.2, 1.2)]), ("run", &[root(0.8, 2.4)])],
+    )
+}
+
+#[test]
+fn walk_to_run_through_blend_animation_keeps_the_step_and_sends_layer_events() {
+    let mut app = app(&[("moves.ifp", walk_run())], &[], 0.05);
+    let walk: Handle<AnimationClip> = load(&mut app, "moves.ifp#walk");
+    let run: Handle<AnimationClip> = load(&mut app, "moves.ifp#run");
+    let removed = Arc::new(Mutex::new(Vec::new()));
+    let r = removed.clone();
+    app.add_observer(move |e: On<LayerRemoved>| r.lock().unwrap().push(e.layer));
+    let looped = Arc::new(Mutex::new(0));
+    let l = looped.clone();
+    app.add_observer(move |_: On<LayerLooped>| *l.lock().unwrap() += 1);
+    let mut layers = ClipLayers::default();
+    let w = layers.push(Layer::new(walk).with_flags(LayerFlags::MOVEMENT));
+    let character = app.world_mut().spawn((GtaSkeleton::SA, layers)).id();
+    for _ in 0..10 {
+        app.update();
+    }
+    let r = app
+        .world_mut()
+        .get_mut::<ClipLayers>(character)
+        .unwrap()
+        .blend_animation(run, 5.0, LayerFlags::MOVEMENT)
+        .unwrap();
+    let phase = |app: &App, id: u32, len: f32| {
+        let layers = app.world().get::<ClipLayers>(character).unwrap();
+        layers.get(id).map(|l| l.playhead.time / len)
+    };
+    for frame in 0..8 {
+        app.update();
+        if let (Some(pw), Some(pr)) = (phase(&app, w, 1.2), phase(&app, r, 0.8)) {
+            assert!((pw - pr).abs() < 1e-4, "frame {frame}: walk {pw}, run {pr}");
+        }
+    }
+    // Walk faded out at 5 per second (0.2 s) and was removed, with its event.
+    assert!(phase(&app, w, 1.2).is_none());
+    assert_eq!(*removed.lock().unwrap(), vec![w]);
+    for _ in 0..20 {
+        app.update();
+    }
+    assert!(*looped.lock().unwrap() >= 1);
+}
+
+/// The clip "lift" of `crate::bevy_playback`: the root rises 1 m along GTA +Y over 1 s.
+fn lift_meta(looping: bool) -> String {
+    format!(
+        r#"(
+    meta_format_version: "1.0",
+    asset: Load(
+        loader: "rigplay::plugin::IfpLoader",
+        settings: ( clips: {{ "lift": (looping: {looping}, root_motion: Extract(z: false)) }} ),
+    ),
+)"#
+    )
+}
+
+#[test]
+fn a_clip_that_plays_once_and_extracts_root_motion_moves_the_character() {
+    let meta = lift_meta(false);
+    let mut app = app(
+        &[("test.ifp", crate::bevy_ifp::lift_ifp())],
+        &[("test.ifp", &meta)],
+        0.1,
+    );
+    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let character = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(lift),
+            Playback::once(),
+            RootMotion::applied(),
+        ))
+        .id();
+    for _ in 0..16 {
+        app.update();
+    }
+    // 1 m along GTA +Y (Bevy −Z) over the clip's 1 s, then it holds: 1 m, no more.
+    let moved = app.world().get::<Transform>(character).unwrap().translation;
+    assert!(
+        (moved - Vec3::new(0.0, 0.0, -1.0)).length() < 1e-4,
+        "moved {moved}"
+    );
+    assert!(
+        app.world()
+            .get::<Playback>(character)
+            .unwrap()
+            .is_finished()
+    );
+    let root = app.world().get::<SkeletonBones>(character).unwrap().0[0];
+    assert!(
+        app.world()
+            .get::<Transform>(root)
+            .unwrap()
+            .translation
+            .length()
+            < 1e-6
+    );
+}
+
+#[test]
+fn layers_move_the_character_by_their_root_motion_times_their_weights_when_flagged() {
+    let meta = lift_meta(true);
+    let mut app = app(
+        &[("test.ifp", crate::bevy_ifp::lift_ifp())],
+        &[("test.ifp", &meta)],
+        0.1,
+    );
+    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let mut layers = ClipLayers::default();
+    let flagged = LayerFlags {
+        root_translation: true,
+        ..LayerFlags::default()
+    };
+    layers.push(
+        Layer::new(lift.clone())
+            .with_flags(flagged)
+            .with_weight(0.5)
+            .unwrap(),
+    );
+    layers.push(Layer::new(lift).with_weight(0.5).unwrap());
+    let character = app
+        .world_mut()
+        .spawn((GtaSkeleton::SA, layers, RootMotion::applied()))
+        .id();
+    // Play time summed frame by frame (a wrap adds the clip's 1 s).
+    let time = |app: &App| {
+        app.world().get::<ClipLayers>(character).unwrap().layers()[0]
+            .playhead
+            .time
+    };
+    let mut played = 0.0;
+    let mut last = time(&app);
+    for _ in 0..16 {
+        app.update();
+        let now = time(&app);
+        played += if now < last {
+            now + 1.0 - last
+        } else {
+            now - last
+        };
+        last = now;
+    }
+    assert!(played > 1.2, "played {played}");
+    // Only the flagged layer counts, at half weight: 0.5 m per second of play, across the
+    // loop at 1 s.
+    let moved = app.world().get::<Transform>(character).unwrap().translation;
+    assert!(
+        (moved - Vec3::new(0.0, 0.0, -0.5 * played)).length() < 1e-4,
+        "moved {moved}, played {played}"
+    );
+}
