@@ -130,6 +130,25 @@ fn wave_when_done(
 use bevy::prelude::*;
 use rigplay::prelude::*;
 
+fn phone_over_walk(mut commands: Commands, assets: Res<AssetServer>) {
+    let mut layers = ClipLayers::default();
+    layers.push(Layer::new(assets.load("anims/sa_ped.ifp#walk")).with_flags(LayerFlags::MOVEMENT));
+    layers.push(
+        Layer::new(assets.load("anims/sa_ped.ifp#wave"))
+            .with_flags(LayerFlags::PARTIAL)
+            .with_mask(BoneMask::UpperBody)
+            .with_weight(0.5)
+            .unwrap(),
+    );
+    commands.spawn((GtaSkeleton::SA, layers));
+}
+# fn main() { App::new().add_systems(Startup, phone_over_walk); }
+```
+
+```no_run
+use bevy::prelude::*;
+use rigplay::prelude::*;
+
 fn main() {
     App::new()
         .add_plugins((DefaultPlugins, AniePlugin))

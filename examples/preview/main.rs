@@ -28,7 +28,15 @@
 //! clip, with the keys and the playhead).
 //!
 //! `--screenshot PATH --at SECONDS` poses the clip at that time, saves a PNG (and, next to it,
-//! `PATH.joints.json` with the joints' window positions), and exits: usable headless under xvfb.
+//! `PATH.joints.json` with the joints' window and world positions), and exits: usable headless
+//! under xvfb.
+//!
+//! Layers: the Info panel's Layers section plays clips of any open file over the one on show
+//! (an upper-body clip over a walk), each with its weight, fades, flags and mask; the timeline
+//! marks every layer's playhead. `--layer NAME[:WEIGHT]` (repeatable) adds them from the command
+//! line, so that a layered pose can be shot:
+//!
+//!     cargo run --example preview -- --clip walk --layer wave:0.5 --screenshot out.png --at 0.4
 //!
 //! AnimeEffects projects (`.anie`) play through the same transport and timeline, drawn by the
 //! GPU plugin (`AniePlugin`) exactly as AnimeEffects draws them; the Info panel lists the
@@ -43,6 +51,7 @@ mod clip_panel;
 mod convert;
 mod curves;
 mod files;
+mod layers_panel;
 mod screenshot;
 mod ui;
 
@@ -75,6 +84,7 @@ struct Args {
     frame_all: bool,
     bone: Option<String>,
     curves: bool,
+    layers: Vec<(String, f32)>,
 }
 
 fn parse_args() -> Args {
@@ -87,6 +97,7 @@ fn parse_args() -> Args {
         frame_all: false,
         bone: None,
         curves: false,
+        layers: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -98,6 +109,17 @@ fn parse_args() -> Args {
             "--frame-all" => args.frame_all = true,
             "--bone" => args.bone = it.next(),
             "--curves" => args.curves = true,
+            "--layer" => match it.next().as_deref().map(layers_panel::parse_layer) {
+                Some(Ok(layer)) => args.layers.push(layer),
+                Some(Err(e)) => {
+                    eprintln!("error: {e}");
+                    std::process::exit(2);
+                }
+                None => {
+                    eprintln!("error: --layer takes NAME[:WEIGHT]");
+                    std::process::exit(2);
+                }
+            },
             _ => args.files.push(PathBuf::from(a)),
         }
     }
@@ -203,6 +225,10 @@ fn main() -> AppExit {
         })
         .init_resource::<clip_panel::BlendControls>()
         .init_resource::<HotReload>()
+        .insert_resource(layers_panel::LayerArgs {
+            wanted: args.layers.clone(),
+            done_for: None,
+        })
         .insert_resource(Orbit {
             target: Vec3::new(0.0, 0.9, 0.0),
             yaw: View::ThreeQuarter.angles().0,
@@ -228,6 +254,7 @@ fn main() -> AppExit {
                 reload_changed_files,
                 pick_first_clip,
                 spawn_character,
+                layers_panel::apply_layer_args,
                 log_model_shown,
                 select_wanted_bone,
                 spawn_body,

@@ -1,9 +1,10 @@
-//! `--screenshot PATH --at SECONDS`: poses the clip at that time, saves a PNG and the joints'
-//! window positions (`PATH.joints.json`), and exits.
+//! `--screenshot PATH --at SECONDS`: poses the clip (and its layers) at that time, saves a PNG
+//! and the joints' window positions and world positions (Bevy axes) in `PATH.joints.json`, and
+//! exits.
 
 use crate::files::Preview;
 use bevy::prelude::*;
-use rigplay::plugin::{Playback, RigBone};
+use rigplay::plugin::{ClipLayers, Playback, RigBone};
 use std::path::PathBuf;
 
 #[derive(Resource)]
@@ -18,14 +19,15 @@ pub fn screenshot(
     mut commands: Commands,
     mut shot: ResMut<Shot>,
     preview: Res<Preview>,
-    mut playbacks: Query<&mut Playback>,
+    mut playbacks: Query<(&mut Playback, Option<&mut ClipLayers>)>,
     bones: Query<(&Name, &GlobalTransform), With<RigBone>>,
     camera: Query<(&Camera, &GlobalTransform), With<Camera3d>>,
 ) {
     let Some(path) = shot.path.clone() else {
         return;
     };
-    let Some(mut playback) = preview.character.and_then(|c| playbacks.get_mut(c).ok()) else {
+    let Some((mut playback, layers)) = preview.character.and_then(|c| playbacks.get_mut(c).ok())
+    else {
         return;
     };
     // Not until what it plays is loaded (the playhead knows its length then).
@@ -35,6 +37,16 @@ pub fn screenshot(
     playback.paused = true;
     if playback.time != shot.at {
         playback.seek(shot.at);
+    }
+    // Layers over the clip are shown at the same time of their own clips (held at their ends).
+    if let Some(mut layers) = layers {
+        for layer in layers.layers_mut() {
+            let at = layer.duration().map_or(shot.at, |d| shot.at.min(d));
+            if !layer.playhead.paused || layer.playhead.time != at {
+                layer.playhead.paused = true;
+                layer.playhead.seek(at);
+            }
+        }
     }
     shot.frames += 1;
     // Let render pipelines compile before capturing.
@@ -52,11 +64,15 @@ pub fn screenshot(
                 .world_to_viewport(cam, t.translation())
                 .ok()
                 .map(|p| {
+                    let w = t.translation();
                     format!(
-                        "{{\"name\":{:?},\"x\":{},\"y\":{}}}",
+                        "{{\"name\":{:?},\"x\":{},\"y\":{},\"world\":[{},{},{}]}}",
                         name.as_str(),
                         p.x,
-                        p.y
+                        p.y,
+                        w.x,
+                        w.y,
+                        w.z
                     )
                 })
         })

@@ -40,6 +40,11 @@ pub fn ui(
     (mut blend_controls, mut gizmo_settings): (ResMut<BlendControls>, ResMut<SkeletonGizmos>),
     (mut convert_state, mut curve_mode): (Local<ConvertState>, Local<CurveMode>),
     mut time: ResMut<Time<Virtual>>,
+    (mut layered, mut commands, mut layer_controls): (
+        Query<(Option<&mut ClipLayers>, Option<&LayerReport>)>,
+        Commands,
+        Local<crate::layers_panel::LayerControls>,
+    ),
 ) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
     let mut root = egui::Ui::new(
@@ -150,6 +155,9 @@ pub fn ui(
                         ],
                         egui::Stroke::new(1.0, egui::Color32::from_gray(150)),
                     );
+                }
+                if let Ok((Some(layers), _)) = layered.get(c) {
+                    crate::layers_panel::timeline_marks(painter, rect, layers);
                 }
                 let px = x(playback.time);
                 painter.line_segment(
@@ -439,6 +447,19 @@ pub fn ui(
                         &mut preview,
                         &v.clips,
                         &mut skeletal,
+                    );
+                }
+                if let Ok((layers, report)) = layered.get_mut(c) {
+                    crate::layers_panel::panel(
+                        ui,
+                        &mut layer_controls,
+                        &mut commands,
+                        c,
+                        layers.map(|l| l.into_inner()),
+                        report,
+                        &preview,
+                        &loaded,
+                        &registry,
                     );
                 }
                 ui.checkbox(&mut gizmo_settings.names, "bone names in the view");

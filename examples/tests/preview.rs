@@ -747,3 +747,113 @@ fn the_crowd_example_draws_every_ped_on_the_flat_path() {
         assert!(lines > 3000, "{name}: {lines} skeleton pixels");
     }
 }
+
+/// The joints file's world positions (Bevy axes), by name.
+fn world_joints(png: &Path) -> Vec<(String, [f32; 3])> {
+    let text = std::fs::read_to_string(format!("{}.joints.json", png.display())).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let w = j["world"].as_array().expect("a world position");
+            let c = |i: usize| w[i].as_f64().unwrap() as f32;
+            (j["name"].as_str().unwrap().to_owned(), [c(0), c(1), c(2)])
+        })
+        .collect()
+}
+
+#[test]
+fn a_layered_pose_shot_from_the_command_line_moves_only_the_bones_the_layer_keys() {
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-preview-layers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sample = repo_root().join("assets/anims/sa_ped.ifp");
+    let shot = |name: &str, extra: &[&str]| {
+        let png = dir.join(name);
+        let mut args = vec![
+            sample.to_str().unwrap(),
+            "--clip",
+            "walk",
+            "--screenshot",
+            png.to_str().unwrap(),
+            "--at",
+            "0.4",
+        ];
+        args.extend_from_slice(extra);
+        run_example("preview", &args, &png).unwrap();
+        world_joints(&png)
+    };
+    // (The joints file lists the joints in the order the world stores them: by name here.)
+    let mut walk = shot("walk.png", &[]);
+    // The sample wave keys the right arm only: the preview plays it as a partial layer.
+    let mut waving = shot("walk_wave.png", &["--layer", "WAVE:1"]);
+    walk.sort_by(|a, b| a.0.cmp(&b.0));
+    waving.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(walk.len(), waving.len());
+    assert!(walk.len() >= 30, "{} joints", walk.len());
+    let mut moved = Vec::new();
+    for ((name, a), (name_b, b)) in walk.iter().zip(&waving) {
+        assert_eq!(name, name_b);
+        let d = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+        let right_arm = [
+            "R UpperArm",
+            "R ForeArm",
+            "R Hand",
+            "R Finger",
+            "R Finger01",
+        ]
+        .iter()
+        .any(|n| name.trim() == *n);
+        if right_arm {
+            moved.push((name.clone(), d));
+        } else {
+            // Every other joint stands where the walk alone puts it.
+            assert!(d < 1e-4, "{name} moved {d} m under a right-arm layer");
+        }
+    }
+    let hand = moved.iter().find(|(n, _)| n.trim() == "R Hand").unwrap();
+    assert!(hand.1 > 0.02, "the right hand follows the wave: {moved:?}");
+}
+
+#[test]
+fn a_layer_naming_a_missing_clip_exits_with_the_closest_names() {
+    let sample = repo_root().join("assets/anims/sa_ped.ifp");
+    let bin = example_binary("preview");
+    let has_display =
+        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    if !has_display && !can_render() {
+        return;
+    }
+    let mut cmd = if has_display {
+        Command::new(&bin)
+    } else {
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "-s", "-screen 0 1280x720x24"]).arg(&bin);
+        c
+    };
+    let started = std::time::Instant::now();
+    let output = cmd
+        .args([
+            sample.to_str().unwrap(),
+            "--clip",
+            "walk",
+            "--layer",
+            "wavy:0.5",
+        ])
+        .env("BEVY_ASSET_ROOT", repo_root())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("wavy") && err.contains("wave"), "{err}");
+    assert!(started.elapsed().as_secs() < 60);
+    // A weight out of range is a usage error.
+    let output = Command::new(&bin)
+        .args(["--layer", "wave:2"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+}
