@@ -363,9 +363,9 @@ fn real_packages(g: &mut criterion::BenchmarkGroup<criterion::measurement::WallT
             b.iter(|| {
                 for c in &mut crowd {
                     c.t = wrap_time(c.t + STEP, 1.2, WrapMode::Loop);
-                    for k in 0..count {
-                        let t = c.t.min(clips[k].duration());
-                        sample(clips[k], t, &mut c.cursors[k], &mut c.poses[k]);
+                    for (k, clip) in clips.iter().enumerate().take(count) {
+                        let t = c.t.min(clip.duration());
+                        sample(clip, t, &mut c.cursors[k], &mut c.poses[k]);
                     }
                     let layer = |k: usize, w: f32| MixLayer {
                         pose: &c.poses[k],

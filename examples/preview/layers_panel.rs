@@ -85,6 +85,7 @@ fn new_layer(
 
 /// Puts the `--layer` clips on the character on show, once its clip is there; exits with
 /// status 1 and the closest names when one is missing.
+#[allow(clippy::too_many_arguments)] // a Bevy system: one parameter per thing it reads
 pub fn apply_layer_args(
     mut commands: Commands,
     mut args: ResMut<LayerArgs>,
@@ -164,18 +165,27 @@ fn masks() -> [(Option<BoneMask>, &'static str); 6] {
     ]
 }
 
+/// What the Layers section reads besides the character: the open files and the clips' entries.
+pub struct Sources<'a, 'w> {
+    pub preview: &'a Preview,
+    pub loaded: &'a Loaded<'w>,
+    pub registry: &'a ClipRegistry,
+}
+
 /// The Layers section: every layer over the clip on show, and a clip to add.
 pub fn panel(
     ui: &mut egui::Ui,
     controls: &mut LayerControls,
     commands: &mut Commands,
     character: Entity,
-    layers: Option<&mut ClipLayers>,
-    report: Option<&LayerReport>,
-    preview: &Preview,
-    loaded: &Loaded,
-    registry: &ClipRegistry,
+    (layers, report): (Option<&mut ClipLayers>, Option<&LayerReport>),
+    sources: Sources,
 ) {
+    let Sources {
+        preview,
+        loaded,
+        registry,
+    } = sources;
     ui.separator();
     ui.heading("Layers");
     let clips = open_clips(preview, loaded);

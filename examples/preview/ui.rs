@@ -24,6 +24,12 @@ type Shown = (
     Option<&'static mut AnieRig>,
 );
 
+/// The layers over the clip on show, and what is wrong with them.
+type Layered = (
+    Option<&'static mut ClipLayers>,
+    Option<&'static LayerReport>,
+);
+
 #[allow(clippy::too_many_arguments)] // a Bevy system: one parameter per thing it shows
 pub fn ui(
     mut contexts: EguiContexts,
@@ -41,7 +47,7 @@ pub fn ui(
     (mut convert_state, mut curve_mode): (Local<ConvertState>, Local<CurveMode>),
     mut time: ResMut<Time<Virtual>>,
     (mut layered, mut commands, mut layer_controls): (
-        Query<(Option<&mut ClipLayers>, Option<&LayerReport>)>,
+        Query<Layered>,
         Commands,
         Local<crate::layers_panel::LayerControls>,
     ),
@@ -455,11 +461,12 @@ pub fn ui(
                         &mut layer_controls,
                         &mut commands,
                         c,
-                        layers.map(|l| l.into_inner()),
-                        report,
-                        &preview,
-                        &loaded,
-                        &registry,
+                        (layers.map(|l| l.into_inner()), report),
+                        crate::layers_panel::Sources {
+                            preview: &preview,
+                            loaded: &loaded,
+                            registry: &registry,
+                        },
                     );
                 }
                 ui.checkbox(&mut gizmo_settings.names, "bone names in the view");

@@ -12,8 +12,8 @@ use super::sample::{
     BonePass, BoneSet, BonesChanged, PoseLayouts, PoseSource, PosedBy, RootHold, bind_tracks,
 };
 use super::{
-    ClipInfo, ClipRegistry, RigBone, RootMotion, SkeletalClip, root_motion::playhead_displacement,
-    step_displacement,
+    ClipInfo, ClipRegistry, Retarget, RigBone, RootMotion, SkeletalClip,
+    root_motion::playhead_displacement, step_displacement,
 };
 use crate::anim::layers::{BoneMask, Layer, LayerError, LayerEvent, LayerFlags, LayerStack};
 use crate::anim::pose::{self, LocalPose, MixLayer, PoseClip, PoseCursor, TranslationRule};
@@ -263,6 +263,7 @@ pub(crate) fn bind_layers(
         Option<&mut LayerBinding>,
         Option<&mut PoseSource>,
         Option<(&SkeletalClip, &mut Playback)>,
+        Has<Retarget>,
     )>,
     children: Query<&Children>,
     rig_bones: Query<&RigBone>,
@@ -271,7 +272,7 @@ pub(crate) fn bind_layers(
     mut transforms: Query<&mut Transform>,
 ) {
     let generation = registry.generation();
-    for (entity, layers, binding, source, mut base) in &mut characters {
+    for (entity, layers, binding, source, mut base, retargeted) in &mut characters {
         let (Some(mut binding), Some(mut source)) = (binding, source) else {
             // What a clip of its own bound (if it played one before) goes: the layers bind
             // afresh.
@@ -282,6 +283,11 @@ pub(crate) fn bind_layers(
             continue;
         };
         let binding = &mut *binding;
+        if retargeted && binding.warned.insert((BASE, 9)) {
+            warn!(
+                "{entity}: layers do not retarget yet: on a Retarget character they drive the bones whose names the clips use, with no rest-pose compensation"
+            );
+        }
         let new_bones = !binding.bound || binding.bones_seen != bones_changed.0;
         if new_bones {
             gather_bones(entity, binding, &children, &rig_bones, &nodes);
@@ -313,12 +319,11 @@ pub(crate) fn bind_layers(
             };
             let Some(mut slot) = slot else {
                 report.clips_not_loaded.push(layer.id());
-                if layer.id() == BASE {
-                    if let Some((_, playback)) = base.as_mut()
-                        && playback.duration.is_some()
-                    {
-                        playback.duration = None;
-                    }
+                if layer.id() == BASE
+                    && let Some((_, playback)) = base.as_mut()
+                    && playback.duration.is_some()
+                {
+                    playback.duration = None;
                 }
                 continue;
             };
