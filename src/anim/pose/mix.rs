@@ -98,11 +98,19 @@ impl MixLayer<'_> {
     }
 }
 
-/// Mixes `layers` into `out` by the games' rule (see the [module documentation](self)):
-/// partial layers over full ones, sign-aligned normalised sums of rotations, translations by
-/// `rule`, additive layers last. Joints no layer keys get `rest`'s transform. Layers that are
-/// not [usable](MixLayer) (another length than `rest`, a weight not above 0) are left out. `out`
-/// takes `rest`'s length (allocating only if it grows).
+/// Mixes `layers` into `out` by the games' rule (§3.3–§3.6 of `docs/formats/ifp.md`; the
+/// repository's `docs/layers.md` spells it out). Per joint, each layer that keys it brings its
+/// weight times its mask's value:
+/// * partial layers keep their weight; full ones are scaled by `1 − Σ(partial weights on the
+///   joint)`, floored at 0;
+/// * rotations: the weighted sum, each first sign-aligned to the sum so far, normalised;
+/// * translations by `rule`; scales as [`TranslationRule::Absolute`];
+/// * additive layers last: `slerp(I, q·q_ref⁻¹, w) · q` and `t + w·(t − t_ref)` (Bevy's
+///   `AnimationNodeType::Add` on a clip authored as a difference).
+///
+/// Joints no layer keys get `rest`'s transform. Layers of another length than `rest`, or whose
+/// weight is not a number above 0, are left out. `out` takes `rest`'s length (allocating only
+/// if it grows).
 pub fn mix(layers: &[MixLayer<'_>], rest: &LocalPose, rule: TranslationRule, out: &mut LocalPose) {
     let n = rest.len();
     out.resize(n);
