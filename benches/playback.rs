@@ -134,7 +134,8 @@ fn graph(clips: &Clips, n: usize) -> (AnimationGraph, Vec<(AnimationNodeIndex, f
     let left_arm = BoneMask::LeftArm.resolve(&names, &parents).weights;
     let mut graph = AnimationGraph::new();
     // Group 0: the lower body; group 1: the upper body but the left arm; group 2: the left arm.
-    for (b, bone) in sk.bones.iter().enumerate() {
+    // (One clip needs no mask: Bevy's player then skips the mask look-ups.)
+    for (b, bone) in sk.bones.iter().enumerate().filter(|_| n > 1) {
         let target = rigplay::plugin::bone_target_id(
             &sk,
             &BoneRef {

@@ -212,6 +212,9 @@ fn a_bone_no_layer_keys_keeps_its_rest_pose() {
     assert_eq!(out.get(1), rest[1]);
     // The keyed joint: one layer alone, normalised, is its own rotation whatever its weight.
     assert_quat(out.get(0).rotation, z_turn(20.0), "keyed joint");
+    // No layer at all: the rest pose.
+    mix(&[], sk.rest(), TranslationRule::Absolute, &mut out);
+    assert_eq!((out.get(0), out.get(1)), (rest[0], rest[1]));
 }
 
 #[test]

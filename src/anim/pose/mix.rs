@@ -121,16 +121,36 @@ pub fn mix(layers: &[MixLayer<'_>], rest: &LocalPose, rule: TranslationRule, out
             .iter()
             .filter(usable)
             .all(|l| l.pose.unit_scales && l.additive.is_none_or(|r| r.unit_scales));
-    for g in 0..groups(n) {
-        mix_group(layers, n, g, rest, rule, out);
+    // The usable layers, found once (on the stack for up to 16 layers).
+    let mut few: [Option<&MixLayer>; 16] = [None; 16];
+    let mut count = 0;
+    for l in layers.iter().filter(usable) {
+        if count < few.len() {
+            few[count] = Some(l);
+        }
+        count += 1;
+    }
+    if let Some(first) = layers.first().filter(|_| count <= few.len()) {
+        let mut list: [&MixLayer; 16] = [first; 16];
+        for (to, from) in list.iter_mut().zip(few.iter().flatten()) {
+            *to = from;
+        }
+        for g in 0..groups(n) {
+            mix_group(&list[..count], g, rest, rule, out);
+        }
+    } else {
+        // Many layers, or none (every joint at rest).
+        let list: Vec<&MixLayer> = layers.iter().filter(usable).collect();
+        for g in 0..groups(n) {
+            mix_group(&list, g, rest, rule, out);
+        }
     }
 }
 
 /// [`mix`] for lane group `g`.
 #[inline(always)]
 fn mix_group(
-    layers: &[MixLayer<'_>],
-    n: usize,
+    layers: &[&MixLayer<'_>],
     g: usize,
     rest: &LocalPose,
     rule: TranslationRule,
@@ -141,7 +161,7 @@ fn mix_group(
     let mut partial = Vec4::ZERO;
     for l in layers
         .iter()
-        .filter(|l| l.partial && l.additive.is_none() && l.usable(n))
+        .filter(|l| l.partial && l.additive.is_none())
     {
         partial += l.lanes(g) * l.clip.drives.rotation[g];
     }
@@ -156,7 +176,7 @@ fn mix_group(
     let (mut wr, mut wt, mut ws) = (Vec4::ZERO, Vec4::ZERO, Vec4::ZERO);
     for l in layers
         .iter()
-        .filter(|l| l.additive.is_none() && l.usable(n))
+        .filter(|l| l.additive.is_none())
     {
         let mut w = l.lanes(g);
         if !l.partial {
@@ -193,7 +213,7 @@ fn mix_group(
         },
     };
     let mut sc = absolute(&s, ws, rs);
-    for l in layers.iter().filter(|l| l.usable(n)) {
+    for l in layers {
         let Some(reference) = l.additive else {
             continue;
         };

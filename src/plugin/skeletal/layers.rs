@@ -221,6 +221,10 @@ pub(crate) struct LayerBinding {
     driven: Vec<bool>,
     /// The mixed pose the bone pass writes.
     pose: LocalPose,
+    /// When one layer alone at weight 1 (full, unmasked, not additive) poses the character:
+    /// its slot, whose sampled pose is the mix (a single unit rotation normalised is itself;
+    /// weights summing to 1 leave the rest nothing).
+    direct: Option<usize>,
     report: LayerReport,
     warned: HashSet<(u32, u8)>,
     /// The layers' playhead steps this frame (for root motion).
@@ -245,7 +249,10 @@ fn base_layer(skeletal: &SkeletalClip) -> Layer<Handle<AnimationClip>> {
 impl LayerBinding {
     /// The mixed pose of the character's bones.
     pub(super) fn pose(&self) -> &LocalPose {
-        &self.pose
+        match self.direct.and_then(|i| self.slots.get(i)) {
+            Some(slot) => &slot.pose,
+            None => &self.pose,
+        }
     }
 }
 
@@ -297,6 +304,30 @@ pub(crate) fn bind_layers(
         }
         let registry_moved = binding.generation != generation;
         binding.generation = generation;
+        // The common frame: the same layers on the same clips and masks as last frame, all
+        // bound, nothing reloaded. Nothing to do but keep the base's duration.
+        if !new_bones && !registry_moved && binding.report.clips_not_loaded.is_empty() {
+            let base_clip = base.as_ref().map(|(skeletal, _)| skeletal.clip.id());
+            let wanted = base_clip.iter().count() + layers.layers().len();
+            let same = binding.slots.len() == wanted
+                && binding
+                    .slots
+                    .iter()
+                    .zip(
+                        base_clip.map(|c| (BASE, c, None)).into_iter().chain(
+                            layers
+                                .layers()
+                                .iter()
+                                .map(|l| (l.id(), l.clip.id(), l.mask.as_ref())),
+                        ),
+                    )
+                    .all(|(s, (layer, clip, mask))| {
+                        s.layer == layer && s.clip == clip && s.mask_of.as_ref() == mask
+                    });
+            if same {
+                continue;
+            }
+        }
         let mut changed = new_bones;
         let mut report = LayerReport::default();
         let mut old = std::mem::take(&mut binding.slots);
@@ -642,6 +673,18 @@ pub(crate) fn sample_layers(
                         *r = Some((t, pose));
                     }
                 }
+            }
+            // One plain layer at weight 1: its pose is the mix.
+            binding.direct = None;
+            if let [only] = binding.slots.as_slice()
+                && let Some(layer) = layer_of(layers, &base, only.layer)
+                && layer.weight == 1.0
+                && !layer.flags.partial
+                && only.mask.is_none()
+                && only.reference.is_none()
+            {
+                binding.direct = Some(0);
+                return;
             }
             // At most a few layers: on the stack, not the heap.
             let LayerBinding {
