@@ -616,3 +616,37 @@ fn layers_of_unrelated_key_times_mix_at_every_frame_as_per_joint_slerps_predict(
         assert_quat(out.get(0).rotation, z_turn((60.0 * t + 20.0) / 2.0), "t");
     }
 }
+
+#[test]
+fn an_additive_layer_turns_by_the_exact_slerp_fraction_at_any_angle() {
+    let sk = chain(1);
+    let (_, base) = clip(&sk, &[(0, &[Quat::IDENTITY], None)]);
+    let pb = sampled(&base, 0.0);
+    for degrees in [0.0f32, 0.5, 5.0, 60.0, 120.0, 179.0, 250.0] {
+        let axis = Vec3::new(0.3, -0.5, 0.8).normalize();
+        let turn = Quat::from_axis_angle(axis, degrees.to_radians());
+        let (_, add) = clip(&sk, &[(0, &[Quat::IDENTITY, turn], None)]);
+        let (now, reference) = (sampled(&add, 1.0), sampled(&add, 0.0));
+        for w in [0.1f32, 0.3, 0.75, 1.0] {
+            let mut out = LocalPose::default();
+            mix(
+                &[
+                    full(&pb, &base, 1.0),
+                    MixLayer {
+                        additive: Some(&reference),
+                        ..full(&now, &add, w)
+                    },
+                ],
+                sk.rest(),
+                TranslationRule::Absolute,
+                &mut out,
+            );
+            // The short way round from the identity to the key, a fraction w of it (f64).
+            let d = now.get(0).rotation.as_dquat();
+            let d = if d.w < 0.0 { -d } else { d };
+            let want = glam::DQuat::IDENTITY.slerp(d, w as f64).as_quat();
+            let e = angle(out.get(0).rotation, want);
+            assert!(e < 2e-6, "{degrees}° at {w}: {e} rad off");
+        }
+    }
+}
