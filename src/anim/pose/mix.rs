@@ -277,7 +277,7 @@ fn partial_turn(d: &Quat4, a: Vec4) -> Quat4 {
     // lanes at once; sin θ = √(1 − w²), so θ / sin θ needs no other function (→ 1 as θ → 0).
     let w = d.w.clamp(Vec4::ZERO, Vec4::ONE);
     const A: [f32; 8] = [
-        1.570_796_3,
+        std::f32::consts::FRAC_PI_2,
         -0.214_598_8,
         0.088_978_99,
         -0.050_174_3,
