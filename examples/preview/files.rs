@@ -433,6 +433,25 @@ pub fn open_dropped(
 /// Shows the first clip once the first file has loaded; with `--clip NAME`, the clip of that
 /// name in the first file (in command-line order) that has it, waiting for the files before it;
 /// a name no file has ends the app with the closest names.
+/// Per open file, its clips' names: `None` while it loads, none when it failed (what
+/// [`rigplay_preview::clips::pick`] looks names up in).
+pub fn clip_names(
+    preview: &Preview,
+    loaded: &Loaded,
+    assets: &AssetServer,
+) -> Vec<Option<Vec<String>>> {
+    preview
+        .files
+        .iter()
+        .enumerate()
+        .map(|(f, file)| match view(f, file, loaded) {
+            Some(v) => Some(v.clips.iter().map(|c| c.name.clone()).collect()),
+            None if load_error(assets, file).is_some() => Some(Vec::new()),
+            None => None,
+        })
+        .collect()
+}
+
 pub fn pick_first_clip(
     mut preview: ResMut<Preview>,
     loaded: Loaded,
@@ -442,16 +461,7 @@ pub fn pick_first_clip(
     if preview.current.is_some() {
         return;
     }
-    let names: Vec<Option<Vec<String>>> = preview
-        .files
-        .iter()
-        .enumerate()
-        .map(|(f, file)| match view(f, file, &loaded) {
-            Some(v) => Some(v.clips.iter().map(|c| c.name.clone()).collect()),
-            None if load_error(&assets, file).is_some() => Some(Vec::new()),
-            None => None,
-        })
-        .collect();
+    let names = clip_names(&preview, &loaded, &assets);
     match &preview.wanted_clip {
         Some(wanted) => match pick(&names, wanted) {
             Pick::Found(f, c) => {

@@ -102,16 +102,7 @@ pub fn apply_layer_args(
     if args.wanted.is_empty() || args.done_for == Some(character) || !skeletal.contains(character) {
         return;
     }
-    let names: Vec<Option<Vec<String>>> = preview
-        .files
-        .iter()
-        .enumerate()
-        .map(|(f, file)| match view(f, file, &loaded) {
-            Some(v) => Some(v.clips.iter().map(|c| c.name.clone()).collect()),
-            None if crate::files::load_error(&assets, file).is_some() => Some(Vec::new()),
-            None => None,
-        })
-        .collect();
+    let names = crate::files::clip_names(&preview, &loaded, &assets);
     let mut layers = ClipLayers::default();
     for (name, weight) in &args.wanted {
         match pick(&names, name) {
