@@ -135,21 +135,44 @@ pub fn mix(layers: &[MixLayer<'_>], rest: &LocalPose, rule: TranslationRule, out
         for (to, from) in list.iter_mut().zip(few.iter().flatten()) {
             *to = from;
         }
-        for g in 0..groups(n) {
-            mix_group(&list[..count], g, rest, rule, out);
-        }
+        mix_list(&list[..count], n, rest, rule, out);
     } else {
         // Many layers, or none (every joint at rest).
         let list: Vec<&MixLayer> = layers.iter().filter(usable).collect();
-        for g in 0..groups(n) {
-            mix_group(&list, g, rest, rule, out);
+        mix_list(&list, n, rest, rule, out);
+    }
+}
+
+/// [`mix`] over the usable layers: without the scales when every scale is 1 (every weighted
+/// mean of ones is one), without the partial pass when no layer is partial.
+fn mix_list(
+    layers: &[&MixLayer<'_>],
+    n: usize,
+    rest: &LocalPose,
+    rule: TranslationRule,
+    out: &mut LocalPose,
+) {
+    let partial = layers.iter().any(|l| l.partial && l.additive.is_none());
+    let groups = groups(n);
+    match (out.unit_scales, partial) {
+        (true, false) => {
+            (0..groups).for_each(|g| mix_group::<false, false>(layers, g, rest, rule, out))
+        }
+        (true, true) => {
+            (0..groups).for_each(|g| mix_group::<false, true>(layers, g, rest, rule, out))
+        }
+        (false, false) => {
+            (0..groups).for_each(|g| mix_group::<true, false>(layers, g, rest, rule, out))
+        }
+        (false, true) => {
+            (0..groups).for_each(|g| mix_group::<true, true>(layers, g, rest, rule, out))
         }
     }
 }
 
 /// [`mix`] for lane group `g`.
 #[inline(always)]
-fn mix_group(
+fn mix_group<const SCALES: bool, const PARTIAL: bool>(
     layers: &[&MixLayer<'_>],
     g: usize,
     rest: &LocalPose,
@@ -159,8 +182,10 @@ fn mix_group(
     // What the partial layers take of each joint (those that key its rotation: the games test
     // whether the layer has a sequence for the bone).
     let mut partial = Vec4::ZERO;
-    for l in layers.iter().filter(|l| l.partial && l.additive.is_none()) {
-        partial += l.lanes(g) * l.clip.drives.rotation[g];
+    if PARTIAL {
+        for l in layers.iter().filter(|l| l.partial && l.additive.is_none()) {
+            partial += l.lanes(g) * l.clip.drives.rotation[g];
+        }
     }
     let full_scale = (Vec4::ONE - partial).max(Vec4::ZERO);
     let mut q = Quat4 {
@@ -184,9 +209,11 @@ fn mix_group(
         let lt = w * drives.translation[g];
         t.add_scaled(&l.pose.translations[g], lt);
         wt += lt;
-        let ls = w * drives.scale[g];
-        s.add_scaled(&l.pose.scales[g], ls);
-        ws += ls;
+        if SCALES {
+            let ls = w * drives.scale[g];
+            s.add_scaled(&l.pose.scales[g], ls);
+            ws += ls;
+        }
     }
     let (rr, rt, rs) = (&rest.rotations[g], &rest.translations[g], &rest.scales[g]);
     let len2 = q.dot(&q);
@@ -206,7 +233,11 @@ fn mix_group(
             z: t.z + rt.z,
         },
     };
-    let mut sc = absolute(&s, ws, rs);
+    let mut sc = if SCALES {
+        absolute(&s, ws, rs)
+    } else {
+        Vec3x4::ONE
+    };
     for l in layers {
         let Some(reference) = l.additive else {
             continue;
@@ -221,11 +252,13 @@ fn mix_group(
         tr.x += (p.x - r.x) * at;
         tr.y += (p.y - r.y) * at;
         tr.z += (p.z - r.z) * at;
-        let as_ = w * drives.scale[g];
-        let (p, r) = (&l.pose.scales[g], &reference.scales[g]);
-        sc.x += (p.x - r.x) * as_;
-        sc.y += (p.y - r.y) * as_;
-        sc.z += (p.z - r.z) * as_;
+        if SCALES {
+            let as_ = w * drives.scale[g];
+            let (p, r) = (&l.pose.scales[g], &reference.scales[g]);
+            sc.x += (p.x - r.x) * as_;
+            sc.y += (p.y - r.y) * as_;
+            sc.z += (p.z - r.z) * as_;
+        }
     }
     out.rotations[g] = rot;
     out.translations[g] = tr;
