@@ -3,7 +3,7 @@
 //! Bevy's virtual time. What it plays reads its time afterwards: the skeletal wing samples a
 //! clip at it ([`super::SkeletalClip`]), an AnimeEffects view draws the frame at it.
 
-use crate::anim::{PlayMode, Playhead};
+use crate::anim::{PlayMode, PlayStep, Playhead};
 use bevy::prelude::*;
 
 bevy::reflect::impl_reflect! {
@@ -56,6 +56,28 @@ pub struct PlaybackStep {
     pub laps: i32,
     /// A `Once` play reached its end in this advance: [`PlaybackFinished`] is sent.
     pub finished: bool,
+}
+
+impl From<PlayStep> for PlaybackStep {
+    fn from(s: PlayStep) -> Self {
+        Self {
+            from: s.from,
+            step: s.step,
+            laps: s.laps,
+            finished: s.finished,
+        }
+    }
+}
+
+impl From<PlaybackStep> for PlayStep {
+    fn from(s: PlaybackStep) -> Self {
+        Self {
+            from: s.from,
+            step: s.step,
+            laps: s.laps,
+            finished: s.finished,
+        }
+    }
 }
 
 impl Default for Playback {
@@ -151,12 +173,7 @@ impl Playback {
         self.time = head.time;
         self.direction = head.direction();
         self.finished = head.is_finished();
-        self.last = PlaybackStep {
-            from: s.from,
-            step: s.step,
-            laps: s.laps,
-            finished: s.finished,
-        };
+        self.last = s.into();
         self.last
     }
 }

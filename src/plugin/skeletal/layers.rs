@@ -10,6 +10,7 @@
 use super::sample::PlaybackBinding;
 use super::sample::{
     BonePass, BoneSet, BonesChanged, PoseLayouts, PoseSource, PosedBy, RootHold, bind_tracks,
+    unmatched_tracks,
 };
 use super::{
     ClipInfo, ClipRegistry, Retarget, RigBone, RootMotion, SkeletalClip,
@@ -477,12 +478,7 @@ fn bind_slot(
     let info = registry.get(id)?;
     let tracks = bind_tracks(&info, &binding.bones);
     let layout = layouts.get(id, &info, &binding.bones, &tracks)?;
-    let unmatched: Vec<String> = tracks
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.is_none())
-        .map(|(i, _)| info.tracks[i].1.clone())
-        .collect();
+    let unmatched = unmatched_tracks(&info, &tracks, None);
     let root = info
         .root_track
         .and_then(|r| tracks.get(r).copied().flatten());
@@ -646,38 +642,33 @@ pub(crate) fn sample_layers(
             if binding.slots.is_empty() {
                 return;
             }
-            let base = base_layer_at(playback);
             for slot in &mut binding.slots {
-                let Some(layer) = layer_of(layers, &base, slot.layer) else {
+                let Some(layer) = layer_of(layers, playback, slot.layer) else {
                     continue;
                 };
-                pose::sample(
-                    &slot.layout,
-                    layer.playhead.time,
-                    &mut slot.cursor,
-                    &mut slot.pose,
-                );
-                if let Some((bone, hold)) = slot.hold {
-                    hold.hold_in(&slot.layout, bone, &mut slot.pose);
-                }
-                match (layer.additive, &mut slot.reference) {
-                    (None, r) => *r = None,
+                let Slot {
+                    layout,
+                    hold,
+                    cursor,
+                    pose,
+                    reference,
+                    ..
+                } = slot;
+                sample_held(layout, *hold, layer.time, cursor, pose);
+                match (layer.additive, &reference) {
+                    (None, _) => *reference = None,
                     (Some(t), Some((at, _))) if *at == t => {}
-                    (Some(t), r) => {
+                    (Some(t), _) => {
                         let mut pose = LocalPose::default();
-                        let mut cursor = PoseCursor::new(&slot.layout);
-                        pose::sample(&slot.layout, t, &mut cursor, &mut pose);
-                        if let Some((bone, hold)) = slot.hold {
-                            hold.hold_in(&slot.layout, bone, &mut pose);
-                        }
-                        *r = Some((t, pose));
+                        sample_held(layout, *hold, t, &mut PoseCursor::new(layout), &mut pose);
+                        *reference = Some((t, pose));
                     }
                 }
             }
             // One plain layer at weight 1: its pose is the mix.
             binding.direct = None;
             if let [only] = binding.slots.as_slice()
-                && let Some(layer) = layer_of(layers, &base, only.layer)
+                && let Some(layer) = layer_of(layers, playback, only.layer)
                 && layer.weight == 1.0
                 && !layer.flags.partial
                 && only.mask.is_none()
@@ -705,13 +696,13 @@ pub(crate) fn sample_layers(
             let mut many: Vec<MixLayer> = Vec::new();
             let mut n = 0;
             for slot in slots.iter() {
-                let Some(layer) = layer_of(layers, &base, slot.layer) else {
+                let Some(layer) = layer_of(layers, playback, slot.layer) else {
                     continue;
                 };
                 let m = MixLayer {
                     pose: &slot.pose,
                     clip: &slot.layout,
-                    weight: layer.weight(),
+                    weight: layer.weight,
                     partial: layer.flags.partial,
                     mask: slot.mask.as_deref(),
                     additive: slot.reference.as_ref().map(|r| &r.1),
@@ -735,50 +726,45 @@ pub(crate) fn sample_layers(
         });
 }
 
-/// The bottom layer a character's own [`Playback`] plays, when it has one: weight 1 at the
-/// playhead.
-fn base_layer_at(playback: Option<&Playback>) -> Option<Layer<()>> {
-    playback.map(|p| {
-        let mut layer = Layer::new(());
-        layer.playhead.time = p.time;
-        layer
-    })
-}
-
-/// What sampling and mixing read of a layer: its playhead, weight, flags and additive time.
-struct LayerView<'a> {
-    playhead: &'a crate::anim::Playhead,
+/// What sampling and mixing read of a layer: its time, weight, flags and additive time.
+struct LayerView {
+    time: f32,
     weight: f32,
     flags: LayerFlags,
     additive: Option<f32>,
 }
 
-impl LayerView<'_> {
-    fn weight(&self) -> f32 {
-        self.weight
-    }
-}
-
-/// Layer `id` of the stack, or the bottom layer for [`BASE`].
-fn layer_of<'a>(
-    layers: &'a ClipLayers,
-    base: &'a Option<Layer<()>>,
-    id: u32,
-) -> Option<LayerView<'a>> {
+/// Layer `id` of the stack, or for [`BASE`] the bottom layer the character's own [`Playback`]
+/// plays (weight 1 at the playhead).
+fn layer_of(layers: &ClipLayers, playback: Option<&Playback>, id: u32) -> Option<LayerView> {
     if id == BASE {
-        return base.as_ref().map(|b| LayerView {
-            playhead: &b.playhead,
+        return playback.map(|p| LayerView {
+            time: p.time,
             weight: 1.0,
             flags: LayerFlags::default(),
             additive: None,
         });
     }
     layers.get(id).map(|l| LayerView {
-        playhead: &l.playhead,
+        time: l.playhead.time,
         weight: l.weight(),
         flags: l.flags,
         additive: l.additive,
     })
+}
+
+/// `layout` at `time` into `pose`, the root's extracted axes held.
+fn sample_held(
+    layout: &PoseClip,
+    hold: Option<(usize, RootHold)>,
+    time: f32,
+    cursor: &mut PoseCursor,
+    pose: &mut LocalPose,
+) {
+    pose::sample(layout, time, cursor, pose);
+    if let Some((bone, hold)) = hold {
+        hold.hold_in(layout, bone, pose);
+    }
 }
 
 /// When a character's [`ClipLayers`] go, so does what they bound: a [`SkeletalClip`] of its own

@@ -146,12 +146,6 @@ pub(crate) fn playhead_displacement(
 /// How far a character's clip moved its root in the playhead's last step (see
 /// [`playhead_displacement`]).
 pub(crate) fn step_displacement(info: &ClipInfo, playback: &Playback) -> Vec3 {
-    let s = playback.last_step();
-    let step = PlayStep {
-        from: s.from,
-        step: s.step,
-        laps: s.laps,
-        finished: s.finished,
-    };
+    let step = PlayStep::from(playback.last_step());
     playhead_displacement(info, &step, playback.time, playback.mode)
 }

@@ -198,8 +198,9 @@ impl PoseLayouts {
     }
 }
 
-/// Set when a bone appears anywhere, so that characters bind again (cheaper than scanning every
-/// bone for `Added<RigBone>` each frame).
+/// Counts the bones that appeared anywhere, so that characters bind again when it moves (cheaper
+/// than scanning every bone for `Added<RigBone>` each frame). Each binding system remembers the
+/// count it saw last.
 #[derive(Resource, Default)]
 pub(crate) struct BonesChanged(pub(crate) u64);
 
@@ -466,7 +467,7 @@ impl TargetRig {
 
 /// One clip retargeted onto a [`TargetRig`]: the source pose it samples into, the
 /// [`Retargeter`], and which of the character's bones it writes.
-struct Retargeted {
+pub(super) struct Retargeted {
     source: Arc<RetargetSource>,
     retargeter: Retargeter,
     /// The character's bones the clip drives.
@@ -676,7 +677,7 @@ fn scatter(
 /// The descriptions of the clip's tracks that drive no bone: by name, those whose target no
 /// bone has; retargeted, those whose source bone reaches no bone of the character (neither
 /// paired nor above a paired bone).
-fn unmatched_tracks(
+pub(super) fn unmatched_tracks(
     info: &ClipInfo,
     tracks: &[Option<usize>],
     retarget: Option<&Retargeted>,
