@@ -352,3 +352,40 @@ fn frame_rate_is_one_over_the_finest_key_step() {
     });
     assert_eq!(b.build().frame_rate(), None);
 }
+
+/// Root motion taken out when the clip is built: on the extracted axes every key holds the first
+/// key's value, the other axes and the rotations are untouched, and the original clip keeps its
+/// movement for whoever reads root motion from it.
+#[test]
+fn root_held_at_the_first_key_on_the_extracted_axes_only() {
+    let clip = quarter_turn_clip();
+    // X and Y extracted (GTA's horizontal plane), Z kept: the key (2, 4, -6) becomes (0, 0, -6);
+    // halfway, (1, 2, -3) becomes (0, 0, -3).
+    let held = clip.with_root_held(0, Vec3::new(1.0, 1.0, 0.0));
+    let end = held.sample_track(0, 1.0).translation.unwrap();
+    assert_eq!(end, Vec3::new(0.0, 0.0, -6.0));
+    let mid = held.sample_track(0, 0.5).translation.unwrap();
+    assert!((mid - Vec3::new(0.0, 0.0, -3.0)).length() < 1e-6, "{mid}");
+    // The rotation channel is the same.
+    let (a, b) = (clip.sample_track(0, 0.5), held.sample_track(0, 0.5));
+    assert!(close(a.rotation.unwrap(), b.rotation.unwrap(), 0.0));
+    // The source keeps its movement.
+    assert_eq!(
+        clip.sample_track(0, 1.0).translation.unwrap(),
+        Vec3::new(2.0, 4.0, -6.0)
+    );
+    // Every axis held: the root stays at its first key throughout.
+    let still = clip.with_root_held(0, Vec3::ONE);
+    assert_eq!(still.sample_track(0, 0.7).translation.unwrap(), Vec3::ZERO);
+    // Nothing to hold: no axes, a track past the end, NaN axes.
+    for same in [
+        clip.with_root_held(0, Vec3::ZERO),
+        clip.with_root_held(5, Vec3::ONE),
+        clip.with_root_held(0, Vec3::NAN),
+    ] {
+        assert_eq!(
+            same.sample_track(0, 1.0).translation.unwrap(),
+            Vec3::new(2.0, 4.0, -6.0)
+        );
+    }
+}

@@ -435,6 +435,30 @@ impl Clip {
         clip
     }
 
+    /// The same clip with root motion taken out of track `track`'s translation, once, as the
+    /// clip is built for playing: on `axes` (1 where extracted, 0 where kept; other values
+    /// blend), every key holds the first key's value, so the root stays where the clip starts
+    /// and its movement is left to whoever reads it from the original clip. A track without
+    /// translation, a track index out of range or zero axes give the clip unchanged.
+    pub fn with_root_held(&self, track: usize, axes: Vec3) -> Clip {
+        let mut clip = self.clone();
+        let Some(c) = self.tracks.get(track).and_then(|t| t.translation) else {
+            return clip;
+        };
+        if axes == Vec3::ZERO || !axes.is_finite() {
+            return clip;
+        }
+        let (v0, n) = (c.values as usize, c.len as usize);
+        if let Some(values) = clip.vectors.get_mut(v0..v0 + n)
+            && let Some(&first) = values.first()
+        {
+            values
+                .iter_mut()
+                .for_each(|v| *v = *v * (Vec3::ONE - axes) + first * axes);
+        }
+        clip
+    }
+
     /// The clip's tracks, in the order they were added.
     pub fn tracks(&self) -> &[BoneTrack] {
         &self.tracks
