@@ -8,13 +8,13 @@
 //! unknown bones).
 
 use crate::bevy_ifp::{app, app_in, load};
-use crate::bytes::Bytes;
+use crate::bytes::{Bytes, anim_payload};
 use bevy::asset::io::memory::Dir;
 use bevy::prelude::*;
 use rigplay::anim::BonePose;
 use rigplay::anim::layers::{BoneMask, Layer, LayerFlags};
 use rigplay::plugin::*;
-use rigplay::skeleton::Skeleton;
+use rigplay::skeleton::{GtaGame, Skeleton};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -680,4 +680,184 @@ fn layers_move_the_character_by_their_root_motion_times_their_weights_when_flagg
         (moved - Vec3::new(0.0, 0.0, -0.5 * played)).length() < 1e-4,
         "moved {moved}, played {played}"
     );
+}
+
+/// An ANPK package written field by field (§1.1–§1.3): INFO (clip count, package name), then per
+/// clip NAME and DGAN (INFO: track count, 0; a CPAN per track holding its ANIM and its KR00 or
+/// KRT0 frames). With `tagged`, 44-byte ANIMs carrying the bone tag (VC); without, 48-byte ANIMs
+/// with two link ints and no tag (as III files are written), bound by name. Rotations are stored
+/// conjugated (§1.4), times in seconds.
+fn anpk(package: &str, clips: &[(&str, &[Track])], tagged: bool) -> Vec<u8> {
+    let mut b = Bytes::new();
+    b.section(b"ANPK", |b| {
+        b.section(b"INFO", |b| {
+            b.u32(clips.len() as u32).cstr(package);
+        });
+        for (name, tracks) in clips {
+            b.section(b"NAME", |b| {
+                b.cstr(name);
+            });
+            b.section(b"DGAN", |b| {
+                b.section(b"INFO", |b| {
+                    b.u32(tracks.len() as u32).u32(0);
+                });
+                for t in *tracks {
+                    b.section(b"CPAN", |b| {
+                        let tail: &[i32] = if tagged { &[t.id] } else { &[0, 0] };
+                        b.section(b"ANIM", |b| {
+                            anim_payload(b, &t.name, t.keys.len() as i32, tail)
+                        });
+                        let translated = t.keys[0].2.is_some();
+                        b.section(if translated { b"KRT0" } else { b"KR00" }, |b| {
+                            for (tick, q, p) in &t.keys {
+                                b.f32s(&[-q.x, -q.y, -q.z, q.w]);
+                                if let Some(p) = p {
+                                    b.f32s(&[p.x, p.y, p.z]);
+                                }
+                                b.f32(*tick as f32 / 60.0);
+                            }
+                        });
+                    });
+                }
+            });
+        }
+    });
+    b.done()
+}
+
+/// III and VC peds play layers by the same rule as SA, each with its own bones, names and
+/// translation rule (§3.4): a full walk (33 shared key times, the spine's middle bone also
+/// translated, bones with 2 keys) with an upper-body partial at 0.5 over it (17, 19 and 20 keys),
+/// masked to the upper body. III keys bind by frame name (48-byte ANIMs, names in other cases),
+/// VC keys by bone tag.
+#[test]
+fn iii_and_vc_peds_blend_layers_by_the_games_rule_with_their_own_translation_rule() {
+    for game in [GtaGame::Iii, GtaGame::Vc] {
+        let sk = game.skeleton();
+        let names: Vec<&str> = sk.bones.iter().map(|b| b.name.as_str()).collect();
+        let parents: Vec<Option<usize>> = sk.bones.iter().map(|b| b.parent).collect();
+        let mask = BoneMask::UpperBody.resolve(&names, &parents);
+        assert!(mask.unknown.is_empty(), "{game:?}: {:?}", mask.unknown);
+        let upper: Vec<usize> = (0..names.len())
+            .filter(|&i| mask.weights[i] == 1.0)
+            .collect();
+        assert!(upper.len() >= 6, "{game:?}: upper body {upper:?}");
+        // The lower body below the root (which the walk keys as its root).
+        let lower: Vec<usize> = (1..names.len())
+            .filter(|&i| mask.weights[i] == 0.0)
+            .collect();
+        assert!(lower.len() >= 2, "{game:?}: lower body {lower:?}");
+        // III writes names in the files' own cases: bind them as the game does, ignoring case.
+        let written = |b: usize| match game {
+            GtaGame::Iii => sk.bones[b].name.to_uppercase(),
+            _ => sk.bones[b].name.trim().to_string(),
+        };
+        let id = |b: usize| sk.bones[b].id.unwrap_or(-1);
+        // The walk: the root, the upper body's first bone (translated) and a leg on 33 keys;
+        // two more upper-body bones on 2 keys.
+        let translated = upper[0];
+        let key_at_half = Vec3::new(0.01, -0.02, 0.03) * 1.5;
+        let mut walk = vec![
+            Track {
+                name: written(0),
+                id: id(0),
+                keys: turning(33, Vec3::Z, 10.0, Some(Vec3::new(0.0, 0.3, 1.0))),
+            },
+            Track {
+                name: written(translated),
+                id: id(translated),
+                keys: turning(33, Vec3::X, 30.0, Some(Vec3::new(0.01, -0.02, 0.03))),
+            },
+            Track {
+                name: written(lower[0]),
+                id: id(lower[0]),
+                keys: turning(33, Vec3::Y, 45.0, None),
+            },
+        ];
+        for &b in &upper[1..3] {
+            walk.push(Track {
+                name: written(b),
+                id: id(b),
+                keys: turning(2, Vec3::new(0.2, 1.0, 0.0), 25.0, None),
+            });
+        }
+        // The partial: six upper-body bones with 17, 19 and 20 keys.
+        let gun: Vec<Track> = upper
+            .iter()
+            .take(6)
+            .enumerate()
+            .map(|(k, &b)| Track {
+                name: written(b),
+                id: id(b),
+                keys: turning(
+                    [17, 19, 20][k % 3],
+                    Vec3::new(0.3, 1.0, k as f32 * 0.1),
+                    70.0,
+                    None,
+                ),
+            })
+            .collect();
+        let bytes = anpk("ped", &[("walk", &walk), ("gun", &gun)], game == GtaGame::Vc);
+        let mut app = app(&[("ped.ifp", bytes)], &[], 0.1);
+        let ifp: Handle<Ifp> = load(&mut app, "ped.ifp");
+        assert_eq!(
+            app.world().resource::<Assets<Ifp>>().get(&ifp).unwrap().game,
+            game
+        );
+        let walk_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#walk");
+        let gun_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#gun");
+        // At 0.5 s the 33-key tracks sit on their 17th key (tick 30).
+        let t = 0.5;
+        let mut layers = ClipLayers::default();
+        layers.push(paused(walk_clip, t));
+        layers.push(
+            paused(gun_clip, t)
+                .with_flags(LayerFlags::PARTIAL)
+                .with_mask(BoneMask::UpperBody)
+                .with_weight(0.5)
+                .unwrap(),
+        );
+        let skeleton = GtaSkeleton(game);
+        let character = app.world_mut().spawn((skeleton, layers)).id();
+        for _ in 0..3 {
+            app.update();
+        }
+        let report = app
+            .world()
+            .get::<LayerReport>(character)
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(report, LayerReport::default(), "{game:?}");
+        let base = keyed(&app, &ifp, "walk", &sk, t);
+        let partial = keyed(&app, &ifp, "gun", &sk, t);
+        let got = bones_of(&app, character);
+        for b in 0..sk.bones.len() {
+            let want = games_rule(
+                &[
+                    (base[b].0, base[b].1, 1.0, false),
+                    (partial[b].0, partial[b].1, 0.5, true),
+                ],
+                sk.bones[b].rest,
+            );
+            close(&got[b], &want, &format!("{game:?}, {}", sk.bones[b].name));
+        }
+        // §3.4 by hand on the translated bone, which the partial keys too (rotation only): the
+        // full walk's weight there is 1 − 0.5, and the partial keys no translation, so the
+        // translation is 0.5 · key + (1 − 0.5) · rest in VC (the key is the position) and
+        // 0.5 · (rest + key) + 0.5 · rest = rest + 0.5 · key in III (the key is added to it).
+        let rest = sk.bones[translated].rest.translation;
+        let want = match game {
+            GtaGame::Iii => rest + 0.5 * key_at_half,
+            _ => 0.5 * key_at_half + 0.5 * rest,
+        };
+        assert!(
+            (got[translated].translation - want).length() < 1e-4,
+            "{game:?}: {} against {want}",
+            got[translated].translation
+        );
+        // A bone neither clip keys stays at rest.
+        let still = lower[lower.len() - 1];
+        assert!(base[still].0.is_none() && partial[still].0.is_none());
+        close(&got[still], &sk.bones[still].rest, &format!("{game:?} at rest"));
+    }
 }
