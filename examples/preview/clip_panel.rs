@@ -73,16 +73,7 @@ pub fn root_motion(
             root_motion: mode,
             ..info.settings
         };
-        registry.insert(
-            clip.id(),
-            Arc::new(ClipInfo {
-                clip: info.clip.clone(),
-                settings,
-                tracks: info.tracks.clone(),
-                root_track: info.root_track,
-                source: info.source.clone(),
-            }),
-        );
+        registry.insert(clip.id(), Arc::new(info.with_settings(settings)));
     }
     let mut line = format!("travels {:.2} m per play", travel(&info));
     if let Some(m) = motion

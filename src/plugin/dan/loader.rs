@@ -138,19 +138,19 @@ impl AssetLoader for DanLoader {
         let handle = load_context.add_labeled_asset(DanAssetLabel::Clip.to_string(), animation);
         self.registry.insert(
             handle.id(),
-            Arc::new(ClipInfo {
-                clip: clip.clone(),
-                settings: clip_settings,
-                tracks: targets.iter().copied().zip(bone_names.clone()).collect(),
-                root_track: None,
+            Arc::new(ClipInfo::new(
+                clip.clone(),
+                clip_settings,
+                targets.iter().copied().zip(bone_names.clone()).collect(),
+                None,
                 // DAN keys are whole model transforms in Bevy's axes, where a 3ds Max character
                 // faces +Z as a glTF one does; the file's first frame is its rest.
-                source: Some(Arc::new(RetargetSource::first_frame(
+                Some(Arc::new(RetargetSource::first_frame(
                     &clip,
                     &bone_names,
                     Quat::IDENTITY,
                 ))),
-            }),
+            )),
         );
         Ok(Dan {
             frame_rate: clip.frame_rate(),

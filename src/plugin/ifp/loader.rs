@@ -5,7 +5,8 @@ use crate::formats::ifp::{IfpError, IfpPackage};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
 use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
 use crate::plugin::skeletal::{
-    ClipInfo, ClipRegistry, ClipSettings, animation_clip, bone_target_id, root_track,
+    ClipInfo, ClipRegistry, ClipSettings, RootMotionMode, animation_clip, bone_target_id,
+    root_track,
 };
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
@@ -108,7 +109,19 @@ impl AssetLoader for IfpLoader {
                 .map(|t| bone_target_id(&skeleton, &t.bone))
                 .collect();
             let root = root_track(&clip, &skeleton);
-            let animation = animation_clip(&clip, &targets, root, clip_settings.root_motion);
+            let info = Arc::new(ClipInfo::new(
+                clip.clone(),
+                clip_settings,
+                targets
+                    .iter()
+                    .zip(clip.tracks())
+                    .map(|(t, track)| (*t, track.bone.to_string()))
+                    .collect(),
+                root,
+                Some(Arc::new(skeleton.retarget_source(&clip))),
+            ));
+            // Bevy's clip from the clip as played: root motion was taken out once, above.
+            let animation = animation_clip(&info.played, &targets, root, RootMotionMode::Baked);
             let handle = load_context
                 .add_labeled_asset(IfpAssetLabel::Clip(index).to_string(), animation.clone());
             // A name label too, unless it would shadow an index label or an earlier clip's name.
@@ -127,17 +140,6 @@ impl AssetLoader for IfpLoader {
                 ));
                 named_clips.insert(clip.name.clone(), index);
             }
-            let info = Arc::new(ClipInfo {
-                clip: clip.clone(),
-                settings: clip_settings,
-                tracks: targets
-                    .iter()
-                    .zip(clip.tracks())
-                    .map(|(t, track)| (*t, track.bone.to_string()))
-                    .collect(),
-                root_track: root,
-                source: Some(Arc::new(skeleton.retarget_source(&clip))),
-            });
             for h in std::iter::once(&handle).chain(named_handle.as_ref()) {
                 self.registry.insert(h.id(), info.clone());
             }

@@ -3,7 +3,6 @@
 //! spreads the characters over every core; nothing per bone enters the ECS, so no transform
 //! propagates. For crowds drawn by the user's own skinning, instancing or gizmos.
 
-use super::sample::RootHold;
 use super::{ClipInfo, ClipRegistry, RootMotion, bone_target_id, step_displacement};
 use crate::anim::BoneRef;
 use crate::anim::pose::{self, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
@@ -154,7 +153,7 @@ impl CrowdSkeletons {
         match self.clips.get(&(id, game)) {
             Some((i, c)) if Arc::ptr_eq(i, info) => c.clone(),
             _ => {
-                let clip = Arc::new(PoseClip::new(&info.clip, &skeleton.pose, tracks));
+                let clip = Arc::new(PoseClip::new(&info.played, &skeleton.pose, tracks));
                 self.clips.insert((id, game), (info.clone(), clip.clone()));
                 clip
             }
@@ -170,8 +169,6 @@ pub(crate) struct CrowdBinding {
     info: Option<Arc<ClipInfo>>,
     skeleton: Option<Arc<CrowdSkeleton>>,
     clip_layout: Option<Arc<PoseClip>>,
-    /// The bone of the clip's root-motion track and its held axes, when they are extracted.
-    hold: Option<(usize, RootHold)>,
     cursor: PoseCursor,
     local: LocalPose,
 }
@@ -212,10 +209,6 @@ pub(crate) fn bind_crowds(
                 .map(|(t, _)| skeleton.targets.iter().position(|b| b == t))
                 .collect();
             let layout = skeletons.clip(id, character.game, &info, &tracks);
-            binding.hold = info
-                .root_track
-                .and_then(|r| tracks.get(r).copied().flatten())
-                .zip(RootHold::of(&info));
             binding.cursor = PoseCursor::new(&layout);
             binding.local = LocalPose::new(skeleton.pose.len());
             pose.bones = vec![Affine3A::IDENTITY; skeleton.pose.len()];
@@ -261,10 +254,6 @@ pub(crate) fn pose_crowds(
                 &mut binding.cursor,
                 &mut binding.local,
             );
-            // Extracted root motion: the root's extracted axes held at the clip's first key.
-            if let Some((bone, hold)) = binding.hold {
-                hold.hold_in(layout, bone, &mut binding.local);
-            }
             // The basis (Z-up to Y-up, lifted) composed into the root joint.
             layout.map_joint(0, &mut binding.local, |mut root| {
                 root.rotation = GTA_TO_BEVY * root.rotation;

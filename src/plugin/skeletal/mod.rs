@@ -1,21 +1,36 @@
 //! The skeletal wing: what IFP and DAN share. Clips registered by the loaders
 //! ([`ClipRegistry`], [`ClipSettings`]), Bevy `AnimationClip` building ([`animation_clip`]),
-//! the bones rigplay drives ([`RigBone`]) and their target ids, the playback system that poses
-//! them ([`SkeletalClip`] on a [`crate::plugin::Playback`]), cross-fades, [`PlayAnimation`] for
-//! Bevy's own player, [`Retarget`], [`RootMotion`], and skeleton gizmos. [`SkeletalPlugin`]
-//! adds all of it; the format plugins add it.
+//! the bones rigplay drives ([`RigBone`]) and their target ids, the playback systems that pose
+//! them ([`SkeletalClip`] on a [`crate::plugin::Playback`], [`ClipLayers`], [`CrowdCharacter`]),
+//! cross-fades, [`PlayAnimation`] for Bevy's own player, [`Retarget`], [`RootMotion`], and
+//! skeleton gizmos. [`SkeletalPlugin`] adds all of it; the format plugins add it.
+//!
+//! Every character samples through the pose pipeline ([`crate::anim::pose`]), one room per step:
+//! - `bind`: a character's bones and its clip laid out for them, decided when either changes;
+//! - `sample`: the clip sampled at the playhead, and what the frames that bind or fade need;
+//! - `fade`: a clip fading out (or held blended in), blended with the current one;
+//! - `retargeted`: a clip retargeted onto a [`Retarget`] character's own skeleton;
+//! - `layers`: many clips mixed by the games' rule;
+//! - `write`: the bone pass, writing the posed bones in the order the world stores them;
+//! - `root_motion`: the character moved by the root's movement, which the loaders take out of
+//!   the clip once ([`ClipInfo::played`]).
 
+mod bind;
 mod bones;
 mod clip;
 mod crowd;
+mod fade;
 mod gizmos;
 mod layers;
 mod play_animation;
 mod registry;
 mod retarget;
+mod retargeted;
 mod root_motion;
 mod sample;
 mod settings;
+mod skeletal_clip;
+mod write;
 
 pub(crate) use bones::target_for;
 pub use bones::{
@@ -30,8 +45,8 @@ pub use registry::{ClipInfo, ClipRegistry};
 pub use retarget::{CharacterAxes, Retarget, RetargetMode, RetargetReport, UnmatchedTracks};
 pub use root_motion::RootMotion;
 pub(crate) use root_motion::step_displacement;
-pub use sample::SkeletalClip;
 pub use settings::{ClipSettings, RootMotionMode};
+pub use skeletal_clip::SkeletalClip;
 
 use crate::plugin::{PlaybackPlugin, PlaybackSystems};
 use bevy::prelude::*;
@@ -64,9 +79,9 @@ impl Plugin for SkeletalPlugin {
         app.insert_resource(SkeletalInstalled)
             .init_resource::<ClipRegistry>()
             .init_resource::<SkeletonGizmos>()
-            .init_resource::<sample::BonesChanged>()
+            .init_resource::<bind::BonesChanged>()
             .init_resource::<retarget::NamesAdded>()
-            .init_resource::<sample::PoseLayouts>()
+            .init_resource::<bind::PoseLayouts>()
             .init_resource::<crowd::CrowdSkeletons>()
             .register_type::<CrowdCharacter>()
             .register_type::<SkeletalClip>()
@@ -76,7 +91,7 @@ impl Plugin for SkeletalPlugin {
             .register_type::<GtaBoneId>()
             .register_type::<Retarget>()
             .register_type::<RootMotion>()
-            .add_observer(sample::note_new_bone)
+            .add_observer(bind::note_new_bone)
             .add_observer(layers::unbind_layers)
             .add_observer(retarget::note_new_name)
             .add_systems(
@@ -96,14 +111,13 @@ impl Plugin for SkeletalPlugin {
                     root_motion::extract_root_motion
                         .after(bevy::app::AnimationSystems)
                         .before(TransformSystems::Propagate),
-                    (sample::prepare_skeletal, layers::bind_layers)
-                        .in_set(PlaybackSystems::Prepare),
+                    (bind::prepare_skeletal, layers::bind_layers).in_set(PlaybackSystems::Prepare),
                     layers::advance_layers.in_set(PlaybackSystems::Advance),
                     (
                         sample::sample_skeletal,
                         sample::apply_skeletal,
                         layers::sample_layers,
-                        sample::write_posed_bones,
+                        write::write_posed_bones,
                     )
                         .chain()
                         .in_set(PlaybackSystems::Apply),

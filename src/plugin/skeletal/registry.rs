@@ -2,13 +2,14 @@
 //! clip's `AnimationClip`. Every format's loader fills it; [`super::SkeletalClip`] plays from it.
 
 use super::ClipSettings;
-use crate::anim::Clip;
+use crate::anim::pose::{PoseClip, PoseSkeleton};
 use crate::anim::retarget::RetargetSource;
+use crate::anim::{BonePose, Clip};
 use bevy::animation::AnimationTargetId;
 use bevy::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 /// What rigplay knows of every clip it loaded, by the clip's asset id: filled by the loaders
 /// themselves, so that it is there even when nothing holds the file's root asset.
@@ -24,11 +25,17 @@ struct RegistryInner {
     generation: AtomicU64,
 }
 
-/// One loaded clip: its engine-neutral form and settings, and its tracks' targets.
+/// One loaded clip: its engine-neutral form and settings, and its tracks' targets. Made by
+/// [`ClipInfo::new`], which takes root motion out of the clip once, for every player.
 #[derive(Debug)]
 pub struct ClipInfo {
-    /// The clip in the engine-neutral model, as the file has it (root motion not removed).
+    /// The clip in the engine-neutral model, as the file has it (root motion not removed):
+    /// where root motion is read from.
     pub clip: Arc<Clip>,
+    /// The clip as characters play it: the root's extracted axes held at its first key
+    /// ([`Clip::with_root_held`], as [`ClipSettings::root_motion`] says). The same `Arc` as
+    /// `clip` when nothing is extracted.
+    pub played: Arc<Clip>,
     /// How the clip is meant to play.
     pub settings: ClipSettings,
     /// Target id and description ("name (id N)") of each track.
@@ -39,6 +46,74 @@ pub struct ClipInfo {
     /// [`super::Retarget`] character's rest-pose compensation starts from; `None` plays the
     /// clip on such a character by bone name only.
     pub source: Option<Arc<RetargetSource>>,
+    /// The clip as played laid out for the pose pipeline on `source`'s skeleton, built the first
+    /// time a retargeted character binds it.
+    source_layout: OnceLock<Option<Arc<PoseClip>>>,
+}
+
+impl ClipInfo {
+    /// A clip's entry, with the clip as played built from it (root motion taken out of the
+    /// `root_track` on the axes `settings` extract).
+    pub fn new(
+        clip: Arc<Clip>,
+        settings: ClipSettings,
+        tracks: Vec<(AnimationTargetId, String)>,
+        root_track: Option<usize>,
+        source: Option<Arc<RetargetSource>>,
+    ) -> Self {
+        let axes = settings.root_motion.extracted_axes();
+        let played = match root_track {
+            Some(root) if axes != Vec3::ZERO => Arc::new(clip.with_root_held(root, axes)),
+            _ => clip.clone(),
+        };
+        Self {
+            clip,
+            played,
+            settings,
+            tracks,
+            root_track,
+            source,
+            source_layout: OnceLock::new(),
+        }
+    }
+
+    /// The clip as played laid out on its source skeleton (each track on the source bone it
+    /// drives), for the pose pipeline to sample before retargeting; `None` without a source.
+    /// Built once, the first time it is asked for.
+    pub(crate) fn source_layout(&self) -> Option<&Arc<PoseClip>> {
+        self.source_layout
+            .get_or_init(|| {
+                let source = self.source.as_ref()?;
+                let rests: Vec<BonePose> = source
+                    .rest
+                    .local
+                    .iter()
+                    .map(|&(translation, rotation)| BonePose {
+                        translation,
+                        rotation,
+                        scale: Vec3::ONE,
+                    })
+                    .collect();
+                let skeleton = PoseSkeleton::new(&vec![None; rests.len()], &rests).ok()?;
+                Some(Arc::new(PoseClip::new(
+                    &self.played,
+                    &skeleton,
+                    &source.tracks,
+                )))
+            })
+            .as_ref()
+    }
+
+    /// The same clip with other settings (the clip as played built again).
+    pub fn with_settings(&self, settings: ClipSettings) -> Self {
+        Self::new(
+            self.clip.clone(),
+            settings,
+            self.tracks.clone(),
+            self.root_track,
+            self.source.clone(),
+        )
+    }
 }
 
 impl ClipRegistry {

@@ -1,0 +1,317 @@
+//! Binding a [`ClipLayers`] character: its bones, each layer's clip laid out for them, the
+//! masks resolved, the bones the layers drive tagged for the bone pass, and the character's
+//! [`LayerReport`].
+
+use super::{BASE, ClipLayers, LayerBinding, LayerReport, Slot, base_layer};
+use crate::anim::BonePose;
+use crate::anim::layers::Layer;
+use crate::anim::pose::{LocalPose, PoseCursor};
+use crate::plugin::Playback;
+use crate::plugin::skeletal::bind::{
+    BonePass, BoneSet, BonesChanged, PlaybackBinding, PoseLayouts, PoseSource, PosedBy,
+    bind_tracks, unmatched_tracks,
+};
+use crate::plugin::skeletal::{ClipRegistry, Retarget, RigBone, SkeletalClip};
+use bevy::prelude::*;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// Binds every [`ClipLayers`] character's bones and each layer's clip (again when bones appear,
+/// the registry changes, or a layer's clip or mask does), tags the bones the layers drive for
+/// the bone pass, and keeps the character's [`LayerReport`].
+pub(crate) fn bind_layers(
+    mut commands: Commands,
+    registry: Res<ClipRegistry>,
+    bones_changed: Res<BonesChanged>,
+    mut layouts: ResMut<PoseLayouts>,
+    mut characters: Query<(
+        Entity,
+        &ClipLayers,
+        Option<&mut LayerBinding>,
+        Option<&mut PoseSource>,
+        Option<(&SkeletalClip, &mut Playback)>,
+        Has<Retarget>,
+    )>,
+    children: Query<&Children>,
+    rig_bones: Query<&RigBone>,
+    nodes: Query<(Option<&Name>, &ChildOf)>,
+    posed_by: Query<&PosedBy>,
+    mut transforms: Query<&mut Transform>,
+) {
+    let generation = registry.generation();
+    for (entity, layers, binding, source, mut base, retargeted) in &mut characters {
+        let (Some(mut binding), Some(mut source)) = (binding, source) else {
+            // What a clip of its own bound (if it played one before) goes: the layers bind
+            // afresh.
+            commands
+                .entity(entity)
+                .remove::<PlaybackBinding>()
+                .insert((LayerBinding::default(), PoseSource::default()));
+            continue;
+        };
+        let binding = &mut *binding;
+        if retargeted && binding.warned.insert((BASE, 9)) {
+            warn!(
+                "{entity}: layers do not retarget yet: on a Retarget character they drive the bones whose names the clips use, with no rest-pose compensation"
+            );
+        }
+        let new_bones = !binding.bound || binding.bones_seen != bones_changed.0;
+        if new_bones {
+            gather_bones(entity, binding, &children, &rig_bones, &nodes);
+            binding.bones_seen = bones_changed.0;
+            binding.bound = true;
+            binding.slots.clear();
+        }
+        let registry_moved = binding.generation != generation;
+        binding.generation = generation;
+        // The common frame: the same layers on the same clips and masks as last frame, all
+        // bound, nothing reloaded. Nothing to do but keep the base's duration.
+        if !new_bones && !registry_moved && binding.report.clips_not_loaded.is_empty() {
+            let base_clip = base.as_ref().map(|(skeletal, _)| skeletal.clip.id());
+            let wanted = base_clip.iter().count() + layers.layers().len();
+            let same = binding.slots.len() == wanted
+                && binding
+                    .slots
+                    .iter()
+                    .zip(
+                        base_clip.map(|c| (BASE, c, None)).into_iter().chain(
+                            layers
+                                .layers()
+                                .iter()
+                                .map(|l| (l.id(), l.clip.id(), l.mask.as_ref())),
+                        ),
+                    )
+                    .all(|(s, (layer, clip, mask))| {
+                        s.layer == layer && s.clip == clip && s.mask_of.as_ref() == mask
+                    });
+            if same {
+                continue;
+            }
+        }
+        let mut changed = new_bones;
+        let mut report = LayerReport::default();
+        let mut old = std::mem::take(&mut binding.slots);
+        let base_layer = base.as_ref().map(|(skeletal, _)| base_layer(skeletal));
+        for layer in base_layer.iter().chain(layers.layers()) {
+            let id = layer.clip.id();
+            let kept = old
+                .iter()
+                .position(|s| s.layer == layer.id() && s.clip == id)
+                .map(|i| old.swap_remove(i))
+                .filter(|s| {
+                    !registry_moved || registry.get(id).is_some_and(|i| Arc::ptr_eq(&i, &s.info))
+                });
+            let slot = match kept {
+                Some(slot) => Some(slot),
+                None => {
+                    changed = true;
+                    bind_slot(layer, id, binding, &registry, &mut layouts)
+                }
+            };
+            let Some(mut slot) = slot else {
+                report.clips_not_loaded.push(layer.id());
+                if layer.id() == BASE
+                    && let Some((_, playback)) = base.as_mut()
+                    && playback.duration.is_some()
+                {
+                    playback.duration = None;
+                }
+                continue;
+            };
+            if layer.id() == BASE
+                && let Some((_, playback)) = base.as_mut()
+            {
+                let d = Some(slot.info.clip.duration());
+                if playback.duration != d {
+                    playback.duration = d;
+                }
+                if binding.base_clip.is_some_and(|c| c != id) {
+                    // A new clip set on the character starts afresh, as without layers.
+                    playback.restart();
+                }
+                binding.base_clip = Some(id);
+            }
+            if slot.mask_of != layer.mask {
+                slot.mask_of = layer.mask.clone();
+                slot.unknown_mask.clear();
+                slot.mask = layer.mask.as_ref().map(|m| {
+                    let names: Vec<&str> = binding.names.iter().map(String::as_str).collect();
+                    let resolved = m.resolve(&names, &binding.parents);
+                    slot.unknown_mask = resolved.unknown;
+                    resolved.weights
+                });
+            }
+            if !slot.unknown_mask.is_empty() {
+                report
+                    .unknown_mask_bones
+                    .push((layer.id(), slot.unknown_mask.clone()));
+            }
+            if !slot.unmatched.is_empty() && !binding.bones.is_empty() {
+                report
+                    .unmatched_tracks
+                    .push((layer.id(), slot.unmatched.clone()));
+            }
+            binding.slots.push(slot);
+        }
+        changed |= !old.is_empty();
+        if changed {
+            retag(
+                entity,
+                binding,
+                &mut source,
+                &posed_by,
+                &mut commands,
+                &mut transforms,
+            );
+        }
+        source.pass = if binding.slots.is_empty() || binding.bones.is_empty() {
+            BonePass::Off
+        } else {
+            BonePass::Sampled
+        };
+        if report != binding.report {
+            warn_new(entity, &report, &mut binding.warned);
+            binding.report = report.clone();
+            commands.entity(entity).insert(report);
+        }
+    }
+}
+
+/// The character's bones (descendants with a [`RigBone`]), their names, their parents among
+/// them and their rest pose.
+fn gather_bones(
+    entity: Entity,
+    binding: &mut LayerBinding,
+    children: &Query<&Children>,
+    rig_bones: &Query<&RigBone>,
+    nodes: &Query<(Option<&Name>, &ChildOf)>,
+) {
+    binding.bones = children
+        .iter_descendants(entity)
+        .filter_map(|e| {
+            let r = rig_bones.get(e).ok()?;
+            Some((e, BonePose::from(r.rest), r.target))
+        })
+        .collect();
+    let index: HashMap<Entity, usize> = binding
+        .bones
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.0, i))
+        .collect();
+    binding.names.clear();
+    binding.parents.clear();
+    for (e, _, _) in &binding.bones {
+        let (name, child_of) = nodes.get(*e).map_or((None, None), |(n, c)| (n, Some(c)));
+        binding
+            .names
+            .push(name.map_or_else(String::new, |n| n.as_str().to_owned()));
+        // The nearest ancestor that is a bone (entities between, a basis, are skipped).
+        let mut up = child_of.map(|c| c.parent());
+        let mut parent = None;
+        while let Some(p) = up {
+            if p == entity {
+                break;
+            }
+            if let Some(&i) = index.get(&p) {
+                parent = Some(i);
+                break;
+            }
+            up = nodes.get(p).ok().map(|(_, c)| c.parent());
+        }
+        binding.parents.push(parent);
+    }
+    let rests: Vec<BonePose> = binding.bones.iter().map(|b| b.1).collect();
+    binding.rest = LocalPose::from_bone_poses(&rests);
+    binding.driven = vec![false; binding.bones.len()];
+}
+
+/// `layer`'s clip bound to the character's bones, or `None` while the clip is not loaded.
+fn bind_slot(
+    layer: &Layer<Handle<AnimationClip>>,
+    id: AssetId<AnimationClip>,
+    binding: &LayerBinding,
+    registry: &ClipRegistry,
+    layouts: &mut PoseLayouts,
+) -> Option<Slot> {
+    let info = registry.get(id)?;
+    let tracks = bind_tracks(&info, &binding.bones);
+    let layout = layouts.get(id, &info, &binding.bones, &tracks)?;
+    let unmatched = unmatched_tracks(&info, &tracks, None);
+    Some(Slot {
+        layer: layer.id(),
+        clip: id,
+        cursor: PoseCursor::new(&layout),
+        pose: LocalPose::new(binding.bones.len()),
+        layout,
+        info,
+        mask_of: None,
+        mask: None,
+        reference: None,
+        unknown_mask: Vec::new(),
+        unmatched,
+    })
+}
+
+/// Works out which bones the layers drive, tags them for the bone pass, and puts the bones no
+/// layer drives any more back to rest.
+fn retag(
+    entity: Entity,
+    binding: &mut LayerBinding,
+    source: &mut PoseSource,
+    posed_by: &Query<&PosedBy>,
+    commands: &mut Commands,
+    transforms: &mut Query<&mut Transform>,
+) {
+    let mut driven = vec![false; binding.bones.len()];
+    for slot in &binding.slots {
+        for (b, d) in driven.iter_mut().enumerate() {
+            let (r, t, s) = slot.layout.keys_joint(b);
+            *d |= r || t || s;
+        }
+    }
+    let mut set = BoneSet::default();
+    for (b, (&now, was)) in driven.iter().zip(&binding.driven).enumerate() {
+        let (bone, rest, _) = binding.bones[b];
+        if now {
+            set.insert(b);
+            let by = PosedBy {
+                character: entity,
+                bone: b as u32,
+            };
+            if posed_by.get(bone).ok() != Some(&by) {
+                commands.entity(bone).try_insert(by);
+            }
+        } else if *was && let Ok(mut t) = transforms.get_mut(bone) {
+            *t = Transform::from(rest);
+        }
+    }
+    binding.driven = driven;
+    source.driven = set;
+}
+
+/// Warns once per layer and kind of problem.
+fn warn_new(entity: Entity, report: &LayerReport, warned: &mut HashSet<(u32, u8)>) {
+    for &l in &report.clips_not_loaded {
+        if warned.insert((l, 0)) {
+            debug!("{entity}: layer {l}'s clip is not loaded; the other layers play on");
+        }
+    }
+    for (l, names) in &report.unknown_mask_bones {
+        if warned.insert((*l, 1)) {
+            warn!(
+                "{entity}: layer {l}'s mask names what the character lacks: {}",
+                names.join(", ")
+            );
+        }
+    }
+    for (l, tracks) in &report.unmatched_tracks {
+        if warned.insert((*l, 2)) {
+            warn!(
+                "{entity}: {} tracks of layer {l}'s clip match no bone and are ignored: {}",
+                tracks.len(),
+                tracks.join(", ")
+            );
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! [`ClipLayers`]: many clips on one character at once, as the games play them (upper-body
+//! clips over a full-body base, walk and run in step, every clip fading at its own rate) and as
+//! Bevy's `AnimationGraph` layers them (additive clips, bone masks). The core does the work:
+//! [`crate::anim::layers`] moves the layers, [`crate::anim::pose::mix`] combines their poses;
+//! this module binds each layer's clip to the character's bones, samples the layers, and hands
+//! the mixed pose to the bone pass that writes every skeletal character's bones.
+//!
+//! Section numbers (§) refer to `docs/formats/ifp.md`.
+
+mod bind;
+mod play;
+
+pub(crate) use bind::bind_layers;
+pub(crate) use play::{advance_layers, sample_layers, unbind_layers};
+
+use super::{ClipInfo, SkeletalClip};
+use crate::anim::layers::{BoneMask, Layer, LayerError, LayerFlags, LayerStack};
+use crate::anim::pose::{LocalPose, PoseClip, PoseCursor};
+use crate::anim::{BonePose, PlayStep};
+
+use bevy::animation::AnimationTargetId;
+use bevy::prelude::*;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// The clips a character plays at once, each a layer with its own playhead, weight and flags
+/// ([`Layer`]), mixed by the games' rule (§3.3–§3.6; [`crate::anim::pose::mix`]). Put it on a
+/// character with rigplay bones (a [`crate::plugin::GtaSkeleton`], a
+/// [`crate::plugin::GtaModel`], a [`crate::plugin::FlatSkeleton`]). Beside a
+/// [`super::SkeletalClip`], that clip is the bottom layer (full, weight 1, played by the
+/// character's [`Playback`](crate::plugin::Playback), its extracted root motion applied) and the layers go over it; its
+/// cross-fades and held blends are not shown while the layers are there.
+///
+/// ```no_run
+/// # use bevy::prelude::*;
+/// # use rigplay::prelude::*;
+/// # use rigplay::anim::layers::{BoneMask, Layer, LayerFlags};
+/// fn spawn(mut commands: Commands, assets: Res<AssetServer>) {
+///     let walk = assets.load("anims/ped.ifp#walk_civi");
+///     let phone = assets.load("anims/ped.ifp#phone_talk");
+///     let mut layers = ClipLayers::default();
+///     layers.push(Layer::new(walk).with_flags(LayerFlags::MOVEMENT));
+///     // The phone clip over the walk's upper body, at half weight.
+///     layers.push(
+///         Layer::new(phone)
+///             .with_flags(LayerFlags::PARTIAL)
+///             .with_mask(BoneMask::UpperBody)
+///             .with_weight(0.5)
+///             .unwrap(),
+///     );
+///     commands.spawn((GtaSkeleton::SA, layers));
+/// }
+/// ```
+///
+/// Each frame the layers' weights move by their blend deltas, their playheads advance
+/// (movement layers in step), layers that faded out with [`LayerFlags::remove_when_faded`] go,
+/// and [`LayerLooped`], [`LayerFinished`] and [`LayerRemoved`] are triggered on the character.
+/// Problems (a clip not loaded, a mask naming bones the character lacks) are in its
+/// [`LayerReport`]; the other layers play on.
+#[derive(Component, Debug, Clone, Default)]
+pub struct ClipLayers {
+    stack: LayerStack<Handle<AnimationClip>>,
+}
+
+impl ClipLayers {
+    /// One layer playing `clip`, looping at weight 1.
+    pub fn single(clip: Handle<AnimationClip>) -> Self {
+        let mut layers = Self::default();
+        layers.push(Layer::new(clip));
+        layers
+    }
+
+    /// Adds `layer` on top; its id.
+    pub fn push(&mut self, layer: Layer<Handle<AnimationClip>>) -> u32 {
+        self.stack.push(layer)
+    }
+
+    /// Starts `clip` as the games' `BlendAnimation` does ([`LayerStack::blend_animation`]):
+    /// fading in at `rate` per second while the other layers of its kind fade out and go, a
+    /// movement clip at the phase of the one playing. `None`, with a warning, for a rate that is
+    /// not a number above 0.
+    pub fn blend_animation(
+        &mut self,
+        clip: Handle<AnimationClip>,
+        rate: f32,
+        flags: LayerFlags,
+    ) -> Option<u32> {
+        refused(self.stack.blend_animation(clip, rate, flags))
+    }
+
+    /// Sets a layer's weight (0 to 1). A NaN, infinite or negative weight is refused with a
+    /// warning and the weight stays.
+    pub fn set_weight(&mut self, layer: u32, weight: f32) -> bool {
+        let Some(l) = self.stack.get_mut(layer) else {
+            refused::<()>(Err(LayerError::NoLayer(layer)));
+            return false;
+        };
+        refused(l.set_weight(weight)).is_some()
+    }
+
+    /// Sets a layer's blend delta (weight change per second). NaN is refused with a warning.
+    pub fn set_blend_delta(&mut self, layer: u32, delta: f32) -> bool {
+        let Some(l) = self.stack.get_mut(layer) else {
+            refused::<()>(Err(LayerError::NoLayer(layer)));
+            return false;
+        };
+        refused(l.set_blend_delta(delta)).is_some()
+    }
+
+    /// The layer with this id.
+    pub fn get(&self, layer: u32) -> Option<&Layer<Handle<AnimationClip>>> {
+        self.stack.get(layer)
+    }
+
+    /// The layer with this id, to change its playhead (seek, speed, pause), flags or mask.
+    pub fn get_mut(&mut self, layer: u32) -> Option<&mut Layer<Handle<AnimationClip>>> {
+        self.stack.get_mut(layer)
+    }
+
+    /// Removes a layer at once.
+    pub fn remove(&mut self, layer: u32) -> Option<Layer<Handle<AnimationClip>>> {
+        self.stack.remove(layer)
+    }
+
+    /// The layers, bottom first.
+    pub fn layers(&self) -> &[Layer<Handle<AnimationClip>>] {
+        self.stack.layers()
+    }
+
+    /// The layers, bottom first, to change.
+    pub fn layers_mut(&mut self) -> &mut [Layer<Handle<AnimationClip>>] {
+        self.stack.layers_mut()
+    }
+
+    /// The stack itself.
+    pub fn stack(&self) -> &LayerStack<Handle<AnimationClip>> {
+        &self.stack
+    }
+}
+
+/// `Some` of an accepted value; `None` with a warning for a refused one.
+fn refused<T>(result: Result<T, LayerError>) -> Option<T> {
+    result.map_err(|e| warn!("ClipLayers: {e}")).ok()
+}
+
+/// Triggered on a character when one of its layers wraps (loop) or turns (ping-pong).
+#[derive(EntityEvent, Debug, Clone)]
+pub struct LayerLooped {
+    /// The character.
+    pub entity: Entity,
+    /// The layer's id.
+    pub layer: u32,
+}
+
+/// Triggered on a character when one of its layers that does not loop reaches its end.
+#[derive(EntityEvent, Debug, Clone)]
+pub struct LayerFinished {
+    /// The character.
+    pub entity: Entity,
+    /// The layer's id.
+    pub layer: u32,
+}
+
+/// Triggered on a character when one of its layers has faded out and is removed.
+#[derive(EntityEvent, Debug, Clone)]
+pub struct LayerRemoved {
+    /// The character.
+    pub entity: Entity,
+    /// The layer's id.
+    pub layer: u32,
+    /// Its clip.
+    pub clip: Handle<AnimationClip>,
+}
+
+/// What is wrong with a character's layers (the others play on). Updated when it changes.
+#[derive(Component, Debug, Clone, Default, PartialEq)]
+pub struct LayerReport {
+    /// Layers whose clip is not loaded (yet, or it failed, or it is gone from its file).
+    pub clips_not_loaded: Vec<u32>,
+    /// Per layer, what its mask names that the character lacks.
+    pub unknown_mask_bones: Vec<(u32, Vec<String>)>,
+    /// Per layer, the descriptions of its clip's tracks that drive no bone of the character.
+    pub unmatched_tracks: Vec<(u32, Vec<String>)>,
+}
+
+/// One layer's clip bound to the character's bones.
+struct Slot {
+    layer: u32,
+    clip: AssetId<AnimationClip>,
+    info: Arc<ClipInfo>,
+    layout: Arc<PoseClip>,
+    cursor: PoseCursor,
+    pose: LocalPose,
+    /// The mask as last resolved, and its weight per bone.
+    mask_of: Option<BoneMask>,
+    mask: Option<Vec<f32>>,
+    /// An additive layer's reference time and the clip's pose there.
+    reference: Option<(f32, LocalPose)>,
+    /// What the mask names that the character lacks.
+    unknown_mask: Vec<String>,
+    /// The clip's tracks that drive no bone.
+    unmatched: Vec<String>,
+}
+
+/// What a [`ClipLayers`] character is bound to: its bones, and each layer's clip on them.
+#[derive(Component, Default)]
+pub(crate) struct LayerBinding {
+    bound: bool,
+    bones_seen: u64,
+    generation: u64,
+    bones: Vec<(Entity, BonePose, AnimationTargetId)>,
+    names: Vec<String>,
+    parents: Vec<Option<usize>>,
+    rest: LocalPose,
+    slots: Vec<Slot>,
+    /// Per bone, whether some layer's clip keys it (the bones the bone pass writes).
+    driven: Vec<bool>,
+    /// The mixed pose the bone pass writes.
+    pose: LocalPose,
+    /// When one layer alone at weight 1 (full, unmasked, not additive) poses the character:
+    /// its slot, whose sampled pose is the mix (a single unit rotation normalised is itself;
+    /// weights summing to 1 leave the rest nothing).
+    direct: Option<usize>,
+    report: LayerReport,
+    warned: HashSet<(u32, u8)>,
+    /// The layers' playhead steps this frame (for root motion).
+    steps: Vec<PlayStep>,
+    /// The character's own clip ([`SkeletalClip`]) when it is the bottom layer.
+    base_clip: Option<AssetId<AnimationClip>>,
+}
+
+/// The id of the bottom layer a [`SkeletalClip`] beside the layers plays (the stack's ids start
+/// at 1).
+pub const BASE: u32 = 0;
+
+/// The layer a [`SkeletalClip`] beside the layers plays: full, weight 1, carrying root motion.
+/// Its playhead is the character's [`Playback`](crate::plugin::Playback), read where the layer is sampled.
+fn base_layer(skeletal: &SkeletalClip) -> Layer<Handle<AnimationClip>> {
+    Layer::new(skeletal.clip.clone()).with_flags(LayerFlags {
+        root_translation: true,
+        ..LayerFlags::default()
+    })
+}
+
+impl LayerBinding {
+    /// The mixed pose of the character's bones.
+    pub(super) fn pose(&self) -> &LocalPose {
+        match self.direct.and_then(|i| self.slots.get(i)) {
+            Some(slot) => &slot.pose,
+            None => &self.pose,
+        }
+    }
+}
