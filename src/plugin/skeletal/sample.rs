@@ -46,8 +46,8 @@ pub(crate) fn sample_skeletal(
             }
             match (binding.retarget.as_mut(), &binding.layout) {
                 (Some(r), _) => {
+                    // The bone pass reads the retargeted bones from `r`.
                     r.sample(playback.time);
-                    r.write_mapped(&binding.bones, &mut binding.local);
                     source.pass = BonePass::Sampled;
                 }
                 (None, Some(_)) if source.timeline => {

@@ -2,10 +2,13 @@
 //! pipeline this frame (a [`super::SkeletalClip`] on its common frame, or [`super::ClipLayers`]
 //! mixed), walking the bones in the order the world stores them.
 
-use super::bind::{BonePass, PlaybackBinding, PoseSource, PosedBy};
+use super::bind::{BonePass, BoneSetView, PlaybackBinding, PoseSource, PosedBy};
 use super::layers::LayerBinding;
+use super::retargeted::Retargeted;
+use crate::anim::BonePose;
 use crate::anim::pose::{self, LocalPose, PoseCursor};
 use crate::plugin::Playback;
+use bevy::animation::AnimationTargetId;
 use bevy::ecs::change_detection::{ContiguousMut, Tick};
 use bevy::prelude::*;
 use bevy::tasks::ComputeTaskPool;
@@ -175,24 +178,18 @@ impl CharacterReader<'_, '_, '_> {
                         .count();
                     continue;
                 };
-                let pose = pose.unwrap_or(&scratch.pose).reader();
                 let driven = source.driven.view();
-                let mut n = 0;
-                for ((by, transform), tick) in bones {
-                    if by.character != character {
-                        break;
+                let n = match pose {
+                    Posed::Local(pose) => {
+                        let pose = pose.unwrap_or(&scratch.pose).reader();
+                        write_run(bones, character, driven, this_run, |b| pose.get(b))
                     }
-                    n += 1;
-                    let b = by.bone as usize;
-                    // A bone the clip no longer drives stays. (A bone two characters drive
-                    // carries the tag of the one bound last, and is written once, by that one.)
-                    if driven.contains(b)
-                        && let Some(pose) = pose.get(b)
-                    {
-                        *transform = Transform::from(pose);
-                        *tick = this_run;
+                    Posed::Retargeted(r, rests) => {
+                        write_run(bones, character, driven, this_run, |b| {
+                            rests.get(b).map(|rest| r.bone_pose(b, &rest.1))
+                        })
                     }
-                }
+                };
                 *head += n;
             }
         }
@@ -204,7 +201,7 @@ impl CharacterReader<'_, '_, '_> {
         &self,
         character: Entity,
         scratch: &mut BoneScratch,
-    ) -> Option<(&PoseSource, Option<&LocalPose>)> {
+    ) -> Option<(&PoseSource, Posed<'_>)> {
         let (playback, source) = self
             .characters
             .get(character)
@@ -220,15 +217,59 @@ impl CharacterReader<'_, '_, '_> {
             source
                 .segment
                 .store(cursor.timeline_segment(), Ordering::Relaxed);
-            Some((source, None))
+            Some((source, Posed::Local(None)))
         } else {
             let pose = match self.layered.get(character) {
-                Ok(layered) => layered.pose(),
-                Err(_) => &self.bindings.get(character).ok()?.local,
+                Ok(layered) => Posed::Local(Some(layered.pose())),
+                Err(_) => {
+                    let binding = self.bindings.get(character).ok()?;
+                    match binding.retarget.as_deref() {
+                        Some(r) => Posed::Retargeted(r, &binding.bones),
+                        None => Posed::Local(Some(&binding.local)),
+                    }
+                }
             };
-            Some((source, Some(pose)))
+            Some((source, pose))
         }
     }
+}
+
+/// Where a character's posed bones are read: a local pose (`None`: the scratch pose a timeline
+/// clip was sampled into), or a retargeted clip's bones over the character's rests (read
+/// straight from the retargeting, not copied into a pose first).
+#[derive(Clone, Copy)]
+enum Posed<'a> {
+    Local(Option<&'a LocalPose>),
+    Retargeted(&'a Retargeted, &'a [(Entity, BonePose, AnimationTargetId)]),
+}
+
+/// Writes `character`'s bones at the head of `bones` that its clip drives, from `pose`, marking
+/// each written transform changed; how many of its bones were there. (A bone the clip no longer
+/// drives stays. A bone two characters drive carries the tag of the one bound last, and is
+/// written once, by that one.)
+#[inline(always)]
+fn write_run<'a>(
+    bones: impl Iterator<Item = ((&'a PosedBy, &'a mut Transform), &'a mut Tick)>,
+    character: Entity,
+    driven: BoneSetView,
+    this_run: Tick,
+    pose: impl Fn(usize) -> Option<BonePose>,
+) -> usize {
+    let mut n = 0;
+    for ((by, transform), tick) in bones {
+        if by.character != character {
+            break;
+        }
+        n += 1;
+        let b = by.bone as usize;
+        if driven.contains(b)
+            && let Some(pose) = pose(b)
+        {
+            *transform = Transform::from(pose);
+            *tick = this_run;
+        }
+    }
+    n
 }
 
 /// A thread's scratch for [`write_posed_bones`]: a cursor and pose to sample a timeline clip
