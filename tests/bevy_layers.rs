@@ -797,11 +797,19 @@ fn iii_and_vc_peds_blend_layers_by_the_games_rule_with_their_own_translation_rul
                 ),
             })
             .collect();
-        let bytes = anpk("ped", &[("walk", &walk), ("gun", &gun)], game == GtaGame::Vc);
+        let bytes = anpk(
+            "ped",
+            &[("walk", &walk), ("gun", &gun)],
+            game == GtaGame::Vc,
+        );
         let mut app = app(&[("ped.ifp", bytes)], &[], 0.1);
         let ifp: Handle<Ifp> = load(&mut app, "ped.ifp");
         assert_eq!(
-            app.world().resource::<Assets<Ifp>>().get(&ifp).unwrap().game,
+            app.world()
+                .resource::<Assets<Ifp>>()
+                .get(&ifp)
+                .unwrap()
+                .game,
             game
         );
         let walk_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#walk");
@@ -858,6 +866,10 @@ fn iii_and_vc_peds_blend_layers_by_the_games_rule_with_their_own_translation_rul
         // A bone neither clip keys stays at rest.
         let still = lower[lower.len() - 1];
         assert!(base[still].0.is_none() && partial[still].0.is_none());
-        close(&got[still], &sk.bones[still].rest, &format!("{game:?} at rest"));
+        close(
+            &got[still],
+            &sk.bones[still].rest,
+            &format!("{game:?} at rest"),
+        );
     }
 }
