@@ -135,6 +135,17 @@ fn walk_tracks(sk: &Skeleton) -> Vec<Track> {
     tracks
 }
 
+/// The keys of a partial clip's `k`-th bone: 17, 19 or 20 of them (as real weapon packages key
+/// their bones), turning 70° about an axis of its own.
+fn partial_keys(k: usize) -> Vec<(i16, Quat, Option<Vec3>)> {
+    turning(
+        [17, 19, 20][k % 3],
+        Vec3::new(0.3, 1.0, k as f32 * 0.1),
+        70.0,
+        None,
+    )
+}
+
 /// An upper-body partial of `n` bones (the first `n` of the upper body), with 17, 19 and 20
 /// keys in turn; Spine1 written `"Spine 1"` with id −1; with `tail`, a track for a bone the SA
 /// ped lacks.
@@ -153,12 +164,7 @@ fn partial_tracks(sk: &Skeleton, upper: &[usize], n: usize, tail: bool) -> Vec<T
             Track {
                 name,
                 id,
-                keys: turning(
-                    [17, 19, 20][k % 3],
-                    Vec3::new(0.3, 1.0, k as f32 * 0.1),
-                    70.0,
-                    None,
-                ),
+                keys: partial_keys(k),
             }
         })
         .collect();
@@ -789,12 +795,7 @@ fn iii_and_vc_peds_blend_layers_by_the_games_rule_with_their_own_translation_rul
             .map(|(k, &b)| Track {
                 name: written(b),
                 id: id(b),
-                keys: turning(
-                    [17, 19, 20][k % 3],
-                    Vec3::new(0.3, 1.0, k as f32 * 0.1),
-                    70.0,
-                    None,
-                ),
+                keys: partial_keys(k),
             })
             .collect();
         let bytes = anpk(

@@ -408,12 +408,12 @@ pub(crate) fn prepare_skeletal(
             }
             binding.drives = vec![false; bones.len()];
             let mut driven = BoneSet::default();
-            let posed: Vec<usize> = match (&binding.retarget, &binding.layout) {
-                (Some(r), _) => r.mapped().to_vec(),
-                (None, Some(_)) => tracks.iter().flatten().copied().collect(),
-                (None, None) => Vec::new(),
+            let posed: Option<Vec<usize>> = match (&binding.retarget, &binding.layout) {
+                (Some(r), _) => Some(r.mapped().to_vec()),
+                (None, Some(_)) => Some(tracks.iter().flatten().copied().collect()),
+                (None, None) => None,
             };
-            if binding.retarget.is_some() || binding.layout.is_some() {
+            if let Some(posed) = posed {
                 for b in posed {
                     binding.drives[b] = true;
                     if driven.insert(b) {

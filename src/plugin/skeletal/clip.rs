@@ -61,7 +61,8 @@ macro_rules! add_keys {
 
 /// Builds the Bevy `AnimationClip`: one rotation / translation / scale curve per channel on the
 /// track's target id (`targets`, one per track), with the clip's duration; root motion removed
-/// from the `root` track as the mode says.
+/// from the `root` track as the mode says ([`Clip::with_root_held`], as the loaders do for
+/// rigplay's own players).
 pub fn animation_clip(
     clip: &Clip,
     targets: &[AnimationTargetId],
@@ -69,8 +70,15 @@ pub fn animation_clip(
     root_motion: RootMotionMode,
 ) -> AnimationClip {
     let mut out = AnimationClip::default();
-    let axes = root_motion.extracted_axes();
-    for (i, (track, &target)) in clip.tracks().iter().zip(targets).enumerate() {
+    let held;
+    let clip = match root {
+        Some(r) if root_motion.extracted_axes() != Vec3::ZERO => {
+            held = clip.with_root_held(r, root_motion.extracted_axes());
+            &held
+        }
+        _ => clip,
+    };
+    for (track, &target) in clip.tracks().iter().zip(targets) {
         if let Some(c) = track.rotation {
             add_keys!(
                 out,
@@ -81,19 +89,12 @@ pub fn animation_clip(
             );
         }
         if let Some(c) = track.translation {
-            let mut values = clip.vector_values(c).to_vec();
-            if Some(i) == root && axes != Vec3::ZERO {
-                let first = values[0];
-                for v in &mut values {
-                    *v = *v * (Vec3::ONE - axes) + first * axes;
-                }
-            }
             add_keys!(
                 out,
                 target,
                 translation,
                 distinct_times(clip.times(c)),
-                values.as_slice()
+                clip.vector_values(c)
             );
         }
         if let Some(c) = track.scale {

@@ -40,26 +40,27 @@ impl FadingBinding {
         layouts: &mut PoseLayouts,
     ) -> Self {
         let bones = &binding.bones;
-        let retarget = binding
-            .target
-            .as_deref()
-            .and_then(|t: &TargetRig| Retargeted::new(&info, t, bones));
-        let mut drives = vec![false; bones.len()];
-        let mut layout = None;
-        if let Some(r) = &retarget {
-            for &b in r.mapped() {
-                drives[b] = true;
-            }
-        } else {
-            let tracks = bind_tracks(&info, bones);
-            for &b in tracks.iter().flatten() {
-                drives[b] = true;
-            }
-            layout = layouts.get(id, &info, bones, &tracks);
-        }
+        let (mut retarget, mut layout) = (None, None);
+        let mut drives = vec![true; bones.len()];
+        // A snapshot fades out as it is: nothing to bind, and it covers every bone.
         let is_snapshot = snapshot.is_some();
-        if is_snapshot {
-            drives.fill(true);
+        if !is_snapshot {
+            drives.fill(false);
+            retarget = binding
+                .target
+                .as_deref()
+                .and_then(|t: &TargetRig| Retargeted::new(&info, t, bones));
+            if let Some(r) = &retarget {
+                for &b in r.mapped() {
+                    drives[b] = true;
+                }
+            } else {
+                let tracks = bind_tracks(&info, bones);
+                for &b in tracks.iter().flatten() {
+                    drives[b] = true;
+                }
+                layout = layouts.get(id, &info, bones, &tracks);
+            }
         }
         Self {
             cursor: layout.as_deref().map(PoseCursor::new).unwrap_or_default(),

@@ -156,9 +156,8 @@ pub(crate) fn apply_skeletal(
             rebound,
         );
         let (pose, all): (&LocalPose, bool) = match step {
-            FadeStep::None => (&binding.local, true),
+            FadeStep::None | FadeStep::Done => (&binding.local, true),
             FadeStep::Blended => (&binding.mixed, rebound),
-            FadeStep::Done => (&binding.local, true),
         };
         // Bones no clip drives stay at the rest pose written when the character was bound;
         // a new binding, and the end of a fade, write them all (the bones only the old clip
