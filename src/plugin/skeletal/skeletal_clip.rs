@@ -14,7 +14,7 @@ use bevy::prelude::*;
 #[reflect(Component)]
 #[require(Playback)]
 pub struct SkeletalClip {
-    /// The clip, as loaded by a rigplay loader (or registered in the [`ClipRegistry`]).
+    /// The clip, as loaded by a rigplay loader (or registered in the [`super::ClipRegistry`]).
     pub clip: Handle<AnimationClip>,
     #[reflect(ignore)]
     pub(super) fade: Option<Fade>,
