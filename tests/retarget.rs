@@ -823,3 +823,108 @@ fn gta_preset_agrees_with_the_skeleton_alias_table() {
         );
     }
 }
+
+/// A random tree of `n` bones (each bone's parent before it, after a random root), random
+/// rests.
+fn random_tree(rng: &mut crate::rng::Rng, n: usize) -> RestPose {
+    RestPose {
+        parents: (0..n).map(|i| (i > 0).then(|| rng.below(i))).collect(),
+        local: (0..n).map(|_| (rng.vec3(0.5), rng.quat())).collect(),
+    }
+}
+
+#[test]
+fn random_trees_and_maps_keep_every_paired_bone_on_the_formula() {
+    // With no rest alignment (A = 1) the module's formula is Wt_pose = C · Ws_pose · T with
+    // T = Ws_rest⁻¹ · C⁻¹ · Wt_rest, so every paired target bone's world rotation, composed
+    // here from the output's local rotations by plain forward kinematics, must equal
+    // C · Ws_pose · Ws_rest⁻¹ · C⁻¹ · Wt_rest; unpaired bones keep their rest rotation.
+    // Random trees and maps give what the step plan must handle: unpaired target bones
+    // between paired ones, a target child mapped to a source bone that is not below its
+    // ancestor's, several bones between paired source bones, pairs with no paired ancestor.
+    // Source rotations are given scaled (0.5× to 2×), which the maths must take for the
+    // rotation they scale.
+    let mut rng = crate::rng::Rng(0x5eed_7a26);
+    for round in 0..200 {
+        let (ns, nt) = (2 + rng.below(12), 2 + rng.below(12));
+        let (source, target) = (random_tree(&mut rng, ns), random_tree(&mut rng, nt));
+        let mut pairs = Vec::new();
+        for t in 0..nt {
+            if rng.unit() < 0.7 {
+                pairs.push((rng.below(ns), t));
+            }
+        }
+        let basis = rng.quat();
+        let r = Retargeter::with_alignment(
+            &source,
+            &target,
+            &pairs,
+            basis,
+            RestAlignment::KeepTargetRest,
+        )
+        .unwrap();
+        let pose: Vec<Quat> = (0..ns).map(|_| rng.quat()).collect();
+        let scaled: Vec<(Vec3, Quat)> = source
+            .local
+            .iter()
+            .zip(&pose)
+            .map(|(&(t, _), &q)| (t, q * rng.range(0.5, 2.0)))
+            .collect();
+        let mut out = vec![Quat::from_xyzw(9.0, 9.0, 9.0, 9.0); nt];
+        r.apply_pose(&scaled, &mut out);
+        let (ws_rest, wt_rest) = (source.world().unwrap(), target.world().unwrap());
+        let ws_pose = world(&source, &pose);
+        let wt_pose = world(&target, &out);
+        for t in 0..nt {
+            match pairs.iter().find(|p| p.1 == t) {
+                Some(&(s, _)) => {
+                    let want = basis
+                        * ws_pose[s].1
+                        * ws_rest[s].1.inverse()
+                        * basis.inverse()
+                        * wt_rest[t].1;
+                    assert!(
+                        same_rotation(wt_pose[t].1, want, 2e-4),
+                        "round {round}: bone {t} (from {s}): {:?} against {want:?}",
+                        wt_pose[t].1
+                    );
+                    assert!((out[t].length() - 1.0).abs() < 1e-5);
+                }
+                None => assert!(
+                    same_rotation(out[t], target.local[t].1, 1e-6),
+                    "round {round}: bone {t}"
+                ),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_non_finite_source_rotation_rests_the_bones_whose_step_reads_it() {
+    // 0 → 1 → 2 on both sides, paired one to one (identical skeletons: each target local is
+    // the source's). Source bone 1's rotation is NaN: target bone 1, whose step reads it,
+    // takes its rest; bones 0 and 2 are retargeted (bone 2's rotation relative to its parent
+    // reads only source bone 2); every output is finite.
+    let chain = RestPose {
+        parents: vec![None, Some(0), Some(1)],
+        local: vec![
+            (Vec3::ZERO, Quat::from_rotation_y(0.3)),
+            (Vec3::Y, Quat::from_rotation_x(0.2)),
+            (Vec3::Y, Quat::from_rotation_z(-0.4)),
+        ],
+    };
+    let r = Retargeter::new(&chain, &chain, &identity_pairs(3), Quat::IDENTITY).unwrap();
+    let mut out = vec![Quat::IDENTITY; 3];
+    r.apply(
+        &[
+            Quat::from_rotation_y(0.5),
+            Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0),
+            Quat::from_rotation_z(0.1),
+        ],
+        &mut out,
+    );
+    assert!(same_rotation(out[0], Quat::from_rotation_y(0.5), 1e-5));
+    assert_eq!(out[1], chain.local[1].1);
+    assert!(same_rotation(out[2], Quat::from_rotation_z(0.1), 1e-5));
+    assert!(out.iter().all(|q| q.is_finite()));
+}

@@ -6,8 +6,7 @@
 use crate::humanoid::{Arms, Character, Naming, Spec, build};
 use glam::{Affine3A, Quat, Vec3};
 use rigplay::anim::retarget::{
-    BoneMap, BonePreset, HumanoidBone, RestPose, RetargetScratch, RetargetSource, Retargeter,
-    user_pairs,
+    BoneMap, BonePreset, HumanoidBone, RestPose, RetargetSource, Retargeter, user_pairs,
 };
 use rigplay::anim::{BonePose, Clip, ClipBuilder};
 use rigplay::formats::ifp::IfpPackage;
@@ -128,7 +127,6 @@ fn check(source: &Source, character: &Character, times: &[f32], method: Method) 
     let hips_parent = character.parents[target_hips].map_or(Affine3A::IDENTITY, |p| rest_world[p]);
     let source_rest_positions = source.positions(&source.source.rest.local);
     let target_rest_positions = character.rest_positions();
-    let mut scratch = RetargetScratch::default();
     let mut out = vec![Quat::IDENTITY; character.names.len()];
     let mut errors = Errors {
         angle: 0.0,
@@ -139,7 +137,7 @@ fn check(source: &Source, character: &Character, times: &[f32], method: Method) 
     };
     for &time in times {
         let pose = source.pose(time);
-        let hips = retargeter.apply_pose(&pose, &mut scratch, &mut out);
+        let hips = retargeter.apply_pose(&pose, &mut out);
         let mut trs = character.trs.clone();
         match method {
             Method::Retarget => {

@@ -760,13 +760,13 @@ pub struct Retargeter {
     /// `source_order` cut to the bones whose world transform is needed: paired bones, the hips
     /// and their ancestors.
     source_fk: Vec<usize>,
+    /// The work per frame, built once: one step per pair, reading the source bones of
+    /// `chains`, and the hips' chain (root first) for their position.
+    target_steps: Vec<TargetStep>,
+    chains: Vec<u32>,
+    hips_chain: Vec<u32>,
     source_rest: Vec<Quat>,
     target_parents: Vec<Option<usize>>,
-    target_order: Vec<usize>,
-    /// `target_order` cut to the paired bones and their ancestors; the other target bones
-    /// (`target_still`) only ever get their rest rotation.
-    target_fk: Vec<usize>,
-    target_still: Vec<usize>,
     target_rest: Vec<Quat>,
     /// Per target bone, its index in `pairs`.
     target_pair: Vec<Option<usize>>,
@@ -780,20 +780,36 @@ pub struct Retargeter {
     hips: Option<HipsPair>,
 }
 
+/// One pair's work per frame.
+///
+/// The target bone's world rotation is `W = C · Ws · T` (`T`: the pair's `tail`). Its
+/// parent's world rotation is its nearest paired ancestor's, `Wa = C · Wsa · Ta`, times the
+/// rests of the unpaired bones between (`B`, constant), or `B` alone when no ancestor is
+/// paired. Its local rotation is then `B⁻¹ · Wa⁻¹ · W = B⁻¹ · Ta⁻¹ · (Wsa⁻¹ · Ws) · T`: `C`
+/// cancels, and `Wsa⁻¹ · Ws` is the product of the source's local rotations from below the
+/// ancestor's source bone down to the pair's (one of them when the source bone's parent is
+/// the ancestor's, as it mostly is). So a step is `pre · Π(down) · T`, with `pre = B⁻¹ · Ta⁻¹`
+/// (or `B⁻¹ · C` with no paired ancestor, `down` then running from the source's root), and no
+/// forward kinematics of either skeleton. When the ancestor's source bone is not above the
+/// pair's (a user's map may say so), `up` holds its chain from the root: `pre · Π(up)⁻¹ ·
+/// Π(down) · T`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct TargetStep {
+    target: u32,
+    /// Where the step's source bones start in `chains`: `up` of them, then `down`.
+    chain: u32,
+    up: u16,
+    down: u16,
+    pre: Quat,
+    tail: Quat,
+}
+
 /// The pair whose translation carries over ([`Retargeter::with_hips`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct HipsPair {
     source: usize,
     target: usize,
     scale: f32,
-}
-
-/// Buffers [`Retargeter::apply_pose`] reuses from call to call (so that playing a pose
-/// allocates nothing once they have grown).
-#[derive(Debug, Clone, Default)]
-pub struct RetargetScratch {
-    source_world: Vec<(Vec3, Quat)>,
-    target_world: Vec<Quat>,
 }
 
 impl Retargeter {
@@ -897,25 +913,27 @@ impl Retargeter {
             &source.parents,
             out_pairs.iter().map(|p| p.source),
         );
-        let target_fk = chain_order(
+        let target_rest: Vec<Quat> = target.local.iter().map(|&(_, r)| unit(r)).collect();
+        let (target_steps, chains) = target_steps(
             &target_order,
             &target.parents,
-            out_pairs.iter().map(|p| p.target),
+            &target_rest,
+            &target_pair,
+            &out_pairs,
+            &source.parents,
+            basis,
         );
-        let mut fk = vec![false; target.len()];
-        target_fk.iter().for_each(|&b| fk[b] = true);
-        let target_still = (0..target.len()).filter(|&b| !fk[b]).collect();
         Ok(Self {
             basis,
             source_parents: source.parents.clone(),
             source_fk,
-            target_fk,
-            target_still,
+            target_steps,
+            chains,
+            hips_chain: Vec::new(),
             source_order,
             source_rest: source.local.iter().map(|&(_, r)| unit(r)).collect(),
             target_parents: target.parents.clone(),
-            target_order,
-            target_rest: target.local.iter().map(|&(_, r)| unit(r)).collect(),
+            target_rest,
             target_pair,
             pairs: out_pairs,
             skipped,
@@ -969,6 +987,7 @@ impl Retargeter {
             target: target_hips,
             scale: hips_translation_scale(source_height, target_height),
         });
+        self.hips_chain = chain(&self.source_parents, None, source_hips);
         self
     }
 
@@ -1014,69 +1033,186 @@ impl Retargeter {
             .zip(&self.source_rest_translation)
             .map(|(&r, &t)| (t, r))
             .collect();
-        self.apply_pose(&pose, &mut RetargetScratch::default(), out_target_local);
+        self.apply_pose(&pose, out_target_local);
     }
 
     /// [`Retargeter::apply`] for a whole source pose, local (translation, rotation) per source
-    /// bone (missing bones are at rest), reusing `scratch`'s buffers. Returns the target hips'
-    /// world position (target axes) when [`Retargeter::with_hips`] named them.
+    /// bone (missing bones are at rest). Returns the target hips' world position (target axes) when [`Retargeter::with_hips`] named them.
     pub fn apply_pose(
         &self,
         source_pose_local: &[(Vec3, Quat)],
-        scratch: &mut RetargetScratch,
         out_target_local: &mut [Quat],
     ) -> Option<Vec3> {
-        let source_world = &mut scratch.source_world;
-        source_world.clear();
-        source_world.resize(self.source_parents.len(), (Vec3::ZERO, Quat::IDENTITY));
-        for &bone in &self.source_fk {
-            let (t, r) = source_pose_local.get(bone).map_or(
-                (self.source_rest_translation[bone], self.source_rest[bone]),
-                |&(t, r)| (finite(t), unit(r)),
-            );
-            source_world[bone] = match self.source_parents[bone] {
-                Some(p) => {
-                    let (pt, pr) = source_world[p];
-                    (pt + pr * t, pr * r)
-                }
-                None => (t, r),
-            };
-        }
-        let target_world = &mut scratch.target_world;
-        target_world.clear();
-        target_world.resize(self.target_parents.len(), Quat::IDENTITY);
-        for &bone in &self.target_still {
-            if let Some(out) = out_target_local.get_mut(bone) {
+        for (bone, out) in out_target_local.iter_mut().enumerate() {
+            if self.target_pair.get(bone).is_some_and(Option::is_none) {
                 *out = self.target_rest[bone];
             }
         }
-        for &bone in &self.target_fk {
-            let parent = self.target_parents[bone].map_or(Quat::IDENTITY, |p| target_world[p]);
-            let (world, local) = match self.target_pair[bone] {
-                Some(k) => {
-                    let pair = &self.pairs[k];
-                    let world = (self.basis * source_world[pair.source].1 * pair.tail).normalize();
-                    (world, (parent.inverse() * world).normalize())
-                }
-                None => {
-                    let local = self.target_rest[bone];
-                    (parent * local, local)
-                }
-            };
-            target_world[bone] = world;
-            if let Some(out) = out_target_local.get_mut(bone) {
-                *out = local;
+        self.retarget(|b| source_pose_local.get(b).copied(), out_target_local)
+    }
+
+    /// The paired target bones' local rotations for a source pose read bone by bone
+    /// (`source_local(bone)`: local translation and rotation, `None` for the rest), written into
+    /// `out_target_local` (as many as fit); the target's other bones are not written: they keep
+    /// their rest rotation ([`Retargeter::target_rest_rotation`]), which the caller wrote once.
+    /// Returns the target hips' world position as [`Retargeter::apply_pose`] does.
+    ///
+    /// A source rotation that is not unit length is taken for the rotation it scales: every
+    /// product scales with it, and the result is normalised. A zero or non-finite one leaves
+    /// the target bones whose step reads it (see `TargetStep`) at rest.
+    #[inline]
+    pub fn retarget(
+        &self,
+        source_local: impl Fn(usize) -> Option<(Vec3, Quat)>,
+        out_target_local: &mut [Quat],
+    ) -> Option<Vec3> {
+        let rotation = |bone: u32| {
+            let bone = bone as usize;
+            source_local(bone).map_or(self.source_rest[bone], |(_, r)| r)
+        };
+        for step in &self.target_steps {
+            let start = step.chain as usize;
+            let (up, down) = self.chains[start..start + step.up as usize + step.down as usize]
+                .split_at(step.up as usize);
+            let mut q = step.pre;
+            if !up.is_empty() {
+                q *= up
+                    .iter()
+                    .fold(Quat::IDENTITY, |w, &b| w * rotation(b))
+                    .conjugate();
+            }
+            for &b in down {
+                q *= rotation(b);
+            }
+            let target = step.target as usize;
+            if let Some(out) = out_target_local.get_mut(target) {
+                *out = unit_or(q * step.tail, self.target_rest[target]);
             }
         }
-        self.hips.map(|h| {
-            retarget_root_translation(
-                source_world[h.source].0,
-                self.source_rest_position[h.source],
-                self.target_rest_position[h.target],
-                h.scale,
-                self.basis,
-            )
-        })
+        let h = self.hips?;
+        // The hips' world position: their chain from the source's root, unit rotations.
+        let (mut position, mut turn) = (Vec3::ZERO, Quat::IDENTITY);
+        for &b in &self.hips_chain {
+            let bone = b as usize;
+            let (t, r) = source_local(bone)
+                .unwrap_or((self.source_rest_translation[bone], self.source_rest[bone]));
+            position += turn * finite(t);
+            turn = (turn * unit(r)).normalize();
+        }
+        Some(retarget_root_translation(
+            position,
+            self.source_rest_position[h.source],
+            self.target_rest_position[h.target],
+            h.scale,
+            self.basis,
+        ))
+    }
+
+    /// A target bone's rest rotation: what [`Retargeter::retarget`] leaves on the bones it
+    /// does not drive.
+    pub fn target_rest_rotation(&self, target_bone: usize) -> Option<Quat> {
+        self.target_rest.get(target_bone).copied()
+    }
+}
+
+/// `bone`'s chain from below `from` (from the root with `None`) down to `bone`, root first;
+/// empty when `from` is not above `bone` (or is `bone`).
+fn chain(parents: &[Option<usize>], from: Option<usize>, bone: usize) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut at = Some(bone);
+    while at != from {
+        let Some(b) = at else {
+            // `from` is not above `bone`.
+            return Vec::new();
+        };
+        out.push(b as u32);
+        at = parents[b];
+    }
+    out.reverse();
+    out
+}
+
+/// One [`TargetStep`] per pair, parents before children (`order`), and the source chains
+/// they read.
+#[allow(clippy::too_many_arguments)]
+fn target_steps(
+    order: &[usize],
+    parents: &[Option<usize>],
+    rest: &[Quat],
+    target_pair: &[Option<usize>],
+    pairs: &[Pair],
+    source_parents: &[Option<usize>],
+    basis: Quat,
+) -> (Vec<TargetStep>, Vec<u32>) {
+    let mut steps = Vec::with_capacity(pairs.len());
+    let mut chains = Vec::new();
+    for &bone in order {
+        let Some(k) = target_pair[bone] else { continue };
+        let pair = &pairs[k];
+        // B: the rests of the unpaired bones between the nearest paired ancestor and the bone.
+        let mut between = Quat::IDENTITY;
+        let mut up = parents[bone];
+        let mut above = None;
+        while let Some(a) = up {
+            if let Some(ka) = target_pair[a] {
+                above = Some(&pairs[ka]);
+                break;
+            }
+            between = rest[a] * between;
+            up = parents[a];
+        }
+        let between_inverse = unit(between).inverse();
+        let (pre, up, down) = match above {
+            None => (
+                between_inverse * basis,
+                Vec::new(),
+                chain(source_parents, None, pair.source),
+            ),
+            Some(a) => {
+                let pre = between_inverse * a.tail.inverse();
+                let is_above = a.source == pair.source
+                    || !chain(source_parents, Some(a.source), pair.source).is_empty();
+                if is_above {
+                    (
+                        pre,
+                        Vec::new(),
+                        chain(source_parents, Some(a.source), pair.source),
+                    )
+                } else {
+                    (
+                        pre,
+                        chain(source_parents, None, a.source),
+                        chain(source_parents, None, pair.source),
+                    )
+                }
+            }
+        };
+        steps.push(TargetStep {
+            target: bone as u32,
+            chain: chains.len() as u32,
+            up: up.len() as u16,
+            down: down.len() as u16,
+            pre: pre.normalize(),
+            tail: pair.tail,
+        });
+        chains.extend(up);
+        chains.extend(down);
+    }
+    (steps, chains)
+}
+
+/// `q` normalised, or `fallback` for a zero or non-finite one. A product of unit rotations is
+/// within a few ulps of unit length: one Newton step for `1/√(q·q)` around 1 makes it unit to
+/// float precision without a square root or a division.
+#[inline]
+fn unit_or(q: Quat, fallback: Quat) -> Quat {
+    let len_sq = q.length_squared();
+    if (len_sq - 1.0).abs() < 1e-3 {
+        q * (1.5 - 0.5 * len_sq)
+    } else if len_sq.is_finite() && len_sq > 1e-24 {
+        q * len_sq.sqrt().recip()
+    } else {
+        fallback
     }
 }
 

@@ -6,7 +6,7 @@ use crate::anim::retarget::{BoneMap, HumanoidBone};
 /// them). Body parts are found from the bone names by [`BoneMap::detect`] (GTA, Mixamo, VRM,
 /// Unreal and Biped names); bone names match as GTA matches them: case and whitespace ignored
 /// (`"Spine 1"` is `"spine1"`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum BoneMask {
     /// The spine's first bone and everything under it: chest, arms, neck, head.
     UpperBody,

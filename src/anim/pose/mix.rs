@@ -152,117 +152,209 @@ fn mix_list(
     rule: TranslationRule,
     out: &mut LocalPose,
 ) {
-    let partial = layers.iter().any(|l| l.partial && l.additive.is_none());
+    // Per lane group: the full layers' share, and the weights summed per channel (on the
+    // stack for skeletons of up to 64 joints).
+    const STACK_GROUPS: usize = 16;
     let groups = groups(n);
-    match (out.unit_scales, partial) {
-        (true, false) => {
-            (0..groups).for_each(|g| mix_group::<false, false>(layers, g, rest, rule, out))
-        }
-        (true, true) => {
-            (0..groups).for_each(|g| mix_group::<false, true>(layers, g, rest, rule, out))
-        }
-        (false, false) => {
-            (0..groups).for_each(|g| mix_group::<true, false>(layers, g, rest, rule, out))
-        }
-        (false, true) => {
-            (0..groups).for_each(|g| mix_group::<true, true>(layers, g, rest, rule, out))
-        }
+    let mut stack = [Vec4::ZERO; 4 * STACK_GROUPS];
+    let mut heap = Vec::new();
+    let sums: &mut [Vec4] = if groups <= STACK_GROUPS {
+        &mut stack[..4 * groups]
+    } else {
+        heap.resize(4 * groups, Vec4::ZERO);
+        &mut heap
+    };
+    let (full_share, sums) = sums.split_at_mut(groups);
+    let (wr, sums) = sums.split_at_mut(groups);
+    let (wt, ws) = sums.split_at_mut(groups);
+    let sums = Sums {
+        full_share,
+        wr,
+        wt,
+        ws,
+    };
+    if out.unit_scales {
+        mix_layers::<false>(layers, groups, rest, rule, sums, out)
+    } else {
+        mix_layers::<true>(layers, groups, rest, rule, sums, out)
     }
 }
 
-/// [`mix`] for lane group `g`.
+/// What [`mix_layers`] sums per lane group besides the pose itself.
+struct Sums<'a> {
+    /// `1 − Σ(partial weights)`, floored at 0: what the full layers share.
+    full_share: &'a mut [Vec4],
+    /// The weights summed per channel.
+    wr: &'a mut [Vec4],
+    wt: &'a mut [Vec4],
+    ws: &'a mut [Vec4],
+}
+
+/// [`mix`], a layer at a time over every lane group (each layer's slices held through its
+/// loop), summing into `out` and `sums`, then the sums made a pose, then the additive layers.
 #[inline(always)]
-fn mix_group<const SCALES: bool, const PARTIAL: bool>(
+fn mix_layers<const SCALES: bool>(
     layers: &[&MixLayer<'_>],
-    g: usize,
+    groups: usize,
     rest: &LocalPose,
     rule: TranslationRule,
+    sums: Sums<'_>,
     out: &mut LocalPose,
 ) {
+    let Sums {
+        full_share,
+        wr,
+        wt,
+        ws,
+    } = sums;
     // What the partial layers take of each joint (those that key its rotation: the games test
     // whether the layer has a sequence for the bone).
-    let mut partial = Vec4::ZERO;
-    if PARTIAL {
-        for l in layers.iter().filter(|l| l.partial && l.additive.is_none()) {
-            partial += l.lanes(g) * l.clip.drives.rotation[g];
+    let is_partial = |l: &&&MixLayer| l.partial && l.additive.is_none();
+    for l in layers.iter().filter(is_partial) {
+        let drives = &l.clip.drives.rotation[..groups];
+        for (g, (taken, d)) in full_share.iter_mut().zip(drives).enumerate() {
+            *taken += l.lanes(g) * *d;
         }
     }
-    let full_scale = (Vec4::ONE - partial).max(Vec4::ZERO);
-    let mut q = Quat4 {
+    for share in full_share.iter_mut() {
+        *share = (Vec4::ONE - *share).max(Vec4::ZERO);
+    }
+    let zero = Quat4 {
         x: Vec4::ZERO,
         y: Vec4::ZERO,
         z: Vec4::ZERO,
         w: Vec4::ZERO,
     };
-    let (mut t, mut s) = (Vec3x4::ZERO, Vec3x4::ZERO);
-    let (mut wr, mut wt, mut ws) = (Vec4::ZERO, Vec4::ZERO, Vec4::ZERO);
+    let rotations = &mut out.rotations[..groups];
+    let translations = &mut out.translations[..groups];
+    let scales = &mut out.scales[..groups];
+    rotations.fill(zero);
+    translations.fill(Vec3x4::ZERO);
+    if SCALES {
+        scales.fill(Vec3x4::ZERO);
+    }
     for l in layers.iter().filter(|l| l.additive.is_none()) {
-        let mut w = l.lanes(g);
-        if !l.partial {
-            w *= full_scale;
-        }
         let drives = &l.clip.drives;
-        let (r, lr) = (&l.pose.rotations[g], w * drives.rotation[g]);
-        // Sign-aligned to the sum so far (a zero sum flips nothing).
-        q.add_scaled(r, Vec4::select(q.dot(r).cmplt(Vec4::ZERO), -lr, lr));
-        wr += lr;
-        let lt = w * drives.translation[g];
-        t.add_scaled(&l.pose.translations[g], lt);
-        wt += lt;
+        let pose = l.pose;
+        let channels = rotations
+            .iter_mut()
+            .zip(translations.iter_mut())
+            .zip(&pose.rotations[..groups])
+            .zip(&pose.translations[..groups])
+            .zip(&drives.rotation[..groups])
+            .zip(&drives.translation[..groups])
+            .zip(wr.iter_mut())
+            .zip(wt.iter_mut())
+            .zip(full_share.iter());
+        for (g, ((((((((q, t), r), lt_), dr), dt), wr), wt), share)) in channels.enumerate() {
+            let mut w = l.lanes(g);
+            if !l.partial {
+                w *= *share;
+            }
+            // A layer with no weight on the group's joints (masked out, or taken whole by
+            // the partial layers) adds nothing: every term is scaled by `w`.
+            if !w.cmpgt(Vec4::ZERO).any() {
+                continue;
+            }
+            // A channel the clip does not key on any of the group's joints is not read (its
+            // lanes hold the rest, which sampling does not rewrite: reading them would only
+            // bring cold memory in to multiply by zero).
+            let lr = w * *dr;
+            if lr.cmpgt(Vec4::ZERO).any() {
+                // Sign-aligned to the sum so far (a zero sum flips nothing).
+                q.add_scaled(r, Vec4::select(q.dot(r).cmplt(Vec4::ZERO), -lr, lr));
+                *wr += lr;
+            }
+            let lt = w * *dt;
+            if lt.cmpgt(Vec4::ZERO).any() {
+                t.add_scaled(lt_, lt);
+                *wt += lt;
+            }
+        }
         if SCALES {
-            let ls = w * drives.scale[g];
-            s.add_scaled(&l.pose.scales[g], ls);
-            ws += ls;
+            let channels = scales
+                .iter_mut()
+                .zip(&pose.scales[..groups])
+                .zip(&drives.scale[..groups])
+                .zip(ws.iter_mut())
+                .zip(full_share.iter());
+            for (g, ((((s, ls_), ds), ws), share)) in channels.enumerate() {
+                let mut w = l.lanes(g);
+                if !l.partial {
+                    w *= *share;
+                }
+                let ls = w * *ds;
+                if ls.cmpgt(Vec4::ZERO).any() {
+                    s.add_scaled(ls_, ls);
+                    *ws += ls;
+                }
+            }
         }
     }
-    let (rr, rt, rs) = (&rest.rotations[g], &rest.translations[g], &rest.scales[g]);
-    let len2 = q.dot(&q);
-    let rot_ok = wr.cmpgt(Vec4::ZERO) & len2.cmpgt(Vec4::ZERO);
-    let qn = q.scaled(len2.sqrt().recip());
-    let mut rot = Quat4 {
-        x: Vec4::select(rot_ok, qn.x, rr.x),
-        y: Vec4::select(rot_ok, qn.y, rr.y),
-        z: Vec4::select(rot_ok, qn.z, rr.z),
-        w: Vec4::select(rot_ok, qn.w, rr.w),
-    };
-    let mut tr = match rule {
-        TranslationRule::Absolute => absolute(&t, wt, rt),
-        TranslationRule::AddedToRest => Vec3x4 {
-            x: t.x + rt.x,
-            y: t.y + rt.y,
-            z: t.z + rt.z,
-        },
-    };
-    let mut sc = if SCALES {
-        absolute(&s, ws, rs)
-    } else {
-        Vec3x4::ONE
-    };
+    // The sums made a pose: rotations normalised (the rest where nothing keys them),
+    // translations and scales by their rules.
+    for g in 0..groups {
+        let (rr, rt, rs) = (&rest.rotations[g], &rest.translations[g], &rest.scales[g]);
+        let q = &rotations[g];
+        let len2 = q.dot(q);
+        let rot_ok = wr[g].cmpgt(Vec4::ZERO) & len2.cmpgt(Vec4::ZERO);
+        let qn = q.scaled(len2.sqrt().recip());
+        rotations[g] = Quat4 {
+            x: Vec4::select(rot_ok, qn.x, rr.x),
+            y: Vec4::select(rot_ok, qn.y, rr.y),
+            z: Vec4::select(rot_ok, qn.z, rr.z),
+            w: Vec4::select(rot_ok, qn.w, rr.w),
+        };
+        let t = &translations[g];
+        translations[g] = match rule {
+            TranslationRule::Absolute => absolute(t, wt[g], rt),
+            TranslationRule::AddedToRest => Vec3x4 {
+                x: t.x + rt.x,
+                y: t.y + rt.y,
+                z: t.z + rt.z,
+            },
+        };
+        scales[g] = if SCALES {
+            absolute(&scales[g], ws[g], rs)
+        } else {
+            Vec3x4::ONE
+        };
+    }
     for l in layers {
         let Some(reference) = l.additive else {
             continue;
         };
-        let w = l.lanes(g);
         let drives = &l.clip.drives;
-        let a = (w * drives.rotation[g]).clamp(Vec4::ZERO, Vec4::ONE);
-        let delta = mul(&l.pose.rotations[g], &conjugate(&reference.rotations[g]));
-        rot = mul(&partial_turn(&delta, a), &rot);
-        let at = w * drives.translation[g];
-        let (p, r) = (&l.pose.translations[g], &reference.translations[g]);
-        tr.x += (p.x - r.x) * at;
-        tr.y += (p.y - r.y) * at;
-        tr.z += (p.z - r.z) * at;
-        if SCALES {
-            let as_ = w * drives.scale[g];
-            let (p, r) = (&l.pose.scales[g], &reference.scales[g]);
-            sc.x += (p.x - r.x) * as_;
-            sc.y += (p.y - r.y) * as_;
-            sc.z += (p.z - r.z) * as_;
+        for g in 0..groups {
+            let w = l.lanes(g);
+            // Masked out of the group's joints: the turn would be the identity and the
+            // offsets zero.
+            if !w.cmpgt(Vec4::ZERO).any() {
+                continue;
+            }
+            let a = (w * drives.rotation[g]).clamp(Vec4::ZERO, Vec4::ONE);
+            if a.cmpgt(Vec4::ZERO).any() {
+                let delta = mul(&l.pose.rotations[g], &conjugate(&reference.rotations[g]));
+                rotations[g] = mul(&partial_turn(&delta, a), &rotations[g]);
+            }
+            let at = w * drives.translation[g];
+            if at.cmpgt(Vec4::ZERO).any() {
+                let (p, r) = (&l.pose.translations[g], &reference.translations[g]);
+                let tr = &mut translations[g];
+                tr.x += (p.x - r.x) * at;
+                tr.y += (p.y - r.y) * at;
+                tr.z += (p.z - r.z) * at;
+            }
+            if SCALES {
+                let as_ = w * drives.scale[g];
+                let (p, r) = (&l.pose.scales[g], &reference.scales[g]);
+                let sc = &mut scales[g];
+                sc.x += (p.x - r.x) * as_;
+                sc.y += (p.y - r.y) * as_;
+                sc.z += (p.z - r.z) * as_;
+            }
         }
     }
-    out.rotations[g] = rot;
-    out.translations[g] = tr;
-    out.scales[g] = sc;
 }
 
 /// The absolute rule: `sum + (1 − W)·rest` for `W ≤ 1`, `sum / W` above, `rest` where `W = 0`.

@@ -4,12 +4,13 @@
 //! is made here, once per change: the frames between only check that nothing moved.
 
 use super::fade::FadingBinding;
-use super::retargeted::{Retargeted, TargetRig, gather_hierarchy};
+use super::retargeted::{RetargetPlan, Retargeted, TargetRig, gather_hierarchy};
 use super::{
     ClipInfo, ClipLayers, ClipRegistry, Retarget, RetargetMode, RigBone, SkeletalClip,
     UnmatchedTracks,
 };
 use crate::anim::BonePose;
+use crate::anim::layers::{BoneMask, ResolvedMask};
 use crate::anim::pose::{LocalPose, PoseClip, PoseCursor, PoseSkeleton};
 use crate::plugin::Playback;
 use bevy::animation::AnimationTargetId;
@@ -19,12 +20,18 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 
 /// Clips laid out for the pose pipeline, by clip and by the bones and rests of the characters
-/// that play them (every character of one skeleton shares one layout). An entry goes when
-/// nothing but the cache holds its clip's registry entry.
+/// that play them (every character of one skeleton shares one layout), and clips retargeted,
+/// by clip and rig (every character of one rig shares one [`RetargetPlan`]). An entry goes
+/// when nothing but the cache holds its clip's registry entry.
 #[derive(Resource, Default)]
-pub(crate) struct PoseLayouts(
-    HashMap<(AssetId<AnimationClip>, u64), (Arc<ClipInfo>, Arc<PoseClip>)>,
-);
+pub(crate) struct PoseLayouts {
+    laid_out: HashMap<(AssetId<AnimationClip>, u64), (Arc<ClipInfo>, Arc<PoseClip>)>,
+    /// Rest poses and resolved masks, by the bones (and the mask): characters of one skeleton
+    /// share them, so that a frame of many characters reads one copy, kept in the caches.
+    rests: HashMap<u64, Arc<LocalPose>>,
+    masks: HashMap<(u64, BoneMask), Arc<ResolvedMask>>,
+    retargeted: HashMap<(AssetId<AnimationClip>, u64), (Arc<ClipInfo>, Option<Arc<RetargetPlan>>)>,
+}
 
 impl PoseLayouts {
     /// `info`'s clip laid out for `bones`, with `tracks` saying which bone each track drives.
@@ -37,34 +44,107 @@ impl PoseLayouts {
     ) -> Option<Arc<PoseClip>> {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        for (_, rest, target) in bones {
-            target.hash(&mut h);
-            for v in rest
-                .rotation
-                .to_array()
-                .into_iter()
-                .chain(rest.translation.to_array())
-                .chain(rest.scale.to_array())
-            {
-                v.to_bits().hash(&mut h);
-            }
-        }
+        bones_key(bones).hash(&mut h);
         tracks.hash(&mut h);
         let key = (id, h.finish());
-        if let Some((i, c)) = self.0.get(&key)
+        if let Some((i, c)) = self.laid_out.get(&key)
             && Arc::ptr_eq(i, info)
         {
             return Some(c.clone());
         }
-        if self.0.len() > 64 {
-            self.0.retain(|_, (i, _)| Arc::strong_count(i) > 1);
+        if self.laid_out.len() > 64 {
+            self.laid_out.retain(|_, (i, _)| Arc::strong_count(i) > 1);
         }
         let rests: Vec<BonePose> = bones.iter().map(|b| b.1).collect();
         let skeleton = PoseSkeleton::new(&vec![None; bones.len()], &rests).ok()?;
         let clip = Arc::new(PoseClip::new(&info.played, &skeleton, tracks));
-        self.0.insert(key, (info.clone(), clip.clone()));
+        self.laid_out.insert(key, (info.clone(), clip.clone()));
         Some(clip)
     }
+
+    /// The rest pose of `bones`, shared by every character with the same bones and rests.
+    pub(super) fn rest(
+        &mut self,
+        bones: &[(Entity, BonePose, AnimationTargetId)],
+    ) -> Arc<LocalPose> {
+        if self.rests.len() > 64 {
+            self.rests.retain(|_, r| Arc::strong_count(r) > 1);
+        }
+        self.rests
+            .entry(bones_key(bones))
+            .or_insert_with(|| {
+                let rests: Vec<BonePose> = bones.iter().map(|b| b.1).collect();
+                Arc::new(LocalPose::from_bone_poses(&rests))
+            })
+            .clone()
+    }
+
+    /// `mask` resolved on a skeleton of these bone names and parents, shared by every
+    /// character of that skeleton.
+    pub(super) fn mask(
+        &mut self,
+        mask: &BoneMask,
+        names: &[String],
+        parents: &[Option<usize>],
+    ) -> Arc<ResolvedMask> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (names, parents).hash(&mut h);
+        if self.masks.len() > 64 {
+            self.masks.retain(|_, m| Arc::strong_count(m) > 1);
+        }
+        self.masks
+            .entry((h.finish(), mask.clone()))
+            .or_insert_with(|| {
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                Arc::new(mask.resolve(&names, parents))
+            })
+            .clone()
+    }
+
+    /// `info`'s clip retargeted onto a character of rig `target` (`bones`: its bones and
+    /// rests), sharing the [`RetargetPlan`] with every character of an equal rig; `None` when
+    /// the clip cannot be retargeted (see [`RetargetPlan::new`]).
+    pub(super) fn retargeting(
+        &mut self,
+        id: AssetId<AnimationClip>,
+        info: &Arc<ClipInfo>,
+        target: &TargetRig,
+        bones: &[(Entity, BonePose, AnimationTargetId)],
+    ) -> Option<Retargeted> {
+        let key = (id, target.fingerprint);
+        let plan = match self.retargeted.get(&key) {
+            Some((i, plan)) if Arc::ptr_eq(i, info) => plan.clone(),
+            _ => {
+                if self.retargeted.len() > 64 {
+                    self.retargeted.retain(|_, (i, _)| Arc::strong_count(i) > 1);
+                }
+                let plan = RetargetPlan::new(info, target).map(Arc::new);
+                self.retargeted.insert(key, (info.clone(), plan.clone()));
+                plan
+            }
+        };
+        Some(Retargeted::new(plan?, bones))
+    }
+}
+
+/// A hash of bones' rests and animation targets (what a layout or a rest pose depends on).
+fn bones_key(bones: &[(Entity, BonePose, AnimationTargetId)]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for (_, rest, target) in bones {
+        target.hash(&mut h);
+        for v in rest
+            .rotation
+            .to_array()
+            .into_iter()
+            .chain(rest.translation.to_array())
+            .chain(rest.scale.to_array())
+        {
+            v.to_bits().hash(&mut h);
+        }
+    }
+    h.finish()
 }
 
 /// Counts the bones that appeared anywhere, so that characters bind again when it moves (cheaper
@@ -388,7 +468,7 @@ pub(crate) fn prepare_skeletal(
             binding.retarget = binding
                 .target
                 .as_deref()
-                .and_then(|t| Retargeted::new(&info, t, &bones))
+                .and_then(|t| layouts.retargeting(id, &info, t, &bones))
                 .map(Box::new);
             let tracks = if binding.retarget.is_some() {
                 vec![None; info.tracks.len()]

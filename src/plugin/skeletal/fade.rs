@@ -49,7 +49,7 @@ impl FadingBinding {
             retarget = binding
                 .target
                 .as_deref()
-                .and_then(|t: &TargetRig| Retargeted::new(&info, t, bones));
+                .and_then(|t: &TargetRig| layouts.retargeting(id, &info, t, bones));
             if let Some(r) = &retarget {
                 for &b in r.mapped() {
                     drives[b] = true;

@@ -6,7 +6,7 @@ use super::{ClipInfo, Retarget, RigBone};
 use crate::anim::BonePose;
 use crate::anim::pose::{self, LocalPose, PoseClip, PoseCursor};
 use crate::anim::retarget::{
-    HumanoidBone, RestAlignment, RestPose, RetargetScratch, RetargetSource, Retargeter, bone_pairs,
+    HumanoidBone, RestAlignment, RestPose, RetargetSource, Retargeter, bone_pairs,
 };
 use bevy::animation::AnimationTargetId;
 use bevy::math::Affine3A;
@@ -65,6 +65,8 @@ pub(crate) struct TargetRig {
     from_gltf: Quat,
     up: Vec3,
     alignment: RestAlignment,
+    /// A hash of all of the above: characters of equal rigs share their retargeting.
+    pub(super) fingerprint: u64,
 }
 
 impl TargetRig {
@@ -81,21 +83,43 @@ impl TargetRig {
             .map(|(_, p, _)| (p.translation, p.rotation, p.scale))
             .collect();
         let (rest, child_scales) = RestPose::from_trs(parents, &trs).ok()?;
+        let (from_gltf, up, alignment) = (
+            retarget.axes.from_gltf(),
+            retarget.axes.up(),
+            retarget.alignment(),
+        );
+        let fingerprint = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            let floats = rest
+                .local
+                .iter()
+                .flat_map(|(t, r)| t.to_array().into_iter().chain(r.to_array()))
+                .chain(child_scales.iter().flat_map(|s| s.to_array()))
+                .chain(from_gltf.to_array())
+                .chain(up.to_array());
+            floats.for_each(|v| v.to_bits().hash(&mut h));
+            (&rest.parents, &names, &retarget.bone_map).hash(&mut h);
+            std::mem::discriminant(&alignment).hash(&mut h);
+            h.finish()
+        };
         Some(Self {
             rest,
             child_scales,
             names,
             user: retarget.bone_map.clone(),
-            from_gltf: retarget.axes.from_gltf(),
-            up: retarget.axes.up(),
-            alignment: retarget.alignment(),
+            from_gltf,
+            up,
+            alignment,
+            fingerprint,
         })
     }
 }
 
-/// One clip retargeted onto a [`TargetRig`]: the source pose it samples into, the
-/// [`Retargeter`], and which of the character's bones it writes.
-pub(super) struct Retargeted {
+/// One clip retargeted onto one rig, built once and shared by every character of that rig
+/// ([`super::bind::PoseLayouts::retargeting`]): the [`Retargeter`], which of the character's
+/// bones it drives, and the clip laid out on its source skeleton.
+pub(super) struct RetargetPlan {
     source: Arc<RetargetSource>,
     retargeter: Retargeter,
     /// The character's bones the clip drives.
@@ -103,28 +127,16 @@ pub(super) struct Retargeted {
     /// The hips' bone and the inverse of their parent's rest world transform (model space to
     /// the hips' local translation).
     hips: Option<(usize, Affine3A)>,
-    /// The clip laid out on the source skeleton ([`ClipInfo::source_layout`]), its sampling
-    /// cache, and the source pose sampled last (as the pose pipeline samples it, and as the
-    /// retargeting maths reads it).
+    /// The clip laid out on the source skeleton ([`ClipInfo::source_layout`]).
     layout: Arc<PoseClip>,
-    cursor: PoseCursor,
-    sampled: LocalPose,
-    source_pose: Vec<(Vec3, Quat)>,
-    out: Vec<Quat>,
-    hips_position: Option<Vec3>,
-    scratch: RetargetScratch,
     /// Source axes to the character's (for root motion).
     basis: Quat,
 }
 
-impl Retargeted {
+impl RetargetPlan {
     /// `None` when the clip does not know its source skeleton or the maths refuses the pair
     /// (the clip then plays on the character by bone name).
-    pub(super) fn new(
-        info: &ClipInfo,
-        target: &TargetRig,
-        bones: &[(Entity, BonePose, AnimationTargetId)],
-    ) -> Option<Self> {
+    pub(super) fn new(info: &ClipInfo, target: &TargetRig) -> Option<Self> {
         let source = info.source.clone()?;
         let source_names: Vec<&str> = source.names.iter().map(String::as_str).collect();
         let target_names: Vec<&str> = target.names.iter().map(String::as_str).collect();
@@ -148,51 +160,71 @@ impl Retargeted {
             });
             hips = Some((t, parent.inverse()));
         }
-        let layout = info.source_layout()?.clone();
         Some(Self {
-            cursor: PoseCursor::new(&layout),
-            sampled: LocalPose::new(layout.len()),
-            layout,
+            layout: info.source_layout()?.clone(),
             mapped: retargeter.pairs().map(|p| p.1).collect(),
             hips,
-            source_pose: source.rest.local.clone(),
-            out: bones.iter().map(|(_, p, _)| p.rotation).collect(),
-            hips_position: None,
-            scratch: RetargetScratch::default(),
             basis,
             retargeter,
             source,
         })
     }
+}
+
+/// One character playing a clip retargeted onto it: the shared [`RetargetPlan`], and the
+/// character's own sampling cache, sampled source pose and retargeted rotations.
+pub(super) struct Retargeted {
+    plan: Arc<RetargetPlan>,
+    cursor: PoseCursor,
+    /// The source pose sampled last, as the pose pipeline samples it and the retargeting
+    /// maths reads it.
+    sampled: LocalPose,
+    /// Per character bone, its local rotation (the mapped ones retargeted; only they are read).
+    out: Vec<Quat>,
+    hips_position: Option<Vec3>,
+}
+
+impl Retargeted {
+    /// A character of the plan's rig (`bones`: its bones and their rests) starting the clip.
+    pub(super) fn new(
+        plan: Arc<RetargetPlan>,
+        bones: &[(Entity, BonePose, AnimationTargetId)],
+    ) -> Self {
+        Self {
+            cursor: PoseCursor::new(&plan.layout),
+            sampled: LocalPose::new(plan.layout.len()),
+            out: bones.iter().map(|(_, p, _)| p.rotation).collect(),
+            hips_position: None,
+            plan,
+        }
+    }
 
     /// The character's bones the clip drives.
     pub(super) fn mapped(&self) -> &[usize] {
-        &self.mapped
+        &self.plan.mapped
     }
 
     /// Whether source bone `s` reaches a bone of the character (paired, or above a paired one).
     pub(super) fn uses_source_track(&self, track: usize) -> bool {
-        self.source
+        let plan = &self.plan;
+        plan.source
             .tracks
             .get(track)
             .copied()
             .flatten()
-            .is_some_and(|s| self.retargeter.uses_source(s))
+            .is_some_and(|s| plan.retargeter.uses_source(s))
     }
 
     /// Samples the clip as played (root motion taken out) at `time` on the source skeleton and
     /// retargets the pose.
     pub(super) fn sample(&mut self, time: f32) {
-        pose::sample(&self.layout, time, &mut self.cursor, &mut self.sampled);
+        let plan = &*self.plan;
+        pose::sample(&plan.layout, time, &mut self.cursor, &mut self.sampled);
         let sampled = self.sampled.reader();
-        for (b, s) in self.source_pose.iter_mut().enumerate() {
-            if let Some(p) = sampled.get(b) {
-                *s = (p.translation, p.rotation);
-            }
-        }
-        self.hips_position =
-            self.retargeter
-                .apply_pose(&self.source_pose, &mut self.scratch, &mut self.out);
+        self.hips_position = plan.retargeter.retarget(
+            |b| sampled.get(b).map(|p| (p.translation, p.rotation)),
+            &mut self.out,
+        );
     }
 
     /// The local pose of mapped bone `b` (rest translation and scale, the retargeted rotation;
@@ -202,7 +234,7 @@ impl Retargeted {
             rotation: self.out[b],
             ..*rest
         };
-        if let (Some((hips, parent_inverse)), Some(at)) = (self.hips, self.hips_position)
+        if let (Some((hips, parent_inverse)), Some(at)) = (self.plan.hips, self.hips_position)
             && hips == b
         {
             pose.translation = parent_inverse.transform_point3(at);
@@ -227,13 +259,13 @@ impl Retargeted {
         bones: &[(Entity, BonePose, AnimationTargetId)],
         out: &mut LocalPose,
     ) {
-        for &b in &self.mapped {
+        for &b in &self.plan.mapped {
             out.set(b, self.bone_pose(b, &bones[b].1));
         }
     }
 
     /// The root's movement from `from` to `to` in the character's axes, scaled like the hips.
     pub(super) fn root_motion(&self, gta_displacement: Vec3) -> Vec3 {
-        self.basis * (gta_displacement * self.retargeter.hips_scale())
+        self.plan.basis * (gta_displacement * self.plan.retargeter.hips_scale())
     }
 }

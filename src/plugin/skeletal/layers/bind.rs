@@ -57,7 +57,7 @@ pub(crate) fn bind_layers(
         }
         let new_bones = !binding.bound || binding.bones_seen != bones_changed.0;
         if new_bones {
-            gather_bones(entity, binding, &children, &rig_bones, &nodes);
+            gather_bones(entity, binding, &children, &rig_bones, &nodes, &mut layouts);
             binding.bones_seen = bones_changed.0;
             binding.bound = true;
             binding.slots.clear();
@@ -135,10 +135,9 @@ pub(crate) fn bind_layers(
                 slot.mask_of = layer.mask.clone();
                 slot.unknown_mask.clear();
                 slot.mask = layer.mask.as_ref().map(|m| {
-                    let names: Vec<&str> = binding.names.iter().map(String::as_str).collect();
-                    let resolved = m.resolve(&names, &binding.parents);
-                    slot.unknown_mask = resolved.unknown;
-                    resolved.weights
+                    let resolved = layouts.mask(m, &binding.names, &binding.parents);
+                    slot.unknown_mask = resolved.unknown.clone();
+                    resolved
                 });
             }
             if !slot.unknown_mask.is_empty() {
@@ -185,6 +184,7 @@ fn gather_bones(
     children: &Query<&Children>,
     rig_bones: &Query<&RigBone>,
     nodes: &Query<(Option<&Name>, &ChildOf)>,
+    layouts: &mut PoseLayouts,
 ) {
     binding.bones = children
         .iter_descendants(entity)
@@ -221,8 +221,7 @@ fn gather_bones(
         }
         binding.parents.push(parent);
     }
-    let rests: Vec<BonePose> = binding.bones.iter().map(|b| b.1).collect();
-    binding.rest = LocalPose::from_bone_poses(&rests);
+    binding.rest = layouts.rest(&binding.bones);
     binding.driven = vec![false; binding.bones.len()];
 }
 

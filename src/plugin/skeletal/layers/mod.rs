@@ -10,6 +10,7 @@
 mod bind;
 mod play;
 
+use crate::anim::layers::ResolvedMask;
 pub(crate) use bind::bind_layers;
 pub(crate) use play::{advance_layers, sample_layers, unbind_layers};
 
@@ -193,7 +194,7 @@ struct Slot {
     pose: LocalPose,
     /// The mask as last resolved, and its weight per bone.
     mask_of: Option<BoneMask>,
-    mask: Option<Vec<f32>>,
+    mask: Option<Arc<ResolvedMask>>,
     /// An additive layer's reference time and the clip's pose there.
     reference: Option<(f32, LocalPose)>,
     /// What the mask names that the character lacks.
@@ -211,7 +212,8 @@ pub(crate) struct LayerBinding {
     bones: Vec<(Entity, BonePose, AnimationTargetId)>,
     names: Vec<String>,
     parents: Vec<Option<usize>>,
-    rest: LocalPose,
+    /// The bones' rest pose, shared with the characters of the same skeleton.
+    rest: Arc<LocalPose>,
     slots: Vec<Slot>,
     /// Per bone, whether some layer's clip keys it (the bones the bone pass writes).
     driven: Vec<bool>,

@@ -155,7 +155,7 @@ pub(crate) fn sample_layers(
                     clip: &slot.layout,
                     weight: layer.weight,
                     partial: layer.flags.partial,
-                    mask: slot.mask.as_deref(),
+                    mask: slot.mask.as_deref().map(|m| &m.weights[..]),
                     additive: slot.reference.as_ref().map(|r| &r.1),
                 };
                 if n < few.len() {
