@@ -1,26 +1,33 @@
 //! The smallest embedding of rigplay's IFP support: load a package, spawn a GTA skeleton, play.
 //!
 //!     cargo run --example ifp_skeleton [CLIP]        (CLIP: walk, idle or wave; default walk)
+//!
+//! The clip name is matched as the games match names (any case); a name the package lacks ends
+//! the app with status 1 and the closest names.
 
 use bevy::prelude::*;
-use rigplay::plugin::{GtaSkeleton, PlayAnimation, RootMotion};
+use rigplay::plugin::{GtaSkeleton, Ifp, PlayAnimation, RootMotion};
 
-fn main() {
+/// The package, and the clip name given on the command line.
+#[derive(Resource)]
+struct Package(Handle<Ifp>, String);
+
+fn main() -> AppExit {
+    let clip = std::env::args().nth(1).unwrap_or_else(|| "walk".into());
     App::new()
         .add_plugins((DefaultPlugins, rigplay::IfpPlugin))
-        .add_systems(Startup, setup)
-        .run();
+        .add_systems(
+            Startup,
+            move |commands: Commands, assets: Res<AssetServer>| {
+                setup(commands, assets, clip.clone())
+            },
+        )
+        .add_systems(Update, play)
+        .run()
 }
 
-fn setup(mut commands: Commands, assets: Res<AssetServer>) {
-    let clip = std::env::args().nth(1).unwrap_or_else(|| "walk".into());
-    // A labelled sub-asset: the clip named `clip` in the package.
-    let animation = assets.load(format!("anims/sa_ped.ifp#{clip}"));
-    commands.spawn((
-        GtaSkeleton::SA,
-        PlayAnimation::looping(animation),
-        RootMotion::default(),
-    ));
+fn setup(mut commands: Commands, assets: Res<AssetServer>, clip: String) {
+    commands.insert_resource(Package(assets.load("anims/sa_ped.ifp"), clip));
     commands.spawn((
         Camera3d::default(),
         Transform::from_xyz(2.2, 1.4, 2.2).looking_at(Vec3::new(0.0, 0.9, 0.0), Vec3::Y),
@@ -33,4 +40,39 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>) {
         DirectionalLight::default(),
         Transform::from_xyz(3.0, 6.0, 2.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
+}
+
+/// Once the package has loaded: its clip of that name on a GTA skeleton. (Bevy's label,
+/// `anims/sa_ped.ifp#walk`, would do for an exact name; `Ifp::clip_handle` takes any case.)
+fn play(
+    mut commands: Commands,
+    package: Option<Res<Package>>,
+    packages: Res<Assets<Ifp>>,
+    assets: Res<AssetServer>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    let Some(package) = package else { return };
+    if let Some(bevy::asset::LoadState::Failed(e)) = assets.get_load_state(&package.0) {
+        eprintln!("error: {e}");
+        exit.write(AppExit::error());
+        commands.remove_resource::<Package>();
+        return;
+    }
+    let Some(ifp) = packages.get(&package.0) else {
+        return;
+    };
+    match ifp.clip_handle(&package.1) {
+        Ok(animation) => {
+            commands.spawn((
+                GtaSkeleton::SA,
+                PlayAnimation::looping(animation),
+                RootMotion::default(),
+            ));
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit.write(AppExit::error());
+        }
+    }
+    commands.remove_resource::<Package>();
 }

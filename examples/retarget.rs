@@ -85,9 +85,15 @@ struct Setup {
     framed: bool,
 }
 
-/// The clip's file.
+/// The clip's file, the clip's name as typed (resolved case-insensitively once the file is
+/// loaded, as the games match names: Bevy's labels are exact), and the character's scene.
 #[derive(Resource)]
-struct Source(SourceFile);
+struct Source {
+    file: SourceFile,
+    label: String,
+    scene: Handle<WorldAsset>,
+    resolved: bool,
+}
 
 #[derive(Component)]
 struct Character;
@@ -95,7 +101,7 @@ struct Character;
 #[derive(Component)]
 struct Reference;
 
-fn main() {
+fn main() -> AppExit {
     let args = parse_args();
     App::new()
         .add_plugins(
@@ -131,37 +137,49 @@ fn main() {
         )
         .add_systems(
             Update,
-            (spawn_reference, report, frame_camera, hold_and_capture).chain(),
+            (
+                resolve_clip,
+                spawn_reference,
+                report,
+                frame_camera,
+                hold_and_capture,
+            )
+                .chain(),
         )
-        .run();
+        .run()
 }
 
 fn setup(mut commands: Commands, assets: Res<AssetServer>, args: &Args) {
-    let clip: Handle<AnimationClip> = assets.load(args.clip.clone());
-    let file = args.clip.rsplit_once('#').map_or("", |(f, _)| f).to_owned();
-    commands.insert_resource(Source(if file.to_ascii_lowercase().ends_with(".dan") {
-        SourceFile::Dan(assets.load(file))
+    let (file, label) = args.clip.rsplit_once('#').unwrap_or((&args.clip, ""));
+    let file = if file.to_ascii_lowercase().ends_with(".dan") {
+        SourceFile::Dan(assets.load(file.to_owned()))
     } else {
-        SourceFile::Ifp(assets.load(file))
-    }));
+        SourceFile::Ifp(assets.load(file.to_owned()))
+    };
     let scene: Handle<WorldAsset> = assets.load(format!("{}#Scene0", args.character.display()));
+    commands.insert_resource(Source {
+        file,
+        label: label.to_owned(),
+        scene: scene.clone(),
+        resolved: false,
+    });
     let mut playback = Playback::looping();
     if args.screenshot.is_some() {
         playback.paused = true;
     }
+    // The clip is given to both once its file has loaded and the name is resolved
+    // (`resolve_clip`).
     commands.spawn((
         Name::new("character"),
         Character,
         WorldAssetRoot(scene),
         Retarget::new(),
-        SkeletalClip::new(clip.clone()),
         playback.clone(),
     ));
     // The reference skeleton, once its file says which (spawn_reference).
     commands.spawn((
         Name::new("reference"),
         Reference,
-        SkeletalClip::new(clip),
         playback,
         // GTA peds face −Z in Bevy's axes; turned to face +Z as glTF characters do.
         Transform::from_rotation(Quat::from_rotation_y(std::f32::consts::PI)),
@@ -190,6 +208,71 @@ enum SourceFile {
     Dan(Handle<Dan>),
 }
 
+/// Once the clip's file has loaded: the clip the typed name means (case-insensitively, as the
+/// games match names), given to the character and the reference. A file or character that
+/// fails to load, a name no clip has (with the closest names), or one that matches two clips
+/// differing only in case ends the app with status 1.
+#[allow(clippy::too_many_arguments)] // a Bevy system: one parameter per thing it reads
+fn resolve_clip(
+    mut commands: Commands,
+    mut source: ResMut<Source>,
+    assets: Res<AssetServer>,
+    ifps: Res<Assets<Ifp>>,
+    dans: Res<Assets<Dan>>,
+    character: Query<Entity, With<Character>>,
+    reference: Query<Entity, With<Reference>>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    if source.resolved {
+        return;
+    }
+    let file = match &source.file {
+        SourceFile::Ifp(h) => h.id().untyped(),
+        SourceFile::Dan(h) => h.id().untyped(),
+    };
+    for (id, what) in [
+        (file, "clip file"),
+        (source.scene.id().untyped(), "character"),
+    ] {
+        if let Some(bevy::asset::LoadState::Failed(e)) = assets.get_load_state(id) {
+            eprintln!("error: the {what} did not load: {e}");
+            exit.write(AppExit::error());
+            source.resolved = true;
+            return;
+        }
+    }
+    let found = match &source.file {
+        SourceFile::Ifp(h) => {
+            let Some(ifp) = ifps.get(h) else { return };
+            ifp.clip_handle(&source.label).map_err(|e| e.to_string())
+        }
+        SourceFile::Dan(h) => {
+            let Some(dan) = dans.get(h) else { return };
+            // A DAN file holds one clip, labelled `Clip0`.
+            if source.label.eq_ignore_ascii_case("Clip0") {
+                Ok(dan.handle.clone())
+            } else {
+                Err(format!(
+                    "a .dan file has one clip, Clip0, not {:?}",
+                    source.label
+                ))
+            }
+        }
+    };
+    source.resolved = true;
+    match found {
+        Ok(clip) => {
+            for e in character.iter().chain(&reference) {
+                commands.entity(e).insert(SkeletalClip::new(clip.clone()));
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit.write(AppExit::error());
+        }
+    }
+}
+
 /// Gives the reference entity the skeleton its clip was made for: the package's GTA ped, or the
 /// DAN file's bones.
 fn spawn_reference(
@@ -202,7 +285,7 @@ fn spawn_reference(
     let Ok(entity) = reference.single() else {
         return;
     };
-    match &source.0 {
+    match &source.file {
         SourceFile::Ifp(h) => {
             if let Some(ifp) = ifps.get(h) {
                 commands.entity(entity).insert(GtaSkeleton(ifp.game));

@@ -404,13 +404,25 @@ pub enum GtaGame {
 }
 
 impl GtaGame {
-    /// The game an IFP package's clips are for: ANP3/ANP2 → SA; ANPK whose bone tags include an
-    /// id only SA's ped has ([`is_sa_only_bone_id`]: cutscene packages of SA are ANPK) → SA;
-    /// other ANPK with bone tags → VC; ANPK without → III (§1.2, §4.1, §4.2).
+    /// The game an IFP package's clips are for: ANP3/ANP2 → SA; ANPK whose sequences are named
+    /// for GTA III's frames (`Swaist`, `Smid`, …: a III package may mix 44-byte ANIM records,
+    /// with an int where VC keeps a bone tag, among its 48-byte ones) → III; ANPK whose bone
+    /// tags include an id only SA's ped has ([`is_sa_only_bone_id`]: cutscene packages of SA are
+    /// ANPK) → SA; other ANPK with bone tags → VC; ANPK without → III (§1.2, §4.1–§4.3).
     pub fn for_ifp(package: &crate::formats::ifp::IfpPackage) -> GtaGame {
         use crate::formats::ifp::{AnimLayout, IfpVersion};
         match package.version {
             IfpVersion::Anp3 | IfpVersion::Anp2 => GtaGame::Sa,
+            IfpVersion::Anpk
+                if package
+                    .clips()
+                    .flat_map(|c| c.sequences.iter())
+                    .filter(|s| is_iii_bone_name(&s.name))
+                    .nth(2)
+                    .is_some() =>
+            {
+                GtaGame::Iii
+            }
             IfpVersion::Anpk => {
                 let mut tags = package
                     .clips()
@@ -430,12 +442,24 @@ impl GtaGame {
     }
 
     /// The game whose bones a RenderWare model is named and tagged for: RenderWare 3.5 and later
-    /// is SA's; an older file with an HAnim hierarchy is a skinned VC ped; else GTA III, whose
-    /// peds are separate parts bound by frame name (`docs/formats/dff.md` §4.2, §1.2).
+    /// is SA's; a model whose frames carry GTA III's bone names (`Swaist`, `Smid`, … in any
+    /// case) is III's, skinned or not (the skinned mobile III ped has an HAnim hierarchy, with
+    /// ids 0–15, and III's names: `docs/formats/ifp.md` §4.3); another older file with an HAnim
+    /// hierarchy is a skinned VC ped; else GTA III, whose peds are separate parts bound by
+    /// frame name (`docs/formats/dff.md` §4.2, §1.2).
     pub fn for_dff(dff: &crate::formats::dff::Dff) -> GtaGame {
         let version = dff.clumps.first().map_or(0, |c| c.version);
+        let iii_names = dff
+            .clumps
+            .iter()
+            .flat_map(|c| &c.frames)
+            .filter_map(|f| f.name.as_deref())
+            .filter(|n| is_iii_bone_name(n))
+            .count();
         if version >= 0x35000 {
             GtaGame::Sa
+        } else if iii_names >= 3 {
+            GtaGame::Iii
         } else if dff.clumps.iter().any(|c| c.hierarchy_frame().is_some()) {
             GtaGame::Vc
         } else {
@@ -451,6 +475,30 @@ impl GtaGame {
             GtaGame::Iii => Skeleton::gta_iii(),
         }
     }
+}
+
+/// Whether `name` is one of GTA III's ped frames that neither VC nor SA has (`Swaist`, `Smid`,
+/// `Storso`, `Shead`, the `Supper…`/`Slower…` limbs, hands and feet; any case or spacing).
+pub fn is_iii_bone_name(name: &str) -> bool {
+    const III_ONLY: [&str; 16] = [
+        "swaist",
+        "smid",
+        "storso",
+        "shead",
+        "supperarml",
+        "slowerarml",
+        "slhand",
+        "supperarmr",
+        "slowerarmr",
+        "srhand",
+        "supperlegl",
+        "slowerlegl",
+        "sfootl",
+        "supperlegr",
+        "slowerlegr",
+        "sfootr",
+    ];
+    III_ONLY.contains(&bone_key(name).as_str())
 }
 
 /// The form of a bone name used for matching: ASCII lower case with all whitespace removed, so
@@ -570,48 +618,134 @@ impl Skeleton {
         )
     }
 
-    /// The GTA III ped (§4.3): 16 frames bound by name (PC peds are not skinned), hierarchy from a
-    /// III skinned model; offsets the format doc gives (Smid, Storso, legs, feet, forearms, hands),
-    /// others estimated from the SA proportions. Rest rotations are identity except the waist,
-    /// turned so that the chain stands along +Z like the SA ped.
+    /// The GTA III ped (§4.3 of `docs/formats/ifp.md`): the 16 frames PC peds are made of,
+    /// bound by name (PC peds are not skinned), with the offsets and rest rotations of a real PC
+    /// `player.dff` (the format doc's measured table). The model's root frame sits at the
+    /// identity, so the waist is the root here, at its position under it. A III model's own
+    /// frames differ by up to a few centimetres (every model carries its own); this is the
+    /// stand-in when no model is given.
+    // The waist's 0.7071s are the file's four decimals, not 1/√2.
+    #[allow(clippy::approx_constant)]
     pub fn gta_iii() -> Self {
-        // (name, canonical SA id, parent name, local position)
-        const ROWS: [(&str, i32, Option<&str>, [f32; 3]); 16] = [
-            ("Swaist", 1, None, [0.0, 0.0, 0.0]),
-            ("Smid", 2, Some("Swaist"), [0.0451, -0.0708, 0.0003]),
-            ("Storso", 3, Some("Smid"), [0.2084, 0.0, 0.0]),
-            ("Shead", 5, Some("Storso"), [0.25, 0.0, 0.0]),
-            ("Supperarmr", 22, Some("Storso"), [0.2, 0.0, -0.17]),
-            ("Slowerarmr", 23, Some("Supperarmr"), [0.28, 0.0, 0.0]),
-            ("SRhand", 24, Some("Slowerarmr"), [0.28, 0.0, 0.0]),
-            ("Supperarml", 32, Some("Storso"), [0.2, 0.0, 0.17]),
-            ("Slowerarml", 33, Some("Supperarml"), [0.28, 0.0, 0.0]),
-            ("SLhand", 34, Some("Slowerarml"), [0.28, 0.0, 0.0]),
-            ("Supperlegl", 41, Some("Swaist"), [-0.0357, -0.0156, 0.12]),
-            ("Slowerlegl", 42, Some("Supperlegl"), [0.42, 0.0, 0.0]),
-            ("Sfootl", 43, Some("Slowerlegl"), [0.375, 0.0, 0.0]),
-            ("Supperlegr", 51, Some("Swaist"), [-0.0357, -0.0156, -0.12]),
-            ("Slowerlegr", 52, Some("Supperlegr"), [0.42, 0.0, 0.0]),
-            ("Sfootr", 53, Some("Slowerlegr"), [0.375, 0.0, 0.0]),
+        // (name, canonical SA id, parent name, local position, local rotation x, y, z, w).
+        type Row = (&'static str, i32, Option<&'static str>, [f32; 3], [f32; 4]);
+        const ROWS: [Row; 16] = [
+            (
+                "Swaist",
+                1,
+                None,
+                [0.0004, 0.0231, -0.0103],
+                [0.0037, -0.7071, -0.0037, 0.7071],
+            ),
+            (
+                "Smid",
+                2,
+                Some("Swaist"),
+                [0.0451, -0.0708, 0.0],
+                [0.0, 0.0, -0.0031, 1.0],
+            ),
+            (
+                "Storso",
+                3,
+                Some("Smid"),
+                [0.2084, -0.0002, 0.0],
+                [0.0, 0.0, -0.0009, 1.0],
+            ),
+            (
+                "Shead",
+                5,
+                Some("Storso"),
+                [0.4109, 0.1050, 0.0056],
+                [0.0, 0.0, 0.0963, 0.9954],
+            ),
+            (
+                "Supperarmr",
+                22,
+                Some("Storso"),
+                [0.2382, 0.0095, -0.2459],
+                [0.1608, 0.1324, -0.9716, 0.1126],
+            ),
+            (
+                "Slowerarmr",
+                23,
+                Some("Supperarmr"),
+                [0.2802, -0.0004, 0.0005],
+                [0.0003, -0.0002, -0.2155, 0.9765],
+            ),
+            (
+                "SRhand",
+                24,
+                Some("Slowerarmr"),
+                [0.2803, 0.0001, -0.0001],
+                [0.8652, -0.2114, -0.0349, 0.4533],
+            ),
+            (
+                "Supperarml",
+                32,
+                Some("Storso"),
+                [0.2382, 0.0094, 0.2545],
+                [-0.1610, -0.1392, -0.9704, 0.1143],
+            ),
+            (
+                "Slowerarml",
+                33,
+                Some("Supperarml"),
+                [0.2807, 0.0004, 0.0010],
+                [-0.0002, 0.0001, -0.2161, 0.9764],
+            ),
+            (
+                "SLhand",
+                34,
+                Some("Slowerarml"),
+                [0.2803, 0.0005, 0.0],
+                [-0.8487, 0.2114, -0.0488, 0.4822],
+            ),
+            (
+                "Supperlegl",
+                41,
+                Some("Swaist"),
+                [-0.0357, -0.0156, 0.1116],
+                [0.0202, -0.9977, -0.0545, 0.0354],
+            ),
+            (
+                "Slowerlegl",
+                42,
+                Some("Supperlegl"),
+                [0.4214, 0.0, 0.0],
+                [0.0, 0.0, -0.0709, 0.9975],
+            ),
+            (
+                "Sfootl",
+                43,
+                Some("Slowerlegl"),
+                [0.3750, 0.0, 0.0],
+                [0.0485, -0.0293, 0.0899, 0.9943],
+            ),
+            (
+                "Supperlegr",
+                51,
+                Some("Swaist"),
+                [-0.0357, -0.0156, -0.1116],
+                [-0.0184, 0.9977, -0.0545, 0.0355],
+            ),
+            (
+                "Slowerlegr",
+                52,
+                Some("Supperlegr"),
+                [0.4214, 0.0, 0.0],
+                [0.0, 0.0, -0.0692, 0.9976],
+            ),
+            (
+                "Sfootr",
+                53,
+                Some("Slowerlegr"),
+                [0.3750, 0.0, 0.0],
+                [-0.0484, 0.0294, 0.0847, 0.9948],
+            ),
         ];
         let mut bones: Vec<SkeletonBone> = Vec::new();
-        for (name, canonical, parent, p) in ROWS {
+        for (name, canonical, parent, p, rotation) in ROWS {
             let parent = parent.and_then(|pn| bones.iter().position(|b| b.name == pn));
-            let rotation = match (name, parent) {
-                // Waist: −90° about Y, so local +X (along the spine) points up (+Z) and local
-                // +Z (towards the left leg) points to the ped's left (−X).
-                ("Swaist", _) => [
-                    0.0,
-                    -std::f32::consts::FRAC_1_SQRT_2,
-                    0.0,
-                    std::f32::consts::FRAC_1_SQRT_2,
-                ],
-                // Legs hang down: a half turn about the waist's Y axis.
-                ("Supperlegl" | "Supperlegr", _) => [0.0, 1.0, 0.0, 0.0],
-                // Arms hang down from the shoulders.
-                ("Supperarml" | "Supperarmr", _) => [0.0, 0.0, 1.0, 0.0],
-                _ => [0.0, 0.0, 0.0, 1.0],
-            };
             bones.push(SkeletonBone {
                 name: name.to_owned(),
                 id: None,

@@ -357,3 +357,89 @@ fn to_clip_normalises_removes_flips_and_sorts() {
         [glam::Vec3::new(1.0, -0.5, 2.0)]
     );
 }
+
+#[test]
+fn a_iii_ped_package_mixing_44_and_48_byte_anims_reads_and_binds_by_name() {
+    // GTA III's ped.ifp mixes ANIM record sizes in one file, most 48 bytes (two link ints, no
+    // bone tag), some 44 (one int at +40, where VC keeps a bone tag). One clip, "walk_civi",
+    // four sequences in III's frame names, mixed case as in the files:
+    // * "Swaist", 48 bytes (links 0, 0), KRT0, 2 frames;
+    // * "SMID", 44 bytes (int 7 at +40), KR00, 1 frame;
+    // * "Storso", 48 bytes, KR00, 1 frame;
+    // * "sfootl", 44 bytes (int 0 at +40), KR00, 2 frames.
+    // Every sequence keeps its keys, the package is III's (not VC's, although two records
+    // carry what VC would take for tags), and every sequence binds by name to the III ped.
+    let mut b = Bytes::new();
+    b.section(b"ANPK", |b| {
+        b.section(b"INFO", |b| {
+            b.u32(1).cstr("ped");
+        });
+        b.section(b"NAME", |b| {
+            b.cstr("walk_civi");
+        });
+        b.section(b"DGAN", |b| {
+            b.section(b"INFO", |b| {
+                b.u32(4).u32(0);
+            });
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| anim_payload(b, "Swaist", 2, &[0, 0]));
+                b.section(b"KRT0", |b| {
+                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.5, 0.0, 1.0]);
+                });
+            });
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| anim_payload(b, "SMID", 1, &[7]));
+                b.section(b"KR00", |b| {
+                    b.f32s(&[0.0, 0.6, 0.0, 0.8, 0.0]);
+                });
+            });
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| anim_payload(b, "Storso", 1, &[0, 0]));
+                b.section(b"KR00", |b| {
+                    b.f32s(&[0.0, 0.0, 0.6, 0.8, 0.0]);
+                });
+            });
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| anim_payload(b, "sfootl", 2, &[0]));
+                b.section(b"KR00", |b| {
+                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
+                    b.f32s(&[0.6, 0.0, 0.0, 0.8, 1.0]);
+                });
+            });
+        });
+    });
+    let r = read_ok(&b.done());
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let clip = r.package.clip("WALK_CIVI").unwrap();
+    let frames: Vec<(&str, usize, AnimLayout)> = clip
+        .sequences
+        .iter()
+        .map(|s| (s.name.as_str(), s.keys.len(), s.anim.layout.clone()))
+        .collect();
+    assert_eq!(
+        frames,
+        [
+            ("Swaist", 2, AnimLayout::Links([0, 0])),
+            ("SMID", 1, AnimLayout::BoneTag),
+            ("Storso", 1, AnimLayout::Links([0, 0])),
+            ("sfootl", 2, AnimLayout::BoneTag),
+        ]
+    );
+    // The 44-byte records' int, read as VC reads it.
+    assert_eq!(clip.sequences[1].bone_id, 7);
+    // The second key of Swaist: translation (0, 0.5, 0) at 1 s.
+    assert_eq!(clip.sequences[0].keys[1].time, 1.0);
+    let game = rigplay::skeleton::GtaGame::for_ifp(&r.package);
+    assert_eq!(game, rigplay::skeleton::GtaGame::Iii);
+    let skeleton = game.skeleton();
+    let bound = skeleton.bind(&clip.to_clip()).targets;
+    let names: Vec<Option<&str>> = bound
+        .iter()
+        .map(|t| t.map(|b| skeleton.bones[b].name.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [Some("Swaist"), Some("Smid"), Some("Storso"), Some("Sfootl")]
+    );
+}

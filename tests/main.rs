@@ -53,6 +53,7 @@ mod ifp_read;
 mod ifp_write;
 mod layers;
 mod memory;
+mod names;
 mod pose;
 mod reduce;
 mod retarget;

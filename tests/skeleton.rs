@@ -147,9 +147,10 @@ fn anpk_packages_bind_to_sa_when_they_use_a_bone_id_only_sa_has() {
 
 #[test]
 fn gta_iii_adds_translation_keys_to_the_rest_position_where_vc_and_sa_take_them_as_is() {
-    // A III clip moving "Smid" by (0.01, 0, 0) and "Swaist" (the root, at the origin) by
-    // (0, 1, 0): III's rule (§3.4) puts Smid at its rest (0.0451, −0.0708, 0.0003) + the key,
-    // and leaves the root's keys as they are.
+    // A III clip moving "Smid" by (0.01, 0, 0) and "Swaist" (the root) by (0, 1, 0): III's
+    // rule (§3.4) puts each at its rest (the PC `player.dff` table of §4.3: Smid at
+    // (0.0451, −0.0708, 0), Swaist at (0.0004, 0.0231, −0.0103)) plus the key. The root's
+    // offset is constant, so its displacement (root motion) is the key's.
     let mut b = ClipBuilder::new("nudge");
     for (name, key) in [("Smid", Vec3::new(0.01, 0.0, 0.0)), ("Swaist", Vec3::Y)] {
         let times = b.times(&[0.0, 1.0]).unwrap();
@@ -169,9 +170,236 @@ fn gta_iii_adds_translation_keys_to_the_rest_position_where_vc_and_sa_take_them_
     let at = |c: &rigplay::anim::Clip, track: usize, t: f32| {
         c.sample_track(track, t).translation.unwrap()
     };
-    assert!(at(&iii, 0, 1.0).abs_diff_eq(Vec3::new(0.0551, -0.0708, 0.0003), 1e-6));
-    assert!(at(&iii, 0, 0.0).abs_diff_eq(Vec3::new(0.0451, -0.0708, 0.0003), 1e-6));
-    assert_eq!(at(&iii, 1, 1.0), Vec3::Y);
+    assert!(at(&iii, 0, 1.0).abs_diff_eq(Vec3::new(0.0551, -0.0708, 0.0), 1e-6));
+    assert!(at(&iii, 0, 0.0).abs_diff_eq(Vec3::new(0.0451, -0.0708, 0.0), 1e-6));
+    let waist = Vec3::new(0.0004, 0.0231, -0.0103);
+    assert!(at(&iii, 1, 1.0).abs_diff_eq(Vec3::Y + waist, 1e-6));
+    assert!((at(&iii, 1, 1.0) - at(&iii, 1, 0.0)).abs_diff_eq(Vec3::Y, 1e-6));
     // The original is untouched (VC and SA play it so).
     assert_eq!(at(&clip, 0, 1.0), Vec3::new(0.01, 0.0, 0.0));
+}
+
+#[test]
+#[allow(clippy::approx_constant)] // the spec's four decimals, not 1/√2
+fn the_built_in_iii_ped_is_the_measured_pc_player_model() {
+    // §4.3's addendum, typed in from the spec: (frame, parent, position, rotation x y z w) of
+    // a real PC GTA III `player.dff`, the root frame at the identity.
+    let table: [(&str, &str, [f32; 3], [f32; 4]); 16] = [
+        (
+            "Swaist",
+            "",
+            [0.0004, 0.0231, -0.0103],
+            [0.0037, -0.7071, -0.0037, 0.7071],
+        ),
+        (
+            "Smid",
+            "Swaist",
+            [0.0451, -0.0708, 0.0000],
+            [0.0, 0.0, -0.0031, 1.0000],
+        ),
+        (
+            "Storso",
+            "Smid",
+            [0.2084, -0.0002, 0.0],
+            [0.0, 0.0, -0.0009, 1.0000],
+        ),
+        (
+            "Shead",
+            "Storso",
+            [0.4109, 0.1050, 0.0056],
+            [0.0, 0.0, 0.0963, 0.9954],
+        ),
+        (
+            "Supperarml",
+            "Storso",
+            [0.2382, 0.0094, 0.2545],
+            [-0.1610, -0.1392, -0.9704, 0.1143],
+        ),
+        (
+            "Slowerarml",
+            "Supperarml",
+            [0.2807, 0.0004, 0.0010],
+            [-0.0002, 0.0001, -0.2161, 0.9764],
+        ),
+        (
+            "SLhand",
+            "Slowerarml",
+            [0.2803, 0.0005, 0.0],
+            [-0.8487, 0.2114, -0.0488, 0.4822],
+        ),
+        (
+            "Supperarmr",
+            "Storso",
+            [0.2382, 0.0095, -0.2459],
+            [0.1608, 0.1324, -0.9716, 0.1126],
+        ),
+        (
+            "Slowerarmr",
+            "Supperarmr",
+            [0.2802, -0.0004, 0.0005],
+            [0.0003, -0.0002, -0.2155, 0.9765],
+        ),
+        (
+            "SRhand",
+            "Slowerarmr",
+            [0.2803, 0.0001, -0.0001],
+            [0.8652, -0.2114, -0.0349, 0.4533],
+        ),
+        (
+            "Supperlegl",
+            "Swaist",
+            [-0.0357, -0.0156, 0.1116],
+            [0.0202, -0.9977, -0.0545, 0.0354],
+        ),
+        (
+            "Slowerlegl",
+            "Supperlegl",
+            [0.4214, 0.0, 0.0],
+            [0.0, 0.0, -0.0709, 0.9975],
+        ),
+        (
+            "Sfootl",
+            "Slowerlegl",
+            [0.3750, 0.0, 0.0],
+            [0.0485, -0.0293, 0.0899, 0.9943],
+        ),
+        (
+            "Supperlegr",
+            "Swaist",
+            [-0.0357, -0.0156, -0.1116],
+            [-0.0184, 0.9977, -0.0545, 0.0355],
+        ),
+        (
+            "Slowerlegr",
+            "Supperlegr",
+            [0.4214, 0.0, 0.0],
+            [0.0, 0.0, -0.0692, 0.9976],
+        ),
+        (
+            "Sfootr",
+            "Slowerlegr",
+            [0.3750, 0.0, 0.0],
+            [-0.0484, 0.0294, 0.0847, 0.9948],
+        ),
+    ];
+    let iii = Skeleton::gta_iii();
+    assert_eq!(iii.bones.len(), table.len());
+    for (name, parent, p, q) in table {
+        let b = iii.bones.iter().find(|b| b.name == name).unwrap();
+        let parent_name = b.parent.map_or("", |p| iii.bones[p].name.as_str());
+        assert_eq!(parent_name, parent, "{name}'s parent");
+        assert!(
+            b.rest.translation.abs_diff_eq(Vec3::from_array(p), 1e-4),
+            "{name}"
+        );
+        // The table quotes 4 decimals: the skeleton holds the quaternion normalised, within
+        // 1e-4 of the table's (or its negation).
+        let want = Quat::from_array(q);
+        let r = b.rest.rotation;
+        assert!(
+            r.abs_diff_eq(want, 1e-4) || r.abs_diff_eq(-want, 1e-4),
+            "{name}: {r:?} against {want:?}"
+        );
+    }
+    // What the issue measured against the old estimate: the head 0.41 m along the torso
+    // (it was 0.25), the shoulders at (0.238, 0.009, ±0.25) (they were (0.2, 0, ±0.17)).
+    let world = iii.model_space(&iii.rest_pose());
+    let at = |name: &str| world[iii.bones.iter().position(|b| b.name == name).unwrap()].1;
+    // Limb lengths, worked from the table: upper arms 0.2807 / 0.2802 (the lower arm's
+    // offset), forearms 0.2803, thighs 0.4214, shins 0.3750.
+    for (from, to, length) in [
+        ("Supperarml", "Slowerarml", 0.2807),
+        ("Supperarmr", "Slowerarmr", 0.2802),
+        ("Slowerarml", "SLhand", 0.2803),
+        ("Supperlegl", "Slowerlegl", 0.4214),
+        ("Slowerlegr", "Sfootr", 0.3750),
+        ("Storso", "Shead", 0.4233),
+    ] {
+        let d = at(to).distance(at(from));
+        assert!((d - length).abs() < 1e-3, "{from}→{to}: {d}");
+    }
+    // The head is above the torso and the waist; the feet are the lowest joints, level with
+    // each other within 1 cm, at most 0.832 m below the waist frame: the hip 0.0357 below it
+    // (the waist's +X points up), then 0.4214 + 0.3750 of leg, less what the knee's and hip's
+    // bends take (0.825 here).
+    let (head, torso, waist) = (at("Shead"), at("Storso"), at("Swaist"));
+    assert!(
+        head.z > torso.z + 0.35 && torso.z > waist.z,
+        "{head} {torso} {waist}"
+    );
+    let (l, r) = (at("Sfootl"), at("Sfootr"));
+    assert!((l.z - r.z).abs() < 0.01, "feet level: {l} {r}");
+    let lowest = world.iter().map(|w| w.1.z).fold(f32::INFINITY, f32::min);
+    assert!((l.z.min(r.z) - lowest).abs() < 1e-6);
+    assert!(
+        waist.z - l.z > 0.78 && waist.z - l.z <= 0.832,
+        "{waist} {l}"
+    );
+}
+
+#[test]
+fn a_model_is_taken_for_the_game_its_bone_names_say() {
+    use glam::Mat3;
+    use rigplay::formats::dff::{Clump, Dff, Frame, HAnim, HAnimHierarchy, HAnimNode};
+    use rigplay::skeleton::GtaGame;
+    // A clump of RenderWare `version` whose frames are `names` under a root, each a bone
+    // with HAnim id = its index when `skinned` (the first owning the hierarchy), as the
+    // mobile III ped, a VC ped and SA's are built; none without.
+    let model = |version: u32, names: &[&str], skinned: bool| {
+        let mut frames = vec![Frame {
+            rotation: Mat3::IDENTITY,
+            position: Vec3::ZERO,
+            parent: None,
+            flags: 0,
+            name: Some("player".into()),
+            hanim: None,
+        }];
+        for (i, name) in names.iter().enumerate() {
+            frames.push(Frame {
+                rotation: Mat3::IDENTITY,
+                position: Vec3::X * 0.1,
+                parent: Some(i),
+                flags: 0,
+                name: Some((*name).into()),
+                hanim: skinned.then(|| HAnim {
+                    version: 0x100,
+                    node_id: i as i32,
+                    hierarchy: (i == 0).then(|| HAnimHierarchy {
+                        flags: 0,
+                        key_frame_size: 36,
+                        nodes: (0..names.len() as i32)
+                            .map(|id| HAnimNode {
+                                id,
+                                index: id,
+                                flags: 0,
+                            })
+                            .collect(),
+                    }),
+                }),
+            });
+        }
+        Dff {
+            clumps: vec![Clump {
+                version,
+                frames,
+                ..Clump::default()
+            }],
+        }
+    };
+    let iii = ["Swaist", "Smid", "Storso", "Shead", "Supperarml", "Sfootl"];
+    let iii_upper = ["SWAIST", "SMID", "STORSO", "SHEAD"];
+    let vc = ["Root", "Pelvis", "Spine", "Spine1", "Neck", "Head"];
+    // The skinned mobile III ped: RW 3.4, an HAnim hierarchy, III's names and ids 0–15.
+    assert_eq!(GtaGame::for_dff(&model(0x34003, &iii, true)), GtaGame::Iii);
+    assert_eq!(
+        GtaGame::for_dff(&model(0x34003, &iii_upper, true)),
+        GtaGame::Iii
+    );
+    // A PC III ped of parts: no hierarchy.
+    assert_eq!(GtaGame::for_dff(&model(0x31001, &iii, false)), GtaGame::Iii);
+    assert_eq!(GtaGame::for_dff(&model(0x31001, &vc, false)), GtaGame::Iii);
+    // A skinned VC ped.
+    assert_eq!(GtaGame::for_dff(&model(0x34003, &vc, true)), GtaGame::Vc);
+    // RenderWare 3.5 and later is SA's, whatever the names.
+    assert_eq!(GtaGame::for_dff(&model(0x36003, &vc, true)), GtaGame::Sa);
 }

@@ -396,3 +396,45 @@ fn the_fuzz_oracle_holds_on_the_fixtures() {
         check_txd(&changed);
     }
 }
+
+#[test]
+fn the_ps2_mipmap_k_value_is_skipped_quietly_and_an_unknown_extension_is_named() {
+    // A texture native whose extension holds a Sky Mipmap Val chunk (0x110: the PS2
+    // pipeline's mip-map K and L values, 4 bytes, as RenderWare writes it for PS2 textures
+    // converted to PC) and a chunk of an unknown type 0x0999: the first is a known
+    // RenderWare extension with nothing for rigplay, so it is skipped without a word; the
+    // second is reported once, with its type and size.
+    let (t, expected) = plain().into_iter().next().unwrap();
+    let mut b = Bytes::new();
+    b.chunk(DICT, SA, |b| {
+        b.chunk(STRUCT, SA, |b| {
+            b.u16(1).u16(2);
+        });
+        b.chunk(NATIVE, SA, |b| {
+            b.chunk(STRUCT, SA, |b| {
+                b.u32(t.platform).u32(0x1102);
+                b.fixed(t.name, 32, &[]).fixed("", 32, &[]);
+                b.u32(t.raster).u32(t.format).u16(t.w).u16(t.h);
+                b.u8(t.depth).u8(t.levels.len() as u8).u8(4).u8(t.flags);
+                b.raw(&t.palette);
+                for l in &t.levels {
+                    b.u32(l.len() as u32).raw(l);
+                }
+            });
+            b.chunk(EXTENSION, SA, |b| {
+                b.chunk(0x110, SA, |b| {
+                    b.u32(0x0000_0fc0);
+                });
+                b.chunk(0x0999, SA, |b| {
+                    b.u32(7).u32(8);
+                });
+            });
+        });
+        b.chunk(EXTENSION, SA, |_| {});
+    });
+    let r = Txd::read(&b.done()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    let w = r.warnings[0].to_string();
+    assert!(w.contains("0x999") && w.contains("8 bytes"), "{w}");
+    check_pixels(&r.txd, t.name, &expected);
+}

@@ -37,13 +37,14 @@ pub(crate) fn pose(args: &[String]) -> Result<(), Failure> {
             let clip_name = a
                 .value("--clip")
                 .ok_or_else(|| usage("pose needs --clip NAME for an .ifp"))?;
-            let clip = package.clip(clip_name).ok_or_else(|| {
-                let names: Vec<&str> = package.clips().map(|c| c.name.as_str()).collect();
-                Failure(
-                    format!("{path}: no clip {clip_name:?}; clips: {}", names.join(", ")),
-                    1,
-                )
-            })?;
+            // Matched as the games match names (case-insensitively); two clips differing
+            // only in case are reported, not guessed between.
+            let index = rigplay::anim::names::find_clip(
+                package.clips().map(|c| c.name.as_str()),
+                clip_name,
+            )
+            .map_err(|e| Failure(format!("{path}: {e}"), 1))?;
+            let clip = package.clips().nth(index).expect("found among them");
             (
                 clip.to_clip(),
                 true,

@@ -230,9 +230,25 @@ fn pose_samples_every_bone_in_file_and_bevy_space() {
     ]));
     assert_close(&v["bones"][0]["translation"], &[0.0, 1.0, 1.0]);
 
+    // Names as the games match them: any case finds the clip.
+    let v = stdout_json(&rigplay(&[
+        "pose",
+        f,
+        "--clip",
+        "WALK_Civi",
+        "--at",
+        "0.5",
+        "--json",
+    ]));
+    assert_close(&v["bones"][0]["translation"], &[0.0, 1.0, 1.0]);
+
     let out = rigplay(&["pose", f, "--clip", "nope", "--at", "0"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("walk_civi"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no clip is named \"nope\"") && err.contains("walk_civi"),
+        "{err}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

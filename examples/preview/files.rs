@@ -480,6 +480,15 @@ pub fn pick_first_clip(
                 );
                 exit.write(AppExit::error());
             }
+            Pick::Ambiguous(candidates) => {
+                let message = format!(
+                    "--clip {wanted:?} matches clips that differ only in case ({}): give the exact name",
+                    candidates.join(", ")
+                );
+                error!("{message}");
+                eprintln!("error: {message}");
+                exit.write(AppExit::error());
+            }
         },
         None => {
             if let Some(f) = names

@@ -129,6 +129,14 @@ pub fn apply_layer_args(
                 exit.write(AppExit::error());
                 return;
             }
+            Pick::Ambiguous(candidates) => {
+                eprintln!(
+                    "error: --layer {name:?} matches clips that differ only in case ({}): give the exact name",
+                    candidates.join(", ")
+                );
+                exit.write(AppExit::error());
+                return;
+            }
         }
     }
     commands.entity(character).insert(layers);

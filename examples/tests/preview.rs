@@ -857,3 +857,102 @@ fn a_layer_naming_a_missing_clip_exits_with_the_closest_names() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2), "{output:?}");
 }
+
+/// Runs an example (under xvfb when there is no display) and waits at most `seconds` for it:
+/// its exit code and its standard error; a run past the deadline is killed and fails the
+/// test.
+fn run_example_within(name: &str, args: &[&str], seconds: u64) -> (Option<i32>, String) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let bin = example_binary(name);
+    let has_display =
+        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    let mut cmd = if has_display {
+        Command::new(&bin)
+    } else {
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "-s", "-screen 0 1280x720x24"]).arg(&bin);
+        c
+    };
+    let mut child = cmd
+        .args(args)
+        .env("BEVY_ASSET_ROOT", repo_root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed().as_secs() > seconds {
+            let _ = child.kill();
+            panic!("{name} {args:?} still running after {seconds} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status.code(), err)
+}
+
+#[test]
+fn the_retarget_example_takes_a_clip_name_in_any_case_and_ends_on_a_missing_one() {
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let character = repo_root().join("assets/characters/humanoid.glb");
+    let ifp = repo_root().join("assets/anims/sa_ped.ifp");
+    let png = dir.join("walk.png");
+    // `WALK` is the package's `walk`, as the games match names (Bevy's label is `walk`).
+    let (code, err) = run_example_within(
+        "retarget",
+        &[
+            character.to_str().unwrap(),
+            &format!("{}#WALK", ifp.display()),
+            "--screenshot",
+            png.to_str().unwrap(),
+        ],
+        120,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(png.exists());
+    // A name no clip has: status 1 and the closest names, not a wait.
+    let (code, err) = run_example_within(
+        "retarget",
+        &[
+            character.to_str().unwrap(),
+            &format!("{}#wlak", ifp.display()),
+            "--screenshot",
+            png.to_str().unwrap(),
+        ],
+        120,
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("no clip is named \"wlak\"; the closest: walk"),
+        "{err}"
+    );
+    // A clip file that does not exist: status 1.
+    let (code, err) = run_example_within(
+        "retarget",
+        &[
+            character.to_str().unwrap(),
+            &format!("{}#walk", dir.join("nowhere.ifp").display()),
+        ],
+        120,
+    );
+    assert_eq!(code, Some(1), "{err}");
+    // The smallest example, with a name the package lacks.
+    let (code, err) = run_example_within("ifp_skeleton", &["wlak"], 120);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("the closest: walk"), "{err}");
+}

@@ -17,6 +17,7 @@
 //! advancing by a frame costs a comparison rather than a search.
 
 pub mod layers;
+pub mod names;
 mod playhead;
 pub mod pose;
 pub mod reduce;

@@ -49,6 +49,8 @@ pub mod id {
     pub const RIGHT_TO_RENDER: u32 = 0x1F;
     /// UV animation dictionary (top level).
     pub const UV_ANIM_DICTIONARY: u32 = 0x2B;
+    /// Sky Mipmap Val: the PS2 pipeline's mip-map K and L values (a texture's extension).
+    pub const SKY_MIPMAP_VAL: u32 = 0x110;
     /// Morph PLG (unused by GTA).
     pub const MORPH: u32 = 0x105;
     /// Skin PLG.
@@ -399,8 +401,12 @@ impl<'a> Walker<'a> {
         });
     }
 
-    /// Warns about a chunk that is skipped by its size.
+    /// Skips a chunk by its size: quietly when it is a known chunk with nothing for rigplay in
+    /// it (the PS2 mip-map K value, [`id::SKY_MIPMAP_VAL`]), else with a warning.
     pub fn skip_unknown(&mut self, c: &ChunkHeader) {
+        if c.chunk_type == id::SKY_MIPMAP_VAL {
+            return;
+        }
         self.warn(
             c.offset,
             RwWarningKind::UnknownChunk {

@@ -85,75 +85,37 @@ pub fn step(visible: &[usize], current: Option<usize>, step: i32) -> Option<usiz
     Some(visible[next])
 }
 
-/// Edit distance between two names, case-insensitive (Levenshtein, on chars).
-pub fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.to_lowercase().chars().collect();
-    let b: Vec<char> = b.to_lowercase().chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut row = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        row[0] = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            row[j] = (prev[j] + 1).min(row[j - 1] + 1).min(prev[j - 1] + cost);
-        }
-        std::mem::swap(&mut prev, &mut row);
-    }
-    prev[b.len()]
-}
-
-/// The `n` names closest to `wanted`: names containing it first (shortest first), then by edit
-/// distance; ties in the names' order.
-pub fn closest<'a>(wanted: &str, names: &[&'a str], n: usize) -> Vec<&'a str> {
-    let w = wanted.to_lowercase();
-    let mut scored: Vec<(usize, usize, &str)> = names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            let lower = name.to_lowercase();
-            let score = if lower.contains(&w) || w.contains(&lower) {
-                lower.len().abs_diff(w.len())
-            } else {
-                1000 + distance(&w, &lower)
-            };
-            (score, i, *name)
-        })
-        .collect();
-    scored.sort();
-    let mut out: Vec<&str> = Vec::new();
-    for (_, _, name) in scored {
-        if !out.iter().any(|o| o.eq_ignore_ascii_case(name)) {
-            out.push(name);
-        }
-        if out.len() == n {
-            break;
-        }
-    }
-    out
-}
+pub use rigplay::anim::names::{closest, distance};
 
 /// What `--clip NAME` makes of the open files, in command-line order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pick {
-    /// (file, clip): the first file that has a clip of that name (case-insensitive).
+    /// (file, clip): the first file that has a clip of that name (matched as the games match
+    /// names: [`rigplay::anim::names::find_clip`]).
     Found(usize, usize),
     /// An earlier file is still loading: it might have it.
     Wait,
     /// No file has it: the closest names of all the files.
     Missing(Vec<String>),
+    /// The first file that has it in some case has several clips of that name differing only
+    /// in case, and none exactly: reported, not guessed between.
+    Ambiguous(Vec<String>),
 }
 
 /// Which file and clip `--clip wanted` shows. `files[i]` is the clip names of file `i` once it
 /// has loaded, `None` while it loads, and `Some(empty)` for a file that failed or has no clips.
 pub fn pick(files: &[Option<Vec<String>>], wanted: &str) -> Pick {
+    use rigplay::anim::names::{ClipNameError, find_clip};
     for (f, names) in files.iter().enumerate() {
         match names {
             None => return Pick::Wait,
-            Some(names) => {
-                if let Some(c) = names.iter().position(|n| n.eq_ignore_ascii_case(wanted)) {
-                    return Pick::Found(f, c);
+            Some(names) => match find_clip(names.iter().map(String::as_str), wanted) {
+                Ok(c) => return Pick::Found(f, c),
+                Err(ClipNameError::Ambiguous { candidates, .. }) => {
+                    return Pick::Ambiguous(candidates);
                 }
-            }
+                Err(ClipNameError::NotFound { .. }) => {}
+            },
         }
     }
     let all: Vec<&str> = files
@@ -267,5 +229,12 @@ mod tests {
             Pick::Missing(names) => assert_eq!(names[0], "run"),
             other => panic!("{other:?}"),
         }
+        // Two clips differing only in case, neither typed exactly: reported.
+        let c = Some(vec!["Walk".to_string(), "WALK".into()]);
+        assert_eq!(
+            pick(std::slice::from_ref(&c), "walk"),
+            Pick::Ambiguous(vec!["Walk".into(), "WALK".into()])
+        );
+        assert_eq!(pick(&[c], "WALK"), Pick::Found(0, 1));
     }
 }

@@ -1,6 +1,7 @@
 //! The [`Ifp`] asset: an `.ifp` package with its clips as labelled `AnimationClip`s.
 
 use crate::anim::Clip;
+use crate::anim::names::{ClipNameError, find_clip};
 use crate::formats::ifp::IfpPackage;
 use crate::plugin::load::labelled;
 use crate::plugin::skeletal::ClipSettings;
@@ -48,17 +49,25 @@ pub struct IfpClipAsset {
 }
 
 impl Ifp {
-    /// A clip by name (case-insensitive, as the games look clips up).
+    /// A clip by name, matched as the games match names ([`crate::anim::names`]): the exact
+    /// name, else the one clip whose name differs only in case; `None` when no clip has the
+    /// name or several have it in other cases ([`Ifp::find_clip`] says which).
     pub fn clip(&self, name: &str) -> Option<&IfpClipAsset> {
-        self.named_clips
-            .get(name)
-            .or_else(|| {
-                self.named_clips
-                    .iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                    .map(|(_, v)| v)
-            })
-            .map(|&i| &self.clips[i])
+        self.find_clip(name).ok()
+    }
+
+    /// [`Ifp::clip`], saying why no clip was found: none has the name (with the closest
+    /// names), or several have it in other cases.
+    pub fn find_clip(&self, name: &str) -> Result<&IfpClipAsset, ClipNameError> {
+        let i = find_clip(self.clips.iter().map(|c| c.name.as_str()), name)?;
+        Ok(&self.clips[i])
+    }
+
+    /// The handle of the clip a user names (case-insensitively, see [`Ifp::find_clip`]): what
+    /// to play for a name typed on a command line, where Bevy's label (`FILE.ifp#NAME`) must be
+    /// exact.
+    pub fn clip_handle(&self, name: &str) -> Result<Handle<AnimationClip>, ClipNameError> {
+        self.find_clip(name).map(|c| c.handle.clone())
     }
 }
 
