@@ -524,6 +524,52 @@ impl Skeleton {
         })
     }
 
+    /// How far (metres) a translation key of a bone other than the root may lie from the
+    /// bone's rest offset and still be taken for a local offset ([`Skeleton::local_translations`]).
+    pub const LOCAL_REACH: f32 = 0.5;
+
+    /// `clip` with the translation keys that are not local offsets taken out, and the names of
+    /// the bones whose translation was not applied.
+    ///
+    /// The rule: the root's translation is always applied (it carries the clip's movement);
+    /// another bone's is applied only when every key lies within [`Skeleton::LOCAL_REACH`] of
+    /// the bone's rest offset from its parent. Why: a ped's bones turn, they do not stretch, so
+    /// a local offset stays near the rest one (the SA and VC packages' translated bones other
+    /// than the root move by centimetres); SA cutscene packages also key both clavicles, but
+    /// with positions in the scene's frame (metres away, a constant offset from where the
+    /// clip's own rotations put the clavicle: `docs/formats/ifp.md` §3.4), which no game
+    /// applies as local offsets. Tracks the skeleton does not bind are left as they are (they
+    /// drive no bone). For GTA III, give the clip as played ([`Skeleton::additive_translations`]),
+    /// whose keys are then positions like the other games'.
+    pub fn local_translations(&self, clip: &Clip) -> (Clip, Vec<String>) {
+        let targets = self.bind(clip).targets;
+        let mut dropped = Vec::new();
+        let mut names = Vec::new();
+        for (i, track) in clip.tracks().iter().enumerate() {
+            let (Some(channel), Some(Some(bone))) = (track.translation, targets.get(i)) else {
+                continue;
+            };
+            let bone = &self.bones[*bone];
+            if bone.parent.is_none() {
+                continue;
+            }
+            let rest = bone.rest.translation;
+            let strays = clip
+                .vector_values(channel)
+                .iter()
+                // A non-finite key strays too.
+                .any(|v| v.distance(rest) > Self::LOCAL_REACH || !v.is_finite());
+            if strays {
+                dropped.push(i);
+                names.push(track.bone.name.trim().to_owned());
+            }
+        }
+        if dropped.is_empty() {
+            return (clip.clone(), names);
+        }
+        (clip.without_translations(&dropped), names)
+    }
+
     /// This skeleton as the source of a clip made for it, for retargeting onto other characters:
     /// the bones' names and rest pose (the bind pose, GTA axes), the bone each of the clip's
     /// tracks drives ([`Skeleton::bind`]), and GTA's axes turned into glTF's

@@ -483,3 +483,36 @@ fn playback_reports_the_tracks_no_bone_matches() {
         vec!["\"Tail\" (id 99)".to_string()]
     );
 }
+
+#[test]
+fn a_cutscene_package_plays_without_its_scene_frame_clavicle_keys_said_once() {
+    // The cutscene-shaped package (see the fixture): its clavicles' translation keys are
+    // scene positions. The loader leaves them out of the clip it plays and says so once, in
+    // the asset's warnings, naming both bones; the root keeps its translation.
+    let bytes = crate::ifp_fixtures::anpk_sa_cutscene_scene_space(172);
+    let mut app = app(&[("cuts.ifp", bytes)], &[], 1.0 / 30.0);
+    let handle: Handle<Ifp> = load(&mut app, "cuts.ifp");
+    let ifps = app.world().resource::<Assets<Ifp>>();
+    let ifp = ifps.get(&handle).unwrap();
+    let lines: Vec<&String> = ifp
+        .warnings
+        .iter()
+        .filter(|w| w.contains("not local offsets"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{:?}", ifp.warnings);
+    assert!(
+        lines[0].contains("\"cs_talk\"") && lines[0].contains("R Clavicle, L Clavicle"),
+        "{}",
+        lines[0]
+    );
+    let clip = &ifp.clip("cs_talk").unwrap().clip;
+    for t in clip.tracks() {
+        let clavicle = t.bone.name.contains("Clavicle");
+        assert_eq!(
+            t.translation.is_some(),
+            t.bone.name == "Root",
+            "{}: clavicle {clavicle}",
+            t.bone.name
+        );
+    }
+}

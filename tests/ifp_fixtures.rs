@@ -102,3 +102,91 @@ pub fn anpk_sa_cutscene() -> Vec<u8> {
     });
     b.done()
 }
+
+/// An SA cutscene package shaped like the real one measured in `docs/formats/ifp.md` §3.4's
+/// addendum: ANPK, 44-byte ANIMs with SA bone tags, one clip "cs_talk" of `keys` keys at
+/// 30 per second:
+/// * "Root" (tag 0), KRT0: the root far from the origin, around (−6.720, −4.460, −0.059),
+///   drifting 1 cm per key along x, turning slowly about z;
+/// * " Pelvis" (1), " Spine" (2), " Spine1" (3), " Neck" (4), the arms' " R UpperArm" (22),
+///   " R Forearm" (23), " R Hand" (24), " L UpperArm" (32), " L Forearm" (33), " L Hand"
+///   (34), "Belly" (201, a bone only SA's ped has), KR00: rotations swinging by up to 0.4 rad;
+/// * " R Clavicle" (21) and " L Clavicle" (31), KRT0: their rotations, and as translation
+///   the root's key plus (0.12, ∓0.17, 0.65) plus a constant (0.6, 0.9, 0.3): positions in the
+///   scene's frame, metres from the clavicle's rest offset from the neck (under 1 cm).
+pub fn anpk_sa_cutscene_scene_space(keys: usize) -> Vec<u8> {
+    use glam::{EulerRot, Quat, Vec3};
+    let rotation = |bone: u32, k: usize| {
+        let a = (k as f32 * 0.05 + bone as f32).sin() * 0.4;
+        Quat::from_euler(EulerRot::XYZ, a * 0.5, a, -a * 0.3)
+    };
+    let root_at = |k: usize| Vec3::new(-6.720 + 0.01 * k as f32, -4.460, -0.059);
+    let rotation_only: [(&str, u32); 11] = [
+        (" Pelvis", 1),
+        (" Spine", 2),
+        (" Spine1", 3),
+        (" Neck", 4),
+        (" R UpperArm", 22),
+        (" R Forearm", 23),
+        (" R Hand", 24),
+        (" L UpperArm", 32),
+        (" L Forearm", 33),
+        (" L Hand", 34),
+        ("Belly", 201),
+    ];
+    let mut b = Bytes::new();
+    b.section(b"ANPK", |b| {
+        b.section(b"INFO", |b| {
+            b.u32(1).cstr("cuts");
+        });
+        b.section(b"NAME", |b| {
+            b.cstr("cs_talk");
+        });
+        b.section(b"DGAN", |b| {
+            b.section(b"INFO", |b| {
+                b.u32(rotation_only.len() as u32 + 3).u32(0);
+            });
+            // (rotation, translation) per key, time in seconds.
+            let krt0 = |b: &mut Bytes, q: &dyn Fn(usize) -> Quat, t: &dyn Fn(usize) -> Vec3| {
+                for k in 0..keys {
+                    let (q, t) = (q(k), t(k));
+                    b.f32s(&[q.x, q.y, q.z, q.w, t.x, t.y, t.z, k as f32 / 30.0]);
+                }
+            };
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| anim_payload(b, "Root", keys as i32, &[0]));
+                b.section(b"KRT0", |b| {
+                    krt0(b, &|k| Quat::from_rotation_z(k as f32 * 0.002), &root_at)
+                });
+            });
+            for (name, tag) in rotation_only {
+                b.section(b"CPAN", |b| {
+                    b.section(b"ANIM", |b| {
+                        anim_payload(b, name, keys as i32, &[tag as i32])
+                    });
+                    b.section(b"KR00", |b| {
+                        for k in 0..keys {
+                            let q = rotation(tag, k);
+                            b.f32s(&[q.x, q.y, q.z, q.w, k as f32 / 30.0]);
+                        }
+                    });
+                });
+            }
+            for (name, tag, side) in [(" R Clavicle", 21u32, 1.0f32), (" L Clavicle", 31, -1.0)] {
+                b.section(b"CPAN", |b| {
+                    b.section(b"ANIM", |b| {
+                        anim_payload(b, name, keys as i32, &[tag as i32])
+                    });
+                    b.section(b"KRT0", |b| {
+                        krt0(b, &|k| rotation(tag, k), &|k| {
+                            root_at(k)
+                                + Vec3::new(0.12, -0.17 * side, 0.65)
+                                + Vec3::new(0.6, 0.9, 0.3)
+                        })
+                    });
+                });
+            }
+        });
+    });
+    b.done()
+}

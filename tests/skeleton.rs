@@ -403,3 +403,77 @@ fn a_model_is_taken_for_the_game_its_bone_names_say() {
     // RenderWare 3.5 and later is SA's, whatever the names.
     assert_eq!(GtaGame::for_dff(&model(0x36003, &vc, true)), GtaGame::Sa);
 }
+
+#[test]
+fn cutscene_clavicle_keys_in_the_scene_frame_are_not_applied_and_the_hands_stay_on_the_body() {
+    use rigplay::anim::BonePose;
+    use rigplay::formats::ifp::IfpPackage;
+    use rigplay::skeleton::GtaGame;
+    // A package built like a real SA cutscene (172 keys, the root 8 m from the origin, both
+    // clavicles keyed with positions in the scene's frame: see the fixture).
+    let package = IfpPackage::read(&crate::ifp_fixtures::anpk_sa_cutscene_scene_space(172))
+        .unwrap()
+        .package;
+    let game = GtaGame::for_ifp(&package);
+    assert_eq!(game, GtaGame::Sa, "bone tags 0–34 and 201: SA's");
+    let skeleton = game.skeleton();
+    let clip = package.clip("cs_talk").unwrap().to_clip();
+    let (played, unapplied) = skeleton.local_translations(&clip);
+    // Only the clavicles' translations are left out; the root's (metres from the origin too,
+    // but the root's: the clip's movement) is applied.
+    assert_eq!(unapplied, ["R Clavicle", "L Clavicle"]);
+    let root = played
+        .tracks()
+        .iter()
+        .position(|t| t.bone.name == "Root")
+        .unwrap();
+    assert!(played.tracks()[root].translation.is_some());
+
+    // Every key: the skeleton posed by the clip as played, each hand within the arm's reach of
+    // Spine1 (the sum of the rest offsets from Spine1 down the arm to the hand), and, as a
+    // check that the fixture is the case at hand, metres away when the keys are applied.
+    let targets = skeleton.bind(&clip).targets;
+    let pose_at = |c: &rigplay::anim::Clip, t: f32| {
+        let mut pose: Vec<BonePose> = skeleton.rest_pose();
+        for (track, bone) in targets.iter().enumerate() {
+            let Some(bone) = bone else { continue };
+            let s = c.sample_track(track, t);
+            if let Some(r) = s.rotation {
+                pose[*bone].rotation = r;
+            }
+            if let Some(v) = s.translation {
+                pose[*bone].translation = v;
+            }
+        }
+        skeleton.model_space(&pose)
+    };
+    let index = |name: &str| {
+        skeleton
+            .bones
+            .iter()
+            .position(|b| b.name.trim() == name)
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    let reach = |hand: &str| {
+        let (spine1, mut b, mut length) = (index("Spine1"), index(hand), 0.0);
+        while b != spine1 {
+            length += skeleton.bones[b].rest.translation.length();
+            b = skeleton.bones[b].parent.unwrap();
+        }
+        length
+    };
+    let mut worst_raw = 0.0f32;
+    for k in 0..172 {
+        let t = k as f32 / 30.0;
+        let (posed, raw) = (pose_at(&played, t), pose_at(&clip, t));
+        for hand in ["R Hand", "L Hand"] {
+            let d = posed[index(hand)].1.distance(posed[index("Spine1")].1);
+            assert!(d <= reach(hand) + 1e-3, "key {k}: {hand} {d} m from Spine1");
+            worst_raw = worst_raw.max(raw[index(hand)].1.distance(raw[index("Spine1")].1));
+        }
+    }
+    assert!(
+        worst_raw > 3.0,
+        "applied, the keys throw the hands {worst_raw} m away"
+    );
+}

@@ -436,6 +436,18 @@ impl Clip {
         clip
     }
 
+    /// The same clip without the translation keys of `tracks` (their bones then keep their
+    /// rest positions); other tracks and indices out of range are left as they are.
+    pub fn without_translations(&self, tracks: &[usize]) -> Clip {
+        let mut clip = self.clone();
+        for &t in tracks {
+            if let Some(track) = clip.tracks.get_mut(t) {
+                track.translation = None;
+            }
+        }
+        clip
+    }
+
     /// The same clip with root motion taken out of track `track`'s translation, once, as the
     /// clip is built for playing: on `axes` (1 where extracted, 0 where kept; other values
     /// blend), every key holds the first key's value, so the root stays where the clip starts

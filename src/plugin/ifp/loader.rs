@@ -8,7 +8,7 @@ use crate::plugin::skeletal::{
     ClipInfo, ClipRegistry, ClipSettings, RootMotionMode, animation_clip, bone_target_id,
     root_track,
 };
-use crate::skeleton::GtaGame;
+use crate::skeleton::{GtaGame, Skeleton};
 use bevy::animation::AnimationTargetId;
 use bevy::asset::io::Reader;
 use bevy::asset::{AssetLoader, LoadContext};
@@ -98,10 +98,24 @@ impl AssetLoader for IfpLoader {
         let names: Vec<String> = package.clips().map(|c| c.name.clone()).collect();
         for (index, ifp_clip) in package.clips().enumerate() {
             // GTA III adds translation keys to the bones' rest positions (§3.4).
-            let clip = Arc::new(match game {
+            let clip = match game {
                 GtaGame::Iii => skeleton.additive_translations(&ifp_clip.to_clip()),
                 _ => ifp_clip.to_clip(),
-            });
+            };
+            // Translation keys that are not local offsets (SA cutscenes' clavicles) are not
+            // applied: said once per clip.
+            let (clip, unapplied) = skeleton.local_translations(&clip);
+            if !unapplied.is_empty() {
+                let line = format!(
+                    "clip {:?}: the translation keys of {} are not local offsets (more than {} m from the bone's rest offset: positions in a scene's frame) and are not applied",
+                    clip.name,
+                    unapplied.join(", "),
+                    Skeleton::LOCAL_REACH
+                );
+                warn!("{}: {line}", load_context.path());
+                warnings.push(line);
+            }
+            let clip = Arc::new(clip);
             let clip_settings = settings.for_clip(&clip.name);
             let targets: Vec<AnimationTargetId> = clip
                 .tracks()
