@@ -22,13 +22,25 @@ use std::sync::{Arc, Mutex};
 struct Stats(Arc<Mutex<AnieRenderStats>>);
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let count: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(100);
-    let shot = args
-        .iter()
-        .position(|a| a == "--screenshot")
-        .and_then(|i| args.get(i + 1))
-        .map(std::path::PathBuf::from);
+    // clap rejects an option it does not know, with a usage line and status 2.
+    use clap::{Arg, Command, value_parser};
+    let m = Command::new("anie_crowd")
+        .about("Many AnimeEffects rigs at once, drawn by the GPU plugin")
+        .arg(
+            Arg::new("count")
+                .value_name("N")
+                .value_parser(value_parser!(usize))
+                .default_value("100"),
+        )
+        .arg(
+            Arg::new("screenshot")
+                .long("screenshot")
+                .value_name("OUT.png")
+                .value_parser(value_parser!(std::path::PathBuf)),
+        )
+        .get_matches();
+    let count = *m.get_one::<usize>("count").expect("defaulted");
+    let shot = m.get_one::<std::path::PathBuf>("screenshot").cloned();
     let stats = Stats::default();
     let mut app = App::new();
     app.add_plugins((

@@ -25,14 +25,32 @@ struct Crowd {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let count: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(1000);
-    let bones = args.iter().any(|a| a == "--bones");
-    let shot = args
-        .iter()
-        .position(|a| a == "--screenshot")
-        .and_then(|i| args.get(i + 1))
-        .map(std::path::PathBuf::from);
+    // clap rejects an option it does not know, with a usage line and status 2.
+    use clap::{Arg, ArgAction, Command, value_parser};
+    let m = Command::new("crowd")
+        .about("Many walking GTA peds at once, with the frame time on screen")
+        .arg(
+            Arg::new("count")
+                .value_name("N")
+                .value_parser(value_parser!(usize))
+                .default_value("1000"),
+        )
+        .arg(
+            Arg::new("bones")
+                .long("bones")
+                .action(ArgAction::SetTrue)
+                .help("one entity per bone (the per-bone path), for comparison"),
+        )
+        .arg(
+            Arg::new("screenshot")
+                .long("screenshot")
+                .value_name("OUT.png")
+                .value_parser(value_parser!(std::path::PathBuf)),
+        )
+        .get_matches();
+    let count = *m.get_one::<usize>("count").expect("defaulted");
+    let bones = m.get_flag("bones");
+    let shot = m.get_one::<std::path::PathBuf>("screenshot").cloned();
     let crowd = Crowd { count, bones };
     App::new()
         .add_plugins((

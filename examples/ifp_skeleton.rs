@@ -13,7 +13,16 @@ use rigplay::plugin::{GtaSkeleton, Ifp, PlayAnimation, RootMotion};
 struct Package(Handle<Ifp>, String);
 
 fn main() -> AppExit {
-    let clip = std::env::args().nth(1).unwrap_or_else(|| "walk".into());
+    // clap rejects an option it does not know, with a usage line and status 2.
+    let m = clap::Command::new("ifp_skeleton")
+        .arg(
+            clap::Arg::new("clip")
+                .value_name("CLIP")
+                .default_value("walk")
+                .help("walk, idle or wave (any case)"),
+        )
+        .get_matches();
+    let clip = m.get_one::<String>("clip").expect("defaulted").clone();
     App::new()
         .add_plugins((DefaultPlugins, rigplay::IfpPlugin))
         .add_systems(

@@ -30,11 +30,6 @@ struct Args {
     screenshot: Option<PathBuf>,
 }
 
-fn usage() -> ! {
-    eprintln!("usage: retarget CHARACTER.glb CLIP_PATH#CLIP [--at SECONDS] [--screenshot OUT.png]");
-    std::process::exit(2)
-}
-
 fn absolute(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|e| {
         eprintln!("{}: {e}", p.display());
@@ -42,38 +37,51 @@ fn absolute(p: &Path) -> PathBuf {
     })
 }
 
+/// The command line: clap rejects an option it does not know, with a usage line and status 2.
 fn parse_args() -> Args {
-    let mut positional = Vec::new();
-    let mut at = 0.0;
-    let mut screenshot = None;
-    let mut it = std::env::args().skip(1);
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--at" => {
-                at = it
-                    .next()
-                    .and_then(|t| t.parse().ok())
-                    .unwrap_or_else(|| usage())
-            }
-            "--screenshot" => {
-                screenshot = Some(PathBuf::from(it.next().unwrap_or_else(|| usage())))
-            }
-            "-h" | "--help" => usage(),
-            _ => positional.push(a),
-        }
-    }
-    let [character, clip] = positional.as_slice() else {
-        usage()
-    };
+    use clap::{Arg, Command, value_parser};
+    let mut command = Command::new("retarget")
+        .about("A GTA or DAN clip on any humanoid glTF character, rest poses compensated")
+        .arg(
+            Arg::new("character")
+                .value_name("CHARACTER.glb")
+                .required(true)
+                .value_parser(value_parser!(PathBuf)),
+        )
+        .arg(
+            Arg::new("clip")
+                .value_name("CLIP_PATH#CLIP")
+                .required(true)
+                .help("FILE.ifp#walk (any case), FILE.dan#Clip0"),
+        )
+        .arg(
+            Arg::new("at")
+                .long("at")
+                .value_name("SECONDS")
+                .value_parser(value_parser!(f32))
+                .default_value("0"),
+        )
+        .arg(
+            Arg::new("screenshot")
+                .long("screenshot")
+                .value_name("OUT.png")
+                .value_parser(value_parser!(PathBuf)),
+        );
+    let m = command.get_matches_mut();
+    let clip = m.get_one::<String>("clip").expect("required");
     let Some((file, label)) = clip.rsplit_once('#') else {
-        eprintln!("{clip}: name the clip after '#' (FILE.ifp#walk, FILE.dan#Clip0)");
-        std::process::exit(2)
+        command
+            .error(
+                clap::error::ErrorKind::InvalidValue,
+                format!("{clip}: name the clip after '#' (FILE.ifp#walk, FILE.dan#Clip0)"),
+            )
+            .exit()
     };
     Args {
-        character: absolute(Path::new(character)),
+        character: absolute(m.get_one::<PathBuf>("character").expect("required")),
         clip: format!("{}#{label}", absolute(Path::new(file)).display()),
-        at,
-        screenshot,
+        at: *m.get_one::<f32>("at").expect("defaulted"),
+        screenshot: m.get_one::<PathBuf>("screenshot").cloned(),
     }
 }
 

@@ -87,34 +87,71 @@ fn main() -> ExitCode {
     }
 }
 
-/// Splits arguments into positionals and `--flag [value]` options.
+/// A command's arguments: positionals and `--flag [value]` options, parsed by clap (an option
+/// the command does not take, or one without its value, is a usage error, status 2).
 struct Args {
     positional: Vec<String>,
     options: Vec<(String, Option<String>)>,
 }
 
 impl Args {
-    fn parse(args: &[String], with_value: &[&str], switches: &[&str]) -> Result<Self, Failure> {
-        let mut out = Args {
-            positional: Vec::new(),
-            options: Vec::new(),
+    fn parse(
+        args: &[String],
+        with_value: &[&'static str],
+        switches: &[&'static str],
+    ) -> Result<Self, Failure> {
+        use clap::{Arg, ArgAction, Command};
+        // `--name` is a long option, `-n` a short one.
+        let named = |name: &'static str| match name.strip_prefix("--") {
+            Some(long) => Arg::new(name).long(long),
+            None => Arg::new(name).short(name.chars().nth(1).unwrap_or('?')),
         };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            if with_value.contains(&a.as_str()) {
-                let v = it
-                    .next()
-                    .ok_or_else(|| usage(format!("{a} needs a value")))?;
-                out.options.push((a.clone(), Some(v.clone())));
-            } else if switches.contains(&a.as_str()) {
-                out.options.push((a.clone(), None));
-            } else if a.starts_with("--") {
-                return Err(usage(format!("unknown option {a}")));
-            } else {
-                out.positional.push(a.clone());
+        let mut command = Command::new("rigplay")
+            .no_binary_name(true)
+            .disable_help_flag(true)
+            .arg(
+                Arg::new("positional")
+                    .num_args(0..)
+                    .action(ArgAction::Append),
+            );
+        for &name in with_value {
+            command = command.arg(
+                named(name)
+                    .num_args(1)
+                    .allow_negative_numbers(true)
+                    .action(ArgAction::Append),
+            );
+        }
+        for &name in switches {
+            command = command.arg(named(name).action(ArgAction::SetTrue));
+        }
+        let m = command.try_get_matches_from(args).map_err(|e| {
+            let text = e.to_string();
+            // clap's first line ("error: unexpected argument '--x' found"); the usage below
+            // is the tool's own.
+            let line = text.lines().next().unwrap_or("bad arguments");
+            usage(line.trim_start_matches("error: ").to_owned())
+        })?;
+        let mut options = Vec::new();
+        for &name in with_value {
+            for v in m.get_many::<String>(name).into_iter().flatten() {
+                options.push((name.to_owned(), Some(v.clone())));
             }
         }
-        Ok(out)
+        for &name in switches {
+            if m.get_flag(name) {
+                options.push((name.to_owned(), None));
+            }
+        }
+        Ok(Args {
+            positional: m
+                .get_many::<String>("positional")
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect(),
+            options,
+        })
     }
 
     fn value(&self, name: &str) -> Option<&str> {

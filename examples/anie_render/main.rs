@@ -13,8 +13,6 @@ use headless::{Shot, render_shots};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: anie_render FILE.anie --frame N --out OUT.png [--scale S]";
-
 struct Args {
     file: PathBuf,
     frame: f32,
@@ -22,53 +20,58 @@ struct Args {
     scale: f32,
 }
 
-fn parse(args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let (mut file, mut frame, mut out, mut scale) = (None, None, None, 1.0);
-    let mut args = args.peekable();
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
-        match arg.as_str() {
-            "--frame" => {
-                let v = value("--frame")?;
-                frame = Some(
-                    v.parse::<f32>()
-                        .map_err(|_| format!("--frame {v}: not a number"))?,
-                );
-            }
-            "--out" => out = Some(PathBuf::from(value("--out")?)),
-            "--scale" => {
-                let v = value("--scale")?;
-                scale = v
-                    .parse::<f32>()
-                    .ok()
-                    .filter(|s| s.is_finite() && *s > 0.0)
-                    .ok_or(format!("--scale {v}: not a positive number"))?;
-            }
-            "-h" | "--help" => return Err(USAGE.into()),
-            _ if arg.starts_with("--") => return Err(format!("unknown option {arg}\n{USAGE}")),
-            _ if file.is_none() => file = Some(PathBuf::from(arg)),
-            _ => return Err(format!("one file only\n{USAGE}")),
-        }
-    }
-    match (file, frame, out) {
-        (Some(file), Some(frame), Some(out)) if frame.is_finite() && frame >= 0.0 => Ok(Args {
-            file,
-            frame,
-            out,
-            scale,
-        }),
-        _ => Err(USAGE.into()),
+/// The command line: clap rejects an option it does not know, or a value out of range, with a
+/// usage line and status 2.
+fn parse() -> Args {
+    use clap::{Arg, Command, value_parser};
+    let non_negative = |v: &str| match v.parse::<f32>() {
+        Ok(f) if f.is_finite() && f >= 0.0 => Ok(f),
+        _ => Err(format!("{v}: not a number of 0 or more")),
+    };
+    let positive = |v: &str| match v.parse::<f32>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!("{v}: not a positive number")),
+    };
+    let m = Command::new("anie_render")
+        .about("One frame of an AnimeEffects project, drawn by the GPU plugin, as a PNG")
+        .arg(
+            Arg::new("file")
+                .value_name("FILE.anie")
+                .required(true)
+                .value_parser(value_parser!(PathBuf)),
+        )
+        .arg(
+            Arg::new("frame")
+                .long("frame")
+                .value_name("N")
+                .required(true)
+                .value_parser(non_negative),
+        )
+        .arg(
+            Arg::new("out")
+                .long("out")
+                .value_name("OUT.png")
+                .required(true)
+                .value_parser(value_parser!(PathBuf)),
+        )
+        .arg(
+            Arg::new("scale")
+                .long("scale")
+                .value_name("S")
+                .value_parser(positive)
+                .default_value("1"),
+        )
+        .get_matches();
+    Args {
+        file: m.get_one::<PathBuf>("file").expect("required").clone(),
+        frame: *m.get_one::<f32>("frame").expect("required"),
+        out: m.get_one::<PathBuf>("out").expect("required").clone(),
+        scale: *m.get_one::<f32>("scale").expect("defaulted"),
     }
 }
 
 fn main() -> ExitCode {
-    let args = match parse(std::env::args().skip(1)) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
-    };
+    let args = parse();
     let file = match std::fs::canonicalize(&args.file) {
         Ok(f) => f,
         Err(e) => {

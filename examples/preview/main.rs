@@ -87,42 +87,89 @@ struct Args {
     layers: Vec<(String, f32)>,
 }
 
+/// The command line: clap rejects an option it does not know, with a usage line and status 2.
+fn command() -> clap::Command {
+    use clap::{Arg, ArgAction, Command, value_parser};
+    Command::new("preview")
+        .about("Open, play and scrub GTA (.ifp, .dff), DAN and AnimeEffects files")
+        .arg(
+            Arg::new("files")
+                .value_name("FILE")
+                .num_args(0..)
+                .value_parser(value_parser!(PathBuf))
+                .help("files to open (the bundled samples without any)"),
+        )
+        .arg(
+            Arg::new("clip")
+                .long("clip")
+                .value_name("NAME")
+                .help("show this clip (any case)"),
+        )
+        .arg(
+            Arg::new("screenshot")
+                .long("screenshot")
+                .value_name("PATH")
+                .value_parser(value_parser!(PathBuf))
+                .help("pose the clip at --at, save a PNG and its joints, and exit"),
+        )
+        .arg(
+            Arg::new("at")
+                .long("at")
+                .value_name("SECONDS")
+                .value_parser(value_parser!(f32))
+                .allow_negative_numbers(true)
+                .default_value("0"),
+        )
+        .arg(
+            Arg::new("camera")
+                .long("camera")
+                .value_name("VIEW")
+                .help("front, side, top, three-quarter or follow"),
+        )
+        .arg(
+            Arg::new("frame-all")
+                .long("frame-all")
+                .action(ArgAction::SetTrue)
+                .help("frame the whole clip, its path included"),
+        )
+        .arg(Arg::new("bone").long("bone").value_name("NAME"))
+        .arg(Arg::new("curves").long("curves").action(ArgAction::SetTrue))
+        .arg(
+            Arg::new("layer")
+                .long("layer")
+                .value_name("NAME[:WEIGHT]")
+                .action(ArgAction::Append)
+                .help("play a clip over the one on show (repeatable)"),
+        )
+}
+
 fn parse_args() -> Args {
-    let mut args = Args {
-        files: Vec::new(),
-        clip: None,
-        screenshot: None,
-        at: 0.0,
-        camera: None,
-        frame_all: false,
-        bone: None,
-        curves: false,
-        layers: Vec::new(),
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--clip" => args.clip = it.next(),
-            "--screenshot" => args.screenshot = it.next().map(PathBuf::from),
-            "--at" => args.at = it.next().and_then(|t| t.parse().ok()).unwrap_or(0.0),
-            "--camera" => args.camera = it.next(),
-            "--frame-all" => args.frame_all = true,
-            "--bone" => args.bone = it.next(),
-            "--curves" => args.curves = true,
-            "--layer" => match it.next().as_deref().map(layers_panel::parse_layer) {
-                Some(Ok(layer)) => args.layers.push(layer),
-                Some(Err(e)) => {
-                    eprintln!("error: {e}");
-                    std::process::exit(2);
-                }
-                None => {
-                    eprintln!("error: --layer takes NAME[:WEIGHT]");
-                    std::process::exit(2);
-                }
-            },
-            _ => args.files.push(PathBuf::from(a)),
+    let m = command().get_matches();
+    let mut layers = Vec::new();
+    for l in m.get_many::<String>("layer").into_iter().flatten() {
+        match layers_panel::parse_layer(l) {
+            Ok(layer) => layers.push(layer),
+            Err(e) => command()
+                .error(clap::error::ErrorKind::InvalidValue, e)
+                .exit(),
         }
     }
+    let mut args = Args {
+        files: m
+            .get_many::<PathBuf>("files")
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect(),
+        clip: m.get_one::<String>("clip").cloned(),
+        screenshot: m.get_one::<PathBuf>("screenshot").cloned(),
+        at: *m.get_one::<f32>("at").expect("defaulted"),
+        camera: m.get_one::<String>("camera").cloned(),
+        frame_all: m.get_flag("frame-all"),
+        bone: m.get_one::<String>("bone").cloned(),
+        curves: m.get_flag("curves"),
+        layers,
+    };
     if args.files.is_empty() {
         // The repository's bundled samples (this package lives in `examples/`).
         let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");

@@ -956,3 +956,39 @@ fn the_retarget_example_takes_a_clip_name_in_any_case_and_ends_on_a_missing_one(
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("the closest: walk"), "{err}");
 }
+
+#[test]
+fn every_example_refuses_an_option_it_does_not_know_with_a_usage_line_and_status_2() {
+    // Parsed before any window opens: no display needed, and each ends at once.
+    let cases: [(&str, &[&str]); 6] = [
+        ("preview", &["--bogus-flag", "1"]),
+        ("crowd", &["500", "--model", "ped.dff"]),
+        ("anie_crowd", &["--bones"]),
+        ("retarget", &["a.glb", "b.ifp#walk", "--frame", "3"]),
+        ("ifp_skeleton", &["walk", "--loop"]),
+        (
+            "anie_render",
+            &["x.anie", "--frame", "1", "--out", "x.png", "--size", "2"],
+        ),
+    ];
+    for (example, args) in cases {
+        let out = Command::new(example_binary(example))
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("{example}: {e}"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{example} {args:?}: {err}");
+        assert!(
+            err.contains("unexpected argument") && err.contains("Usage:"),
+            "{example} {args:?}: {err}"
+        );
+    }
+    // A value that is not one: status 2 too (it used to be taken for 0).
+    let out = Command::new(example_binary("preview"))
+        .args(["--at", "soon"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("invalid value 'soon' for '--at"), "{err}");
+}
