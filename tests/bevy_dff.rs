@@ -864,3 +864,100 @@ fn damaged_models_and_dictionaries_load_or_fail_and_never_panic() {
     println!("{loaded} damaged models loaded, {failed} refused");
     assert!(loaded > 0 && failed > 0, "{loaded} loaded, {failed} failed");
 }
+
+/// An object package (doors, a boot, a bonnet: the games' object animations) plays on any
+/// model by frame name, with no ped skeleton: one clip animating several top-level objects,
+/// its sequences named in another case than the model's frames, one for a frame the model
+/// lacks.
+#[test]
+fn an_object_package_plays_on_a_model_by_frame_name() {
+    use crate::bytes::anim_payload;
+    // The model: a root, then two objects side by side under it (III-era RenderWare, no
+    // HAnim: every named frame is bound by name).
+    let frames = [
+        ("car", -1, [0., 0., 0.]),
+        ("door_lf_dummy", 0, [1.0, 0., 0.]),
+        ("boot_dummy", 0, [0., -2.0, 0.5]),
+    ];
+    // The package: ANPK, 48-byte ANIMs (no bone tags, as III's are), one clip "open_all":
+    // * "DOOR_LF_Dummy": KR00, 0 → 90° about z over 1 s (ANPK stores q conjugated:
+    //   (0, 0, −sin 45°, cos 45°) in the file is +90° about z);
+    // * "BOOT_DUMMY": KRT0, identity, position (0, −2, 0.5) → (0, −2.2, 0.9) over 1 s;
+    // * "bonnet_dummy": KR00, a frame the model lacks.
+    let s = std::f32::consts::FRAC_1_SQRT_2;
+    let mut b = Bytes::new();
+    b.section(b"ANPK", |b| {
+        b.section(b"INFO", |b| {
+            b.u32(1).cstr("car");
+        });
+        b.section(b"NAME", |b| {
+            b.cstr("open_all");
+        });
+        b.section(b"DGAN", |b| {
+            b.section(b"INFO", |b| {
+                b.u32(3).u32(0);
+            });
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| anim_payload(b, "DOOR_LF_Dummy", 2, &[0, 0]));
+                b.section(b"KR00", |b| {
+                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
+                    b.f32s(&[0.0, 0.0, -s, s, 1.0]);
+                });
+            });
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| anim_payload(b, "BOOT_DUMMY", 2, &[0, 0]));
+                b.section(b"KRT0", |b| {
+                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, -2.0, 0.5, 0.0]);
+                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, -2.2, 0.9, 1.0]);
+                });
+            });
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| anim_payload(b, "bonnet_dummy", 1, &[0, 0]));
+                b.section(b"KR00", |b| {
+                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
+                });
+            });
+        });
+    });
+    let mut app = dff_app(&[
+        ("car.dff", rigid_model(III, &frames, &[1, 2])),
+        ("car.ifp", b.done()),
+    ]);
+    let model: Handle<DffModel> = load(&mut app, "car.dff");
+    // Bevy's labels are exact (`car.ifp#open_all`); the package looks a typed name up as the
+    // games do.
+    let package: Handle<Ifp> = load(&mut app, "car.ifp");
+    let clip = app.world().resource::<Assets<Ifp>>().get(&package).unwrap();
+    let clip = clip.clip_handle("OPEN_ALL").unwrap();
+    let mut at = Playback::looping();
+    at.paused = true;
+    at.time = 0.5;
+    let car = app
+        .world_mut()
+        .spawn((GtaModel::new(model), SkeletalClip::new(clip), at))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    // Halfway: the door turned 45° about the model's z (local to its frame), in place; the
+    // boot halfway along its path, (0, −2.1, 0.7), not turned.
+    let door = *bone(&mut app, "door_lf_dummy").2;
+    let half = Quat::from_rotation_z(std::f32::consts::FRAC_PI_4);
+    assert!(
+        door.rotation.dot(half).abs() > 1.0 - 1e-5,
+        "{:?}",
+        door.rotation
+    );
+    assert!(door.translation.abs_diff_eq(Vec3::new(1.0, 0.0, 0.0), 1e-6));
+    let boot = *bone(&mut app, "boot_dummy").2;
+    assert!(
+        boot.translation
+            .abs_diff_eq(Vec3::new(0.0, -2.1, 0.7), 1e-5),
+        "{:?}",
+        boot.translation
+    );
+    assert!(boot.rotation.dot(Quat::IDENTITY).abs() > 1.0 - 1e-6);
+    // The bonnet's sequence drives nothing, and says so.
+    let unmatched = app.world().get::<UnmatchedTracks>(car).expect("reported");
+    assert_eq!(unmatched.0, ["\"bonnet_dummy\""]);
+}
