@@ -645,7 +645,9 @@ fn a_gta_iii_ped_of_parts_plays_a_clip_by_frame_name() {
         assert_eq!(m.game, GtaGame::Iii);
         let c = &m.clumps[0];
         assert_eq!(c.bones, [1, 2, 3], "the named frames");
-        assert_eq!(c.lift, 0.0);
+        // Placed as III places its peds, soles on the floor: the lowest vertex is the waist
+        // part's, at the Swaist frame 1 m up (the parts' triangles start at their frame).
+        assert_eq!(c.lift, -1.0);
         assert!(
             c.atomics
                 .iter()

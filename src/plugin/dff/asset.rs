@@ -61,8 +61,9 @@ pub struct DffClump {
     /// The frames that are bones, in HAnim node order when the clump has a hierarchy (else the
     /// named frames in file order).
     pub bones: Vec<usize>,
-    /// Height (GTA Z, metres) the basis lifts the model by, so that a ped's lowest joint rests
-    /// on the root's origin (0 for models without a bone hierarchy).
+    /// Height (GTA Z, metres) the basis lifts the model by, so that a skinned ped's lowest joint,
+    /// or a GTA III ped of parts' lowest vertex (its soles), rests on the root's origin (0 for
+    /// props and vehicles).
     pub lift: f32,
 }
 

@@ -196,8 +196,21 @@ impl AssetLoader for DffLoader {
                     .filter(|&f| frames[f].target.is_some())
                     .collect(),
             };
+            // A skinned ped stands on its lowest joint (its toes); a GTA III ped of parts, as
+            // its game places it, on its soles: the lowest point of its parts' meshes at rest
+            // (its lowest frames, the ankles, are centimetres above them). Props and vehicles
+            // keep their own origin.
+            let iii_ped = frames
+                .iter()
+                .filter(|f| crate::skeleton::is_iii_bone_name(&f.name))
+                .nth(2)
+                .is_some();
             let lift = if hierarchy.is_some() {
                 lowest_bone(&frames, &bones).map_or(0.0, |z| -z)
+            } else if iii_ped {
+                lowest_vertex(clump, &frames)
+                    .or_else(|| lowest_bone(&frames, &bones))
+                    .map_or(0.0, |z| -z)
             } else {
                 0.0
             };
@@ -409,6 +422,30 @@ fn lowest_bone(frames: &[DffFrame], bones: &[usize]) -> Option<f32> {
         .iter()
         .map(|&b| world[b].w_axis.z)
         .filter(|z| z.is_finite())
+        .reduce(f32::min)
+}
+
+/// The lowest height (GTA Z) of any atomic's vertices, each placed by its frame at rest.
+fn lowest_vertex(clump: &Clump, frames: &[DffFrame]) -> Option<f32> {
+    let world = rest_worlds(frames, &parents_first(frames));
+    clump
+        .atomics
+        .iter()
+        .filter_map(|a| {
+            let at = world.get(a.frame)?;
+            let positions = clump
+                .geometries
+                .get(a.geometry)?
+                .morph_targets
+                .first()?
+                .positions
+                .as_ref()?;
+            positions
+                .iter()
+                .map(|p| at.transform_point3(*p).z)
+                .filter(|z| z.is_finite())
+                .reduce(f32::min)
+        })
         .reduce(f32::min)
 }
 
