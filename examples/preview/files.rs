@@ -84,12 +84,11 @@ pub fn model_info(model: &DffModel) -> (Vec<String>, Vec<String>) {
         model.game
     ));
     let mut warnings = model.warnings.clone();
-    if !model.missing_textures.is_empty() {
-        warnings.push(format!(
-            "textures in no dictionary: {}",
-            model.missing_textures.join(", ")
-        ));
-    }
+    let held: Vec<&str> = model.textures.keys().map(String::as_str).collect();
+    warnings.extend(rigplay_preview::textures::missing_texture_lines(
+        &model.missing_textures,
+        &held,
+    ));
     (info, warnings)
 }
 

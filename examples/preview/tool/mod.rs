@@ -8,4 +8,5 @@ pub mod crowd;
 pub mod curves;
 pub mod framing;
 pub mod shot;
+pub mod textures;
 pub mod watch;
