@@ -5,7 +5,9 @@ use crate::files::{Character, Loaded, Preview, view};
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
 use rigplay::plugin::{AnieRig, ClipRegistry, RigBone, SkeletalClip};
-use rigplay_preview::framing::{Bounds, Region, View, clip_bounds, fit, orbit_rotation};
+use rigplay_preview::framing::{
+    Bounds, Placed, Region, View, clip_bounds, fit, model_skeleton, orbit_rotation,
+};
 
 #[derive(Resource)]
 pub struct Orbit {
@@ -76,6 +78,7 @@ pub fn frame_character(
     registry: Res<ClipRegistry>,
     clips: Query<(&SkeletalClip, &rigplay::plugin::Playback)>,
     windows: Query<&Window>,
+    models: Res<Assets<rigplay::plugin::DffModel>>,
 ) {
     if !framing.pending {
         return;
@@ -91,22 +94,31 @@ pub fn frame_character(
     let Some(info) = registry.get(clip.clip.id()) else {
         return;
     };
+    // What is drawn: an opened model's own frames, placed as the model is (its lift); else
+    // the built-in skeleton of the clip's game.
+    let model = preview
+        .model
+        .as_ref()
+        .and_then(|m| models.get(&m.handle))
+        .and_then(|m| m.clumps.first())
+        .map(|c| model_skeleton(c));
     let skeleton = match view(f, &preview.files[f], &loaded)
         .and_then(|v| v.clips.get(c).map(|e| e.character.clone()))
     {
-        Some(Character::Gta(g)) => Some(g.0.skeleton()),
+        Some(Character::Gta(g)) => Some(model.unwrap_or_else(|| {
+            let s = g.0.skeleton();
+            let lift = -s.lowest_rest_height();
+            (s, lift)
+        })),
         Some(_) => None,
         None => return,
     };
+    let placed = skeleton.as_ref().map(|(skeleton, lift)| Placed {
+        skeleton,
+        lift: *lift,
+    });
     let axes = info.settings.root_motion.extracted_axes();
-    let whole = clip_bounds(
-        skeleton.as_ref(),
-        &info.clip,
-        axes,
-        info.root_track,
-        None,
-        32,
-    );
+    let whole = clip_bounds(placed, &info.clip, axes, info.root_track, None, 32);
     let Some(whole) = whole else {
         framing.pending = false;
         return;
@@ -119,7 +131,7 @@ pub fn frame_character(
     }
     let bounds: Bounds = if framing.pose_only {
         clip_bounds(
-            skeleton.as_ref(),
+            placed,
             &info.clip,
             axes,
             info.root_track,
@@ -129,15 +141,7 @@ pub fn frame_character(
         .unwrap_or(whole)
     } else if framing.follow {
         let in_place = axes.max(Vec3::new(1.0, 1.0, 0.0));
-        clip_bounds(
-            skeleton.as_ref(),
-            &info.clip,
-            in_place,
-            info.root_track,
-            None,
-            32,
-        )
-        .unwrap_or(whole)
+        clip_bounds(placed, &info.clip, in_place, info.root_track, None, 32).unwrap_or(whole)
     } else {
         whole
     };

@@ -992,3 +992,267 @@ fn every_example_refuses_an_option_it_does_not_know_with_a_usage_line_and_status
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("invalid value 'soon' for '--at"), "{err}");
 }
+
+/// A GTA III ped of parts, written field by field (RenderWare 3.3, no HAnim): a root frame, then
+/// the 16 frames of the measured PC `player.dff` (`docs/formats/ifp.md` §4.3) with their offsets
+/// and rest rotations, each carrying a small triangle (8 cm) so that every part is drawn.
+fn iii_ped_of_parts() -> Vec<u8> {
+    use bevy::math::{Mat3, Quat};
+    use bytes::Bytes;
+    const III: u32 = 0x0C02_FFFF;
+    let table: [(&str, i32, [f32; 3], [f32; 4]); 16] = [
+        (
+            "Swaist",
+            0,
+            [0.0004, 0.0231, -0.0103],
+            [0.0037, -0.7071, -0.0037, 0.7071],
+        ),
+        ("Smid", 1, [0.0451, -0.0708, 0.0], [0.0, 0.0, -0.0031, 1.0]),
+        (
+            "Storso",
+            2,
+            [0.2084, -0.0002, 0.0],
+            [0.0, 0.0, -0.0009, 1.0],
+        ),
+        (
+            "Shead",
+            3,
+            [0.4109, 0.1050, 0.0056],
+            [0.0, 0.0, 0.0963, 0.9954],
+        ),
+        (
+            "Supperarml",
+            3,
+            [0.2382, 0.0094, 0.2545],
+            [-0.1610, -0.1392, -0.9704, 0.1143],
+        ),
+        (
+            "Slowerarml",
+            5,
+            [0.2807, 0.0004, 0.0010],
+            [-0.0002, 0.0001, -0.2161, 0.9764],
+        ),
+        (
+            "SLhand",
+            6,
+            [0.2803, 0.0005, 0.0],
+            [-0.8487, 0.2114, -0.0488, 0.4822],
+        ),
+        (
+            "Supperarmr",
+            3,
+            [0.2382, 0.0095, -0.2459],
+            [0.1608, 0.1324, -0.9716, 0.1126],
+        ),
+        (
+            "Slowerarmr",
+            8,
+            [0.2802, -0.0004, 0.0005],
+            [0.0003, -0.0002, -0.2155, 0.9765],
+        ),
+        (
+            "SRhand",
+            9,
+            [0.2803, 0.0001, -0.0001],
+            [0.8652, -0.2114, -0.0349, 0.4533],
+        ),
+        (
+            "Supperlegl",
+            1,
+            [-0.0357, -0.0156, 0.1116],
+            [0.0202, -0.9977, -0.0545, 0.0354],
+        ),
+        (
+            "Slowerlegl",
+            11,
+            [0.4214, 0.0, 0.0],
+            [0.0, 0.0, -0.0709, 0.9975],
+        ),
+        (
+            "Sfootl",
+            12,
+            [0.3750, 0.0, 0.0],
+            [0.0485, -0.0293, 0.0899, 0.9943],
+        ),
+        (
+            "Supperlegr",
+            1,
+            [-0.0357, -0.0156, -0.1116],
+            [-0.0184, 0.9977, -0.0545, 0.0355],
+        ),
+        (
+            "Slowerlegr",
+            14,
+            [0.4214, 0.0, 0.0],
+            [0.0, 0.0, -0.0692, 0.9976],
+        ),
+        (
+            "Sfootr",
+            15,
+            [0.3750, 0.0, 0.0],
+            [-0.0484, 0.0294, 0.0847, 0.9948],
+        ),
+    ];
+    let n = table.len() + 1;
+    let mut b = Bytes::new();
+    b.chunk(0x10, III, |b| {
+        b.chunk(0x01, III, |b| {
+            b.i32(table.len() as i32).i32(0).i32(0);
+        });
+        b.chunk(0x0E, III, |b| {
+            b.chunk(0x01, III, |b| {
+                b.u32(n as u32);
+                b.f32s(&[1., 0., 0., 0., 1., 0., 0., 0., 1.])
+                    .f32s(&[0., 0., 0.])
+                    .i32(-1)
+                    .u32(0);
+                for (_, parent, p, q) in &table {
+                    let m = Mat3::from_quat(Quat::from_array(*q).normalize());
+                    b.f32s(&m.x_axis.to_array())
+                        .f32s(&m.y_axis.to_array())
+                        .f32s(&m.z_axis.to_array())
+                        .f32s(p)
+                        .i32(*parent)
+                        .u32(0);
+                }
+            });
+            for name in std::iter::once("player").chain(table.iter().map(|t| t.0)) {
+                b.chunk(0x03, III, |b| {
+                    b.chunk(0x253F2FE, III, |b| {
+                        b.raw(name.as_bytes());
+                    });
+                });
+            }
+        });
+        b.chunk(0x1A, III, |b| {
+            b.chunk(0x01, III, |b| {
+                b.i32(table.len() as i32);
+            });
+            for _ in &table {
+                b.chunk(0x0F, III, |b| {
+                    b.chunk(0x01, III, |b| {
+                        b.u32(0x22).i32(1).i32(3).i32(1);
+                        b.f32s(&[1.0, 1.0, 1.0]);
+                        b.u16(1).u16(0).u16(0).u16(2);
+                        b.f32s(&[0., 0., 0., 0.1]).u32(1).u32(0);
+                        b.f32s(&[0., 0., 0., 0.08, 0., 0., 0., 0.08, 0.]);
+                    });
+                    b.chunk(0x08, III, |b| {
+                        b.chunk(0x01, III, |b| {
+                            b.i32(1).i32(-1);
+                        });
+                        b.chunk(0x07, III, |b| {
+                            b.chunk(0x01, III, |b| {
+                                b.u32(0).raw(&[200, 180, 160, 255]).i32(0).u32(0);
+                                b.f32s(&[1.0, 1.0, 1.0]);
+                            });
+                            b.chunk(0x03, III, |_| {});
+                        });
+                    });
+                    b.chunk(0x03, III, |_| {});
+                });
+            }
+        });
+        for g in 0..table.len() {
+            b.chunk(0x14, III, |b| {
+                b.chunk(0x01, III, |b| {
+                    b.i32(g as i32 + 1).i32(g as i32).u32(5).u32(0);
+                });
+                b.chunk(0x03, III, |_| {});
+            });
+        }
+        b.chunk(0x03, III, |_| {});
+    });
+    b.done()
+}
+
+/// A III walk in place, ANPK with 48-byte ANIMs bound by name: the thighs swing ±0.5 rad about
+/// their own z over a second (rest rotation times the swing), the other frames at rest
+/// (rotations stored conjugated, as ANPK stores them).
+fn iii_walk() -> Vec<u8> {
+    use bevy::math::Quat;
+    use bytes::{Bytes, anim_payload};
+    let legs: [(&str, [f32; 4], f32); 2] = [
+        ("Supperlegl", [0.0202, -0.9977, -0.0545, 0.0354], 1.0),
+        ("Supperlegr", [-0.0184, 0.9977, -0.0545, 0.0355], -1.0),
+    ];
+    let mut b = Bytes::new();
+    b.section(b"ANPK", |b| {
+        b.section(b"INFO", |b| {
+            b.u32(1).cstr("ped");
+        });
+        b.section(b"NAME", |b| {
+            b.cstr("walk_civi");
+        });
+        b.section(b"DGAN", |b| {
+            b.section(b"INFO", |b| {
+                b.u32(2).u32(0);
+            });
+            for (name, rest, side) in legs {
+                b.section(b"CPAN", |b| {
+                    b.section(b"ANIM", |b| anim_payload(b, name, 5, &[0, 0]));
+                    b.section(b"KR00", |b| {
+                        for k in 0..5 {
+                            let t = k as f32 * 0.25;
+                            let swing = (t * std::f32::consts::TAU).sin() * 0.5 * side;
+                            let q = (Quat::from_array(rest).normalize()
+                                * Quat::from_rotation_z(swing))
+                            .conjugate();
+                            b.f32s(&[q.x, q.y, q.z, q.w, t]);
+                        }
+                    });
+                });
+            }
+        });
+    });
+    b.done()
+}
+
+#[test]
+fn a_iii_ped_of_parts_walking_stays_in_the_view_and_large() {
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-iii-frame-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (model, walk) = (dir.join("player.dff"), dir.join("ped.ifp"));
+    std::fs::write(&model, iii_ped_of_parts()).unwrap();
+    std::fs::write(&walk, iii_walk()).unwrap();
+    // The 3D view: between the file panel (230 px), the info panel (240) and the timeline
+    // (118) of the 1280 × 720 window.
+    let (left, right, bottom) = (230.0, 1280.0 - 240.0, 720.0 - 118.0);
+    for extra in [&[][..], &["--frame-all"][..], &["--camera", "side"][..]] {
+        let png = dir.join(format!("shot{}.png", extra.len()));
+        let mut args = vec![
+            model.to_str().unwrap(),
+            walk.to_str().unwrap(),
+            "--clip",
+            "walk_civi",
+            "--at",
+            "0.25",
+            "--screenshot",
+            png.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        run_example("preview", &args, &png).unwrap();
+        let js = joints(&png);
+        assert!(js.len() >= 16, "{extra:?}: {} joints", js.len());
+        for j in &js {
+            assert!(
+                j.x > left && j.x < right && j.y > 0.0 && j.y < bottom,
+                "{extra:?}: {} at ({}, {}) is outside the 3D view",
+                j.name,
+                j.x,
+                j.y
+            );
+        }
+        let (top, low) = js
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(t, l), j| (t.min(j.y), l.max(j.y)));
+        assert!(
+            low - top > bottom / 3.0,
+            "{extra:?}: the figure is {} px tall in a {bottom} px view",
+            low - top
+        );
+    }
+}

@@ -214,13 +214,65 @@ pub fn fit(
     )
 }
 
+/// A skeleton as rigplay places it on an entity at the origin: turned from GTA's axes into
+/// Bevy's and lifted by `lift` (GTA Z, metres).
+#[derive(Debug, Clone, Copy)]
+pub struct Placed<'a> {
+    pub skeleton: &'a Skeleton,
+    pub lift: f32,
+}
+
+impl<'a> Placed<'a> {
+    /// A built-in GTA skeleton (`GtaSkeleton`): its lowest rest joint on the floor.
+    pub fn gta(skeleton: &'a Skeleton) -> Self {
+        Placed {
+            skeleton,
+            lift: -skeleton.lowest_rest_height(),
+        }
+    }
+}
+
+/// An opened model's frames as a skeleton (parents first; ids and names as the model has them,
+/// so that a clip binds to it as it binds to the spawned model), and its lift: what the preview
+/// frames when a GTA clip plays on the model rather than on the built-in skeleton.
+pub fn model_skeleton(clump: &rigplay::plugin::DffClump) -> (Skeleton, f32) {
+    let mut index = vec![None; clump.frames.len()];
+    let mut bones = Vec::with_capacity(clump.order.len());
+    for &f in &clump.order {
+        let Some(frame) = clump.frames.get(f) else {
+            continue;
+        };
+        index[f] = Some(bones.len());
+        bones.push(rigplay::skeleton::SkeletonBone {
+            name: frame.name.clone(),
+            id: frame.bone_id,
+            canonical: rigplay::skeleton::canonical_bone_id(&rigplay::skeleton::bone_key(
+                &frame.name,
+            )),
+            parent: frame.parent.and_then(|p| index.get(p).copied().flatten()),
+            rest: BonePose {
+                translation: frame.rest.translation,
+                rotation: frame.rest.rotation,
+                scale: frame.rest.scale,
+            },
+        });
+    }
+    (
+        Skeleton {
+            name: "opened model".to_owned(),
+            bones,
+        },
+        clump.lift,
+    )
+}
+
 /// The joints of a character playing `clip` at `time`, in world space as rigplay's plugin places
-/// them on an entity at the origin: a GTA ped (`skeleton`) lifted so that its lowest rest joint
-/// is on the floor and turned into Bevy's axes, or (no skeleton) a DAN clip's flat bones, whose
-/// keys are model-space in Bevy's axes already. `held_axes` are the root translation's axes
-/// held at the first key (root motion in place or extracted, GTA axes), on track `root_track`.
+/// them on an entity at the origin: a GTA ped or model (`placed`: a built-in skeleton, or an
+/// opened model's frames with the model's lift), or (none) a DAN clip's flat bones, whose keys
+/// are model-space in Bevy's axes already. `held_axes` are the root translation's axes held at
+/// the first key (root motion in place or extracted, GTA axes), on track `root_track`.
 pub fn pose_points(
-    skeleton: Option<&Skeleton>,
+    placed: Option<Placed>,
     clip: &Clip,
     time: f32,
     held_axes: Vec3,
@@ -238,8 +290,8 @@ pub fn pose_points(
         }
         (s.rotation, t)
     };
-    match skeleton {
-        Some(skeleton) => {
+    match placed {
+        Some(Placed { skeleton, lift }) => {
             let binding = skeleton.bind(clip);
             let mut pose: Vec<BonePose> = skeleton.rest_pose();
             for (track, bone) in binding.targets.iter().enumerate() {
@@ -253,11 +305,10 @@ pub fn pose_points(
                     }
                 }
             }
-            let lowest = skeleton.lowest_rest_height();
             skeleton
                 .model_space(&pose)
                 .iter()
-                .map(|(_, p)| Vec3::Y * -lowest + GTA_TO_BEVY * *p)
+                .map(|(_, p)| Vec3::Y * lift + GTA_TO_BEVY * *p)
                 .collect()
         }
         None => (0..clip.tracks().len())
@@ -269,7 +320,7 @@ pub fn pose_points(
 /// The bounds of the pose over the whole clip (`samples` times, ends included) or, with `at`,
 /// at that time only.
 pub fn clip_bounds(
-    skeleton: Option<&Skeleton>,
+    placed: Option<Placed>,
     clip: &Clip,
     held_axes: Vec3,
     root_track: Option<usize>,
@@ -287,7 +338,7 @@ pub fn clip_bounds(
     };
     times
         .iter()
-        .filter_map(|&t| Bounds::of(pose_points(skeleton, clip, t, held_axes, root_track)))
+        .filter_map(|&t| Bounds::of(pose_points(placed, clip, t, held_axes, root_track)))
         .reduce(Bounds::union)
 }
 
@@ -381,7 +432,7 @@ mod tests {
         // up, the toes ahead (−Z) of the heels.
         let skeleton = Skeleton::gta_sa();
         let clip = rigplay::anim::ClipBuilder::new("rest").build();
-        let p = pose_points(Some(&skeleton), &clip, 0.0, Vec3::ZERO, None);
+        let p = pose_points(Some(Placed::gta(&skeleton)), &clip, 0.0, Vec3::ZERO, None);
         let b = Bounds::of(p.iter().copied()).unwrap();
         assert!(b.min.y.abs() < 1e-5, "{}", b.min.y);
         assert!(b.max.y > 1.5 && b.max.y < 1.8, "{}", b.max.y);
