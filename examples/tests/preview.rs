@@ -996,6 +996,7 @@ fn every_example_refuses_an_option_it_does_not_know_with_a_usage_line_and_status
 /// A GTA III ped of parts, written field by field (RenderWare 3.3, no HAnim): a root frame, then
 /// the 16 frames of the measured PC `player.dff` (`docs/formats/ifp.md` §4.3) with their offsets
 /// and rest rotations, each carrying a small triangle (8 cm) so that every part is drawn.
+#[allow(clippy::approx_constant)] // the table's four decimals, not 1/√2
 fn iii_ped_of_parts() -> Vec<u8> {
     use bevy::math::{Mat3, Quat};
     use bytes::Bytes;
