@@ -1210,7 +1210,7 @@ fn iii_walk() -> Vec<u8> {
 }
 
 #[test]
-fn a_iii_ped_of_parts_walking_stays_in_the_view_and_large() {
+fn iii_vc_and_sa_walkers_stay_in_the_view_and_large() {
     if !can_render() {
         return;
     }
@@ -1222,38 +1222,52 @@ fn a_iii_ped_of_parts_walking_stays_in_the_view_and_large() {
     // The 3D view: between the file panel (230 px), the info panel (240) and the timeline
     // (118) of the 1280 × 720 window.
     let (left, right, bottom) = (230.0, 1280.0 - 240.0, 720.0 - 118.0);
-    for extra in [&[][..], &["--frame-all"][..], &["--camera", "side"][..]] {
-        let png = dir.join(format!("shot{}.png", extra.len()));
-        let mut args = vec![
-            model.to_str().unwrap(),
-            walk.to_str().unwrap(),
-            "--clip",
-            "walk_civi",
-            "--at",
-            "0.25",
-            "--screenshot",
-            png.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        run_example("preview", &args, &png).unwrap();
-        let js = joints(&png);
-        assert!(js.len() >= 16, "{extra:?}: {} joints", js.len());
-        for j in &js {
+    let (sa, vc) = (
+        repo_root().join("assets/anims/sa_ped.ifp"),
+        repo_root().join("assets/anims/vc_ped.ifp"),
+    );
+    // The III model of parts, then the stick skeletons of III (the same walk, no model), VC
+    // and SA on their walks; each from the default view, with --frame-all, and from the side.
+    let cases: [(&[&std::path::Path], &str, usize); 4] = [
+        (&[&model, &walk], "walk_civi", 16),
+        (&[&walk], "walk_civi", 16),
+        (&[&vc], "walk", 20),
+        (&[&sa], "walk", 30),
+    ];
+    for (case, (files, clip, at_least)) in cases.into_iter().enumerate() {
+        for extra in [&[][..], &["--frame-all"][..], &["--camera", "side"][..]] {
+            let png = dir.join(format!("shot{case}_{}.png", extra.len()));
+            let mut args: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+            args.extend([
+                "--clip",
+                clip,
+                "--at",
+                "0.25",
+                "--screenshot",
+                png.to_str().unwrap(),
+            ]);
+            args.extend_from_slice(extra);
+            run_example("preview", &args, &png).unwrap();
+            let js = joints(&png);
+            let extra = (files, extra);
+            assert!(js.len() >= at_least, "{extra:?}: {} joints", js.len());
+            for j in &js {
+                assert!(
+                    j.x > left && j.x < right && j.y > 0.0 && j.y < bottom,
+                    "{extra:?}: {} at ({}, {}) is outside the 3D view",
+                    j.name,
+                    j.x,
+                    j.y
+                );
+            }
+            let (top, low) = js
+                .iter()
+                .fold((f32::MAX, f32::MIN), |(t, l), j| (t.min(j.y), l.max(j.y)));
             assert!(
-                j.x > left && j.x < right && j.y > 0.0 && j.y < bottom,
-                "{extra:?}: {} at ({}, {}) is outside the 3D view",
-                j.name,
-                j.x,
-                j.y
+                low - top > bottom / 3.0,
+                "{extra:?}: the figure is {} px tall in a {bottom} px view",
+                low - top
             );
         }
-        let (top, low) = js
-            .iter()
-            .fold((f32::MAX, f32::MIN), |(t, l), j| (t.min(j.y), l.max(j.y)));
-        assert!(
-            low - top > bottom / 3.0,
-            "{extra:?}: the figure is {} px tall in a {bottom} px view",
-            low - top
-        );
     }
 }
