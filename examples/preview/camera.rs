@@ -34,6 +34,9 @@ pub struct Framing {
     pub frame_all: bool,
     /// Frame only the pose at the playhead (a screenshot without `--frame-all`).
     pub pose_only: bool,
+    /// The time that pose is taken at (a screenshot's `--at`): framing may come before the
+    /// playhead is moved there.
+    pub pose_at: Option<f32>,
     /// Frame at the next chance (set when a clip is shown, on `F`, on reset).
     pub pending: bool,
     /// The height above the root the camera looks at while following.
@@ -49,6 +52,7 @@ impl Default for Framing {
             follow_forced: false,
             frame_all: false,
             pose_only: false,
+            pose_at: None,
             pending: true,
             follow_height: 0.9,
         }
@@ -135,7 +139,7 @@ pub fn frame_character(
             &info.clip,
             axes,
             info.root_track,
-            Some(playback.time),
+            Some(framing.pose_at.unwrap_or(playback.time)),
             1,
         )
         .unwrap_or(whole)

@@ -195,6 +195,7 @@ fn framing(args: &Args) -> Framing {
     let mut framing = Framing {
         frame_all: args.frame_all,
         pose_only: args.screenshot.is_some() && !args.frame_all,
+        pose_at: args.screenshot.is_some().then_some(args.at),
         ..Framing::default()
     };
     match args.camera.as_deref() {

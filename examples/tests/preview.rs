@@ -255,6 +255,9 @@ fn the_preview_plays_an_anie_project_and_the_cat_moves() {
     assert!(differing > 2000, "{differing} pixels differ");
 }
 
+#[path = "../../tests/ifp_fixtures.rs"]
+#[allow(dead_code)]
+mod ifp_fixtures;
 #[path = "../../tests/srgb.rs"]
 mod srgb;
 use srgb::{srgb_decode, srgb_encode};
@@ -1210,7 +1213,7 @@ fn iii_walk() -> Vec<u8> {
 }
 
 #[test]
-fn iii_vc_and_sa_walkers_stay_in_the_view_and_large() {
+fn iii_vc_and_sa_walkers_and_a_cutscene_stay_in_the_view_and_large() {
     if !can_render() {
         return;
     }
@@ -1227,12 +1230,18 @@ fn iii_vc_and_sa_walkers_stay_in_the_view_and_large() {
         repo_root().join("assets/anims/vc_ped.ifp"),
     );
     // The III model of parts, then the stick skeletons of III (the same walk, no model), VC
-    // and SA on their walks; each from the default view, with --frame-all, and from the side.
-    let cases: [(&[&std::path::Path], &str, usize); 4] = [
+    // and SA on their walks, and SA on a cutscene clip; each from the default view, with
+    // --frame-all, and from the side.
+    // And an SA cutscene clip (172 keys, the root 8 m from the origin, the clavicles keyed in
+    // the scene's frame: the core tests' fixture).
+    let cuts = dir.join("cuts.ifp");
+    std::fs::write(&cuts, ifp_fixtures::anpk_sa_cutscene_scene_space(172)).unwrap();
+    let cases: [(&[&std::path::Path], &str, usize); 5] = [
         (&[&model, &walk], "walk_civi", 16),
         (&[&walk], "walk_civi", 16),
         (&[&vc], "walk", 20),
         (&[&sa], "walk", 30),
+        (&[&cuts], "cs_talk", 30),
     ];
     for (case, (files, clip, at_least)) in cases.into_iter().enumerate() {
         for extra in [&[][..], &["--frame-all"][..], &["--camera", "side"][..]] {
