@@ -709,8 +709,10 @@ fn the_preview_plays_the_clip_on_an_opened_gta_model_with_the_skeleton_over_its_
         image::open(&shots[1]).unwrap().to_rgb8(),
     );
     for (img, png) in [(&a, &shots[0]), (&b, &shots[1])] {
+        // (1200: the shot frames the pose it takes, mid-stride at 0.3 s, wider than the pose
+        // at 0 s that it framed before, so the ped is drawn a little smaller: 1472 pixels.)
         let s = shirt(img);
-        assert!(s > 1500, "{}: {s} shirt pixels", png.display());
+        assert!(s > 1200, "{}: {s} shirt pixels", png.display());
         // The skeleton is drawn over the skin: its joints inside the body show.
         let js = joints(png);
         for name in [" Spine1", " L Calf", " R Calf"] {
