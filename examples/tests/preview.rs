@@ -1215,7 +1215,7 @@ fn iii_walk() -> Vec<u8> {
 }
 
 #[test]
-fn iii_vc_and_sa_walkers_and_a_cutscene_stay_in_the_view_and_large() {
+fn models_skeletons_and_a_cutscene_of_every_game_stay_in_the_view_and_large() {
     if !can_render() {
         return;
     }
@@ -1232,18 +1232,21 @@ fn iii_vc_and_sa_walkers_and_a_cutscene_stay_in_the_view_and_large() {
         repo_root().join("assets/anims/vc_ped.ifp"),
     );
     // The III model of parts, then the stick skeletons of III (the same walk, no model), VC
-    // and SA on their walks, and SA on a cutscene clip; each from the default view, with
-    // --frame-all, and from the side.
+    // and SA on their walks, SA on a cutscene clip, and the sample skinned SA ped; each from
+    // the default view, with --frame-all, and from the side.
     // And an SA cutscene clip (172 keys, the root 8 m from the origin, the clavicles keyed in
     // the scene's frame: the core tests' fixture).
     let cuts = dir.join("cuts.ifp");
     std::fs::write(&cuts, ifp_fixtures::anpk_sa_cutscene_scene_space(172)).unwrap();
-    let cases: [(&[&std::path::Path], &str, usize); 5] = [
+    // The sample skinned SA ped (its .txd beside it) on the SA walk.
+    let ped = repo_root().join("assets/characters/ped.dff");
+    let cases: [(&[&std::path::Path], &str, usize); 6] = [
         (&[&model, &walk], "walk_civi", 16),
         (&[&walk], "walk_civi", 16),
         (&[&vc], "walk", 20),
         (&[&sa], "walk", 30),
         (&[&cuts], "cs_talk", 30),
+        (&[&ped, &sa], "walk", 30),
     ];
     for (case, (files, clip, at_least)) in cases.into_iter().enumerate() {
         for extra in [&[][..], &["--frame-all"][..], &["--camera", "side"][..]] {
