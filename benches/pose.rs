@@ -42,10 +42,13 @@ use rigplay::anim::pose::{
     sample,
 };
 use rigplay::anim::{BonePose, Clip, WrapMode, wrap_time};
-use rigplay::formats::ifp::IfpPackage;
 use rigplay::skeleton::Skeleton;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
+
+#[path = "common/sa_clips.rs"]
+mod sa_clips;
+use sa_clips::sa_clip;
 
 /// 1000 characters, or `RIGPLAY_POSE_CHARACTERS` (to see how the costs change once the
 /// characters' state fits a core's caches).
@@ -69,20 +72,6 @@ fn phases(seed: u64) -> Vec<f32> {
             (x >> 40) as f32 / (1u64 << 24) as f32
         })
         .collect()
-}
-
-fn sa_clip(name: &str) -> Clip {
-    let bytes = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/assets/anims/sa_ped.ifp"
-    ))
-    .expect("the committed SA sample");
-    IfpPackage::read(&bytes)
-        .expect("it reads")
-        .package
-        .clip(name)
-        .expect("the samples have it")
-        .to_clip()
 }
 
 /// One character: two playing clips, their poses, the blend and the model-space matrices.

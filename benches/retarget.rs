@@ -20,8 +20,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use glam::{Quat, Vec3};
 use rigplay::anim::pose::{LocalPose, PoseClip, PoseCursor, sample};
 use rigplay::anim::retarget::{BoneMap, HumanoidBone, RestPose, Retargeter};
-use rigplay::anim::{Clip, WrapMode, wrap_time};
-use rigplay::formats::ifp::IfpPackage;
+use rigplay::anim::{WrapMode, wrap_time};
 use rigplay::skeleton::Skeleton;
 use std::hint::black_box;
 use std::time::Duration;
@@ -31,23 +30,11 @@ mod humanoid;
 #[path = "../tests/rng.rs"]
 #[allow(dead_code)]
 mod rng;
+#[path = "common/sa_clips.rs"]
+mod sa_clips;
 
 const CHARACTERS: usize = 1000;
 const STEP: f32 = 1.0 / 60.0;
-
-fn sa_walk() -> Clip {
-    let bytes = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/assets/anims/sa_ped.ifp"
-    ))
-    .expect("the committed SA sample");
-    IfpPackage::read(&bytes)
-        .expect("it reads")
-        .package
-        .clip("walk")
-        .expect("the samples have it")
-        .to_clip()
-}
 
 struct Character {
     time: f32,
@@ -68,7 +55,7 @@ struct Scene {
 impl Scene {
     fn new(own: bool) -> Self {
         let sa = Skeleton::gta_sa();
-        let walk = sa_walk();
+        let walk = sa_clips::sa_clip("walk");
         let skeleton = sa.pose_skeleton().expect("the SA skeleton is flat");
         let clip = PoseClip::new(&walk, &skeleton, &sa.bind(&walk).targets);
         let source = sa.retarget_source(&walk);

@@ -13,7 +13,7 @@ use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use bevy::render::RenderApp;
 use rigplay::plugin::{AniePlugin, AnieRenderStats, AnieRig, Playback};
-use rigplay_preview::crowd::{Counter, counter_text, frame_ms, random};
+use rigplay_preview::crowd::{Counter, counter_text, crowd_args, crowd_command, frame_ms, random};
 use rigplay_preview::shot::{ShotAfter, shot_after_frames};
 use std::sync::{Arc, Mutex};
 
@@ -22,25 +22,14 @@ use std::sync::{Arc, Mutex};
 struct Stats(Arc<Mutex<AnieRenderStats>>);
 
 fn main() {
-    // clap rejects an option it does not know, with a usage line and status 2.
-    use clap::{Arg, Command, value_parser};
-    let m = Command::new("anie_crowd")
-        .about("Many AnimeEffects rigs at once, drawn by the GPU plugin")
-        .arg(
-            Arg::new("count")
-                .value_name("N")
-                .value_parser(value_parser!(usize))
-                .default_value("100"),
+    let (count, shot) = crowd_args(
+        &crowd_command(
+            "anie_crowd",
+            "Many AnimeEffects rigs at once, drawn by the GPU plugin",
+            "100",
         )
-        .arg(
-            Arg::new("screenshot")
-                .long("screenshot")
-                .value_name("OUT.png")
-                .value_parser(value_parser!(std::path::PathBuf)),
-        )
-        .get_matches();
-    let count = *m.get_one::<usize>("count").expect("defaulted");
-    let shot = m.get_one::<std::path::PathBuf>("screenshot").cloned();
+        .get_matches(),
+    );
     let stats = Stats::default();
     let mut app = App::new();
     app.add_plugins((

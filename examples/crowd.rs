@@ -14,7 +14,7 @@ use rigplay::plugin::{
     CrowdCharacter, GtaSkeleton, IfpPlugin, Playback, SkeletalClip, SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
-use rigplay_preview::crowd::{Counter, counter_text, frame_ms, random};
+use rigplay_preview::crowd::{Counter, counter_text, crowd_args, crowd_command, frame_ms, random};
 use rigplay_preview::shot::{ShotAfter, shot_after_frames};
 
 /// What is on show: how many peds, and on which path.
@@ -25,32 +25,20 @@ struct Crowd {
 }
 
 fn main() {
-    // clap rejects an option it does not know, with a usage line and status 2.
-    use clap::{Arg, ArgAction, Command, value_parser};
-    let m = Command::new("crowd")
-        .about("Many walking GTA peds at once, with the frame time on screen")
-        .arg(
-            Arg::new("count")
-                .value_name("N")
-                .value_parser(value_parser!(usize))
-                .default_value("1000"),
-        )
-        .arg(
-            Arg::new("bones")
-                .long("bones")
-                .action(ArgAction::SetTrue)
-                .help("one entity per bone (the per-bone path), for comparison"),
-        )
-        .arg(
-            Arg::new("screenshot")
-                .long("screenshot")
-                .value_name("OUT.png")
-                .value_parser(value_parser!(std::path::PathBuf)),
-        )
-        .get_matches();
-    let count = *m.get_one::<usize>("count").expect("defaulted");
+    let m = crowd_command(
+        "crowd",
+        "Many walking GTA peds at once, with the frame time on screen",
+        "1000",
+    )
+    .arg(
+        clap::Arg::new("bones")
+            .long("bones")
+            .action(clap::ArgAction::SetTrue)
+            .help("one entity per bone (the per-bone path), for comparison"),
+    )
+    .get_matches();
+    let (count, shot) = crowd_args(&m);
     let bones = m.get_flag("bones");
-    let shot = m.get_one::<std::path::PathBuf>("screenshot").cloned();
     let crowd = Crowd { count, bones };
     App::new()
         .add_plugins((

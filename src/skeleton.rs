@@ -414,12 +414,12 @@ impl GtaGame {
         match package.version {
             IfpVersion::Anp3 | IfpVersion::Anp2 => GtaGame::Sa,
             IfpVersion::Anpk
-                if package
-                    .clips()
-                    .flat_map(|c| c.sequences.iter())
-                    .filter(|s| is_iii_bone_name(&s.name))
-                    .nth(2)
-                    .is_some() =>
+                if names_iii_ped(
+                    package
+                        .clips()
+                        .flat_map(|c| c.sequences.iter())
+                        .map(|s| s.name.as_str()),
+                ) =>
             {
                 GtaGame::Iii
             }
@@ -449,16 +449,15 @@ impl GtaGame {
     /// frame name (`docs/formats/dff.md` §4.2, §1.2).
     pub fn for_dff(dff: &crate::formats::dff::Dff) -> GtaGame {
         let version = dff.clumps.first().map_or(0, |c| c.version);
-        let iii_names = dff
-            .clumps
-            .iter()
-            .flat_map(|c| &c.frames)
-            .filter_map(|f| f.name.as_deref())
-            .filter(|n| is_iii_bone_name(n))
-            .count();
+        let iii_names = names_iii_ped(
+            dff.clumps
+                .iter()
+                .flat_map(|c| &c.frames)
+                .filter_map(|f| f.name.as_deref()),
+        );
         if version >= 0x35000 {
             GtaGame::Sa
-        } else if iii_names >= 3 {
+        } else if iii_names {
             GtaGame::Iii
         } else if dff.clumps.iter().any(|c| c.hierarchy_frame().is_some()) {
             GtaGame::Vc
@@ -499,6 +498,16 @@ pub fn is_iii_bone_name(name: &str) -> bool {
         "sfootr",
     ];
     III_ONLY.contains(&bone_key(name).as_str())
+}
+
+/// Whether `names` (a model's frames, a package's sequences) are a GTA III ped's: at least three
+/// of them are III's own bone names ([`is_iii_bone_name`]).
+pub fn names_iii_ped<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
+    names
+        .into_iter()
+        .filter(|n| is_iii_bone_name(n))
+        .nth(2)
+        .is_some()
 }
 
 /// The form of a bone name used for matching: ASCII lower case with all whitespace removed, so

@@ -463,31 +463,17 @@ pub fn pick_first_clip(
     let names = clip_names(&preview, &loaded, &assets);
     match &preview.wanted_clip {
         Some(wanted) => match pick(&names, wanted) {
+            ref pick @ (Pick::Missing(_) | Pick::Ambiguous(_)) => {
+                let problem = pick.problem(wanted).expect("no clip found");
+                error!("{problem}");
+                eprintln!("error: {problem}");
+                exit.write(AppExit::error());
+            }
             Pick::Found(f, c) => {
                 preview.current = Some((f, c));
                 preview.reveal = true;
             }
             Pick::Wait => {}
-            Pick::Missing(closest) => {
-                error!(
-                    "no open file has a clip named {wanted:?}; the closest: {}",
-                    closest.join(", ")
-                );
-                eprintln!(
-                    "error: no open file has a clip named {wanted:?}; the closest: {}",
-                    closest.join(", ")
-                );
-                exit.write(AppExit::error());
-            }
-            Pick::Ambiguous(candidates) => {
-                let message = format!(
-                    "--clip {wanted:?} matches clips that differ only in case ({}): give the exact name",
-                    candidates.join(", ")
-                );
-                error!("{message}");
-                eprintln!("error: {message}");
-                exit.write(AppExit::error());
-            }
         },
         None => {
             if let Some(f) = names

@@ -121,19 +121,9 @@ pub fn apply_layer_args(
                 layers.push(new_layer(&registry, handle, *weight));
             }
             Pick::Wait => return,
-            Pick::Missing(closest) => {
-                eprintln!(
-                    "error: --layer: no open file has a clip named {name:?}; the closest: {}",
-                    closest.join(", ")
-                );
-                exit.write(AppExit::error());
-                return;
-            }
-            Pick::Ambiguous(candidates) => {
-                eprintln!(
-                    "error: --layer {name:?} matches clips that differ only in case ({}): give the exact name",
-                    candidates.join(", ")
-                );
+            ref pick @ (Pick::Missing(_) | Pick::Ambiguous(_)) => {
+                let problem = pick.problem(name).expect("no clip found");
+                eprintln!("error: --layer: {problem}");
                 exit.write(AppExit::error());
                 return;
             }

@@ -27,8 +27,9 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Runs an example (under xvfb when there is no display) that writes `out`.
-fn run_example(name: &str, args: &[&str], out: &Path) -> Result<(), String> {
+/// The command that runs an example with `args`: under xvfb when there is no display, the
+/// repository as its asset root.
+fn example_command(name: &str, args: &[&str]) -> Command {
     let bin = example_binary(name);
     let has_display =
         std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
@@ -39,9 +40,14 @@ fn run_example(name: &str, args: &[&str], out: &Path) -> Result<(), String> {
         c.args(["-a", "-s", "-screen 0 1280x720x24"]).arg(&bin);
         c
     };
-    let output = cmd
-        .args(args)
-        .env("BEVY_ASSET_ROOT", repo_root())
+    cmd.args(args).env("BEVY_ASSET_ROOT", repo_root());
+    cmd
+}
+
+/// Runs an example (under xvfb when there is no display) that writes `out`.
+fn run_example(name: &str, args: &[&str], out: &Path) -> Result<(), String> {
+    let bin = example_binary(name);
+    let output = example_command(name, args)
         .output()
         .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
     if !output.status.success() || !out.exists() {
@@ -832,25 +838,19 @@ fn a_layer_naming_a_missing_clip_exits_with_the_closest_names() {
     if !has_display && !can_render() {
         return;
     }
-    let mut cmd = if has_display {
-        Command::new(&bin)
-    } else {
-        let mut c = Command::new("xvfb-run");
-        c.args(["-a", "-s", "-screen 0 1280x720x24"]).arg(&bin);
-        c
-    };
     let started = std::time::Instant::now();
-    let output = cmd
-        .args([
+    let output = example_command(
+        "preview",
+        &[
             sample.to_str().unwrap(),
             "--clip",
             "walk",
             "--layer",
             "wavy:0.5",
-        ])
-        .env("BEVY_ASSET_ROOT", repo_root())
-        .output()
-        .unwrap();
+        ],
+    )
+    .output()
+    .unwrap();
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("wavy") && err.contains("wave"), "{err}");
@@ -869,19 +869,7 @@ fn a_layer_naming_a_missing_clip_exits_with_the_closest_names() {
 fn run_example_within(name: &str, args: &[&str], seconds: u64) -> (Option<i32>, String) {
     use std::io::Read;
     use std::process::Stdio;
-    let bin = example_binary(name);
-    let has_display =
-        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
-    let mut cmd = if has_display {
-        Command::new(&bin)
-    } else {
-        let mut c = Command::new("xvfb-run");
-        c.args(["-a", "-s", "-screen 0 1280x720x24"]).arg(&bin);
-        c
-    };
-    let mut child = cmd
-        .args(args)
-        .env("BEVY_ASSET_ROOT", repo_root())
+    let mut child = example_command(name, args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -102,6 +102,24 @@ pub enum Pick {
     Ambiguous(Vec<String>),
 }
 
+impl Pick {
+    /// What a user is told when `wanted` found no clip: the closest names, or the clips it
+    /// matches in other cases; `None` when a clip was found or may still be.
+    pub fn problem(&self, wanted: &str) -> Option<String> {
+        match self {
+            Pick::Found(..) | Pick::Wait => None,
+            Pick::Missing(closest) => Some(format!(
+                "no open file has a clip named {wanted:?}; the closest: {}",
+                closest.join(", ")
+            )),
+            Pick::Ambiguous(candidates) => Some(format!(
+                "{wanted:?} matches clips that differ only in case ({}): give the exact name",
+                candidates.join(", ")
+            )),
+        }
+    }
+}
+
 /// Which file and clip `--clip wanted` shows. `files[i]` is the clip names of file `i` once it
 /// has loaded, `None` while it loads, and `Some(empty)` for a file that failed or has no clips.
 pub fn pick(files: &[Option<Vec<String>>], wanted: &str) -> Pick {

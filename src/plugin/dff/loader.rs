@@ -200,11 +200,7 @@ impl AssetLoader for DffLoader {
             // its game places it, on its soles: the lowest point of its parts' meshes at rest
             // (its lowest frames, the ankles, are centimetres above them). Props and vehicles
             // keep their own origin.
-            let iii_ped = frames
-                .iter()
-                .filter(|f| crate::skeleton::is_iii_bone_name(&f.name))
-                .nth(2)
-                .is_some();
+            let iii_ped = crate::skeleton::names_iii_ped(frames.iter().map(|f| f.name.as_str()));
             let lift = if hierarchy.is_some() {
                 lowest_bone(&frames, &bones).map_or(0.0, |z| -z)
             } else if iii_ped {

@@ -112,8 +112,7 @@ impl AssetLoader for IfpLoader {
                     unapplied.join(", "),
                     Skeleton::LOCAL_REACH
                 );
-                warn!("{}: {line}", load_context.path());
-                warnings.push(line);
+                warnings.extend(log_warnings(load_context, &[line]));
             }
             let clip = Arc::new(clip);
             let clip_settings = settings.for_clip(&clip.name);

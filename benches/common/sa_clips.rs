@@ -1,0 +1,19 @@
+//! The bundled SA package's clips for the core benches (no Bevy).
+
+use rigplay::anim::Clip;
+use rigplay::formats::ifp::IfpPackage;
+
+/// The clip `name` of the bundled `assets/anims/sa_ped.ifp`, in the engine-neutral model.
+pub fn sa_clip(name: &str) -> Clip {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/anims/sa_ped.ifp"
+    ))
+    .expect("the committed SA sample");
+    IfpPackage::read(&bytes)
+        .expect("it reads")
+        .package
+        .clip(name)
+        .expect("the samples have it")
+        .to_clip()
+}
