@@ -358,7 +358,7 @@ fn real_packages(g: &mut criterion::BenchmarkGroup<criterion::measurement::WallT
                     }
                     let layer = |k: usize, w: f32| MixLayer {
                         pose: &c.poses[k],
-                        clip: clips[k],
+                        keyed: clips[k].keyed(),
                         weight: w,
                         partial: false,
                         mask: None,

@@ -12,13 +12,18 @@
 //! * `retarget/sample+retarget`: sampled and retargeted straight from the pose
 //!   (`Retargeter::retarget` reading the sampled pose; only the mapped bones written), one
 //!   retargeter shared by every character;
-//! * `retarget/sample+retarget, own retargeter`: the same with a retargeter per character.
+//! * `retarget/sample+retarget, own retargeter`: the same with a retargeter per character;
+//! * `retarget/retargeted clip`: the clip retargeted once (`Retargeter::retarget_clip`, what a
+//!   `Retarget` character plays now) and sampled on the character's own skeleton, every node
+//!   of it (mapped or not), as the pose pipeline samples any clip;
+//! * `retarget/retarget_clip`: that retargeting, done once per clip and rig (not per frame).
 //!
 //! Per mapped bone = (median − `retarget/sample`'s) / (1000 × mapped pairs).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use glam::{Quat, Vec3};
-use rigplay::anim::pose::{LocalPose, PoseClip, PoseCursor, sample};
+use rigplay::anim::BonePose;
+use rigplay::anim::pose::{LocalPose, PoseClip, PoseCursor, PoseSkeleton, sample};
 use rigplay::anim::retarget::{BoneMap, HumanoidBone, RestPose, Retargeter};
 use rigplay::anim::{WrapMode, wrap_time};
 use rigplay::skeleton::Skeleton;
@@ -47,6 +52,10 @@ struct Character {
 
 struct Scene {
     clip: PoseClip,
+    /// The walk retargeted onto the character, laid out for its skeleton.
+    retargeted: PoseClip,
+    /// What building `retargeted` reads.
+    bake: Box<dyn Fn() -> PoseClip>,
     retargeter: Retargeter,
     characters: Vec<Character>,
     pairs: usize,
@@ -79,6 +88,37 @@ impl Scene {
                 Vec3::Y,
             );
         let rest: Vec<Quat> = character.trs.iter().map(|t| t.1).collect();
+        let bake = {
+            let (retargeter, source, walk) = (retargeter.clone(), source.clone(), walk.clone());
+            let hips = character
+                .node(HumanoidBone::Hips)
+                .expect("the humanoid has hips");
+            let world = character.world(&character.trs);
+            let parent_inverse = character.parents[hips]
+                .map_or(glam::Affine3A::IDENTITY, |p| world[p])
+                .inverse();
+            let rests: Vec<BonePose> = character
+                .trs
+                .iter()
+                .map(|&(translation, rotation, scale)| BonePose {
+                    translation,
+                    rotation,
+                    scale,
+                })
+                .collect();
+            // Flat, as the plugin lays clips out (the bone pass writes local transforms).
+            let target = PoseSkeleton::new(&vec![None; rests.len()], &rests).expect("flat");
+            Box::new(move || {
+                let baked = retargeter.retarget_clip(
+                    &walk,
+                    &source.tracks,
+                    |p| parent_inverse.transform_point3(p),
+                    1e-4,
+                );
+                PoseClip::new(&baked.clip, &target, &baked.targets)
+            })
+        };
+        let retargeted = bake();
         let characters = (0..CHARACTERS)
             .map(|i| Character {
                 time: ((i * 7919) % 1000) as f32 / 1000.0 * clip.duration(),
@@ -91,6 +131,8 @@ impl Scene {
             .collect();
         Scene {
             clip,
+            retargeted,
+            bake,
             retargeter,
             characters,
             pairs: pairs.len(),
@@ -151,6 +193,28 @@ fn bench(c: &mut Criterion) {
             black_box(&scene.characters);
         })
     });
+    // Each character's own cache and pose for the retargeted clip (on the target's bones).
+    let mut on_target: Vec<(f32, PoseCursor, LocalPose)> = scene
+        .characters
+        .iter()
+        .map(|c| {
+            let clip = &scene.retargeted;
+            (c.time, PoseCursor::new(clip), LocalPose::new(clip.len()))
+        })
+        .collect();
+    g.bench_function("retargeted clip", |b| {
+        b.iter(|| {
+            let clip = &scene.retargeted;
+            for (time, cursor, pose) in &mut on_target {
+                *time = wrap_time(*time + STEP, clip.duration(), WrapMode::Loop);
+                sample(clip, *time, cursor, pose);
+            }
+            black_box(&on_target);
+        })
+    });
+    g.throughput(Throughput::Elements(scene.pairs as u64));
+    g.bench_function("retarget_clip", |b| b.iter(|| black_box((scene.bake)())));
+    g.throughput(Throughput::Elements((CHARACTERS * scene.pairs) as u64));
     let mut scene = Scene::new(true);
     g.bench_function("sample+retarget, own retargeter", |b| {
         b.iter(|| {

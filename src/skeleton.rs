@@ -838,6 +838,59 @@ impl Skeleton {
             .position(|b| b.canonical == Some(canonical))
     }
 
+    /// A flat skeleton of a clip's tracks (a DAN clip's bones: no hierarchy), each bone named
+    /// by `names` (or its track's name) and resting at the clip's first frame; track `i`
+    /// drives bone `i`.
+    pub fn first_frame(name: &str, clip: &Clip, names: &[String]) -> Skeleton {
+        let bones = clip
+            .tracks()
+            .iter()
+            .enumerate()
+            .map(|(i, track)| {
+                let s = clip.sample_track(i, 0.0);
+                SkeletonBone {
+                    name: names
+                        .get(i)
+                        .cloned()
+                        .unwrap_or_else(|| track.bone.name.clone()),
+                    id: None,
+                    canonical: None,
+                    parent: None,
+                    rest: BonePose {
+                        translation: s.translation.unwrap_or(Vec3::ZERO),
+                        rotation: s.rotation.unwrap_or(Quat::IDENTITY),
+                        scale: s.scale.unwrap_or(Vec3::ONE),
+                    },
+                }
+            })
+            .collect();
+        Skeleton {
+            name: name.to_owned(),
+            bones,
+        }
+    }
+
+    /// An IFP clip as characters of `game` play it: GTA III's translation keys added to the
+    /// bones' rest offsets (§3.4 of `docs/formats/ifp.md`), and translation keys that are not
+    /// local offsets (SA cutscenes' scene-space keys) not applied; with the names of the bones
+    /// whose translation was dropped.
+    pub fn clip_as_played(&self, game: GtaGame, clip: &Clip) -> (Clip, Vec<String>) {
+        let clip = match game {
+            GtaGame::Iii => self.additive_translations(clip),
+            _ => clip.clone(),
+        };
+        self.local_translations(&clip)
+    }
+
+    /// Index of the clip's track that drives the skeleton's root bone (a bone without parent):
+    /// the track that carries root motion.
+    pub fn root_track(&self, clip: &Clip) -> Option<usize> {
+        clip.tracks().iter().position(|t| {
+            self.find(&t.bone)
+                .is_some_and(|i| self.bones[i].parent.is_none())
+        })
+    }
+
     /// Binds every track of `clip` to a bone of this skeleton.
     pub fn bind(&self, clip: &Clip) -> Binding {
         let mut binding = Binding::default();

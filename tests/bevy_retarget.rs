@@ -804,3 +804,147 @@ fn a_gltf_character_changed_on_disk_is_spawned_again_and_retargeted_anew() {
         );
     }
 }
+
+/// A layer paused at `time`.
+fn paused_layer(
+    clip: &Handle<AnimationClip>,
+    time: f32,
+) -> rigplay::anim::layers::Layer<Handle<AnimationClip>> {
+    let mut layer = rigplay::anim::layers::Layer::new(clip.clone());
+    layer.playhead.paused = true;
+    layer.playhead.seek(time);
+    layer
+}
+
+#[test]
+fn layers_on_retargeted_characters_point_every_bone_where_the_sa_skeletons_layers_do() {
+    use rigplay::anim::layers::{BoneMask, LayerFlags};
+    // The same layers on the built-in SA skeleton and on three glTF characters (Mixamo in a
+    // Blender armature, Unreal in centimetres, VRoid without a left arm): each layer is
+    // retargeted onto the character (rest-compensated, as a `SkeletalClip` alone is), then
+    // mixed on the character's bones by the games' rule. Mixing the retargeted poses is not
+    // the same sum as retargeting the mixed pose where a target bone takes a chain of source
+    // bones, so the bound is the cross-fades' (2°); a single layer at weight 1 is the clip
+    // alone (held to the single-clip bound of the test above).
+    let list = built(specs());
+    let files = files(&list);
+    let refs: Vec<(&str, Vec<u8>)> = files.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
+    let meta = include_str!("../assets/anims/sa_ped.ifp.meta");
+    let mut app = app_with(&refs, &[("sa_ped.ifp", meta)], 1.0 / 30.0, gltf_plugins());
+    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let idle: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#idle");
+    let wave: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#wave");
+    let (reference, reference_bones) =
+        spawn_reference(&mut app, &walk, Transform::from_xyz(-2.0, 0.0, 0.0));
+    let characters = spawn_characters(&mut app, list, &walk);
+    let all: Vec<Entity> = characters
+        .iter()
+        .map(|c| c.root)
+        .chain([reference])
+        .collect();
+    // The layers replace the characters' own clip.
+    for &e in &all {
+        app.world_mut().entity_mut(e).remove::<SkeletalClip>();
+    }
+    type Stack = Vec<(rigplay::anim::layers::Layer<Handle<AnimationClip>>, f32)>;
+    type Case<'a> = (&'a str, Box<dyn Fn(f32) -> Stack + 'a>);
+    let cases: Vec<Case> = vec![
+        (
+            "the walk alone",
+            Box::new(|t| vec![(paused_layer(&walk, t), 1.0)]),
+        ),
+        (
+            "the walk under the wave (partial, weight 1)",
+            Box::new(|t| {
+                vec![
+                    (paused_layer(&walk, t), 1.0),
+                    (
+                        paused_layer(&wave, t * 0.8).with_flags(LayerFlags::PARTIAL),
+                        1.0,
+                    ),
+                ]
+            }),
+        ),
+        (
+            "walk 0.7 + idle 0.3, the wave at 0.5, the idle's left arm added",
+            Box::new(|t| {
+                let additive = paused_layer(&idle, t * 1.6)
+                    .with_mask(BoneMask::LeftArm)
+                    .additive(0.0);
+                vec![
+                    (paused_layer(&walk, t), 0.7),
+                    (paused_layer(&idle, t * 1.6), 0.3),
+                    (
+                        paused_layer(&wave, t * 0.8).with_flags(LayerFlags::PARTIAL),
+                        0.5,
+                    ),
+                    (additive, 0.5),
+                ]
+            }),
+        ),
+    ];
+    for (what, stack) in &cases {
+        let mut worst = vec![(0.0f32, String::new()); characters.len()];
+        for k in 0..=10 {
+            let t = 1.2 * k as f32 / 10.0;
+            for &e in &all {
+                let mut layers = ClipLayers::default();
+                for (layer, weight) in stack(t) {
+                    let layer = layer.with_weight(weight).expect("a weight");
+                    layers.push(layer);
+                }
+                app.world_mut().entity_mut(e).insert(layers);
+            }
+            app.update();
+            app.update();
+            for (c, w) in characters.iter().zip(worst.iter_mut()) {
+                let (angle, bone, _) = worst_direction(&app, &reference_bones, c);
+                if angle > w.0 {
+                    *w = (angle, format!("{bone} at {t:.2} s"));
+                }
+            }
+        }
+        for (c, (angle, at)) in characters.iter().zip(&worst) {
+            eprintln!("{what} on {}: {angle:.3}° ({at})", c.label);
+            assert!(*angle < 2.0, "{what} on {}: {angle:.3}° at {at}", c.label);
+        }
+        // The layers were bound retargeted: nothing reported unmatched but the missing arm.
+        let report = app
+            .world()
+            .get::<LayerReport>(characters[0].root)
+            .cloned()
+            .unwrap_or_default();
+        assert!(report.unmatched_tracks.is_empty(), "{what}: {report:?}");
+    }
+    // Root motion through a layer flagged for it: the walk, extracted (the sample's .meta),
+    // moves the Mixamo character forward (+Z, its facing) by the ped's distance scaled by the
+    // hip-height ratio, as a `SkeletalClip` alone does.
+    let character = characters[0].root;
+    for &e in &[character, reference] {
+        let flags = LayerFlags {
+            root_translation: true,
+            ..LayerFlags::MOVEMENT
+        };
+        let layers = ClipLayers::default();
+        let mut layers = layers;
+        layers.push(rigplay::anim::layers::Layer::new(walk.clone()).with_flags(flags));
+        app.world_mut()
+            .entity_mut(e)
+            .insert((layers, RootMotion::applied()));
+    }
+    app.update();
+    let at = |app: &App, e| app.world().get::<Transform>(e).unwrap().translation;
+    let (c0, r0) = (at(&app, character), at(&app, reference));
+    for _ in 0..45 {
+        app.update();
+    }
+    let (dc, dr) = (at(&app, character) - c0, at(&app, reference) - r0);
+    assert!(dr.z < -0.3, "the ped walks −Z: {dr}");
+    assert!(dc.z > 0.0, "the character walks +Z: {dc}");
+    let scale = characters[0].character.hip_height / SA_HIP_HEIGHT;
+    assert!(
+        (dc.length() / dr.length() - scale).abs() < 1e-3 * scale,
+        "{} vs {scale}",
+        dc.length() / dr.length()
+    );
+}

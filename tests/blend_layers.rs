@@ -58,7 +58,7 @@ fn sampled(clip: &PoseClip, t: f32) -> LocalPose {
 fn full<'a>(pose: &'a LocalPose, clip: &'a PoseClip, weight: f32) -> MixLayer<'a> {
     MixLayer {
         pose,
-        clip,
+        keyed: clip.keyed(),
         weight,
         partial: false,
         mask: None,

@@ -555,3 +555,129 @@ fn a_user_map_overrides_the_detected_one() {
         "no character bone is named \"nothing_here\""
     );
 }
+
+/// The angle between two rotations, in f64 from the sine of its half (`Quat::angle_between`
+/// takes the arc cosine of an f32 dot product, which cannot tell angles under ~7e-4 rad).
+fn angle(a: Quat, b: Quat) -> f32 {
+    let d = a.as_dquat().inverse() * b.as_dquat();
+    (2.0 * d.xyz().length().min(1.0).asin()) as f32
+}
+
+#[test]
+fn a_clip_retargeted_once_plays_what_retargeting_every_frame_gives() {
+    // `Retargeter::retarget_clip` bakes the retargeting into a clip of the target's bones. Its
+    // samples must be what `apply_pose` gives at every time, between keys too: exact for the
+    // steps that read one source bone (a fixed rotation on each side keeps the slerp), within
+    // the tolerance (1e-4 rad, and 1e-4 × the hip scale for the hips) where a step reads a
+    // product of source bones. Sampled at 97 times, off the 30 Hz keys.
+    const TOLERANCE: f32 = 1e-4;
+    let mut sources = Vec::new();
+    for clip in ifp_clips("anims/sa_ped.ifp") {
+        sources.push(Source::gta(GtaGame::Sa, clip));
+    }
+    for clip in ifp_clips("anims/vc_ped.ifp") {
+        sources.push(Source::gta(GtaGame::Vc, clip));
+    }
+    sources.push(biped_walk(1.0 / 30.0));
+    let mut refined = 0;
+    for (label, character) in characters() {
+        let names: Vec<&str> = character.names.iter().map(String::as_str).collect();
+        let (_, target_map) = BoneMap::detect(&names);
+        let (target_rest, _) =
+            RestPose::from_trs(character.parents.clone(), &character.trs).unwrap();
+        let target_hips = character.node(HumanoidBone::Hips).unwrap();
+        let rest_world = character.world(&character.trs);
+        let hips_parent =
+            character.parents[target_hips].map_or(Affine3A::IDENTITY, |p| rest_world[p]);
+        for source in &sources {
+            let name = &source.clip.name;
+            let pairs = source.source.bone_map().1.pairs(&target_map);
+            let source_hips = source.bone(HumanoidBone::Hips).unwrap();
+            let retargeter = Retargeter::new(
+                &source.source.rest,
+                &target_rest,
+                &pairs,
+                source.source.to_gltf,
+            )
+            .unwrap()
+            .with_hips(source_hips, target_hips, Vec3::Y);
+            let baked = retargeter.retarget_clip(
+                &source.clip,
+                &source.source.tracks,
+                |p| hips_parent.inverse().transform_point3(p),
+                TOLERANCE,
+            );
+            // One track per pair, each on its pair's bone.
+            let mut bones: Vec<usize> = baked.targets.iter().flatten().copied().collect();
+            bones.sort_unstable();
+            let mut paired: Vec<usize> = retargeter.pairs().map(|p| p.1).collect();
+            paired.sort_unstable();
+            assert_eq!(bones, paired, "{label} {name}");
+            let source_keys = source.clip.key_count();
+            refined += baked.clip.key_count().saturating_sub(source_keys);
+            let mut live = vec![Quat::IDENTITY; character.names.len()];
+            let hip_scale = retargeter.hips_scale();
+            let (mut worst, mut worst_hips) = (0.0f32, 0.0f32);
+            for k in 0..97 {
+                let t = source.clip.duration() * (k as f32 + 0.37) / 97.0;
+                let hips = retargeter.apply_pose(&source.pose(t), &mut live).unwrap();
+                for (track, target) in baked.targets.iter().enumerate() {
+                    let b = target.unwrap();
+                    let s = baked.clip.sample_track(track, t);
+                    let r = s.rotation.expect("a rotation per paired bone");
+                    worst = worst.max(angle(r, live[b]));
+                    if b == target_hips {
+                        let at = s.translation.expect("the hips' translation");
+                        let want = hips_parent.inverse().transform_point3(hips);
+                        worst_hips = worst_hips.max(at.distance(want) / hip_scale);
+                    }
+                }
+            }
+            // Float rounding of the products (f32) adds a few 1e-6 rad.
+            assert!(worst < TOLERANCE + 2e-5, "{label} {name}: {worst:e} rad");
+            assert!(
+                worst_hips < TOLERANCE + 2e-5,
+                "{label} {name}: hips off by {worst_hips:e} (source units)"
+            );
+            // Keyed: every paired bone whose step reads a keyed source bone. The sample's
+            // `wave` keys the right arm alone (bones 21–24): only that arm's bones are keyed,
+            // and the hips (whose translation the root's keys do not move) are not.
+            let keyed: Vec<&str> = baked
+                .keyed
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| k.0)
+                .map(|(b, _)| character.names[b].as_str())
+                .collect();
+            if name == "wave" {
+                assert!(
+                    !keyed.is_empty() && keyed.len() <= 4,
+                    "{label} {name}: {keyed:?}"
+                );
+                assert!(!baked.keyed[target_hips].1, "{label} {name}");
+                for n in &keyed {
+                    let b = target_map
+                        .iter()
+                        .find(|(_, i)| character.names[*i] == *n)
+                        .map(|(h, _)| h);
+                    assert!(
+                        matches!(
+                            b,
+                            Some(
+                                HumanoidBone::RightShoulder
+                                    | HumanoidBone::RightUpperArm
+                                    | HumanoidBone::RightLowerArm
+                                    | HumanoidBone::RightHand
+                            )
+                        ),
+                        "{label} {name}: {n} keyed ({b:?})"
+                    );
+                }
+            } else if name == "walk" {
+                assert_eq!(keyed.len(), paired.len(), "{label} {name}");
+                assert!(baked.keyed[target_hips].1, "{label} {name}");
+            }
+        }
+    }
+    eprintln!("keys added where steps read several source bones: {refined}");
+}

@@ -371,6 +371,20 @@ impl ClipBuilder {
     }
 }
 
+/// Key times made strictly increasing, for engines and formats that need them so (Bevy's
+/// keyframe curves keep the first of equal times and drop the rest; glTF refuses them), while
+/// rigplay's sampler steps to the last of equal times: each earlier one moves back by one ulp,
+/// so both give the same values everywhere but inside those ulps, and no key is lost.
+pub fn distinct_times(times: &[f32]) -> Vec<f32> {
+    let mut out = times.to_vec();
+    for k in (0..out.len().saturating_sub(1)).rev() {
+        if out[k] >= out[k + 1] {
+            out[k] = out[k + 1].next_down();
+        }
+    }
+    out
+}
+
 /// `q` or `−q`, whichever lies on `previous`'s hemisphere, so that the slerp from `previous` to it
 /// takes the shorter way.
 ///

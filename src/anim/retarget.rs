@@ -78,6 +78,7 @@
 //! ([`Retargeter::skipped`]); a source pose shorter than the source skeleton uses rest rotations
 //! for the missing bones; an output shorter than the target skeleton gets what fits.
 
+use super::{BoneRef, BoneTrack, Channel, Clip, ClipBuilder};
 use glam::{Quat, Vec3};
 
 /// A bone every humanoid skeleton has: VRM 1.0's required bones and its common optional ones
@@ -1071,24 +1072,37 @@ impl Retargeter {
             source_local(bone).map_or(self.source_rest[bone], |(_, r)| r)
         };
         for step in &self.target_steps {
-            let start = step.chain as usize;
-            let (up, down) = self.chains[start..start + step.up as usize + step.down as usize]
-                .split_at(step.up as usize);
-            let mut q = step.pre;
-            if !up.is_empty() {
-                q *= up
-                    .iter()
-                    .fold(Quat::IDENTITY, |w, &b| w * rotation(b))
-                    .conjugate();
-            }
-            for &b in down {
-                q *= rotation(b);
-            }
             let target = step.target as usize;
             if let Some(out) = out_target_local.get_mut(target) {
-                *out = unit_or(q * step.tail, self.target_rest[target]);
+                *out = self.step_rotation(step, rotation);
             }
         }
+        self.hips_position(source_local)
+    }
+
+    /// One step's target local rotation, the source's local rotations read by `rotation`.
+    #[inline(always)]
+    fn step_rotation(&self, step: &TargetStep, rotation: impl Fn(u32) -> Quat) -> Quat {
+        let start = step.chain as usize;
+        let (up, down) = self.chains[start..start + step.up as usize + step.down as usize]
+            .split_at(step.up as usize);
+        let mut q = step.pre;
+        if !up.is_empty() {
+            q *= up
+                .iter()
+                .fold(Quat::IDENTITY, |w, &b| w * rotation(b))
+                .conjugate();
+        }
+        for &b in down {
+            q *= rotation(b);
+        }
+        unit_or(q * step.tail, self.target_rest[step.target as usize])
+    }
+
+    /// The target hips' world position for the source's local poses read by `source_local`
+    /// (`None` for a bone at rest), when [`Retargeter::with_hips`] named the hips.
+    #[inline]
+    fn hips_position(&self, source_local: impl Fn(usize) -> Option<(Vec3, Quat)>) -> Option<Vec3> {
         let h = self.hips?;
         // The hips' world position: their chain from the source's root, unit rotations.
         let (mut position, mut turn) = (Vec3::ZERO, Quat::IDENTITY);
@@ -1106,6 +1120,162 @@ impl Retargeter {
             h.scale,
             self.basis,
         ))
+    }
+
+    /// `clip` retargeted onto the target skeleton once, key by key, as a clip of the target's
+    /// bones: what [`Retargeter::retarget`] gives at every time, stored so that playing it is
+    /// sampling a clip (no retargeting per frame). `source_bone[i]` is the source bone track
+    /// `i` of `clip` drives; `hips_local` turns the hips' world position (target axes) into
+    /// their local translation.
+    ///
+    /// Every paired target bone gets a rotation track, keyed at the key times of the source
+    /// bones its step reads (a bone whose source bones have no keys gets one key: the source's
+    /// rest retargeted). Where a step reads one source bone, `pre · q · T` slerps as `q` does
+    /// (multiplying by fixed unit quaternions keeps arcs), so the keys are exact between keys
+    /// too. Where it reads a product of several, keys are added at midpoints until the slerp of
+    /// the stored keys is within `tolerance` radians of the product (at most 64 per source
+    /// interval). The hips' translation is keyed in the same way, within `tolerance` times the
+    /// hips' scale (target units per source unit).
+    pub fn retarget_clip(
+        &self,
+        clip: &Clip,
+        source_bone: &[Option<usize>],
+        hips_local: impl Fn(Vec3) -> Vec3,
+        tolerance: f32,
+    ) -> RetargetedClip {
+        let sources = self.source_rest.len();
+        let mut track_of = vec![None; sources];
+        for (track, bone) in source_bone.iter().enumerate().take(clip.tracks().len()) {
+            if let Some(b) = *bone
+                && b < sources
+                && track_of[b].is_none()
+            {
+                track_of[b] = Some(track);
+            }
+        }
+        let local = |bone: usize, t: f32| -> Option<(Vec3, Quat)> {
+            let track = track_of.get(bone).copied().flatten()?;
+            let s = clip.sample_track(track, t);
+            if s.rotation.is_none() && s.translation.is_none() {
+                return None;
+            }
+            Some((
+                s.translation.unwrap_or(self.source_rest_translation[bone]),
+                s.rotation.unwrap_or(self.source_rest[bone]),
+            ))
+        };
+        let rotation_at = |t: f32| {
+            move |b: u32| local(b as usize, t).map_or(self.source_rest[b as usize], |p| p.1)
+        };
+        // Key times of a set of source bones' channels (rotation, and translation if asked).
+        let times_of = |bones: &mut dyn Iterator<Item = u32>, translations: bool| {
+            let mut times: Vec<f32> = Vec::new();
+            for b in bones {
+                let Some(track) = track_of.get(b as usize).copied().flatten() else {
+                    continue;
+                };
+                let t = &clip.tracks()[track];
+                let channels = [t.rotation, if translations { t.translation } else { None }];
+                for c in channels.into_iter().flatten() {
+                    times.extend_from_slice(clip.times(c));
+                }
+            }
+            times.sort_by(f32::total_cmp);
+            times.dedup();
+            times
+        };
+        let mut builder = ClipBuilder::new(clip.name.clone());
+        builder.extend_duration(clip.duration());
+        let mut targets = Vec::new();
+        let mut keyed = vec![(false, false); self.target_rest.len()];
+        let hips_target = self.hips.map(|h| h.target);
+        let mut hips_translation: Option<Channel> = None;
+        // The hips first, so that their translation joins their rotation's track.
+        if let Some(h) = self.hips {
+            let times = times_of(&mut self.hips_chain.iter().copied(), true);
+            let exact =
+                |t: f32| hips_local(self.hips_position(|b| local(b, t)).unwrap_or_default());
+            let (times, values) = refine(
+                &times,
+                exact,
+                |a, b, u| a.lerp(b, u),
+                |a, b| a.distance(b) <= tolerance * h.scale.abs().max(f32::MIN_POSITIVE),
+                self.hips_chain.len() > 1,
+            );
+            keyed[h.target].1 = !times.is_empty();
+            let (times, values) = if times.is_empty() {
+                (vec![0.0], vec![exact(0.0)])
+            } else {
+                (times, values)
+            };
+            if let Ok(at) = builder.times(&times) {
+                hips_translation = builder.translations(at, &values).ok();
+            }
+        }
+        for step in &self.target_steps {
+            let target = step.target as usize;
+            let start = step.chain as usize;
+            let chain = &self.chains[start..start + step.up as usize + step.down as usize];
+            let times = times_of(&mut chain.iter().copied(), false);
+            let exact = |t: f32| self.step_rotation(step, rotation_at(t));
+            let (times, mut values) = refine(
+                &times,
+                exact,
+                |a: Quat, b: Quat, u| a.slerp(b, u),
+                // The sine of half the angle between them (precise where an arc cosine of
+                // their dot product cannot tell angles under ~7e-4 rad).
+                |a: Quat, b: Quat| (a.conjugate() * b).xyz().length() <= (0.5 * tolerance).sin(),
+                chain.len() > 1,
+            );
+            keyed[target].0 = !times.is_empty();
+            let times = if times.is_empty() {
+                values = vec![self.step_rotation(step, |b| self.source_rest[b as usize])];
+                vec![0.0]
+            } else {
+                times
+            };
+            // Keys on one hemisphere after the other: the shorter way, as the product turned.
+            for k in 1..values.len() {
+                values[k] = crate::anim::aligned_to(values[k], values[k - 1]);
+            }
+            let rotation = builder
+                .times(&times)
+                .and_then(|at| builder.rotations(at, &values))
+                .ok();
+            let translation = if hips_target == Some(target) {
+                hips_translation.take()
+            } else {
+                None
+            };
+            builder.track(BoneTrack {
+                bone: BoneRef {
+                    name: String::new(),
+                    id: Some(target as i32),
+                },
+                rotation,
+                translation,
+                scale: None,
+            });
+            targets.push(Some(target));
+        }
+        // Hips that are no pair's target bone: their translation on a track of its own.
+        if let (Some(h), Some(translation)) = (self.hips, hips_translation) {
+            builder.track(BoneTrack {
+                bone: BoneRef {
+                    name: String::new(),
+                    id: Some(h.target as i32),
+                },
+                rotation: None,
+                translation: Some(translation),
+                scale: None,
+            });
+            targets.push(Some(h.target));
+        }
+        RetargetedClip {
+            clip: builder.build(),
+            targets,
+            keyed,
+        }
     }
 
     /// A target bone's rest rotation: what [`Retargeter::retarget`] leaves on the bones it
@@ -1199,6 +1369,93 @@ fn target_steps(
         chains.extend(down);
     }
     (steps, chains)
+}
+
+/// A clip retargeted onto a target skeleton ([`Retargeter::retarget_clip`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetargetedClip {
+    /// The clip, one track per paired target bone (its id the bone's index, its name empty).
+    pub clip: Clip,
+    /// The target bone each track drives.
+    pub targets: Vec<Option<usize>>,
+    /// Per target bone, whether the source clip keys what moves its rotation and its
+    /// translation (a paired bone whose source bones have no keys holds the source's rest
+    /// retargeted: it is not keyed, so a layer playing the clip leaves it to the layers under
+    /// it).
+    pub keyed: Vec<(bool, bool)>,
+}
+
+/// The values of `exact` at `times`, with keys added at midpoints where `interpolate`-ing
+/// the stored neighbours misses `exact` there (as `close` judges; only when `refine` is
+/// set), at most 6 halvings deep per interval.
+fn refine<T: Copy>(
+    times: &[f32],
+    exact: impl Fn(f32) -> T,
+    interpolate: impl Fn(T, T, f32) -> T,
+    close: impl Fn(T, T) -> bool,
+    refine: bool,
+) -> (Vec<f32>, Vec<T>) {
+    fn split<T: Copy>(
+        (t0, v0): (f32, T),
+        (t1, v1): (f32, T),
+        depth: u32,
+        exact: &impl Fn(f32) -> T,
+        interpolate: &impl Fn(T, T, f32) -> T,
+        close: &impl Fn(T, T) -> bool,
+        out: &mut (Vec<f32>, Vec<T>),
+    ) {
+        let tm = 0.5 * (t0 + t1);
+        if depth == 0 || tm <= t0 || tm >= t1 {
+            return;
+        }
+        let vm = exact(tm);
+        if close(interpolate(v0, v1, 0.5), vm) {
+            // Also at the quarters: a product can cross its chord at the middle.
+            let (q1, q3) = (0.5 * (t0 + tm), 0.5 * (tm + t1));
+            if close(interpolate(v0, v1, 0.25), exact(q1))
+                && close(interpolate(v0, v1, 0.75), exact(q3))
+            {
+                return;
+            }
+        }
+        split(
+            (t0, v0),
+            (tm, vm),
+            depth - 1,
+            exact,
+            interpolate,
+            close,
+            out,
+        );
+        out.0.push(tm);
+        out.1.push(vm);
+        split(
+            (tm, vm),
+            (t1, v1),
+            depth - 1,
+            exact,
+            interpolate,
+            close,
+            out,
+        );
+    }
+    let mut out = (
+        Vec::with_capacity(times.len()),
+        Vec::with_capacity(times.len()),
+    );
+    let mut previous: Option<(f32, T)> = None;
+    for &t in times {
+        let v = exact(t);
+        if let Some(p) = previous
+            && refine
+        {
+            split(p, (t, v), 6, &exact, &interpolate, &close, &mut out);
+        }
+        out.0.push(t);
+        out.1.push(v);
+        previous = Some((t, v));
+    }
+    out
 }
 
 /// `q` normalised, or `fallback` for a zero or non-finite one. A product of unit rotations is

@@ -33,7 +33,9 @@
 //! joint a mask leaves out is, for the games' rule, a joint the layer does not key (so a full
 //! layer under a masked partial layer keeps those joints whole).
 
-use super::{LocalPose, PoseClip, Quat4, Vec3x4, groups, mask_lanes};
+#[cfg(doc)]
+use super::PoseClip;
+use super::{KeyedChannels, LocalPose, Quat4, Vec3x4, groups, mask_lanes};
 use glam::Vec4;
 
 /// How a [`mix`] places a joint's translation from the layers' keys (§3.4).
@@ -61,9 +63,9 @@ pub enum TranslationRule {
 pub struct MixLayer<'a> {
     /// The layer's pose, sampled from `clip` ([`super::sample`]).
     pub pose: &'a LocalPose,
-    /// The clip `pose` was sampled from: which joints' channels it keys (a joint whose channel
-    /// holds the rest value contributes nothing to that channel).
-    pub clip: &'a PoseClip,
+    /// Which joints' channels `pose` keys ([`PoseClip::keyed`] of the clip it was sampled
+    /// from): a joint whose channel holds the rest value contributes nothing to that channel.
+    pub keyed: &'a KeyedChannels,
     /// The layer's weight (0 to 1 in the games); 0, negative or NaN weights contribute nothing.
     pub weight: f32,
     /// A partial layer (an upper-body clip) keeps its weight; full layers share what the
@@ -81,7 +83,7 @@ impl MixLayer<'_> {
     /// weight, a reference pose of the same length if additive.
     fn usable(&self, joints: usize) -> bool {
         self.pose.len() == joints
-            && self.clip.len() == joints
+            && self.keyed.len() == joints
             && self.weight > 0.0
             && self.weight.is_finite()
             && self.additive.is_none_or(|r| r.len() == joints)
@@ -211,7 +213,7 @@ fn mix_layers<const SCALES: bool>(
     // whether the layer has a sequence for the bone).
     let is_partial = |l: &&&MixLayer| l.partial && l.additive.is_none();
     for l in layers.iter().filter(is_partial) {
-        let drives = &l.clip.drives.rotation[..groups];
+        let drives = &l.keyed.rotation[..groups];
         for (g, (taken, d)) in full_share.iter_mut().zip(drives).enumerate() {
             *taken += l.lanes(g) * *d;
         }
@@ -234,7 +236,7 @@ fn mix_layers<const SCALES: bool>(
         scales.fill(Vec3x4::ZERO);
     }
     for l in layers.iter().filter(|l| l.additive.is_none()) {
-        let drives = &l.clip.drives;
+        let drives = &l.keyed;
         let pose = l.pose;
         let channels = rotations
             .iter_mut()
@@ -324,7 +326,7 @@ fn mix_layers<const SCALES: bool>(
         let Some(reference) = l.additive else {
             continue;
         };
-        let drives = &l.clip.drives;
+        let drives = &l.keyed;
         for g in 0..groups {
             let w = l.lanes(g);
             // Masked out of the group's joints: the turn would be the identity and the

@@ -1063,18 +1063,72 @@ pub struct PoseClip {
     /// Every animated lane group's keys on one shared timeline, when the clip's key times allow
     /// it (see [`KeyLayout`]); otherwise sampling reads the streams.
     timeline: Option<Timeline>,
-    /// Per lane group, 1 in the lanes of joints whose rotation, translation and scale the clip
-    /// itself keys (0 where the joint holds its rest value): what a layer contributes to a
-    /// [`mix`].
-    drives: Drives,
+    /// Which joints' channels the clip itself keys (the others hold their rest values): what a
+    /// layer contributes to a [`mix`].
+    drives: KeyedChannels,
 }
 
-/// Which joints' channels a [`PoseClip`] keys, as lane masks (1.0 or 0.0 per lane).
+/// Which joints' rotation, translation and scale a pose source keys (the others hold the
+/// joints' rest values): what a layer contributes to a [`mix`]. A [`PoseClip`] has its own
+/// ([`PoseClip::keyed`]); a pose made another way (a clip retargeted onto the skeleton) says
+/// which channels it sets with [`KeyedChannels::new`]. Stored as lane masks (1.0 or 0.0 per
+/// lane), as the mix reads them.
 #[derive(Debug, Clone, PartialEq, Default)]
-struct Drives {
-    rotation: Vec<Vec4>,
-    translation: Vec<Vec4>,
-    scale: Vec<Vec4>,
+pub struct KeyedChannels {
+    joints: usize,
+    pub(super) rotation: Vec<Vec4>,
+    pub(super) translation: Vec<Vec4>,
+    pub(super) scale: Vec<Vec4>,
+}
+
+impl KeyedChannels {
+    /// The channels of `joints` joints that `keyed(joint)` says are keyed, as (rotation,
+    /// translation, scale).
+    pub fn new(joints: usize, keyed: impl Fn(usize) -> (bool, bool, bool)) -> Self {
+        let mut k = Self {
+            joints,
+            rotation: vec![Vec4::ZERO; groups(joints)],
+            translation: vec![Vec4::ZERO; groups(joints)],
+            scale: vec![Vec4::ZERO; groups(joints)],
+        };
+        for j in 0..joints {
+            let (r, t, s) = keyed(j);
+            k.set(j, r, t, s);
+        }
+        k
+    }
+
+    fn set(&mut self, joint: usize, rotation: bool, translation: bool, scale: bool) {
+        let (g, l) = (joint / LANES, joint % LANES);
+        let lane = |b: bool| if b { 1.0 } else { 0.0 };
+        self.rotation[g][l] = lane(rotation);
+        self.translation[g][l] = lane(translation);
+        self.scale[g][l] = lane(scale);
+    }
+
+    /// How many joints.
+    pub fn len(&self) -> usize {
+        self.joints
+    }
+
+    /// Whether there are no joints.
+    pub fn is_empty(&self) -> bool {
+        self.joints == 0
+    }
+
+    /// Whether joint `joint`'s rotation, translation and scale are keyed (all false past the
+    /// end).
+    pub fn keys_joint(&self, joint: usize) -> (bool, bool, bool) {
+        if joint >= self.joints {
+            return (false, false, false);
+        }
+        let (g, l) = (joint / LANES, joint % LANES);
+        (
+            self.rotation[g][l] != 0.0,
+            self.translation[g][l] != 0.0,
+            self.scale[g][l] != 0.0,
+        )
+    }
 }
 
 impl PoseClip {
@@ -1115,28 +1169,16 @@ impl PoseClip {
         let mut rotations = Track::new();
         let mut translations = Track::new();
         let mut scales = Track::new();
-        let mut drives = Drives {
-            rotation: vec![Vec4::ZERO; groups(joints)],
-            translation: vec![Vec4::ZERO; groups(joints)],
-            scale: vec![Vec4::ZERO; groups(joints)],
-        };
+        let mut drives = KeyedChannels::new(joints, |_| (false, false, false));
         for (j, driver) in driver.iter().enumerate() {
             let rest = skeleton.rest.get(j);
             let track = driver.map(|i| &clip.tracks()[i]);
-            let (g, l) = (j / LANES, j % LANES);
-            for (lanes, keyed) in [
-                (
-                    &mut drives.rotation,
-                    track.is_some_and(|t| t.rotation.is_some()),
-                ),
-                (
-                    &mut drives.translation,
-                    track.is_some_and(|t| t.translation.is_some()),
-                ),
-                (&mut drives.scale, track.is_some_and(|t| t.scale.is_some())),
-            ] {
-                lanes[g][l] = if keyed { 1.0 } else { 0.0 };
-            }
+            drives.set(
+                j,
+                track.is_some_and(|t| t.rotation.is_some()),
+                track.is_some_and(|t| t.translation.is_some()),
+                track.is_some_and(|t| t.scale.is_some()),
+            );
             match track.and_then(|t| t.rotation) {
                 Some(c) => {
                     let v0 = c.values as usize;
@@ -1211,13 +1253,12 @@ impl PoseClip {
     /// Whether the clip keys joint `joint`'s rotation, translation and scale (a channel it does
     /// not key holds the joint's rest value).
     pub fn keys_joint(&self, joint: usize) -> (bool, bool, bool) {
-        let (g, l) = (joint / LANES, joint % LANES);
-        let lane = |v: &Vec<Vec4>| v.get(g).is_some_and(|v| v[l] != 0.0);
-        (
-            lane(&self.drives.rotation),
-            lane(&self.drives.translation),
-            lane(&self.drives.scale),
-        )
+        self.drives.keys_joint(joint)
+    }
+
+    /// Which joints' channels the clip keys: what it contributes to a [`mix`].
+    pub fn keyed(&self) -> &KeyedChannels {
+        &self.drives
     }
 
     /// How many key times the clip's shared timeline has, when it samples on one (`None`: it

@@ -97,14 +97,10 @@ impl AssetLoader for IfpLoader {
         let mut named_clips = HashMap::new();
         let names: Vec<String> = package.clips().map(|c| c.name.clone()).collect();
         for (index, ifp_clip) in package.clips().enumerate() {
-            // GTA III adds translation keys to the bones' rest positions (§3.4).
-            let clip = match game {
-                GtaGame::Iii => skeleton.additive_translations(&ifp_clip.to_clip()),
-                _ => ifp_clip.to_clip(),
-            };
-            // Translation keys that are not local offsets (SA cutscenes' clavicles) are not
-            // applied: said once per clip.
-            let (clip, unapplied) = skeleton.local_translations(&clip);
+            // GTA III adds translation keys to the bones' rest positions (§3.4); translation
+            // keys that are not local offsets (SA cutscenes' clavicles) are not applied: said
+            // once per clip.
+            let (clip, unapplied) = skeleton.clip_as_played(game, &ifp_clip.to_clip());
             if !unapplied.is_empty() {
                 let line = format!(
                     "clip {:?}: the translation keys of {} are not local offsets (more than {} m from the bone's rest offset: positions in a scene's frame) and are not applied",

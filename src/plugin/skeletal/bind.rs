@@ -4,7 +4,7 @@
 //! is made here, once per change: the frames between only check that nothing moved.
 
 use super::fade::FadingBinding;
-use super::retargeted::{RetargetPlan, Retargeted, TargetRig, gather_hierarchy};
+use super::retargeted::{RetargetPlan, TargetRig, gather_hierarchy};
 use super::{
     ClipInfo, ClipLayers, ClipRegistry, Retarget, RetargetMode, RigBone, SkeletalClip,
     UnmatchedTracks,
@@ -103,7 +103,7 @@ impl PoseLayouts {
     }
 
     /// `info`'s clip retargeted onto a character of rig `target` (`bones`: its bones and
-    /// rests), sharing the [`RetargetPlan`] with every character of an equal rig; `None` when
+    /// rests), the [`RetargetPlan`] shared with every character of an equal rig; `None` when
     /// the clip cannot be retargeted (see [`RetargetPlan::new`]).
     pub(super) fn retargeting(
         &mut self,
@@ -111,20 +111,19 @@ impl PoseLayouts {
         info: &Arc<ClipInfo>,
         target: &TargetRig,
         bones: &[(Entity, BonePose, AnimationTargetId)],
-    ) -> Option<Retargeted> {
+    ) -> Option<Arc<RetargetPlan>> {
         let key = (id, target.fingerprint);
-        let plan = match self.retargeted.get(&key) {
+        match self.retargeted.get(&key) {
             Some((i, plan)) if Arc::ptr_eq(i, info) => plan.clone(),
             _ => {
                 if self.retargeted.len() > 64 {
                     self.retargeted.retain(|_, (i, _)| Arc::strong_count(i) > 1);
                 }
-                let plan = RetargetPlan::new(info, target).map(Arc::new);
+                let plan = RetargetPlan::new(info, target, bones).map(Arc::new);
                 self.retargeted.insert(key, (info.clone(), plan.clone()));
                 plan
             }
-        };
-        Some(Retargeted::new(plan?, bones))
+        }
     }
 }
 
@@ -286,19 +285,17 @@ pub(crate) struct PlaybackBinding {
     /// The clip fading out, bound to the same bones, while a cross-fade lasts.
     pub(super) fading: Option<Box<FadingBinding>>,
     /// On a rest-compensated [`Retarget`] character: its hierarchy, and the current clip
-    /// retargeted onto it (when the clip knows its source skeleton). Boxed, as the fade above:
-    /// the binding stays small, so that the systems walking every character each frame read
-    /// few cache lines of each.
+    /// retargeted onto it (when the clip knows its source skeleton), whose layout is `layout`.
     pub(super) target: Option<Arc<TargetRig>>,
-    pub(super) retarget: Option<Box<Retargeted>>,
+    pub(super) retarget: Option<Arc<RetargetPlan>>,
     /// Bound (again) this frame: every bone is written.
     pub(super) rebound: bool,
     /// Sampled at this frame's playhead by [`super::sample::sample_skeletal`] (the common
     /// frame: no binding, no fade), so that only the bones are written.
     pub(super) presampled: bool,
-    /// Not retargeted: the clip laid out for the character's bones (shared by every character
-    /// with the same bones and rests), its sampling cache and the sampled pose (every bone: the
-    /// ones the clip does not drive at rest).
+    /// The clip laid out for the character's bones (shared by every character with the same
+    /// bones and rests; retargeted onto them first on a [`Retarget`] character), its sampling
+    /// cache and the sampled pose (every bone: the ones the clip does not drive at rest).
     pub(super) layout: Option<Arc<PoseClip>>,
     pub(super) pose_cursor: PoseCursor,
     pub(super) local: LocalPose,
@@ -327,7 +324,7 @@ pub(super) fn bind_tracks(
 pub(super) fn unmatched_tracks(
     info: &ClipInfo,
     tracks: &[Option<usize>],
-    retarget: Option<&Retargeted>,
+    retarget: Option<&RetargetPlan>,
 ) -> Vec<String> {
     (0..info.tracks.len())
         .filter(|&i| match retarget {
@@ -468,17 +465,15 @@ pub(crate) fn prepare_skeletal(
             binding.retarget = binding
                 .target
                 .as_deref()
-                .and_then(|t| layouts.retargeting(id, &info, t, &bones))
-                .map(Box::new);
+                .and_then(|t| layouts.retargeting(id, &info, t, &bones));
             let tracks = if binding.retarget.is_some() {
                 vec![None; info.tracks.len()]
             } else {
                 bind_tracks(&info, &bones)
             };
-            binding.layout = if binding.retarget.is_none() {
-                layouts.get(id, &info, &bones, &tracks)
-            } else {
-                None
+            binding.layout = match &binding.retarget {
+                Some(plan) => Some(plan.layout.clone()),
+                None => layouts.get(id, &info, &bones, &tracks),
             };
             let rests: Vec<BonePose> = bones.iter().map(|b| b.1).collect();
             binding.rest = LocalPose::from_bone_poses(&rests);
@@ -541,7 +536,7 @@ pub(crate) fn prepare_skeletal(
         }
         // A later frame's rebinding adds to one not yet shown.
         binding.rebound |= rebound;
-        binding.ready = binding.layout.is_some() || binding.retarget.is_some();
+        binding.ready = binding.layout.is_some();
         source.bound = Some(Bound {
             clip: id,
             generation,

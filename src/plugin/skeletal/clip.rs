@@ -2,7 +2,7 @@
 //! ([`super::PlayAnimation`]) and any tool that wants Bevy's own clip type.
 
 use super::RootMotionMode;
-use crate::anim::Clip;
+use crate::anim::{Clip, distinct_times};
 use crate::skeleton::Skeleton;
 use bevy::animation::animation_curves::{AnimatableCurve, AnimatedField};
 use bevy::animation::{AnimationTargetId, animated_field};
@@ -12,24 +12,7 @@ use bevy::prelude::*;
 /// Index of the track of the skeleton's root bone (a bone without parent), which carries root
 /// motion.
 pub fn root_track(clip: &Clip, skeleton: &Skeleton) -> Option<usize> {
-    clip.tracks().iter().position(|t| {
-        skeleton
-            .find(&t.bone)
-            .is_some_and(|i| skeleton.bones[i].parent.is_none())
-    })
-}
-
-/// Times for a Bevy keyframe curve: Bevy keeps the first of equal times and drops the rest,
-/// while rigplay's sampler steps to the last of them; moving the earlier ones back by one ulp
-/// each makes both give the same values everywhere but inside those ulps.
-fn distinct_times(times: &[f32]) -> Vec<f32> {
-    let mut out = times.to_vec();
-    for k in (0..out.len().saturating_sub(1)).rev() {
-        if out[k] >= out[k + 1] {
-            out[k] = out[k + 1].next_down();
-        }
-    }
-    out
+    skeleton.root_track(clip)
 }
 
 /// Adds a keyframe curve on `field` of `Transform`: constant for one key, else Bevy's

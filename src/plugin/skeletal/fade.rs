@@ -1,16 +1,15 @@
 //! Cross-fades and held blends ([`SkeletalClip::cross_fade`], [`SkeletalClip::hold_blend`]) on
 //! the pose pipeline: the clip fading out is laid out for the character's bones like the
-//! current one (or retargeted onto them), sampled at its own playhead, and blended with the
+//! current one (retargeted onto them first on a retargeted character), sampled at its own playhead, and blended with the
 //! current pose as the games blend clips (a normalised weighted sum, §3.3 of
 //! `docs/formats/ifp.md`; [`pose::blend`]).
 
 use super::bind::{PlaybackBinding, PoseLayouts, bind_tracks};
-use super::retargeted::{Retargeted, TargetRig};
+use super::retargeted::TargetRig;
 use super::{ClipInfo, ClipRegistry, SkeletalClip};
 use crate::anim::pose::{self, BlendLayer, LocalPose, PoseClip, PoseCursor};
 use crate::anim::{BonePose, held_time, step_time};
 use crate::plugin::Playback;
-use bevy::animation::AnimationTargetId;
 use bevy::prelude::*;
 use std::sync::Arc;
 
@@ -21,7 +20,6 @@ pub(super) struct FadingBinding {
     info: Arc<ClipInfo>,
     layout: Option<Arc<PoseClip>>,
     cursor: PoseCursor,
-    retarget: Option<Retargeted>,
     /// The clip's pose (every bone: the ones it does not drive at rest).
     pose: LocalPose,
     /// Per bone, whether the clip drives it.
@@ -40,20 +38,21 @@ impl FadingBinding {
         layouts: &mut PoseLayouts,
     ) -> Self {
         let bones = &binding.bones;
-        let (mut retarget, mut layout) = (None, None);
+        let mut layout = None;
         let mut drives = vec![true; bones.len()];
         // A snapshot fades out as it is: nothing to bind, and it covers every bone.
         let is_snapshot = snapshot.is_some();
         if !is_snapshot {
             drives.fill(false);
-            retarget = binding
+            let retarget = binding
                 .target
                 .as_deref()
                 .and_then(|t: &TargetRig| layouts.retargeting(id, &info, t, bones));
-            if let Some(r) = &retarget {
-                for &b in r.mapped() {
+            if let Some(plan) = retarget {
+                for &b in plan.mapped() {
                     drives[b] = true;
                 }
+                layout = Some(plan.layout.clone());
             } else {
                 let tracks = bind_tracks(&info, bones);
                 for &b in tracks.iter().flatten() {
@@ -65,7 +64,6 @@ impl FadingBinding {
         Self {
             cursor: layout.as_deref().map(PoseCursor::new).unwrap_or_default(),
             layout,
-            retarget,
             pose: snapshot.unwrap_or_else(|| binding.rest.clone()),
             drives,
             snapshot: is_snapshot,
@@ -74,19 +72,11 @@ impl FadingBinding {
     }
 
     /// The outgoing pose at `time` of the clip (or the snapshot), into `self.pose`.
-    fn pose_at(
-        &mut self,
-        time: f32,
-        bones: &[(Entity, BonePose, AnimationTargetId)],
-        rest: &LocalPose,
-    ) {
+    fn pose_at(&mut self, time: f32) {
         if self.snapshot {
             return;
         }
-        if let Some(r) = &mut self.retarget {
-            r.sample(time);
-            r.pose_into(bones, rest, &mut self.pose);
-        } else if let Some(layout) = &self.layout {
+        if let Some(layout) = &self.layout {
             pose::sample(layout, time, &mut self.cursor, &mut self.pose);
         }
     }
@@ -176,7 +166,6 @@ pub(super) fn step_fade(
         return FadeStep::Done;
     }
     let PlaybackBinding {
-        bones,
         rest,
         local,
         mixed,
@@ -188,7 +177,7 @@ pub(super) fn step_fade(
         mixed.clone_from(local);
         return FadeStep::Blended;
     };
-    old.pose_at(t, bones, rest);
+    old.pose_at(t);
     pose::blend(
         &[
             BlendLayer {

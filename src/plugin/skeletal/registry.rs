@@ -2,14 +2,13 @@
 //! clip's `AnimationClip`. Every format's loader fills it; [`super::SkeletalClip`] plays from it.
 
 use super::ClipSettings;
-use crate::anim::pose::{PoseClip, PoseSkeleton};
+use crate::anim::Clip;
 use crate::anim::retarget::RetargetSource;
-use crate::anim::{BonePose, Clip};
 use bevy::animation::AnimationTargetId;
 use bevy::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, RwLock};
 
 /// What rigplay knows of every clip it loaded, by the clip's asset id: filled by the loaders
 /// themselves, so that it is there even when nothing holds the file's root asset.
@@ -46,9 +45,6 @@ pub struct ClipInfo {
     /// [`super::Retarget`] character's rest-pose compensation starts from; `None` plays the
     /// clip on such a character by bone name only.
     pub source: Option<Arc<RetargetSource>>,
-    /// The clip as played laid out for the pose pipeline on `source`'s skeleton, built the first
-    /// time a retargeted character binds it.
-    source_layout: OnceLock<Option<Arc<PoseClip>>>,
 }
 
 impl ClipInfo {
@@ -73,35 +69,7 @@ impl ClipInfo {
             tracks,
             root_track,
             source,
-            source_layout: OnceLock::new(),
         }
-    }
-
-    /// The clip as played laid out on its source skeleton (each track on the source bone it
-    /// drives), for the pose pipeline to sample before retargeting; `None` without a source.
-    /// Built once, the first time it is asked for.
-    pub(crate) fn source_layout(&self) -> Option<&Arc<PoseClip>> {
-        self.source_layout
-            .get_or_init(|| {
-                let source = self.source.as_ref()?;
-                let rests: Vec<BonePose> = source
-                    .rest
-                    .local
-                    .iter()
-                    .map(|&(translation, rotation)| BonePose {
-                        translation,
-                        rotation,
-                        scale: Vec3::ONE,
-                    })
-                    .collect();
-                let skeleton = PoseSkeleton::new(&vec![None; rests.len()], &rests).ok()?;
-                Some(Arc::new(PoseClip::new(
-                    &self.played,
-                    &skeleton,
-                    &source.tracks,
-                )))
-            })
-            .as_ref()
     }
 
     /// The same clip with other settings (the clip as played built again).

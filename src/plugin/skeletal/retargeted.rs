@@ -1,10 +1,10 @@
 //! Retargeting in the skeletal wing: a rest-compensated [`Retarget`] character's hierarchy
-//! ([`TargetRig`], gathered once per binding) and a clip retargeted onto it ([`Retargeted`]),
-//! which the passes sample into the character's pose.
+//! ([`TargetRig`], gathered once per binding) and a clip retargeted onto it once
+//! ([`RetargetPlan`]), which characters then play as any clip laid out for their bones.
 
 use super::{ClipInfo, Retarget, RigBone};
 use crate::anim::BonePose;
-use crate::anim::pose::{self, LocalPose, PoseClip, PoseCursor};
+use crate::anim::pose::{KeyedChannels, PoseClip, PoseSkeleton};
 use crate::anim::retarget::{
     HumanoidBone, RestAlignment, RestPose, RetargetSource, Retargeter, bone_pairs,
 };
@@ -117,26 +117,36 @@ impl TargetRig {
 }
 
 /// One clip retargeted onto one rig, built once and shared by every character of that rig
-/// ([`super::bind::PoseLayouts::retargeting`]): the [`Retargeter`], which of the character's
-/// bones it drives, and the clip laid out on its source skeleton.
+/// ([`super::bind::PoseLayouts::retargeting`]): the clip retargeted key by key
+/// ([`Retargeter::retarget_clip`]) and laid out for the character's bones, so that playing it
+/// is sampling a clip, as for any character; which bones it sets; and what root motion needs.
 pub(super) struct RetargetPlan {
     source: Arc<RetargetSource>,
     retargeter: Retargeter,
-    /// The character's bones the clip drives.
+    /// The clip as played, retargeted, laid out for the character's bones.
+    pub(super) layout: Arc<PoseClip>,
+    /// The character's bones the clip sets (every paired bone).
     mapped: Vec<usize>,
-    /// The hips' bone and the inverse of their parent's rest world transform (model space to
-    /// the hips' local translation).
-    hips: Option<(usize, Affine3A)>,
-    /// The clip laid out on the source skeleton ([`ClipInfo::source_layout`]).
-    layout: Arc<PoseClip>,
+    /// The character's channels the source clip keys (a layer playing the clip leaves the
+    /// others to the layers under it).
+    keyed: KeyedChannels,
     /// Source axes to the character's (for root motion).
     basis: Quat,
 }
 
+/// How closely a retargeted clip's keys follow the retargeting where a bone takes a product
+/// of source bones (radians; the hips' translation within this times their scale).
+const RETARGET_TOLERANCE: f32 = 1e-4;
+
 impl RetargetPlan {
     /// `None` when the clip does not know its source skeleton or the maths refuses the pair
-    /// (the clip then plays on the character by bone name).
-    pub(super) fn new(info: &ClipInfo, target: &TargetRig) -> Option<Self> {
+    /// (the clip then plays on the character by bone name). `bones`: the character's bones
+    /// and rests, those `target` was gathered from.
+    pub(super) fn new(
+        info: &ClipInfo,
+        target: &TargetRig,
+        bones: &[(Entity, BonePose, AnimationTargetId)],
+    ) -> Option<Self> {
         let source = info.source.clone()?;
         let source_names: Vec<&str> = source.names.iter().map(String::as_str).collect();
         let target_names: Vec<&str> = target.names.iter().map(String::as_str).collect();
@@ -147,7 +157,8 @@ impl RetargetPlan {
                 .ok()?;
         let source_hips = source.bone_map().1.get(HumanoidBone::Hips);
         let target_hips = source_hips.and_then(|s| retargeter.pairs().find(|p| p.0 == s));
-        let mut hips = None;
+        // Model space to the hips' local translation: the inverse of their parent's rest.
+        let mut hips_parent_inverse = Affine3A::IDENTITY;
         if let (Some(s), Some((_, t))) = (source_hips, target_hips) {
             retargeter = retargeter.with_hips(s, t, target.up);
             let world = target.rest.world().ok()?;
@@ -158,114 +169,55 @@ impl RetargetPlan {
                     world[p].0,
                 )
             });
-            hips = Some((t, parent.inverse()));
+            hips_parent_inverse = parent.inverse();
         }
+        let baked = retargeter.retarget_clip(
+            &info.played,
+            &source.tracks,
+            |p| hips_parent_inverse.transform_point3(p),
+            RETARGET_TOLERANCE,
+        );
+        let rests: Vec<BonePose> = bones.iter().map(|b| b.1).collect();
+        let skeleton = PoseSkeleton::new(&vec![None; rests.len()], &rests).ok()?;
+        let layout = Arc::new(PoseClip::new(&baked.clip, &skeleton, &baked.targets));
+        let keyed = KeyedChannels::new(bones.len(), |b| {
+            let (r, t) = baked.keyed.get(b).copied().unwrap_or_default();
+            (r, t, false)
+        });
         Some(Self {
-            layout: info.source_layout()?.clone(),
-            mapped: retargeter.pairs().map(|p| p.1).collect(),
-            hips,
+            layout,
+            mapped: baked.targets.iter().flatten().copied().collect(),
+            keyed,
             basis,
             retargeter,
             source,
         })
     }
-}
 
-/// One character playing a clip retargeted onto it: the shared [`RetargetPlan`], and the
-/// character's own sampling cache, sampled source pose and retargeted rotations.
-pub(super) struct Retargeted {
-    plan: Arc<RetargetPlan>,
-    cursor: PoseCursor,
-    /// The source pose sampled last, as the pose pipeline samples it and the retargeting
-    /// maths reads it.
-    sampled: LocalPose,
-    /// Per character bone, its local rotation (the mapped ones retargeted; only they are read).
-    out: Vec<Quat>,
-    hips_position: Option<Vec3>,
-}
-
-impl Retargeted {
-    /// A character of the plan's rig (`bones`: its bones and their rests) starting the clip.
-    pub(super) fn new(
-        plan: Arc<RetargetPlan>,
-        bones: &[(Entity, BonePose, AnimationTargetId)],
-    ) -> Self {
-        Self {
-            cursor: PoseCursor::new(&plan.layout),
-            sampled: LocalPose::new(plan.layout.len()),
-            out: bones.iter().map(|(_, p, _)| p.rotation).collect(),
-            hips_position: None,
-            plan,
-        }
-    }
-
-    /// The character's bones the clip drives.
+    /// The character's bones the clip sets.
     pub(super) fn mapped(&self) -> &[usize] {
-        &self.plan.mapped
+        &self.mapped
     }
 
-    /// Whether source bone `s` reaches a bone of the character (paired, or above a paired one).
+    /// The character's channels the source clip keys (for a mix of layers).
+    pub(super) fn keyed(&self) -> &KeyedChannels {
+        &self.keyed
+    }
+
+    /// Whether the clip's track `track` reaches a bone of the character (its source bone is
+    /// paired, or above a paired one).
     pub(super) fn uses_source_track(&self, track: usize) -> bool {
-        let plan = &self.plan;
-        plan.source
+        self.source
             .tracks
             .get(track)
             .copied()
             .flatten()
-            .is_some_and(|s| plan.retargeter.uses_source(s))
+            .is_some_and(|s| self.retargeter.uses_source(s))
     }
 
-    /// Samples the clip as played (root motion taken out) at `time` on the source skeleton and
-    /// retargets the pose.
-    pub(super) fn sample(&mut self, time: f32) {
-        let plan = &*self.plan;
-        pose::sample(&plan.layout, time, &mut self.cursor, &mut self.sampled);
-        let sampled = self.sampled.reader();
-        self.hips_position = plan.retargeter.retarget(
-            |b| sampled.get(b).map(|p| (p.translation, p.rotation)),
-            &mut self.out,
-        );
-    }
-
-    /// The local pose of mapped bone `b` (rest translation and scale, the retargeted rotation;
-    /// the hips at their retargeted position).
-    pub(super) fn bone_pose(&self, b: usize, rest: &BonePose) -> BonePose {
-        let mut pose = BonePose {
-            rotation: self.out[b],
-            ..*rest
-        };
-        if let (Some((hips, parent_inverse)), Some(at)) = (self.plan.hips, self.hips_position)
-            && hips == b
-        {
-            pose.translation = parent_inverse.transform_point3(at);
-        }
-        pose
-    }
-
-    /// The character's pose: `rest` with the retargeted bones set.
-    pub(super) fn pose_into(
-        &self,
-        bones: &[(Entity, BonePose, AnimationTargetId)],
-        rest: &LocalPose,
-        out: &mut LocalPose,
-    ) {
-        out.clone_from(rest);
-        self.write_mapped(bones, out);
-    }
-
-    /// Sets the retargeted bones in `out` (the others keep what they hold).
-    pub(super) fn write_mapped(
-        &self,
-        bones: &[(Entity, BonePose, AnimationTargetId)],
-        out: &mut LocalPose,
-    ) {
-        for &b in &self.plan.mapped {
-            out.set(b, self.bone_pose(b, &bones[b].1));
-        }
-    }
-
-    /// The root's movement from `from` to `to` in the character's axes, scaled like the hips.
+    /// The root's movement `gta_displacement` (the clip's axes) in the character's axes,
+    /// scaled like the hips.
     pub(super) fn root_motion(&self, gta_displacement: Vec3) -> Vec3 {
-        self.plan.basis * (gta_displacement * self.plan.retargeter.hips_scale())
+        self.basis * (gta_displacement * self.retargeter.hips_scale())
     }
 }

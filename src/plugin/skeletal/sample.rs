@@ -1,7 +1,7 @@
 //! Sampling a [`SkeletalClip`] character each frame: [`sample_skeletal`] samples the clip of
 //! every character on its common frame (bound before, no fade) on the task pool's threads;
-//! [`apply_skeletal`] does what the other frames need (a fresh binding, a fade, root motion, a
-//! retargeted character's bones) and writes those bones itself. The bones of a character on its
+//! [`apply_skeletal`] does what the other frames need (a fresh binding, a fade, root motion)
+//! and writes those bones itself. The bones of a character on its
 //! common frame are written by the bone pass ([`super::write`]).
 //!
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
@@ -44,16 +44,11 @@ pub(crate) fn sample_skeletal(
             if !binding.ready || binding.rebound || skeletal.fade.is_some() {
                 return;
             }
-            match (binding.retarget.as_mut(), &binding.layout) {
-                (Some(r), _) => {
-                    // The bone pass reads the retargeted bones from `r`.
-                    r.sample(playback.time);
-                    source.pass = BonePass::Sampled;
-                }
-                (None, Some(_)) if source.timeline => {
+            match &binding.layout {
+                Some(_) if source.timeline => {
                     source.pass = BonePass::Sample;
                 }
-                (None, Some(layout)) => {
+                Some(layout) => {
                     pose::sample(
                         layout,
                         playback.time,
@@ -62,16 +57,16 @@ pub(crate) fn sample_skeletal(
                     );
                     source.pass = BonePass::Sampled;
                 }
-                // Not ready without either.
-                (None, None) => return,
+                // Not ready without it.
+                None => return,
             }
             binding.presampled = true;
         });
 }
 
 /// Finishes every bound character's frame: moves it by its root motion, and poses the bones the
-/// bone pass does not (a retargeted character's, and every character's on a frame that binds or
-/// fades: the current clip, and a clip fading out blended in).
+/// bone pass does not (on a frame that binds or fades: the current clip, and a clip fading out
+/// blended in).
 pub(crate) fn apply_skeletal(
     time: Res<Time>,
     registry: Res<ClipRegistry>,
@@ -126,16 +121,7 @@ pub(crate) fn apply_skeletal(
             }
         }
         let common = !rebound && skeletal.fade.is_none();
-        if let Some(r) = binding.retarget.as_mut() {
-            if !presampled {
-                r.sample(now);
-            }
-            if common {
-                // The common frame: the bone pass writes the retargeted bones.
-                continue;
-            }
-            r.pose_into(&binding.bones, &binding.rest, &mut binding.local);
-        } else if let Some(layout) = &binding.layout {
+        if let Some(layout) = &binding.layout {
             if !presampled {
                 pose::sample(layout, now, &mut binding.pose_cursor, &mut binding.local);
             }

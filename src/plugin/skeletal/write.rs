@@ -4,11 +4,9 @@
 
 use super::bind::{BonePass, BoneSetView, PlaybackBinding, PoseSource, PosedBy};
 use super::layers::LayerBinding;
-use super::retargeted::Retargeted;
 use crate::anim::BonePose;
 use crate::anim::pose::{self, LocalPose, PoseCursor};
 use crate::plugin::Playback;
-use bevy::animation::AnimationTargetId;
 use bevy::ecs::change_detection::{ContiguousMut, Tick};
 use bevy::prelude::*;
 use bevy::tasks::ComputeTaskPool;
@@ -179,17 +177,8 @@ impl CharacterReader<'_, '_, '_> {
                     continue;
                 };
                 let driven = source.driven.view();
-                let n = match pose {
-                    Posed::Local(pose) => {
-                        let pose = pose.unwrap_or(&scratch.pose).reader();
-                        write_run(bones, character, driven, this_run, |b| pose.get(b))
-                    }
-                    Posed::Retargeted(r, rests) => {
-                        write_run(bones, character, driven, this_run, |b| {
-                            rests.get(b).map(|rest| r.bone_pose(b, &rest.1))
-                        })
-                    }
-                };
+                let pose = pose.unwrap_or(&scratch.pose).reader();
+                let n = write_run(bones, character, driven, this_run, |b| pose.get(b));
                 *head += n;
             }
         }
@@ -201,7 +190,7 @@ impl CharacterReader<'_, '_, '_> {
         &self,
         character: Entity,
         scratch: &mut BoneScratch,
-    ) -> Option<(&PoseSource, Posed<'_>)> {
+    ) -> Option<(&PoseSource, Option<&LocalPose>)> {
         let (playback, source) = self
             .characters
             .get(character)
@@ -217,30 +206,15 @@ impl CharacterReader<'_, '_, '_> {
             source
                 .segment
                 .store(cursor.timeline_segment(), Ordering::Relaxed);
-            Some((source, Posed::Local(None)))
+            Some((source, None))
         } else {
             let pose = match self.layered.get(character) {
-                Ok(layered) => Posed::Local(Some(layered.pose())),
-                Err(_) => {
-                    let binding = self.bindings.get(character).ok()?;
-                    match binding.retarget.as_deref() {
-                        Some(r) => Posed::Retargeted(r, &binding.bones),
-                        None => Posed::Local(Some(&binding.local)),
-                    }
-                }
+                Ok(layered) => layered.pose(),
+                Err(_) => &self.bindings.get(character).ok()?.local,
             };
-            Some((source, pose))
+            Some((source, Some(pose)))
         }
     }
-}
-
-/// Where a character's posed bones are read: a local pose (`None`: the scratch pose a timeline
-/// clip was sampled into), or a retargeted clip's bones over the character's rests (read
-/// straight from the retargeting, not copied into a pose first).
-#[derive(Clone, Copy)]
-enum Posed<'a> {
-    Local(Option<&'a LocalPose>),
-    Retargeted(&'a Retargeted, &'a [(Entity, BonePose, AnimationTargetId)]),
 }
 
 /// Writes `character`'s bones at the head of `bones` that its clip drives, from `pose`, marking

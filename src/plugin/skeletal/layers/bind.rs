@@ -11,14 +11,18 @@ use crate::plugin::skeletal::bind::{
     BonePass, BoneSet, BonesChanged, PlaybackBinding, PoseLayouts, PoseSource, PosedBy,
     bind_tracks, unmatched_tracks,
 };
-use crate::plugin::skeletal::{ClipRegistry, Retarget, RigBone, SkeletalClip};
+use crate::plugin::skeletal::retargeted::gather_hierarchy;
+use crate::plugin::skeletal::{ClipRegistry, Retarget, RetargetMode, RigBone, SkeletalClip};
+use bevy::ecs::system::ParamSet;
 use bevy::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Binds every [`ClipLayers`] character's bones and each layer's clip (again when bones appear,
 /// the registry changes, or a layer's clip or mask does), tags the bones the layers drive for
-/// the bone pass, and keeps the character's [`LayerReport`].
+/// the bone pass, and keeps the character's [`LayerReport`]. On a rest-compensated
+/// [`Retarget`] character every layer whose clip knows its source skeleton is retargeted onto
+/// it, as a [`SkeletalClip`] alone would be; the others bind by bone name.
 pub(crate) fn bind_layers(
     mut commands: Commands,
     registry: Res<ClipRegistry>,
@@ -30,16 +34,18 @@ pub(crate) fn bind_layers(
         Option<&mut LayerBinding>,
         Option<&mut PoseSource>,
         Option<(&SkeletalClip, &mut Playback)>,
-        Has<Retarget>,
+        Option<Ref<Retarget>>,
     )>,
     children: Query<&Children>,
     rig_bones: Query<&RigBone>,
-    nodes: Query<(Option<&Name>, &ChildOf)>,
+    mut nodes: ParamSet<(
+        Query<(&Transform, Option<&Name>, &ChildOf)>,
+        Query<&mut Transform>,
+    )>,
     posed_by: Query<&PosedBy>,
-    mut transforms: Query<&mut Transform>,
 ) {
     let generation = registry.generation();
-    for (entity, layers, binding, source, mut base, retargeted) in &mut characters {
+    for (entity, layers, binding, source, mut base, retarget) in &mut characters {
         let (Some(mut binding), Some(mut source)) = (binding, source) else {
             // What a clip of its own bound (if it played one before) goes: the layers bind
             // afresh.
@@ -50,14 +56,20 @@ pub(crate) fn bind_layers(
             continue;
         };
         let binding = &mut *binding;
-        if retargeted && binding.warned.insert((BASE, 9)) {
-            warn!(
-                "{entity}: layers do not retarget yet: on a Retarget character they drive the bones whose names the clips use, with no rest-pose compensation"
-            );
-        }
-        let new_bones = !binding.bound || binding.bones_seen != bones_changed.0;
+        let retarget = retarget.filter(|r| r.mode == RetargetMode::RestCompensated);
+        let retarget_moved = retarget.as_ref().is_some_and(|r| r.is_changed())
+            || retarget.is_some() != binding.target.is_some();
+        let new_bones = !binding.bound || binding.bones_seen != bones_changed.0 || retarget_moved;
         if new_bones {
-            gather_bones(entity, binding, &children, &rig_bones, &nodes, &mut layouts);
+            gather_bones(
+                entity,
+                retarget.as_deref(),
+                binding,
+                &children,
+                &rig_bones,
+                &nodes.p0(),
+                &mut layouts,
+            );
             binding.bones_seen = bones_changed.0;
             binding.bound = true;
             binding.slots.clear();
@@ -160,7 +172,7 @@ pub(crate) fn bind_layers(
                 &mut source,
                 &posed_by,
                 &mut commands,
-                &mut transforms,
+                &mut nodes.p1(),
             );
         }
         source.pass = if binding.slots.is_empty() || binding.bones.is_empty() {
@@ -176,23 +188,35 @@ pub(crate) fn bind_layers(
     }
 }
 
-/// The character's bones (descendants with a [`RigBone`]), their names, their parents among
-/// them and their rest pose.
+/// The character's bones (descendants with a [`RigBone`]; on a rest-compensated [`Retarget`]
+/// character, every node below it, and its rig), their names, their parents among them and
+/// their rest pose.
 fn gather_bones(
     entity: Entity,
+    retarget: Option<&Retarget>,
     binding: &mut LayerBinding,
     children: &Query<&Children>,
     rig_bones: &Query<&RigBone>,
-    nodes: &Query<(Option<&Name>, &ChildOf)>,
+    nodes: &Query<(&Transform, Option<&Name>, &ChildOf)>,
     layouts: &mut PoseLayouts,
 ) {
-    binding.bones = children
-        .iter_descendants(entity)
-        .filter_map(|e| {
-            let r = rig_bones.get(e).ok()?;
-            Some((e, BonePose::from(r.rest), r.target))
-        })
-        .collect();
+    match retarget {
+        Some(retarget) => {
+            let (bones, rig) = gather_hierarchy(entity, retarget, children, nodes, rig_bones);
+            binding.bones = bones;
+            binding.target = rig.map(Arc::new);
+        }
+        None => {
+            binding.bones = children
+                .iter_descendants(entity)
+                .filter_map(|e| {
+                    let r = rig_bones.get(e).ok()?;
+                    Some((e, BonePose::from(r.rest), r.target))
+                })
+                .collect();
+            binding.target = None;
+        }
+    }
     let index: HashMap<Entity, usize> = binding
         .bones
         .iter()
@@ -202,7 +226,7 @@ fn gather_bones(
     binding.names.clear();
     binding.parents.clear();
     for (e, _, _) in &binding.bones {
-        let (name, child_of) = nodes.get(*e).map_or((None, None), |(n, c)| (n, Some(c)));
+        let (name, child_of) = nodes.get(*e).map_or((None, None), |(_, n, c)| (n, Some(c)));
         binding
             .names
             .push(name.map_or_else(String::new, |n| n.as_str().to_owned()));
@@ -217,7 +241,7 @@ fn gather_bones(
                 parent = Some(i);
                 break;
             }
-            up = nodes.get(p).ok().map(|(_, c)| c.parent());
+            up = nodes.get(p).ok().map(|(_, _, c)| c.parent());
         }
         binding.parents.push(parent);
     }
@@ -225,7 +249,9 @@ fn gather_bones(
     binding.driven = vec![false; binding.bones.len()];
 }
 
-/// `layer`'s clip bound to the character's bones, or `None` while the clip is not loaded.
+/// `layer`'s clip bound to the character's bones (retargeted onto them on a rest-compensated
+/// character, when the clip knows its source skeleton), or `None` while the clip is not
+/// loaded.
 fn bind_slot(
     layer: &Layer<Handle<AnimationClip>>,
     id: AssetId<AnimationClip>,
@@ -234,15 +260,28 @@ fn bind_slot(
     layouts: &mut PoseLayouts,
 ) -> Option<Slot> {
     let info = registry.get(id)?;
-    let tracks = bind_tracks(&info, &binding.bones);
-    let layout = layouts.get(id, &info, &binding.bones, &tracks)?;
-    let unmatched = unmatched_tracks(&info, &tracks, None);
+    let retargeted = binding
+        .target
+        .as_deref()
+        .and_then(|t| layouts.retargeting(id, &info, t, &binding.bones));
+    let (layout, unmatched) = match &retargeted {
+        Some(plan) => (
+            plan.layout.clone(),
+            unmatched_tracks(&info, &[], Some(plan)),
+        ),
+        None => {
+            let tracks = bind_tracks(&info, &binding.bones);
+            let layout = layouts.get(id, &info, &binding.bones, &tracks)?;
+            (layout, unmatched_tracks(&info, &tracks, None))
+        }
+    };
     Some(Slot {
         layer: layer.id(),
         clip: id,
         cursor: PoseCursor::new(&layout),
-        pose: LocalPose::new(binding.bones.len()),
         layout,
+        retarget: retargeted,
+        pose: LocalPose::clone(&binding.rest),
         info,
         mask_of: None,
         mask: None,
@@ -265,7 +304,7 @@ fn retag(
     let mut driven = vec![false; binding.bones.len()];
     for slot in &binding.slots {
         for (b, d) in driven.iter_mut().enumerate() {
-            let (r, t, s) = slot.layout.keys_joint(b);
+            let (r, t, s) = slot.keyed().keys_joint(b);
             *d |= r || t || s;
         }
     }

@@ -14,10 +14,12 @@ use crate::anim::layers::ResolvedMask;
 pub(crate) use bind::bind_layers;
 pub(crate) use play::{advance_layers, sample_layers, unbind_layers};
 
+use super::retargeted::{RetargetPlan, TargetRig};
 use super::{ClipInfo, SkeletalClip};
 use crate::anim::layers::{BoneMask, Layer, LayerError, LayerFlags, LayerStack};
-use crate::anim::pose::{LocalPose, PoseClip, PoseCursor};
+use crate::anim::pose::{self, KeyedChannels, LocalPose, PoseClip, PoseCursor};
 use crate::anim::{BonePose, PlayStep};
+use crate::coords::gta_vec_to_bevy;
 
 use bevy::animation::AnimationTargetId;
 use bevy::prelude::*;
@@ -189,8 +191,12 @@ struct Slot {
     layer: u32,
     clip: AssetId<AnimationClip>,
     info: Arc<ClipInfo>,
+    /// The clip laid out for the character's bones (retargeted onto them first on a
+    /// rest-compensated [`super::Retarget`] character: `retarget`), and its sampling cache.
     layout: Arc<PoseClip>,
     cursor: PoseCursor,
+    retarget: Option<Arc<RetargetPlan>>,
+    /// The pose sampled last (every bone: those the clip does not set at rest).
     pose: LocalPose,
     /// The mask as last resolved, and its weight per bone.
     mask_of: Option<BoneMask>,
@@ -203,6 +209,33 @@ struct Slot {
     unmatched: Vec<String>,
 }
 
+impl Slot {
+    /// Which of the character's channels the layer's clip keys.
+    fn keyed(&self) -> &KeyedChannels {
+        match &self.retarget {
+            Some(plan) => plan.keyed(),
+            None => self.layout.keyed(),
+        }
+    }
+
+    /// The clip's pose at `time`, sampled afresh (an additive layer's reference).
+    fn pose_at(&self, time: f32) -> LocalPose {
+        let mut pose = LocalPose::default();
+        let layout = &self.layout;
+        pose::sample(layout, time, &mut PoseCursor::new(layout), &mut pose);
+        pose
+    }
+
+    /// The root's movement `gta` (in GTA axes, the clip's) in the character's axes: scaled
+    /// like the hips and turned to the character's facing when retargeted.
+    fn root_motion(&self, gta: Vec3) -> Vec3 {
+        match &self.retarget {
+            Some(plan) => plan.root_motion(gta),
+            None => gta_vec_to_bevy(gta),
+        }
+    }
+}
+
 /// What a [`ClipLayers`] character is bound to: its bones, and each layer's clip on them.
 #[derive(Component, Default)]
 pub(crate) struct LayerBinding {
@@ -210,6 +243,9 @@ pub(crate) struct LayerBinding {
     bones_seen: u64,
     generation: u64,
     bones: Vec<(Entity, BonePose, AnimationTargetId)>,
+    /// On a rest-compensated [`super::Retarget`] character, its hierarchy (`bones` is then
+    /// every node below it), onto which clips that know their source skeleton are retargeted.
+    target: Option<Arc<TargetRig>>,
     names: Vec<String>,
     parents: Vec<Option<usize>>,
     /// The bones' rest pose, shared with the characters of the same skeleton.

@@ -3,10 +3,9 @@
 //!
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
-use super::{BASE, ClipLayers, LayerBinding, LayerFinished, LayerLooped, LayerRemoved, Slot};
+use super::{BASE, ClipLayers, LayerBinding, LayerFinished, LayerLooped, LayerRemoved};
 use crate::anim::layers::{LayerEvent, LayerFlags};
-use crate::anim::pose::{self, LocalPose, MixLayer, PoseCursor, TranslationRule};
-use crate::coords::gta_vec_to_bevy;
+use crate::anim::pose::{self, MixLayer, TranslationRule};
 use crate::plugin::Playback;
 use crate::plugin::skeletal::bind::PoseSource;
 use crate::plugin::skeletal::root_motion::playhead_displacement;
@@ -63,22 +62,22 @@ pub(crate) fn advance_layers(
         if let Some(playback) = playback
             && let Some(slot) = binding.slots.iter().find(|s| s.layer == BASE)
         {
-            delta += step_displacement(&slot.info, playback);
+            delta += slot.root_motion(step_displacement(&slot.info, playback));
         }
         for (layer, step) in layers.layers().iter().zip(&binding.steps) {
             if !layer.flags.root_translation {
                 continue;
             }
             if let Some(slot) = binding.slots.iter().find(|s| s.layer == layer.id()) {
-                delta += playhead_displacement(
+                delta += slot.root_motion(playhead_displacement(
                     &slot.info,
                     step,
                     layer.playhead.time,
                     layer.playhead.mode,
-                ) * layer.weight();
+                )) * layer.weight();
             }
         }
-        motion.move_by(gta_vec_to_bevy(delta), &mut transform);
+        motion.move_by(delta, &mut transform);
     }
 }
 
@@ -98,22 +97,11 @@ pub(crate) fn sample_layers(
                 let Some(layer) = layer_of(layers, playback, slot.layer) else {
                     continue;
                 };
-                let Slot {
-                    layout,
-                    cursor,
-                    pose,
-                    reference,
-                    ..
-                } = slot;
-                pose::sample(layout, layer.time, cursor, pose);
-                match (layer.additive, &reference) {
-                    (None, _) => *reference = None,
+                pose::sample(&slot.layout, layer.time, &mut slot.cursor, &mut slot.pose);
+                match (layer.additive, &slot.reference) {
+                    (None, _) => slot.reference = None,
                     (Some(t), Some((at, _))) if *at == t => {}
-                    (Some(t), _) => {
-                        let mut pose = LocalPose::default();
-                        pose::sample(layout, t, &mut PoseCursor::new(layout), &mut pose);
-                        *reference = Some((t, pose));
-                    }
+                    (Some(t), _) => slot.reference = Some((t, slot.pose_at(t))),
                 }
             }
             // One plain layer at weight 1: its pose is the mix.
@@ -137,7 +125,7 @@ pub(crate) fn sample_layers(
             } = binding;
             let unused = MixLayer {
                 pose: rest,
-                clip: &slots[0].layout,
+                keyed: slots[0].keyed(),
                 weight: 0.0,
                 partial: false,
                 mask: None,
@@ -152,7 +140,7 @@ pub(crate) fn sample_layers(
                 };
                 let m = MixLayer {
                     pose: &slot.pose,
-                    clip: &slot.layout,
+                    keyed: slot.keyed(),
                     weight: layer.weight,
                     partial: layer.flags.partial,
                     mask: slot.mask.as_deref().map(|m| &m.weights[..]),
