@@ -46,6 +46,8 @@ mod bytes;
 mod convert;
 mod dan;
 mod dff_read;
+mod gltf_export;
+mod gltf_validator;
 mod humanoid;
 mod ifp_bad_input;
 mod ifp_fixtures;

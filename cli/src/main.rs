@@ -1,5 +1,5 @@
-//! `rigplay`: inspect, validate, convert and sample animation files, and render AnimeEffects
-//! projects, from the command line.
+//! `rigplay`: inspect, validate, convert, export and sample animation files, and render
+//! AnimeEffects projects, from the command line.
 //!
 //! This file parses the arguments and dispatches; each command is a module, and `load` reads
 //! a file of any format, told apart by `rigplay::formats::detect`.
@@ -32,6 +32,13 @@ Usage:
       the sampled local transform of every bone of a clip at a time
       (--space bevy: GTA's Z-up or Direct3D's left-handed axes turned into Bevy's;
       --loop wraps the time, otherwise it is clamped to the clip; a .dan has one clip)
+  rigplay export IN... -o OUT.glb|OUT.gltf [--clip NAME]... [--game sa|vc|iii]
+                 [--root-motion baked|in-place|extract]
+      GTA (.ifp) and DAN (.dan) clips to glTF: the clip's skeleton (its game's ped, or the
+      DAN's bones) as nodes and a skin, each clip one animation at the file's own key times,
+      in glTF's axes; every clip, or those named by --clip (case-insensitive); --game says
+      whose ped (default: from the file); --root-motion: as the file has it, held in place,
+      or moved onto a RootMotion node above the skeleton. A .gltf gets its .bin beside it
   rigplay render FILE.anie (--frame N -o OUT.png | --frames A..B -o DIR/) [--scale S] [--raw]
       render frames as AnimeEffects exports them (N may be fractional; A..B includes both
       ends, written as DIR/NAME_NNNN.png with a progress bar on stderr); --scale S multiplies
@@ -48,6 +55,7 @@ macro_rules! out {
 }
 
 mod convert;
+mod export;
 mod inspect;
 mod load;
 mod pose;
@@ -68,6 +76,7 @@ fn main() -> ExitCode {
         Some("inspect") => inspect::inspect(&args[1..]),
         Some("validate") => validate::validate(&args[1..]),
         Some("convert") => convert::convert(&args[1..]),
+        Some("export") => export::export(&args[1..]),
         Some("pose") => pose::pose(&args[1..]),
         Some("render") => render::render(&args[1..]),
         Some("txd") => txd::txd(&args[1..]),

@@ -901,3 +901,94 @@ fn txd_writes_every_texture_as_a_png_and_names_the_ones_it_cannot_decode() {
     assert_eq!(png.get_pixel(0, 0).0, [0x30, 0x20, 0x10, 0x40]);
     assert_eq!(png.get_pixel(1, 0).0, [0, 0, 255, 128]);
 }
+
+#[test]
+fn export_writes_glb_and_gltf_with_named_clips_and_refuses_what_it_cannot_do() {
+    let d = dir("export");
+    let ifp = sample("sa_ped.ifp");
+    let ifp = ifp.to_str().unwrap();
+    // Every clip, as one .glb.
+    let glb = d.join("ped.glb");
+    let out = rigplay(&["export", ifp, "-o", glb.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("3 animations on GTA SA ped (32 bones)"),
+        "{text}"
+    );
+    let bytes = std::fs::read(&glb).unwrap();
+    assert_eq!(&bytes[..4], b"glTF");
+    // Two clips named in another case, as a .gltf with its .bin beside it, root motion
+    // extracted.
+    let gltf = d.join("two.gltf");
+    let out = rigplay(&[
+        "export",
+        ifp,
+        "-o",
+        gltf.to_str().unwrap(),
+        "--clip",
+        "WALK",
+        "--clip",
+        "Idle",
+        "--root-motion",
+        "extract",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&gltf).unwrap()).unwrap();
+    let names: Vec<&str> = doc["animations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["walk", "idle"]);
+    assert_eq!(doc["buffers"][0]["uri"], "two.bin");
+    assert!(d.join("two.bin").is_file());
+    assert!(
+        doc["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["name"] == "RootMotion")
+    );
+    // A clip no input has: status 1, named.
+    let out = rigplay(&["export", ifp, "-o", glb.to_str().unwrap(), "--clip", "run"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"run\""));
+    // An output that is not glTF, an unknown mode, an unknown option: usage, status 2.
+    for args in [
+        vec!["export", ifp, "-o", "x.fbx"],
+        vec!["export", ifp, "-o", "x.glb", "--root-motion", "sideways"],
+        vec!["export", ifp, "-o", "x.glb", "--bogus", "1"],
+        vec!["export", ifp],
+    ] {
+        let out = rigplay(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    // A .dan on its own bones; an .ifp and a .dan together would need two skeletons: refused.
+    let dan = sample("lamp.dan");
+    let out = rigplay(&["export", dan.to_str().unwrap(), "-o", glb.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = rigplay(&[
+        "export",
+        ifp,
+        dan.to_str().unwrap(),
+        "-o",
+        glb.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("separate files"));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -1,12 +1,15 @@
-//! Rewriting a file: an IFP package in another version, with fewer keys. The code behind
-//! `rigplay convert` and any other front end (the preview's "Save as…"), so that every one of
-//! them writes the same bytes for the same settings.
+//! Rewriting a file: an IFP package in another version, with fewer keys; and GTA and DAN clips
+//! out to glTF ([`gltf`]). The code behind `rigplay convert` and `rigplay export` and any other
+//! front end (the preview's "Save as…"), so that every one of them writes the same bytes for
+//! the same settings.
 //!
 //! [`convert_ifp`] reduces each clip on the skeleton it plays on ([`ReduceRig::from_skeleton`]),
 //! keeps the matching file keys ([`IfpClip::keep_keys`](crate::formats::ifp::IfpClip::keep_keys)),
 //! makes the package fit the version ([`IfpPackage::converted`]), encodes it, and, when asked,
 //! reads the bytes back and measures what they play against the input: reduction and the
 //! quantisation of compressed ANP3 keys both.
+
+pub mod gltf;
 
 use crate::anim::Clip;
 use crate::anim::reduce::{ErrorStats, KeyReduction, ReduceRig, ReduceStats, measure_error};

@@ -1,0 +1,231 @@
+//! `rigplay export IN... -o OUT.glb|.gltf`: GTA and DAN clips out to glTF, on their skeleton.
+
+use crate::load::{Loaded, load};
+use crate::{Args, Failure, usage};
+use glam::{Quat, Vec3};
+use rigplay::anim::Clip;
+use rigplay::convert::gltf::{GltfClip, GltfExport, RootMotionExport};
+use rigplay::coords::GTA_TO_GLTF;
+use rigplay::formats::dan::{DanClipOptions, DanRead};
+use rigplay::formats::ifp::IfpRead;
+use rigplay::skeleton::{GtaGame, Skeleton};
+
+/// The clips of the input files, on one skeleton.
+struct Gathered {
+    skeleton: Skeleton,
+    to_gltf: Quat,
+    extracted: Vec3,
+    clips: Vec<(Clip, Vec<Option<usize>>)>,
+    /// Where the skeleton came from ("GTA SA ped (from a.ifp)"), to say when two disagree.
+    from: String,
+}
+
+pub(crate) fn export(args: &[String]) -> Result<(), Failure> {
+    let a = Args::parse(args, &["-o", "--clip", "--game", "--root-motion"], &[])?;
+    if a.positional.is_empty() {
+        return Err(usage("export takes one or more .ifp or .dan files"));
+    }
+    let output = a
+        .value("-o")
+        .ok_or_else(|| usage("export needs -o OUT.glb or -o OUT.gltf"))?;
+    let glb = match std::path::Path::new(output)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("glb") => true,
+        Some("gltf") => false,
+        _ => {
+            return Err(usage(format!(
+                "-o takes a .glb or .gltf file, not {output:?}"
+            )));
+        }
+    };
+    let game = match a.value("--game") {
+        None => None,
+        Some(g) => Some(match g.to_ascii_lowercase().as_str() {
+            "sa" => GtaGame::Sa,
+            "vc" => GtaGame::Vc,
+            "iii" | "3" => GtaGame::Iii,
+            _ => return Err(usage(format!("--game takes sa, vc or iii, not {g:?}"))),
+        }),
+    };
+    let root_motion = match a.value("--root-motion").unwrap_or("baked") {
+        "baked" => RootMotionExport::Baked,
+        "in-place" => RootMotionExport::InPlace,
+        "extract" => RootMotionExport::Extract,
+        m => {
+            return Err(usage(format!(
+                "--root-motion takes baked, in-place or extract, not {m:?}"
+            )));
+        }
+    };
+    let wanted: Vec<&str> = a
+        .options
+        .iter()
+        .filter(|(n, _)| n == "--clip")
+        .filter_map(|(_, v)| v.as_deref())
+        .collect();
+    let mut gathered: Option<Gathered> = None;
+    let mut found = vec![false; wanted.len()];
+    for path in &a.positional {
+        let next = gather(path, game, &wanted, &mut found)?;
+        match &mut gathered {
+            None => gathered = Some(next),
+            Some(g) if g.skeleton == next.skeleton && g.to_gltf == next.to_gltf => {
+                g.clips.extend(next.clips)
+            }
+            Some(g) => {
+                return Err(Failure(
+                    format!(
+                        "{path}: its clips play on {}, the earlier files' on {}; export them to separate files",
+                        next.from, g.from
+                    ),
+                    1,
+                ));
+            }
+        }
+    }
+    if let Some(i) = found.iter().position(|f| !f) {
+        return Err(Failure(
+            format!("no input has a clip called {:?}", wanted[i]),
+            1,
+        ));
+    }
+    let g = gathered.expect("at least one input");
+    if g.clips.is_empty() {
+        return Err(Failure("the inputs hold no clip".into(), 1));
+    }
+    let export = GltfExport {
+        skeleton: &g.skeleton,
+        to_gltf: g.to_gltf,
+        clips: g
+            .clips
+            .iter()
+            .map(|(clip, targets)| GltfClip { clip, targets })
+            .collect(),
+        root_motion,
+        extracted_axes: g.extracted,
+    };
+    let failed = |e: &dyn std::fmt::Display| Failure(format!("{output}: {e}"), 1);
+    let report = if glb {
+        let (bytes, report) = export.to_glb().map_err(|e| failed(&e))?;
+        std::fs::write(output, bytes).map_err(|e| failed(&e))?;
+        report
+    } else {
+        let path = std::path::Path::new(output);
+        let bin_name = format!(
+            "{}.bin",
+            path.file_stem().and_then(|s| s.to_str()).unwrap_or("out")
+        );
+        let (json, bin, report) = export.to_gltf(&bin_name).map_err(|e| failed(&e))?;
+        std::fs::write(path, json).map_err(|e| failed(&e))?;
+        std::fs::write(path.with_file_name(&bin_name), bin).map_err(|e| failed(&e))?;
+        report
+    };
+    out!(
+        "{output}: {} animations on {} ({} bones), {} channels, {} keys",
+        report.animations,
+        g.skeleton.name,
+        g.skeleton.bones.len(),
+        report.channels,
+        report.keys
+    );
+    if report.nudged_times > 0 {
+        out!(
+            "  {} key times shared a time with the next key and were moved back by one ulp (glTF needs rising times)",
+            report.nudged_times
+        );
+    }
+    for name in &report.empty_clips {
+        out!("  clip {name:?} drives no bone of the skeleton: left out");
+    }
+    Ok(())
+}
+
+/// The wanted clips of one file (all when none is named), on its skeleton.
+fn gather(
+    path: &str,
+    game: Option<GtaGame>,
+    wanted: &[&str],
+    found: &mut [bool],
+) -> Result<Gathered, Failure> {
+    let take = |name: &str, found: &mut [bool]| -> bool {
+        if wanted.is_empty() {
+            return true;
+        }
+        // Named as the games match names: case-insensitively.
+        let mut any = false;
+        for (w, f) in wanted.iter().zip(found.iter_mut()) {
+            if w.eq_ignore_ascii_case(name) {
+                *f = true;
+                any = true;
+            }
+        }
+        any
+    };
+    match load(path)? {
+        Loaded::Ifp(IfpRead {
+            package, warnings, ..
+        }) => {
+            for w in &warnings {
+                eprintln!("{path}: {w}");
+            }
+            let game = game.unwrap_or_else(|| GtaGame::for_ifp(&package));
+            let skeleton = game.skeleton();
+            let mut clips = Vec::new();
+            for c in package.clips() {
+                if !take(&c.name, found) {
+                    continue;
+                }
+                let (clip, unapplied) = skeleton.clip_as_played(game, &c.to_clip());
+                if !unapplied.is_empty() {
+                    eprintln!(
+                        "{path}: clip {:?}: the translation keys of {} are not local offsets and are not exported",
+                        c.name,
+                        unapplied.join(", ")
+                    );
+                }
+                let targets = skeleton.bind(&clip).targets;
+                clips.push((clip, targets));
+            }
+            Ok(Gathered {
+                from: format!("{} (from {path})", skeleton.name),
+                skeleton,
+                to_gltf: GTA_TO_GLTF,
+                extracted: Vec3::new(1.0, 1.0, 0.0),
+                clips,
+            })
+        }
+        Loaded::Dan(DanRead { file, warnings }) => {
+            for w in &warnings {
+                eprintln!("{path}: {w}");
+            }
+            let name = std::path::Path::new(path)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("dan")
+                .to_owned();
+            let clip = file.to_clip(&name, &DanClipOptions::default());
+            let skeleton = Skeleton::first_frame(&name, &clip, &[]);
+            let mut clips = Vec::new();
+            if take(&name, found) {
+                let targets = (0..clip.tracks().len()).map(Some).collect();
+                clips.push((clip, targets));
+            }
+            Ok(Gathered {
+                from: format!("the bones of {path}"),
+                skeleton,
+                // A DAN clip is in Bevy's axes, which are glTF's.
+                to_gltf: Quat::IDENTITY,
+                extracted: Vec3::new(1.0, 0.0, 1.0),
+                clips,
+            })
+        }
+        Loaded::Anie(_) | Loaded::Dff(_) | Loaded::Txd(_) => Err(Failure(
+            format!("{path}: export takes .ifp and .dan files"),
+            1,
+        )),
+    }
+}

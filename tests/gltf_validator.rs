@@ -1,0 +1,203 @@
+//! Exported glTF files through the Khronos glTF Validator (npm `gltf-validator`, run by
+//! `tests/support/gltf_validate.js` under Node): no errors and no warnings, for every game's
+//! skeleton, every root-motion mode, `.glb` and `.gltf`, and a DAN clip.
+//!
+//! The validator is found in `$RIGPLAY_GLTF_VALIDATOR` (a `node_modules` folder holding
+//! `gltf-validator`; `.ci/run` installs it into `~/.cache/rigplay-npm`). Without it the test
+//! says so and passes, unless `RIGPLAY_REQUIRE_VALIDATOR` is set (CI sets it).
+
+use crate::bytes::{Bytes, anim_payload};
+use glam::{Quat, Vec3};
+use rigplay::convert::gltf::{GltfClip, GltfExport, RootMotionExport};
+use rigplay::coords::GTA_TO_GLTF;
+use rigplay::formats::ifp::IfpPackage;
+use rigplay::skeleton::{GtaGame, Skeleton};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A GTA III package: III binds by name (`docs/formats/ifp.md` §4.3), so its clip names III's
+/// frames, one of them in another case, with a root translation.
+fn iii_walk() -> Vec<u8> {
+    let mut b = Bytes::new();
+    b.section(b"ANPK", |b| {
+        b.section(b"INFO", |b| {
+            b.u32(1).cstr("ped");
+        });
+        b.section(b"NAME", |b| {
+            b.cstr("walk_civi");
+        });
+        b.section(b"DGAN", |b| {
+            b.section(b"INFO", |b| {
+                b.u32(2).u32(0);
+            });
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| anim_payload(b, "Swaist", 2, &[]));
+                b.section(b"KRT0", |b| {
+                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+                    b.f32s(&[0.0, 0.0, 0.1, 0.995, 0.0, 0.4, 0.0, 0.5]);
+                });
+            });
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| anim_payload(b, "smid", 2, &[]));
+                b.section(b"KR00", |b| {
+                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
+                    b.f32s(&[0.1, 0.0, 0.0, 0.995, 0.5]);
+                });
+            });
+        });
+    });
+    b.done()
+}
+
+/// The validator's `node_modules`, or `None` (with the reason printed) when it is not there.
+fn validator() -> Option<PathBuf> {
+    let dir = std::env::var_os("RIGPLAY_GLTF_VALIDATOR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join(".cache/rigplay-npm/node_modules"))
+        })?;
+    let found = dir.join("gltf-validator").is_dir()
+        && Command::new("node").arg("--version").output().is_ok();
+    if !found {
+        let message = format!(
+            "the Khronos glTF Validator is not in {} (npm install --prefix ~/.cache/rigplay-npm gltf-validator)",
+            dir.display()
+        );
+        assert!(
+            std::env::var_os("RIGPLAY_REQUIRE_VALIDATOR").is_none(),
+            "{message}"
+        );
+        eprintln!("skipped: {message}");
+        return None;
+    }
+    Some(dir)
+}
+
+/// The validator's issue counts and messages for each file.
+fn validate(modules: &Path, files: &[PathBuf]) -> Vec<(String, serde_json::Value)> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/gltf_validate.js");
+    let output = Command::new("node")
+        .arg(script)
+        .args(files)
+        .env("NODE_PATH", modules)
+        .output()
+        .expect("node runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("one report per line");
+            (
+                v["file"].as_str().unwrap_or("").to_owned(),
+                v["issues"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn exports_of_every_game_and_of_a_dan_clip_pass_the_khronos_validator() {
+    let Some(modules) = validator() else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("rigplay-gltf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    let packages = [
+        (GtaGame::Sa, crate::assets::read("anims/sa_ped.ifp")),
+        (GtaGame::Vc, crate::assets::read("anims/vc_ped.ifp")),
+        (GtaGame::Vc, crate::gltf_export::vc_walk()),
+        (GtaGame::Iii, iii_walk()),
+        (
+            GtaGame::Sa,
+            crate::ifp_fixtures::anpk_sa_cutscene_scene_space(40),
+        ),
+    ];
+    for (k, (game, bytes)) in packages.iter().enumerate() {
+        let package = IfpPackage::read(bytes).unwrap().package;
+        let skeleton = game.skeleton();
+        let clips: Vec<(rigplay::anim::Clip, Vec<Option<usize>>)> = package
+            .clips()
+            .map(|c| {
+                let (clip, _) = skeleton.clip_as_played(*game, &c.to_clip());
+                let targets = skeleton.bind(&clip).targets;
+                (clip, targets)
+            })
+            .collect();
+        for (m, mode) in [
+            RootMotionExport::Baked,
+            RootMotionExport::InPlace,
+            RootMotionExport::Extract,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let export = GltfExport {
+                skeleton: &skeleton,
+                to_gltf: GTA_TO_GLTF,
+                clips: clips
+                    .iter()
+                    .map(|(clip, targets)| GltfClip { clip, targets })
+                    .collect(),
+                root_motion: mode,
+                extracted_axes: Vec3::new(1.0, 1.0, 0.0),
+            };
+            assert!(export.write(None).unwrap().report.animations > 0);
+            if m == 1 {
+                let path = dir.join(format!("p{k}_{m}.gltf"));
+                let bin = format!("p{k}_{m}.bin");
+                let (json, data, _) = export.to_gltf(&bin).unwrap();
+                std::fs::write(&path, json).unwrap();
+                std::fs::write(dir.join(&bin), data).unwrap();
+                files.push(path);
+            } else {
+                let path = dir.join(format!("p{k}_{m}.glb"));
+                std::fs::write(&path, export.to_glb().unwrap().0).unwrap();
+                files.push(path);
+            }
+        }
+    }
+    let dan = rigplay::formats::dan::DanFile::read(&crate::assets::read("anims/lamp.dan")).unwrap();
+    let clip = dan
+        .file
+        .to_clip("lamp", &rigplay::formats::dan::DanClipOptions::default());
+    let skeleton = Skeleton::first_frame("lamp", &clip, &[]);
+    let targets: Vec<Option<usize>> = (0..clip.tracks().len()).map(Some).collect();
+    let export = GltfExport {
+        skeleton: &skeleton,
+        to_gltf: Quat::IDENTITY,
+        clips: vec![GltfClip {
+            clip: &clip,
+            targets: &targets,
+        }],
+        root_motion: RootMotionExport::Baked,
+        extracted_axes: Vec3::new(1.0, 0.0, 1.0),
+    };
+    let path = dir.join("lamp.glb");
+    std::fs::write(&path, export.to_glb().unwrap().0).unwrap();
+    files.push(path);
+    let reports = validate(&modules, &files);
+    assert_eq!(reports.len(), files.len());
+    for (file, issues) in &reports {
+        let messages: Vec<String> = issues["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["severity"].as_u64().unwrap_or(9) <= 1)
+            .map(|m| format!("{} {} {}", m["code"], m["pointer"], m["message"]))
+            .collect();
+        assert_eq!(issues["numErrors"], 0, "{file}: {messages:#?}");
+        assert_eq!(issues["numWarnings"], 0, "{file}: {messages:#?}");
+        // Only the skin without a mesh is reported, as information.
+        eprintln!(
+            "{file}: {} errors, {} warnings, {} infos",
+            issues["numErrors"], issues["numWarnings"], issues["numInfos"]
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
