@@ -133,6 +133,7 @@ fn export<'a>(
         clips: vec![GltfClip { clip, targets }],
         root_motion,
         extracted_axes: Vec3::new(1.0, 1.0, 0.0),
+        offset: Vec3::ZERO,
     }
 }
 
@@ -261,6 +262,35 @@ fn root_motion_in_place_holds_the_root_and_extracted_moves_a_root_motion_node() 
 }
 
 #[test]
+fn a_gta_ped_stands_on_the_ground_under_a_top_node_named_after_its_skeleton() {
+    let (skeleton, clip, targets) = vc();
+    let e = GltfExport::gta(
+        &skeleton,
+        vec![GltfClip {
+            clip: &clip,
+            targets: &targets,
+        }],
+        RootMotionExport::Extract,
+    );
+    let doc = e.write(None).unwrap().json;
+    let top = node_named(&doc, "GTA VC ped");
+    let motion = node_named(&doc, "RootMotion");
+    assert_eq!(doc["scenes"][0]["nodes"], serde_json::json!([top]));
+    assert_eq!(doc["nodes"][top]["children"], serde_json::json!([motion]));
+    // Lifted by the lowest joint's depth below the root at rest (VC's toes, GTA's −Z), on
+    // glTF's +Y.
+    let lift = -skeleton.lowest_rest_height();
+    assert!(lift > 0.9 && lift < 1.2, "{lift}");
+    let t: Vec<f32> = doc["nodes"][top]["translation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap() as f32)
+        .collect();
+    close(&t, &[0.0, lift, 0.0], "lift");
+}
+
+#[test]
 fn a_glb_holds_the_same_document_and_buffer_in_its_two_chunks() {
     let (skeleton, clip, targets) = vc();
     let e = export(&skeleton, &clip, &targets, RootMotionExport::Baked);
@@ -316,6 +346,7 @@ fn a_dan_clip_exports_on_its_own_bones_resting_on_the_first_frame_and_empty_inpu
         }],
         root_motion: RootMotionExport::Baked,
         extracted_axes: Vec3::new(1.0, 0.0, 1.0),
+        offset: Vec3::ZERO,
     }
     .write(None)
     .unwrap();
@@ -354,6 +385,7 @@ fn a_dan_clip_exports_on_its_own_bones_resting_on_the_first_frame_and_empty_inpu
             clips: Vec::new(),
             root_motion: RootMotionExport::Baked,
             extracted_axes: Vec3::ZERO,
+            offset: Vec3::ZERO,
         }
     };
     assert_eq!(e.write(None).unwrap_err(), GltfError::NoBones);

@@ -9,7 +9,6 @@
 use crate::bytes::{Bytes, anim_payload};
 use glam::{Quat, Vec3};
 use rigplay::convert::gltf::{GltfClip, GltfExport, RootMotionExport};
-use rigplay::coords::GTA_TO_GLTF;
 use rigplay::formats::ifp::IfpPackage;
 use rigplay::skeleton::{GtaGame, Skeleton};
 use std::path::{Path, PathBuf};
@@ -17,7 +16,7 @@ use std::process::Command;
 
 /// A GTA III package: III binds by name (`docs/formats/ifp.md` §4.3), so its clip names III's
 /// frames, one of them in another case, with a root translation.
-fn iii_walk() -> Vec<u8> {
+pub fn iii_walk() -> Vec<u8> {
     let mut b = Bytes::new();
     b.section(b"ANPK", |b| {
         b.section(b"INFO", |b| {
@@ -137,16 +136,14 @@ fn exports_of_every_game_and_of_a_dan_clip_pass_the_khronos_validator() {
         .into_iter()
         .enumerate()
         {
-            let export = GltfExport {
-                skeleton: &skeleton,
-                to_gltf: GTA_TO_GLTF,
-                clips: clips
+            let export = GltfExport::gta(
+                &skeleton,
+                clips
                     .iter()
                     .map(|(clip, targets)| GltfClip { clip, targets })
                     .collect(),
-                root_motion: mode,
-                extracted_axes: Vec3::new(1.0, 1.0, 0.0),
-            };
+                mode,
+            );
             assert!(export.write(None).unwrap().report.animations > 0);
             if m == 1 {
                 let path = dir.join(format!("p{k}_{m}.gltf"));
@@ -177,6 +174,7 @@ fn exports_of_every_game_and_of_a_dan_clip_pass_the_khronos_validator() {
         }],
         root_motion: RootMotionExport::Baked,
         extracted_axes: Vec3::new(1.0, 0.0, 1.0),
+        offset: Vec3::ZERO,
     };
     let path = dir.join("lamp.glb");
     std::fs::write(&path, export.to_glb().unwrap().0).unwrap();

@@ -30,6 +30,8 @@ mod bevy_dan;
 #[cfg(feature = "bevy")]
 mod bevy_dff;
 #[cfg(feature = "bevy")]
+mod bevy_gltf_export;
+#[cfg(feature = "bevy")]
 mod bevy_ifp;
 #[cfg(feature = "bevy")]
 mod bevy_layers;

@@ -15,6 +15,7 @@ struct Gathered {
     skeleton: Skeleton,
     to_gltf: Quat,
     extracted: Vec3,
+    offset: Vec3,
     clips: Vec<(Clip, Vec<Option<usize>>)>,
     /// Where the skeleton came from ("GTA SA ped (from a.ifp)"), to say when two disagree.
     from: String,
@@ -73,7 +74,11 @@ pub(crate) fn export(args: &[String]) -> Result<(), Failure> {
         let next = gather(path, game, &wanted, &mut found)?;
         match &mut gathered {
             None => gathered = Some(next),
-            Some(g) if g.skeleton == next.skeleton && g.to_gltf == next.to_gltf => {
+            Some(g)
+                if g.skeleton == next.skeleton
+                    && g.to_gltf == next.to_gltf
+                    && g.offset == next.offset =>
+            {
                 g.clips.extend(next.clips)
             }
             Some(g) => {
@@ -93,6 +98,28 @@ pub(crate) fn export(args: &[String]) -> Result<(), Failure> {
             1,
         ));
     }
+    // Never over an input; every file written whole or not at all.
+    let out_path = std::path::Path::new(output);
+    let bin_path = out_path.with_file_name(format!(
+        "{}.bin",
+        out_path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("out")
+    ));
+    for input in &a.positional {
+        for written in [out_path, bin_path.as_path()] {
+            if rigplay::convert::same_file(std::path::Path::new(input), written) {
+                return Err(Failure(
+                    format!(
+                        "{} is an input: write the export under another name",
+                        written.display()
+                    ),
+                    1,
+                ));
+            }
+        }
+    }
     let g = gathered.expect("at least one input");
     if g.clips.is_empty() {
         return Err(Failure("the inputs hold no clip".into(), 1));
@@ -107,21 +134,23 @@ pub(crate) fn export(args: &[String]) -> Result<(), Failure> {
             .collect(),
         root_motion,
         extracted_axes: g.extracted,
+        offset: g.offset,
     };
     let failed = |e: &dyn std::fmt::Display| Failure(format!("{output}: {e}"), 1);
+    let write = rigplay::convert::write_replacing;
     let report = if glb {
         let (bytes, report) = export.to_glb().map_err(|e| failed(&e))?;
-        std::fs::write(output, bytes).map_err(|e| failed(&e))?;
+        write(out_path, &bytes).map_err(|e| failed(&e))?;
         report
     } else {
-        let path = std::path::Path::new(output);
-        let bin_name = format!(
-            "{}.bin",
-            path.file_stem().and_then(|s| s.to_str()).unwrap_or("out")
-        );
-        let (json, bin, report) = export.to_gltf(&bin_name).map_err(|e| failed(&e))?;
-        std::fs::write(path, json).map_err(|e| failed(&e))?;
-        std::fs::write(path.with_file_name(&bin_name), bin).map_err(|e| failed(&e))?;
+        let bin_name = bin_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("out.bin");
+        let (json, bin, report) = export.to_gltf(bin_name).map_err(|e| failed(&e))?;
+        // The buffer first: a .gltf is never left naming a .bin that is not there.
+        write(&bin_path, &bin).map_err(|e| failed(&e))?;
+        write(out_path, json.as_bytes()).map_err(|e| failed(&e))?;
         report
     };
     out!(
@@ -174,6 +203,8 @@ fn gather(
             }
             let game = game.unwrap_or_else(|| GtaGame::for_ifp(&package));
             let skeleton = game.skeleton();
+            // Feet on the ground, as rigplay's skeletons stand.
+            let offset = Vec3::new(0.0, -skeleton.lowest_rest_height(), 0.0);
             let mut clips = Vec::new();
             for c in package.clips() {
                 if !take(&c.name, found) {
@@ -195,6 +226,7 @@ fn gather(
                 skeleton,
                 to_gltf: GTA_TO_GLTF,
                 extracted: Vec3::new(1.0, 1.0, 0.0),
+                offset,
                 clips,
             })
         }
@@ -220,6 +252,7 @@ fn gather(
                 // A DAN clip is in Bevy's axes, which are glTF's.
                 to_gltf: Quat::IDENTITY,
                 extracted: Vec3::new(1.0, 0.0, 1.0),
+                offset: Vec3::ZERO,
                 clips,
             })
         }

@@ -990,5 +990,19 @@ fn export_writes_glb_and_gltf_with_named_clips_and_refuses_what_it_cannot_do() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("separate files"));
+    // Never over an input.
+    let copy = d.join("copy.glb");
+    std::fs::copy(sample("sa_ped.ifp"), &copy).unwrap();
+    let out = rigplay(&[
+        "export",
+        copy.to_str().unwrap(),
+        "-o",
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(sample("sa_ped.ifp")).unwrap()
+    );
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -15,6 +15,8 @@
 //!   skeleton once.
 //! * **Root motion** ([`RootMotionExport`]): as the file has it, held in place, or extracted
 //!   onto a `RootMotion` node above the skeleton, as playback does it.
+//! * **Placement.** A GTA ped stands on the ground, lifted by a top node as rigplay's skeletons
+//!   are ([`GltfExport::offset`]).
 
 use crate::anim::{BonePose, Channel, Clip, aligned_to, distinct_times};
 use crate::skeleton::Skeleton;
@@ -61,6 +63,30 @@ pub struct GltfExport<'a> {
     /// The axes root motion is taken out on, in the skeleton's axes (1 on an extracted axis);
     /// GTA's ground plane is `(1, 1, 0)`.
     pub extracted_axes: Vec3,
+    /// Where the skeleton's origin sits in the file (glTF axes): a GTA ped's root is at its hips,
+    /// so it is lifted by the height of its lowest joint at rest
+    /// ([`Skeleton::lowest_rest_height`]), as rigplay's skeletons are, to stand on the ground.
+    /// Non-zero, the file gets a top node named after the skeleton, placed there.
+    pub offset: Vec3,
+}
+
+impl<'a> GltfExport<'a> {
+    /// A GTA ped's clips: in glTF's axes ([`crate::coords::GTA_TO_GLTF`]), feet on the ground,
+    /// root motion on GTA's ground plane.
+    pub fn gta(
+        skeleton: &'a Skeleton,
+        clips: Vec<GltfClip<'a>>,
+        root_motion: RootMotionExport,
+    ) -> Self {
+        Self {
+            skeleton,
+            to_gltf: crate::coords::GTA_TO_GLTF,
+            clips,
+            root_motion,
+            extracted_axes: Vec3::new(1.0, 1.0, 0.0),
+            offset: Vec3::new(0.0, -skeleton.lowest_rest_height(), 0.0),
+        }
+    }
 }
 
 /// What was written.
@@ -280,12 +306,20 @@ impl<'a> Writer<'a> {
                 None => roots.push(i),
             }
         }
-        let scene_roots = if extract {
+        let mut scene_roots = if extract {
             nodes.push(json!({ "name": "RootMotion", "children": roots }));
             vec![n]
         } else {
             roots.clone()
         };
+        if export.offset != Vec3::ZERO {
+            nodes.push(json!({
+                "name": skeleton.name,
+                "translation": nums(&export.offset.to_array()),
+                "children": scene_roots,
+            }));
+            scene_roots = vec![nodes.len() - 1];
+        }
         // The skin: every bone a joint, bound at its rest pose (in glTF axes).
         let rest: Vec<BonePose> = skeleton.rest_pose();
         let world = world_matrices(skeleton, &rest, b);
