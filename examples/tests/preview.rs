@@ -1204,6 +1204,7 @@ fn iii_walk() -> Vec<u8> {
 
 #[test]
 fn models_skeletons_and_a_cutscene_of_every_game_stay_in_the_view_and_large() {
+    // Checked on the joints the screenshot reports and on its pixels.
     if !can_render() {
         return;
     }
@@ -1269,6 +1270,31 @@ fn models_skeletons_and_a_cutscene_of_every_game_stay_in_the_view_and_large() {
                 low - top > bottom / 3.0,
                 "{extra:?}: the figure is {} px tall in a {bottom} px view",
                 low - top
+            );
+            // What is drawn, not only the joints: the bounds of every coloured pixel of the 3D
+            // view (the model's lit materials and the yellow skeleton; the background and the
+            // floor grid are grey) stay clear of the view's edges.
+            // (The info panel starts at x = 1029 in the shots: 252 px wide with its border.
+            // Its text can be coloured, a warning's orange, so the pixels stop at 1028.)
+            let right = 1028.0;
+            let img = image::open(&png).unwrap().to_rgb8();
+            let (mut count, mut x0, mut x1, mut y0, mut y1) = (0, u32::MAX, 0, u32::MAX, 0);
+            for (x, y, p) in img.enumerate_pixels() {
+                let inside = x as f32 > left && (x as f32) < right && (y as f32) < bottom;
+                let chroma = p.0.iter().max().unwrap() - p.0.iter().min().unwrap();
+                if inside && chroma >= 16 {
+                    count += 1;
+                    (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+                }
+            }
+            assert!(count > 500, "{extra:?}: {count} coloured pixels");
+            let margin = 3.0;
+            assert!(
+                x0 as f32 > left + margin
+                    && (x1 as f32) < right - margin
+                    && y0 as f32 > margin
+                    && (y1 as f32) < bottom - margin,
+                "{extra:?}: what is drawn spans x {x0}..{x1}, y {y0}..{y1}: it touches the edge of the 3D view (x {left}..{right}, y 0..{bottom})"
             );
         }
     }
