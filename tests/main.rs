@@ -44,6 +44,8 @@ mod bevy_reload;
 #[cfg(feature = "bevy")]
 mod bevy_retarget;
 mod blend_layers;
+mod bvh_fixtures;
+mod bvh_import;
 mod bytes;
 mod convert;
 mod dan;

@@ -39,6 +39,12 @@ Usage:
       in glTF's axes; every clip, or those named by --clip (case-insensitive); --game says
       whose ped (default: from the file); --root-motion: as the file has it, held in place,
       or moved onto a RootMotion node above the skeleton. A .gltf gets its .bin beside it
+  rigplay import IN.bvh -o OUT.ifp [--game sa|vc|iii] [--name CLIP] [--into PACKAGE.ifp]
+      motion capture (.bvh) retargeted onto a GTA ped (rest poses compensated, bones paired
+      by their names: Mixamo, mocap, VRM, Unreal, Blender, Biped), written as an IFP clip
+      (ANP3 for sa, ANPK for vc and iii) at the game's clip rate, the hips' movement scaled to
+      the ped and put on its root bone; --into adds the clip to a package (or replaces the
+      clip of that name) and writes the result to OUT, every other clip as it was
   rigplay render FILE.anie (--frame N -o OUT.png | --frames A..B -o DIR/) [--scale S] [--raw]
       render frames as AnimeEffects exports them (N may be fractional; A..B includes both
       ends, written as DIR/NAME_NNNN.png with a progress bar on stderr); --scale S multiplies
@@ -56,6 +62,7 @@ macro_rules! out {
 
 mod convert;
 mod export;
+mod import;
 mod inspect;
 mod load;
 mod pose;
@@ -77,6 +84,7 @@ fn main() -> ExitCode {
         Some("validate") => validate::validate(&args[1..]),
         Some("convert") => convert::convert(&args[1..]),
         Some("export") => export::export(&args[1..]),
+        Some("import") => import::import(&args[1..]),
         Some("pose") => pose::pose(&args[1..]),
         Some("render") => render::render(&args[1..]),
         Some("txd") => txd::txd(&args[1..]),

@@ -1006,3 +1006,111 @@ fn export_writes_glb_and_gltf_with_named_clips_and_refuses_what_it_cannot_do() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The mocap walk the library's import tests use.
+#[path = "../../tests/bvh_fixtures.rs"]
+mod bvh_fixtures;
+
+#[test]
+fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_others() {
+    use rigplay::formats::ifp::{IfpPackage, IfpVersion};
+    let d = dir("import");
+    let bvh = d.join("walk.bvh");
+    std::fs::write(&bvh, bvh_fixtures::mocap_walk(31)).unwrap();
+    let bvh = bvh.to_str().unwrap();
+    // On its own: an ANP3 package with the one clip, named after the file.
+    let out = d.join("walk.ifp");
+    let run = rigplay(&["import", bvh, "-o", out.to_str().unwrap()]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(text.contains("clip \"walk\" written for Sa"), "{text}");
+    let package = IfpPackage::read(&std::fs::read(&out).unwrap())
+        .unwrap()
+        .package;
+    assert_eq!(package.version, IfpVersion::Anp3);
+    let names: Vec<&str> = package.clips().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["walk"]);
+    // Into the sample package in place of its walk (named in another case): every other clip
+    // as it was, byte for byte: put the old walk back and the bytes are the sample's.
+    let sample_path = sample("sa_ped.ifp");
+    let original = std::fs::read(&sample_path).unwrap();
+    let into = d.join("into.ifp");
+    let run = rigplay(&[
+        "import",
+        bvh,
+        "-o",
+        into.to_str().unwrap(),
+        "--name",
+        "WALK",
+        "--into",
+        sample_path.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(String::from_utf8_lossy(&run.stdout).contains("replaced"));
+    let mut changed = IfpPackage::read(&std::fs::read(&into).unwrap())
+        .unwrap()
+        .package;
+    let before = IfpPackage::read(&original).unwrap().package;
+    let names: Vec<&str> = changed.clips().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["WALK", "idle", "wave"]);
+    let old_walk = before.clips().next().unwrap().clone();
+    *changed.clips_mut().next().unwrap() = old_walk;
+    assert!(
+        changed.write().unwrap() == original,
+        "the other clips kept byte for byte"
+    );
+    // A new name is added at the end.
+    let run = rigplay(&[
+        "import",
+        bvh,
+        "-o",
+        into.to_str().unwrap(),
+        "--name",
+        "mocap_walk",
+        "--into",
+        sample_path.to_str().unwrap(),
+    ]);
+    assert!(run.status.success());
+    let added = IfpPackage::read(&std::fs::read(&into).unwrap())
+        .unwrap()
+        .package;
+    assert_eq!(added.clips().count(), 4);
+    // For Vice City: ANPK, 30 keys a second.
+    let vc = d.join("vc.ifp");
+    let run = rigplay(&["import", bvh, "-o", vc.to_str().unwrap(), "--game", "vc"]);
+    assert!(run.status.success());
+    let package = IfpPackage::read(&std::fs::read(&vc).unwrap())
+        .unwrap()
+        .package;
+    assert_eq!(package.version, IfpVersion::Anpk);
+    // Refused: a package of another version than the game's, what is not a .bvh, an output
+    // that is not .ifp, an unknown option.
+    let run = rigplay(&[
+        "import",
+        bvh,
+        "-o",
+        into.to_str().unwrap(),
+        "--into",
+        sample("vc_ped.ifp").to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("--game"));
+    let run = rigplay(&["import", sample_path.to_str().unwrap(), "-o", "x.ifp"]);
+    assert_eq!(run.status.code(), Some(1));
+    for args in [
+        vec!["import", bvh, "-o", "x.glb"],
+        vec!["import", bvh, "-o", "x.ifp", "--bogus", "1"],
+        vec!["import", bvh],
+    ] {
+        assert_eq!(rigplay(&args).status.code(), Some(2), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

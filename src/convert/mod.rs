@@ -10,6 +10,7 @@
 //! quantisation of compressed ANP3 keys both.
 
 pub mod gltf;
+pub mod import;
 
 use crate::anim::Clip;
 use crate::anim::reduce::{ErrorStats, KeyReduction, ReduceRig, ReduceStats, measure_error};

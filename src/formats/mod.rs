@@ -1,6 +1,7 @@
 //! File formats: pure decoding into plain data and encoding back. No engine types here.
 
 pub mod anie;
+pub mod bvh;
 pub(crate) mod bytes;
 pub mod dan;
 pub mod detect;

@@ -1,0 +1,269 @@
+//! Animation made elsewhere into the games: a humanoid clip (a motion-capture `.bvh`, …)
+//! retargeted onto a GTA ped and written as an IFP clip.
+//!
+//! * The source skeleton is the file's rest pose (a BVH's `OFFSET`s, unrotated:
+//!   [`bvh_source`]); the target is the game's ped ([`GtaGame::skeleton`]).
+//! * Bones are paired by their humanoid role, detected from the names on both sides
+//!   ([`BoneMap::detect`]: Mixamo with any prefix, VRM, Unreal, Blender's and mocap names, Biped,
+//!   GTA), and the clip is retargeted with rest-pose compensation, the same maths GTA clips take
+//!   onto glTF characters ([`Retargeter::retarget_clip`]), now from the humanoid onto GTA.
+//! * The hips' translation is scaled by the ratio of the hip heights and written as the game
+//!   reads it: on the ped's root bone (bone 0, the one the games extract root motion from,
+//!   §3.5 of `docs/formats/ifp.md`; III's root is its waist, the hips themselves), as the
+//!   local position itself in San Andreas and Vice City and as the offset from the rest
+//!   position in GTA III, which adds its translation keys to the rest (§3.4).
+//! * Keys are written at the game's clip rate, 60 a second for San Andreas (ANP3's time tick),
+//!   30 for III and Vice City, the last at the clip's end; ANP3 stores them as int16 where
+//!   every value fits and as floats otherwise ([`IfpPackage::converted`]).
+
+use crate::anim::retarget::{BoneMap, HumanoidBone, RestPose, RetargetSource, Retargeter};
+use crate::anim::{Clip, aligned_to};
+use crate::coords::GTA_TO_GLTF;
+use crate::formats::bvh::Bvh;
+use crate::formats::ifp::{AnimLayout, IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion};
+use crate::skeleton::GtaGame;
+use glam::{Affine3A, Quat, Vec3};
+
+/// A BVH file's skeleton as a retargeting source: its joints at their `OFFSET`s, unrotated;
+/// track `j` of [`Bvh::to_clip`] drives joint `j`. BVH files are +Y up and face +Z, glTF's
+/// axes.
+pub fn bvh_source(bvh: &Bvh) -> RetargetSource {
+    RetargetSource {
+        names: bvh.joints.iter().map(|j| j.name.clone()).collect(),
+        rest: RestPose {
+            parents: bvh.joints.iter().map(|j| j.parent).collect(),
+            local: bvh.rest(),
+        },
+        tracks: (0..bvh.joints.len()).map(Some).collect(),
+        to_gltf: Quat::IDENTITY,
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportReport {
+    /// (source bone, GTA bone) for every pair retargeted.
+    pub pairs: Vec<(String, String)>,
+    /// The GTA ped's humanoid bones the source has no bone for (they keep their rest pose).
+    pub unmatched: Vec<HumanoidBone>,
+    /// What the hips' translation was scaled by (the ped's hip height over the source's).
+    pub hips_scale: f32,
+    /// Keys written per bone, and their rate (keys per second).
+    pub keys_per_bone: usize,
+    /// Keys per second.
+    pub rate: f32,
+}
+
+/// Why a clip could not be imported.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ImportError {
+    /// The source's bone names give no hips, so nothing says where the body is.
+    #[error("no bone of the source is recognised as the hips (names: {names})")]
+    NoHips {
+        /// The first source names.
+        names: String,
+    },
+    /// Too few bones were paired for a body to follow.
+    #[error(
+        "only {paired} bones of the source pair with the ped's ({names}): not a humanoid this tool knows the names of"
+    )]
+    NotHumanoid {
+        /// How many paired.
+        paired: usize,
+        /// The first source names.
+        names: String,
+    },
+    /// The source's or the ped's rest pose is not a tree.
+    #[error("the rest poses cannot be retargeted: {0}")]
+    Rest(String),
+}
+
+/// The IFP version each game's packages are written in.
+pub fn ifp_version(game: GtaGame) -> IfpVersion {
+    match game {
+        GtaGame::Sa => IfpVersion::Anp3,
+        GtaGame::Vc | GtaGame::Iii => IfpVersion::Anpk,
+    }
+}
+
+/// `clip` (played on `source`'s skeleton) retargeted onto `game`'s ped, as an IFP clip named
+/// `name`.
+pub fn clip_to_gta(
+    source: &RetargetSource,
+    clip: &Clip,
+    name: &str,
+    game: GtaGame,
+) -> Result<(IfpClip, ImportReport), ImportError> {
+    let skeleton = game.skeleton();
+    let first_names = || {
+        let mut s: Vec<&str> = source.names.iter().take(6).map(String::as_str).collect();
+        if source.names.len() > 6 {
+            s.push("…");
+        }
+        s.join(", ")
+    };
+    let target_names: Vec<&str> = skeleton.bones.iter().map(|b| b.name.as_str()).collect();
+    let (_, target_map) = BoneMap::detect(&target_names);
+    let (_, source_map) = source.bone_map();
+    let pairs = source_map.pairs(&target_map);
+    let source_hips = source_map
+        .get(HumanoidBone::Hips)
+        .ok_or_else(|| ImportError::NoHips {
+            names: first_names(),
+        })?;
+    let target_hips = target_map
+        .get(HumanoidBone::Hips)
+        .ok_or_else(|| ImportError::Rest("the ped has no hips".into()))?;
+    if pairs.len() < 6 {
+        return Err(ImportError::NotHumanoid {
+            paired: pairs.len(),
+            names: first_names(),
+        });
+    }
+    let rest = skeleton.rest_pose();
+    let target_rest = RestPose {
+        parents: skeleton.bones.iter().map(|b| b.parent).collect(),
+        local: rest.iter().map(|p| (p.translation, p.rotation)).collect(),
+    };
+    // The source's axes into GTA's: through glTF's.
+    let basis = (GTA_TO_GLTF.conjugate() * source.to_gltf).normalize();
+    let retargeter = Retargeter::new(&source.rest, &target_rest, &pairs, basis)
+        .map_err(|e| ImportError::Rest(e.to_string()))?
+        .with_hips(source_hips, target_hips, Vec3::Z);
+    let world = target_rest
+        .world()
+        .map_err(|e| ImportError::Rest(e.to_string()))?;
+    let parent_world = skeleton.bones[target_hips]
+        .parent
+        .map_or(Affine3A::IDENTITY, |p| {
+            Affine3A::from_rotation_translation(world[p].1, world[p].0)
+        });
+    let parent_inverse = parent_world.inverse();
+    let baked = retargeter.retarget_clip(
+        clip,
+        &source.tracks,
+        |p| parent_inverse.transform_point3(p),
+        1e-4,
+    );
+    // The game's clip rate; the last key at the clip's end.
+    let rate = match game {
+        GtaGame::Sa => 60.0,
+        GtaGame::Vc | GtaGame::Iii => 30.0,
+    };
+    let duration = clip.duration().max(0.0);
+    let steps = (duration * rate).ceil().max(0.0) as usize;
+    let times: Vec<f32> = (0..=steps)
+        .map(|k| (k as f32 / rate).min(duration))
+        .collect();
+    // Where the hips' movement goes: the root bone carries it (the games extract root motion
+    // from bone 0 alone, §3.5, and translation keys on other bones must stay local offsets).
+    // On a ped whose hips are its root (III's waist), the hips' own keys carry it.
+    let root = skeleton
+        .bones
+        .iter()
+        .position(|b| b.parent.is_none())
+        .unwrap_or(target_hips);
+    let hips_track = baked.targets.iter().position(|t| *t == Some(target_hips));
+    let hips_local = |t: f32| {
+        hips_track
+            .and_then(|k| baked.clip.sample_track(k, t).translation)
+            .unwrap_or(skeleton.bones[target_hips].rest.translation)
+    };
+    let hips_rest_world =
+        parent_world.transform_point3(skeleton.bones[target_hips].rest.translation);
+    // III adds translation keys to the rest position (§3.4); the others read them as they are.
+    let written = |bone: usize, translation: Vec3| match game {
+        GtaGame::Iii => translation - skeleton.bones[bone].rest.translation,
+        _ => translation,
+    };
+    let sequence = |bone: usize, keys: Vec<IfpKey>, moves: bool| {
+        let b = &skeleton.bones[bone];
+        let mut s = match game {
+            // III binds by name: 48-byte records without a bone tag.
+            GtaGame::Iii => {
+                let mut s = IfpSequence::new(b.name.clone(), -1, keys);
+                s.anim.layout = AnimLayout::Links([0, 0]);
+                s
+            }
+            _ => IfpSequence::new(b.name.clone(), b.id.unwrap_or(-1), keys),
+        };
+        s.has_translation = moves;
+        s
+    };
+    let mut sequences = Vec::new();
+    if root != target_hips {
+        let rest = skeleton.bones[root].rest;
+        let keys = times
+            .iter()
+            .map(|&t| {
+                let moved = parent_world.transform_point3(hips_local(t)) - hips_rest_world;
+                IfpKey {
+                    time: t,
+                    rotation: rest.rotation.normalize().to_array(),
+                    translation: written(root, rest.translation + moved).to_array(),
+                    scale: [1.0; 3],
+                }
+            })
+            .collect();
+        sequences.push(sequence(root, keys, true));
+    }
+    for (track, target) in baked.targets.iter().enumerate() {
+        let Some(b) = *target else { continue };
+        let bone = &skeleton.bones[b];
+        let moves = b == target_hips && b == root;
+        let mut previous: Option<Quat> = None;
+        let keys: Vec<IfpKey> = times
+            .iter()
+            .map(|&t| {
+                let s = baked.clip.sample_track(track, t);
+                let mut q = s.rotation.unwrap_or(bone.rest.rotation).normalize();
+                if let Some(p) = previous {
+                    q = aligned_to(q, p);
+                }
+                previous = Some(q);
+                let translation = if moves {
+                    written(b, s.translation.unwrap_or(bone.rest.translation)).to_array()
+                } else {
+                    [0.0; 3]
+                };
+                IfpKey {
+                    time: t,
+                    rotation: q.to_array(),
+                    translation,
+                    scale: [1.0; 3],
+                }
+            })
+            .collect();
+        sequences.push(sequence(b, keys, moves));
+    }
+    let report = ImportReport {
+        pairs: retargeter
+            .pairs()
+            .map(|(s, t)| (source.names[s].clone(), skeleton.bones[t].name.clone()))
+            .collect(),
+        unmatched: target_map
+            .iter()
+            .map(|(h, _)| h)
+            .filter(|h| source_map.get(*h).is_none())
+            .collect(),
+        hips_scale: retargeter.hips_scale(),
+        keys_per_bone: times.len(),
+        rate,
+    };
+    Ok((
+        IfpClip {
+            name: name.to_owned(),
+            sequences,
+            flags: 0,
+            info_unknown: 0,
+        },
+        report,
+    ))
+}
+
+/// A package of `clips` for `game`, in its IFP version (ANP3 clips compressed where every
+/// value fits an int16), with what the conversion noted.
+pub fn gta_package(game: GtaGame, name: &str, clips: Vec<IfpClip>) -> (IfpPackage, Vec<String>) {
+    let version = ifp_version(game);
+    IfpPackage::new(version, name, clips).converted(version)
+}
