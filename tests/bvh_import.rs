@@ -179,7 +179,7 @@ fn a_mocap_walk_imported_onto_every_games_ped_points_every_limb_where_the_mocap_
     let bvh_names: Vec<&str> = bvh.joints.iter().map(|j| j.name.as_str()).collect();
     let (_, bvh_map) = BoneMap::detect(&bvh_names);
     for game in [GtaGame::Sa, GtaGame::Vc, GtaGame::Iii] {
-        let (ifp_clip, report) = clip_to_gta(&source, &clip, "mocap_walk", game).unwrap();
+        let (ifp_clip, report) = clip_to_gta(&source, &clip, "mocap_walk", game, &[]).unwrap();
         assert!(report.pairs.len() >= 14, "{game:?}: {:?}", report.pairs);
         // The ped's hip height over the mocap's (95 cm up, feet 95 − 6 − 42 − 40 − 6 = 1 cm
         // above the floor at the toes: a hip height of 94 cm): about 1.04 / 94.
@@ -260,9 +260,74 @@ fn the_fuzz_oracle_holds_on_the_fixtures_cut_and_flipped() {
 }
 
 #[test]
+fn a_users_map_pairs_bones_whose_names_say_nothing() {
+    // The thighs renamed to what no convention knows: unpaired (they keep the ped's rest), and
+    // the legs below them follow the mocap from the wrong place. A map pairs them again.
+    let text = mocap_walk(19)
+        .replace("LeftUpLeg", "jnt_07")
+        .replace("RightUpLeg", "jnt_08");
+    let bvh = Bvh::read(text.as_bytes()).unwrap().bvh;
+    let source = bvh_source(&bvh);
+    let clip = bvh.to_clip("walk");
+    let (_, report) = clip_to_gta(&source, &clip, "walk", GtaGame::Sa, &[]).unwrap();
+    assert!(
+        report.unmatched.contains(&HumanoidBone::LeftUpperLeg),
+        "{:?}",
+        report.unmatched
+    );
+    let map = vec![
+        ("jnt_07".to_owned(), "L Thigh".to_owned()),
+        ("jnt_08".to_owned(), "R Thigh".to_owned()),
+        ("no_such_bone".to_owned(), "Head".to_owned()),
+    ];
+    let (ifp_clip, report) = clip_to_gta(&source, &clip, "walk", GtaGame::Sa, &map).unwrap();
+    assert!(
+        !report.unmatched.contains(&HumanoidBone::LeftUpperLeg),
+        "{:?}",
+        report.unmatched
+    );
+    assert!(
+        // (SA's names as its model spells them, with a leading space.)
+        report
+            .pairs
+            .iter()
+            .any(|(s, t)| s == "jnt_07" && t.trim() == "L Thigh"),
+        "{:?}",
+        report.pairs
+    );
+    assert_eq!(report.map_problems.len(), 1, "{:?}", report.map_problems);
+    // The left thigh now swings as the mocap's: its knee where the mocap's is, relative to
+    // the hip, at the swing's peak (0.3 s: 30° forward).
+    let read = IfpPackage::read(
+        &gta_package(GtaGame::Sa, "walk", vec![ifp_clip])
+            .0
+            .write()
+            .unwrap(),
+    )
+    .unwrap()
+    .package;
+    let skeleton = GtaGame::Sa.skeleton();
+    let (played, _) = skeleton.clip_as_played(GtaGame::Sa, &read.clips().next().unwrap().to_clip());
+    let names: Vec<&str> = skeleton.bones.iter().map(|b| b.name.as_str()).collect();
+    let (_, gta_map) = BoneMap::detect(&names);
+    let bvh_names: Vec<&str> = bvh.joints.iter().map(|j| j.name.as_str()).collect();
+    let (thigh, knee) = (
+        bvh_names.iter().position(|n| *n == "jnt_07").unwrap(),
+        bvh_names.iter().position(|n| *n == "LeftLeg").unwrap(),
+    );
+    let b = bvh_positions(&bvh, 9);
+    let g = gta_positions(GtaGame::Sa, &played, 0.3);
+    let d_bvh = b[knee] - b[thigh];
+    let d_gta = g[gta_map.get(HumanoidBone::LeftLowerLeg).unwrap()]
+        - g[gta_map.get(HumanoidBone::LeftUpperLeg).unwrap()];
+    let angle = d_bvh.angle_between(d_gta).to_degrees();
+    assert!(angle < 2.0, "the thigh points {angle:.2}° off");
+}
+
+#[test]
 fn a_skeleton_without_humanoid_names_is_refused_with_its_names() {
     let read = Bvh::read(SMALL.as_bytes()).unwrap().bvh;
     let source = bvh_source(&read);
-    let e = clip_to_gta(&source, &read.to_clip("x"), "x", GtaGame::Sa).unwrap_err();
+    let e = clip_to_gta(&source, &read.to_clip("x"), "x", GtaGame::Sa, &[]).unwrap_err();
     assert!(e.to_string().contains("Hips"), "{e}");
 }

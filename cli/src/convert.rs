@@ -18,7 +18,7 @@ fn parse_version(s: &str) -> Result<IfpVersion, Failure> {
     }
 }
 
-fn reduction(a: &Args, default_shell: f32) -> Result<KeyReduction, Failure> {
+pub(crate) fn reduction(a: &Args, default_shell: f32) -> Result<KeyReduction, Failure> {
     let positive = |name: &str, v: &str| {
         v.parse::<f32>()
             .ok()
@@ -39,7 +39,7 @@ fn reduction(a: &Args, default_shell: f32) -> Result<KeyReduction, Failure> {
     }
 }
 
-fn report(what: &str, stats: &ReduceStats) {
+pub(crate) fn report(what: &str, stats: &ReduceStats) {
     let ReduceStats {
         keys_before: before,
         keys_after: after,

@@ -1,14 +1,24 @@
 //! `rigplay import IN.bvh -o OUT.ifp`: motion capture retargeted onto a GTA ped, as an IFP clip.
 
 use crate::{Args, Failure, usage};
+use rigplay::anim::reduce::KeyReduction;
 use rigplay::convert::import::{bvh_source, clip_to_gta, gta_package, ifp_version};
+use rigplay::convert::{IfpConvertOptions, convert_ifp};
 use rigplay::formats::bvh::Bvh;
 use rigplay::formats::ifp::IfpPackage;
 use rigplay::skeleton::GtaGame;
 use std::path::Path;
 
 pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
-    let a = Args::parse(args, &["-o", "--game", "--name", "--into"], &[])?;
+    let a = Args::parse(
+        args,
+        &[
+            "-o", "--game", "--name", "--into", "--reduce", "--shell", "--map",
+        ],
+        &["--runs"],
+    )?;
+    // The shell metric `convert` uses, in metres (3 cm points around each bone).
+    let reduction = crate::convert::reduction(&a, 0.03)?;
     let [input] = a.positional.as_slice() else {
         return Err(usage("import takes one .bvh file"));
     };
@@ -59,11 +69,44 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
             .unwrap_or("clip")
             .to_owned()
     });
+    let map = match a.value("--map") {
+        Some(path) => read_map(path)?,
+        None => Vec::new(),
+    };
     let clip = read.bvh.to_clip(&name);
-    let (ifp_clip, report) = clip_to_gta(&bvh_source(&read.bvh), &clip, &name, game)
+    let (ifp_clip, report) = clip_to_gta(&bvh_source(&read.bvh), &clip, &name, game, &map)
         .map_err(|e| Failure(format!("{input}: {e}"), 1))?;
-    // The clip as the game's version stores it (ANP3: int16 where every value fits).
-    let (single, notes) = gta_package(game, &name, vec![ifp_clip]);
+    // The clip as the game's version stores it (ANP3: int16 where every value fits), its keys
+    // reduced first when asked.
+    let (single, notes) = if reduction == KeyReduction::None {
+        gta_package(game, &name, vec![ifp_clip])
+    } else {
+        let version = ifp_version(game);
+        let shell = match &reduction {
+            KeyReduction::Bounded(o) => o.shell_radius,
+            _ => 0.03,
+        };
+        let conversion = convert_ifp(
+            &IfpPackage::new(version, &name, vec![ifp_clip]),
+            &game.skeleton(),
+            &IfpConvertOptions {
+                version,
+                reduction,
+                measure: Some(shell),
+            },
+        );
+        if let Some(stats) = &conversion.reduction {
+            crate::convert::report("keys", stats);
+        }
+        if let Some(e) = &conversion.error {
+            out!(
+                "as written, against the retargeted clip: error max {:.6}, p99 {:.6} m",
+                e.max,
+                e.p99
+            );
+        }
+        (conversion.package, conversion.notes)
+    };
     // Into an existing package: the clip added, or put in place of the one of the same name
     // (as the games match names, case-insensitively); every other clip as it was.
     let (package, replaced) = match into {
@@ -118,6 +161,12 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
         report.rate,
         report.hips_scale
     );
+    for p in &report.map_problems {
+        eprintln!(
+            "{}: {p}: the line is skipped",
+            a.value("--map").unwrap_or("--map")
+        );
+    }
     if !report.unmatched.is_empty() {
         out!(
             "  the ped's {:?} have no bone in the file: they keep their rest pose",
@@ -125,4 +174,25 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// A bone map file: one `SOURCE BONE = GTA BONE` a line (an empty GTA side unpairs the source
+/// bone), `#` starting a comment, blank lines skipped.
+fn read_map(path: &str) -> Result<Vec<(String, String)>, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| Failure(format!("{path}: {e}"), 1))?;
+    let mut map = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some((source, target)) = line.split_once('=') else {
+            return Err(Failure(
+                format!("{path}:{}: {line:?} is not `SOURCE BONE = GTA BONE`", n + 1),
+                1,
+            ));
+        };
+        map.push((source.trim().to_owned(), target.trim().to_owned()));
+    }
+    Ok(map)
 }

@@ -40,11 +40,14 @@ Usage:
       whose ped (default: from the file); --root-motion: as the file has it, held in place,
       or moved onto a RootMotion node above the skeleton. A .gltf gets its .bin beside it
   rigplay import IN.bvh -o OUT.ifp [--game sa|vc|iii] [--name CLIP] [--into PACKAGE.ifp]
+                 [--reduce TOL [--shell R] | --runs] [--map FILE]
       motion capture (.bvh) retargeted onto a GTA ped (rest poses compensated, bones paired
       by their names: Mixamo, mocap, VRM, Unreal, Blender, Biped), written as an IFP clip
       (ANP3 for sa, ANPK for vc and iii) at the game's clip rate, the hips' movement scaled to
       the ped and put on its root bone; --into adds the clip to a package (or replaces the
-      clip of that name) and writes the result to OUT, every other clip as it was
+      clip of that name) and writes the result to OUT, every other clip as it was; --reduce
+      and --runs drop keys as convert does (metres), and say how many and the error; --map
+      FILE corrects the pairing: one `SOURCE BONE = GTA BONE` a line
   rigplay render FILE.anie (--frame N -o OUT.png | --frames A..B -o DIR/) [--scale S] [--raw]
       render frames as AnimeEffects exports them (N may be fractional; A..B includes both
       ends, written as DIR/NAME_NNNN.png with a progress bar on stderr); --scale S multiplies

@@ -1083,6 +1083,77 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         .unwrap()
         .package;
     assert_eq!(added.clips().count(), 4);
+    // Reduced within 1 mm on 3 cm shells: fewer keys, the count and the error said, the
+    // error within the tolerance (and the int16 steps).
+    let reduced = d.join("reduced.ifp");
+    let run = rigplay(&[
+        "import",
+        bvh,
+        "-o",
+        reduced.to_str().unwrap(),
+        "--reduce",
+        "0.001",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = String::from_utf8_lossy(&run.stdout);
+    eprintln!("{text}");
+    assert!(
+        text.contains("keys:") && text.contains("error max"),
+        "{text}"
+    );
+    let count = |p: &std::path::Path| {
+        IfpPackage::read(&std::fs::read(p).unwrap())
+            .unwrap()
+            .package
+            .clips()
+            .flat_map(|c| c.sequences.iter())
+            .map(|s| s.keys.len())
+            .sum::<usize>()
+    };
+    assert!(
+        count(&reduced) < count(&out) / 2,
+        "{} vs {}",
+        count(&reduced),
+        count(&out)
+    );
+    // A map: pairs a renamed thigh again; a line that is not `A = B` is refused with its line.
+    let renamed = d.join("renamed.bvh");
+    std::fs::write(
+        &renamed,
+        bvh_fixtures::mocap_walk(31).replace("LeftUpLeg", "jnt_07"),
+    )
+    .unwrap();
+    let map = d.join("bones.map");
+    std::fs::write(&map, "# mine\njnt_07 = L Thigh\n").unwrap();
+    let run = rigplay(&[
+        "import",
+        renamed.to_str().unwrap(),
+        "-o",
+        reduced.to_str().unwrap(),
+        "--map",
+        map.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(String::from_utf8_lossy(&run.stdout).contains("21 bones paired"));
+    std::fs::write(&map, "jnt_07 L Thigh\n").unwrap();
+    let run = rigplay(&[
+        "import",
+        renamed.to_str().unwrap(),
+        "-o",
+        reduced.to_str().unwrap(),
+        "--map",
+        map.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&run.stderr).contains(":1:"));
     // For Vice City: ANPK, 30 keys a second.
     let vc = d.join("vc.ifp");
     let run = rigplay(&["import", bvh, "-o", vc.to_str().unwrap(), "--game", "vc"]);

@@ -31,6 +31,6 @@ pub fn check_bvh(data: &[u8]) {
         }
     }
     if clip.duration() < 60.0 {
-        let _ = clip_to_gta(&bvh_source(&bvh), &clip, "fuzz", GtaGame::Sa);
+        let _ = clip_to_gta(&bvh_source(&bvh), &clip, "fuzz", GtaGame::Sa, &[]);
     }
 }

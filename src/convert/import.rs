@@ -5,7 +5,7 @@
 //!   [`bvh_source`]); the target is the game's ped ([`GtaGame::skeleton`]).
 //! * Bones are paired by their humanoid role, detected from the names on both sides
 //!   ([`BoneMap::detect`]: Mixamo with any prefix, VRM, Unreal, Blender's and mocap names, Biped,
-//!   GTA), and the clip is retargeted with rest-pose compensation, the same maths GTA clips take
+//!   GTA), corrected by a user's map where given ([`user_pairs`]), and the clip is retargeted with rest-pose compensation, the same maths GTA clips take
 //!   onto glTF characters ([`Retargeter::retarget_clip`]), now from the humanoid onto GTA.
 //! * The hips' translation is scaled by the ratio of the hip heights and written as the game
 //!   reads it: on the ped's root bone (bone 0, the one the games extract root motion from,
@@ -16,7 +16,9 @@
 //!   30 for III and Vice City, the last at the clip's end; ANP3 stores them as int16 where
 //!   every value fits and as floats otherwise ([`IfpPackage::converted`]).
 
-use crate::anim::retarget::{BoneMap, HumanoidBone, RestPose, RetargetSource, Retargeter};
+use crate::anim::retarget::{
+    BoneMap, HumanoidBone, RestPose, RetargetSource, Retargeter, user_pairs,
+};
 use crate::anim::{Clip, aligned_to};
 use crate::coords::GTA_TO_GLTF;
 use crate::formats::bvh::Bvh;
@@ -52,6 +54,8 @@ pub struct ImportReport {
     pub keys_per_bone: usize,
     /// Keys per second.
     pub rate: f32,
+    /// The entries of the user's map that named no bone (skipped).
+    pub map_problems: Vec<String>,
 }
 
 /// Why a clip could not be imported.
@@ -87,12 +91,14 @@ pub fn ifp_version(game: GtaGame) -> IfpVersion {
 }
 
 /// `clip` (played on `source`'s skeleton) retargeted onto `game`'s ped, as an IFP clip named
-/// `name`.
+/// `name`. `map` corrects the pairs detected from the names: `(source bone, GTA bone)`, an
+/// empty GTA name unpairing the source bone ([`user_pairs`]).
 pub fn clip_to_gta(
     source: &RetargetSource,
     clip: &Clip,
     name: &str,
     game: GtaGame,
+    map: &[(String, String)],
 ) -> Result<(IfpClip, ImportReport), ImportError> {
     let skeleton = game.skeleton();
     let first_names = || {
@@ -105,15 +111,24 @@ pub fn clip_to_gta(
     let target_names: Vec<&str> = skeleton.bones.iter().map(|b| b.name.as_str()).collect();
     let (_, target_map) = BoneMap::detect(&target_names);
     let (_, source_map) = source.bone_map();
-    let pairs = source_map.pairs(&target_map);
-    let source_hips = source_map
-        .get(HumanoidBone::Hips)
-        .ok_or_else(|| ImportError::NoHips {
-            names: first_names(),
-        })?;
+    let source_names: Vec<&str> = source.names.iter().map(String::as_str).collect();
+    let (pairs, problems) = user_pairs(
+        source_map.pairs(&target_map),
+        &source_names,
+        &target_names,
+        map,
+    );
     let target_hips = target_map
         .get(HumanoidBone::Hips)
         .ok_or_else(|| ImportError::Rest("the ped has no hips".into()))?;
+    // The source's hips: the bone paired with the ped's (a user's map may name it).
+    let source_hips = pairs
+        .iter()
+        .find(|p| p.1 == target_hips)
+        .map(|p| p.0)
+        .ok_or_else(|| ImportError::NoHips {
+            names: first_names(),
+        })?;
     if pairs.len() < 6 {
         return Err(ImportError::NotHumanoid {
             paired: pairs.len(),
@@ -243,9 +258,10 @@ pub fn clip_to_gta(
             .collect(),
         unmatched: target_map
             .iter()
+            .filter(|(_, t)| !pairs.iter().any(|p| p.1 == *t))
             .map(|(h, _)| h)
-            .filter(|h| source_map.get(*h).is_none())
             .collect(),
+        map_problems: problems.iter().map(|p| p.to_string()).collect(),
         hips_scale: retargeter.hips_scale(),
         keys_per_bone: times.len(),
         rate,
