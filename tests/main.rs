@@ -51,6 +51,7 @@ mod convert;
 mod dan;
 mod dff_read;
 mod gltf_export;
+mod gltf_import;
 mod gltf_validator;
 mod humanoid;
 mod ifp_bad_input;

@@ -1,11 +1,17 @@
-//! `rigplay import IN.bvh -o OUT.ifp`: motion capture retargeted onto a GTA ped, as an IFP clip.
+//! `rigplay import IN -o OUT.ifp`: motion capture (`.bvh`) and glTF animation (`.gltf`, `.glb`,
+//! `.vrm`, `.vrma`) retargeted onto a GTA ped, as IFP clips.
 
 use crate::{Args, Failure, usage};
+use rigplay::anim::Clip;
 use rigplay::anim::reduce::KeyReduction;
-use rigplay::convert::import::{bvh_source, clip_to_gta, gta_package, ifp_version};
+use rigplay::anim::retarget::RetargetSource;
+use rigplay::convert::import::{
+    ImportReport, bvh_source, clip_to_gta, gltf_source, gta_package, ifp_version,
+};
 use rigplay::convert::{IfpConvertOptions, convert_ifp};
 use rigplay::formats::bvh::Bvh;
-use rigplay::formats::ifp::IfpPackage;
+use rigplay::formats::gltf::GltfScene;
+use rigplay::formats::ifp::{IfpClip, IfpPackage};
 use rigplay::skeleton::GtaGame;
 use std::path::Path;
 
@@ -13,14 +19,16 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
     let a = Args::parse(
         args,
         &[
-            "-o", "--game", "--name", "--into", "--reduce", "--shell", "--map",
+            "-o", "--game", "--name", "--into", "--reduce", "--shell", "--map", "--clip",
         ],
         &["--runs"],
     )?;
     // The shell metric `convert` uses, in metres (3 cm points around each bone).
     let reduction = crate::convert::reduction(&a, 0.03)?;
     let [input] = a.positional.as_slice() else {
-        return Err(usage("import takes one .bvh file"));
+        return Err(usage(
+            "import takes one .bvh, .gltf, .glb, .vrm or .vrma file",
+        ));
     };
     let output = a
         .value("-o")
@@ -42,12 +50,6 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase)
     };
-    if ext(input).as_deref() != Some("bvh") {
-        return Err(Failure(
-            format!("{input}: import reads .bvh files (glTF, VRM and VRMA are not done yet)"),
-            1,
-        ));
-    }
     if ext(output).as_deref() != Some("ifp") {
         return Err(usage(format!("-o takes an .ifp file, not {output:?}")));
     }
@@ -57,59 +59,36 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
             return Err(Failure(format!("{written} is the input"), 1));
         }
     }
-    let bytes = std::fs::read(input).map_err(|e| Failure(format!("{input}: {e}"), 1))?;
-    let read = Bvh::read(&bytes).map_err(|e| Failure(format!("{input}: {e}"), 1))?;
-    for w in &read.warnings {
-        eprintln!("{input}: {w}");
-    }
-    let name = a.value("--name").map(str::to_owned).unwrap_or_else(|| {
-        Path::new(input)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("clip")
-            .to_owned()
-    });
     let map = match a.value("--map") {
         Some(path) => read_map(path)?,
         None => Vec::new(),
     };
-    let clip = read.bvh.to_clip(&name);
-    let (ifp_clip, report) = clip_to_gta(&bvh_source(&read.bvh), &clip, &name, game, &map)
-        .map_err(|e| Failure(format!("{input}: {e}"), 1))?;
-    // The clip as the game's version stores it (ANP3: int16 where every value fits), its keys
-    // reduced first when asked.
-    let (single, notes) = if reduction == KeyReduction::None {
-        gta_package(game, &name, vec![ifp_clip])
-    } else {
-        let version = ifp_version(game);
-        let shell = match &reduction {
-            KeyReduction::Bounded(o) => o.shell_radius,
-            _ => 0.03,
-        };
-        let conversion = convert_ifp(
-            &IfpPackage::new(version, &name, vec![ifp_clip]),
-            &game.skeleton(),
-            &IfpConvertOptions {
-                version,
-                reduction,
-                measure: Some(shell),
-            },
-        );
-        if let Some(stats) = &conversion.reduction {
-            crate::convert::report("keys", stats);
+    let sources = match ext(input).as_deref() {
+        Some("bvh") => bvh_clips(input, a.value("--name"))?,
+        Some("gltf" | "glb" | "vrm" | "vrma") => {
+            gltf_clips(input, a.value("--clip"), a.value("--name"))?
         }
-        if let Some(e) = &conversion.error {
-            out!(
-                "as written, against the retargeted clip: error max {:.6}, p99 {:.6} m",
-                e.max,
-                e.p99
-            );
+        _ => {
+            return Err(Failure(
+                format!("{input}: import reads .bvh, .gltf, .glb, .vrm and .vrma files"),
+                1,
+            ));
         }
-        (conversion.package, conversion.notes)
     };
-    // Into an existing package: the clip added, or put in place of the one of the same name
+    let mut clips = Vec::new();
+    for (name, source, clip) in &sources {
+        let (ifp_clip, report) = clip_to_gta(source, clip, name, game, &map)
+            .map_err(|e| Failure(format!("{input}: clip {name:?}: {e}"), 1))?;
+        say(output, name, game, &report, a.value("--map"));
+        clips.push(ifp_clip);
+    }
+    // The clips as the game's version stores them (ANP3: int16 where every value fits), their
+    // keys reduced first when asked.
+    let package_name = sources.first().map_or("clips", |s| s.0.as_str()).to_owned();
+    let (written, notes) = stored(game, &package_name, clips, reduction)?;
+    // Into an existing package: each clip added, or put in place of the one of the same name
     // (as the games match names, case-insensitively); every other clip as it was.
-    let (package, replaced) = match into {
+    let package = match into {
         Some(path) => {
             let bytes = std::fs::read(path).map_err(|e| Failure(format!("{path}: {e}"), 1))?;
             let mut package = IfpPackage::read(&bytes)
@@ -125,25 +104,33 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
                     1,
                 ));
             }
-            let new_clip = single.clips().next().cloned().unwrap_or_default();
-            let mut replaced = false;
-            for clip in package.clips_mut() {
-                if clip.name.eq_ignore_ascii_case(&name) {
-                    *clip = new_clip.clone();
-                    replaced = true;
-                    break;
+            for new_clip in written.clips() {
+                let mut replaced = false;
+                for clip in package.clips_mut() {
+                    if clip.name.eq_ignore_ascii_case(&new_clip.name) {
+                        *clip = new_clip.clone();
+                        replaced = true;
+                        break;
+                    }
                 }
-            }
-            if !replaced {
-                match package.blocks.last_mut() {
-                    Some(block) => block.clips.push(new_clip),
-                    None => return Err(Failure(format!("{path}: the package has no block"), 1)),
+                if replaced {
+                    out!(
+                        "  clip {:?} replaces the package's clip of that name",
+                        new_clip.name
+                    );
+                } else {
+                    match package.blocks.last_mut() {
+                        Some(block) => block.clips.push(new_clip.clone()),
+                        None => {
+                            return Err(Failure(format!("{path}: the package has no block"), 1));
+                        }
+                    }
                 }
             }
             // Every other clip is written from what was read, as it was.
-            (package, replaced)
+            package
         }
-        None => (single, false),
+        None => written,
     };
     let bytes = package
         .write()
@@ -153,19 +140,132 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
     for n in &notes {
         eprintln!("{output}: {n}");
     }
-    let verb = if replaced { "replaced" } else { "written" };
+    Ok(())
+}
+
+/// A `.bvh`'s one clip, named `--name` or after the file.
+fn bvh_clips(
+    input: &str,
+    name: Option<&str>,
+) -> Result<Vec<(String, RetargetSource, Clip)>, Failure> {
+    let bytes = std::fs::read(input).map_err(|e| Failure(format!("{input}: {e}"), 1))?;
+    let read = Bvh::read(&bytes).map_err(|e| Failure(format!("{input}: {e}"), 1))?;
+    for w in &read.warnings {
+        eprintln!("{input}: {w}");
+    }
+    let name = name.map(str::to_owned).unwrap_or_else(|| {
+        Path::new(input)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("clip")
+            .to_owned()
+    });
+    let clip = read.bvh.to_clip(&name);
+    Ok(vec![(name, bvh_source(&read.bvh), clip)])
+}
+
+/// A glTF's animations (every one, or the one `--clip` names), each named as in the file (or
+/// `--name`, for one).
+fn gltf_clips(
+    input: &str,
+    wanted: Option<&str>,
+    name: Option<&str>,
+) -> Result<Vec<(String, RetargetSource, Clip)>, Failure> {
+    let bytes = std::fs::read(input).map_err(|e| Failure(format!("{input}: {e}"), 1))?;
+    let dir = Path::new(input).parent().unwrap_or(Path::new("."));
+    // Buffers in files beside it, by their relative names only.
+    let external = |uri: &str| {
+        let path = Path::new(uri);
+        if path.is_absolute() || path.components().any(|c| c.as_os_str() == "..") {
+            return None;
+        }
+        std::fs::read(dir.join(path)).ok()
+    };
+    let read =
+        GltfScene::read(&bytes, external).map_err(|e| Failure(format!("{input}: {e}"), 1))?;
+    for w in &read.warnings {
+        eprintln!("{input}: {w}");
+    }
+    let scene = read.scene;
+    if scene.animations.is_empty() {
+        return Err(Failure(format!("{input}: the file has no animation"), 1));
+    }
+    let picked: Vec<usize> = match wanted {
+        Some(w) => {
+            let index = rigplay::anim::names::find_clip(
+                scene.animations.iter().map(|a| a.clip.name.as_str()),
+                w,
+            )
+            .map_err(|e| Failure(format!("{input}: {e}"), 1))?;
+            vec![index]
+        }
+        None => (0..scene.animations.len()).collect(),
+    };
+    if name.is_some() && picked.len() > 1 {
+        return Err(usage(format!(
+            "--name names one clip; {input} has {} animations: pick one with --clip",
+            picked.len()
+        )));
+    }
+    let mut out = Vec::new();
+    for i in picked {
+        let animation = &scene.animations[i];
+        let (source, clip) =
+            gltf_source(&scene, animation).map_err(|e| Failure(format!("{input}: {e}"), 1))?;
+        let name = name.map_or_else(|| animation.clip.name.clone(), str::to_owned);
+        out.push((name, source, clip));
+    }
+    Ok(out)
+}
+
+/// The package of `clips` as `game` stores them, reduced first when asked (with the counts and
+/// errors said).
+fn stored(
+    game: GtaGame,
+    name: &str,
+    clips: Vec<IfpClip>,
+    reduction: KeyReduction,
+) -> Result<(IfpPackage, Vec<String>), Failure> {
+    if reduction == KeyReduction::None {
+        return Ok(gta_package(game, name, clips));
+    }
+    let version = ifp_version(game);
+    let shell = match &reduction {
+        KeyReduction::Bounded(o) => o.shell_radius,
+        _ => 0.03,
+    };
+    let conversion = convert_ifp(
+        &IfpPackage::new(version, name, clips),
+        &game.skeleton(),
+        &IfpConvertOptions {
+            version,
+            reduction,
+            measure: Some(shell),
+        },
+    );
+    if let Some(stats) = &conversion.reduction {
+        crate::convert::report("keys", stats);
+    }
+    if let Some(e) = &conversion.error {
+        out!(
+            "as written, against the retargeted clips: error max {:.6}, p99 {:.6} m",
+            e.max,
+            e.p99
+        );
+    }
+    Ok((conversion.package, conversion.notes))
+}
+
+fn say(output: &str, name: &str, game: GtaGame, report: &ImportReport, map: Option<&str>) {
     out!(
-        "{output}: clip {name:?} {verb} for {game:?} ({} bones paired, {} keys a bone at {} a second, hips scaled by {:.4})",
+        "{output}: clip {name:?} for {game:?} ({} bones paired, {} keys a bone at {} a second, hips scaled by {:.4})",
         report.pairs.len(),
         report.keys_per_bone,
         report.rate,
         report.hips_scale
     );
     for p in &report.map_problems {
-        eprintln!(
-            "{}: {p}: the line is skipped",
-            a.value("--map").unwrap_or("--map")
-        );
+        eprintln!("{}: {p}: the line is skipped", map.unwrap_or("--map"));
     }
     if !report.unmatched.is_empty() {
         out!(
@@ -173,7 +273,6 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
             report.unmatched
         );
     }
-    Ok(())
 }
 
 /// A bone map file: one `SOURCE BONE = GTA BONE` a line (an empty GTA side unpairs the source

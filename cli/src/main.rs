@@ -39,9 +39,10 @@ Usage:
       in glTF's axes; every clip, or those named by --clip (case-insensitive); --game says
       whose ped (default: from the file); --root-motion: as the file has it, held in place,
       or moved onto a RootMotion node above the skeleton. A .gltf gets its .bin beside it
-  rigplay import IN.bvh -o OUT.ifp [--game sa|vc|iii] [--name CLIP] [--into PACKAGE.ifp]
+  rigplay import IN -o OUT.ifp [--game sa|vc|iii] [--clip NAME] [--name CLIP] [--into PACKAGE.ifp]
                  [--reduce TOL [--shell R] | --runs] [--map FILE]
-      motion capture (.bvh) retargeted onto a GTA ped (rest poses compensated, bones paired
+      motion capture (.bvh) and glTF animation (.gltf, .glb, .vrm, .vrma: every animation, or
+      the one --clip names) retargeted onto a GTA ped (rest poses compensated, bones paired
       by their names: Mixamo, mocap, VRM, Unreal, Blender, Biped), written as an IFP clip
       (ANP3 for sa, ANPK for vc and iii) at the game's clip rate, the hips' movement scaled to
       the ped and put on its root bone; --into adds the clip to a package (or replaces the

@@ -1027,7 +1027,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         String::from_utf8_lossy(&run.stderr)
     );
     let text = String::from_utf8_lossy(&run.stdout);
-    assert!(text.contains("clip \"walk\" written for Sa"), "{text}");
+    assert!(text.contains("clip \"walk\" for Sa"), "{text}");
     let package = IfpPackage::read(&std::fs::read(&out).unwrap())
         .unwrap()
         .package;
@@ -1054,7 +1054,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    assert!(String::from_utf8_lossy(&run.stdout).contains("replaced"));
+    assert!(String::from_utf8_lossy(&run.stdout).contains("replaces the package's clip"));
     let mut changed = IfpPackage::read(&std::fs::read(&into).unwrap())
         .unwrap()
         .package;
@@ -1154,6 +1154,55 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
     ]);
     assert_eq!(run.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&run.stderr).contains(":1:"));
+    // glTF in: the SA sample's clips exported to .glb, imported onto the VC ped (the GTA names
+    // of the file's nodes pair with VC's): every animation, or the one --clip names.
+    let glb = d.join("sa.glb");
+    let run = rigplay(&[
+        "export",
+        sample("sa_ped.ifp").to_str().unwrap(),
+        "-o",
+        glb.to_str().unwrap(),
+    ]);
+    assert!(run.status.success());
+    let from_gltf = d.join("from_gltf.ifp");
+    let run = rigplay(&[
+        "import",
+        glb.to_str().unwrap(),
+        "-o",
+        from_gltf.to_str().unwrap(),
+        "--game",
+        "vc",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let package = IfpPackage::read(&std::fs::read(&from_gltf).unwrap())
+        .unwrap()
+        .package;
+    let names: Vec<&str> = package.clips().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["walk", "idle", "wave"]);
+    let run = rigplay(&[
+        "import",
+        glb.to_str().unwrap(),
+        "-o",
+        from_gltf.to_str().unwrap(),
+        "--clip",
+        "IDLE",
+        "--name",
+        "idle_sa",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let package = IfpPackage::read(&std::fs::read(&from_gltf).unwrap())
+        .unwrap()
+        .package;
+    let names: Vec<&str> = package.clips().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["idle_sa"]);
     // For Vice City: ANPK, 30 keys a second.
     let vc = d.join("vc.ifp");
     let run = rigplay(&["import", bvh, "-o", vc.to_str().unwrap(), "--game", "vc"]);

@@ -1,8 +1,10 @@
-//! Animation made elsewhere into the games: a humanoid clip (a motion-capture `.bvh`, …)
+//! Animation made elsewhere into the games: a humanoid clip (a motion-capture `.bvh`, a glTF,
+//! VRM or VRM animation, …)
 //! retargeted onto a GTA ped and written as an IFP clip.
 //!
 //! * The source skeleton is the file's rest pose (a BVH's `OFFSET`s, unrotated:
-//!   [`bvh_source`]); the target is the game's ped ([`GtaGame::skeleton`]).
+//!   [`bvh_source`]; a glTF's nodes: [`gltf_source`]); the target is the game's ped
+//!   ([`GtaGame::skeleton`]).
 //! * Bones are paired by their humanoid role, detected from the names on both sides
 //!   ([`BoneMap::detect`]: Mixamo with any prefix, VRM, Unreal, Blender's and mocap names, Biped,
 //!   GTA), corrected by a user's map where given ([`user_pairs`]), and the clip is retargeted with rest-pose compensation, the same maths GTA clips take
@@ -19,9 +21,10 @@
 use crate::anim::retarget::{
     BoneMap, HumanoidBone, RestPose, RetargetSource, Retargeter, user_pairs,
 };
-use crate::anim::{Clip, aligned_to};
+use crate::anim::{BoneTrack, Clip, ClipBuilder, aligned_to};
 use crate::coords::GTA_TO_GLTF;
 use crate::formats::bvh::Bvh;
+use crate::formats::gltf::{GltfAnimation, GltfScene};
 use crate::formats::ifp::{AnimLayout, IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion};
 use crate::skeleton::GtaGame;
 use glam::{Affine3A, Quat, Vec3};
@@ -39,6 +42,69 @@ pub fn bvh_source(bvh: &Bvh) -> RetargetSource {
         tracks: (0..bvh.joints.len()).map(Some).collect(),
         to_gltf: Quat::IDENTITY,
     }
+}
+
+/// A glTF animation and the file's nodes as a retargeting source, and the clip as the source
+/// plays it.
+///
+/// * The source skeleton is every node at its rest transform; scales are folded into the
+///   offsets below them (an `Armature` node scaled 0.01, as Blender exports centimetres), and
+///   the animation's translation keys are scaled in the same way, so that positions agree.
+/// * Nodes a VRM or VRM-animation extension names as humanoid bones take that name
+///   (`hips`, `leftUpperLeg`), so that they pair by the file's own word, whatever the nodes are
+///   called. glTF is +Y up and characters face +Z.
+pub fn gltf_source(
+    scene: &GltfScene,
+    animation: &GltfAnimation,
+) -> Result<(RetargetSource, Clip), ImportError> {
+    let parents: Vec<Option<usize>> = scene.nodes.iter().map(|n| n.parent).collect();
+    let trs: Vec<(Vec3, Quat, Vec3)> = scene.nodes.iter().map(|n| n.rest).collect();
+    let (rest, scales) =
+        RestPose::from_trs(parents.clone(), &trs).map_err(|e| ImportError::Rest(e.to_string()))?;
+    let mut names: Vec<String> = scene.nodes.iter().map(|n| n.name.clone()).collect();
+    for (bone, node) in &scene.humanoid {
+        names[*node] = bone.clone();
+    }
+    // The translation keys, scaled by the node's ancestors' scales.
+    let clip = &animation.clip;
+    let mut b = ClipBuilder::new(clip.name.clone());
+    b.extend_duration(clip.duration());
+    for (track, &node) in clip.tracks().iter().zip(&animation.nodes) {
+        let inherited = parents[node].map_or(Vec3::ONE, |p| scales[p]);
+        let mut out = BoneTrack {
+            bone: track.bone.clone(),
+            rotation: None,
+            translation: None,
+            scale: None,
+        };
+        if let Some(c) = track.rotation {
+            out.rotation = b
+                .times(clip.times(c))
+                .and_then(|t| b.rotations(t, clip.rotation_values(c)))
+                .ok();
+        }
+        if let Some(c) = track.translation {
+            let values: Vec<Vec3> = clip
+                .vector_values(c)
+                .iter()
+                .map(|v| *v * inherited)
+                .collect();
+            out.translation = b
+                .times(clip.times(c))
+                .and_then(|t| b.translations(t, &values))
+                .ok();
+        }
+        b.track(out);
+    }
+    Ok((
+        RetargetSource {
+            names,
+            rest,
+            tracks: animation.nodes.iter().map(|&n| Some(n)).collect(),
+            to_gltf: Quat::IDENTITY,
+        },
+        b.build(),
+    ))
 }
 
 /// What an import did.

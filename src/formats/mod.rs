@@ -6,6 +6,7 @@ pub(crate) mod bytes;
 pub mod dan;
 pub mod detect;
 pub mod dff;
+pub mod gltf;
 pub mod ifp;
 pub mod rw;
 pub mod txd;

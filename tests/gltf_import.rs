@@ -1,0 +1,367 @@
+//! glTF, GLB and VRM animation into the games: the mocap walk of `bvh_fixtures.rs` written as
+//! glTF here, field by field (nodes under a Blender-style `Armature` scaled 0.01, keys in a
+//! base64 buffer or a GLB's binary chunk, nodes named as Mixamo names them or not at all with
+//! a VRM humanoid extension naming them), imported onto the SA ped, must give the keys the
+//! same walk imported from the `.bvh` gives. Broken files are refused with where and why.
+
+use crate::bvh_fixtures::mocap_walk;
+use glam::{Quat, Vec3};
+use rigplay::convert::import::{bvh_source, clip_to_gta, gltf_source, gta_package};
+use rigplay::formats::bvh::Bvh;
+use rigplay::formats::gltf::GltfScene;
+use rigplay::formats::ifp::IfpPackage;
+use rigplay::skeleton::GtaGame;
+use serde_json::json;
+
+fn base64(bytes: &[u8]) -> String {
+    const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for c in bytes.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                s.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+/// VRM 1.0's name for each mocap joint.
+fn vrm_name(joint: &str) -> &'static str {
+    match joint {
+        "Hips" => "hips",
+        "Spine" => "spine",
+        "Spine1" => "chest",
+        "Spine2" => "upperChest",
+        "Neck" => "neck",
+        "Head" => "head",
+        "LeftShoulder" => "leftShoulder",
+        "LeftArm" => "leftUpperArm",
+        "LeftForeArm" => "leftLowerArm",
+        "LeftHand" => "leftHand",
+        "RightShoulder" => "rightShoulder",
+        "RightArm" => "rightUpperArm",
+        "RightForeArm" => "rightLowerArm",
+        "RightHand" => "rightHand",
+        "LeftUpLeg" => "leftUpperLeg",
+        "LeftLeg" => "leftLowerLeg",
+        "LeftFoot" => "leftFoot",
+        "LeftToeBase" => "leftToes",
+        "RightUpLeg" => "rightUpperLeg",
+        "RightLeg" => "rightLowerLeg",
+        "RightFoot" => "rightFoot",
+        _ => "rightToes",
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Naming {
+    Mixamo,
+    /// Nodes named `n0`, `n1`, …; a `VRMC_vrm` extension names the humanoid bones.
+    Vrm,
+}
+
+/// The BVH's joints and frames as glTF: node 0 an `Armature` scaled 0.01 (the BVH is in
+/// centimetres), node j + 1 the BVH's joint j at its offset; one animation, "walk", with a
+/// rotation channel per joint and the hips' translation, keys at the frames' times.
+fn gltf_of(bvh: &Bvh, naming: Naming, glb: bool) -> Vec<u8> {
+    let mut bin: Vec<u8> = Vec::new();
+    let mut views = Vec::new();
+    let mut accessors = Vec::new();
+    let mut push = |floats: &[f32], kind: &str, bounds: bool| {
+        let offset = bin.len();
+        for f in floats {
+            bin.extend_from_slice(&f.to_le_bytes());
+        }
+        views.push(json!({"buffer": 0, "byteOffset": offset, "byteLength": floats.len() * 4}));
+        let width = match kind {
+            "SCALAR" => 1,
+            "VEC3" => 3,
+            _ => 4,
+        };
+        let mut a = json!({"bufferView": views.len() - 1, "componentType": 5126,
+            "count": floats.len() / width, "type": kind});
+        if bounds {
+            let min = floats.iter().copied().fold(f32::INFINITY, f32::min);
+            let max = floats.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            a["min"] = json!([min]);
+            a["max"] = json!([max]);
+        }
+        accessors.push(a);
+        accessors.len() - 1
+    };
+    let frames = bvh.frames();
+    let times: Vec<f32> = (0..frames).map(|f| f as f32 * bvh.frame_time).collect();
+    let input = push(&times, "SCALAR", true);
+    let mut samplers = Vec::new();
+    let mut channels = Vec::new();
+    for (j, joint) in bvh.joints.iter().enumerate() {
+        let rotations: Vec<f32> = (0..frames)
+            .flat_map(|f| bvh.local(j, f).1.to_array())
+            .collect();
+        let out = push(&rotations, "VEC4", false);
+        samplers.push(json!({"input": input, "output": out, "interpolation": "LINEAR"}));
+        channels.push(
+            json!({"sampler": samplers.len() - 1, "target": {"node": j + 1, "path": "rotation"}}),
+        );
+        if joint.parent.is_none() {
+            let moves: Vec<f32> = (0..frames)
+                .flat_map(|f| bvh.local(j, f).0.to_array())
+                .collect();
+            let out = push(&moves, "VEC3", false);
+            samplers.push(json!({"input": input, "output": out, "interpolation": "LINEAR"}));
+            channels.push(json!({"sampler": samplers.len() - 1, "target": {"node": j + 1, "path": "translation"}}));
+        }
+    }
+    let mut nodes = vec![json!({
+        "name": "Armature",
+        "scale": [0.01, 0.01, 0.01],
+        "children": bvh.joints.iter().enumerate().filter(|(_, j)| j.parent.is_none()).map(|(i, _)| i + 1).collect::<Vec<_>>(),
+    })];
+    for (j, joint) in bvh.joints.iter().enumerate() {
+        let children: Vec<usize> = (0..bvh.joints.len())
+            .filter(|&c| bvh.joints[c].parent == Some(j))
+            .map(|c| c + 1)
+            .collect();
+        let name = match naming {
+            Naming::Mixamo => format!("mixamorig:{}", joint.name),
+            Naming::Vrm => format!("n{j}"),
+        };
+        let mut node = json!({"name": name, "translation": joint.offset.to_array()});
+        if !children.is_empty() {
+            node["children"] = json!(children);
+        }
+        nodes.push(node);
+    }
+    let mut doc = json!({
+        "asset": {"version": "2.0"},
+        "scene": 0,
+        "scenes": [{"nodes": [0]}],
+        "nodes": nodes,
+        "animations": [{"name": "walk", "samplers": samplers, "channels": channels}],
+        "bufferViews": views,
+        "accessors": accessors,
+        "buffers": [{"byteLength": bin.len()}],
+    });
+    if naming == Naming::Vrm {
+        let bones: serde_json::Map<String, serde_json::Value> = bvh
+            .joints
+            .iter()
+            .enumerate()
+            .map(|(j, joint)| (vrm_name(&joint.name).to_owned(), json!({"node": j + 1})))
+            .collect();
+        doc["extensionsUsed"] = json!(["VRMC_vrm"]);
+        doc["extensions"] =
+            json!({"VRMC_vrm": {"specVersion": "1.0", "humanoid": {"humanBones": bones}}});
+    }
+    if !glb {
+        doc["buffers"][0]["uri"] = json!(format!(
+            "data:application/octet-stream;base64,{}",
+            base64(&bin)
+        ));
+        return serde_json::to_vec(&doc).unwrap();
+    }
+    let mut text = serde_json::to_vec(&doc).unwrap();
+    while !text.len().is_multiple_of(4) {
+        text.push(b' ');
+    }
+    while !bin.len().is_multiple_of(4) {
+        bin.push(0);
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&((12 + 8 + text.len() + 8 + bin.len()) as u32).to_le_bytes());
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&text);
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(&bin);
+    out
+}
+
+/// Every bone's (rotation, translation) at every key of an imported clip, read back from the
+/// written package.
+fn keys_of(package: &IfpPackage) -> Vec<(String, Vec<(Quat, Vec3)>)> {
+    package
+        .clips()
+        .next()
+        .unwrap()
+        .sequences
+        .iter()
+        .map(|s| {
+            (
+                s.name.clone(),
+                s.keys
+                    .iter()
+                    .map(|k| {
+                        (
+                            Quat::from_array(k.rotation),
+                            Vec3::from_array(k.translation),
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_walk_as_gltf_glb_or_vrm_imports_to_the_keys_the_same_walk_as_bvh_gives() {
+    let bvh = Bvh::read(mocap_walk(31).as_bytes()).unwrap().bvh;
+    let from_bvh = {
+        let (clip, _) = clip_to_gta(
+            &bvh_source(&bvh),
+            &bvh.to_clip("walk"),
+            "walk",
+            GtaGame::Sa,
+            &[],
+        )
+        .unwrap();
+        let bytes = gta_package(GtaGame::Sa, "walk", vec![clip])
+            .0
+            .write()
+            .unwrap();
+        keys_of(&IfpPackage::read(&bytes).unwrap().package)
+    };
+    for (naming, glb) in [
+        (Naming::Mixamo, false),
+        (Naming::Mixamo, true),
+        (Naming::Vrm, true),
+    ] {
+        let bytes = gltf_of(&bvh, naming, glb);
+        let read = GltfScene::read(&bytes, |_| None).unwrap();
+        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+        let scene = read.scene;
+        assert_eq!(scene.nodes.len(), 23);
+        assert_eq!(scene.animations.len(), 1);
+        assert_eq!(scene.animations[0].clip.name, "walk");
+        if naming == Naming::Vrm {
+            assert_eq!(scene.humanoid.len(), 22);
+        }
+        let (source, clip) = gltf_source(&scene, &scene.animations[0]).unwrap();
+        let (ifp, report) = clip_to_gta(&source, &clip, "walk", GtaGame::Sa, &[]).unwrap();
+        assert_eq!(report.pairs.len(), 21, "{:?}", report.pairs);
+        let bytes = gta_package(GtaGame::Sa, "walk", vec![ifp])
+            .0
+            .write()
+            .unwrap();
+        let from_gltf = keys_of(&IfpPackage::read(&bytes).unwrap().package);
+        assert_eq!(from_gltf.len(), from_bvh.len());
+        let (mut angle, mut distance) = (0.0f32, 0.0f32);
+        for ((name, a), (other, b)) in from_gltf.iter().zip(&from_bvh) {
+            assert_eq!(name, other);
+            assert_eq!(a.len(), b.len());
+            for ((qa, ta), (qb, tb)) in a.iter().zip(b) {
+                angle = angle.max(2.0 * (qa.conjugate() * *qb).xyz().length().min(1.0).asin());
+                distance = distance.max(ta.distance(*tb));
+            }
+        }
+        eprintln!(
+            "glb {glb}, VRM {}: {} bones, worst {angle:e} rad, {distance:e} m",
+            naming == Naming::Vrm,
+            from_gltf.len()
+        );
+        // The same keys: up to ANP3's int16 steps (1/4096 of a rotation's component, 1/1024 m).
+        assert!(angle < 2e-3, "{angle} rad");
+        assert!(distance < 2e-3, "{distance} m");
+    }
+}
+
+include!("../fuzz/oracles/gltf.rs");
+
+#[test]
+fn broken_gltf_files_are_refused_with_where_and_why() {
+    let bvh = Bvh::read(mocap_walk(5).as_bytes()).unwrap().bvh;
+    let good = gltf_of(&bvh, Naming::Mixamo, true);
+    // Cut at every place, a byte flipped at every place: an error or a scene, never a panic,
+    // and what reads imports or is refused (the fuzz oracle).
+    for cut in (0..good.len()).step_by(3) {
+        check_gltf(&good[..cut]);
+        let mut flipped = good.clone();
+        flipped[cut] ^= 0x44;
+        check_gltf(&flipped);
+    }
+    let text = String::from_utf8(gltf_of(&bvh, Naming::Mixamo, false)).unwrap();
+    // An accessor reaching past its view.
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["accessors"][1]["count"] = json!(1_000_000);
+    let e = GltfScene::read(&serde_json::to_vec(&doc).unwrap(), |_| None).unwrap_err();
+    assert_eq!(e.at, "/accessors/1", "{e}");
+    // A node that is its own grandparent.
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["nodes"][2]["children"] = json!([0]);
+    assert!(GltfScene::read(&serde_json::to_vec(&doc).unwrap(), |_| None).is_err());
+    // A buffer in a file that is not there.
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["buffers"][0]["uri"] = json!("walk.bin");
+    let e = GltfScene::read(&serde_json::to_vec(&doc).unwrap(), |_| None).unwrap_err();
+    assert!(e.expected.contains("buffer 0"), "{e}");
+    // Not JSON.
+    assert!(GltfScene::read(b"{ nope", |_| None).is_err());
+}
+
+#[test]
+fn sa_clips_out_to_gltf_and_back_onto_the_vc_ped_keep_their_rotations() {
+    // The round trip through rigplay's own writer and reader: the SA sample's walk exported
+    // (on the SA ped, in glTF's axes) and imported onto VC's ped, whose tree and rest pose are
+    // SA's (`Skeleton::gta_vc`): retargeting between equal rests is the identity, so every
+    // shared bone turns as in the SA clip, up to ANPK's float keys (exact) and the 30 Hz
+    // resampling (compared at the keys).
+    use rigplay::convert::gltf::{GltfClip, GltfExport, RootMotionExport};
+    let sa = IfpPackage::read(&crate::assets::read("anims/sa_ped.ifp"))
+        .unwrap()
+        .package;
+    let skeleton = GtaGame::Sa.skeleton();
+    let (walk, _) = skeleton.clip_as_played(GtaGame::Sa, &sa.clips().next().unwrap().to_clip());
+    let targets = skeleton.bind(&walk).targets;
+    let (glb, _) = GltfExport::gta(
+        &skeleton,
+        vec![GltfClip {
+            clip: &walk,
+            targets: &targets,
+        }],
+        RootMotionExport::Baked,
+    )
+    .to_glb()
+    .unwrap();
+    let scene = GltfScene::read(&glb, |_| None).unwrap().scene;
+    let (source, clip) = gltf_source(&scene, &scene.animations[0]).unwrap();
+    let (ifp, report) = clip_to_gta(&source, &clip, "walk", GtaGame::Vc, &[]).unwrap();
+    assert!(report.pairs.len() >= 20, "{:?}", report.pairs);
+    let vc = GtaGame::Vc.skeleton();
+    let (vc_walk, _) = vc.clip_as_played(GtaGame::Vc, &ifp.to_clip());
+    let mut worst = 0.0f32;
+    let mut compared = 0;
+    for (track, target) in vc.bind(&vc_walk).targets.iter().enumerate() {
+        let Some(b) = target else { continue };
+        let name = vc.bones[*b].name.trim();
+        let Some(sa_track) = walk
+            .tracks()
+            .iter()
+            .position(|t| t.bone.name.trim().eq_ignore_ascii_case(name))
+        else {
+            continue;
+        };
+        for k in 0..=36 {
+            let t = k as f32 / 30.0;
+            let (Some(a), Some(b)) = (
+                vc_walk.sample_track(track, t).rotation,
+                walk.sample_track(sa_track, t).rotation,
+            ) else {
+                continue;
+            };
+            compared += 1;
+            worst = worst.max(2.0 * (a.conjugate() * b).xyz().length().min(1.0).asin());
+        }
+    }
+    eprintln!("{compared} rotations, worst {worst:e} rad");
+    assert!(compared > 500, "{compared}");
+    assert!(worst < 1e-3, "{worst} rad");
+}
