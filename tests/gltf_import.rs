@@ -64,6 +64,10 @@ enum Naming {
     Mixamo,
     /// Nodes named `n0`, `n1`, …; a `VRMC_vrm` extension names the humanoid bones.
     Vrm,
+    /// The same with VRM animation's `VRMC_vrm_animation` extension.
+    Vrma,
+    /// The same with VRM 0.x's `VRM` extension (a list of `{bone, node}`).
+    Vrm0,
 }
 
 /// The BVH's joints and frames as glTF: node 0 an `Armature` scaled 0.01 (the BVH is in
@@ -130,7 +134,7 @@ fn gltf_of(bvh: &Bvh, naming: Naming, glb: bool) -> Vec<u8> {
             .collect();
         let name = match naming {
             Naming::Mixamo => format!("mixamorig:{}", joint.name),
-            Naming::Vrm => format!("n{j}"),
+            Naming::Vrm | Naming::Vrma | Naming::Vrm0 => format!("n{j}"),
         };
         let mut node = json!({"name": name, "translation": joint.offset.to_array()});
         if !children.is_empty() {
@@ -148,16 +152,32 @@ fn gltf_of(bvh: &Bvh, naming: Naming, glb: bool) -> Vec<u8> {
         "accessors": accessors,
         "buffers": [{"byteLength": bin.len()}],
     });
-    if naming == Naming::Vrm {
-        let bones: serde_json::Map<String, serde_json::Value> = bvh
-            .joints
-            .iter()
-            .enumerate()
-            .map(|(j, joint)| (vrm_name(&joint.name).to_owned(), json!({"node": j + 1})))
-            .collect();
-        doc["extensionsUsed"] = json!(["VRMC_vrm"]);
-        doc["extensions"] =
-            json!({"VRMC_vrm": {"specVersion": "1.0", "humanoid": {"humanBones": bones}}});
+    let bones: serde_json::Map<String, serde_json::Value> = bvh
+        .joints
+        .iter()
+        .enumerate()
+        .map(|(j, joint)| (vrm_name(&joint.name).to_owned(), json!({"node": j + 1})))
+        .collect();
+    match naming {
+        Naming::Mixamo => {}
+        Naming::Vrm | Naming::Vrma => {
+            let key = if naming == Naming::Vrm {
+                "VRMC_vrm"
+            } else {
+                "VRMC_vrm_animation"
+            };
+            doc["extensionsUsed"] = json!([key]);
+            doc["extensions"] =
+                json!({key: {"specVersion": "1.0", "humanoid": {"humanBones": bones}}});
+        }
+        Naming::Vrm0 => {
+            let list: Vec<serde_json::Value> = bones
+                .iter()
+                .map(|(bone, v)| json!({"bone": bone, "node": v["node"]}))
+                .collect();
+            doc["extensionsUsed"] = json!(["VRM"]);
+            doc["extensions"] = json!({"VRM": {"humanoid": {"humanBones": list}}});
+        }
     }
     if !glb {
         doc["buffers"][0]["uri"] = json!(format!(
@@ -234,6 +254,8 @@ fn a_walk_as_gltf_glb_or_vrm_imports_to_the_keys_the_same_walk_as_bvh_gives() {
         (Naming::Mixamo, false),
         (Naming::Mixamo, true),
         (Naming::Vrm, true),
+        (Naming::Vrma, true),
+        (Naming::Vrm0, false),
     ] {
         let bytes = gltf_of(&bvh, naming, glb);
         let read = GltfScene::read(&bytes, |_| None).unwrap();
@@ -242,7 +264,7 @@ fn a_walk_as_gltf_glb_or_vrm_imports_to_the_keys_the_same_walk_as_bvh_gives() {
         assert_eq!(scene.nodes.len(), 23);
         assert_eq!(scene.animations.len(), 1);
         assert_eq!(scene.animations[0].clip.name, "walk");
-        if naming == Naming::Vrm {
+        if naming != Naming::Mixamo {
             assert_eq!(scene.humanoid.len(), 22);
         }
         let (source, clip) = gltf_source(&scene, &scene.animations[0]).unwrap();
@@ -264,8 +286,8 @@ fn a_walk_as_gltf_glb_or_vrm_imports_to_the_keys_the_same_walk_as_bvh_gives() {
             }
         }
         eprintln!(
-            "glb {glb}, VRM {}: {} bones, worst {angle:e} rad, {distance:e} m",
-            naming == Naming::Vrm,
+            "glb {glb}, VRM extension {}: {} bones, worst {angle:e} rad, {distance:e} m",
+            naming != Naming::Mixamo,
             from_gltf.len()
         );
         // The same keys: up to ANP3's int16 steps (1/4096 of a rotation's component, 1/1024 m).
