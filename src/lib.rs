@@ -9,7 +9,8 @@
 //! * [`skeleton`] holds the built-in GTA ped skeletons and the rules that bind tracks to bones;
 //! * [`coords`] holds every coordinate-system conversion, each written once;
 //! * [`convert`] rewrites files: an IFP package in another version, with fewer keys (what
-//!   `rigplay convert` does);
+//!   `rigplay convert` does); GTA and DAN clips out to glTF ([`convert::gltf`]); motion capture
+//!   and glTF animation retargeted onto a GTA ped as IFP clips ([`convert::import`]);
 //! * [`anie`] is AnimeEffects' playback: the evaluator, the frame as GPU work (`anie::program`)
 //!   and the CPU reference renderer.
 //!
@@ -20,6 +21,8 @@
 //! point to their sections.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod anie;
 pub mod anim;
@@ -32,7 +35,7 @@ pub mod prelude;
 pub mod skeleton;
 
 #[cfg(feature = "bevy")]
-pub use plugin::{AniePlugin, DanPlugin, IfpPlugin, PlaybackPlugin, SkeletalPlugin};
+pub use plugin::{AniePlugin, DanPlugin, DffPlugin, IfpPlugin, PlaybackPlugin, SkeletalPlugin};
 
 #[cfg(doctest)]
 mod readme_example {
