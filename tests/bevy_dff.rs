@@ -888,36 +888,25 @@ fn an_object_package_plays_on_a_model_by_frame_name() {
     // * "bonnet_dummy": KR00, a frame the model lacks.
     let s = std::f32::consts::FRAC_1_SQRT_2;
     let mut b = Bytes::new();
-    b.section(b"ANPK", |b| {
-        b.section(b"INFO", |b| {
-            b.u32(1).cstr("car");
+    b.anpk("car", "open_all", 3, |b| {
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "DOOR_LF_Dummy", 2, &[0, 0]));
+            b.section(b"KR00", |b| {
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
+                b.f32s(&[0.0, 0.0, -s, s, 1.0]);
+            });
         });
-        b.section(b"NAME", |b| {
-            b.cstr("open_all");
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "BOOT_DUMMY", 2, &[0, 0]));
+            b.section(b"KRT0", |b| {
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, -2.0, 0.5, 0.0]);
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, -2.2, 0.9, 1.0]);
+            });
         });
-        b.section(b"DGAN", |b| {
-            b.section(b"INFO", |b| {
-                b.u32(3).u32(0);
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "DOOR_LF_Dummy", 2, &[0, 0]));
-                b.section(b"KR00", |b| {
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
-                    b.f32s(&[0.0, 0.0, -s, s, 1.0]);
-                });
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "BOOT_DUMMY", 2, &[0, 0]));
-                b.section(b"KRT0", |b| {
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, -2.0, 0.5, 0.0]);
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, -2.2, 0.9, 1.0]);
-                });
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "bonnet_dummy", 1, &[0, 0]));
-                b.section(b"KR00", |b| {
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
-                });
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "bonnet_dummy", 1, &[0, 0]));
+            b.section(b"KR00", |b| {
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
             });
         });
     });

@@ -97,6 +97,32 @@ impl Bytes {
             .raw(&inner.0)
     }
 
+    /// One ANPK package `package` holding one clip `clip` of `objects` sequences (§1.1 of
+    /// `docs/formats/ifp.md`: INFO with the clip count and the package name, NAME, DGAN with
+    /// its INFO of the sequence count and a 0); `cpans` writes the clip's CPAN sections.
+    pub fn anpk(
+        &mut self,
+        package: &str,
+        clip: &str,
+        objects: u32,
+        cpans: impl FnOnce(&mut Bytes),
+    ) -> &mut Self {
+        self.section(b"ANPK", |b| {
+            b.section(b"INFO", |b| {
+                b.u32(1).cstr(package);
+            });
+            b.section(b"NAME", |b| {
+                b.cstr(clip);
+            });
+            b.section(b"DGAN", |b| {
+                b.section(b"INFO", |b| {
+                    b.u32(objects).u32(0);
+                });
+                cpans(b);
+            });
+        })
+    }
+
     pub fn done(&self) -> Vec<u8> {
         self.0.clone()
     }

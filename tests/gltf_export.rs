@@ -25,39 +25,28 @@ const H: f32 = std::f32::consts::FRAC_1_SQRT_2;
 /// * "l thigh" (tag 41, named in lower case), KR00, 1 frame: identity at 0 s.
 pub fn vc_walk() -> Vec<u8> {
     let mut b = Bytes::new();
-    b.section(b"ANPK", |b| {
-        b.section(b"INFO", |b| {
-            b.u32(1).cstr("ped");
+    b.anpk("ped", "Walk_Test", 3, |b| {
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "Root", 4, &[0]));
+            b.section(b"KRT0", |b| {
+                // qx qy qz qw, tx ty tz, time
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.5]);
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.5]);
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 3.0, 0.0, 1.0]);
+            });
         });
-        b.section(b"NAME", |b| {
-            b.cstr("Walk_Test");
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, " Pelvis", 2, &[1]));
+            b.section(b"KR00", |b| {
+                b.f32s(&[0.0, 0.0, H, H, 0.0]);
+                b.f32s(&[-0.0, -0.0, -H, -H, 1.0]);
+            });
         });
-        b.section(b"DGAN", |b| {
-            b.section(b"INFO", |b| {
-                b.u32(3).u32(0);
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "Root", 4, &[0]));
-                b.section(b"KRT0", |b| {
-                    // qx qy qz qw, tx ty tz, time
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.5]);
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.5]);
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 3.0, 0.0, 1.0]);
-                });
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, " Pelvis", 2, &[1]));
-                b.section(b"KR00", |b| {
-                    b.f32s(&[0.0, 0.0, H, H, 0.0]);
-                    b.f32s(&[-0.0, -0.0, -H, -H, 1.0]);
-                });
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "l thigh", 1, &[41]));
-                b.section(b"KR00", |b| {
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
-                });
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "l thigh", 1, &[41]));
+            b.section(b"KR00", |b| {
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
             });
         });
     });

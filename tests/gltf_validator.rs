@@ -18,30 +18,19 @@ use std::process::Command;
 /// frames, one of them in another case, with a root translation.
 pub fn iii_walk() -> Vec<u8> {
     let mut b = Bytes::new();
-    b.section(b"ANPK", |b| {
-        b.section(b"INFO", |b| {
-            b.u32(1).cstr("ped");
-        });
-        b.section(b"NAME", |b| {
-            b.cstr("walk_civi");
-        });
-        b.section(b"DGAN", |b| {
-            b.section(b"INFO", |b| {
-                b.u32(2).u32(0);
+    b.anpk("ped", "walk_civi", 2, |b| {
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "Swaist", 2, &[]));
+            b.section(b"KRT0", |b| {
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+                b.f32s(&[0.0, 0.0, 0.1, 0.995, 0.0, 0.4, 0.0, 0.5]);
             });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "Swaist", 2, &[]));
-                b.section(b"KRT0", |b| {
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
-                    b.f32s(&[0.0, 0.0, 0.1, 0.995, 0.0, 0.4, 0.0, 0.5]);
-                });
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "smid", 2, &[]));
-                b.section(b"KR00", |b| {
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
-                    b.f32s(&[0.1, 0.0, 0.0, 0.995, 0.5]);
-                });
+        });
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "smid", 2, &[]));
+            b.section(b"KR00", |b| {
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
+                b.f32s(&[0.1, 0.0, 0.0, 0.995, 0.5]);
             });
         });
     });

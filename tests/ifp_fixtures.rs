@@ -8,30 +8,19 @@ use crate::bytes::{Bytes, anim_payload};
 /// * "L Thigh", 44-byte ANIM, bone tag 41, KR00 with 1 frame.
 pub fn anpk_with_44_byte_anim() -> Vec<u8> {
     let mut b = Bytes::new();
-    b.section(b"ANPK", |b| {
-        b.section(b"INFO", |b| {
-            b.u32(1).cstr("ped");
-        });
-        b.section(b"NAME", |b| {
-            b.cstr("walk_civi");
-        });
-        b.section(b"DGAN", |b| {
-            b.section(b"INFO", |b| {
-                b.u32(2).u32(0);
+    b.anpk("ped", "walk_civi", 2, |b| {
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, " Pelvis", 2, &[1]));
+            b.section(b"KRT0", |b| {
+                // qx qy qz qw, tx ty tz, time
+                b.f32s(&[0.5, -0.5, 0.5, 0.5, 0.0, 0.0, 1.0, 0.0]);
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 1.0, 1.0]);
             });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, " Pelvis", 2, &[1]));
-                b.section(b"KRT0", |b| {
-                    // qx qy qz qw, tx ty tz, time
-                    b.f32s(&[0.5, -0.5, 0.5, 0.5, 0.0, 0.0, 1.0, 0.0]);
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 1.0, 1.0]);
-                });
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "L Thigh", 1, &[41]));
-                b.section(b"KR00", |b| {
-                    b.f32s(&[0.1, 0.2, 0.3, 0.9, 0.0]);
-                });
+        });
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "L Thigh", 1, &[41]));
+            b.section(b"KR00", |b| {
+                b.f32s(&[0.1, 0.2, 0.3, 0.9, 0.0]);
             });
         });
     });
@@ -73,30 +62,19 @@ pub fn anp3_with_types_1_to_4(frame_data_size: Option<u32>) -> Vec<u8> {
 /// * "L breast", tag 301, KRT0 with 1 frame.
 pub fn anpk_sa_cutscene() -> Vec<u8> {
     let mut b = Bytes::new();
-    b.section(b"ANPK", |b| {
-        b.section(b"INFO", |b| {
-            b.u32(1).cstr("cuts");
-        });
-        b.section(b"NAME", |b| {
-            b.cstr("cs_scene");
-        });
-        b.section(b"DGAN", |b| {
-            b.section(b"INFO", |b| {
-                b.u32(3).u32(0);
-            });
-            for (name, tag) in [(" Pelvis", 1), ("Belly", 201)] {
-                b.section(b"CPAN", |b| {
-                    b.section(b"ANIM", |b| anim_payload(b, name, 1, &[tag]));
-                    b.section(b"KR00", |b| {
-                        b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
-                    });
-                });
-            }
+    b.anpk("cuts", "cs_scene", 3, |b| {
+        for (name, tag) in [(" Pelvis", 1), ("Belly", 201)] {
             b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "L breast", 1, &[301]));
-                b.section(b"KRT0", |b| {
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.1, 0.05, 0.0, 0.0]);
+                b.section(b"ANIM", |b| anim_payload(b, name, 1, &[tag]));
+                b.section(b"KR00", |b| {
+                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
                 });
+            });
+        }
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "L breast", 1, &[301]));
+            b.section(b"KRT0", |b| {
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.1, 0.05, 0.0, 0.0]);
             });
         });
     });
@@ -135,58 +113,45 @@ pub fn anpk_sa_cutscene_scene_space(keys: usize) -> Vec<u8> {
         ("Belly", 201),
     ];
     let mut b = Bytes::new();
-    b.section(b"ANPK", |b| {
-        b.section(b"INFO", |b| {
-            b.u32(1).cstr("cuts");
-        });
-        b.section(b"NAME", |b| {
-            b.cstr("cs_talk");
-        });
-        b.section(b"DGAN", |b| {
-            b.section(b"INFO", |b| {
-                b.u32(rotation_only.len() as u32 + 3).u32(0);
+    b.anpk("cuts", "cs_talk", rotation_only.len() as u32 + 3, |b| {
+        // (rotation, translation) per key, time in seconds.
+        let krt0 = |b: &mut Bytes, q: &dyn Fn(usize) -> Quat, t: &dyn Fn(usize) -> Vec3| {
+            for k in 0..keys {
+                let (q, t) = (q(k), t(k));
+                b.f32s(&[q.x, q.y, q.z, q.w, t.x, t.y, t.z, k as f32 / 30.0]);
+            }
+        };
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "Root", keys as i32, &[0]));
+            b.section(b"KRT0", |b| {
+                krt0(b, &|k| Quat::from_rotation_z(k as f32 * 0.002), &root_at)
             });
-            // (rotation, translation) per key, time in seconds.
-            let krt0 = |b: &mut Bytes, q: &dyn Fn(usize) -> Quat, t: &dyn Fn(usize) -> Vec3| {
-                for k in 0..keys {
-                    let (q, t) = (q(k), t(k));
-                    b.f32s(&[q.x, q.y, q.z, q.w, t.x, t.y, t.z, k as f32 / 30.0]);
-                }
-            };
+        });
+        for (name, tag) in rotation_only {
             b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "Root", keys as i32, &[0]));
-                b.section(b"KRT0", |b| {
-                    krt0(b, &|k| Quat::from_rotation_z(k as f32 * 0.002), &root_at)
+                b.section(b"ANIM", |b| {
+                    anim_payload(b, name, keys as i32, &[tag as i32])
+                });
+                b.section(b"KR00", |b| {
+                    for k in 0..keys {
+                        let q = rotation(tag, k);
+                        b.f32s(&[q.x, q.y, q.z, q.w, k as f32 / 30.0]);
+                    }
                 });
             });
-            for (name, tag) in rotation_only {
-                b.section(b"CPAN", |b| {
-                    b.section(b"ANIM", |b| {
-                        anim_payload(b, name, keys as i32, &[tag as i32])
-                    });
-                    b.section(b"KR00", |b| {
-                        for k in 0..keys {
-                            let q = rotation(tag, k);
-                            b.f32s(&[q.x, q.y, q.z, q.w, k as f32 / 30.0]);
-                        }
-                    });
+        }
+        for (name, tag, side) in [(" R Clavicle", 21u32, 1.0f32), (" L Clavicle", 31, -1.0)] {
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| {
+                    anim_payload(b, name, keys as i32, &[tag as i32])
                 });
-            }
-            for (name, tag, side) in [(" R Clavicle", 21u32, 1.0f32), (" L Clavicle", 31, -1.0)] {
-                b.section(b"CPAN", |b| {
-                    b.section(b"ANIM", |b| {
-                        anim_payload(b, name, keys as i32, &[tag as i32])
-                    });
-                    b.section(b"KRT0", |b| {
-                        krt0(b, &|k| rotation(tag, k), &|k| {
-                            root_at(k)
-                                + Vec3::new(0.12, -0.17 * side, 0.65)
-                                + Vec3::new(0.6, 0.9, 0.3)
-                        })
-                    });
+                b.section(b"KRT0", |b| {
+                    krt0(b, &|k| rotation(tag, k), &|k| {
+                        root_at(k) + Vec3::new(0.12, -0.17 * side, 0.65) + Vec3::new(0.6, 0.9, 0.3)
+                    })
                 });
-            }
-        });
+            });
+        }
     });
     b.done()
 }

@@ -9,32 +9,21 @@ use rigplay::skeleton::bone_key;
 /// with 0 frames (no KR header at all), then one more KR00 sequence.
 pub fn anpk_with_48_byte_anim() -> Vec<u8> {
     let mut b = Bytes::new();
-    b.section(b"ANPK", |b| {
-        b.section(b"INFO", |b| {
-            b.u32(1).cstr("car");
+    b.anpk("car", "door_open", 3, |b| {
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "Swaist", 1, &[7, 9]));
+            b.section(b"KRTS", |b| {
+                // q, t, s, time
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 1.0, 2.0, 3.0, 2.0, 2.0, 2.0, 0.25]);
+            });
         });
-        b.section(b"NAME", |b| {
-            b.cstr("door_open");
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "Smid", 0, &[0, 0]));
         });
-        b.section(b"DGAN", |b| {
-            b.section(b"INFO", |b| {
-                b.u32(3).u32(0);
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "Swaist", 1, &[7, 9]));
-                b.section(b"KRTS", |b| {
-                    // q, t, s, time
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 1.0, 2.0, 3.0, 2.0, 2.0, 2.0, 0.25]);
-                });
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "Smid", 0, &[0, 0]));
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "Shead", 1, &[0, 0]));
-                b.section(b"KR00", |b| {
-                    b.f32s(&[0.0, 0.6, 0.0, 0.8, 0.5]);
-                });
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "Shead", 1, &[0, 0]));
+            b.section(b"KR00", |b| {
+                b.f32s(&[0.0, 0.6, 0.0, 0.8, 0.5]);
             });
         });
     });
@@ -229,26 +218,15 @@ fn empty_key_header_written_by_some_tools_is_skipped_by_cpan_size() {
     // A 0-frame bone followed by an empty "K000" header (size 0) inside its CPAN, then a
     // normal bone: the CPAN size says where the next one starts.
     let mut b = Bytes::new();
-    b.section(b"ANPK", |b| {
-        b.section(b"INFO", |b| {
-            b.u32(1).cstr("x");
+    b.anpk("x", "a", 2, |b| {
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "Smid", 0, &[0, 0]));
+            b.section(b"K000", |_| {});
         });
-        b.section(b"NAME", |b| {
-            b.cstr("a");
-        });
-        b.section(b"DGAN", |b| {
-            b.section(b"INFO", |b| {
-                b.u32(2).u32(0);
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "Smid", 0, &[0, 0]));
-                b.section(b"K000", |_| {});
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "Shead", 1, &[0, 0]));
-                b.section(b"KR00", |b| {
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
-                });
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "Shead", 1, &[0, 0]));
+            b.section(b"KR00", |b| {
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
             });
         });
     });
@@ -272,23 +250,12 @@ fn empty_key_header_written_by_some_tools_is_skipped_by_cpan_size() {
 #[test]
 fn zeroed_markers_and_unknown_key_magic_are_tolerated() {
     let mut b = Bytes::new();
-    b.section(b"ANPK", |b| {
-        b.section(b"INFO", |b| {
-            b.u32(1).cstr("x");
-        });
-        b.section(b"NAME", |b| {
-            b.cstr("a");
-        });
-        b.section(b"DGAN", |b| {
-            b.section(b"INFO", |b| {
-                b.u32(1).u32(0);
-            });
-            b.section(b"\0\0\0\0", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "Shead", 1, &[0, 0]));
-                // Unknown magic, but 32 bytes for 1 frame can only be KRT0.
-                b.section(b"KRXX", |b| {
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 4.0, 5.0, 6.0, 0.0]);
-                });
+    b.anpk("x", "a", 1, |b| {
+        b.section(b"\0\0\0\0", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "Shead", 1, &[0, 0]));
+            // Unknown magic, but 32 bytes for 1 frame can only be KRT0.
+            b.section(b"KRXX", |b| {
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 4.0, 5.0, 6.0, 0.0]);
             });
         });
     });
@@ -370,42 +337,31 @@ fn a_iii_ped_package_mixing_44_and_48_byte_anims_reads_and_binds_by_name() {
     // Every sequence keeps its keys, the package is III's (not VC's, although two records
     // carry what VC would take for tags), and every sequence binds by name to the III ped.
     let mut b = Bytes::new();
-    b.section(b"ANPK", |b| {
-        b.section(b"INFO", |b| {
-            b.u32(1).cstr("ped");
+    b.anpk("ped", "walk_civi", 4, |b| {
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "Swaist", 2, &[0, 0]));
+            b.section(b"KRT0", |b| {
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.5, 0.0, 1.0]);
+            });
         });
-        b.section(b"NAME", |b| {
-            b.cstr("walk_civi");
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "SMID", 1, &[7]));
+            b.section(b"KR00", |b| {
+                b.f32s(&[0.0, 0.6, 0.0, 0.8, 0.0]);
+            });
         });
-        b.section(b"DGAN", |b| {
-            b.section(b"INFO", |b| {
-                b.u32(4).u32(0);
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "Storso", 1, &[0, 0]));
+            b.section(b"KR00", |b| {
+                b.f32s(&[0.0, 0.0, 0.6, 0.8, 0.0]);
             });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "Swaist", 2, &[0, 0]));
-                b.section(b"KRT0", |b| {
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.5, 0.0, 1.0]);
-                });
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "SMID", 1, &[7]));
-                b.section(b"KR00", |b| {
-                    b.f32s(&[0.0, 0.6, 0.0, 0.8, 0.0]);
-                });
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "Storso", 1, &[0, 0]));
-                b.section(b"KR00", |b| {
-                    b.f32s(&[0.0, 0.0, 0.6, 0.8, 0.0]);
-                });
-            });
-            b.section(b"CPAN", |b| {
-                b.section(b"ANIM", |b| anim_payload(b, "sfootl", 2, &[0]));
-                b.section(b"KR00", |b| {
-                    b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
-                    b.f32s(&[0.6, 0.0, 0.0, 0.8, 1.0]);
-                });
+        });
+        b.section(b"CPAN", |b| {
+            b.section(b"ANIM", |b| anim_payload(b, "sfootl", 2, &[0]));
+            b.section(b"KR00", |b| {
+                b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0]);
+                b.f32s(&[0.6, 0.0, 0.0, 0.8, 1.0]);
             });
         });
     });

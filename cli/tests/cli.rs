@@ -28,6 +28,17 @@ fn rigplay(args: &[&str]) -> Output {
         .expect("runs")
 }
 
+/// Runs `rigplay` with `args`, which must succeed; its standard output.
+fn succeeds(args: &[&str]) -> String {
+    let out = rigplay(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn stdout_json(out: &Output) -> Value {
     assert!(
         out.status.success(),
@@ -909,13 +920,8 @@ fn export_writes_glb_and_gltf_with_named_clips_and_refuses_what_it_cannot_do() {
     let ifp = ifp.to_str().unwrap();
     // Every clip, as one .glb.
     let glb = d.join("ped.glb");
-    let out = rigplay(&["export", ifp, "-o", glb.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let out_text = succeeds(&["export", ifp, "-o", glb.to_str().unwrap()]);
+    let text = out_text;
     assert!(
         text.contains("3 animations on GTA SA ped (32 bones)"),
         "{text}"
@@ -925,7 +931,7 @@ fn export_writes_glb_and_gltf_with_named_clips_and_refuses_what_it_cannot_do() {
     // Two clips named in another case, as a .gltf with its .bin beside it, root motion
     // extracted.
     let gltf = d.join("two.gltf");
-    let out = rigplay(&[
+    succeeds(&[
         "export",
         ifp,
         "-o",
@@ -937,11 +943,6 @@ fn export_writes_glb_and_gltf_with_named_clips_and_refuses_what_it_cannot_do() {
         "--root-motion",
         "extract",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let doc: Value = serde_json::from_slice(&std::fs::read(&gltf).unwrap()).unwrap();
     let names: Vec<&str> = doc["animations"]
         .as_array()
@@ -975,12 +976,7 @@ fn export_writes_glb_and_gltf_with_named_clips_and_refuses_what_it_cannot_do() {
     }
     // A .dan on its own bones; an .ifp and a .dan together would need two skeletons: refused.
     let dan = sample("lamp.dan");
-    let out = rigplay(&["export", dan.to_str().unwrap(), "-o", glb.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeds(&["export", dan.to_str().unwrap(), "-o", glb.to_str().unwrap()]);
     let out = rigplay(&[
         "export",
         ifp,
@@ -1020,13 +1016,8 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
     let bvh = bvh.to_str().unwrap();
     // On its own: an ANP3 package with the one clip, named after the file.
     let out = d.join("walk.ifp");
-    let run = rigplay(&["import", bvh, "-o", out.to_str().unwrap()]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let text = String::from_utf8_lossy(&run.stdout);
+    let run_text = succeeds(&["import", bvh, "-o", out.to_str().unwrap()]);
+    let text = run_text;
     assert!(text.contains("clip \"walk\" for Sa"), "{text}");
     let package = IfpPackage::read(&std::fs::read(&out).unwrap())
         .unwrap()
@@ -1039,7 +1030,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
     let sample_path = sample("sa_ped.ifp");
     let original = std::fs::read(&sample_path).unwrap();
     let into = d.join("into.ifp");
-    let run = rigplay(&[
+    let run_text = succeeds(&[
         "import",
         bvh,
         "-o",
@@ -1049,12 +1040,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         "--into",
         sample_path.to_str().unwrap(),
     ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    assert!(String::from_utf8_lossy(&run.stdout).contains("replaces the package's clip"));
+    assert!(run_text.contains("replaces the package's clip"));
     let mut changed = IfpPackage::read(&std::fs::read(&into).unwrap())
         .unwrap()
         .package;
@@ -1086,7 +1072,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
     // Reduced within 1 mm on 3 cm shells: fewer keys, the count and the error said, the
     // error within the tolerance (and the int16 steps).
     let reduced = d.join("reduced.ifp");
-    let run = rigplay(&[
+    let text = succeeds(&[
         "import",
         bvh,
         "-o",
@@ -1094,12 +1080,6 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         "--reduce",
         "0.001",
     ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let text = String::from_utf8_lossy(&run.stdout);
     eprintln!("{text}");
     assert!(
         text.contains("keys:") && text.contains("error max"),
@@ -1129,7 +1109,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
     .unwrap();
     let map = d.join("bones.map");
     std::fs::write(&map, "# mine\njnt_07 = L Thigh\n").unwrap();
-    let run = rigplay(&[
+    let text = succeeds(&[
         "import",
         renamed.to_str().unwrap(),
         "-o",
@@ -1137,12 +1117,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         "--map",
         map.to_str().unwrap(),
     ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    assert!(String::from_utf8_lossy(&run.stdout).contains("21 bones paired"));
+    assert!(text.contains("21 bones paired"), "{text}");
     std::fs::write(&map, "jnt_07 L Thigh\n").unwrap();
     let run = rigplay(&[
         "import",
@@ -1165,7 +1140,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
     ]);
     assert!(run.status.success());
     let from_gltf = d.join("from_gltf.ifp");
-    let run = rigplay(&[
+    succeeds(&[
         "import",
         glb.to_str().unwrap(),
         "-o",
@@ -1173,17 +1148,12 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         "--game",
         "vc",
     ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
     let package = IfpPackage::read(&std::fs::read(&from_gltf).unwrap())
         .unwrap()
         .package;
     let names: Vec<&str> = package.clips().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["walk", "idle", "wave"]);
-    let run = rigplay(&[
+    succeeds(&[
         "import",
         glb.to_str().unwrap(),
         "-o",
@@ -1193,11 +1163,6 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         "--name",
         "idle_sa",
     ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
     let package = IfpPackage::read(&std::fs::read(&from_gltf).unwrap())
         .unwrap()
         .package;

@@ -1171,33 +1171,21 @@ fn iii_walk() -> Vec<u8> {
         ("Supperlegr", [-0.0184, 0.9977, -0.0545, 0.0355], -1.0),
     ];
     let mut b = Bytes::new();
-    b.section(b"ANPK", |b| {
-        b.section(b"INFO", |b| {
-            b.u32(1).cstr("ped");
-        });
-        b.section(b"NAME", |b| {
-            b.cstr("walk_civi");
-        });
-        b.section(b"DGAN", |b| {
-            b.section(b"INFO", |b| {
-                b.u32(2).u32(0);
-            });
-            for (name, rest, side) in legs {
-                b.section(b"CPAN", |b| {
-                    b.section(b"ANIM", |b| anim_payload(b, name, 5, &[0, 0]));
-                    b.section(b"KR00", |b| {
-                        for k in 0..5 {
-                            let t = k as f32 * 0.25;
-                            let swing = (t * std::f32::consts::TAU).sin() * 0.5 * side;
-                            let q = (Quat::from_array(rest).normalize()
-                                * Quat::from_rotation_z(swing))
+    b.anpk("ped", "walk_civi", 2, |b| {
+        for (name, rest, side) in legs {
+            b.section(b"CPAN", |b| {
+                b.section(b"ANIM", |b| anim_payload(b, name, 5, &[0, 0]));
+                b.section(b"KR00", |b| {
+                    for k in 0..5 {
+                        let t = k as f32 * 0.25;
+                        let swing = (t * std::f32::consts::TAU).sin() * 0.5 * side;
+                        let q = (Quat::from_array(rest).normalize() * Quat::from_rotation_z(swing))
                             .conjugate();
-                            b.f32s(&[q.x, q.y, q.z, q.w, t]);
-                        }
-                    });
+                        b.f32s(&[q.x, q.y, q.z, q.w, t]);
+                    }
                 });
-            }
-        });
+            });
+        }
     });
     b.done()
 }
