@@ -17,7 +17,10 @@ use std::collections::HashSet;
 /// convention, [`RetargetReport`], corrected by [`Retarget::bone_map`]) points where the clip's
 /// source bone points, whatever the character's rest pose and bone axes are; the hips move by the
 /// clip's root movement scaled by the ratio of the hip heights; other bones keep their rest
-/// (bone lengths stay the character's). The maths is [`crate::anim::retarget`]'s.
+/// (bone lengths stay the character's). The maths is [`crate::anim::retarget`]'s, done once per
+/// clip and rig ([`crate::anim::retarget::Retargeter::retarget_clip`]): the character then
+/// samples the retargeted clip as any other. [`ClipLayers`](super::ClipLayers) on it play
+/// every layer retargeted.
 ///
 /// Every descendant whose name (after normalisation and the alias table) or [`GtaBoneId`] names
 /// a GTA bone is also an animation target of this root's `AnimationPlayer`, so that

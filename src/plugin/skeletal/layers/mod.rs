@@ -29,7 +29,8 @@ use std::sync::Arc;
 /// The clips a character plays at once, each a layer with its own playhead, weight and flags
 /// ([`Layer`]), mixed by the games' rule (§3.3–§3.6; [`crate::anim::pose::mix`]). Put it on a
 /// character with rigplay bones (a [`crate::plugin::GtaSkeleton`], a
-/// [`crate::plugin::GtaModel`], a [`crate::plugin::FlatSkeleton`]). Beside a
+/// [`crate::plugin::GtaModel`], a [`crate::plugin::FlatSkeleton`]), or on a
+/// [`super::Retarget`] character, where each layer's clip is retargeted onto it. Beside a
 /// [`super::SkeletalClip`], that clip is the bottom layer (full, weight 1, played by the
 /// character's [`Playback`](crate::plugin::Playback), its extracted root motion applied) and the layers go over it; its
 /// cross-fades and held blends are not shown while the layers are there.
