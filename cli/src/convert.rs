@@ -9,12 +9,14 @@ use rigplay::formats::ifp::{IfpRead, IfpVersion};
 use rigplay::skeleton::Skeleton;
 use std::path::Path;
 
-fn parse_version(s: &str) -> Result<IfpVersion, Failure> {
+pub(crate) fn parse_version(option: &str, s: &str) -> Result<IfpVersion, Failure> {
     match s.to_ascii_lowercase().as_str() {
         "anpk" => Ok(IfpVersion::Anpk),
         "anp3" => Ok(IfpVersion::Anp3),
         "anp2" => Ok(IfpVersion::Anp2),
-        _ => Err(usage(format!("--to takes anpk, anp3 or anp2, not {s:?}"))),
+        _ => Err(usage(format!(
+            "{option} takes anpk, anp3 or anp2, not {s:?}"
+        ))),
     }
 }
 
@@ -124,7 +126,7 @@ pub(crate) fn convert(args: &[String]) -> Result<(), Failure> {
             }
             let how = reduction(&a, 0.03)?;
             let version = match a.value("--to") {
-                Some(v) => parse_version(v)?,
+                Some(v) => parse_version("--to", v)?,
                 None if how != KeyReduction::None => package.version,
                 None => return Err(usage("convert needs --to anpk|anp3|anp2 or a reduction")),
             };

@@ -5,13 +5,11 @@ use crate::{Args, Failure, usage};
 use rigplay::anim::Clip;
 use rigplay::anim::reduce::KeyReduction;
 use rigplay::anim::retarget::RetargetSource;
-use rigplay::convert::import::{
-    ImportReport, bvh_source, clip_to_gta, gltf_source, gta_package, ifp_version,
-};
+use rigplay::convert::import::{ImportReport, bvh_source, clip_to_gta, gltf_source, ifp_version};
 use rigplay::convert::{IfpConvertOptions, convert_ifp};
 use rigplay::formats::bvh::Bvh;
 use rigplay::formats::gltf::GltfScene;
-use rigplay::formats::ifp::{IfpClip, IfpPackage};
+use rigplay::formats::ifp::{IfpClip, IfpPackage, IfpVersion};
 use rigplay::skeleton::GtaGame;
 use std::path::Path;
 
@@ -20,6 +18,7 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
         args,
         &[
             "-o", "--game", "--name", "--into", "--reduce", "--shell", "--map", "--clip",
+            "--format",
         ],
         &["--runs"],
     )?;
@@ -49,6 +48,12 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
             .extension()
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase)
+    };
+    // The version: the game's own (ANP3 for SA, ANPK for III and VC), or --format's (SA also
+    // loads ANPK).
+    let version = match a.value("--format") {
+        None => ifp_version(game),
+        Some(f) => crate::convert::parse_version("--format", f)?,
     };
     if ext(output).as_deref() != Some("ifp") {
         return Err(usage(format!("-o takes an .ifp file, not {output:?}")));
@@ -85,7 +90,7 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
     // The clips as the game's version stores them (ANP3: int16 where every value fits), their
     // keys reduced first when asked.
     let package_name = sources.first().map_or("clips", |s| s.0.as_str()).to_owned();
-    let (written, notes) = stored(game, &package_name, clips, reduction)?;
+    let (written, notes) = stored(game, version, &package_name, clips, reduction)?;
     // Into an existing package: each clip added, or put in place of the one of the same name
     // (as the games match names, case-insensitively); every other clip as it was.
     let package = match into {
@@ -94,12 +99,11 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
             let mut package = IfpPackage::read(&bytes)
                 .map_err(|e| Failure(format!("{path}: {e}"), 1))?
                 .package;
-            if package.version != ifp_version(game) {
+            if package.version != version {
                 return Err(Failure(
                     format!(
-                        "{path} is {:?}, and {game:?} clips are written as {:?}: give the package's game with --game",
+                        "{path} is {:?}, and the clips are written as {version:?}: give the package's game with --game (or its version with --format)",
                         package.version,
-                        ifp_version(game)
                     ),
                     1,
                 ));
@@ -222,14 +226,14 @@ fn gltf_clips(
 /// errors said).
 fn stored(
     game: GtaGame,
+    version: IfpVersion,
     name: &str,
     clips: Vec<IfpClip>,
     reduction: KeyReduction,
 ) -> Result<(IfpPackage, Vec<String>), Failure> {
     if reduction == KeyReduction::None {
-        return Ok(gta_package(game, name, clips));
+        return Ok(IfpPackage::new(version, name, clips).converted(version));
     }
-    let version = ifp_version(game);
     let shell = match &reduction {
         KeyReduction::Bounded(o) => o.shell_radius,
         _ => 0.03,

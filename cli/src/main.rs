@@ -40,7 +40,7 @@ Usage:
       whose ped (default: from the file); --root-motion: as the file has it, held in place,
       or moved onto a RootMotion node above the skeleton. A .gltf gets its .bin beside it
   rigplay import IN -o OUT.ifp [--game sa|vc|iii] [--clip NAME] [--name CLIP] [--into PACKAGE.ifp]
-                 [--reduce TOL [--shell R] | --runs] [--map FILE]
+                 [--reduce TOL [--shell R] | --runs] [--map FILE] [--format anp3|anpk|anp2]
       motion capture (.bvh) and glTF animation (.gltf, .glb, .vrm, .vrma: every animation, or
       the one --clip names) retargeted onto a GTA ped (rest poses compensated, bones paired
       by their names: Mixamo, mocap, VRM, Unreal, Blender, Biped), written as an IFP clip
@@ -48,7 +48,8 @@ Usage:
       the ped and put on its root bone; --into adds the clip to a package (or replaces the
       clip of that name) and writes the result to OUT, every other clip as it was; --reduce
       and --runs drop keys as convert does (metres), and say how many and the error; --map
-      FILE corrects the pairing: one `SOURCE BONE = GTA BONE` a line
+      FILE corrects the pairing: one `SOURCE BONE = GTA BONE` a line; --format writes another
+      IFP version than the game's own (SA also loads ANPK)
   rigplay render FILE.anie (--frame N -o OUT.png | --frames A..B -o DIR/) [--scale S] [--raw]
       render frames as AnimeEffects exports them (N may be fractional; A..B includes both
       ends, written as DIR/NAME_NNNN.png with a progress bar on stderr); --scale S multiplies

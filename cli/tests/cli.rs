@@ -1168,6 +1168,26 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         .package;
     let names: Vec<&str> = package.clips().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["idle_sa"]);
+    // SA keys written as ANPK with --format (SA loads ANPK too).
+    let anpk = d.join("sa_anpk.ifp");
+    succeeds(&[
+        "import",
+        bvh,
+        "-o",
+        anpk.to_str().unwrap(),
+        "--format",
+        "anpk",
+    ]);
+    let package = IfpPackage::read(&std::fs::read(&anpk).unwrap())
+        .unwrap()
+        .package;
+    assert_eq!(package.version, IfpVersion::Anpk);
+    assert_eq!(
+        rigplay(&["import", bvh, "-o", "x.ifp", "--format", "fbx"])
+            .status
+            .code(),
+        Some(2)
+    );
     // For Vice City: ANPK, 30 keys a second.
     let vc = d.join("vc.ifp");
     let run = rigplay(&["import", bvh, "-o", vc.to_str().unwrap(), "--game", "vc"]);
