@@ -201,11 +201,7 @@ pub fn clip_to_gta(
             names: first_names(),
         });
     }
-    let rest = skeleton.rest_pose();
-    let target_rest = RestPose {
-        parents: skeleton.bones.iter().map(|b| b.parent).collect(),
-        local: rest.iter().map(|p| (p.translation, p.rotation)).collect(),
-    };
+    let target_rest = RestPose::from(&skeleton);
     // The source's axes into GTA's: through glTF's.
     let basis = (GTA_TO_GLTF.conjugate() * source.to_gltf).normalize();
     let retargeter = Retargeter::new(&source.rest, &target_rest, &pairs, basis)
