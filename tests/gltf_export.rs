@@ -326,17 +326,14 @@ fn a_dan_clip_exports_on_its_own_bones_resting_on_the_first_frame_and_empty_inpu
         .to_clip("lamp", &rigplay::formats::dan::DanClipOptions::default());
     let skeleton = Skeleton::first_frame("lamp", &clip, &[]);
     let targets: Vec<Option<usize>> = (0..clip.tracks().len()).map(Some).collect();
-    let file = GltfExport {
-        skeleton: &skeleton,
-        to_gltf: Quat::IDENTITY,
-        clips: vec![GltfClip {
+    let file = GltfExport::dan(
+        &skeleton,
+        vec![GltfClip {
             clip: &clip,
             targets: &targets,
         }],
-        root_motion: RootMotionExport::Baked,
-        extracted_axes: Vec3::new(1.0, 0.0, 1.0),
-        offset: Vec3::ZERO,
-    }
+        RootMotionExport::Baked,
+    )
     .write(None)
     .unwrap();
     let nodes = file.json["nodes"].as_array().unwrap();

@@ -7,7 +7,6 @@
 //! says so and passes, unless `RIGPLAY_REQUIRE_VALIDATOR` is set (CI sets it).
 
 use crate::bytes::{Bytes, anim_payload};
-use glam::{Quat, Vec3};
 use rigplay::convert::gltf::{GltfClip, GltfExport, RootMotionExport};
 use rigplay::formats::ifp::IfpPackage;
 use rigplay::skeleton::{GtaGame, Skeleton};
@@ -154,17 +153,14 @@ fn exports_of_every_game_and_of_a_dan_clip_pass_the_khronos_validator() {
         .to_clip("lamp", &rigplay::formats::dan::DanClipOptions::default());
     let skeleton = Skeleton::first_frame("lamp", &clip, &[]);
     let targets: Vec<Option<usize>> = (0..clip.tracks().len()).map(Some).collect();
-    let export = GltfExport {
-        skeleton: &skeleton,
-        to_gltf: Quat::IDENTITY,
-        clips: vec![GltfClip {
+    let export = GltfExport::dan(
+        &skeleton,
+        vec![GltfClip {
             clip: &clip,
             targets: &targets,
         }],
-        root_motion: RootMotionExport::Baked,
-        extracted_axes: Vec3::new(1.0, 0.0, 1.0),
-        offset: Vec3::ZERO,
-    };
+        RootMotionExport::Baked,
+    );
     let path = dir.join("lamp.glb");
     std::fs::write(&path, export.to_glb().unwrap().0).unwrap();
     files.push(path);

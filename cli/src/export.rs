@@ -2,10 +2,8 @@
 
 use crate::load::{Loaded, load};
 use crate::{Args, Failure, usage};
-use glam::{Quat, Vec3};
 use rigplay::anim::Clip;
 use rigplay::convert::gltf::{GltfClip, GltfExport, RootMotionExport};
-use rigplay::coords::GTA_TO_GLTF;
 use rigplay::formats::dan::{DanClipOptions, DanRead};
 use rigplay::formats::ifp::IfpRead;
 use rigplay::skeleton::{GtaGame, Skeleton};
@@ -13,9 +11,8 @@ use rigplay::skeleton::{GtaGame, Skeleton};
 /// The clips of the input files, on one skeleton.
 struct Gathered {
     skeleton: Skeleton,
-    to_gltf: Quat,
-    extracted: Vec3,
-    offset: Vec3,
+    /// A GTA ped's (else a DAN's bones): how the export turns and places it.
+    gta: bool,
     clips: Vec<(Clip, Vec<Option<usize>>)>,
     /// Where the skeleton came from ("GTA SA ped (from a.ifp)"), to say when two disagree.
     from: String,
@@ -43,15 +40,7 @@ pub(crate) fn export(args: &[String]) -> Result<(), Failure> {
             )));
         }
     };
-    let game = match a.value("--game") {
-        None => None,
-        Some(g) => Some(match g.to_ascii_lowercase().as_str() {
-            "sa" => GtaGame::Sa,
-            "vc" => GtaGame::Vc,
-            "iii" | "3" => GtaGame::Iii,
-            _ => return Err(usage(format!("--game takes sa, vc or iii, not {g:?}"))),
-        }),
-    };
+    let game = a.value("--game").map(crate::parse_game).transpose()?;
     let root_motion = match a.value("--root-motion").unwrap_or("baked") {
         "baked" => RootMotionExport::Baked,
         "in-place" => RootMotionExport::InPlace,
@@ -74,11 +63,7 @@ pub(crate) fn export(args: &[String]) -> Result<(), Failure> {
         let next = gather(path, game, &wanted, &mut found)?;
         match &mut gathered {
             None => gathered = Some(next),
-            Some(g)
-                if g.skeleton == next.skeleton
-                    && g.to_gltf == next.to_gltf
-                    && g.offset == next.offset =>
-            {
+            Some(g) if g.skeleton == next.skeleton && g.gta == next.gta => {
                 g.clips.extend(next.clips)
             }
             Some(g) => {
@@ -124,17 +109,15 @@ pub(crate) fn export(args: &[String]) -> Result<(), Failure> {
     if g.clips.is_empty() {
         return Err(Failure("the inputs hold no clip".into(), 1));
     }
-    let export = GltfExport {
-        skeleton: &g.skeleton,
-        to_gltf: g.to_gltf,
-        clips: g
-            .clips
-            .iter()
-            .map(|(clip, targets)| GltfClip { clip, targets })
-            .collect(),
-        root_motion,
-        extracted_axes: g.extracted,
-        offset: g.offset,
+    let clips = g
+        .clips
+        .iter()
+        .map(|(clip, targets)| GltfClip { clip, targets })
+        .collect();
+    let export = if g.gta {
+        GltfExport::gta(&g.skeleton, clips, root_motion)
+    } else {
+        GltfExport::dan(&g.skeleton, clips, root_motion)
     };
     let failed = |e: &dyn std::fmt::Display| Failure(format!("{output}: {e}"), 1);
     let write = rigplay::convert::write_replacing;
@@ -203,8 +186,6 @@ fn gather(
             }
             let game = game.unwrap_or_else(|| GtaGame::for_ifp(&package));
             let skeleton = game.skeleton();
-            // Feet on the ground, as rigplay's skeletons stand.
-            let offset = Vec3::new(0.0, -skeleton.lowest_rest_height(), 0.0);
             let mut clips = Vec::new();
             for c in package.clips() {
                 if !take(&c.name, found) {
@@ -224,9 +205,7 @@ fn gather(
             Ok(Gathered {
                 from: format!("{} (from {path})", skeleton.name),
                 skeleton,
-                to_gltf: GTA_TO_GLTF,
-                extracted: Vec3::new(1.0, 1.0, 0.0),
-                offset,
+                gta: true,
                 clips,
             })
         }
@@ -249,10 +228,7 @@ fn gather(
             Ok(Gathered {
                 from: format!("the bones of {path}"),
                 skeleton,
-                // A DAN clip is in Bevy's axes, which are glTF's.
-                to_gltf: Quat::IDENTITY,
-                extracted: Vec3::new(1.0, 0.0, 1.0),
-                offset: Vec3::ZERO,
+                gta: false,
                 clips,
             })
         }

@@ -189,6 +189,17 @@ impl Args {
     }
 }
 
+/// A `--game` value: `sa`, `vc`, or `iii` (or `3`), in any case.
+fn parse_game(value: &str) -> Result<rigplay::skeleton::GtaGame, Failure> {
+    use rigplay::skeleton::GtaGame;
+    match value.to_ascii_lowercase().as_str() {
+        "sa" => Ok(GtaGame::Sa),
+        "vc" => Ok(GtaGame::Vc),
+        "iii" | "3" => Ok(GtaGame::Iii),
+        _ => Err(usage(format!("--game takes sa, vc or iii, not {value:?}"))),
+    }
+}
+
 /// An f32 as the shortest decimal that reads back to it, in JSON.
 fn num(x: f32) -> Value {
     x.to_string()

@@ -87,6 +87,23 @@ impl<'a> GltfExport<'a> {
             offset: Vec3::new(0.0, -skeleton.lowest_rest_height(), 0.0),
         }
     }
+
+    /// A DAN clip on its own bones ([`Skeleton::first_frame`]): in Bevy's axes already, which
+    /// are glTF's; root motion on the ground plane (X, Z); placed where the file puts it.
+    pub fn dan(
+        skeleton: &'a Skeleton,
+        clips: Vec<GltfClip<'a>>,
+        root_motion: RootMotionExport,
+    ) -> Self {
+        Self {
+            skeleton,
+            to_gltf: Quat::IDENTITY,
+            clips,
+            root_motion,
+            extracted_axes: Vec3::new(1.0, 0.0, 1.0),
+            offset: Vec3::ZERO,
+        }
+    }
 }
 
 /// What was written.
