@@ -52,14 +52,7 @@ fn player_under(app: &mut App, root: Entity) -> Entity {
 fn compare(game: GtaGame, ifp: Vec<u8>) -> (f32, String, usize) {
     let package = IfpPackage::read(&ifp).unwrap().package;
     let skeleton = game.skeleton();
-    let clips: Vec<(rigplay::anim::Clip, Vec<Option<usize>>)> = package
-        .clips()
-        .map(|c| {
-            let (clip, _) = skeleton.clip_as_played(game, &c.to_clip());
-            let targets = skeleton.bind(&clip).targets;
-            (clip, targets)
-        })
-        .collect();
+    let clips = crate::gltf_export::played_clips(&package, game, &skeleton);
     // On the ground, as rigplay's skeleton stands.
     let (glb, report) = GltfExport::gta(
         &skeleton,

@@ -110,6 +110,23 @@ fn vc() -> (Skeleton, rigplay::anim::Clip, Vec<Option<usize>>) {
     (skeleton, clip, targets)
 }
 
+/// Every clip of an IFP package as `game` plays it, with the bone each track drives on its
+/// skeleton: what an export of the package takes.
+pub fn played_clips(
+    package: &IfpPackage,
+    game: GtaGame,
+    skeleton: &Skeleton,
+) -> Vec<(rigplay::anim::Clip, Vec<Option<usize>>)> {
+    package
+        .clips()
+        .map(|c| {
+            let (clip, _) = skeleton.clip_as_played(game, &c.to_clip());
+            let targets = skeleton.bind(&clip).targets;
+            (clip, targets)
+        })
+        .collect()
+}
+
 fn export<'a>(
     skeleton: &'a Skeleton,
     clip: &'a rigplay::anim::Clip,

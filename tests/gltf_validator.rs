@@ -108,14 +108,7 @@ fn exports_of_every_game_and_of_a_dan_clip_pass_the_khronos_validator() {
     for (k, (game, bytes)) in packages.iter().enumerate() {
         let package = IfpPackage::read(bytes).unwrap().package;
         let skeleton = game.skeleton();
-        let clips: Vec<(rigplay::anim::Clip, Vec<Option<usize>>)> = package
-            .clips()
-            .map(|c| {
-                let (clip, _) = skeleton.clip_as_played(*game, &c.to_clip());
-                let targets = skeleton.bind(&clip).targets;
-                (clip, targets)
-            })
-            .collect();
+        let clips = crate::gltf_export::played_clips(&package, *game, &skeleton);
         for (m, mode) in [
             RootMotionExport::Baked,
             RootMotionExport::InPlace,

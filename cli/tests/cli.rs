@@ -1007,6 +1007,14 @@ fn export_writes_glb_and_gltf_with_named_clips_and_refuses_what_it_cannot_do() {
 #[path = "../../tests/bvh_fixtures.rs"]
 mod bvh_fixtures;
 
+/// The IFP package written at `path`.
+fn package_at(path: &std::path::Path) -> rigplay::formats::ifp::IfpPackage {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    rigplay::formats::ifp::IfpPackage::read(&bytes)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .package
+}
+
 #[test]
 fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_others() {
     use rigplay::formats::ifp::{IfpPackage, IfpVersion};
@@ -1019,9 +1027,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
     let run_text = succeeds(&["import", bvh, "-o", out.to_str().unwrap()]);
     let text = run_text;
     assert!(text.contains("clip \"walk\" for Sa"), "{text}");
-    let package = IfpPackage::read(&std::fs::read(&out).unwrap())
-        .unwrap()
-        .package;
+    let package = package_at(&out);
     assert_eq!(package.version, IfpVersion::Anp3);
     let names: Vec<&str> = package.clips().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["walk"]);
@@ -1041,9 +1047,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         sample_path.to_str().unwrap(),
     ]);
     assert!(run_text.contains("replaces the package's clip"));
-    let mut changed = IfpPackage::read(&std::fs::read(&into).unwrap())
-        .unwrap()
-        .package;
+    let mut changed = package_at(&into);
     let before = IfpPackage::read(&original).unwrap().package;
     let names: Vec<&str> = changed.clips().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["WALK", "idle", "wave"]);
@@ -1065,9 +1069,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         sample_path.to_str().unwrap(),
     ]);
     assert!(run.status.success());
-    let added = IfpPackage::read(&std::fs::read(&into).unwrap())
-        .unwrap()
-        .package;
+    let added = package_at(&into);
     assert_eq!(added.clips().count(), 4);
     // Reduced within 1 mm on 3 cm shells: fewer keys, the count and the error said, the
     // error within the tolerance (and the int16 steps).
@@ -1086,9 +1088,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         "{text}"
     );
     let count = |p: &std::path::Path| {
-        IfpPackage::read(&std::fs::read(p).unwrap())
-            .unwrap()
-            .package
+        package_at(p)
             .clips()
             .flat_map(|c| c.sequences.iter())
             .map(|s| s.keys.len())
@@ -1148,9 +1148,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         "--game",
         "vc",
     ]);
-    let package = IfpPackage::read(&std::fs::read(&from_gltf).unwrap())
-        .unwrap()
-        .package;
+    let package = package_at(&from_gltf);
     let names: Vec<&str> = package.clips().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["walk", "idle", "wave"]);
     succeeds(&[
@@ -1163,9 +1161,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         "--name",
         "idle_sa",
     ]);
-    let package = IfpPackage::read(&std::fs::read(&from_gltf).unwrap())
-        .unwrap()
-        .package;
+    let package = package_at(&from_gltf);
     let names: Vec<&str> = package.clips().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["idle_sa"]);
     // SA keys written as ANPK with --format (SA loads ANPK too).
@@ -1178,9 +1174,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
         "--format",
         "anpk",
     ]);
-    let package = IfpPackage::read(&std::fs::read(&anpk).unwrap())
-        .unwrap()
-        .package;
+    let package = package_at(&anpk);
     assert_eq!(package.version, IfpVersion::Anpk);
     assert_eq!(
         rigplay(&["import", bvh, "-o", "x.ifp", "--format", "fbx"])
@@ -1192,9 +1186,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
     let vc = d.join("vc.ifp");
     let run = rigplay(&["import", bvh, "-o", vc.to_str().unwrap(), "--game", "vc"]);
     assert!(run.status.success());
-    let package = IfpPackage::read(&std::fs::read(&vc).unwrap())
-        .unwrap()
-        .package;
+    let package = package_at(&vc);
     assert_eq!(package.version, IfpVersion::Anpk);
     // Refused: a package of another version than the game's, what is not a .bvh, an output
     // that is not .ifp, an unknown option.
