@@ -320,7 +320,7 @@ fn real_packages(g: &mut criterion::BenchmarkGroup<criterion::measurement::WallT
                 t: ph[i] * 1.2,
                 cursors: std::array::from_fn(|_| PoseCursor::default()),
                 poses: std::array::from_fn(|_| LocalPose::new(32)),
-                out: LocalPose::new(32),
+                out: LocalPose::new(0),
             })
             .collect()
     };
@@ -341,7 +341,12 @@ fn real_packages(g: &mut criterion::BenchmarkGroup<criterion::measurement::WallT
     }
     let mut reference = LocalPose::new(32);
     sample(&idle_l, 0.0, &mut PoseCursor::new(&idle_l), &mut reference);
-    for (name, count) in [("mix2_partial", 2), ("mix4", 4)] {
+    for (name, count, only) in [
+        ("mix2_partial", 2, false),
+        ("mix4", 4, false),
+        ("mix2_partial_only", 2, true),
+        ("mix4_only", 4, true),
+    ] {
         let mut crowd = fresh();
         let clips: [&PoseClip; 4] = if count == 2 {
             [&walk_l, &partial_l, &walk_l, &walk_l]
@@ -352,9 +357,12 @@ fn real_packages(g: &mut criterion::BenchmarkGroup<criterion::measurement::WallT
             b.iter(|| {
                 for c in &mut crowd {
                     c.t = wrap_time(c.t + STEP, 1.2, WrapMode::Loop);
-                    for (k, clip) in clips.iter().enumerate().take(count) {
-                        let t = c.t.min(clip.duration());
-                        sample(clip, t, &mut c.cursors[k], &mut c.poses[k]);
+                    // `_only`: the poses sampled once, the mix alone timed.
+                    if !only || c.out.is_empty() {
+                        for (k, clip) in clips.iter().enumerate().take(count) {
+                            let t = c.t.min(clip.duration());
+                            sample(clip, t, &mut c.cursors[k], &mut c.poses[k]);
+                        }
                     }
                     let layer = |k: usize, w: f32| MixLayer {
                         pose: &c.poses[k],
@@ -678,10 +686,13 @@ fn paired() {
 criterion_group!(benches, pose, floor);
 
 fn main() {
-    // `--paired-only` (after `--`) skips criterion's groups.
+    // `--paired-only` (after `--`) skips criterion's groups; `RIGPLAY_PAIRED=0` in the
+    // environment skips the paired rounds (for a profile of one group).
     if !std::env::args().any(|a| a == "--paired-only") {
         benches();
         Criterion::default().configure_from_args().final_summary();
     }
-    paired();
+    if std::env::var("RIGPLAY_PAIRED").as_deref() != Ok("0") {
+        paired();
+    }
 }

@@ -874,3 +874,116 @@ fn iii_and_vc_peds_blend_layers_by_the_games_rule_with_their_own_translation_rul
         );
     }
 }
+
+/// Layers are sampled and mixed by the bone pass where every clip is laid out on a shared
+/// timeline, and by `sample_layers` where one is not (its keys at unrelated times, laid out as
+/// key streams): both give the games' rule.
+#[test]
+fn layers_on_key_streams_mix_as_layers_on_a_timeline_do() {
+    let (sk, upper) = sa();
+    let walk = walk_tracks(&sk);
+    // 16 upper-body bones, each keyed twice at times no other bone keys (ticks 2 + 3k and
+    // 3 + 3k): 32 key times for 32 keys, so no shared timeline is worth it (`KeyLayout::Auto`).
+    let scattered: Vec<Track> = upper
+        .iter()
+        .take(16)
+        .enumerate()
+        .map(|(k, &b)| {
+            let bone = &sk.bones[b];
+            let axis = Vec3::new(0.2, 1.0, k as f32 * 0.1).normalize();
+            Track {
+                name: bone.name.trim().to_string(),
+                id: bone.id.unwrap(),
+                keys: vec![
+                    (2 + 3 * k as i16, Quat::from_axis_angle(axis, 0.1), None),
+                    (3 + 3 * k as i16, Quat::from_axis_angle(axis, 0.9), None),
+                ],
+            }
+        })
+        .collect();
+    let partial = partial_tracks(&sk, &upper, 9, false);
+    let mut app = app(
+        &[(
+            "ped.ifp",
+            anp3(
+                "ped",
+                &[
+                    ("walk", &walk),
+                    ("scattered", &scattered),
+                    ("gun", &partial),
+                ],
+            ),
+        )],
+        &[],
+        0.1,
+    );
+    let ifp: Handle<Ifp> = load(&mut app, "ped.ifp");
+    let walk_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#walk");
+    let scattered_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#scattered");
+    let gun_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#gun");
+    // Between the keys of some bones, past those of others.
+    let t = 0.3;
+    // (layers: clip, weight, partial) per character.
+    type Stack<'a> = Vec<(&'a Handle<AnimationClip>, &'a str, f32, bool)>;
+    let stacks: Vec<Stack> = vec![
+        // The streams clip alone at weight 1 (its pose is the mix).
+        vec![(&scattered_clip, "scattered", 1.0, false)],
+        // Over the walk, partial at 0.5.
+        vec![
+            (&walk_clip, "walk", 1.0, false),
+            (&scattered_clip, "scattered", 0.5, true),
+        ],
+        // Three layers: the walk and the streams clip sharing the full weight, the gun partial.
+        vec![
+            (&walk_clip, "walk", 0.7, false),
+            (&scattered_clip, "scattered", 0.3, false),
+            (&gun_clip, "gun", 0.5, true),
+        ],
+        // The same three on timelines only, for the bone pass: the walk, the gun twice.
+        vec![
+            (&walk_clip, "walk", 0.7, false),
+            (&gun_clip, "gun", 0.3, false),
+            (&gun_clip, "gun", 0.5, true),
+        ],
+    ];
+    let characters: Vec<Entity> = stacks
+        .iter()
+        .enumerate()
+        .map(|(i, stack)| {
+            let mut layers = ClipLayers::default();
+            for (clip, _, weight, partial) in stack {
+                let mut layer = paused((*clip).clone(), t).with_weight(*weight).unwrap();
+                if *partial {
+                    layer = layer.with_flags(LayerFlags::PARTIAL);
+                }
+                layers.push(layer);
+            }
+            let at = Transform::from_xyz(i as f32 * 2.0, 0.0, 0.0);
+            app.world_mut().spawn((GtaSkeleton::SA, layers, at)).id()
+        })
+        .collect();
+    for _ in 0..3 {
+        app.update();
+    }
+    for (character, stack) in characters.iter().zip(&stacks) {
+        let keys: Vec<_> = stack
+            .iter()
+            .map(|(_, name, w, p)| (keyed(&app, &ifp, name, &sk, t), *w, *p))
+            .collect();
+        let got = bones_of(&app, *character);
+        for b in 0..sk.bones.len() {
+            let layers: Vec<_> = keys
+                .iter()
+                .map(|(k, w, p)| (k[b].0, k[b].1, *w, *p))
+                .collect();
+            if layers.iter().all(|l| l.0.is_none() && l.1.is_none()) {
+                // A bone no layer keys: left as it was (at rest here).
+                close(&got[b], &sk.bones[b].rest, "unkeyed bone at rest");
+                continue;
+            }
+            let want = games_rule(&layers, sk.bones[b].rest);
+            let names: Vec<&str> = stack.iter().map(|l| l.1).collect();
+            close(&got[b], &want, &format!("{names:?}, {}", sk.bones[b].name));
+        }
+    }
+}

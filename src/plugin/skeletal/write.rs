@@ -3,7 +3,7 @@
 //! mixed), walking the bones in the order the world stores them.
 
 use super::bind::{BonePass, BoneSetView, PlaybackBinding, PoseSource, PosedBy};
-use super::layers::LayerBinding;
+use super::layers::{LayerBinding, LayerScratch};
 use crate::anim::BonePose;
 use crate::anim::pose::{self, LocalPose, PoseCursor};
 use crate::plugin::Playback;
@@ -185,7 +185,8 @@ impl CharacterReader<'_, '_, '_> {
     }
 
     /// The character's pose source when its bones are posed this frame, and the pose: its
-    /// binding's, or `None` on a timeline clip, sampled into `scratch.pose`.
+    /// binding's, or `None` where it is sampled here into `scratch.pose` (a timeline clip, or
+    /// layers on timeline clips, mixed).
     fn find(
         &self,
         character: Entity,
@@ -200,19 +201,24 @@ impl CharacterReader<'_, '_, '_> {
             && let Some(layout) = &source.layout
             && let Some(playback) = playback
         {
-            let BoneScratch { cursor, pose } = scratch;
+            let BoneScratch { cursor, pose, .. } = scratch;
             cursor.resume_at(layout, source.segment.load(Ordering::Relaxed));
             pose::sample(layout, playback.time, cursor, pose);
             source
                 .segment
                 .store(cursor.timeline_segment(), Ordering::Relaxed);
             Some((source, None))
+        } else if let Ok(layered) = self.layered.get(character) {
+            match layered.pose() {
+                Some(pose) => Some((source, Some(pose))),
+                None => {
+                    let BoneScratch { pose, layers, .. } = scratch;
+                    layered.pose_into(layers, pose);
+                    Some((source, None))
+                }
+            }
         } else {
-            let pose = match self.layered.get(character) {
-                Ok(layered) => layered.pose(),
-                Err(_) => &self.bindings.get(character).ok()?.local,
-            };
-            Some((source, Some(pose)))
+            Some((source, Some(&self.bindings.get(character).ok()?.local)))
         }
     }
 }
@@ -247,9 +253,10 @@ fn write_run<'a>(
 }
 
 /// A thread's scratch for [`write_posed_bones`]: a cursor and pose to sample a timeline clip
-/// into.
+/// (or mix layers) into, and the layers' own poses.
 #[derive(Default)]
 pub(crate) struct BoneScratch {
     cursor: PoseCursor,
     pose: LocalPose,
+    layers: LayerScratch,
 }

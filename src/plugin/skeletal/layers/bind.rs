@@ -17,6 +17,7 @@ use bevy::ecs::system::ParamSet;
 use bevy::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
 
 /// Binds every [`ClipLayers`] character's bones and each layer's clip (again when bones appear,
 /// the registry changes, or a layer's clip or mask does), tags the bones the layers drive for
@@ -279,6 +280,7 @@ fn bind_slot(
         layer: layer.id(),
         clip: id,
         cursor: PoseCursor::new(&layout),
+        segment: AtomicU32::new(0),
         layout,
         retarget: retargeted,
         pose: LocalPose::clone(&binding.rest),

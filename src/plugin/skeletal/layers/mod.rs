@@ -17,9 +17,12 @@ pub(crate) use play::{advance_layers, sample_layers, unbind_layers};
 use super::retargeted::{RetargetPlan, TargetRig};
 use super::{ClipInfo, SkeletalClip};
 use crate::anim::layers::{BoneMask, Layer, LayerError, LayerFlags, LayerStack};
-use crate::anim::pose::{self, KeyedChannels, LocalPose, PoseClip, PoseCursor};
+use crate::anim::pose::{
+    self, KeyedChannels, LocalPose, MixLayer, PoseClip, PoseCursor, TranslationRule,
+};
 use crate::anim::{BonePose, PlayStep};
 use crate::coords::gta_vec_to_bevy;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use bevy::animation::AnimationTargetId;
 use bevy::prelude::*;
@@ -196,6 +199,9 @@ struct Slot {
     /// rest-compensated [`super::Retarget`] character: `retarget`), and its sampling cache.
     layout: Arc<PoseClip>,
     cursor: PoseCursor,
+    /// When the bone pass samples the layer (a shared-timeline layout): the segment it sampled
+    /// last ([`PoseCursor::timeline_segment`]).
+    segment: AtomicU32,
     retarget: Option<Arc<RetargetPlan>>,
     /// The pose sampled last (every bone: those the clip does not set at rest).
     pose: LocalPose,
@@ -260,6 +266,13 @@ pub(crate) struct LayerBinding {
     /// its slot, whose sampled pose is the mix (a single unit rotation normalised is itself;
     /// weights summing to 1 leave the rest nothing).
     direct: Option<usize>,
+    /// This frame's layers, as the mix takes them.
+    plays: Vec<SlotPlay>,
+    /// Whether the bone pass samples and mixes `plays` ([`LayerBinding::pose_into`]), as it
+    /// writes the bones, in its thread's scratch poses (rather than [`sample_layers`], into
+    /// poses the bone pass would read back cold): when every layer's clip is laid out on a
+    /// shared timeline, whose cursor resumes from one number.
+    in_bone_pass: bool,
     report: LayerReport,
     warned: HashSet<(u32, u8)>,
     /// The layers' playhead steps this frame (for root motion).
@@ -281,12 +294,85 @@ fn base_layer(skeletal: &SkeletalClip) -> Layer<Handle<AnimationClip>> {
     })
 }
 
+/// A layer as [`LayerBinding::pose_into`] samples and mixes it this frame.
+#[derive(Debug, Clone, Copy)]
+struct SlotPlay {
+    slot: usize,
+    time: f32,
+    weight: f32,
+    partial: bool,
+}
+
+/// A thread's scratch poses for [`LayerBinding::pose_into`]: one per layer, and a cursor.
+#[derive(Default)]
+pub(crate) struct LayerScratch {
+    poses: Vec<LocalPose>,
+    cursor: PoseCursor,
+}
+
 impl LayerBinding {
-    /// The mixed pose of the character's bones.
-    pub(super) fn pose(&self) -> &LocalPose {
-        match self.direct.and_then(|i| self.slots.get(i)) {
+    /// The mixed pose of the character's bones, when [`sample_layers`] made it (`None`: the
+    /// bone pass makes it, with [`LayerBinding::pose_into`]).
+    pub(super) fn pose(&self) -> Option<&LocalPose> {
+        if self.in_bone_pass {
+            return None;
+        }
+        Some(match self.direct.and_then(|i| self.slots.get(i)) {
             Some(slot) => &slot.pose,
             None => &self.pose,
+        })
+    }
+
+    /// Layer `play` as the mix takes it, with its pose `pose`.
+    fn mix_layer<'a>(&'a self, play: &SlotPlay, pose: &'a LocalPose) -> MixLayer<'a> {
+        let slot = &self.slots[play.slot];
+        MixLayer {
+            pose,
+            keyed: slot.keyed(),
+            weight: play.weight,
+            partial: play.partial,
+            mask: slot.mask.as_deref().map(|m| &m.weights[..]),
+            additive: slot.reference.as_ref().map(|r| &r.1),
+        }
+    }
+
+    /// Samples this frame's layers (each in a scratch pose, its cursor resumed at the segment
+    /// sampled last) and mixes them into `out`, as [`sample_layers`] would have.
+    pub(super) fn pose_into(&self, scratch: &mut LayerScratch, out: &mut LocalPose) {
+        let LayerScratch { poses, cursor } = scratch;
+        let sample_slot = |play: &SlotPlay, cursor: &mut PoseCursor, pose: &mut LocalPose| {
+            let slot = &self.slots[play.slot];
+            cursor.resume_at(&slot.layout, slot.segment.load(Ordering::Relaxed));
+            pose::sample(&slot.layout, play.time, cursor, pose);
+            slot.segment
+                .store(cursor.timeline_segment(), Ordering::Relaxed);
+        };
+        if let Some(i) = self.direct {
+            if let Some(play) = self.plays.iter().find(|p| p.slot == i) {
+                sample_slot(play, cursor, out);
+            }
+            return;
+        }
+        if poses.len() < self.plays.len() {
+            poses.resize_with(self.plays.len(), LocalPose::default);
+        }
+        for (play, pose) in self.plays.iter().zip(poses.iter_mut()) {
+            sample_slot(play, cursor, pose);
+        }
+        const FEW: usize = 8;
+        let n = self.plays.len();
+        if n <= FEW {
+            let first = self.mix_layer(&self.plays[0], &poses[0]);
+            let mut few = [first; FEW];
+            for ((to, play), pose) in few.iter_mut().zip(&self.plays).zip(poses.iter()) {
+                *to = self.mix_layer(play, pose);
+            }
+            pose::mix(&few[..n], &self.rest, TranslationRule::Absolute, out);
+        } else {
+            let many: Vec<MixLayer> = (self.plays.iter().zip(poses.iter()))
+                .map(|(play, pose)| self.mix_layer(play, pose))
+                .collect();
+            pose::mix(&many, &self.rest, TranslationRule::Absolute, out);
         }
     }
 }

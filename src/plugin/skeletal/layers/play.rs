@@ -3,7 +3,7 @@
 //!
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
-use super::{BASE, ClipLayers, LayerBinding, LayerFinished, LayerLooped, LayerRemoved};
+use super::{BASE, ClipLayers, LayerBinding, LayerFinished, LayerLooped, LayerRemoved, SlotPlay};
 use crate::anim::layers::{LayerEvent, LayerFlags};
 use crate::anim::pose::{self, MixLayer, TranslationRule};
 use crate::plugin::Playback;
@@ -82,7 +82,9 @@ pub(crate) fn advance_layers(
 }
 
 /// Samples every character's layers at their playheads and mixes them into the pose the bone
-/// pass writes; the characters spread over the task pool's threads.
+/// pass writes; the characters spread over the task pool's threads. Where every layer's clip
+/// is laid out on a shared timeline, only this frame's times and weights are noted: the bone
+/// pass samples and mixes them as it writes the bones ([`LayerBinding::pose_into`]).
 pub(crate) fn sample_layers(
     mut characters: Query<(&ClipLayers, &mut LayerBinding, Option<&Playback>)>,
 ) {
@@ -90,78 +92,87 @@ pub(crate) fn sample_layers(
         .par_iter_mut()
         .for_each(|(layers, mut binding, playback)| {
             let binding = &mut *binding;
+            binding.plays.clear();
+            binding.direct = None;
+            binding.in_bone_pass = false;
             if binding.slots.is_empty() {
                 return;
             }
-            for slot in &mut binding.slots {
+            let mut timeline = true;
+            for (i, slot) in binding.slots.iter_mut().enumerate() {
                 let Some(layer) = layer_of(layers, playback, slot.layer) else {
                     continue;
                 };
-                pose::sample(&slot.layout, layer.time, &mut slot.cursor, &mut slot.pose);
                 match (layer.additive, &slot.reference) {
                     (None, _) => slot.reference = None,
                     (Some(t), Some((at, _))) if *at == t => {}
                     (Some(t), _) => slot.reference = Some((t, slot.pose_at(t))),
                 }
+                timeline &= slot.layout.timeline_keys().is_some();
+                binding.plays.push(SlotPlay {
+                    slot: i,
+                    time: layer.time,
+                    weight: layer.weight,
+                    partial: layer.flags.partial,
+                });
             }
             // One plain layer at weight 1: its pose is the mix.
-            binding.direct = None;
-            if let [only] = binding.slots.as_slice()
-                && let Some(layer) = layer_of(layers, playback, only.layer)
-                && layer.weight == 1.0
-                && !layer.flags.partial
-                && only.mask.is_none()
-                && only.reference.is_none()
+            if let [only] = binding.plays.as_slice()
+                && only.weight == 1.0
+                && !only.partial
+                && binding.slots[only.slot].mask.is_none()
+                && binding.slots[only.slot].reference.is_none()
             {
-                binding.direct = Some(0);
+                binding.direct = Some(only.slot);
+            }
+            if timeline && !binding.plays.is_empty() {
+                binding.in_bone_pass = true;
                 return;
             }
-            // At most a few layers: on the stack, not the heap.
+            // Sampled and mixed here.
             let LayerBinding {
                 slots,
                 rest,
                 pose: out,
+                plays,
+                direct,
                 ..
             } = binding;
-            let unused = MixLayer {
-                pose: rest,
-                keyed: slots[0].keyed(),
-                weight: 0.0,
-                partial: false,
-                mask: None,
-                additive: None,
-            };
-            let mut few = [unused; 8];
-            let mut many: Vec<MixLayer> = Vec::new();
-            let mut n = 0;
-            for slot in slots.iter() {
-                let Some(layer) = layer_of(layers, playback, slot.layer) else {
-                    continue;
-                };
-                let m = MixLayer {
+            for play in plays.iter() {
+                let slot = &mut slots[play.slot];
+                pose::sample(&slot.layout, play.time, &mut slot.cursor, &mut slot.pose);
+            }
+            if direct.is_some() {
+                return;
+            }
+            // At most a few layers: on the stack, not the heap.
+            let layer = |play: &SlotPlay| {
+                let slot = &slots[play.slot];
+                MixLayer {
                     pose: &slot.pose,
                     keyed: slot.keyed(),
-                    weight: layer.weight,
-                    partial: layer.flags.partial,
+                    weight: play.weight,
+                    partial: play.partial,
                     mask: slot.mask.as_deref().map(|m| &m.weights[..]),
                     additive: slot.reference.as_ref().map(|r| &r.1),
-                };
-                if n < few.len() {
-                    few[n] = m;
-                } else {
-                    if many.is_empty() {
-                        many.extend_from_slice(&few);
-                    }
-                    many.push(m);
                 }
-                n += 1;
-            }
-            let list = if many.is_empty() {
-                &few[..n]
-            } else {
-                &many[..]
             };
-            pose::mix(list, rest, TranslationRule::Absolute, out);
+            let Some(first) = plays.first() else {
+                // No layer playing: every bone at rest.
+                pose::mix(&[], rest, TranslationRule::Absolute, out);
+                return;
+            };
+            const FEW: usize = 8;
+            if plays.len() <= FEW {
+                let mut few = [layer(first); FEW];
+                for (to, play) in few.iter_mut().zip(plays.iter()) {
+                    *to = layer(play);
+                }
+                pose::mix(&few[..plays.len()], rest, TranslationRule::Absolute, out);
+            } else {
+                let many: Vec<MixLayer> = plays.iter().map(layer).collect();
+                pose::mix(&many, rest, TranslationRule::Absolute, out);
+            }
         });
 }
 
