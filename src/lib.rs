@@ -39,42 +39,8 @@ pub use plugin::{AniePlugin, DanPlugin, DffPlugin, IfpPlugin, PlaybackPlugin, Sk
 
 #[cfg(doctest)]
 mod readme_example {
-    //! The README's Rust snippets, compiled (not run: they need game files or a window).
-    //!
-    //! ```no_run
-    //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    //! use rigplay::anim::{BonePose, WrapMode};
-    //! use rigplay::formats::ifp::IfpPackage;
-    //!
-    //! let bytes = std::fs::read("ped.ifp")?;
-    //! let read = IfpPackage::read(&bytes)?;
-    //! for warning in &read.warnings {
-    //!     eprintln!("{warning}");
-    //! }
-    //! let clip = read.package.clip("walk_civi").unwrap().to_clip();
-    //! let mut cursor = clip.cursor();
-    //! let mut pose = vec![BonePose::default(); clip.tracks().len()];
-    //! let t = clip.wrap_time(1.3, WrapMode::Loop);
-    //! clip.sample(t, &mut cursor, &mut pose);
-    //! # Ok(())
-    //! # }
-    //! ```
-    //!
-    //! ```no_run
-    //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    //! use rigplay::anie::{cpu::Renderer, eval::Evaluator};
-    //! use rigplay::formats::anie::AnimeProject;
-    //! use std::sync::Arc;
-    //!
-    //! let project = Arc::new(AnimeProject::read(&std::fs::read("rig.anie")?)?.project);
-    //! let evaluator = Evaluator::new(project.clone());
-    //! let renderer = Renderer::new(project);
-    //! let frame = evaluator.evaluate(12.5);
-    //! let image = renderer.render(&frame, 1.0);
-    //! # let _ = image;
-    //! # Ok(())
-    //! # }
-    //! ```
+    //! The README's Rust snippets, in the README's order, compiled (not run: they need game
+    //! files or a window). The Bevy ones need the `bevy` feature.
     #![cfg_attr(
         feature = "bevy",
         doc = r##"
@@ -87,6 +53,7 @@ fn main() {
 }
 
 fn setup(mut commands: Commands, assets: Res<AssetServer>) {
+    // Every clip of a package is a labelled AnimationClip: by name, or by index ("…#Clip0").
     let walk = assets.load("anims/sa_ped.ifp#walk");
     commands.spawn((GtaSkeleton::SA, SkeletalClip::new(walk), Playback::looping()));
     commands.spawn((Camera3d::default(), Transform::from_xyz(2.0, 1.4, 2.0).looking_at(Vec3::Y, Vec3::Y)));
@@ -110,23 +77,86 @@ fn spawn(mut commands: Commands, lamp: Res<Lamp>, dans: Res<Assets<Dan>>, mut do
         *done = true;
     }
 }
-# fn main() { App::new().add_systems(Startup, load).add_systems(Update, spawn); }
+# fn main() {
+#     App::new()
+#         .add_plugins((DefaultPlugins, DanPlugin))
+#         .add_systems(Startup, load)
+#         .add_systems(Update, spawn)
+#         .run();
+# }
 ```
 
 ```no_run
 use bevy::prelude::*;
 use rigplay::prelude::*;
 
-fn wave_when_done(
-    finished: On<PlaybackFinished>,
-    mut clips: Query<&mut SkeletalClip>,
-    assets: Res<AssetServer>,
-) {
-    if let Ok(mut clip) = clips.get_mut(finished.entity) {
-        clip.cross_fade(assets.load("anims/sa_ped.ifp#wave"), 0.25);
-    }
+fn main() {
+    App::new()
+        .add_plugins((DefaultPlugins, IfpPlugin, DffPlugin))
+        .add_systems(Startup, setup)
+        .run();
 }
-# fn main() { App::new().add_observer(wave_when_done); }
+
+fn setup(mut commands: Commands, assets: Res<AssetServer>) {
+    // ped.txd beside ped.dff gives the textures.
+    let ped = assets.load("characters/ped.dff");
+    let walk = assets.load("anims/sa_ped.ifp#walk");
+    commands.spawn((GtaModel::new(ped), SkeletalClip::new(walk)));
+}
+```
+
+```no_run
+use bevy::prelude::*;
+use rigplay::prelude::*;
+
+fn main() {
+    App::new().add_plugins((DefaultPlugins, AniePlugin)).add_systems(Startup, setup).run();
+}
+
+fn setup(mut commands: Commands, assets: Res<AssetServer>) {
+    commands.spawn(Camera2d);
+    // At its canvas size, whole frames as AnimeEffects plays them, looping.
+    commands.spawn((AnieRig::new(assets.load("anims/anie/character.anie")), Playback::looping()));
+}
+```
+"##
+    )]
+    //!
+    //! ```no_run
+    //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    //! use rigplay::anim::{BonePose, WrapMode};
+    //! use rigplay::formats::ifp::IfpPackage;
+    //!
+    //! let bytes = std::fs::read("ped.ifp")?;
+    //! let read = IfpPackage::read(&bytes)?;          // typed error with byte offset, clip and bone
+    //! for warning in &read.warnings {
+    //!     eprintln!("{warning}");
+    //! }
+    //! let clip = read.package.clip("walk_civi").unwrap().to_clip();
+    //! let mut cursor = clip.cursor();                // one per playing instance
+    //! let mut pose = vec![BonePose::default(); clip.tracks().len()];
+    //! let t = clip.wrap_time(1.3, WrapMode::Loop);
+    //! clip.sample(t, &mut cursor, &mut pose);        // one local transform per track
+    //! # Ok(())
+    //! # }
+    //! ```
+    #![cfg_attr(
+        feature = "bevy",
+        doc = r##"
+```no_run
+use bevy::prelude::*;
+use bevy::world_serialization::WorldAssetRoot;
+use rigplay::prelude::*;
+
+fn setup(mut commands: Commands, assets: Res<AssetServer>) {
+    // Any humanoid: Mixamo, VRM / VRoid, Unreal-mannequin bone names, or your own map.
+    commands.spawn((
+        WorldAssetRoot(assets.load("characters/humanoid.glb#Scene0")),
+        Retarget::new(),
+        SkeletalClip::new(assets.load("anims/sa_ped.ifp#walk")),
+    ));
+}
+# fn main() { App::new().add_plugins((DefaultPlugins, IfpPlugin)).add_systems(Startup, setup).run(); }
 ```
 
 ```no_run
@@ -146,54 +176,6 @@ fn phone_over_walk(mut commands: Commands, assets: Res<AssetServer>) {
     commands.spawn((GtaSkeleton::SA, layers));
 }
 # fn main() { App::new().add_systems(Startup, phone_over_walk); }
-```
-
-```no_run
-use bevy::prelude::*;
-use rigplay::prelude::*;
-
-fn main() {
-    App::new()
-        .add_plugins((DefaultPlugins, AniePlugin))
-        .add_systems(Startup, setup)
-        .run();
-}
-
-fn setup(mut commands: Commands, assets: Res<AssetServer>) {
-    commands.spawn(Camera2d);
-    let cat = assets.load("anims/anie/character.anie");
-    // At its canvas size, whole frames as AnimeEffects plays them, looping.
-    commands.spawn((AnieRig::new(cat.clone()), Playback::looping()));
-    // Twice as large on screen, drawn at twice the resolution, smooth frames, half speed.
-    commands.spawn((
-        AnieRig::new(cat).with_scale(2.0).with_frames(AnieFrames::Smooth),
-        Playback::looping().with_speed(0.5),
-        Transform::from_xyz(400.0, 0.0, 0.0).with_scale(Vec3::splat(2.0)),
-    ));
-}
-```
-
-```no_run
-use bevy::prelude::*;
-use bevy::world_serialization::WorldAssetRoot;
-use rigplay::prelude::*;
-
-fn setup(mut commands: Commands, assets: Res<AssetServer>) {
-    commands.spawn((
-        WorldAssetRoot(assets.load("hero.glb#Scene0")),
-        Retarget::new(),
-        SkeletalClip::new(assets.load("ped.ifp#walk_civi")),
-    ));
-    // A character whose arm bones no naming convention knows.
-    commands.spawn((
-        WorldAssetRoot(assets.load("robot.glb#Scene0")),
-        Retarget::new()
-            .with_bone("L UpperArm", "arm_upper_jnt_L")
-            .with_bone("L ForeArm", "arm_lower_jnt_L"),
-        SkeletalClip::new(assets.load("ped.ifp#walk_civi")),
-    ));
-}
-# fn main() { App::new().add_plugins((DefaultPlugins, IfpPlugin)).add_systems(Startup, setup).run(); }
 ```
 "##
     )]
