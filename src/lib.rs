@@ -37,146 +37,27 @@ pub mod skeleton;
 #[cfg(feature = "bevy")]
 pub use plugin::{AniePlugin, DanPlugin, DffPlugin, IfpPlugin, PlaybackPlugin, SkeletalPlugin};
 
-#[cfg(doctest)]
-mod readme_example {
-    //! The README's Rust snippets, in the README's order, compiled (not run: they need game
-    //! files or a window). The Bevy ones need the `bevy` feature.
-    #![cfg_attr(
-        feature = "bevy",
-        doc = r##"
-```no_run
-use bevy::prelude::*;
-use rigplay::prelude::*;
-
-fn main() {
-    App::new().add_plugins((DefaultPlugins, IfpPlugin)).add_systems(Startup, setup).run();
-}
-
-fn setup(mut commands: Commands, assets: Res<AssetServer>) {
-    // Every clip of a package is a labelled AnimationClip: by name, or by index ("…#Clip0").
-    let walk = assets.load("anims/sa_ped.ifp#walk");
-    commands.spawn((GtaSkeleton::SA, SkeletalClip::new(walk), Playback::looping()));
-    commands.spawn((Camera3d::default(), Transform::from_xyz(2.0, 1.4, 2.0).looking_at(Vec3::Y, Vec3::Y)));
-}
-```
-
-```no_run
-use bevy::prelude::*;
-use rigplay::prelude::*;
-
-#[derive(Resource)]
-struct Lamp(Handle<Dan>);
-
-fn load(mut commands: Commands, assets: Res<AssetServer>) {
-    commands.insert_resource(Lamp(assets.load("anims/lamp.dan")));
-}
-
-fn spawn(mut commands: Commands, lamp: Res<Lamp>, dans: Res<Assets<Dan>>, mut done: Local<bool>) {
-    if let (false, Some(dan)) = (*done, dans.get(&lamp.0)) {
-        commands.spawn((dan.skeleton(), SkeletalClip::new(dan.handle.clone())));
-        *done = true;
-    }
-}
-# fn main() {
-#     App::new()
-#         .add_plugins((DefaultPlugins, DanPlugin))
-#         .add_systems(Startup, load)
-#         .add_systems(Update, spawn)
-#         .run();
-# }
-```
-
-```no_run
-use bevy::prelude::*;
-use rigplay::prelude::*;
-
-fn main() {
-    App::new()
-        .add_plugins((DefaultPlugins, IfpPlugin, DffPlugin))
-        .add_systems(Startup, setup)
-        .run();
-}
-
-fn setup(mut commands: Commands, assets: Res<AssetServer>) {
-    // ped.txd beside ped.dff gives the textures.
-    let ped = assets.load("characters/ped.dff");
-    let walk = assets.load("anims/sa_ped.ifp#walk");
-    commands.spawn((GtaModel::new(ped), SkeletalClip::new(walk)));
-}
-```
-
-```no_run
-use bevy::prelude::*;
-use rigplay::prelude::*;
-
-fn main() {
-    App::new().add_plugins((DefaultPlugins, AniePlugin)).add_systems(Startup, setup).run();
-}
-
-fn setup(mut commands: Commands, assets: Res<AssetServer>) {
-    commands.spawn(Camera2d);
-    // At its canvas size, whole frames as AnimeEffects plays them, looping.
-    commands.spawn((AnieRig::new(assets.load("anims/anie/character.anie")), Playback::looping()));
-}
-```
-"##
-    )]
-    //!
-    //! ```no_run
-    //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    //! use rigplay::anim::{BonePose, WrapMode};
-    //! use rigplay::formats::ifp::IfpPackage;
-    //!
-    //! let bytes = std::fs::read("ped.ifp")?;
-    //! let read = IfpPackage::read(&bytes)?;          // typed error with byte offset, clip and bone
-    //! for warning in &read.warnings {
-    //!     eprintln!("{warning}");
-    //! }
-    //! let clip = read.package.clip("walk_civi").unwrap().to_clip();
-    //! let mut cursor = clip.cursor();                // one per playing instance
-    //! let mut pose = vec![BonePose::default(); clip.tracks().len()];
-    //! let t = clip.wrap_time(1.3, WrapMode::Loop);
-    //! clip.sample(t, &mut cursor, &mut pose);        // one local transform per track
-    //! # Ok(())
-    //! # }
-    //! ```
-    #![cfg_attr(
-        feature = "bevy",
-        doc = r##"
-```no_run
-use bevy::prelude::*;
-use bevy::world_serialization::WorldAssetRoot;
-use rigplay::prelude::*;
-
-fn setup(mut commands: Commands, assets: Res<AssetServer>) {
-    // Any humanoid: Mixamo, VRM / VRoid, Unreal-mannequin bone names, or your own map.
-    commands.spawn((
-        WorldAssetRoot(assets.load("characters/humanoid.glb#Scene0")),
-        Retarget::new(),
-        SkeletalClip::new(assets.load("anims/sa_ped.ifp#walk")),
-    ));
-}
-# fn main() { App::new().add_plugins((DefaultPlugins, IfpPlugin)).add_systems(Startup, setup).run(); }
-```
-
-```no_run
-use bevy::prelude::*;
-use rigplay::prelude::*;
-
-fn phone_over_walk(mut commands: Commands, assets: Res<AssetServer>) {
-    let mut layers = ClipLayers::default();
-    layers.push(Layer::new(assets.load("anims/sa_ped.ifp#walk")).with_flags(LayerFlags::MOVEMENT));
-    layers.push(
-        Layer::new(assets.load("anims/sa_ped.ifp#wave"))
-            .with_flags(LayerFlags::PARTIAL)
-            .with_mask(BoneMask::UpperBody)
-            .with_weight(0.5)
-            .unwrap(),
-    );
-    commands.spawn((GtaSkeleton::SA, layers));
-}
-# fn main() { App::new().add_systems(Startup, phone_over_walk); }
-```
-"##
-    )]
+/// The Rust snippets of the README and the guides in `docs/`, compiled as doctests (`no_run`:
+/// they need game files or a window). Most need Bevy, so they are compiled with the `bevy`
+/// feature.
+#[cfg(all(doctest, feature = "bevy"))]
+mod doc_snippets {
+    #[doc = include_str!("../README.md")]
+    mod readme {}
+    #[doc = include_str!("../docs/layers.md")]
+    mod layers {}
+    #[doc = include_str!("../docs/guide/anie.md")]
+    mod anie {}
+    #[doc = include_str!("../docs/guide/core.md")]
+    mod core {}
+    #[doc = include_str!("../docs/guide/dan.md")]
+    mod dan {}
+    #[doc = include_str!("../docs/guide/ifp.md")]
+    mod ifp {}
+    #[doc = include_str!("../docs/guide/models.md")]
+    mod models {}
+    #[doc = include_str!("../docs/guide/playback.md")]
+    mod playback {}
+    #[doc = include_str!("../docs/guide/retarget.md")]
+    mod retarget {}
 }
