@@ -1,7 +1,103 @@
-//! rigplay: legacy animation formats (GTA IFP, DelDX DAN, AnimeEffects ANIE) for real-time
-//! playback in Bevy.
+//! rigplay plays legacy animation formats in real time inside Bevy: GTA III, Vice City and San
+//! Andreas IFP clips, the DelDX 3ds Max exporter's DAN files, and AnimeEffects 2D rigs
+//! (`.anie`). It reads GTA's own DFF/TXD models, and plays GTA clips on any humanoid glTF
+//! character. A pure core reads and writes the files without Bevy.
 //!
-//! The crate has a pure core that never links Bevy:
+//! # Quick start
+//!
+//! ## An IFP clip on a GTA ped
+//!
+//! Every clip of a `.ifp` package is a labelled `AnimationClip` (`"ped.ifp#walk_civi"`, the
+//! name in any case). A `GtaSkeleton` spawns the game's ped skeleton as bone entities;
+//! `SkeletalClip` binds the clip to them and `Playback` is its playhead:
+//!
+//! ```no_run
+//! # #[cfg(feature = "bevy")] {
+//! use bevy::prelude::*;
+//! use rigplay::prelude::*;
+//!
+//! fn setup(mut commands: Commands, assets: Res<AssetServer>) {
+//!     let walk = assets.load("anims/sa_ped.ifp#walk");
+//!     commands.spawn((GtaSkeleton::SA, SkeletalClip::new(walk), Playback::looping()));
+//!     commands.spawn((Camera3d::default(), Transform::from_xyz(2.0, 1.4, 2.0).looking_at(Vec3::Y, Vec3::Y)));
+//! }
+//!
+//! App::new().add_plugins((DefaultPlugins, IfpPlugin)).add_systems(Startup, setup).run();
+//! # }
+//! ```
+//!
+//! With `DffPlugin` added, `GtaModel::new(assets.load("ped.dff"))` spawns the game's own ped
+//! (its TXD beside it) in place of the stick skeleton.
+//!
+//! ## The same clip on your glTF character
+//!
+//! `Retarget` on a glTF scene's root maps its bones by name (Mixamo, VRM, Unreal, Blender,
+//! mocap conventions, or your own map) and compensates the rest poses:
+//!
+//! ```no_run
+//! # #[cfg(feature = "bevy")] {
+//! use bevy::prelude::*;
+//! use bevy::world_serialization::WorldAssetRoot;
+//! use rigplay::prelude::*;
+//!
+//! fn setup(mut commands: Commands, assets: Res<AssetServer>) {
+//!     commands.spawn((
+//!         WorldAssetRoot(assets.load("characters/humanoid.glb#Scene0")),
+//!         Retarget::new(),
+//!         SkeletalClip::new(assets.load("anims/sa_ped.ifp#walk")),
+//!     ));
+//! }
+//!
+//! App::new().add_plugins((DefaultPlugins, IfpPlugin)).add_systems(Startup, setup).run();
+//! # }
+//! ```
+//!
+//! ## An AnimeEffects rig
+//!
+//! ```no_run
+//! # #[cfg(feature = "bevy")] {
+//! use bevy::prelude::*;
+//! use rigplay::prelude::*;
+//!
+//! fn setup(mut commands: Commands, assets: Res<AssetServer>) {
+//!     commands.spawn(Camera2d);
+//!     commands.spawn((AnieRig::new(assets.load("anims/anie/character.anie")), Playback::looping()));
+//! }
+//!
+//! App::new().add_plugins((DefaultPlugins, AniePlugin)).add_systems(Startup, setup).run();
+//! # }
+//! ```
+//!
+//! ## The core, without Bevy
+//!
+//! With `default-features = false`, rigplay reads, writes and samples the files with no Bevy
+//! in the build:
+//!
+//! ```no_run
+//! use rigplay::anim::{BonePose, WrapMode};
+//! use rigplay::formats::ifp::IfpPackage;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let read = IfpPackage::read(&std::fs::read("ped.ifp")?)?;
+//! let clip = read.package.clip("walk_civi").unwrap().to_clip();
+//! let mut cursor = clip.cursor();
+//! let mut pose = vec![BonePose::default(); clip.tracks().len()];
+//! clip.sample(clip.wrap_time(1.3, WrapMode::Loop), &mut cursor, &mut pose);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Features
+//!
+//! | Feature | Default | What it adds |
+//! |---|---|---|
+//! | `bevy` | yes | The Bevy plugins: asset loaders for every format, skeletons, playback, layers, retargeting, crowds, the `.anie` renderer. |
+//! | `serde` | with `bevy` | `Serialize` / `Deserialize` on the core's settings types (the loaders' `.meta` files). |
+//! | `file_watcher` | no | Bevy's file watcher: files changed on disk reload under the characters playing them. |
+//!
+//! # The modules
+//!
+//! The pure core never links Bevy:
 //! * [`formats`] decodes files into plain data and encodes them back, and tells them apart;
 //! * [`anim`] is the engine-neutral animation model, its sampler, play time, blending, key
 //!   reduction, retargeting onto humanoid skeletons, and the pose pipeline for crowds
@@ -15,10 +111,9 @@
 //!   and the CPU reference renderer.
 //!
 //! The Bevy integration (`plugin`) sits behind the default `bevy` feature; [`prelude`] has
-//! what a game usually needs. The `file_watcher` feature turns on Bevy's file watcher, so that
-//! assets changed on disk reload under the rigs playing them. The format facts the code relies on are in the repository's
+//! what a game usually needs. The format facts the code relies on are in the repository's
 //! `docs/formats/` (`ifp.md`, `dan.md`, `anie.md`, `dff.md`); the `§` references in the code
-//! point to their sections.
+//! point to their sections. The guides are in `docs/guide/`.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
