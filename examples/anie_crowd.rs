@@ -1,6 +1,8 @@
-//! Many AnimeEffects rigs at once: N copies of the bundled `character.anie` at random phases
-//! and speeds, each drawn by the GPU plugin into its own cell and shown on a 2D quad, with the
-//! frame time and the renderer's counters on screen.
+//! Many AnimeEffects rigs at once, with the frame time and the renderer's counters.
+//!
+//! N copies of the bundled `character.anie` at random phases and speeds, each drawn by the GPU
+//! plugin into its own cell and shown on a 2D quad, with the frame time and the renderer's
+//! counters on screen.
 //!
 //!     cargo run --release --example anie_crowd -- [N] [--screenshot OUT.png]   (N: 100)
 //!

@@ -1,6 +1,8 @@
-//! Many walking GTA peds at once: N SA skeletons playing the bundled walk at random phases and
-//! speeds, on the crowd path (`CrowdCharacter`: no bone entities, each pose computed into
-//! model-space matrices over both cores and drawn as lines), with the frame time on screen.
+//! Many walking GTA peds at once, on the crowd path or as bone entities, with the frame time.
+//!
+//! N SA skeletons play the bundled walk at random phases and speeds, on the crowd path
+//! (`CrowdCharacter`: no bone entities, each pose computed into model-space matrices over both
+//! cores and drawn as lines), with the frame time on screen.
 //!
 //!     cargo run --release --example crowd -- [N] [--bones] [--screenshot OUT.png]   (N: 1000)
 //!

@@ -1,5 +1,6 @@
-//! Renders one frame of an AnimeEffects project through the GPU plugin, headless, and writes
-//! the raw framebuffer (premultiplied colour, as `rigplay render --raw` writes it) as a PNG:
+//! One frame of an AnimeEffects project drawn by the GPU plugin, headless, written as a PNG.
+//!
+//! The PNG holds the raw framebuffer (premultiplied colour, as `rigplay render --raw` writes it):
 //!
 //!     cargo run --example anie_render -- FILE.anie --frame N --out OUT.png [--scale S]
 //!

@@ -1,4 +1,4 @@
-//! rigplay's preview: open animation files, play them, scrub through them.
+//! The preview: open, play and scrub `.ifp`, `.dan`, `.anie` files, GTA models and glTF characters.
 //!
 //!     cargo run --example preview                      # the bundled samples (the GTA clips on the sample ped)
 //!     cargo run --example preview -- FILE...           # your .ifp / .dan / .anie files (or drop them on the window)
@@ -17,8 +17,9 @@
 //!
 //! The camera frames the character when a clip is shown (the pose over the whole clip), follows
 //! it when the clip travels, and has front / side / top / three-quarter views: `F` frames, `R`
-//! resets, `1`–`4` pick a view, `T` toggles following; `--camera front|side|top|follow` and
-//! `--frame-all` (the whole clip rather than the pose shot) set them for a screenshot.
+//! resets, `1`–`4` pick a view, `T` toggles following; `--camera
+//! front|side|top|three-quarter|follow` and `--frame-all` (the whole clip rather than the pose
+//! shot) set them for a screenshot.
 //!
 //! A file changed on disk by another tool (or its `.meta`, or a model's `.txd`) is read again
 //! within a quarter of a second, and `F5` reads every open file again: characters keep their
