@@ -14,12 +14,12 @@ use bevy::prelude::*;
 use bevy::world_serialization::WorldSerializationPlugin;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rigplay::plugin::{
-    DffModel, DffPlugin, GtaModel, GtaSkeleton, IfpPlugin, SkeletalClip, SkeletonBones,
+    DffModel, DffPlugin, GtaModel, GtaSkeleton, IfpPlugin, RigClip, SkeletalClip, SkeletonBones,
 };
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn app() -> (App, Handle<AnimationClip>) {
+fn app() -> (App, Handle<RigClip>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     let files = [
         "characters/ped.dff",

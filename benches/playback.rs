@@ -37,7 +37,8 @@ mod rng;
 use assets::sample_files;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rigplay::plugin::{
-    CrowdCharacter, GtaSkeleton, PlayAnimation, Playback, PlayingNode, Retarget, SkeletalClip,
+    CrowdCharacter, GtaSkeleton, PlayAnimation, Playback, PlayingNode, Retarget, RigClip,
+    SkeletalClip,
 };
 use std::time::Duration;
 
@@ -76,20 +77,20 @@ enum Driver {
 
 /// The clips the layered scenes play.
 struct Clips {
-    walk: Handle<AnimationClip>,
-    idle: Handle<AnimationClip>,
-    wave: Handle<AnimationClip>,
+    walk: Handle<RigClip>,
+    idle: Handle<RigClip>,
+    wave: Handle<RigClip>,
 }
 
 /// `n` (1, 2 or 4) layers as `ClipLayers` (see the module documentation).
 fn layers(clips: &Clips, n: usize, i: usize) -> rigplay::plugin::ClipLayers {
     use rigplay::anim::layers::{BoneMask, Layer, LayerFlags};
     let mut layers = rigplay::plugin::ClipLayers::default();
-    let at = |mut l: Layer<Handle<AnimationClip>>| {
+    let at = |mut l: Layer<Handle<RigClip>>| {
         l.playhead.seek(phase(i));
         l
     };
-    let partial = |clip: &Handle<AnimationClip>, w: f32, mask: BoneMask| {
+    let partial = |clip: &Handle<RigClip>, w: f32, mask: BoneMask| {
         at(Layer::new(clip.clone()))
             .with_flags(LayerFlags::PARTIAL)
             .with_mask(mask)
@@ -124,7 +125,12 @@ fn layers(clips: &Clips, n: usize, i: usize) -> rigplay::plugin::ClipLayers {
 }
 
 /// `n` layers as Bevy's `AnimationGraph` (see the module documentation), and its clip nodes.
-fn graph(clips: &Clips, n: usize) -> (AnimationGraph, Vec<(AnimationNodeIndex, f32)>) {
+/// `clips`: the walk, the idle and the wave.
+fn graph(
+    clips: &[Handle<AnimationClip>; 3],
+    n: usize,
+) -> (AnimationGraph, Vec<(AnimationNodeIndex, f32)>) {
+    let [walk, idle, wave] = clips;
     use rigplay::anim::BoneRef;
     use rigplay::anim::layers::BoneMask;
     let sk = rigplay::skeleton::Skeleton::gta_sa();
@@ -155,26 +161,23 @@ fn graph(clips: &Clips, n: usize) -> (AnimationGraph, Vec<(AnimationNodeIndex, f
     let root = graph.root;
     let mut nodes = Vec::new();
     match n {
-        1 => nodes.push((graph.add_clip(clips.walk.clone(), 1.0, root), 1.0)),
+        1 => nodes.push((graph.add_clip(walk.clone(), 1.0, root), 1.0)),
         2 => {
-            nodes.push((graph.add_clip(clips.walk.clone(), 1.0, root), 1.0));
+            nodes.push((graph.add_clip(walk.clone(), 1.0, root), 1.0));
             nodes.push((
-                graph.add_clip_with_mask(clips.wave.clone(), 1 << 0, 0.5, root),
+                graph.add_clip_with_mask(wave.clone(), 1 << 0, 0.5, root),
                 0.5,
             ));
         }
         _ => {
-            nodes.push((graph.add_clip(clips.walk.clone(), 0.6, root), 0.6));
-            nodes.push((graph.add_clip(clips.idle.clone(), 0.4, root), 0.4));
+            nodes.push((graph.add_clip(walk.clone(), 0.6, root), 0.6));
+            nodes.push((graph.add_clip(idle.clone(), 0.4, root), 0.4));
             nodes.push((
-                graph.add_clip_with_mask(clips.wave.clone(), 1 << 0, 0.5, root),
+                graph.add_clip_with_mask(wave.clone(), 1 << 0, 0.5, root),
                 0.5,
             ));
             let add = graph.add_additive_blend(1.0, root);
-            nodes.push((
-                graph.add_clip_with_mask(clips.idle.clone(), 0b011, 0.3, add),
-                0.3,
-            ));
+            nodes.push((graph.add_clip_with_mask(idle.clone(), 0b011, 0.3, add), 0.3));
         }
     }
     (graph, nodes)
@@ -243,7 +246,11 @@ fn scene(driver: Driver, run: Run) -> App {
     };
     let graph = match driver {
         Driver::Graph(n) => {
-            let (graph, nodes) = graph(&clips, n);
+            // Bevy's graph plays the same clips as Bevy's own `AnimationClip`s.
+            let rig_clips = app.world().resource::<Assets<RigClip>>();
+            let animation = |h: &Handle<RigClip>| rig_clips.get(h).unwrap().animation.clone();
+            let animations = [&clips.walk, &clips.idle, &clips.wave].map(animation);
+            let (graph, nodes) = graph(&animations, n);
             let handle = app
                 .world_mut()
                 .resource_mut::<Assets<AnimationGraph>>()

@@ -13,7 +13,7 @@
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use rigplay::plugin::{
-    CrowdCharacter, GtaSkeleton, IfpPlugin, Playback, SkeletalClip, SkeletonGizmos,
+    CrowdCharacter, GtaSkeleton, IfpPlugin, Playback, RigClip, SkeletalClip, SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
 use rigplay_preview::crowd::{Counter, counter_text, crowd_args, crowd_command, frame_ms, random};
@@ -72,7 +72,7 @@ fn main() {
 }
 
 fn setup(mut commands: Commands, assets: Res<AssetServer>, crowd: Res<Crowd>) {
-    let walk: Handle<AnimationClip> = assets.load("anims/sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = assets.load("anims/sa_ped.ifp#walk");
     // A square grid, 1.2 m apart, walking in place (the clip's root motion is extracted).
     let columns = (crowd.count as f32).sqrt().ceil().max(1.0) as usize;
     let spacing = 1.2;

@@ -416,7 +416,7 @@ fn hold_and_capture(
     reference: Query<(Entity, &Transform), With<Reference>>,
     children: Query<&Children>,
     nodes: Query<(&Name, &GlobalTransform)>,
-    registry: Res<ClipRegistry>,
+    registry: Res<Assets<RigClip>>,
 ) {
     let Some(path) = setup.screenshot.clone() else {
         return;
@@ -458,12 +458,16 @@ fn hold_and_capture(
 /// Which source bone drives which character bone for this clip: the clip's own skeleton's
 /// names (a GTA ped's, a DAN file's) matched to the character's as the playback does.
 fn source_pairs(
-    registry: &ClipRegistry,
-    clip: &Handle<AnimationClip>,
+    registry: &Assets<RigClip>,
+    clip: &Handle<RigClip>,
     retarget: &Retarget,
     report: &RetargetReport,
 ) -> Vec<(String, String)> {
-    let Some(source) = registry.get(clip.id()).and_then(|i| i.source.clone()) else {
+    let Some(source) = registry
+        .get(clip.id())
+        .map(|c| c.info().clone())
+        .and_then(|i| i.source.clone())
+    else {
         return report.map.clone();
     };
     let source_names: Vec<&str> = source.names.iter().map(String::as_str).collect();

@@ -7,8 +7,8 @@
 //!
 //! ## An IFP clip on a GTA ped
 //!
-//! Every clip of a `.ifp` package is a labelled `AnimationClip` (`"ped.ifp#walk_civi"`, the
-//! name in any case). A `GtaSkeleton` spawns the game's ped skeleton as bone entities;
+//! Every clip of a `.ifp` package is a labelled `RigClip` asset (`"ped.ifp#walk_civi"`), and
+//! the same clip as Bevy's `AnimationClip` (`"ped.ifp#Animation0"`). A `GtaSkeleton` spawns the game's ped skeleton as bone entities;
 //! `SkeletalClip` binds the clip to them and `Playback` is its playhead:
 //!
 //! ```no_run

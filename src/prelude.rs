@@ -10,6 +10,6 @@ pub use crate::plugin::{
     CrowdCharacter, CrowdPose, Dan, DanAssetLabel, DanPlugin, DffModel, DffPlugin, FlatSkeleton,
     GtaModel, GtaSkeleton, Ifp, IfpAssetLabel, IfpPlugin, LayerFinished, LayerLooped, LayerRemoved,
     LayerReport, PlayAnimation, Playback, PlaybackFinished, PlaybackLooped, PlaybackPlugin,
-    Retarget, RetargetMode, RetargetReport, RootMotion, RootMotionMode, SkeletalClip,
+    Retarget, RetargetMode, RetargetReport, RigClip, RootMotion, RootMotionMode, SkeletalClip,
     SkeletalPlugin, SkeletonGizmos,
 };

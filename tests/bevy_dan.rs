@@ -29,7 +29,7 @@ fn a_dan_loads_with_its_meta_settings_and_playback_poses_a_flat_skeleton() {
         1.0 / 60.0,
     );
     let dan: Handle<Dan> = load(&mut app, "lamp.dan");
-    let clip_handle: Handle<AnimationClip> = load(
+    let clip_handle: Handle<RigClip> = load(
         &mut app,
         &DanAssetLabel::Clip.from_asset("lamp.dan").to_string(),
     );
@@ -43,10 +43,26 @@ fn a_dan_loads_with_its_meta_settings_and_playback_poses_a_flat_skeleton() {
     };
     // 60 frames at 33 ms: the range ends at 59 × 33 = 1947 ms.
     assert!((clip.duration() - 1.947).abs() < 1e-6);
+    // The same clip as Bevy's `AnimationClip`, labelled `Animation0`, is the one the
+    // `RigClip` and the `Dan` asset point to.
+    let animation: Handle<AnimationClip> = load(
+        &mut app,
+        &DanAssetLabel::Animation.from_asset("lamp.dan").to_string(),
+    );
+    let rig_clip = app.world().resource::<Assets<RigClip>>().get(&clip_handle);
+    assert_eq!(rig_clip.unwrap().animation, animation);
+    assert_eq!(
+        app.world()
+            .resource::<Assets<Dan>>()
+            .get(&dan)
+            .unwrap()
+            .animation,
+        animation
+    );
     let bevy_clip = app
         .world()
         .resource::<Assets<AnimationClip>>()
-        .get(&clip_handle)
+        .get(&animation)
         .unwrap()
         .duration();
     assert!((bevy_clip - 1.947).abs() < 1e-6);

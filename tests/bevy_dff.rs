@@ -333,7 +333,7 @@ fn broken_models_fail_with_their_chunk_path_and_broken_dictionaries_only_warn() 
 fn side_by_side(
     app: &mut App,
     model: Handle<DffModel>,
-    clip: Handle<AnimationClip>,
+    clip: Handle<RigClip>,
     at: f32,
 ) -> (Entity, Entity) {
     let mut paused = Playback::looping();
@@ -393,7 +393,7 @@ fn the_sample_ped_plays_an_ifp_clip_where_the_built_in_skeleton_does() {
         ("anims/sa_ped.ifp", read("anims/sa_ped.ifp")),
     ]);
     let ped: Handle<DffModel> = load(&mut app, "characters/ped.dff");
-    let walk: Handle<AnimationClip> = load(&mut app, "anims/sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "anims/sa_ped.ifp#walk");
     {
         let model = app
             .world()
@@ -446,7 +446,7 @@ fn the_sample_ped_plays_an_ifp_clip_where_the_built_in_skeleton_does() {
 
     // Bevy's own AnimationPlayer drives the model's bones too (they are animated by the
     // entity that holds the `GtaModel`), again where it drives the built-in skeleton's.
-    let walk: Handle<AnimationClip> = load(&mut app, "anims/sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "anims/sa_ped.ifp#walk");
     let ped: Handle<DffModel> = load(&mut app, "characters/ped.dff");
     for e in [skeleton, model] {
         app.world_mut().entity_mut(e).despawn();
@@ -517,7 +517,7 @@ fn a_ped_with_other_proportions_keeps_them_under_a_clip() {
         ),
     ]);
     let tall: Handle<DffModel> = load(&mut app, "tall.dff");
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let (skeleton, model) = side_by_side(&mut app, tall, walk, 0.4);
     let a = joint_positions(&mut app, skeleton);
     let b = joint_positions(&mut app, model);
@@ -635,7 +635,7 @@ fn a_gta_iii_ped_of_parts_plays_a_clip_by_frame_name() {
         ),
     ]);
     let model: Handle<DffModel> = load(&mut app, "player.dff");
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     {
         let m = app
             .world()
@@ -820,7 +820,7 @@ fn damaged_models_and_dictionaries_load_or_fail_and_never_panic() {
     }
     let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
     let mut app = dff_app(&files);
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let handles: Vec<Handle<DffModel>> = (0..n)
         .map(|i| {
             app.world()

@@ -79,7 +79,7 @@ fn compare(game: GtaGame, ifp: Vec<u8>) -> (f32, String, usize) {
     let animations: Vec<Handle<AnimationClip>> = (0..clips.len())
         .map(|i| load(&mut app, &format!("ped.glb#Animation{i}")))
         .collect();
-    let ours: Vec<Handle<AnimationClip>> = (0..clips.len())
+    let ours: Vec<Handle<RigClip>> = (0..clips.len())
         .map(|i| load(&mut app, &format!("ped.ifp#Clip{i}")))
         .collect();
     let scene: Handle<WorldAsset> = load(&mut app, "ped.glb#Scene0");

@@ -147,8 +147,8 @@ pub fn same_rotation(a: Quat, b: Quat, tol: f32) -> bool {
 fn clips_load_as_labelled_assets_and_pose_a_spawned_skeleton() {
     let mut app = app(&[("test.ifp", lift_ifp())], &[], 1.0 / 30.0);
     let ifp: Handle<Ifp> = load(&mut app, "test.ifp");
-    let by_name: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
-    let _by_index: Handle<AnimationClip> = load(
+    let by_name: Handle<RigClip> = load(&mut app, "test.ifp#lift");
+    let by_index: Handle<RigClip> = load(
         &mut app,
         &IfpAssetLabel::Clip(0).from_asset("test.ifp").to_string(),
     );
@@ -163,8 +163,26 @@ fn clips_load_as_labelled_assets_and_pose_a_spawned_skeleton() {
         let ifp = assets.get(&ifp).unwrap();
         assert_eq!(ifp.game, GtaGame::Sa, "ANP3 files bind to the SA skeleton");
         assert_eq!(ifp.clip("LIFT").unwrap().clip.duration(), 1.0);
+        // The clip by name and by index share one description, and point to the one Bevy
+        // `AnimationClip` of the clip (`Animation0`).
+        let rig_clips = app.world().resource::<Assets<RigClip>>();
+        let (named, indexed) = (
+            rig_clips.get(&by_name).unwrap(),
+            rig_clips.get(&by_index).unwrap(),
+        );
+        assert!(std::sync::Arc::ptr_eq(named.info(), indexed.info()));
+        assert_eq!(named.animation, indexed.animation);
+        assert_eq!(named.animation, ifp.clips[0].animation);
+        assert_eq!(
+            named.animation.path().map(|p| p.to_string()),
+            Some(
+                IfpAssetLabel::Animation(0)
+                    .from_asset("test.ifp")
+                    .to_string()
+            )
+        );
         let clips = app.world().resource::<Assets<AnimationClip>>();
-        assert_eq!(clips.get(&by_name).unwrap().duration(), 1.0);
+        assert_eq!(clips.get(&named.animation).unwrap().duration(), 1.0);
     }
 
     let character = app
@@ -211,7 +229,7 @@ fn bevy_animation_player_matches_the_core_sampler_across_loop_wraps() {
     // An odd step so that frames land between keys and on both sides of the wrap.
     let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 0.047);
     let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
-    let walk: Handle<AnimationClip> = load(&mut app, "sa.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "sa.ifp#walk");
     let character = app
         .world_mut()
         .spawn((GtaSkeleton::SA, PlayAnimation::looping(walk)))
@@ -278,7 +296,7 @@ fn bevy_animation_player_matches_the_core_sampler_across_loop_wraps() {
 #[test]
 fn clips_retarget_onto_a_hierarchy_with_renamed_and_aliased_bones() {
     let mut app = app(&[("test.ifp", lift_ifp())], &[], 1.0 / 30.0);
-    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let lift: Handle<RigClip> = load(&mut app, "test.ifp#lift");
     // A character whose bones are named otherwise: "hips" tagged with bone id 0 (Root), and
     // III's "Swaist" for the pelvis; "prop" is not a bone.
     let world = app.world_mut();
@@ -348,7 +366,7 @@ fn extracted_root_motion_moves_the_character_not_the_root_bone() {
     ),
 )"#;
     let mut app = app(&[("test.ifp", lift_ifp())], &[("test.ifp", meta)], 0.1);
-    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let lift: Handle<RigClip> = load(&mut app, "test.ifp#lift");
     let character = app
         .world_mut()
         .spawn((
@@ -466,7 +484,7 @@ fn playback_reports_the_tracks_no_bone_matches() {
     // The lift's "Tail" (id 99) is no SA bone: rigplay's own playback lists it, as
     // PlayAnimation does.
     let mut app = app(&[("test.ifp", lift_ifp())], &[], 1.0 / 30.0);
-    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let lift: Handle<RigClip> = load(&mut app, "test.ifp#lift");
     let character = app
         .world_mut()
         .spawn((

@@ -230,7 +230,7 @@ fn bones_of(app: &App, character: Entity) -> Vec<Transform> {
 }
 
 /// A layer paused at `time`.
-fn paused(clip: Handle<AnimationClip>, time: f32) -> Layer<Handle<AnimationClip>> {
+fn paused(clip: Handle<RigClip>, time: f32) -> Layer<Handle<RigClip>> {
     let mut layer = Layer::new(clip);
     layer.playhead.paused = true;
     layer.playhead.seek(time);
@@ -305,11 +305,11 @@ fn partial_clips_shaped_like_weapon_and_chat_packages_blend_over_a_walk_as_the_g
     }
     let mut app = app(&[("ped.ifp", anp3("ped", &clips))], &[], 0.1);
     let ifp: Handle<Ifp> = load(&mut app, "ped.ifp");
-    let walk_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#walk");
+    let walk_clip: Handle<RigClip> = load(&mut app, "ped.ifp#walk");
     let t = 0.43;
     let mut characters = Vec::new();
     for (i, name) in names.iter().enumerate() {
-        let gun: Handle<AnimationClip> = load(&mut app, &format!("ped.ifp#{name}"));
+        let gun: Handle<RigClip> = load(&mut app, &format!("ped.ifp#{name}"));
         let mut layers = ClipLayers::default();
         layers.push(paused(walk_clip.clone(), t));
         let weight = [0.5, 0.25, 0.75, 1.0, 0.5][i];
@@ -398,11 +398,11 @@ fn a_layer_whose_clip_is_missing_broken_or_reloaded_broken_leaves_the_others_pla
     dir.insert_asset(Path::new("bad.ifp"), broken);
     let mut app = app_in(&dir, 0.1, ());
     let ifp: Handle<Ifp> = load(&mut app, "walk.ifp");
-    let walk_clip: Handle<AnimationClip> = load(&mut app, "walk.ifp#walk");
-    let gun_clip: Handle<AnimationClip> = load(&mut app, "gun.ifp#gun");
+    let walk_clip: Handle<RigClip> = load(&mut app, "walk.ifp#walk");
+    let gun_clip: Handle<RigClip> = load(&mut app, "gun.ifp#gun");
     let server = app.world().resource::<AssetServer>();
-    let missing: Handle<AnimationClip> = server.load("nowhere.ifp#gun");
-    let bad: Handle<AnimationClip> = server.load("bad.ifp#gun");
+    let missing: Handle<RigClip> = server.load("nowhere.ifp#gun");
+    let bad: Handle<RigClip> = server.load("bad.ifp#gun");
     let t = 0.6;
     let mut layers = ClipLayers::default();
     let base = layers.push(paused(walk_clip, t));
@@ -482,7 +482,7 @@ fn weights_that_are_not_numbers_or_negative_are_refused_and_masks_naming_unknown
     let (sk, upper) = sa();
     let gun = partial_tracks(&sk, &upper, 9, false);
     let mut app = app(&[("gun.ifp", anp3("gun", &[("gun", &gun)]))], &[], 0.1);
-    let clip: Handle<AnimationClip> = load(&mut app, "gun.ifp#gun");
+    let clip: Handle<RigClip> = load(&mut app, "gun.ifp#gun");
     assert!(Layer::new(clip.clone()).with_weight(f32::NAN).is_err());
     assert!(Layer::new(clip.clone()).with_weight(-0.1).is_err());
     let mut layers = ClipLayers::default();
@@ -539,8 +539,8 @@ fn walk_run() -> Vec<u8> {
 #[test]
 fn walk_to_run_through_blend_animation_keeps_the_step_and_sends_layer_events() {
     let mut app = app(&[("moves.ifp", walk_run())], &[], 0.05);
-    let walk: Handle<AnimationClip> = load(&mut app, "moves.ifp#walk");
-    let run: Handle<AnimationClip> = load(&mut app, "moves.ifp#run");
+    let walk: Handle<RigClip> = load(&mut app, "moves.ifp#walk");
+    let run: Handle<RigClip> = load(&mut app, "moves.ifp#run");
     let removed = Arc::new(Mutex::new(Vec::new()));
     let r = removed.clone();
     app.add_observer(move |e: On<LayerRemoved>| r.lock().unwrap().push(e.layer));
@@ -599,7 +599,7 @@ fn a_clip_that_plays_once_and_extracts_root_motion_moves_the_character() {
         &[("test.ifp", &meta)],
         0.1,
     );
-    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let lift: Handle<RigClip> = load(&mut app, "test.ifp#lift");
     let character = app
         .world_mut()
         .spawn((
@@ -643,7 +643,7 @@ fn layers_move_the_character_by_their_root_motion_times_their_weights_when_flagg
         &[("test.ifp", &meta)],
         0.1,
     );
-    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let lift: Handle<RigClip> = load(&mut app, "test.ifp#lift");
     let mut layers = ClipLayers::default();
     let flagged = LayerFlags {
         root_translation: true,
@@ -813,8 +813,8 @@ fn iii_and_vc_peds_blend_layers_by_the_games_rule_with_their_own_translation_rul
                 .game,
             game
         );
-        let walk_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#walk");
-        let gun_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#gun");
+        let walk_clip: Handle<RigClip> = load(&mut app, "ped.ifp#walk");
+        let gun_clip: Handle<RigClip> = load(&mut app, "ped.ifp#gun");
         // At 0.5 s the 33-key tracks sit on their 17th key (tick 30).
         let t = 0.5;
         let mut layers = ClipLayers::default();
@@ -918,13 +918,13 @@ fn layers_on_key_streams_mix_as_layers_on_a_timeline_do() {
         0.1,
     );
     let ifp: Handle<Ifp> = load(&mut app, "ped.ifp");
-    let walk_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#walk");
-    let scattered_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#scattered");
-    let gun_clip: Handle<AnimationClip> = load(&mut app, "ped.ifp#gun");
+    let walk_clip: Handle<RigClip> = load(&mut app, "ped.ifp#walk");
+    let scattered_clip: Handle<RigClip> = load(&mut app, "ped.ifp#scattered");
+    let gun_clip: Handle<RigClip> = load(&mut app, "ped.ifp#gun");
     // Between the keys of some bones, past those of others.
     let t = 0.3;
     // (layers: clip, weight, partial) per character.
-    type Stack<'a> = Vec<(&'a Handle<AnimationClip>, &'a str, f32, bool)>;
+    type Stack<'a> = Vec<(&'a Handle<RigClip>, &'a str, f32, bool)>;
     let stacks: Vec<Stack> = vec![
         // The streams clip alone at weight 1 (its pose is the mix).
         vec![(&scattered_clip, "scattered", 1.0, false)],

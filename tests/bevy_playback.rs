@@ -21,11 +21,11 @@ fn local(app: &mut App, name: &str, nth: usize) -> Transform {
 
 /// An app with the bundled SA package loaded as `sa.ifp`: its idle's handle, and the idle as
 /// the core reads it (the reference the tests sample).
-fn sa_idle_app() -> (App, Handle<AnimationClip>, Arc<rigplay::anim::Clip>) {
+fn sa_idle_app() -> (App, Handle<RigClip>, Arc<rigplay::anim::Clip>) {
     let files = crate::assets::sample_files();
     let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 1.0 / 60.0);
     let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
-    let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
+    let idle: Handle<RigClip> = load(&mut app, "sa.ifp#idle");
     let clip = app
         .world()
         .resource::<Assets<Ifp>>()
@@ -82,7 +82,7 @@ fn playback_poses_match_the_core_sampler_and_seek_shows_at_once() {
 #[test]
 fn modes_speed_events_and_virtual_time() {
     let mut app = app(&[("test.ifp", lift_ifp())], &[], 0.1);
-    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let lift: Handle<RigClip> = load(&mut app, "test.ifp#lift");
     let looped = Arc::new(Mutex::new(0));
     let finished = Arc::new(Mutex::new(0));
     let (l, f) = (looped.clone(), finished.clone());
@@ -152,10 +152,10 @@ fn modes_speed_events_and_virtual_time() {
 /// The lift clip (1 s) on an SA skeleton, held at 1 s (pelvis 90° about Z) with speed 0, then
 /// faded over 1 s into the same clip at 0 s (pelvis identity): the app (frames of 0.1 s), the
 /// character, and the clip by name and by index, before the fade's first frame.
-fn held_lift_fade() -> (App, Entity, [Handle<AnimationClip>; 2]) {
+fn held_lift_fade() -> (App, Entity, [Handle<RigClip>; 2]) {
     let mut app = app(&[("test.ifp", lift_ifp())], &[], 0.1);
-    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
-    let lift0: Handle<AnimationClip> = load(&mut app, "test.ifp#Clip0");
+    let lift: Handle<RigClip> = load(&mut app, "test.ifp#lift");
+    let lift0: Handle<RigClip> = load(&mut app, "test.ifp#Clip0");
     let character = app
         .world_mut()
         .spawn((
@@ -216,7 +216,7 @@ fn cross_fade_blends_by_weighted_sum() {
 fn playback_and_bevy_animation_player_give_the_same_poses() {
     let files = crate::assets::sample_files();
     let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 0.047);
-    let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
+    let idle: Handle<RigClip> = load(&mut app, "sa.ifp#idle");
     let ours = app
         .world_mut()
         .spawn((
@@ -271,7 +271,7 @@ fn playback_extracts_root_motion_across_loops() {
     ),
 )"#;
     let mut app = app(&[("test.ifp", lift_ifp())], &[("test.ifp", meta)], 0.1);
-    let lift: Handle<AnimationClip> = load(&mut app, "test.ifp#lift");
+    let lift: Handle<RigClip> = load(&mut app, "test.ifp#lift");
     let character = app
         .world_mut()
         .spawn((
@@ -307,8 +307,8 @@ fn a_moving_cross_fade_blends_both_clips_at_their_own_times() {
     let dt = 0.047;
     let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], dt);
     let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
-    let walk: Handle<AnimationClip> = load(&mut app, "sa.ifp#walk");
-    let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
+    let walk: Handle<RigClip> = load(&mut app, "sa.ifp#walk");
+    let idle: Handle<RigClip> = load(&mut app, "sa.ifp#idle");
     let (walk_clip, idle_clip) = {
         let ifp = app.world().resource::<Assets<Ifp>>().get(&ifp).unwrap();
         (
@@ -485,8 +485,8 @@ fn a_held_blend_shows_the_weighted_pose_of_both_clips_at_the_playhead() {
     let files = crate::assets::sample_files();
     let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 1.0 / 60.0);
     let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
-    let walk: Handle<AnimationClip> = load(&mut app, "sa.ifp#walk");
-    let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
+    let walk: Handle<RigClip> = load(&mut app, "sa.ifp#walk");
+    let idle: Handle<RigClip> = load(&mut app, "sa.ifp#idle");
     let character = app
         .world_mut()
         .spawn((
@@ -581,7 +581,7 @@ fn a_crowd_character_poses_like_a_gta_skeleton_without_bone_entities() {
     )
     .unwrap();
     let mut app = app(&[("sa_ped.ifp", sa)], &[], 1.0 / 60.0);
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let mut start = Playback::looping();
     start.time = 1.1;
     let skeleton = app
@@ -648,7 +648,7 @@ fn a_crowd_characters_extracted_root_motion_moves_it_like_a_gta_skeleton() {
     let sa = std::fs::read(root.join("assets/anims/sa_ped.ifp")).unwrap();
     let meta = std::fs::read_to_string(root.join("assets/anims/sa_ped.ifp.meta")).unwrap();
     let mut app = app(&[("sa_ped.ifp", sa)], &[("sa_ped.ifp", &meta)], 1.0 / 30.0);
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let turn = Quat::from_rotation_y(0.7);
     let skeleton = app
         .world_mut()
@@ -705,9 +705,9 @@ fn switching_to_a_clip_that_drives_fewer_bones_leaves_the_others_to_the_game() {
         &[],
         1.0 / 60.0,
     );
-    let idle: Handle<AnimationClip> = load(&mut app, "sa.ifp#idle");
-    let lift: Handle<AnimationClip> = load(&mut app, "lift.ifp#lift");
-    let spawn = |app: &mut App, clip: &Handle<AnimationClip>, t: f32| {
+    let idle: Handle<RigClip> = load(&mut app, "sa.ifp#idle");
+    let lift: Handle<RigClip> = load(&mut app, "lift.ifp#lift");
+    let spawn = |app: &mut App, clip: &Handle<RigClip>, t: f32| {
         let mut playback = Playback::looping();
         playback.seek(t);
         playback.paused = true;

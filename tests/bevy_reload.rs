@@ -63,7 +63,7 @@ fn a_changed_broken_and_restored_package_reloads_under_a_playing_character() {
     dir.insert_asset(Path::new("test.ifp"), lift(1, true));
     let mut app = app(&dir);
     let ifp: Handle<Ifp> = app.world().resource::<AssetServer>().load("test.ifp");
-    let clip: Handle<AnimationClip> = app.world().resource::<AssetServer>().load("test.ifp#lift");
+    let clip: Handle<RigClip> = app.world().resource::<AssetServer>().load("test.ifp#lift");
     until(&mut app, |app| {
         app.world().resource::<Assets<Ifp>>().contains(&ifp)
     });
@@ -79,7 +79,7 @@ fn a_changed_broken_and_restored_package_reloads_under_a_playing_character() {
         ))
         .id();
     // A second character plays the clip that a later version drops.
-    let spare: Handle<AnimationClip> = app.world().resource::<AssetServer>().load("test.ifp#spare");
+    let spare: Handle<RigClip> = app.world().resource::<AssetServer>().load("test.ifp#spare");
     let spare_character = app
         .world_mut()
         .spawn((
@@ -179,7 +179,7 @@ fn a_changed_then_deleted_dan_file_reloads_under_its_playing_flat_skeleton() {
     dir.insert_asset(Path::new("lamp.dan"), lamp(1.0));
     let mut app = app(&dir);
     let dan: Handle<Dan> = app.world().resource::<AssetServer>().load("lamp.dan");
-    let clip: Handle<AnimationClip> = app.world().resource::<AssetServer>().load("lamp.dan#Clip0");
+    let clip: Handle<RigClip> = app.world().resource::<AssetServer>().load("lamp.dan#Clip0");
     until(&mut app, |app| {
         app.world().resource::<Assets<Dan>>().contains(&dan)
     });
@@ -339,7 +339,7 @@ fn bevys_file_watcher_reloads_a_package_another_program_rewrites() {
     app.finish();
     app.cleanup();
     let ifp: Handle<Ifp> = app.world().resource::<AssetServer>().load("test.ifp");
-    let clip: Handle<AnimationClip> = app.world().resource::<AssetServer>().load("test.ifp#lift");
+    let clip: Handle<RigClip> = app.world().resource::<AssetServer>().load("test.ifp#lift");
     let mut paused = Playback::looping();
     paused.paused = true;
     paused.time = 0.5;

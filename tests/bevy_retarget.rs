@@ -90,7 +90,7 @@ fn worst_direction(
 /// The built-in SA skeleton playing `clip`, and its humanoid bones.
 fn spawn_reference(
     app: &mut App,
-    clip: &Handle<AnimationClip>,
+    clip: &Handle<RigClip>,
     extra: impl Bundle,
 ) -> (Entity, Vec<(HumanoidBone, Entity)>) {
     let reference = app
@@ -136,7 +136,7 @@ fn compare(
     characters: &[Spawned],
     clip_path: &str,
 ) -> Vec<(f32, String, f32)> {
-    let clip: Handle<AnimationClip> = load(app, clip_path);
+    let clip: Handle<RigClip> = load(app, clip_path);
     let mut all: Vec<Entity> = characters.iter().map(|c| c.root).collect();
     all.push(reference);
     for &e in &all {
@@ -228,7 +228,7 @@ fn hips_track(
 fn spawn_characters(
     app: &mut App,
     list: Vec<(String, Character, Retarget)>,
-    clip: &Handle<AnimationClip>,
+    clip: &Handle<RigClip>,
 ) -> Vec<Spawned> {
     let mut out = Vec::new();
     for (i, (label, character, retarget)) in list.into_iter().enumerate() {
@@ -340,7 +340,7 @@ fn gta_clips_on_gltf_characters_point_every_bone_where_the_sa_skeleton_does() {
     let files = files(&list);
     let refs: Vec<(&str, Vec<u8>)> = files.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
     let mut app = gltf_app(&refs);
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let (reference, reference_bones) =
         spawn_reference(&mut app, &walk, Transform::from_xyz(-2.0, 0.0, 0.0));
     let characters = spawn_characters(&mut app, list, &walk);
@@ -409,7 +409,7 @@ fn by_name_copies_fail_and_a_user_map_fixes_unknown_names() {
         ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
     ];
     let mut app = gltf_app(&files);
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let (reference, reference_bones) = spawn_reference(&mut app, &walk, ());
     let list = vec![
         (
@@ -492,7 +492,7 @@ fn broken_and_non_humanoid_gltf_give_a_report_not_a_panic() {
         ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
     ];
     let mut app = gltf_app(&files);
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let scene: Handle<WorldAsset> = load(&mut app, "vehicle.gltf#Scene0");
     let vehicle = app
         .world_mut()
@@ -590,8 +590,8 @@ fn a_dan_clip_of_a_biped_plays_on_a_gltf_character_resting_on_its_first_frame() 
         1.0 / 30.0,
         gltf_plugins(),
     );
-    let dan_clip: Handle<AnimationClip> = load(&mut app, "walk.dan#Clip0");
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let dan_clip: Handle<RigClip> = load(&mut app, "walk.dan#Clip0");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let (reference, reference_bones) = spawn_reference(&mut app, &walk, ());
     let characters = spawn_characters(
         &mut app,
@@ -634,8 +634,8 @@ fn root_motion_and_cross_fades_carry_over_scaled_and_facing_the_characters_way()
         ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
     ];
     let mut app = app_with(&files, &[("sa_ped.ifp", meta)], 1.0 / 30.0, gltf_plugins());
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
-    let idle: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#idle");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
+    let idle: Handle<RigClip> = load(&mut app, "sa_ped.ifp#idle");
     let (reference, reference_bones) = spawn_reference(&mut app, &walk, RootMotion::applied());
     let hip_height = character.hip_height;
     let characters = spawn_characters(
@@ -709,7 +709,7 @@ fn a_retargeted_character_reports_the_tracks_that_reach_none_of_its_bones() {
         ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
     ];
     let mut app = gltf_app(&files);
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let characters = spawn_characters(
         &mut app,
         vec![("no left arm".into(), character, Retarget::new())],
@@ -755,7 +755,7 @@ fn a_gltf_character_changed_on_disk_is_spawned_again_and_retargeted_anew() {
         crate::assets::read("anims/sa_ped.ifp"),
     );
     let mut app = crate::bevy_ifp::app_in(&dir, 1.0 / 30.0, gltf_plugins());
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let (reference, reference_bones) = spawn_reference(&mut app, &walk, ());
     let mut spawned = spawn_characters(
         &mut app,
@@ -807,9 +807,9 @@ fn a_gltf_character_changed_on_disk_is_spawned_again_and_retargeted_anew() {
 
 /// A layer paused at `time`.
 fn paused_layer(
-    clip: &Handle<AnimationClip>,
+    clip: &Handle<RigClip>,
     time: f32,
-) -> rigplay::anim::layers::Layer<Handle<AnimationClip>> {
+) -> rigplay::anim::layers::Layer<Handle<RigClip>> {
     let mut layer = rigplay::anim::layers::Layer::new(clip.clone());
     layer.playhead.paused = true;
     layer.playhead.seek(time);
@@ -831,9 +831,9 @@ fn layers_on_retargeted_characters_point_every_bone_where_the_sa_skeletons_layer
     let refs: Vec<(&str, Vec<u8>)> = files.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
     let meta = include_str!("../assets/anims/sa_ped.ifp.meta");
     let mut app = app_with(&refs, &[("sa_ped.ifp", meta)], 1.0 / 30.0, gltf_plugins());
-    let walk: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#walk");
-    let idle: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#idle");
-    let wave: Handle<AnimationClip> = load(&mut app, "sa_ped.ifp#wave");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
+    let idle: Handle<RigClip> = load(&mut app, "sa_ped.ifp#idle");
+    let wave: Handle<RigClip> = load(&mut app, "sa_ped.ifp#wave");
     let (reference, reference_bones) =
         spawn_reference(&mut app, &walk, Transform::from_xyz(-2.0, 0.0, 0.0));
     let characters = spawn_characters(&mut app, list, &walk);
@@ -846,7 +846,7 @@ fn layers_on_retargeted_characters_point_every_bone_where_the_sa_skeletons_layer
     for &e in &all {
         app.world_mut().entity_mut(e).remove::<SkeletalClip>();
     }
-    type Stack = Vec<(rigplay::anim::layers::Layer<Handle<AnimationClip>>, f32)>;
+    type Stack = Vec<(rigplay::anim::layers::Layer<Handle<RigClip>>, f32)>;
     type Case<'a> = (&'a str, Box<dyn Fn(f32) -> Stack + 'a>);
     let cases: Vec<Case> = vec![
         (

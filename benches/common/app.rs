@@ -6,6 +6,7 @@ use bevy::asset::io::memory::{Dir, MemoryAssetReader};
 use bevy::asset::io::{AssetSourceBuilder, AssetSourceId};
 use bevy::asset::{AssetPlugin, LoadState};
 use bevy::prelude::*;
+use rigplay::plugin::RigClip;
 use std::path::Path;
 
 /// An app with `MinimalPlugins` on `threads` threads and an `AssetPlugin` whose files are
@@ -31,8 +32,8 @@ pub fn memory_app<'a>(files: impl IntoIterator<Item = (&'a str, Vec<u8>)>, threa
 }
 
 /// Loads the bundled SA walk (`anims/sa_ped.ifp#walk`) and runs frames until it is loaded.
-pub fn load_walk(app: &mut App) -> Handle<AnimationClip> {
-    let walk: Handle<AnimationClip> = app
+pub fn load_walk(app: &mut App) -> Handle<RigClip> {
+    let walk: Handle<RigClip> = app
         .world()
         .resource::<AssetServer>()
         .load("anims/sa_ped.ifp#walk");
@@ -48,8 +49,8 @@ pub fn load_walk(app: &mut App) -> Handle<AnimationClip> {
 /// Loads a clip of the bundled SA package (`anims/sa_ped.ifp#NAME`) and runs frames until it
 /// is loaded.
 #[allow(dead_code)]
-pub fn load_sa_clip(app: &mut App, name: &str) -> Handle<AnimationClip> {
-    let clip: Handle<AnimationClip> = app
+pub fn load_sa_clip(app: &mut App, name: &str) -> Handle<RigClip> {
+    let clip: Handle<RigClip> = app
         .world()
         .resource::<AssetServer>()
         .load(format!("anims/sa_ped.ifp#{name}"));

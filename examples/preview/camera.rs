@@ -4,7 +4,7 @@
 use crate::files::{Character, Loaded, Preview, view};
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
-use rigplay::plugin::{AnieRig, ClipRegistry, RigBone, SkeletalClip};
+use rigplay::plugin::{AnieRig, RigBone, RigClip, SkeletalClip};
 use rigplay_preview::framing::{
     Bounds, Placed, Region, View, clip_bounds, fit, model_skeleton, orbit_rotation,
 };
@@ -79,7 +79,7 @@ pub fn frame_character(
     mut orbit: ResMut<Orbit>,
     preview: Res<Preview>,
     loaded: Loaded,
-    registry: Res<ClipRegistry>,
+    registry: Res<Assets<RigClip>>,
     clips: Query<(&SkeletalClip, &rigplay::plugin::Playback)>,
     windows: Query<&Window>,
     models: Res<Assets<rigplay::plugin::DffModel>>,
@@ -95,7 +95,7 @@ pub fn frame_character(
         framing.pending = false;
         return;
     };
-    let Some(info) = registry.get(clip.clip.id()) else {
+    let Some(info) = registry.get(clip.clip.id()).map(|c| c.info().clone()) else {
         return;
     };
     // What is drawn: an opened model's own frames, placed as the model is (its lift); else

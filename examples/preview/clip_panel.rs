@@ -6,7 +6,6 @@ use crate::files::{ClipEntry, Preview};
 use bevy::prelude::*;
 use bevy_egui::egui;
 use rigplay::plugin::*;
-use std::sync::Arc;
 
 /// What the blend controls remember between frames.
 #[derive(Resource)]
@@ -46,15 +45,15 @@ fn travel(info: &ClipInfo) -> f32 {
     Vec2::new(d.x, d.y).length()
 }
 
-/// Root motion of the clip on show, set from the UI: the clip's entry in the registry is
-/// replaced with the new setting, so that the playback binds again with it.
+/// Root motion of the clip on show, set from the UI: the clip asset is replaced with the new
+/// setting, so that the playback binds again with it.
 pub fn root_motion(
     ui: &mut egui::Ui,
-    registry: &ClipRegistry,
-    clip: &Handle<AnimationClip>,
+    registry: &mut ResMut<Assets<RigClip>>,
+    clip: &Handle<RigClip>,
     motion: Option<&RootMotion>,
 ) {
-    let Some(info) = registry.get(clip.id()) else {
+    let Some(info) = registry.get(clip.id()).map(|c| c.info().clone()) else {
         return;
     };
     let mut mode = info.settings.root_motion;
@@ -73,7 +72,10 @@ pub fn root_motion(
             root_motion: mode,
             ..info.settings
         };
-        registry.insert(clip.id(), Arc::new(info.with_settings(settings)));
+        if let Some(mut asset) = registry.get_mut(clip.id()) {
+            let animation = asset.animation.clone();
+            *asset = RigClip::new(info.with_settings(settings), animation);
+        }
     }
     let mut line = format!("travels {:.2} m per play", travel(&info));
     if let Some(m) = motion

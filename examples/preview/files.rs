@@ -189,7 +189,7 @@ pub struct ClipEntry {
     /// Frames per second, for stepping and the frame number.
     pub fps: f32,
     /// The clip to play on a skeleton; `None` for a timeline of its own (AnimeEffects).
-    pub handle: Option<Handle<AnimationClip>>,
+    pub handle: Option<Handle<RigClip>>,
     pub looping: bool,
     pub character: Character,
     /// Lines for the info panel.

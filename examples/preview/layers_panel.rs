@@ -32,7 +32,7 @@ pub fn parse_layer(arg: &str) -> Result<(String, f32), String> {
 }
 
 /// Every skeletal clip of the open files: (label, clip name, handle).
-fn open_clips(preview: &Preview, loaded: &Loaded) -> Vec<(String, String, Handle<AnimationClip>)> {
+fn open_clips(preview: &Preview, loaded: &Loaded) -> Vec<(String, String, Handle<RigClip>)> {
     let mut out = Vec::new();
     for (f, file) in preview.files.iter().enumerate() {
         let Some(v) = view(f, file, loaded) else {
@@ -54,8 +54,8 @@ fn open_clips(preview: &Preview, loaded: &Loaded) -> Vec<(String, String, Handle
 
 /// Whether a clip keys no pelvis or leg bone: an upper-body clip, which the games play as a
 /// partial layer (34 of San Andreas' 330 ped clips are).
-fn is_upper_body(registry: &ClipRegistry, clip: &Handle<AnimationClip>) -> bool {
-    let Some(info) = registry.get(clip.id()) else {
+fn is_upper_body(registry: &Assets<RigClip>, clip: &Handle<RigClip>) -> bool {
+    let Some(info) = registry.get(clip.id()).map(|c| c.info().clone()) else {
         return false;
     };
     let lower = [
@@ -69,10 +69,10 @@ fn is_upper_body(registry: &ClipRegistry, clip: &Handle<AnimationClip>) -> bool 
 
 /// A layer as the preview adds it: partial when the clip is an upper-body clip.
 fn new_layer(
-    registry: &ClipRegistry,
-    clip: Handle<AnimationClip>,
+    registry: &Assets<RigClip>,
+    clip: Handle<RigClip>,
     weight: f32,
-) -> Layer<Handle<AnimationClip>> {
+) -> Layer<Handle<RigClip>> {
     let partial = is_upper_body(registry, &clip);
     let mut layer = Layer::new(clip).with_flags(LayerFlags {
         partial,
@@ -91,7 +91,7 @@ pub fn apply_layer_args(
     mut args: ResMut<LayerArgs>,
     preview: Res<Preview>,
     loaded: Loaded,
-    registry: Res<ClipRegistry>,
+    registry: Res<Assets<RigClip>>,
     skeletal: Query<&SkeletalClip>,
     assets: Res<AssetServer>,
     mut exit: MessageWriter<AppExit>,
@@ -115,7 +115,7 @@ pub fn apply_layer_args(
                     return;
                 };
                 // Its flags come from its tracks: wait until its entry is registered.
-                if registry.get(handle.id()).is_none() {
+                if !registry.contains(handle.id()) {
                     return;
                 }
                 layers.push(new_layer(&registry, handle, *weight));
@@ -158,7 +158,7 @@ fn masks() -> [(Option<BoneMask>, &'static str); 6] {
 pub struct Sources<'a, 'w> {
     pub preview: &'a Preview,
     pub loaded: &'a Loaded<'w>,
-    pub registry: &'a ClipRegistry,
+    pub registry: &'a Assets<RigClip>,
 }
 
 /// The Layers section: every layer over the clip on show, and a clip to add.
@@ -178,7 +178,7 @@ pub fn panel(
     ui.separator();
     ui.heading("Layers");
     let clips = open_clips(preview, loaded);
-    let label = |h: &Handle<AnimationClip>| {
+    let label = |h: &Handle<RigClip>| {
         clips
             .iter()
             .find(|c| c.2.id() == h.id())
@@ -326,7 +326,7 @@ pub fn panel(
     }
 }
 
-fn push(layers: &mut ClipLayers, registry: &ClipRegistry, clip: Handle<AnimationClip>, rate: f32) {
+fn push(layers: &mut ClipLayers, registry: &Assets<RigClip>, clip: Handle<RigClip>, rate: f32) {
     if rate > 0.0 {
         let flags = new_layer(registry, clip.clone(), 1.0).flags;
         // Fades in at the rate; the others of its kind stay (the panel does not replace them).

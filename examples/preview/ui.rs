@@ -36,7 +36,7 @@ pub fn ui(
     mut preview: ResMut<Preview>,
     mut pointer: ResMut<UiPointer>,
     loaded: Loaded,
-    registry: Res<ClipRegistry>,
+    mut registry: ResMut<Assets<RigClip>>,
     mut playbacks: Query<Shown>,
     children: Query<&Children>,
     parents: Query<&ChildOf>,
@@ -67,7 +67,7 @@ pub fn ui(
     let info = character
         .and_then(|c| playbacks.get(c).ok())
         .and_then(|(_, s, _, _, _)| s.map(|s| s.clip.clone()))
-        .and_then(|clip| registry.get(clip.id()));
+        .and_then(|clip| registry.get(clip.id()).map(|c| c.info().clone()));
     let (fps, duration) = current
         .and_then(|(f, c)| {
             view(f, &preview.files[f], &loaded)
@@ -443,7 +443,7 @@ pub fn ui(
             {
                 ui.separator();
                 let clip = skeletal.clip.clone();
-                clip_panel::root_motion(ui, &registry, &clip, motion);
+                clip_panel::root_motion(ui, &mut registry, &clip, motion);
                 if let Some((f, _)) = current
                     && let Some(v) = view(f, &preview.files[f], &loaded)
                 {

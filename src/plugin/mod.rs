@@ -2,7 +2,7 @@
 //!
 //! * [`PlaybackPlugin`]: [`Playback`], the playhead of every rig (2D or 3D), advanced by
 //!   virtual time; it knows no format.
-//! * [`SkeletalPlugin`], the wing IFP and DAN share: the [`ClipRegistry`] the loaders fill,
+//! * [`SkeletalPlugin`], the wing IFP and DAN share: the [`RigClip`] asset the loaders make,
 //!   [`SkeletalClip`] (the clip a character plays on its [`Playback`], with cross-fades),
 //!   [`PlayAnimation`] for Bevy's own `AnimationPlayer`, [`Retarget`] onto any named hierarchy,
 //!   [`RootMotion`], and skeleton gizmos ([`SkeletonGizmos`]).
@@ -53,9 +53,9 @@ pub use playback::{
     Playback, PlaybackFinished, PlaybackLooped, PlaybackPlugin, PlaybackStep, PlaybackSystems,
 };
 pub use skeletal::{
-    BoneLink, CharacterAxes, ClipInfo, ClipLayers, ClipRegistry, ClipSettings, CrowdCharacter,
-    CrowdPose, GtaBoneId, LayerFinished, LayerLooped, LayerRemoved, LayerReport, PlayAnimation,
-    PlayingNode, Retarget, RetargetMode, RetargetReport, RigBone, RootMotion, RootMotionMode,
+    BoneLink, CharacterAxes, ClipInfo, ClipLayers, ClipSettings, CrowdCharacter, CrowdPose,
+    GtaBoneId, LayerFinished, LayerLooped, LayerRemoved, LayerReport, PlayAnimation, PlayingNode,
+    Retarget, RetargetMode, RetargetReport, RigBone, RigClip, RootMotion, RootMotionMode,
     SkeletalClip, SkeletalPlugin, SkeletonBones, SkeletonGizmoGroup, SkeletonGizmos,
     UnmatchedTracks, animation_clip, bone_target_id, named_bone_target_id, root_track,
 };

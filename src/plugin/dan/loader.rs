@@ -6,7 +6,7 @@ use crate::formats::dan::{DanClipOptions, DanError, DanFile};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
 use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
 use crate::plugin::skeletal::{
-    ClipInfo, ClipRegistry, ClipSettings, animation_clip, named_bone_target_id,
+    ClipInfo, ClipSettings, RigClip, animation_clip, named_bone_target_id,
 };
 use bevy::animation::AnimationTargetId;
 use bevy::asset::io::Reader;
@@ -70,13 +70,11 @@ impl Default for DanLoaderSettings {
 /// Why a `.dan` asset did not load. The message names the byte offset, bone, track and key.
 pub type DanLoadError = AssetLoadError<DanError>;
 
-/// The `.dan` asset loader. It records its clip in the [`ClipRegistry`] resource, so that
-/// [`crate::plugin::SkeletalClip`] plays it.
-#[derive(TypePath)]
+/// The `.dan` asset loader. It labels the file's clip as a [`RigClip`] (`Clip0`), which
+/// [`crate::plugin::SkeletalClip`] plays, and as Bevy's `AnimationClip` (`Animation0`).
+#[derive(TypePath, Default)]
 #[type_path = "rigplay::plugin"]
-pub struct DanLoader {
-    pub(crate) registry: ClipRegistry,
-}
+pub struct DanLoader;
 
 impl AssetLoader for DanLoader {
     type Asset = Dan;
@@ -135,28 +133,31 @@ impl AssetLoader for DanLoader {
         };
         // No root track: DAN keys are model-space, there is no root whose motion to extract.
         let animation = animation_clip(&clip, &targets, None, clip_settings.root_motion);
-        let handle = load_context.add_labeled_asset(DanAssetLabel::Clip.to_string(), animation);
-        self.registry.insert(
-            handle.id(),
-            Arc::new(ClipInfo::new(
-                clip.clone(),
-                clip_settings,
-                targets.iter().copied().zip(bone_names.clone()).collect(),
-                None,
-                // DAN keys are whole model transforms in Bevy's axes, where a 3ds Max character
-                // faces +Z as a glTF one does; the file's first frame is its rest.
-                Some(Arc::new(RetargetSource::first_frame(
-                    &clip,
-                    &bone_names,
-                    Quat::IDENTITY,
-                ))),
-            )),
+        let animation =
+            load_context.add_labeled_asset(DanAssetLabel::Animation.to_string(), animation);
+        let info = ClipInfo::new(
+            clip.clone(),
+            clip_settings,
+            targets.iter().copied().zip(bone_names.clone()).collect(),
+            None,
+            // DAN keys are whole model transforms in Bevy's axes, where a 3ds Max character
+            // faces +Z as a glTF one does; the file's first frame is its rest.
+            Some(Arc::new(RetargetSource::first_frame(
+                &clip,
+                &bone_names,
+                Quat::IDENTITY,
+            ))),
+        );
+        let handle = load_context.add_labeled_asset(
+            DanAssetLabel::Clip.to_string(),
+            RigClip::new(info, animation.clone()),
         );
         Ok(Dan {
             frame_rate: clip.frame_rate(),
             file: read.file,
             clip,
             handle,
+            animation,
             bone_names,
             targets,
             warnings,

@@ -9,7 +9,7 @@ pub use asset::{Dan, DanAssetLabel};
 pub use loader::{DanLoadError, DanLoader, DanLoaderSettings};
 pub use skeleton::FlatSkeleton;
 
-use crate::plugin::skeletal::shared_registry;
+use crate::plugin::SkeletalPlugin;
 use bevy::prelude::*;
 
 /// Loads `.dan` files ([`Dan`]) and spawns [`FlatSkeleton`]s for them. Needs `AssetPlugin` and
@@ -18,9 +18,9 @@ pub struct DanPlugin;
 
 impl Plugin for DanPlugin {
     fn build(&self, app: &mut App) {
-        let registry = shared_registry(app);
-        app.init_asset::<Dan>()
-            .register_asset_loader(DanLoader { registry })
+        app.add_plugins(SkeletalPlugin)
+            .init_asset::<Dan>()
+            .register_asset_loader(DanLoader)
             .register_type::<FlatSkeleton>()
             .add_observer(skeleton::spawn_flat_skeleton);
     }

@@ -5,8 +5,7 @@ use crate::formats::ifp::{IfpError, IfpPackage};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
 use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
 use crate::plugin::skeletal::{
-    ClipInfo, ClipRegistry, ClipSettings, RootMotionMode, animation_clip, bone_target_id,
-    root_track,
+    ClipInfo, ClipSettings, RigClip, RootMotionMode, animation_clip, bone_target_id, root_track,
 };
 use crate::skeleton::{GtaGame, Skeleton};
 use bevy::animation::AnimationTargetId;
@@ -66,12 +65,11 @@ impl IfpLoaderSettings {
 /// asset server adds the file's path when it logs it.
 pub type IfpLoadError = AssetLoadError<IfpError>;
 
-/// The `.ifp` asset loader. It records every clip it loads in the [`ClipRegistry`] resource.
-#[derive(TypePath)]
+/// The `.ifp` asset loader. It labels every clip as a [`RigClip`] (by index and by name), which
+/// [`crate::plugin::SkeletalClip`] plays, and as Bevy's `AnimationClip` (by index).
+#[derive(TypePath, Default)]
 #[type_path = "rigplay::plugin"]
-pub struct IfpLoader {
-    pub(crate) registry: ClipRegistry,
-}
+pub struct IfpLoader;
 
 impl AssetLoader for IfpLoader {
     type Asset = Ifp;
@@ -131,12 +129,17 @@ impl AssetLoader for IfpLoader {
             ));
             // Bevy's clip from the clip as played: root motion was taken out once, above.
             let animation = animation_clip(&info.played, &targets, root, RootMotionMode::Baked);
+            let animation = load_context
+                .add_labeled_asset(IfpAssetLabel::Animation(index).to_string(), animation);
+            let rig_clip = RigClip::new(info, animation.clone());
             let handle = load_context
-                .add_labeled_asset(IfpAssetLabel::Clip(index).to_string(), animation.clone());
+                .add_labeled_asset(IfpAssetLabel::Clip(index).to_string(), rig_clip.clone());
             // A name label too, unless it would shadow an index label or an earlier clip's name.
             let is_index_label = |n: &str| {
-                n.strip_prefix("Clip")
-                    .is_some_and(|d| d.parse::<usize>().is_ok_and(|i| i < names.len()))
+                ["Clip", "Animation"].iter().any(|prefix| {
+                    n.strip_prefix(prefix)
+                        .is_some_and(|d| d.parse::<usize>().is_ok_and(|i| i < names.len()))
+                })
             };
             let mut named_handle = None;
             if !clip.name.is_empty()
@@ -145,12 +148,9 @@ impl AssetLoader for IfpLoader {
             {
                 named_handle = Some(load_context.add_labeled_asset(
                     IfpAssetLabel::Named(clip.name.clone()).to_string(),
-                    animation,
+                    rig_clip,
                 ));
                 named_clips.insert(clip.name.clone(), index);
-            }
-            for h in std::iter::once(&handle).chain(named_handle.as_ref()) {
-                self.registry.insert(h.id(), info.clone());
             }
             clips.push(IfpClipAsset {
                 name: clip.name.clone(),
@@ -159,18 +159,10 @@ impl AssetLoader for IfpLoader {
                 settings: clip_settings,
                 handle,
                 named_handle,
+                animation,
                 targets,
             });
         }
-        self.registry.file_loaded(
-            load_context.path().to_string(),
-            clips
-                .iter()
-                .flat_map(|c: &IfpClipAsset| {
-                    std::iter::once(c.handle.id()).chain(c.named_handle.as_ref().map(|h| h.id()))
-                })
-                .collect(),
-        );
         Ok(Ifp {
             package,
             clips,

@@ -9,7 +9,7 @@ pub use asset::{Ifp, IfpAssetLabel, IfpClipAsset};
 pub use loader::{IfpLoadError, IfpLoader, IfpLoaderSettings};
 pub use skeleton::GtaSkeleton;
 
-use crate::plugin::skeletal::shared_registry;
+use crate::plugin::SkeletalPlugin;
 use bevy::prelude::*;
 
 /// Loads `.ifp` files and drives GTA skeletons ([`GtaSkeleton`]). Needs `AssetPlugin` and
@@ -18,9 +18,10 @@ pub struct IfpPlugin;
 
 impl Plugin for IfpPlugin {
     fn build(&self, app: &mut App) {
-        let registry = shared_registry(app);
-        app.init_asset::<Ifp>()
-            .register_asset_loader(IfpLoader { registry })
+        app.add_plugins(SkeletalPlugin)
+            .init_asset::<Ifp>()
+            .register_asset_loader(IfpLoader)
+            .add_systems(Update, asset::drop_clips_gone_from_files)
             .register_type::<GtaSkeleton>()
             .add_observer(skeleton::spawn_skeleton);
     }

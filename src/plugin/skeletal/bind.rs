@@ -6,7 +6,7 @@
 use super::fade::FadingBinding;
 use super::retargeted::{RetargetPlan, TargetRig, gather_hierarchy};
 use super::{
-    ClipInfo, ClipLayers, ClipRegistry, Retarget, RetargetMode, RigBone, SkeletalClip,
+    ClipInfo, ClipLayers, LoadedClips, Retarget, RetargetMode, RigBone, RigClip, SkeletalClip,
     UnmatchedTracks,
 };
 use crate::anim::BonePose;
@@ -22,22 +22,22 @@ use std::sync::atomic::AtomicU32;
 /// Clips laid out for the pose pipeline, by clip and by the bones and rests of the characters
 /// that play them (every character of one skeleton shares one layout), and clips retargeted,
 /// by clip and rig (every character of one rig shares one [`RetargetPlan`]). An entry goes
-/// when nothing but the cache holds its clip's registry entry.
+/// when nothing but the cache holds its clip's asset.
 #[derive(Resource, Default)]
 pub(crate) struct PoseLayouts {
-    laid_out: HashMap<(AssetId<AnimationClip>, u64), (Arc<ClipInfo>, Arc<PoseClip>)>,
+    laid_out: HashMap<(AssetId<RigClip>, u64), (Arc<ClipInfo>, Arc<PoseClip>)>,
     /// Rest poses and resolved masks, by the bones (and the mask): characters of one skeleton
     /// share them, so that a frame of many characters reads one copy, kept in the caches.
     rests: HashMap<u64, Arc<LocalPose>>,
     masks: HashMap<(u64, BoneMask), Arc<ResolvedMask>>,
-    retargeted: HashMap<(AssetId<AnimationClip>, u64), (Arc<ClipInfo>, Option<Arc<RetargetPlan>>)>,
+    retargeted: HashMap<(AssetId<RigClip>, u64), (Arc<ClipInfo>, Option<Arc<RetargetPlan>>)>,
 }
 
 impl PoseLayouts {
     /// `info`'s clip laid out for `bones`, with `tracks` saying which bone each track drives.
     pub(super) fn get(
         &mut self,
-        id: AssetId<AnimationClip>,
+        id: AssetId<RigClip>,
         info: &Arc<ClipInfo>,
         bones: &[(Entity, BonePose, AnimationTargetId)],
         tracks: &[Option<usize>],
@@ -107,7 +107,7 @@ impl PoseLayouts {
     /// the clip cannot be retargeted (see [`RetargetPlan::new`]).
     pub(super) fn retargeting(
         &mut self,
-        id: AssetId<AnimationClip>,
+        id: AssetId<RigClip>,
         info: &Arc<ClipInfo>,
         target: &TargetRig,
         bones: &[(Entity, BonePose, AnimationTargetId)],
@@ -242,11 +242,11 @@ pub(crate) struct PoseSource {
     pub(super) segment: AtomicU32,
 }
 
-/// What a character is bound to: its clip, the registry's generation then, whether it is
+/// What a character is bound to: its clip, the clips' generation then, whether it is
 /// retargeted, and the clip's duration.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Bound {
-    clip: AssetId<AnimationClip>,
+    clip: AssetId<RigClip>,
     generation: u64,
     retargeted: bool,
     duration: f32,
@@ -272,8 +272,8 @@ pub(super) enum BonePass {
 /// retargeted onto them), the pose sampled last and a clip fading out.
 #[derive(Component, Default)]
 pub(crate) struct PlaybackBinding {
-    clip: Option<AssetId<AnimationClip>>,
-    /// The clip's registry entry, kept while the registry's generation stays the same.
+    clip: Option<AssetId<RigClip>>,
+    /// The clip's description, kept while the clips' generation stays the same.
     pub(super) info: Option<Arc<ClipInfo>>,
     generation: u64,
     /// Bone entities of the character with their rest poses and target ids.
@@ -335,12 +335,12 @@ pub(super) fn unmatched_tracks(
         .collect()
 }
 
-/// Binds each character to its clip (again when the clip, its registry entry or the bones
+/// Binds each character to its clip (again when the clip, its asset or the bones
 /// change), starts requested cross-fades from the playhead, and tells the playhead the clip's
 /// duration.
 pub(crate) fn prepare_skeletal(
     mut commands: Commands,
-    registry: Res<ClipRegistry>,
+    clips: LoadedClips,
     mut characters: Query<
         (
             Entity,
@@ -357,11 +357,11 @@ pub(crate) fn prepare_skeletal(
     mut bones_seen: Local<u64>,
     children: Query<&Children>,
     nodes: Query<(&Transform, Option<&Name>, &ChildOf)>,
-    mut reported: Local<std::collections::HashSet<(Entity, AssetId<AnimationClip>)>>,
+    mut reported: Local<std::collections::HashSet<(Entity, AssetId<RigClip>)>>,
     mut layouts: ResMut<PoseLayouts>,
     posed_by: Query<&PosedBy>,
 ) {
-    let generation = registry.generation();
+    let generation = clips.generation();
     // Characters are bound again when their clip changes or bones appeared anywhere.
     let bones_added = bones_changed.0 != *bones_seen;
     *bones_seen = bones_changed.0;
@@ -376,7 +376,7 @@ pub(crate) fn prepare_skeletal(
         let retarget = retarget.filter(|r| r.mode == RetargetMode::RestCompensated);
         let id = skeletal.clip.id();
         let fade_asked = skeletal.fade.as_ref().is_some_and(|f| !f.started);
-        // The common frame: the clip, its registry entry and the bones as last frame. Read
+        // The common frame: the clip, its asset and the bones as last frame. Read
         // from the pose source alone: the binding stays out of the cache.
         if !bones_added
             && !fade_asked
@@ -413,12 +413,12 @@ pub(crate) fn prepare_skeletal(
                 playback.restart();
             }
         }
-        // The registry is looked up only when it changed or the clip did.
+        // The clip assets are looked up only when they changed or the clip did.
         let cached = binding
             .info
             .clone()
             .filter(|_| binding.generation == generation && binding.clip == Some(id));
-        let Some(info) = cached.or_else(|| registry.get(id)) else {
+        let Some(info) = cached.or_else(|| clips.get(id)) else {
             // A clip it played is gone (a reload dropped it from the file): rest pose, said
             // once. Not loaded yet: the playhead waits.
             if binding.info.take().is_some() && binding.clip == Some(id) {

@@ -3,7 +3,7 @@
 //! spreads the characters over every core; nothing per bone enters the ECS, so no transform
 //! propagates. For crowds drawn by the user's own skinning, instancing or gizmos.
 
-use super::{ClipInfo, ClipRegistry, RootMotion, bone_target_id, step_displacement};
+use super::{ClipInfo, LoadedClips, RigClip, RootMotion, bone_target_id, step_displacement};
 use crate::anim::BoneRef;
 use crate::anim::pose::{self, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
 use crate::coords::{GTA_TO_BEVY, gta_vec_to_bevy};
@@ -39,12 +39,12 @@ pub struct CrowdCharacter {
     #[reflect(ignore)]
     pub game: GtaGame,
     /// The clip, as a rigplay loader loaded it.
-    pub clip: Handle<AnimationClip>,
+    pub clip: Handle<RigClip>,
 }
 
 impl CrowdCharacter {
     /// `game`'s ped playing `clip`.
-    pub fn new(game: GtaGame, clip: Handle<AnimationClip>) -> Self {
+    pub fn new(game: GtaGame, clip: Handle<RigClip>) -> Self {
         Self { game, clip }
     }
 }
@@ -116,10 +116,7 @@ impl CrowdSkeleton {
 #[derive(Resource)]
 pub(crate) struct CrowdSkeletons {
     skeletons: [Arc<CrowdSkeleton>; 3],
-    clips: std::collections::HashMap<
-        (AssetId<AnimationClip>, GtaGame),
-        (Arc<ClipInfo>, Arc<PoseClip>),
-    >,
+    clips: std::collections::HashMap<(AssetId<RigClip>, GtaGame), (Arc<ClipInfo>, Arc<PoseClip>)>,
 }
 
 impl Default for CrowdSkeletons {
@@ -144,7 +141,7 @@ impl CrowdSkeletons {
     /// `info`'s clip laid out for `game`'s skeleton: built once per clip (again when it reloads).
     fn clip(
         &mut self,
-        id: AssetId<AnimationClip>,
+        id: AssetId<RigClip>,
         game: GtaGame,
         info: &Arc<ClipInfo>,
         tracks: &[Option<usize>],
@@ -164,7 +161,7 @@ impl CrowdSkeletons {
 /// What a crowd character is bound to.
 #[derive(Component, Default)]
 pub(crate) struct CrowdBinding {
-    clip: Option<AssetId<AnimationClip>>,
+    clip: Option<AssetId<RigClip>>,
     game: Option<GtaGame>,
     info: Option<Arc<ClipInfo>>,
     skeleton: Option<Arc<CrowdSkeleton>>,
@@ -173,11 +170,11 @@ pub(crate) struct CrowdBinding {
     local: LocalPose,
 }
 
-/// Binds each crowd character to its clip when the clip (or its registry entry, or the game)
+/// Binds each crowd character to its clip when the clip (or its asset, or the game)
 /// changes, and tells its playhead the clip's length.
 pub(crate) fn bind_crowds(
     mut commands: Commands,
-    registry: Res<ClipRegistry>,
+    clips: LoadedClips,
     mut skeletons: ResMut<CrowdSkeletons>,
     mut characters: Query<(
         Entity,
@@ -193,7 +190,7 @@ pub(crate) fn bind_crowds(
             continue;
         };
         let id = character.clip.id();
-        let Some(info) = registry.get(id) else {
+        let Some(info) = clips.get(id) else {
             binding.info = None;
             playback.duration = None;
             continue;

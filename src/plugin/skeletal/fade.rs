@@ -6,7 +6,7 @@
 
 use super::bind::{PlaybackBinding, PoseLayouts, bind_tracks};
 use super::retargeted::TargetRig;
-use super::{ClipInfo, ClipRegistry, SkeletalClip};
+use super::{ClipInfo, LoadedClips, RigClip, SkeletalClip};
 use crate::anim::pose::{self, BlendLayer, LocalPose, PoseClip, PoseCursor};
 use crate::anim::{BonePose, held_time, step_time};
 use crate::plugin::Playback;
@@ -31,7 +31,7 @@ pub(super) struct FadingBinding {
 
 impl FadingBinding {
     fn new(
-        id: AssetId<AnimationClip>,
+        id: AssetId<RigClip>,
         info: Arc<ClipInfo>,
         binding: &PlaybackBinding,
         snapshot: Option<LocalPose>,
@@ -97,14 +97,14 @@ pub(super) enum FadeStep {
 /// Moves the character's fade on by `dt` (unless its playback is paused or finished, which
 /// holds the fade too) and blends the clip fading out with the current clip's pose, already in
 /// `binding.local`. Binds the outgoing clip once per fade: again when a new fade starts, the
-/// character was bound again (`rebound`) or the clip's entry changed; an entry gone from the
-/// registry keeps the binding it had.
+/// character was bound again (`rebound`) or the clip's asset changed; an asset gone
+/// keeps the binding it had.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn step_fade(
     skeletal: &mut SkeletalClip,
     binding: &mut PlaybackBinding,
     playback: &Playback,
-    registry: &ClipRegistry,
+    clips: &LoadedClips,
     layouts: &mut PoseLayouts,
     transforms: &Query<&mut Transform>,
     dt: f32,
@@ -116,7 +116,7 @@ pub(super) fn step_fade(
     let running = playback.is_running();
     let now = playback.time;
     let id = fade.clip.id();
-    let entry = registry.get(id);
+    let entry = clips.get(id);
     let current = binding.fading.as_ref().is_some_and(|f| {
         !fade.fresh && !rebound && entry.as_ref().is_none_or(|i| Arc::ptr_eq(i, &f.info))
     });

@@ -1,5 +1,5 @@
-//! The skeletal wing: what IFP and DAN share. Clips registered by the loaders
-//! ([`ClipRegistry`], [`ClipSettings`]), Bevy `AnimationClip` building ([`animation_clip`]),
+//! The skeletal wing: what IFP and DAN share. The clip asset the loaders make
+//! ([`RigClip`], [`ClipSettings`]), Bevy `AnimationClip` building ([`animation_clip`]),
 //! the bones rigplay drives ([`RigBone`]) and their target ids, the playback systems that pose
 //! them ([`SkeletalClip`] on a [`crate::plugin::Playback`], [`ClipLayers`], [`CrowdCharacter`]),
 //! cross-fades, [`PlayAnimation`] for Bevy's own player, [`Retarget`], [`RootMotion`], and
@@ -23,9 +23,9 @@ mod fade;
 mod gizmos;
 mod layers;
 mod play_animation;
-mod registry;
 mod retarget;
 mod retargeted;
+mod rig_clip;
 mod root_motion;
 mod sample;
 mod settings;
@@ -41,8 +41,9 @@ pub use crowd::{CrowdCharacter, CrowdPose};
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
 pub use layers::{ClipLayers, LayerFinished, LayerLooped, LayerRemoved, LayerReport};
 pub use play_animation::{PlayAnimation, PlayingNode};
-pub use registry::{ClipInfo, ClipRegistry};
 pub use retarget::{CharacterAxes, Retarget, RetargetMode, RetargetReport, UnmatchedTracks};
+pub(crate) use rig_clip::LoadedClips;
+pub use rig_clip::{ClipInfo, RigClip};
 pub use root_motion::RootMotion;
 pub(crate) use root_motion::step_displacement;
 pub use settings::{ClipSettings, RootMotionMode};
@@ -51,7 +52,7 @@ pub use skeletal_clip::SkeletalClip;
 use crate::plugin::{PlaybackPlugin, PlaybackSystems};
 use bevy::prelude::*;
 
-/// The skeletal wing's systems and resources: the [`ClipRegistry`], [`SkeletalClip`] playback
+/// The skeletal wing's systems and resources: the [`RigClip`] asset, [`SkeletalClip`] playback
 /// (on [`PlaybackPlugin`]'s playheads), [`PlayAnimation`], [`Retarget`], root motion and
 /// skeleton gizmos. [`crate::plugin::IfpPlugin`] and [`crate::plugin::DanPlugin`] add it; adding
 /// it again (before or after them) does nothing more. Needs `AnimationPlugin` (in
@@ -77,7 +78,8 @@ impl Plugin for SkeletalPlugin {
             return;
         }
         app.insert_resource(SkeletalInstalled)
-            .init_resource::<ClipRegistry>()
+            .init_asset::<RigClip>()
+            .init_resource::<rig_clip::ClipGeneration>()
             .init_resource::<SkeletonGizmos>()
             .init_resource::<bind::BonesChanged>()
             .init_resource::<retarget::NamesAdded>()
@@ -97,7 +99,6 @@ impl Plugin for SkeletalPlugin {
             .add_systems(
                 Update,
                 (
-                    registry::forget_unloaded_clips,
                     retarget::retarget,
                     retarget::report_humanoid_bones,
                     play_animation::start_animations,
@@ -108,6 +109,7 @@ impl Plugin for SkeletalPlugin {
             .add_systems(
                 PostUpdate,
                 (
+                    rig_clip::note_clip_changes.before(PlaybackSystems::Prepare),
                     root_motion::extract_root_motion
                         .after(bevy::app::AnimationSystems)
                         .before(TransformSystems::Propagate),
@@ -147,11 +149,4 @@ impl SkeletalPlugin {
             app.init_gizmo_group::<SkeletonGizmoGroup>();
         }
     }
-}
-
-/// The registry [`SkeletalPlugin`] holds, adding the plugin first (it builds once): what a
-/// format plugin hands its loader.
-pub(crate) fn shared_registry(app: &mut App) -> ClipRegistry {
-    app.add_plugins(SkeletalPlugin);
-    app.world().resource::<ClipRegistry>().clone()
 }

@@ -1,14 +1,15 @@
 //! [`PlayAnimation`]: the smallest way to play a clip with Bevy's own `AnimationPlayer`.
 
-use super::RigBone;
+use super::{RigBone, RigClip};
 use bevy::prelude::*;
 
-/// Plays a clip on a character with Bevy's `AnimationPlayer`: the clip starts over when this
-/// changes, and bones it does not animate go back to their rest pose.
+/// Plays a clip on a character with Bevy's `AnimationPlayer` (the clip's
+/// [`RigClip::animation`]): the clip starts, once loaded, and starts over when this changes;
+/// bones it does not animate go back to their rest pose.
 #[derive(Component, Debug, Clone)]
 pub struct PlayAnimation {
     /// The clip to play.
-    pub clip: Handle<AnimationClip>,
+    pub clip: Handle<RigClip>,
     /// Whether it loops (else it holds its last pose).
     pub repeat: bool,
     /// Play rate: 1 is normal speed.
@@ -17,7 +18,7 @@ pub struct PlayAnimation {
 
 impl PlayAnimation {
     /// Plays `clip` looped at normal speed.
-    pub fn looping(clip: Handle<AnimationClip>) -> Self {
+    pub fn looping(clip: Handle<RigClip>) -> Self {
         Self {
             clip,
             repeat: true,
@@ -26,7 +27,7 @@ impl PlayAnimation {
     }
 
     /// Plays `clip` once, then holds its last pose.
-    pub fn once(clip: Handle<AnimationClip>) -> Self {
+    pub fn once(clip: Handle<RigClip>) -> Self {
         Self {
             clip,
             repeat: false,
@@ -39,18 +40,40 @@ impl PlayAnimation {
 #[derive(Component, Debug, Clone, Copy)]
 pub struct PlayingNode(pub AnimationNodeIndex);
 
+/// The clip [`start_animations`] started last on a character.
+#[derive(Component)]
+pub(crate) struct StartedClip(AssetId<RigClip>);
+
+/// Starts each [`PlayAnimation`] that changed, or whose clip has loaded since.
 pub(crate) fn start_animations(
     mut commands: Commands,
-    mut players: Query<
-        (Entity, &PlayAnimation, Option<&mut AnimationPlayer>),
-        Changed<PlayAnimation>,
-    >,
+    mut players: Query<(
+        Entity,
+        Ref<PlayAnimation>,
+        Option<&StartedClip>,
+        Option<&mut AnimationPlayer>,
+    )>,
+    clips: Res<Assets<RigClip>>,
     mut graphs: ResMut<Assets<AnimationGraph>>,
     children: Query<&Children>,
     mut bones: Query<(&RigBone, &mut Transform)>,
+    mut waiting: Local<bool>,
 ) {
-    for (entity, play, player) in &mut players {
-        let (graph, node) = AnimationGraph::from_clip(play.clip.clone());
+    // Nothing changed and no clip waits to load: the common frame checks nothing per character.
+    if !*waiting && !clips.is_changed() && !players.iter().any(|(_, p, ..)| p.is_changed()) {
+        return;
+    }
+    *waiting = false;
+    for (entity, play, started, player) in &mut players {
+        let id = play.clip.id();
+        if !play.is_changed() && started.is_some_and(|s| s.0 == id) {
+            continue;
+        }
+        let Some(clip) = clips.get(id) else {
+            *waiting = true;
+            continue;
+        };
+        let (graph, node) = AnimationGraph::from_clip(clip.animation.clone());
         let start = |player: &mut AnimationPlayer| {
             player.stop_all();
             let active = player.play(node);
@@ -60,7 +83,11 @@ pub(crate) fn start_animations(
             }
         };
         let mut e = commands.entity(entity);
-        e.insert((AnimationGraphHandle(graphs.add(graph)), PlayingNode(node)));
+        e.insert((
+            AnimationGraphHandle(graphs.add(graph)),
+            PlayingNode(node),
+            StartedClip(id),
+        ));
         match player {
             Some(mut player) => start(&mut player),
             None => {

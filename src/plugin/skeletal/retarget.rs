@@ -2,7 +2,7 @@
 //! compensated or bound by bone name or [`GtaBoneId`]; the report of its bone map
 //! ([`RetargetReport`]) and of the tracks that found no bone ([`UnmatchedTracks`]).
 
-use super::{ClipRegistry, GtaBoneId, PlayAnimation, RigBone, target_for};
+use super::{GtaBoneId, LoadedClips, PlayAnimation, RigBone, RigClip, target_for};
 use crate::anim::retarget::{BoneMap, BonePreset, MatchReport, RestAlignment, bone_pairs};
 use crate::skeleton::{GtaGame, bone_key, canonical_bone_id};
 use bevy::animation::{AnimatedBy, AnimationTargetId};
@@ -256,15 +256,15 @@ pub(crate) fn warn_unmatched(
     players: Query<(Entity, &PlayAnimation)>,
     children: Query<&Children>,
     bones: Query<&RigBone>,
-    registry: Res<ClipRegistry>,
-    mut reported: Local<HashSet<(Entity, AssetId<AnimationClip>)>>,
+    clips: LoadedClips,
+    mut reported: Local<HashSet<(Entity, AssetId<RigClip>)>>,
 ) {
     for (entity, play) in &players {
         let key = (entity, play.clip.id());
         if reported.contains(&key) {
             continue;
         }
-        let Some(info) = registry.get(play.clip.id()) else {
+        let Some(info) = clips.get(play.clip.id()) else {
             continue;
         };
         let present: HashSet<AnimationTargetId> = children

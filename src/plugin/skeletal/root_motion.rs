@@ -3,7 +3,7 @@
 //!
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
-use super::{ClipInfo, ClipRegistry, PlayAnimation, PlayingNode, RootMotionMode};
+use super::{ClipInfo, LoadedClips, PlayAnimation, PlayingNode, RigClip, RootMotionMode};
 use crate::anim::{PlayMode, PlayStep, WrapMode};
 use crate::coords::gta_vec_to_bevy;
 use crate::plugin::Playback;
@@ -23,7 +23,7 @@ pub struct RootMotion {
     /// Movement since the clip started.
     pub total: Vec3,
     #[reflect(ignore)]
-    last: Option<(AssetId<AnimationClip>, f32, u32)>,
+    last: Option<(AssetId<RigClip>, f32, u32)>,
 }
 
 impl RootMotion {
@@ -57,7 +57,7 @@ pub(crate) fn extract_root_motion(
         Option<&PlayingNode>,
         &mut Transform,
     )>,
-    registry: Res<ClipRegistry>,
+    clips: LoadedClips,
 ) {
     for (mut motion, play, player, node, mut transform) in &mut characters {
         motion.delta = Vec3::ZERO;
@@ -65,7 +65,7 @@ pub(crate) fn extract_root_motion(
         let Some(active) = player.animation(node.0) else {
             continue;
         };
-        let Some(info) = registry.get(play.clip.id()) else {
+        let Some(info) = clips.get(play.clip.id()) else {
             continue;
         };
         let RootMotionMode::Extract { .. } = info.settings.root_motion else {

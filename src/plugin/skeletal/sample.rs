@@ -8,7 +8,7 @@
 
 use super::bind::{BonePass, PlaybackBinding, PoseLayouts, PoseSource};
 use super::fade::{FadeStep, step_fade};
-use super::{ClipLayers, ClipRegistry, RootMotion, SkeletalClip, step_displacement};
+use super::{ClipLayers, LoadedClips, RootMotion, SkeletalClip, step_displacement};
 use crate::anim::pose::{self, LocalPose};
 use crate::coords::gta_vec_to_bevy;
 use crate::plugin::Playback;
@@ -69,7 +69,7 @@ pub(crate) fn sample_skeletal(
 /// blended in).
 pub(crate) fn apply_skeletal(
     time: Res<Time>,
-    registry: Res<ClipRegistry>,
+    clips: LoadedClips,
     mut layouts: ResMut<PoseLayouts>,
     mut characters: Query<
         (
@@ -135,7 +135,7 @@ pub(crate) fn apply_skeletal(
             &mut skeletal,
             binding,
             playback,
-            &registry,
+            &clips,
             &mut layouts,
             &transforms,
             dt,

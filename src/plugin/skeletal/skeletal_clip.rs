@@ -2,6 +2,7 @@
 //! and held blends it asks for. The playhead is the character's [`Playback`]; the systems that
 //! bind, sample and write are in the rooms beside this one.
 
+use super::RigClip;
 use crate::anim::PlayMode;
 use crate::plugin::Playback;
 use bevy::prelude::*;
@@ -14,8 +15,8 @@ use bevy::prelude::*;
 #[reflect(Component)]
 #[require(Playback)]
 pub struct SkeletalClip {
-    /// The clip, as loaded by a rigplay loader (or registered in the [`super::ClipRegistry`]).
-    pub clip: Handle<AnimationClip>,
+    /// The clip, as loaded by a rigplay loader (or added to `Assets<RigClip>`).
+    pub clip: Handle<RigClip>,
     #[reflect(ignore)]
     pub(super) fade: Option<Fade>,
 }
@@ -23,7 +24,7 @@ pub struct SkeletalClip {
 /// A clip being blended out over `duration` seconds.
 #[derive(Debug, Clone)]
 pub(super) struct Fade {
-    pub(super) clip: Handle<AnimationClip>,
+    pub(super) clip: Handle<RigClip>,
     /// The outgoing clip's own playhead: taken from the character's [`Playback`] when the fade
     /// starts (`started` false until then).
     pub(super) time: f32,
@@ -57,7 +58,7 @@ impl Fade {
 impl SkeletalClip {
     /// Plays `clip`; the playhead is the entity's [`Playback`] (looped from the start unless
     /// one is given).
-    pub fn new(clip: Handle<AnimationClip>) -> Self {
+    pub fn new(clip: Handle<RigClip>) -> Self {
         Self { clip, fade: None }
     }
 
@@ -65,7 +66,7 @@ impl SkeletalClip {
     /// blend by a weighted sum of the clips' poses, normalised: §3.3 of
     /// `docs/formats/ifp.md`). The playhead starts the new clip from 0 in the next playback
     /// update; the old clip keeps playing at its own time, speed and mode while it fades.
-    pub fn cross_fade(&mut self, clip: Handle<AnimationClip>, duration: f32) {
+    pub fn cross_fade(&mut self, clip: Handle<RigClip>, duration: f32) {
         let from_pose = self.fade.is_some();
         self.fade = Some(Fade {
             clip: std::mem::replace(&mut self.clip, clip),
@@ -86,7 +87,7 @@ impl SkeletalClip {
     /// character's playhead time (wrapped or held by its play mode into `other`'s length), so
     /// playing, seeking and scrubbing move both. Called again with the same `other`, only the
     /// weight changes.
-    pub fn hold_blend(&mut self, other: Handle<AnimationClip>, weight: f32) {
+    pub fn hold_blend(&mut self, other: Handle<RigClip>, weight: f32) {
         if let Some(f) = self
             .fade
             .as_mut()
@@ -117,7 +118,7 @@ impl SkeletalClip {
     }
 
     /// The clip held blended in and its weight, if any.
-    pub fn held_blend(&self) -> Option<(&Handle<AnimationClip>, f32)> {
+    pub fn held_blend(&self) -> Option<(&Handle<RigClip>, f32)> {
         let f = self.fade.as_ref()?;
         Some((&f.clip, f.held?))
     }

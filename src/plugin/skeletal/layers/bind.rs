@@ -12,7 +12,9 @@ use crate::plugin::skeletal::bind::{
     bind_tracks, unmatched_tracks,
 };
 use crate::plugin::skeletal::retargeted::gather_hierarchy;
-use crate::plugin::skeletal::{ClipRegistry, Retarget, RetargetMode, RigBone, SkeletalClip};
+use crate::plugin::skeletal::{
+    LoadedClips, Retarget, RetargetMode, RigBone, RigClip, SkeletalClip,
+};
 use bevy::ecs::system::ParamSet;
 use bevy::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -20,13 +22,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 
 /// Binds every [`ClipLayers`] character's bones and each layer's clip (again when bones appear,
-/// the registry changes, or a layer's clip or mask does), tags the bones the layers drive for
+/// a clip asset changes, or a layer's clip or mask does), tags the bones the layers drive for
 /// the bone pass, and keeps the character's [`LayerReport`]. On a rest-compensated
 /// [`Retarget`] character every layer whose clip knows its source skeleton is retargeted onto
 /// it, as a [`SkeletalClip`] alone would be; the others bind by bone name.
 pub(crate) fn bind_layers(
     mut commands: Commands,
-    registry: Res<ClipRegistry>,
+    clips: LoadedClips,
     bones_changed: Res<BonesChanged>,
     mut layouts: ResMut<PoseLayouts>,
     mut characters: Query<(
@@ -45,7 +47,7 @@ pub(crate) fn bind_layers(
     )>,
     posed_by: Query<&PosedBy>,
 ) {
-    let generation = registry.generation();
+    let generation = clips.generation();
     for (entity, layers, binding, source, mut base, retarget) in &mut characters {
         let (Some(mut binding), Some(mut source)) = (binding, source) else {
             // What a clip of its own bound (if it played one before) goes: the layers bind
@@ -75,11 +77,11 @@ pub(crate) fn bind_layers(
             binding.bound = true;
             binding.slots.clear();
         }
-        let registry_moved = binding.generation != generation;
+        let clips_moved = binding.generation != generation;
         binding.generation = generation;
         // The common frame: the same layers on the same clips and masks as last frame, all
         // bound, nothing reloaded. Nothing to do but keep the base's duration.
-        if !new_bones && !registry_moved && binding.report.clips_not_loaded.is_empty() {
+        if !new_bones && !clips_moved && binding.report.clips_not_loaded.is_empty() {
             let base_clip = base.as_ref().map(|(skeletal, _)| skeletal.clip.id());
             let wanted = base_clip.iter().count() + layers.layers().len();
             let same = binding.slots.len() == wanted
@@ -112,13 +114,13 @@ pub(crate) fn bind_layers(
                 .position(|s| s.layer == layer.id() && s.clip == id)
                 .map(|i| old.swap_remove(i))
                 .filter(|s| {
-                    !registry_moved || registry.get(id).is_some_and(|i| Arc::ptr_eq(&i, &s.info))
+                    !clips_moved || clips.get(id).is_some_and(|i| Arc::ptr_eq(&i, &s.info))
                 });
             let slot = match kept {
                 Some(slot) => Some(slot),
                 None => {
                     changed = true;
-                    bind_slot(layer, id, binding, &registry, &mut layouts)
+                    bind_slot(layer, id, binding, &clips, &mut layouts)
                 }
             };
             let Some(mut slot) = slot else {
@@ -254,13 +256,13 @@ fn gather_bones(
 /// character, when the clip knows its source skeleton), or `None` while the clip is not
 /// loaded.
 fn bind_slot(
-    layer: &Layer<Handle<AnimationClip>>,
-    id: AssetId<AnimationClip>,
+    layer: &Layer<Handle<RigClip>>,
+    id: AssetId<RigClip>,
     binding: &LayerBinding,
-    registry: &ClipRegistry,
+    clips: &LoadedClips,
     layouts: &mut PoseLayouts,
 ) -> Option<Slot> {
-    let info = registry.get(id)?;
+    let info = clips.get(id)?;
     let retargeted = binding
         .target
         .as_deref()

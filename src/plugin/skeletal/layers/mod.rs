@@ -15,7 +15,7 @@ pub(crate) use bind::bind_layers;
 pub(crate) use play::{advance_layers, sample_layers, unbind_layers};
 
 use super::retargeted::{RetargetPlan, TargetRig};
-use super::{ClipInfo, SkeletalClip};
+use super::{ClipInfo, RigClip, SkeletalClip};
 use crate::anim::layers::{BoneMask, Layer, LayerError, LayerFlags, LayerStack};
 use crate::anim::pose::{
     self, KeyedChannels, LocalPose, MixLayer, PoseClip, PoseCursor, TranslationRule,
@@ -66,19 +66,19 @@ use std::sync::Arc;
 /// [`LayerReport`]; the other layers play on.
 #[derive(Component, Debug, Clone, Default)]
 pub struct ClipLayers {
-    stack: LayerStack<Handle<AnimationClip>>,
+    stack: LayerStack<Handle<RigClip>>,
 }
 
 impl ClipLayers {
     /// One layer playing `clip`, looping at weight 1.
-    pub fn single(clip: Handle<AnimationClip>) -> Self {
+    pub fn single(clip: Handle<RigClip>) -> Self {
         let mut layers = Self::default();
         layers.push(Layer::new(clip));
         layers
     }
 
     /// Adds `layer` on top; its id.
-    pub fn push(&mut self, layer: Layer<Handle<AnimationClip>>) -> u32 {
+    pub fn push(&mut self, layer: Layer<Handle<RigClip>>) -> u32 {
         self.stack.push(layer)
     }
 
@@ -88,7 +88,7 @@ impl ClipLayers {
     /// not a number above 0.
     pub fn blend_animation(
         &mut self,
-        clip: Handle<AnimationClip>,
+        clip: Handle<RigClip>,
         rate: f32,
         flags: LayerFlags,
     ) -> Option<u32> {
@@ -115,32 +115,32 @@ impl ClipLayers {
     }
 
     /// The layer with this id.
-    pub fn get(&self, layer: u32) -> Option<&Layer<Handle<AnimationClip>>> {
+    pub fn get(&self, layer: u32) -> Option<&Layer<Handle<RigClip>>> {
         self.stack.get(layer)
     }
 
     /// The layer with this id, to change its playhead (seek, speed, pause), flags or mask.
-    pub fn get_mut(&mut self, layer: u32) -> Option<&mut Layer<Handle<AnimationClip>>> {
+    pub fn get_mut(&mut self, layer: u32) -> Option<&mut Layer<Handle<RigClip>>> {
         self.stack.get_mut(layer)
     }
 
     /// Removes a layer at once.
-    pub fn remove(&mut self, layer: u32) -> Option<Layer<Handle<AnimationClip>>> {
+    pub fn remove(&mut self, layer: u32) -> Option<Layer<Handle<RigClip>>> {
         self.stack.remove(layer)
     }
 
     /// The layers, bottom first.
-    pub fn layers(&self) -> &[Layer<Handle<AnimationClip>>] {
+    pub fn layers(&self) -> &[Layer<Handle<RigClip>>] {
         self.stack.layers()
     }
 
     /// The layers, bottom first, to change.
-    pub fn layers_mut(&mut self) -> &mut [Layer<Handle<AnimationClip>>] {
+    pub fn layers_mut(&mut self) -> &mut [Layer<Handle<RigClip>>] {
         self.stack.layers_mut()
     }
 
     /// The stack itself.
-    pub fn stack(&self) -> &LayerStack<Handle<AnimationClip>> {
+    pub fn stack(&self) -> &LayerStack<Handle<RigClip>> {
         &self.stack
     }
 }
@@ -176,7 +176,7 @@ pub struct LayerRemoved {
     /// The layer's id.
     pub layer: u32,
     /// Its clip.
-    pub clip: Handle<AnimationClip>,
+    pub clip: Handle<RigClip>,
 }
 
 /// What is wrong with a character's layers (the others play on). Updated when it changes.
@@ -193,7 +193,7 @@ pub struct LayerReport {
 /// One layer's clip bound to the character's bones.
 struct Slot {
     layer: u32,
-    clip: AssetId<AnimationClip>,
+    clip: AssetId<RigClip>,
     info: Arc<ClipInfo>,
     /// The clip laid out for the character's bones (retargeted onto them first on a
     /// rest-compensated [`super::Retarget`] character: `retarget`), and its sampling cache.
@@ -278,7 +278,7 @@ pub(crate) struct LayerBinding {
     /// The layers' playhead steps this frame (for root motion).
     steps: Vec<PlayStep>,
     /// The character's own clip ([`SkeletalClip`]) when it is the bottom layer.
-    base_clip: Option<AssetId<AnimationClip>>,
+    base_clip: Option<AssetId<RigClip>>,
 }
 
 /// The id of the bottom layer a [`SkeletalClip`] beside the layers plays (the stack's ids start
@@ -287,7 +287,7 @@ pub const BASE: u32 = 0;
 
 /// The layer a [`SkeletalClip`] beside the layers plays: full, weight 1, carrying root motion.
 /// Its playhead is the character's [`Playback`](crate::plugin::Playback), read where the layer is sampled.
-fn base_layer(skeletal: &SkeletalClip) -> Layer<Handle<AnimationClip>> {
+fn base_layer(skeletal: &SkeletalClip) -> Layer<Handle<RigClip>> {
     Layer::new(skeletal.clip.clone()).with_flags(LayerFlags {
         root_translation: true,
         ..LayerFlags::default()

@@ -9,7 +9,7 @@ use crate::anim::pose::{self, MixLayer, TranslationRule};
 use crate::plugin::Playback;
 use crate::plugin::skeletal::bind::PoseSource;
 use crate::plugin::skeletal::root_motion::playhead_displacement;
-use crate::plugin::skeletal::{RootMotion, step_displacement};
+use crate::plugin::skeletal::{RigClip, RootMotion, step_displacement};
 use bevy::prelude::*;
 
 /// Moves every character's layers by virtual time ([`LayerStack::step`]), triggers their
@@ -27,13 +27,13 @@ pub(crate) fn advance_layers(
         Option<&mut Transform>,
         Option<&Playback>,
     )>,
-    mut events: Local<Vec<LayerEvent<Handle<AnimationClip>>>>,
+    mut events: Local<Vec<LayerEvent<Handle<RigClip>>>>,
 ) {
     let dt = time.delta_secs();
     for (entity, mut layers, mut binding, motion, transform, playback) in &mut characters {
         let binding = &mut *binding;
         let slots = &binding.slots;
-        let duration = |h: &Handle<AnimationClip>| {
+        let duration = |h: &Handle<RigClip>| {
             let id = h.id();
             slots
                 .iter()
