@@ -22,24 +22,24 @@ use rigplay::anie::atlas::ImageAtlas;
 use rigplay::anie::cpu::Renderer;
 use rigplay::anie::eval::{Evaluator, evaluate};
 use rigplay::anie::program::Program;
-use rigplay::formats::anie::{AnimeProject, KeyRef, NodeKind};
+use rigplay::formats::anie::{AnieFile, KeyRef, NodeKind};
 use std::hint::black_box;
 use std::time::Duration;
 
 const FRAME: f32 = 5.5;
 
-fn fixture(name: &str) -> AnimeProject {
+fn fixture(name: &str) -> AnieFile {
     let path = format!(
         "{}/tests/fixtures/anie/{name}.anie",
         env!("CARGO_MANIFEST_DIR")
     );
-    AnimeProject::read(&std::fs::read(path).expect("fixture"))
+    AnieFile::read(&std::fs::read(path).expect("fixture"))
         .expect("reads")
         .project
 }
 
 /// `bones` with its layer (node 1) copied until there are `copies` of it.
-fn many_layers(copies: usize) -> AnimeProject {
+fn many_layers(copies: usize) -> AnieFile {
     let mut p = fixture("bones");
     let layer = p.objects[1].clone();
     for _ in 1..copies {
@@ -63,7 +63,7 @@ fn influences_per_layer() -> usize {
 
 /// `copies` folders under the root, each holding a copy of the root's Bone and Pose keys (or
 /// none, for the baseline) and a layer whose mesh is empty.
-fn many_skeletons(copies: usize, with_bones: bool) -> AnimeProject {
+fn many_skeletons(copies: usize, with_bones: bool) -> AnieFile {
     let source = fixture("bones");
     let mut p = source.clone();
     let mut root = source.objects[0].clone();
@@ -171,7 +171,7 @@ fn program_build(c: &mut Criterion) {
         "{}/assets/anims/anie/character.anie",
         env!("CARGO_MANIFEST_DIR")
     );
-    let p = AnimeProject::read(&std::fs::read(path).expect("sample"))
+    let p = AnieFile::read(&std::fs::read(path).expect("sample"))
         .expect("reads")
         .project;
     let atlas = ImageAtlas::new(&p).expect("atlas");

@@ -32,7 +32,7 @@ use bevy::render::RenderApp;
 use bevy::time::TimeUpdateStrategy;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use rigplay::anie::eval::Evaluator;
-use rigplay::formats::anie::AnimeProject;
+use rigplay::formats::anie::AnieFile;
 use rigplay::plugin::{AnieDisplay, AnieDrawStats, AnieFrames, AnieRenderStats, AnieRig, Playback};
 use std::hint::black_box;
 use std::path::Path;
@@ -121,7 +121,7 @@ fn rigs(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
     let bytes = std::fs::read(root().join("assets/anims/anie/character.anie")).unwrap();
-    let cat = Evaluator::new(AnimeProject::read(&bytes).unwrap().project);
+    let cat = Evaluator::new(AnieFile::read(&bytes).unwrap().project);
     g.bench_function("baseline_evaluate", |b| {
         let mut f = 0.0;
         b.iter(|| {

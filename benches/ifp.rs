@@ -1,7 +1,7 @@
 //! IFP parse throughput and sampling cost, each against a baseline measured in the same run.
 //!
 //! * parse: a synthetic ANP3 and ANPK of 300 clips × 32 bones × 30 keys, read by
-//!   `IfpPackage::read`; baselines: copying the same bytes (memory bandwidth) and reading the
+//!   `IfpFile::read`; baselines: copying the same bytes (memory bandwidth) and reading the
 //!   ANP3 through the binrw record declarations alone, record by record.
 //! * sample: 1000 characters × 32 bones playing forward at 60 Hz from random phases, with the
 //!   core sampler and a cursor per character; baseline: binary search plus glam's `Quat::slerp`.
@@ -11,13 +11,13 @@
 use binrw::BinRead;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::Quat;
-use rigplay::anim::reduce::{ReduceOptions, ReduceRig, reduce};
-use rigplay::anim::{BonePose, Clip, WrapMode};
+use rigplay::animation::reduce::{ReduceOptions, ReduceRig, reduce};
+use rigplay::animation::{BonePose, Clip, WrapMode};
 use rigplay::formats::ifp::records::{
     Anp2AnimHead, Anp3AnimTail, Anp3PackageHead, Anp3RotFrameCompressed,
     Anp3RotTransFrameCompressed, Anp3SequenceHead, SectionHeader,
 };
-use rigplay::formats::ifp::{IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion};
+use rigplay::formats::ifp::{IfpClip, IfpFile, IfpKey, IfpSequence, IfpVersion};
 use std::hint::black_box;
 use std::io::Cursor;
 
@@ -67,7 +67,7 @@ fn synthetic_clip(c: usize) -> IfpClip {
 }
 
 fn synthetic_package(version: IfpVersion) -> Vec<u8> {
-    let p = IfpPackage::new(
+    let p = IfpFile::new(
         IfpVersion::Anp3,
         "bench",
         (0..CLIPS).map(synthetic_clip).collect(),
@@ -116,14 +116,14 @@ fn parse(c: &mut Criterion) {
         let bytes = synthetic_package(version);
         g.throughput(Throughput::Bytes(bytes.len() as u64));
         g.bench_with_input(BenchmarkId::new("read", name), &bytes, |b, bytes| {
-            b.iter(|| IfpPackage::read(black_box(bytes)).unwrap())
+            b.iter(|| IfpFile::read(black_box(bytes)).unwrap())
         });
         g.bench_with_input(
             BenchmarkId::new("read+to_clip", name),
             &bytes,
             |b, bytes| {
                 b.iter(|| {
-                    let r = IfpPackage::read(black_box(bytes)).unwrap();
+                    let r = IfpFile::read(black_box(bytes)).unwrap();
                     r.package
                         .clips()
                         .map(|c| c.to_clip())
@@ -236,7 +236,7 @@ fn reduction(c: &mut Criterion) {
         "/assets/anims/sa_ped.ifp"
     ))
     .expect("the committed SA sample");
-    let package = IfpPackage::read(&bytes).expect("it reads").package;
+    let package = IfpFile::read(&bytes).expect("it reads").package;
     let walk = package
         .clip("walk")
         .expect("the samples have a walk")

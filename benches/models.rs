@@ -14,7 +14,7 @@ use bevy::prelude::*;
 use bevy::world_serialization::WorldSerializationPlugin;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rigplay::plugin::{
-    DffModel, DffPlugin, GtaModel, GtaSkeleton, IfpPlugin, RigClip, SkeletalClip, SkeletonBones,
+    Dff, DffPlugin, GtaModel, GtaSkeleton, IfpPlugin, RigClip, SkeletalClip, SkeletonBones,
 };
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -49,7 +49,7 @@ fn first_frame(model: bool) -> Duration {
     let (mut app, walk) = app();
     let start = Instant::now();
     let character = if model {
-        let ped: Handle<DffModel> = app
+        let ped: Handle<Dff> = app
             .world()
             .resource::<AssetServer>()
             .load("characters/ped.dff");

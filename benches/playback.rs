@@ -84,7 +84,7 @@ struct Clips {
 
 /// `n` (1, 2 or 4) layers as `ClipLayers` (see the module documentation).
 fn layers(clips: &Clips, n: usize, i: usize) -> rigplay::plugin::ClipLayers {
-    use rigplay::anim::layers::{BoneMask, Layer, LayerFlags};
+    use rigplay::animation::layers::{BoneMask, Layer, LayerFlags};
     let mut layers = rigplay::plugin::ClipLayers::default();
     let at = |mut l: Layer<Handle<RigClip>>| {
         l.playhead.seek(phase(i));
@@ -131,8 +131,8 @@ fn graph(
     n: usize,
 ) -> (AnimationGraph, Vec<(AnimationNodeIndex, f32)>) {
     let [walk, idle, wave] = clips;
-    use rigplay::anim::BoneRef;
-    use rigplay::anim::layers::BoneMask;
+    use rigplay::animation::BoneRef;
+    use rigplay::animation::layers::BoneMask;
     let sk = rigplay::skeleton::Skeleton::gta_sa();
     let names: Vec<&str> = sk.bones.iter().map(|b| b.name.as_str()).collect();
     let parents: Vec<Option<usize>> = sk.bones.iter().map(|b| b.parent).collect();

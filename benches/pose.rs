@@ -1,4 +1,4 @@
-//! The pose pipeline (`rigplay::anim::pose`) for a crowd, against baselines run in the same
+//! The pose pipeline (`rigplay::animation::pose`) for a crowd, against baselines run in the same
 //! process.
 //!
 //! 1000 SA characters × 32 bones: the bundled SA walk (and idle, for blending) bound to
@@ -37,11 +37,11 @@
 
 use criterion::{Criterion, Throughput, criterion_group};
 use glam::{Affine3A, Quat, Vec3};
-use rigplay::anim::pose::{
+use rigplay::animation::pose::{
     BlendLayer, KeyLayout, LocalPose, PoseClip, PoseCursor, PoseSkeleton, blend, local_to_model,
     sample,
 };
-use rigplay::anim::{BonePose, Clip, WrapMode, wrap_time};
+use rigplay::animation::{BonePose, Clip, WrapMode, wrap_time};
 use rigplay::skeleton::Skeleton;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -247,7 +247,7 @@ fn pose(c: &mut Criterion) {
 /// A clip keyed as a real package: per track (joint, key count), `n` keys evenly over 1.2 s
 /// turning about an axis of the joint's own, plus translations on the root.
 fn real_clip(name: &str, tracks: &[(usize, usize)], skeleton: &Skeleton) -> Clip {
-    use rigplay::anim::{BoneRef, BoneTrack, ClipBuilder};
+    use rigplay::animation::{BoneRef, BoneTrack, ClipBuilder};
     let mut b = ClipBuilder::new(name);
     for &(joint, n) in tracks {
         let times: Vec<f32> = (0..n).map(|k| 1.2 * k as f32 / (n - 1) as f32).collect();
@@ -280,8 +280,8 @@ fn real_clip(name: &str, tracks: &[(usize, usize)], skeleton: &Skeleton) -> Clip
 
 /// The sampling and mixing of clips keyed as real packages (see the module documentation).
 fn real_packages(g: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>) {
-    use rigplay::anim::layers::BoneMask;
-    use rigplay::anim::pose::{MixLayer, TranslationRule, mix};
+    use rigplay::animation::layers::BoneMask;
+    use rigplay::animation::pose::{MixLayer, TranslationRule, mix};
     let sa = Skeleton::gta_sa();
     let skeleton = sa.pose_skeleton().expect("flat");
     let names: Vec<&str> = sa.bones.iter().map(|b| b.name.as_str()).collect();

@@ -1,4 +1,4 @@
-//! Retargeting SA clips onto humanoid characters in the core (`rigplay::anim::retarget`), for
+//! Retargeting SA clips onto humanoid characters in the core (`rigplay::animation::retarget`), for
 //! 1000 characters, one thread, beside the sampling it follows (run in the same process).
 //!
 //! Every character plays the bundled SA walk from its own phase, sampled on the SA skeleton by
@@ -22,10 +22,10 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use glam::{Quat, Vec3};
-use rigplay::anim::BonePose;
-use rigplay::anim::pose::{LocalPose, PoseClip, PoseCursor, PoseSkeleton, sample};
-use rigplay::anim::retarget::{BoneMap, HumanoidBone, RestPose, Retargeter};
-use rigplay::anim::{WrapMode, wrap_time};
+use rigplay::animation::BonePose;
+use rigplay::animation::pose::{LocalPose, PoseClip, PoseCursor, PoseSkeleton, sample};
+use rigplay::animation::retarget::{BoneMap, HumanoidBone, RestPose, Retargeter};
+use rigplay::animation::{WrapMode, wrap_time};
 use rigplay::skeleton::Skeleton;
 use std::hint::black_box;
 use std::time::Duration;

@@ -19,7 +19,7 @@
 use bevy::prelude::*;
 use bevy::window::WindowResolution;
 use bevy::world_serialization::{WorldAsset, WorldAssetRoot};
-use rigplay::anim::retarget::{BoneMap, HumanoidBone, bone_pairs};
+use rigplay::animation::retarget::{BoneMap, HumanoidBone, bone_pairs};
 use rigplay::plugin::*;
 use std::path::{Path, PathBuf};
 

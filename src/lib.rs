@@ -74,11 +74,11 @@
 //! in the build:
 //!
 //! ```no_run
-//! use rigplay::anim::{BonePose, WrapMode};
-//! use rigplay::formats::ifp::IfpPackage;
+//! use rigplay::animation::{BonePose, WrapMode};
+//! use rigplay::formats::ifp::IfpFile;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let read = IfpPackage::read(&std::fs::read("ped.ifp")?)?;
+//! let read = IfpFile::read(&std::fs::read("ped.ifp")?)?;
 //! let clip = read.package.clip("walk_civi").unwrap().to_clip();
 //! let mut cursor = clip.cursor();
 //! let mut pose = vec![BonePose::default(); clip.tracks().len()];
@@ -99,9 +99,9 @@
 //!
 //! The pure core never links Bevy:
 //! * [`formats`] decodes files into plain data and encodes them back, and tells them apart;
-//! * [`anim`] is the engine-neutral animation model, its sampler, play time, blending, key
+//! * [`animation`] is the engine-neutral animation model, its sampler, play time, blending, key
 //!   reduction, retargeting onto humanoid skeletons, and the pose pipeline for crowds
-//!   (`anim::pose`);
+//!   (`animation::pose`);
 //! * [`skeleton`] holds the built-in GTA ped skeletons and the rules that bind tracks to bones;
 //! * [`coords`] holds every coordinate-system conversion, each written once;
 //! * [`convert`] rewrites files: an IFP package in another version, with fewer keys (what
@@ -120,7 +120,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod anie;
-pub mod anim;
+pub mod animation;
 pub mod convert;
 pub mod coords;
 pub mod formats;

@@ -13,8 +13,8 @@
 //!
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
-use crate::anim::reduce::ReduceRig;
-use crate::anim::{BonePose, BoneRef, Clip};
+use crate::animation::reduce::ReduceRig;
+use crate::animation::{BonePose, BoneRef, Clip};
 use glam::{Quat, Vec3};
 
 mod rest;
@@ -409,7 +409,7 @@ impl GtaGame {
     /// with an int where VC keeps a bone tag, among its 48-byte ones) → III; ANPK whose bone
     /// tags include an id only SA's ped has ([`is_sa_only_bone_id`]: cutscene packages of SA are
     /// ANPK) → SA; other ANPK with bone tags → VC; ANPK without → III (§1.2, §4.1–§4.3).
-    pub fn for_ifp(package: &crate::formats::ifp::IfpPackage) -> GtaGame {
+    pub fn for_ifp(package: &crate::formats::ifp::IfpFile) -> GtaGame {
         use crate::formats::ifp::{AnimLayout, IfpVersion};
         match package.version {
             IfpVersion::Anp3 | IfpVersion::Anp2 => GtaGame::Sa,
@@ -447,7 +447,7 @@ impl GtaGame {
     /// ids 0–15, and III's names: `docs/formats/ifp.md` §4.3); another older file with an HAnim
     /// hierarchy is a skinned VC ped; else GTA III, whose peds are separate parts bound by
     /// frame name (`docs/formats/dff.md` §4.2, §1.2).
-    pub fn for_dff(dff: &crate::formats::dff::Dff) -> GtaGame {
+    pub fn for_dff(dff: &crate::formats::dff::DffFile) -> GtaGame {
         let version = dff.clumps.first().map_or(0, |c| c.version);
         let iii_names = names_iii_ped(
             dff.clumps
@@ -583,8 +583,8 @@ impl Skeleton {
     /// the bones' names and rest pose (the bind pose, GTA axes), the bone each of the clip's
     /// tracks drives ([`Skeleton::bind`]), and GTA's axes turned into glTF's
     /// ([`crate::coords::GTA_TO_GLTF`]).
-    pub fn retarget_source(&self, clip: &Clip) -> crate::anim::retarget::RetargetSource {
-        crate::anim::retarget::RetargetSource {
+    pub fn retarget_source(&self, clip: &Clip) -> crate::animation::retarget::RetargetSource {
+        crate::animation::retarget::RetargetSource {
             names: self.bones.iter().map(|b| b.name.clone()).collect(),
             rest: self.into(),
             tracks: self.bind(clip).targets,
@@ -593,8 +593,8 @@ impl Skeleton {
     }
 }
 
-impl From<&Skeleton> for crate::anim::retarget::RestPose {
-    /// The skeleton's rest pose for a [`crate::anim::retarget::Retargeter`] (GTA axes).
+impl From<&Skeleton> for crate::animation::retarget::RestPose {
+    /// The skeleton's rest pose for a [`crate::animation::retarget::Retargeter`] (GTA axes).
     fn from(skeleton: &Skeleton) -> Self {
         Self {
             parents: skeleton.bones.iter().map(|b| b.parent).collect(),
@@ -816,7 +816,7 @@ impl Skeleton {
     }
 
     /// The skeleton an IFP package's clips are for ([`GtaGame::for_ifp`]).
-    pub fn for_ifp(package: &crate::formats::ifp::IfpPackage) -> Skeleton {
+    pub fn for_ifp(package: &crate::formats::ifp::IfpFile) -> Skeleton {
         GtaGame::for_ifp(package).skeleton()
     }
 
@@ -943,14 +943,15 @@ impl Skeleton {
         self.bones.iter().map(|b| b.rest).collect()
     }
 
-    /// The flat form of this skeleton for the pose pipeline ([`crate::anim::pose`]): its bones
+    /// The flat form of this skeleton for the pose pipeline ([`crate::animation::pose`]): its bones
     /// in order, their parents and rest transforms. Fails only if a bone's parent does not come
     /// before it, or on more than 32767 bones.
     pub fn pose_skeleton(
         &self,
-    ) -> Result<crate::anim::pose::PoseSkeleton, crate::anim::pose::PoseSkeletonError> {
+    ) -> Result<crate::animation::pose::PoseSkeleton, crate::animation::pose::PoseSkeletonError>
+    {
         let parents: Vec<Option<usize>> = self.bones.iter().map(|b| b.parent).collect();
-        crate::anim::pose::PoseSkeleton::new(&parents, &self.rest_pose())
+        crate::animation::pose::PoseSkeleton::new(&parents, &self.rest_pose())
     }
 }
 

@@ -11,7 +11,7 @@ use rigplay::formats::anie::*;
 include!("../fuzz/oracles/anie.rs");
 
 fn read_err(bytes: &[u8]) -> AnieError {
-    match AnimeProject::read(bytes) {
+    match AnieFile::read(bytes) {
         Ok(_) => panic!("must not read"),
         Err(e) => {
             // Every error has a message a modder can read.
@@ -44,7 +44,7 @@ fn truncation_at_every_byte_is_an_error_at_or_before_the_cut() {
     files.push(fixture("t8.anie"));
     files.push(fixture("ffd.anie"));
     for file in &files {
-        assert!(AnimeProject::read(file).is_ok());
+        assert!(AnieFile::read(file).is_ok());
         for cut in 0..file.len() {
             let err = read_err(&file[..cut]);
             assert!(
@@ -327,9 +327,7 @@ fn bad_packbits_streams_are_errors() {
         }
     );
     // And the good one reads: pixels (9, 1, 2, 3) and (8, 1, 2, 3).
-    let p = AnimeProject::read(&image_with(&[1, 9, 8], 0))
-        .unwrap()
-        .project;
+    let p = AnieFile::read(&image_with(&[1, 9, 8], 0)).unwrap().project;
     assert_eq!(
         p.resources[0].nodes[0].image.as_ref().unwrap().rgba,
         [9, 1, 2, 3, 8, 1, 2, 3]
@@ -397,11 +395,11 @@ fn header_and_global_block_errors() {
     // are misread and the structure breaks.
     let mut f = every_key_type(7);
     f[12] = 8;
-    assert!(AnimeProject::read(&f).is_err());
+    assert!(AnieFile::read(&f).is_err());
     // Trailing bytes are a warning.
     let mut f = good.clone();
     f.extend_from_slice(&[0; 5]);
-    let r = AnimeProject::read(&f).unwrap();
+    let r = AnieFile::read(&f).unwrap();
     assert_eq!(
         r.warnings[0].kind,
         AnieWarningKind::TrailingBytes { count: 5 }
@@ -581,7 +579,7 @@ fn invalid_values_are_typed_errors() {
             )
         })
     };
-    assert!(AnimeProject::read(&grid(0, 0, 1, 48)).is_ok());
+    assert!(AnieFile::read(&grid(0, 0, 1, 48)).is_ok());
     assert!(matches!(
         read_err(&grid(1, 0, 1, 48)).kind,
         AnieErrorKind::InvalidValue {
@@ -875,7 +873,7 @@ fn bone_project(origin: i32, binding: &'static [i32]) -> Vec<u8> {
 
 #[test]
 fn bone_reference_errors() {
-    assert!(AnimeProject::read(&bone_project(41, &[3])).is_ok());
+    assert!(AnieFile::read(&bone_project(41, &[3])).is_ok());
     assert_eq!(
         read_err(&bone_project(51, &[])).kind,
         AnieErrorKind::SelfReference {
@@ -998,7 +996,7 @@ fn nested_bones(depth: usize) -> Vec<u8> {
 
 #[test]
 fn nesting_deeper_than_256_is_an_error() {
-    let p = AnimeProject::read(&nested_folders(MAX_TREE_DEPTH))
+    let p = AnieFile::read(&nested_folders(MAX_TREE_DEPTH))
         .unwrap()
         .project;
     assert_eq!(p.objects.len(), 256);
@@ -1007,7 +1005,7 @@ fn nesting_deeper_than_256_is_an_error() {
         read_err(&nested_folders(MAX_TREE_DEPTH + 1)).kind,
         AnieErrorKind::TreeTooDeep { max: 256 }
     ));
-    let p = AnimeProject::read(&nested_bones(MAX_TREE_DEPTH))
+    let p = AnieFile::read(&nested_bones(MAX_TREE_DEPTH))
         .unwrap()
         .project;
     assert_eq!(p.objects[1].timeline.bones.keys[0].value.bones.len(), 256);

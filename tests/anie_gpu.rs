@@ -16,16 +16,16 @@ use crate::srgb::{srgb_decode, srgb_encode};
 use headless::{Shot, render_shots};
 use rigplay::anie::cpu::{Renderer, RgbaImage, compare};
 use rigplay::anie::eval::Evaluator;
-use rigplay::formats::anie::AnimeProject;
+use rigplay::formats::anie::AnieFile;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn read(asset: &str) -> AnimeProject {
+fn read(asset: &str) -> AnieFile {
     let bytes = std::fs::read(root().join(asset)).expect("project");
-    AnimeProject::read(&bytes).expect("reads").project
+    AnieFile::read(&bytes).expect("reads").project
 }
 
 /// GPU, reference and the difference (×8, alpha opaque) side by side.
@@ -638,7 +638,7 @@ fn hsv_layers_and_folders_match_the_cpu_reference() {
     std::fs::create_dir_all(&dir).unwrap();
     let bytes = project.write(AnieVersion::default()).expect("writes");
     std::fs::write(dir.join("hsv.anie"), &bytes).unwrap();
-    let project = AnimeProject::read(&bytes).unwrap().project;
+    let project = AnieFile::read(&bytes).unwrap().project;
     // Before the root's key (layer HSV only), between the head's keys, and after both.
     let frames = [3.0, 12.0, 25.0];
     let shots: Vec<Shot> = frames
@@ -707,7 +707,7 @@ fn nested_clippers_match_the_cpu_reference() {
     std::fs::create_dir_all(&dir).unwrap();
     let bytes = project.write(AnieVersion::default()).expect("writes");
     std::fs::write(dir.join("nested.anie"), &bytes).unwrap();
-    let project = AnimeProject::read(&bytes).unwrap().project;
+    let project = AnieFile::read(&bytes).unwrap().project;
     let evaluator = Evaluator::new(project.clone());
     // The program really has a nested mask write.
     let atlas = ImageAtlas::new(&project).unwrap();
@@ -752,7 +752,7 @@ fn a_project_changed_broken_and_restored_on_disk_reloads_under_its_playing_rig()
     use bevy::asset::LoadState;
     use bevy::prelude::*;
     use headless::{crop, headless_app, read_back};
-    use rigplay::plugin::{AnieDisplay, AnieProject, AnieRig, PlayMode, Playback};
+    use rigplay::plugin::{Anie, AnieDisplay, AnieRig, PlayMode, Playback};
 
     on_gpu(|| {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("anie_reload");
@@ -762,7 +762,7 @@ fn a_project_changed_broken_and_restored_on_disk_reloads_under_its_playing_rig()
         std::fs::write(dir.join("rig.anie"), &clip).unwrap();
         let mut app = headless_app(&dir);
         let server = app.world().resource::<AssetServer>().clone();
-        let handle: Handle<AnieProject> = server.load("rig.anie");
+        let handle: Handle<Anie> = server.load("rig.anie");
         // Paused at 0.25 s, twice as fast, ping-ponging: all of it must survive the reloads.
         let mut playback = Playback::looping()
             .with_speed(2.0)
@@ -785,7 +785,7 @@ fn a_project_changed_broken_and_restored_on_disk_reloads_under_its_playing_rig()
         let duration = |app: &App| app.world().get::<Playback>(rig).unwrap().duration;
         let project_duration = |app: &App| {
             app.world()
-                .resource::<Assets<AnieProject>>()
+                .resource::<Assets<Anie>>()
                 .get(&handle)
                 .unwrap()
                 .duration()

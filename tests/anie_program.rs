@@ -16,18 +16,18 @@ use rigplay::anie::program::{
     Barrier, LayerShader, MaskStep, Program, ProgramVertex, Segment, Step,
 };
 use rigplay::formats::anie::{
-    AnimeProject, Image, KeyKind, KeyRef, KeySlot, ResourceNode, ResourceRef, ResourceTree,
+    AnieFile, Image, KeyKind, KeyRef, KeySlot, ResourceNode, ResourceRef, ResourceTree,
 };
 
-fn read(bytes: &[u8]) -> AnimeProject {
-    AnimeProject::read(bytes).expect("reads").project
+fn read(bytes: &[u8]) -> AnieFile {
+    AnieFile::read(bytes).expect("reads").project
 }
 
-fn sample(name: &str) -> AnimeProject {
+fn sample(name: &str) -> AnieFile {
     read(&crate::assets::read(&format!("anims/anie/{name}.anie")))
 }
 
-fn fixture(name: &str) -> AnimeProject {
+fn fixture(name: &str) -> AnieFile {
     let path = format!(
         "{}/tests/fixtures/anie/{name}.anie",
         env!("CARGO_MANIFEST_DIR")
@@ -55,7 +55,7 @@ fn assert_bounds_hold(program: &Program) {
 /// Renders `project` at each frame and scale with [`Renderer::render`] and with
 /// [`replay`] of [`Program::build`]; they must agree pixel for pixel. Returns the programs at
 /// scale 1, frame by frame.
-fn check_project(name: &str, project: &AnimeProject, frames: &[f32]) -> Vec<Program> {
+fn check_project(name: &str, project: &AnieFile, frames: &[f32]) -> Vec<Program> {
     let atlas = ImageAtlas::new(project).expect("atlas");
     let renderer = Renderer::new(project);
     let evaluator = Evaluator::new(project.clone());
@@ -98,7 +98,7 @@ fn check_project(name: &str, project: &AnimeProject, frames: &[f32]) -> Vec<Prog
 }
 
 /// Whole frames, two fractional frames (between keys), the middle and the last frame.
-fn frames_of(project: &AnimeProject) -> Vec<f32> {
+fn frames_of(project: &AnieFile) -> Vec<f32> {
     let last = project.max_frame as f32;
     let mut frames = vec![0.0, 3.5, 12.25, (last / 2.0).floor(), last];
     frames.retain(|&f| f <= last);
@@ -238,7 +238,7 @@ fn square(x: f32, colour: [u8; 4]) -> Square {
 
 /// A project of one resource tree (image `i` for layer `i`) and a frame whose node `i` is
 /// square `i` (Normal, visible); `draws` is left for the test to fill.
-fn scene(canvas: (u32, u32), squares: &[Square]) -> (AnimeProject, EvaluatedFrame) {
+fn scene(canvas: (u32, u32), squares: &[Square]) -> (AnieFile, EvaluatedFrame) {
     let mut tree = ResourceTree {
         file_path: "test.psd".into(),
         nodes: Vec::new(),
@@ -288,11 +288,11 @@ fn scene(canvas: (u32, u32), squares: &[Square]) -> (AnimeProject, EvaluatedFram
             }),
         });
     }
-    let project = AnimeProject {
+    let project = AnieFile {
         canvas_width: canvas.0,
         canvas_height: canvas.1,
         resources: vec![tree],
-        ..AnimeProject::default()
+        ..AnieFile::default()
     };
     let frame = EvaluatedFrame {
         frame: 0.0,
@@ -307,7 +307,7 @@ fn scene(canvas: (u32, u32), squares: &[Square]) -> (AnimeProject, EvaluatedFram
 
 /// Builds `frame`'s program, checks its replay against the renderer at scales 1, 2 and 0.75,
 /// and returns the program at scale 1.
-fn check(project: &AnimeProject, frame: &EvaluatedFrame) -> Program {
+fn check(project: &AnieFile, frame: &EvaluatedFrame) -> Program {
     let atlas = ImageAtlas::new(project).unwrap();
     let renderer = Renderer::new(project);
     for scale in [1.0, 2.0, 0.75] {
@@ -891,7 +891,7 @@ fn scale_and_size() {
 // ---------------------------------------------------------------------------------------------
 // The atlas.
 
-fn assert_atlas_holds(project: &AnimeProject, atlas: &ImageAtlas) {
+fn assert_atlas_holds(project: &AnieFile, atlas: &ImageAtlas) {
     assert!(atlas.width <= ImageAtlas::MAX_SIDE && atlas.height <= ImageAtlas::MAX_SIDE);
     assert_eq!(
         atlas.rgba.len(),
@@ -945,7 +945,7 @@ fn atlas_packs_every_sample_and_fixture() {
     }
 }
 
-fn images_project(sizes: &[(u32, u32)]) -> AnimeProject {
+fn images_project(sizes: &[(u32, u32)]) -> AnieFile {
     let nodes = sizes
         .iter()
         .enumerate()
@@ -961,12 +961,12 @@ fn images_project(sizes: &[(u32, u32)]) -> AnimeProject {
             ..ResourceNode::default()
         })
         .collect();
-    AnimeProject {
+    AnieFile {
         resources: vec![ResourceTree {
             file_path: String::new(),
             nodes,
         }],
-        ..AnimeProject::default()
+        ..AnieFile::default()
     }
 }
 
@@ -1013,7 +1013,7 @@ fn atlas_packing_by_hand() {
 
 #[test]
 fn atlas_of_nothing_and_too_much() {
-    let atlas = ImageAtlas::new(&AnimeProject::default()).unwrap();
+    let atlas = ImageAtlas::new(&AnieFile::default()).unwrap();
     assert_eq!(
         (atlas.width, atlas.height, atlas.rgba.clone()),
         (1, 1, vec![0; 4])

@@ -612,7 +612,7 @@ pub fn every_key_type(minor: u32) -> Vec<u8> {
 }
 
 pub fn read_ok(bytes: &[u8]) -> AnieRead {
-    AnimeProject::read(bytes).unwrap_or_else(|e| panic!("fixture must read: {e}"))
+    AnieFile::read(bytes).unwrap_or_else(|e| panic!("fixture must read: {e}"))
 }
 
 fn key<T>(map: &KeyMap<T>, frame: i32) -> &TimeKey<T> {
@@ -625,7 +625,7 @@ fn key<T>(map: &KeyMap<T>, frame: i32) -> &TimeKey<T> {
 #[test]
 fn the_reference_projects_read_without_warnings() {
     for name in REFERENCE_FILES {
-        let r = AnimeProject::read(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let r = AnieFile::read(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(r.warnings.is_empty(), "{name}: {:?}", r.warnings);
         assert_eq!(r.version, AnieVersion::V0_8);
     }
@@ -901,7 +901,7 @@ fn the_minimal_144_byte_project_of_spec_section_5_reads() {
 }
 
 /// Checks the model of [`every_key_type`] field by field.
-fn check_every_key_type(p: &AnimeProject, minor: u32) {
+fn check_every_key_type(p: &AnieFile, minor: u32) {
     assert_eq!(
         (
             p.canvas_width,

@@ -12,7 +12,7 @@ use rigplay::anie::cpu::{Renderer, RgbaImage, compare, exported_png};
 use rigplay::anie::eval::{
     DrawOp, EvalOptions, EvaluatedFrame, Evaluator, InfluenceSource, Placement, evaluate,
 };
-use rigplay::formats::anie::AnimeProject;
+use rigplay::formats::anie::AnieFile;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -22,9 +22,9 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn project(name: &str) -> AnimeProject {
+fn project(name: &str) -> AnieFile {
     let bytes = std::fs::read(fixture(&format!("{name}.anie"))).expect("fixture");
-    let read = AnimeProject::read(&bytes).expect("reads");
+    let read = AnieFile::read(&bytes).expect("reads");
     assert!(read.warnings.is_empty(), "{:?}", read.warnings);
     read.project
 }

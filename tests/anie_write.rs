@@ -7,18 +7,18 @@ use rigplay::formats::anie::*;
 
 const WRITTEN: [AnieVersion; 3] = [AnieVersion::V0_8, AnieVersion::V0_7, AnieVersion::V0_5];
 
-fn write(p: &AnimeProject, v: AnieVersion) -> Vec<u8> {
+fn write(p: &AnieFile, v: AnieVersion) -> Vec<u8> {
     p.write(v).unwrap_or_else(|e| panic!("writes {v}: {e}"))
 }
 
-fn write_err(p: &AnimeProject, v: AnieVersion) -> AnieWriteError {
+fn write_err(p: &AnieFile, v: AnieVersion) -> AnieWriteError {
     let e = p.write(v).expect_err("must not write");
     assert!(!e.to_string().is_empty());
     e
 }
 
 /// read(write(p, v)) == p, without warnings, and writing that gives the same bytes.
-fn round_trip(p: &AnimeProject, v: AnieVersion) {
+fn round_trip(p: &AnieFile, v: AnieVersion) {
     let bytes = write(p, v);
     let back = read_ok(&bytes);
     assert!(back.warnings.is_empty(), "{v}: {:?}", back.warnings);
@@ -72,7 +72,7 @@ fn version_dependent_fields_survive_their_version() {
     let (v8, v7) = (write(&p7, AnieVersion::V0_8), write(&p7, AnieVersion::V0_7));
     // 16 easings of 28 bytes instead of 12.
     assert_eq!(v8.len() - v7.len(), 16 * 16);
-    let hsv = |p: &AnimeProject| p.objects[1].timeline.hsvs.keys[0].value;
+    let hsv = |p: &AnieFile| p.objects[1].timeline.hsvs.keys[0].value;
     assert!(
         hsv(&read_ok(&v7).project).absolute,
         "0.7 keeps the 4th HSV int"
@@ -155,7 +155,7 @@ fn quad() -> GridMesh {
 /// A project built in code: a root folder (node 0) with a Bone key whose bone binds the layer
 /// (node 1, later in the file), and the layer with an image key, an FFD key under it, and
 /// two Move keys.
-fn built_in_code() -> AnimeProject {
+fn built_in_code() -> AnieFile {
     let res = ResourceTree {
         file_path: "a.psd".into(),
         nodes: vec![
@@ -238,7 +238,7 @@ fn built_in_code() -> AnimeProject {
         slot: KeySlot::At(0),
     });
     tl.images.default = Some(image_key);
-    AnimeProject {
+    AnieFile {
         canvas_width: 32,
         canvas_height: 32,
         max_frame: 20,
@@ -318,7 +318,7 @@ fn images_are_packbits_per_channel_row() {
 
 #[test]
 fn trees_must_be_in_pre_order() {
-    let bad_tree = |p: &AnimeProject| match write_err(p, AnieVersion::V0_8).kind {
+    let bad_tree = |p: &AnieFile| match write_err(p, AnieVersion::V0_8).kind {
         AnieWriteErrorKind::BadTree { tree, index, .. } => (tree, index),
         k => panic!("{k}"),
     };
@@ -393,7 +393,7 @@ fn references_must_point_at_something_without_cycles() {
         kind: KeyKind::Image,
         slot: KeySlot::Default,
     };
-    let kind = |p: &AnimeProject| write_err(p, AnieVersion::V0_8).kind;
+    let kind = |p: &AnieFile| write_err(p, AnieVersion::V0_8).kind;
     let mut p = built_in_code();
     p.objects[1]
         .timeline
@@ -516,7 +516,7 @@ fn references_must_point_at_something_without_cycles() {
 
 #[test]
 fn values_the_reader_would_change_or_refuse_are_errors() {
-    let kind = |f: &dyn Fn(&mut AnimeProject)| {
+    let kind = |f: &dyn Fn(&mut AnieFile)| {
         let mut p = built_in_code();
         f(&mut p);
         write_err(&p, AnieVersion::V0_8).kind

@@ -3,7 +3,7 @@
 
 use crate::bevy_ifp::{app, bone, load, load_error};
 use bevy::prelude::*;
-use rigplay::anim::WrapMode;
+use rigplay::animation::WrapMode;
 use rigplay::plugin::*;
 
 pub(crate) fn lamp() -> Vec<u8> {

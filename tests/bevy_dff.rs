@@ -108,12 +108,8 @@ fn a_model_loads_textured_and_skinned_and_spawns_bones_clips_bind_to() {
         ("models/fixture.dff", clump(BASE)),
         ("models/fixture.txd", skin_txd()),
     ]);
-    let handle: Handle<DffModel> = load(&mut app, "models/fixture.dff");
-    let model = app
-        .world()
-        .resource::<Assets<DffModel>>()
-        .get(&handle)
-        .unwrap();
+    let handle: Handle<Dff> = load(&mut app, "models/fixture.dff");
+    let model = app.world().resource::<Assets<Dff>>().get(&handle).unwrap();
     assert_eq!(model.dictionaries, ["models/fixture.txd"]);
     assert!(
         model.missing_textures.is_empty(),
@@ -135,7 +131,7 @@ fn a_model_loads_textured_and_skinned_and_spawns_bones_clips_bind_to() {
     );
     // "Root" is the canonical root bone: the target id of the built-in skeleton's `Normal`.
     let sa = Skeleton::gta_sa();
-    let normal = rigplay::anim::BoneRef {
+    let normal = rigplay::animation::BoneRef {
         name: "Normal".into(),
         id: Some(0),
     };
@@ -284,12 +280,8 @@ fn a_model_spawns_as_a_scene_with_its_skin_joints_mapped() {
     assert_eq!(skins[0].joints, [root, bone1]);
     assert!(world.get::<RigBone>(bone1).is_some());
     // No dictionary beside it: the model loads, the material untextured and named missing.
-    let model: Handle<DffModel> = load(&mut app, "fixture.dff");
-    let model = app
-        .world()
-        .resource::<Assets<DffModel>>()
-        .get(&model)
-        .unwrap();
+    let model: Handle<Dff> = load(&mut app, "fixture.dff");
+    let model = app.world().resource::<Assets<Dff>>().get(&model).unwrap();
     assert_eq!(model.missing_textures, ["skin"]);
     assert!(model.dictionaries.is_empty());
 }
@@ -305,7 +297,7 @@ fn broken_models_fail_with_their_chunk_path_and_broken_dictionaries_only_warn() 
         ("good.dff", clump(BASE)),
         ("good.txd", txd),
     ]);
-    let error = load_error::<DffModel>(&mut app, "cut.dff");
+    let error = load_error::<Dff>(&mut app, "cut.dff");
     assert!(
         error.contains("cut.dff") && error.contains("Clump"),
         "{error}"
@@ -313,12 +305,8 @@ fn broken_models_fail_with_their_chunk_path_and_broken_dictionaries_only_warn() 
     for _ in 0..5 {
         app.update();
     }
-    let good: Handle<DffModel> = load(&mut app, "good.dff");
-    let model = app
-        .world()
-        .resource::<Assets<DffModel>>()
-        .get(&good)
-        .unwrap();
+    let good: Handle<Dff> = load(&mut app, "good.dff");
+    let model = app.world().resource::<Assets<Dff>>().get(&good).unwrap();
     assert!(
         model.warnings.iter().any(|w| w.contains("good.txd")),
         "{:?}",
@@ -332,7 +320,7 @@ fn broken_models_fail_with_their_chunk_path_and_broken_dictionaries_only_warn() 
 /// after the frames that bind them.
 fn side_by_side(
     app: &mut App,
-    model: Handle<DffModel>,
+    model: Handle<Dff>,
     clip: Handle<RigClip>,
     at: f32,
 ) -> (Entity, Entity) {
@@ -392,14 +380,10 @@ fn the_sample_ped_plays_an_ifp_clip_where_the_built_in_skeleton_does() {
         ("characters/ped.txd", read("characters/ped.txd")),
         ("anims/sa_ped.ifp", read("anims/sa_ped.ifp")),
     ]);
-    let ped: Handle<DffModel> = load(&mut app, "characters/ped.dff");
+    let ped: Handle<Dff> = load(&mut app, "characters/ped.dff");
     let walk: Handle<RigClip> = load(&mut app, "anims/sa_ped.ifp#walk");
     {
-        let model = app
-            .world()
-            .resource::<Assets<DffModel>>()
-            .get(&ped)
-            .unwrap();
+        let model = app.world().resource::<Assets<Dff>>().get(&ped).unwrap();
         assert!(model.warnings.is_empty(), "{:?}", model.warnings);
         assert!(
             model.missing_textures.is_empty(),
@@ -447,7 +431,7 @@ fn the_sample_ped_plays_an_ifp_clip_where_the_built_in_skeleton_does() {
     // Bevy's own AnimationPlayer drives the model's bones too (they are animated by the
     // entity that holds the `GtaModel`), again where it drives the built-in skeleton's.
     let walk: Handle<RigClip> = load(&mut app, "anims/sa_ped.ifp#walk");
-    let ped: Handle<DffModel> = load(&mut app, "characters/ped.dff");
+    let ped: Handle<Dff> = load(&mut app, "characters/ped.dff");
     for e in [skeleton, model] {
         app.world_mut().entity_mut(e).despawn();
     }
@@ -516,7 +500,7 @@ fn a_ped_with_other_proportions_keeps_them_under_a_clip() {
             std::fs::read(assets.join("anims/sa_ped.ifp")).unwrap(),
         ),
     ]);
-    let tall: Handle<DffModel> = load(&mut app, "tall.dff");
+    let tall: Handle<Dff> = load(&mut app, "tall.dff");
     let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let (skeleton, model) = side_by_side(&mut app, tall, walk, 0.4);
     let a = joint_positions(&mut app, skeleton);
@@ -634,14 +618,10 @@ fn a_gta_iii_ped_of_parts_plays_a_clip_by_frame_name() {
             std::fs::read(assets.join("anims/sa_ped.ifp")).unwrap(),
         ),
     ]);
-    let model: Handle<DffModel> = load(&mut app, "player.dff");
+    let model: Handle<Dff> = load(&mut app, "player.dff");
     let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     {
-        let m = app
-            .world()
-            .resource::<Assets<DffModel>>()
-            .get(&model)
-            .unwrap();
+        let m = app.world().resource::<Assets<Dff>>().get(&model).unwrap();
         assert_eq!(m.game, GtaGame::Iii);
         let c = &m.clumps[0];
         assert_eq!(c.bones, [1, 2, 3], "the named frames");
@@ -717,17 +697,13 @@ fn a_vehicle_shows_its_parts_and_hides_damaged_and_lowest_detail_ones() {
         &[("car.dff", car.clone()), ("all.dff", car)],
         &[("all.dff", all_meta)],
     );
-    let all: Handle<DffModel> = load(&mut app, "all.dff");
-    let all = app
-        .world()
-        .resource::<Assets<DffModel>>()
-        .get(&all)
-        .unwrap();
+    let all: Handle<Dff> = load(&mut app, "all.dff");
+    let all = app.world().resource::<Assets<Dff>>().get(&all).unwrap();
     assert!(all.clumps[0].atomics.iter().all(|a| !a.hidden));
-    let model: Handle<DffModel> = load(&mut app, "car.dff");
+    let model: Handle<Dff> = load(&mut app, "car.dff");
     let hidden: Vec<bool> = app
         .world()
-        .resource::<Assets<DffModel>>()
+        .resource::<Assets<Dff>>()
         .get(&model)
         .unwrap()
         .clumps[0]
@@ -768,7 +744,7 @@ fn a_vehicle_shows_its_parts_and_hides_damaged_and_lowest_detail_ones() {
     // A changed (reloaded) model is spawned again: the old hierarchy goes, the new one holds
     // the change.
     {
-        let mut models = app.world_mut().resource_mut::<Assets<DffModel>>();
+        let mut models = app.world_mut().resource_mut::<Assets<Dff>>();
         let mut m = models.get_mut(&model).unwrap();
         let clump = std::sync::Arc::make_mut(&mut m.clumps[0]);
         clump.frames[5].rest.translation.z = -0.5;
@@ -821,7 +797,7 @@ fn damaged_models_and_dictionaries_load_or_fail_and_never_panic() {
     let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
     let mut app = dff_app(&files);
     let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
-    let handles: Vec<Handle<DffModel>> = (0..n)
+    let handles: Vec<Handle<Dff>> = (0..n)
         .map(|i| {
             app.world()
                 .resource::<AssetServer>()
@@ -853,7 +829,7 @@ fn damaged_models_and_dictionaries_load_or_fail_and_never_panic() {
     }
     assert_eq!(loaded + failed, n, "every load ends");
     for (i, h) in handles.iter().enumerate() {
-        if app.world().resource::<Assets<DffModel>>().contains(h) {
+        if app.world().resource::<Assets<Dff>>().contains(h) {
             let mut e = app
                 .world_mut()
                 .spawn((GtaModel::new(h.clone()), SkeletalClip::new(walk.clone())));
@@ -914,7 +890,7 @@ fn an_object_package_plays_on_a_model_by_frame_name() {
         ("car.dff", rigid_model(III, &frames, &[1, 2])),
         ("car.ifp", b.done()),
     ]);
-    let model: Handle<DffModel> = load(&mut app, "car.dff");
+    let model: Handle<Dff> = load(&mut app, "car.dff");
     // Bevy's labels are exact (`car.ifp#open_all`); the package looks a typed name up as the
     // games do.
     let package: Handle<Ifp> = load(&mut app, "car.ifp");

@@ -8,7 +8,7 @@ use bevy::asset::io::{AssetSourceBuilder, AssetSourceId};
 use bevy::asset::{AssetPlugin, LoadState};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use rigplay::anim::WrapMode;
+use rigplay::animation::WrapMode;
 use rigplay::plugin::*;
 use std::path::Path;
 use std::time::Duration;
@@ -419,7 +419,7 @@ fn a_broken_file_fails_to_load_with_its_offset_and_the_app_keeps_running() {
 
 #[test]
 fn a_retarget_root_reports_its_humanoid_bones_by_naming_convention() {
-    use rigplay::anim::retarget::{BonePreset, HumanoidBone};
+    use rigplay::animation::retarget::{BonePreset, HumanoidBone};
     let mut app = app(&[], &[], 1.0 / 30.0);
     // A Mixamo-named chain under a root, as a glTF scene spawns it: the hips, a leg, an arm,
     // and a prop that is no bone.

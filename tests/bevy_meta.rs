@@ -104,12 +104,8 @@ fn a_dff_meta_with_a_bad_flag_still_finds_the_dictionary_beside_the_model() {
         ],
         &[("models/fixture.dff", &text)],
     );
-    let handle: Handle<DffModel> = load(&mut app, "models/fixture.dff");
-    let model = app
-        .world()
-        .resource::<Assets<DffModel>>()
-        .get(&handle)
-        .unwrap();
+    let handle: Handle<Dff> = load(&mut app, "models/fixture.dff");
+    let model = app.world().resource::<Assets<Dff>>().get(&handle).unwrap();
     // `txd_beside` kept its default (true), `game` was read.
     assert_eq!(model.dictionaries, ["models/fixture.txd"]);
     assert_eq!(model.game, GtaGame::Vc);

@@ -3,7 +3,7 @@
 
 use crate::bevy_ifp::{app, bone, lift_ifp, load, same_rotation};
 use bevy::prelude::*;
-use rigplay::anim::{WrapMode, blend};
+use rigplay::animation::{WrapMode, blend};
 use rigplay::plugin::*;
 use std::sync::{Arc, Mutex};
 
@@ -21,7 +21,7 @@ fn local(app: &mut App, name: &str, nth: usize) -> Transform {
 
 /// An app with the bundled SA package loaded as `sa.ifp`: its idle's handle, and the idle as
 /// the core reads it (the reference the tests sample).
-fn sa_idle_app() -> (App, Handle<RigClip>, Arc<rigplay::anim::Clip>) {
+fn sa_idle_app() -> (App, Handle<RigClip>, Arc<rigplay::animation::Clip>) {
     let files = crate::assets::sample_files();
     let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 1.0 / 60.0);
     let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
@@ -335,7 +335,7 @@ fn a_moving_cross_fade_blends_both_clips_at_their_own_times() {
         .cross_fade(idle, fade);
     let skeleton = rigplay::skeleton::Skeleton::gta_sa();
     let rest = skeleton.rest_pose();
-    let pose_of = |clip: &rigplay::anim::Clip, t: f32| {
+    let pose_of = |clip: &rigplay::animation::Clip, t: f32| {
         let binding = skeleton.bind(clip);
         let mut local = rest.clone();
         for (track, target) in binding.targets.iter().enumerate() {
@@ -416,11 +416,11 @@ fn fades_pause_and_restart_from_the_pose_on_screen() {
         .unwrap()
         .cross_fade(lift.clone(), 1.0);
     app.update();
-    let on_screen = rigplay::anim::BonePose {
+    let on_screen = rigplay::animation::BonePose {
         rotation: Quat::from_rotation_z(halfway),
         ..Default::default()
     };
-    let expected = blend(on_screen, rigplay::anim::BonePose::default(), 0.1).rotation;
+    let expected = blend(on_screen, rigplay::animation::BonePose::default(), 0.1).rotation;
     let got = pelvis_angle(&mut app);
     assert!(
         (got - expected.angle_between(Quat::IDENTITY)).abs() < 1e-4,
@@ -481,7 +481,7 @@ fn a_held_blend_shows_the_weighted_pose_of_both_clips_at_the_playhead() {
     // clips sampled at the playhead's time, as the core's blend computes it, and it follows a
     // seek; clearing the blend goes back to the walk alone.
     use crate::bevy_ifp::same_rotation;
-    use rigplay::anim::BonePose;
+    use rigplay::animation::BonePose;
     let files = crate::assets::sample_files();
     let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 1.0 / 60.0);
     let ifp: Handle<Ifp> = load(&mut app, "sa.ifp");
@@ -531,7 +531,7 @@ fn a_held_blend_shows_the_weighted_pose_of_both_clips_at_the_playhead() {
             let Some(idle_track) = idle_track else {
                 continue;
             };
-            let pose = |clip: &rigplay::anim::Clip, i: usize, t: f32| {
+            let pose = |clip: &rigplay::animation::Clip, i: usize, t: f32| {
                 let s = clip.sample_track(i, t);
                 BonePose {
                     rotation: s.rotation.unwrap_or(skeleton.bones[b].rest.rotation),

@@ -255,9 +255,9 @@ fn a_changed_model_is_spawned_again_from_the_new_file() {
         ),
     );
     app.init_asset::<StandardMaterial>();
-    let model: Handle<DffModel> = app.world().resource::<AssetServer>().load("ped.dff");
+    let model: Handle<Dff> = app.world().resource::<AssetServer>().load("ped.dff");
     until(&mut app, |app| {
-        app.world().resource::<Assets<DffModel>>().contains(&model)
+        app.world().resource::<Assets<Dff>>().contains(&model)
     });
     let ped = app.world_mut().spawn(GtaModel::new(model.clone())).id();
     app.update();

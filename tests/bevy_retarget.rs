@@ -11,7 +11,7 @@ use bevy::gltf::GltfPlugin;
 use bevy::mesh::MeshPlugin;
 use bevy::prelude::*;
 use bevy::world_serialization::{WorldAsset, WorldAssetRoot, WorldSerializationPlugin};
-use rigplay::anim::retarget::{BonePreset, HumanoidBone};
+use rigplay::animation::retarget::{BonePreset, HumanoidBone};
 use rigplay::plugin::*;
 use std::f32::consts::{FRAC_PI_2, PI};
 
@@ -809,8 +809,8 @@ fn a_gltf_character_changed_on_disk_is_spawned_again_and_retargeted_anew() {
 fn paused_layer(
     clip: &Handle<RigClip>,
     time: f32,
-) -> rigplay::anim::layers::Layer<Handle<RigClip>> {
-    let mut layer = rigplay::anim::layers::Layer::new(clip.clone());
+) -> rigplay::animation::layers::Layer<Handle<RigClip>> {
+    let mut layer = rigplay::animation::layers::Layer::new(clip.clone());
     layer.playhead.paused = true;
     layer.playhead.seek(time);
     layer
@@ -818,7 +818,7 @@ fn paused_layer(
 
 #[test]
 fn layers_on_retargeted_characters_point_every_bone_where_the_sa_skeletons_layers_do() {
-    use rigplay::anim::layers::{BoneMask, LayerFlags};
+    use rigplay::animation::layers::{BoneMask, LayerFlags};
     // The same layers on the built-in SA skeleton and on three glTF characters (Mixamo in a
     // Blender armature, Unreal in centimetres, VRoid without a left arm): each layer is
     // retargeted onto the character (rest-compensated, as a `SkeletalClip` alone is), then
@@ -846,7 +846,7 @@ fn layers_on_retargeted_characters_point_every_bone_where_the_sa_skeletons_layer
     for &e in &all {
         app.world_mut().entity_mut(e).remove::<SkeletalClip>();
     }
-    type Stack = Vec<(rigplay::anim::layers::Layer<Handle<RigClip>>, f32)>;
+    type Stack = Vec<(rigplay::animation::layers::Layer<Handle<RigClip>>, f32)>;
     type Case<'a> = (&'a str, Box<dyn Fn(f32) -> Stack + 'a>);
     let cases: Vec<Case> = vec![
         (
@@ -927,7 +927,7 @@ fn layers_on_retargeted_characters_point_every_bone_where_the_sa_skeletons_layer
         };
         let layers = ClipLayers::default();
         let mut layers = layers;
-        layers.push(rigplay::anim::layers::Layer::new(walk.clone()).with_flags(flags));
+        layers.push(rigplay::animation::layers::Layer::new(walk.clone()).with_flags(flags));
         app.world_mut()
             .entity_mut(e)
             .insert((layers, RootMotion::applied()));

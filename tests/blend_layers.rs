@@ -1,13 +1,13 @@
 //! Many clips on one skeleton: the games' blend rule (`pose::mix`, `docs/formats/ifp.md`
 //! §3.3–§3.6), additive layers and masks, and the layer stack's fades, flags and movement sync
-//! (`anim::layers`). Every expected value is worked out by hand in the comments.
+//! (`animation::layers`). Every expected value is worked out by hand in the comments.
 
 use glam::{Quat, Vec3};
-use rigplay::anim::layers::{BoneMask, Layer, LayerError, LayerEvent, LayerFlags, LayerStack};
-use rigplay::anim::pose::{
+use rigplay::animation::layers::{BoneMask, Layer, LayerError, LayerEvent, LayerFlags, LayerStack};
+use rigplay::animation::pose::{
     LocalPose, MixLayer, PoseClip, PoseCursor, PoseSkeleton, TranslationRule, mix, sample,
 };
-use rigplay::anim::{BonePose, BoneRef, BoneTrack, Clip, ClipBuilder, PlayMode, PlayStep};
+use rigplay::animation::{BonePose, BoneRef, BoneTrack, Clip, ClipBuilder, PlayMode, PlayStep};
 
 /// A skeleton of `n` joints in a chain, each at rest 1 m above its parent, unrotated.
 fn chain(n: usize) -> PoseSkeleton {

@@ -6,12 +6,12 @@
 use crate::bvh_fixtures::mocap_walk;
 use crate::retarget_characters::CHAINS;
 use glam::{Quat, Vec3};
-use rigplay::anim::retarget::{BoneMap, HumanoidBone};
-use rigplay::anim::{BonePose, Clip};
+use rigplay::animation::retarget::{BoneMap, HumanoidBone};
+use rigplay::animation::{BonePose, Clip};
 use rigplay::convert::import::{bvh_source, clip_to_gta, gta_package};
 use rigplay::coords::GTA_TO_GLTF;
-use rigplay::formats::bvh::{Bvh, BvhChannel, BvhErrorKind};
-use rigplay::formats::ifp::IfpPackage;
+use rigplay::formats::bvh::{BvhChannel, BvhErrorKind, BvhFile};
+use rigplay::formats::ifp::IfpFile;
 use rigplay::skeleton::GtaGame;
 
 const SMALL: &str = "HIERARCHY
@@ -38,7 +38,7 @@ Frame Time: 0.5
 
 #[test]
 fn a_small_bvh_reads_field_by_field() {
-    let read = Bvh::read(SMALL.as_bytes()).unwrap();
+    let read = BvhFile::read(SMALL.as_bytes()).unwrap();
     assert!(read.warnings.is_empty(), "{:?}", read.warnings);
     let bvh = read.bvh;
     assert_eq!(bvh.joints.len(), 2);
@@ -91,51 +91,51 @@ fn a_small_bvh_reads_field_by_field() {
 #[test]
 fn broken_bvh_files_are_refused_with_the_byte_and_what_was_expected() {
     let cut = &SMALL[..SMALL.find("MOTION").unwrap() - 3];
-    let e = Bvh::read(cut.as_bytes()).unwrap_err();
+    let e = BvhFile::read(cut.as_bytes()).unwrap_err();
     assert!(matches!(e.kind, BvhErrorKind::Truncated { .. }), "{e}");
     let bad = SMALL.replace("OFFSET 10 -5 0", "OFFSET 10 -x 0");
-    let e = Bvh::read(bad.as_bytes()).unwrap_err();
+    let e = BvhFile::read(bad.as_bytes()).unwrap_err();
     assert_eq!(e.offset, bad.find("-x").unwrap());
     assert!(e.to_string().contains("\"-x\""), "{e}");
     let nan = SMALL.replace("1 91 4", "1 NaN 4");
     assert!(matches!(
-        Bvh::read(nan.as_bytes()).unwrap_err().kind,
+        BvhFile::read(nan.as_bytes()).unwrap_err().kind,
         BvhErrorKind::BadNumber { .. }
     ));
     let seven = SMALL.replace("CHANNELS 3 Zrotation", "CHANNELS 7 Zrotation");
     assert!(matches!(
-        Bvh::read(seven.as_bytes()).unwrap_err().kind,
+        BvhFile::read(seven.as_bytes()).unwrap_err().kind,
         BvhErrorKind::TooMany { .. }
     ));
     let not_text = [b"HIERARCHY\n".as_slice(), &[0xff, 0xfe, 0x00]].concat();
     assert_eq!(
-        Bvh::read(&not_text).unwrap_err().kind,
+        BvhFile::read(&not_text).unwrap_err().kind,
         BvhErrorKind::NotText
     );
-    assert!(Bvh::read(b"").is_err());
-    assert!(Bvh::read(b"HIERARCHY\nMOTION\nFrames: 0\nFrame Time: 0.1\n").is_err());
+    assert!(BvhFile::read(b"").is_err());
+    assert!(BvhFile::read(b"HIERARCHY\nMOTION\nFrames: 0\nFrame Time: 0.1\n").is_err());
     // A frame count that disagrees with the rows: what is there is read, and said.
     let more = SMALL.replace("Frames: 2", "Frames: 2000000000");
-    let read = Bvh::read(more.as_bytes()).unwrap();
+    let read = BvhFile::read(more.as_bytes()).unwrap();
     assert_eq!(read.bvh.frames(), 2);
     assert!(!read.warnings.is_empty());
     // A cut last row: left out, and said.
     let short = SMALL.trim_end().trim_end_matches("30 90 0").to_owned();
-    let read = Bvh::read(short.as_bytes()).unwrap();
+    let read = BvhFile::read(short.as_bytes()).unwrap();
     assert_eq!(read.bvh.frames(), 1);
     assert!(!read.warnings.is_empty());
     // Every prefix and a byte flipped at every place: an error or a file, never a panic.
     for cut in 0..SMALL.len() {
-        let _ = Bvh::read(&SMALL.as_bytes()[..cut]);
+        let _ = BvhFile::read(&SMALL.as_bytes()[..cut]);
         let mut flipped = SMALL.as_bytes().to_vec();
         flipped[cut] ^= 0x5a;
-        let _ = Bvh::read(&flipped);
+        let _ = BvhFile::read(&flipped);
     }
 }
 
 /// World positions (the file's axes) of every joint of the BVH in frame `f`, worked out here
 /// from the parents and local transforms.
-fn bvh_positions(bvh: &Bvh, f: usize) -> Vec<Vec3> {
+fn bvh_positions(bvh: &BvhFile, f: usize) -> Vec<Vec3> {
     let mut world: Vec<(Vec3, Quat)> = Vec::new();
     for (j, joint) in bvh.joints.iter().enumerate() {
         let (t, r) = bvh.local(j, f);
@@ -172,7 +172,7 @@ fn gta_positions(game: GtaGame, clip: &Clip, t: f32) -> Vec<Vec3> {
 #[test]
 fn a_mocap_walk_imported_onto_every_games_ped_points_every_limb_where_the_mocap_does() {
     let text = mocap_walk(37);
-    let bvh = Bvh::read(text.as_bytes()).unwrap().bvh;
+    let bvh = BvhFile::read(text.as_bytes()).unwrap().bvh;
     assert_eq!(bvh.joints.len(), 22);
     let source = bvh_source(&bvh);
     let clip = bvh.to_clip("mocap_walk");
@@ -191,7 +191,7 @@ fn a_mocap_walk_imported_onto_every_games_ped_points_every_limb_where_the_mocap_
         // Written, read back as the game would, and played on the built-in ped.
         let (package, _) = gta_package(game, "mocap", vec![ifp_clip]);
         let bytes = package.write().unwrap();
-        let read = IfpPackage::read(&bytes).unwrap().package;
+        let read = IfpFile::read(&bytes).unwrap().package;
         let skeleton = game.skeleton();
         let (played, dropped) =
             skeleton.clip_as_played(game, &read.clips().next().unwrap().to_clip());
@@ -266,7 +266,7 @@ fn a_users_map_pairs_bones_whose_names_say_nothing() {
     let text = mocap_walk(19)
         .replace("LeftUpLeg", "jnt_07")
         .replace("RightUpLeg", "jnt_08");
-    let bvh = Bvh::read(text.as_bytes()).unwrap().bvh;
+    let bvh = BvhFile::read(text.as_bytes()).unwrap().bvh;
     let source = bvh_source(&bvh);
     let clip = bvh.to_clip("walk");
     let (_, report) = clip_to_gta(&source, &clip, "walk", GtaGame::Sa, &[]).unwrap();
@@ -298,7 +298,7 @@ fn a_users_map_pairs_bones_whose_names_say_nothing() {
     assert_eq!(report.map_problems.len(), 1, "{:?}", report.map_problems);
     // The left thigh now swings as the mocap's: its knee where the mocap's is, relative to
     // the hip, at the swing's peak (0.3 s: 30° forward).
-    let read = IfpPackage::read(
+    let read = IfpFile::read(
         &gta_package(GtaGame::Sa, "walk", vec![ifp_clip])
             .0
             .write()
@@ -326,7 +326,7 @@ fn a_users_map_pairs_bones_whose_names_say_nothing() {
 
 #[test]
 fn a_skeleton_without_humanoid_names_is_refused_with_its_names() {
-    let read = Bvh::read(SMALL.as_bytes()).unwrap().bvh;
+    let read = BvhFile::read(SMALL.as_bytes()).unwrap().bvh;
     let source = bvh_source(&read);
     let e = clip_to_gta(&source, &read.to_clip("x"), "x", GtaGame::Sa, &[]).unwrap_err();
     assert!(e.to_string().contains("Hips"), "{e}");

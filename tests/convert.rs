@@ -2,18 +2,18 @@
 
 use crate::bytes::Bytes;
 use crate::ifp_fixtures::anpk_with_44_byte_anim;
-use rigplay::anim::reduce::{ErrorStats, KeyReduction, ReduceOptions, ReduceStats};
+use rigplay::animation::reduce::{ErrorStats, KeyReduction, ReduceOptions, ReduceStats};
 use rigplay::convert::{IfpConversion, IfpConvertOptions, convert_ifp};
-use rigplay::formats::ifp::{IfpPackage, IfpVersion};
+use rigplay::formats::ifp::{IfpFile, IfpVersion};
 use rigplay::skeleton::Skeleton;
 
-fn package(path: &str) -> IfpPackage {
-    IfpPackage::read(&crate::assets::read(path))
+fn package(path: &str) -> IfpFile {
+    IfpFile::read(&crate::assets::read(path))
         .expect("the sample reads")
         .package
 }
 
-fn convert(p: &IfpPackage, version: IfpVersion, reduction: KeyReduction) -> IfpConversion {
+fn convert(p: &IfpFile, version: IfpVersion, reduction: KeyReduction) -> IfpConversion {
     let options = IfpConvertOptions {
         version,
         reduction,
@@ -34,7 +34,7 @@ fn samples_convert_to_every_version_and_read_back_as_written() {
             for reduction in [KeyReduction::None, KeyReduction::Runs, bounded] {
                 let c = convert(&p, version, reduction);
                 let bytes = c.bytes.as_ref().expect("the samples can be written");
-                let back = IfpPackage::read(bytes).expect("what was written reads");
+                let back = IfpFile::read(bytes).expect("what was written reads");
                 assert!(back.warnings.is_empty(), "{:?}", back.warnings);
                 assert_eq!(back.package.version, version);
                 assert!(
@@ -96,7 +96,7 @@ fn anlf_blocks_merge_with_a_note_and_empty_packages_convert() {
     });
     b.raw(&anpk_with_44_byte_anim())
         .raw(&anpk_with_44_byte_anim());
-    let p = IfpPackage::read(&b.done()).unwrap().package;
+    let p = IfpFile::read(&b.done()).unwrap().package;
     let c = convert(&p, IfpVersion::Anp3, KeyReduction::Runs);
     assert_eq!(c.notes.len(), 1, "{:?}", c.notes);
     assert!(c.notes[0].contains("merged"), "{:?}", c.notes);
@@ -104,7 +104,7 @@ fn anlf_blocks_merge_with_a_note_and_empty_packages_convert() {
     assert_eq!(c.package.clips().count(), 2);
     assert!(c.bytes.is_ok());
 
-    let empty = IfpPackage {
+    let empty = IfpFile {
         version: IfpVersion::Anpk,
         anlf: true,
         blocks: Vec::new(),
@@ -114,7 +114,7 @@ fn anlf_blocks_merge_with_a_note_and_empty_packages_convert() {
         assert_eq!((c.keys_before, c.keys_after), (0, 0));
         assert_eq!(c.reduction, Some(ReduceStats::default()));
         assert_eq!(c.error, Some(ErrorStats::default()));
-        IfpPackage::read(&c.bytes.unwrap()).expect("reads back");
+        IfpFile::read(&c.bytes.unwrap()).expect("reads back");
     }
 }
 

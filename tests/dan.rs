@@ -3,7 +3,7 @@
 use crate::bytes::Bytes;
 use crate::rng::Rng;
 use glam::{Quat, Vec3};
-use rigplay::anim::Clip;
+use rigplay::animation::Clip;
 include!("../fuzz/oracles/dan.rs");
 
 use rigplay::formats::dan::{

@@ -5,7 +5,7 @@ include!("../fuzz/oracles/dff.rs");
 
 use crate::bytes::Bytes;
 use glam::{Mat4, Vec3};
-use rigplay::formats::dff::{Dff, Geometry, HAnimNode, RwErrorKind, RwWarningKind, SkinLayout};
+use rigplay::formats::dff::{DffFile, Geometry, HAnimNode, RwErrorKind, RwWarningKind, SkinLayout};
 
 /// Library ID stamps (§1.2): SA 3.6.0.3, III PC 3.3.0.2, and 3.0.2 (old-form stamp, before
 /// 3.0.4 and its Geometry List).
@@ -352,7 +352,7 @@ pub(crate) fn clump(o: Opts) -> Vec<u8> {
 }
 
 fn read(bytes: &[u8]) -> rigplay::formats::dff::DffRead {
-    Dff::read(bytes).unwrap_or_else(|e| panic!("{e}"))
+    DffFile::read(bytes).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn close(a: Vec3, b: Vec3, eps: f32) -> bool {
@@ -619,7 +619,7 @@ fn every_truncation_is_a_typed_error() {
         // The 20 padding bytes are optional; the UV dictionary ends at byte 28.
         let clump_end = bytes.len() - 20;
         for n in 0..clump_end {
-            let r = Dff::read(&bytes[..n]);
+            let r = DffFile::read(&bytes[..n]);
             assert!(r.is_err(), "cut at {n} of {clump_end} read");
         }
     }
@@ -646,7 +646,7 @@ fn every_cut_payload_is_a_typed_error() {
                     break;
                 }
                 assert!(
-                    Dff::read(&bytes).is_err(),
+                    DffFile::read(&bytes).is_err(),
                     "chunk {id:#x} cut to {n} bytes read"
                 );
             }
@@ -657,7 +657,7 @@ fn every_cut_payload_is_a_typed_error() {
 #[test]
 fn a_huge_count_in_a_small_file_is_refused_before_allocating() {
     // 2^31 Bin Mesh meshes (u32).
-    let e = Dff::read(&clump(Opts {
+    let e = DffFile::read(&clump(Opts {
         bin_meshes: 1 << 31,
         ..BASE
     }))
@@ -668,7 +668,7 @@ fn a_huge_count_in_a_small_file_is_refused_before_allocating() {
     );
     assert_eq!(e.path, "Clump/GeometryList/Geometry[0]/Extension/BinMesh");
     // 2^31 frames: negative as i32.
-    let e = Dff::read(&clump(Opts {
+    let e = DffFile::read(&clump(Opts {
         frame_count: 1 << 31,
         ..BASE
     }))
@@ -676,7 +676,7 @@ fn a_huge_count_in_a_small_file_is_refused_before_allocating() {
     assert!(matches!(e.kind, RwErrorKind::NegativeCount { .. }), "{e}");
     assert_eq!(e.path, "Clump/FrameList/Struct");
     // 2^31 − 1 prelit vertices.
-    let e = Dff::read(&clump(Opts {
+    let e = DffFile::read(&clump(Opts {
         flags0: 0x0001_003E,
         num_vertices0: i32::MAX,
         ..BASE
@@ -705,7 +705,7 @@ fn a_chunk_larger_than_its_parent_is_refused() {
         STRUCT
     );
     bytes[at + 4..at + 8].copy_from_slice(&100_000u32.to_le_bytes());
-    let e = Dff::read(&bytes).unwrap_err();
+    let e = DffFile::read(&bytes).unwrap_err();
     assert!(
         matches!(
             e.kind,
@@ -722,13 +722,13 @@ fn a_chunk_larger_than_its_parent_is_refused() {
 
 #[test]
 fn frame_parent_cycles_and_bad_parents_are_refused() {
-    let e = Dff::read(&clump(Opts {
+    let e = DffFile::read(&clump(Opts {
         parents: [-1, 2, 1],
         ..BASE
     }))
     .unwrap_err();
     assert!(matches!(e.kind, RwErrorKind::FrameCycle { .. }), "{e}");
-    let e = Dff::read(&clump(Opts {
+    let e = DffFile::read(&clump(Opts {
         parents: [0, 0, 1],
         ..BASE
     }))
@@ -737,7 +737,7 @@ fn frame_parent_cycles_and_bad_parents_are_refused() {
         matches!(e.kind, RwErrorKind::FrameCycle { frame: 0 }),
         "{e}"
     );
-    let e = Dff::read(&clump(Opts {
+    let e = DffFile::read(&clump(Opts {
         parents: [-1, 3, 1],
         ..BASE
     }))
@@ -758,7 +758,7 @@ fn frame_parent_cycles_and_bad_parents_are_refused() {
 #[test]
 fn errors_name_the_chunk_path() {
     // A weighted bone index past numBones.
-    let e = Dff::read(&clump(Opts {
+    let e = DffFile::read(&clump(Opts {
         bone_index: 2,
         ..BASE
     }))
@@ -780,7 +780,7 @@ fn errors_name_the_chunk_path() {
             .contains("Clump/GeometryList/Geometry[0]/Extension/Skin")
     );
     // Console geometry.
-    let e = Dff::read(&clump(Opts {
+    let e = DffFile::read(&clump(Opts {
         flags0: 0x0100_0036,
         ..BASE
     }))
@@ -792,7 +792,7 @@ fn errors_name_the_chunk_path() {
     assert_eq!(e.path, "Clump/GeometryList/Geometry[0]/Struct");
     // Not a DFF at all.
     assert!(matches!(
-        Dff::read(&[0; 64]).unwrap_err().kind,
+        DffFile::read(&[0; 64]).unwrap_err().kind,
         RwErrorKind::MissingChunk { .. }
     ));
 }

@@ -7,7 +7,7 @@ use crate::bytes::{Bytes, anim_payload};
 use glam::{Quat, Vec3};
 use rigplay::convert::gltf::{GltfClip, GltfError, GltfExport, RootMotionExport};
 use rigplay::coords::GTA_TO_GLTF;
-use rigplay::formats::ifp::IfpPackage;
+use rigplay::formats::ifp::IfpFile;
 use rigplay::skeleton::{GtaGame, Skeleton};
 use serde_json::Value;
 
@@ -100,8 +100,8 @@ fn close(got: &[f32], want: &[f32], what: &str) {
 }
 
 /// The fixture's clip as VC plays it, on VC's skeleton.
-fn vc() -> (Skeleton, rigplay::anim::Clip, Vec<Option<usize>>) {
-    let package = IfpPackage::read(&vc_walk()).unwrap().package;
+fn vc() -> (Skeleton, rigplay::animation::Clip, Vec<Option<usize>>) {
+    let package = IfpFile::read(&vc_walk()).unwrap().package;
     let skeleton = GtaGame::Vc.skeleton();
     let clip = package.clips().next().unwrap().to_clip();
     let (clip, dropped) = skeleton.clip_as_played(GtaGame::Vc, &clip);
@@ -113,10 +113,10 @@ fn vc() -> (Skeleton, rigplay::anim::Clip, Vec<Option<usize>>) {
 /// Every clip of an IFP package as `game` plays it, with the bone each track drives on its
 /// skeleton: what an export of the package takes.
 pub fn played_clips(
-    package: &IfpPackage,
+    package: &IfpFile,
     game: GtaGame,
     skeleton: &Skeleton,
-) -> Vec<(rigplay::anim::Clip, Vec<Option<usize>>)> {
+) -> Vec<(rigplay::animation::Clip, Vec<Option<usize>>)> {
     package
         .clips()
         .map(|c| {
@@ -129,7 +129,7 @@ pub fn played_clips(
 
 fn export<'a>(
     skeleton: &'a Skeleton,
-    clip: &'a rigplay::anim::Clip,
+    clip: &'a rigplay::animation::Clip,
     targets: &'a [Option<usize>],
     root_motion: RootMotionExport,
 ) -> GltfExport<'a> {

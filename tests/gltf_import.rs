@@ -7,9 +7,9 @@
 use crate::bvh_fixtures::mocap_walk;
 use glam::{Quat, Vec3};
 use rigplay::convert::import::{bvh_source, clip_to_gta, gltf_source, gta_package};
-use rigplay::formats::bvh::Bvh;
+use rigplay::formats::bvh::BvhFile;
 use rigplay::formats::gltf::GltfScene;
-use rigplay::formats::ifp::IfpPackage;
+use rigplay::formats::ifp::IfpFile;
 use rigplay::skeleton::GtaGame;
 use serde_json::json;
 
@@ -73,7 +73,7 @@ enum Naming {
 /// The BVH's joints and frames as glTF: node 0 an `Armature` scaled 0.01 (the BVH is in
 /// centimetres), node j + 1 the BVH's joint j at its offset; one animation, "walk", with a
 /// rotation channel per joint and the hips' translation, keys at the frames' times.
-fn gltf_of(bvh: &Bvh, naming: Naming, glb: bool) -> Vec<u8> {
+fn gltf_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
     let mut bin: Vec<u8> = Vec::new();
     let mut views = Vec::new();
     let mut accessors = Vec::new();
@@ -208,7 +208,7 @@ fn gltf_of(bvh: &Bvh, naming: Naming, glb: bool) -> Vec<u8> {
 
 /// Every bone's (rotation, translation) at every key of an imported clip, read back from the
 /// written package.
-fn keys_of(package: &IfpPackage) -> Vec<(String, Vec<(Quat, Vec3)>)> {
+fn keys_of(package: &IfpFile) -> Vec<(String, Vec<(Quat, Vec3)>)> {
     package
         .clips()
         .next()
@@ -234,7 +234,7 @@ fn keys_of(package: &IfpPackage) -> Vec<(String, Vec<(Quat, Vec3)>)> {
 
 #[test]
 fn a_walk_as_gltf_glb_or_vrm_imports_to_the_keys_the_same_walk_as_bvh_gives() {
-    let bvh = Bvh::read(mocap_walk(31).as_bytes()).unwrap().bvh;
+    let bvh = BvhFile::read(mocap_walk(31).as_bytes()).unwrap().bvh;
     let from_bvh = {
         let (clip, _) = clip_to_gta(
             &bvh_source(&bvh),
@@ -248,7 +248,7 @@ fn a_walk_as_gltf_glb_or_vrm_imports_to_the_keys_the_same_walk_as_bvh_gives() {
             .0
             .write()
             .unwrap();
-        keys_of(&IfpPackage::read(&bytes).unwrap().package)
+        keys_of(&IfpFile::read(&bytes).unwrap().package)
     };
     for (naming, glb) in [
         (Naming::Mixamo, false),
@@ -274,7 +274,7 @@ fn a_walk_as_gltf_glb_or_vrm_imports_to_the_keys_the_same_walk_as_bvh_gives() {
             .0
             .write()
             .unwrap();
-        let from_gltf = keys_of(&IfpPackage::read(&bytes).unwrap().package);
+        let from_gltf = keys_of(&IfpFile::read(&bytes).unwrap().package);
         assert_eq!(from_gltf.len(), from_bvh.len());
         let (mut angle, mut distance) = (0.0f32, 0.0f32);
         for ((name, a), (other, b)) in from_gltf.iter().zip(&from_bvh) {
@@ -300,7 +300,7 @@ include!("../fuzz/oracles/gltf.rs");
 
 #[test]
 fn broken_gltf_files_are_refused_with_where_and_why() {
-    let bvh = Bvh::read(mocap_walk(5).as_bytes()).unwrap().bvh;
+    let bvh = BvhFile::read(mocap_walk(5).as_bytes()).unwrap().bvh;
     let good = gltf_of(&bvh, Naming::Mixamo, true);
     // Cut at every place, a byte flipped at every place: an error or a scene, never a panic,
     // and what reads imports or is refused (the fuzz oracle).
@@ -337,7 +337,7 @@ fn sa_clips_out_to_gltf_and_back_onto_the_vc_ped_keep_their_rotations() {
     // shared bone turns as in the SA clip, up to ANPK's float keys (exact) and the 30 Hz
     // resampling (compared at the keys).
     use rigplay::convert::gltf::{GltfClip, GltfExport, RootMotionExport};
-    let sa = IfpPackage::read(&crate::assets::read("anims/sa_ped.ifp"))
+    let sa = IfpFile::read(&crate::assets::read("anims/sa_ped.ifp"))
         .unwrap()
         .package;
     let skeleton = GtaGame::Sa.skeleton();

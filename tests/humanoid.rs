@@ -12,7 +12,7 @@
 
 use crate::rng::Rng;
 use glam::{Affine3A, Quat, Vec3};
-use rigplay::anim::retarget::HumanoidBone;
+use rigplay::animation::retarget::HumanoidBone;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -21,9 +21,9 @@ fn truncation_at_every_byte_is_an_error_at_or_before_the_cut() {
         anp3_with_types_1_to_4(None),
         anlf.done(),
     ] {
-        assert!(IfpPackage::read(&file).is_ok());
+        assert!(IfpFile::read(&file).is_ok());
         for cut in 0..file.len() {
-            let err = IfpPackage::read(&file[..cut]).expect_err("a cut file must not read");
+            let err = IfpFile::read(&file[..cut]).expect_err("a cut file must not read");
             assert!(
                 err.offset <= cut as u64,
                 "cut {cut}: error at {}",
@@ -48,7 +48,7 @@ fn a_huge_count_in_a_small_file_is_refused_before_allocating() {
         b.fixed("ped", 24, &[]).u32(1 << 31);
         b.raw(&[0; 64]);
     });
-    let err = IfpPackage::read(&b.done()).unwrap_err();
+    let err = IfpFile::read(&b.done()).unwrap_err();
     assert_eq!(
         err.kind,
         IfpErrorKind::CountTooLarge {
@@ -68,7 +68,7 @@ fn a_huge_count_in_a_small_file_is_refused_before_allocating() {
         b.fixed(" Pelvis", 24, &[]).u32(3).u32(u32::MAX).i32(1);
         b.i16s(&[0, 0, 0, 4096, 0]);
     });
-    let err = IfpPackage::read(&b.done()).unwrap_err();
+    let err = IfpFile::read(&b.done()).unwrap_err();
     assert!(matches!(
         err.kind,
         IfpErrorKind::CountTooLarge {
@@ -97,7 +97,7 @@ fn a_huge_count_in_a_small_file_is_refused_before_allocating() {
         });
     });
     assert!(matches!(
-        IfpPackage::read(&b.done()).unwrap_err().kind,
+        IfpFile::read(&b.done()).unwrap_err().kind,
         IfpErrorKind::CountTooLarge {
             what: "animation",
             ..
@@ -132,7 +132,7 @@ fn bad_values_are_typed_errors() {
     // Negative frame count: the int at ANIM +28. Offsets: ANPK 8, INFO 8+8, NAME 8+4, DGAN 8,
     // INFO 8+8, CPAN 8, ANIM header 8 -> payload at 76, frame count at 104.
     let file = one_sequence_anpk(|b| anim_payload(b, "Shead", -5, &[0, 0]), |_| {});
-    let err = IfpPackage::read(&file).unwrap_err();
+    let err = IfpFile::read(&file).unwrap_err();
     assert_eq!(
         err.kind,
         IfpErrorKind::NegativeCount {
@@ -167,7 +167,7 @@ fn bad_values_are_typed_errors() {
             });
         },
     );
-    let err = IfpPackage::read(&file).unwrap_err();
+    let err = IfpFile::read(&file).unwrap_err();
     assert!(
         matches!(
             err.kind,
@@ -191,7 +191,7 @@ fn bad_values_are_typed_errors() {
         },
     );
     assert_eq!(
-        IfpPackage::read(&file).unwrap_err().kind,
+        IfpFile::read(&file).unwrap_err().kind,
         IfpErrorKind::UnknownKeyBlock {
             magic: "KRQQ".into(),
             size: 36,
@@ -210,7 +210,7 @@ fn bad_values_are_typed_errors() {
         },
     );
     assert_eq!(
-        IfpPackage::read(&file).unwrap_err().kind,
+        IfpFile::read(&file).unwrap_err().kind,
         IfpErrorKind::AnimTooShort { size: 36 }
     );
 
@@ -221,19 +221,19 @@ fn bad_values_are_typed_errors() {
         b.fixed("walk", 24, &[]).u32(1).u32(0).u32(1);
         b.fixed("Jaw", 24, &[]).u32(7).u32(0).i32(8);
     });
-    let err = IfpPackage::read(&b.done()).unwrap_err();
+    let err = IfpFile::read(&b.done()).unwrap_err();
     assert_eq!(err.kind, IfpErrorKind::UnknownFrameType { frame_type: 7 });
     assert_eq!(err.offset, 8 + 28 + 36 + 24);
 
     // Not an IFP at all.
-    let err = IfpPackage::read(b"RIFF\0\0\0\0WAVE").unwrap_err();
+    let err = IfpFile::read(b"RIFF\0\0\0\0WAVE").unwrap_err();
     assert_eq!(
         err.kind,
         IfpErrorKind::UnknownFormat {
             found: "RIFF".into()
         }
     );
-    assert!(IfpPackage::read(b"").is_err());
+    assert!(IfpFile::read(b"").is_err());
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub fn anpk_with_48_byte_anim() -> Vec<u8> {
 }
 
 fn read_ok(bytes: &[u8]) -> IfpRead {
-    IfpPackage::read(bytes).unwrap_or_else(|e| panic!("fixture must read: {e}"))
+    IfpFile::read(bytes).unwrap_or_else(|e| panic!("fixture must read: {e}"))
 }
 
 #[test]

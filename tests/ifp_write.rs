@@ -5,8 +5,8 @@ use crate::ifp_read::{anp3_with_types_1_to_4, anpk_with_44_byte_anim, anpk_with_
 use crate::rng::Rng;
 use rigplay::formats::ifp::*;
 
-fn read(bytes: &[u8]) -> IfpPackage {
-    let r = IfpPackage::read(bytes).unwrap_or_else(|e| panic!("{e}"));
+fn read(bytes: &[u8]) -> IfpFile {
+    let r = IfpFile::read(bytes).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     r.package
 }
@@ -69,7 +69,7 @@ fn random_name(rng: &mut Rng, max: usize) -> String {
         .collect()
 }
 
-fn random_package(rng: &mut Rng, version: IfpVersion) -> IfpPackage {
+fn random_package(rng: &mut Rng, version: IfpVersion) -> IfpFile {
     let compressed_file = version != IfpVersion::Anpk && rng.below(2) == 0;
     let clips = (0..rng.below(4))
         .map(|_| {
@@ -155,7 +155,7 @@ fn random_package(rng: &mut Rng, version: IfpVersion) -> IfpPackage {
             }
         })
         .collect();
-    IfpPackage::new(version, random_name(rng, 20), clips)
+    IfpFile::new(version, random_name(rng, 20), clips)
 }
 
 #[test]
@@ -231,7 +231,7 @@ fn values_outside_int16_become_float_frames_never_an_overflow() {
         }],
     );
     seq.has_translation = true;
-    let p = IfpPackage::new(
+    let p = IfpFile::new(
         IfpVersion::Anpk,
         "x",
         vec![IfpClip {

@@ -4,11 +4,11 @@
 //!
 //! | module | may use (besides itself) |
 //! |---|---|
-//! | `anim`, `coords` | nothing of the crate |
-//! | `formats` | `anim`, `coords` |
-//! | `skeleton` | `anim`, `formats`, `coords` |
-//! | `anie` | `anim`, `formats`, `coords` |
-//! | `convert` | `anim`, `formats`, `coords`, `skeleton` |
+//! | `animation`, `coords` | nothing of the crate |
+//! | `formats` | `animation`, `coords` |
+//! | `skeleton` | `animation`, `formats`, `coords` |
+//! | `anie` | `animation`, `formats`, `coords` |
+//! | `convert` | `animation`, `formats`, `coords`, `skeleton` |
 //! | `plugin`, `prelude` | anything |
 //!
 //! and no core module names Bevy.
@@ -16,12 +16,12 @@
 use std::path::{Path, PathBuf};
 
 const CORE: [(&str, &[&str]); 7] = [
-    ("anim", &[]),
+    ("animation", &[]),
     ("coords", &[]),
-    ("formats", &["anim", "coords"]),
-    ("skeleton", &["anim", "formats", "coords"]),
-    ("anie", &["anim", "formats", "coords"]),
-    ("convert", &["anim", "formats", "coords", "skeleton"]),
+    ("formats", &["animation", "coords"]),
+    ("skeleton", &["animation", "formats", "coords"]),
+    ("anie", &["animation", "formats", "coords"]),
+    ("convert", &["animation", "formats", "coords", "skeleton"]),
     ("lib", &[]),
 ];
 
@@ -113,7 +113,7 @@ fn the_layer_check_sees_what_it_looks_for() {
     assert!(!names_bevy("pub fn gta_vec_to_bevy(v: Vec3) -> Vec3 {"));
     assert!(!names_bevy("let b = dan_quat_to_bevy(q);"));
     let lines: Vec<_> =
-        code_lines("//! crate::plugin\nuse crate::anim; // crate::plugin\n").collect();
+        code_lines("//! crate::plugin\nuse crate::animation; // crate::plugin\n").collect();
     assert_eq!(lines.len(), 1);
-    assert_eq!(crate_modules(lines[0].1), ["anim"]);
+    assert_eq!(crate_modules(lines[0].1), ["animation"]);
 }

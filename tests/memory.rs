@@ -55,29 +55,29 @@ pub fn measure<R>(f: impl FnOnce() -> R) -> (R, usize) {
     (r, peak.max(0) as usize)
 }
 
-use rigplay::formats::anie::AnimeProject;
+use rigplay::formats::anie::AnieFile;
 use rigplay::formats::dan::DanFile;
-use rigplay::formats::dff::Dff;
-use rigplay::formats::ifp::IfpPackage;
-use rigplay::formats::txd::Txd;
+use rigplay::formats::dff::DffFile;
+use rigplay::formats::ifp::IfpFile;
+use rigplay::formats::txd::TxdFile;
 
 #[derive(Clone, Copy, Debug)]
 enum Format {
     Ifp,
     Dan,
     Anie,
-    Dff,
-    Txd,
+    DffFile,
+    TxdFile,
 }
 
 /// Reads `bytes` as `format`, dropping the result (its size counts in the peak).
 fn read(format: Format, bytes: &[u8]) {
     match format {
-        Format::Ifp => drop(IfpPackage::read(bytes)),
+        Format::Ifp => drop(IfpFile::read(bytes)),
         Format::Dan => drop(DanFile::read(bytes)),
-        Format::Anie => drop(AnimeProject::read(bytes)),
-        Format::Dff => drop(Dff::read(bytes)),
-        Format::Txd => drop(Txd::read(bytes)),
+        Format::Anie => drop(AnieFile::read(bytes)),
+        Format::DffFile => drop(DffFile::read(bytes)),
+        Format::TxdFile => drop(TxdFile::read(bytes)),
     }
 }
 
@@ -95,8 +95,8 @@ fn bound(format: Format) -> (usize, usize) {
         Format::Anie => (64, 1 << 20),
         // The levels and vertex arrays are kept as read (measured 1.03–1.06×; TXD levels are
         // decoded only when asked).
-        Format::Dff => (2, 64 << 10),
-        Format::Txd => (2, 64 << 10),
+        Format::DffFile => (2, 64 << 10),
+        Format::TxdFile => (2, 64 << 10),
     }
 }
 
@@ -133,19 +133,17 @@ fn files() -> Vec<(Format, String, Vec<u8>)> {
             asset("anims/anie/mesh_ffd.anie"),
         ),
         (
-            Format::Dff,
+            Format::DffFile,
             "ped.dff".to_owned(),
             asset("characters/ped.dff"),
         ),
         (
-            Format::Txd,
+            Format::TxdFile,
             "ped.txd".to_owned(),
             asset("characters/ped.txd"),
         ),
     ];
-    let mut big = IfpPackage::read(&asset("anims/sa_ped.ifp"))
-        .unwrap()
-        .package;
+    let mut big = IfpFile::read(&asset("anims/sa_ped.ifp")).unwrap().package;
     let clips: Vec<_> = big.clips().cloned().collect();
     let per_copy = asset("anims/sa_ped.ifp").len();
     for i in 0..2_400_000 / per_copy {
@@ -230,8 +228,8 @@ fn every_field_of_the_small_fixtures_at_its_maximum_stays_within_the_bound() {
         (Format::Ifp, "ifp_read"),
         (Format::Dan, "dan_read"),
         (Format::Anie, "anie_read"),
-        (Format::Dff, "dff_read"),
-        (Format::Txd, "txd_read"),
+        (Format::DffFile, "dff_read"),
+        (Format::TxdFile, "txd_read"),
     ];
     let maxima: [&[u8]; 4] = [
         &[0xFF],

@@ -1,6 +1,6 @@
-//! Clip names as a user types them (`rigplay::anim::names`): matched as the games match names.
+//! Clip names as a user types them (`rigplay::animation::names`): matched as the games match names.
 
-use rigplay::anim::names::{ClipNameError, closest, distance, find_clip};
+use rigplay::animation::names::{ClipNameError, closest, distance, find_clip};
 
 #[test]
 fn the_exact_name_wins_then_the_one_in_another_case() {

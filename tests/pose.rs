@@ -1,11 +1,11 @@
-//! The pose pipeline (`anim::pose`) against the clip sampler, `anim::blend` and
+//! The pose pipeline (`animation::pose`) against the clip sampler, `animation::blend` and
 //! `Skeleton::model_space`: on the bundled SA clips and on random clips.
 
 use crate::rng::Rng;
 use glam::{Affine3A, Quat, Vec3};
-use rigplay::anim::pose::*;
-use rigplay::anim::{BonePose, BoneRef, BoneTrack, Clip, ClipBuilder, ClipCursor, WrapMode};
-use rigplay::formats::ifp::IfpPackage;
+use rigplay::animation::pose::*;
+use rigplay::animation::{BonePose, BoneRef, BoneTrack, Clip, ClipBuilder, ClipCursor, WrapMode};
+use rigplay::formats::ifp::IfpFile;
 use rigplay::skeleton::Skeleton;
 
 /// The rotation angle between two quaternions, radians, in f64.
@@ -514,7 +514,7 @@ fn two_layer_blend_matches_anim_blend() {
             &mut out,
         );
         for j in 0..n {
-            let r = rigplay::anim::blend(a.get(j), b.get(j), w);
+            let r = rigplay::animation::blend(a.get(j), b.get(j), w);
             let p = out.get(j);
             worst.0 = worst.0.max(angle(r.rotation, p.rotation));
             worst.1 = worst
@@ -524,7 +524,7 @@ fn two_layer_blend_matches_anim_blend() {
         }
     }
     eprintln!(
-        "blend vs anim::blend: rotation {:e} rad, vectors {:e}",
+        "blend vs animation::blend: rotation {:e} rad, vectors {:e}",
         worst.0, worst.1
     );
     assert!(worst.0 < 1e-5 && worst.1 < 1e-5, "{worst:?}");
@@ -574,12 +574,12 @@ fn blend_masks_and_zero_weights() {
     assert!(close(out.get(0), a.get(0)));
     assert!(close(
         out.get(1),
-        rigplay::anim::blend(a.get(1), b.get(1), 0.5)
+        rigplay::animation::blend(a.get(1), b.get(1), 0.5)
     ));
     assert!(close(out.get(2), rest.get(2)));
     assert!(close(
         out.get(3),
-        rigplay::anim::blend(a.get(3), b.get(3), 0.5)
+        rigplay::animation::blend(a.get(3), b.get(3), 0.5)
     ));
     assert!(close(out.get(5), a.get(5)));
     // No layers at all: rest.
@@ -636,7 +636,7 @@ fn sa_clips() -> Vec<Clip> {
         "/assets/anims/sa_ped.ifp"
     ))
     .expect("the bundled SA sample");
-    IfpPackage::read(&bytes)
+    IfpFile::read(&bytes)
         .expect("it reads")
         .package
         .clips()
@@ -792,7 +792,7 @@ fn poses_of_unit_scales_blend_and_transform_like_any_other() {
     layers(&a, &b, &mut out, &rest);
     for j in 0..n {
         assert_eq!(out.get(j).scale, Vec3::ONE);
-        let r = rigplay::anim::blend(a.get(j), b.get(j), 0.75);
+        let r = rigplay::animation::blend(a.get(j), b.get(j), 0.75);
         assert!(angle(r.rotation, out.get(j).rotation) < 1e-5);
     }
     // A scale set on the blended pose is used by local→model.

@@ -3,8 +3,8 @@
 
 use crate::rng::Rng;
 use glam::{EulerRot, Mat4, Quat, Vec3};
-use rigplay::anim::reduce::*;
-use rigplay::anim::*;
+use rigplay::animation::reduce::*;
+use rigplay::animation::*;
 use rigplay::skeleton::Skeleton;
 
 const R: f32 = DEFAULT_SHELL_RADIUS;
@@ -719,9 +719,9 @@ fn skeleton_rigs_bind_by_name_and_add_unknown_tracks_as_roots() {
 /// two keys each.
 #[test]
 fn the_sample_clips_reduce_within_tolerance_on_the_sa_skeleton() {
-    use rigplay::formats::ifp::IfpPackage;
+    use rigplay::formats::ifp::IfpFile;
     let skeleton = Skeleton::gta_sa();
-    let package = IfpPackage::read(&crate::assets::read("anims/sa_ped.ifp"))
+    let package = IfpFile::read(&crate::assets::read("anims/sa_ped.ifp"))
         .expect("the committed SA sample reads")
         .package;
     let options = ReduceOptions::default();

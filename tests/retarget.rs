@@ -1,7 +1,7 @@
 //! Retargeting: bone-name presets, rest-pose alignment and the change of basis.
 
 use glam::{Quat, Vec3};
-use rigplay::anim::retarget::{
+use rigplay::animation::retarget::{
     BoneMap, BonePreset, HumanoidBone, RestAlignment, RestPose, RestPoseError, RetargetError,
     Retargeter, SkipReason, hips_translation_scale, retarget_root_translation,
 };
@@ -718,7 +718,7 @@ fn directions_skip_unmapped_bones_between_mapped_ones() {
 
 #[test]
 fn gta_preset_agrees_with_the_skeleton_alias_table() {
-    // anim cannot use skeleton, so the GTA preset spells the names out; every spelling the
+    // animation cannot use skeleton, so the GTA preset spells the names out; every spelling the
     // skeleton module knows must give the humanoid bone of its canonical SA id.
     let humanoid = |id: i32| {
         use HumanoidBone::*;

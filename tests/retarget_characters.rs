@@ -5,11 +5,11 @@
 
 use crate::humanoid::{Arms, Character, Naming, Spec, build};
 use glam::{Affine3A, Quat, Vec3};
-use rigplay::anim::retarget::{
+use rigplay::animation::retarget::{
     BoneMap, BonePreset, HumanoidBone, RestPose, RetargetSource, Retargeter, user_pairs,
 };
-use rigplay::anim::{BonePose, Clip, ClipBuilder};
-use rigplay::formats::ifp::IfpPackage;
+use rigplay::animation::{BonePose, Clip, ClipBuilder};
+use rigplay::formats::ifp::IfpFile;
 use rigplay::skeleton::{GtaGame, Skeleton};
 
 /// The humanoid chains along which a bone's direction (towards the next bone of the chain that
@@ -193,9 +193,7 @@ fn times(clip: &Clip, n: usize) -> Vec<f32> {
 }
 
 fn ifp_clips(path: &str) -> Vec<Clip> {
-    let package = IfpPackage::read(&crate::assets::read(path))
-        .unwrap()
-        .package;
+    let package = IfpFile::read(&crate::assets::read(path)).unwrap().package;
     package.clips().map(|c| c.to_clip()).collect()
 }
 
@@ -439,8 +437,8 @@ pub fn biped_walk(step: f32) -> Source {
         let times = builder.times(&key_times).unwrap();
         let rotation = builder.rotations(times, &per_bone[k].0).unwrap();
         let translation = builder.translations(times, &per_bone[k].1).unwrap();
-        builder.track(rigplay::anim::BoneTrack {
-            bone: rigplay::anim::BoneRef {
+        builder.track(rigplay::animation::BoneTrack {
+            bone: rigplay::animation::BoneRef {
                 name: (*name).to_owned(),
                 id: None,
             },

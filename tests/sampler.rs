@@ -1,7 +1,7 @@
 //! The engine-neutral sampler against poses computed by hand.
 
 use glam::{Quat, Vec3};
-use rigplay::anim::*;
+use rigplay::animation::*;
 
 fn close(a: Quat, b: Quat, tol: f32) -> bool {
     (a.x - b.x).abs() <= tol

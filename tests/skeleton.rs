@@ -1,7 +1,7 @@
 //! Built-in skeletons and binding tracks to bones by id, name and alias.
 
 use glam::{Quat, Vec3};
-use rigplay::anim::{BoneRef, BoneTrack, ClipBuilder};
+use rigplay::animation::{BoneRef, BoneTrack, ClipBuilder};
 use rigplay::skeleton::{Skeleton, canonical_bone_id};
 
 fn bone(name: &str, id: Option<i32>) -> BoneRef {
@@ -113,13 +113,13 @@ fn binding_reports_unmatched_and_duplicate_tracks() {
 
 #[test]
 fn anpk_packages_bind_to_sa_when_they_use_a_bone_id_only_sa_has() {
-    use rigplay::formats::ifp::IfpPackage;
+    use rigplay::formats::ifp::IfpFile;
     use rigplay::skeleton::{GtaGame, is_sa_only_bone_id};
     // Tags 1 and 41 are in VC's ped as well: VC.
-    let vc = IfpPackage::read(&crate::ifp_fixtures::anpk_with_44_byte_anim()).unwrap();
+    let vc = IfpFile::read(&crate::ifp_fixtures::anpk_with_44_byte_anim()).unwrap();
     assert_eq!(GtaGame::for_ifp(&vc.package), GtaGame::Vc);
     // Belly (201) and L breast (301) exist only in SA's ped: a cutscene package of SA.
-    let cs = IfpPackage::read(&crate::ifp_fixtures::anpk_sa_cutscene()).unwrap();
+    let cs = IfpFile::read(&crate::ifp_fixtures::anpk_sa_cutscene()).unwrap();
     assert_eq!(GtaGame::for_ifp(&cs.package), GtaGame::Sa);
     // The table: SA's toes, jaw, brows, finger joints, belly and breasts; not the shared ones
     // nor the 5000s both games use.
@@ -167,7 +167,7 @@ fn gta_iii_adds_translation_keys_to_the_rest_position_where_vc_and_sa_take_them_
     }
     let clip = b.build();
     let iii = Skeleton::gta_iii().additive_translations(&clip);
-    let at = |c: &rigplay::anim::Clip, track: usize, t: f32| {
+    let at = |c: &rigplay::animation::Clip, track: usize, t: f32| {
         c.sample_track(track, t).translation.unwrap()
     };
     assert!(at(&iii, 0, 1.0).abs_diff_eq(Vec3::new(0.0551, -0.0708, 0.0), 1e-6));
@@ -340,7 +340,7 @@ fn the_built_in_iii_ped_is_the_measured_pc_player_model() {
 #[test]
 fn a_model_is_taken_for_the_game_its_bone_names_say() {
     use glam::Mat3;
-    use rigplay::formats::dff::{Clump, Dff, Frame, HAnim, HAnimHierarchy, HAnimNode};
+    use rigplay::formats::dff::{Clump, DffFile, Frame, HAnim, HAnimHierarchy, HAnimNode};
     use rigplay::skeleton::GtaGame;
     // A clump of RenderWare `version` whose frames are `names` under a root, each a bone
     // with HAnim id = its index when `skinned` (the first owning the hierarchy), as the
@@ -378,7 +378,7 @@ fn a_model_is_taken_for_the_game_its_bone_names_say() {
                 }),
             });
         }
-        Dff {
+        DffFile {
             clumps: vec![Clump {
                 version,
                 frames,
@@ -406,12 +406,12 @@ fn a_model_is_taken_for_the_game_its_bone_names_say() {
 
 #[test]
 fn cutscene_clavicle_keys_in_the_scene_frame_are_not_applied_and_the_hands_stay_on_the_body() {
-    use rigplay::anim::BonePose;
-    use rigplay::formats::ifp::IfpPackage;
+    use rigplay::animation::BonePose;
+    use rigplay::formats::ifp::IfpFile;
     use rigplay::skeleton::GtaGame;
     // A package built like a real SA cutscene (172 keys, the root 8 m from the origin, both
     // clavicles keyed with positions in the scene's frame: see the fixture).
-    let package = IfpPackage::read(&crate::ifp_fixtures::anpk_sa_cutscene_scene_space(172))
+    let package = IfpFile::read(&crate::ifp_fixtures::anpk_sa_cutscene_scene_space(172))
         .unwrap()
         .package;
     let game = GtaGame::for_ifp(&package);
@@ -433,7 +433,7 @@ fn cutscene_clavicle_keys_in_the_scene_frame_are_not_applied_and_the_hands_stay_
     // Spine1 (the sum of the rest offsets from Spine1 down the arm to the hand), and, as a
     // check that the fixture is the case at hand, metres away when the keys are applied.
     let targets = skeleton.bind(&clip).targets;
-    let pose_at = |c: &rigplay::anim::Clip, t: f32| {
+    let pose_at = |c: &rigplay::animation::Clip, t: f32| {
         let mut pose: Vec<BonePose> = skeleton.rest_pose();
         for (track, bone) in targets.iter().enumerate() {
             let Some(bone) = bone else { continue };

@@ -5,7 +5,7 @@
 include!("../fuzz/oracles/txd.rs");
 
 use crate::bytes::Bytes;
-use rigplay::formats::txd::{PixelFormat, RwErrorKind, TextureDecodeError, Txd};
+use rigplay::formats::txd::{PixelFormat, RwErrorKind, TextureDecodeError, TxdFile};
 
 const SA: u32 = 0x1803_FFFF;
 const STRUCT: u32 = 0x01;
@@ -149,7 +149,7 @@ fn plain() -> Vec<(Tex, Vec<[u8; 4]>)> {
     out
 }
 
-fn check_pixels(txd: &Txd, name: &str, expected: &[[u8; 4]]) {
+fn check_pixels(txd: &TxdFile, name: &str, expected: &[[u8; 4]]) {
     let t = txd.find(name).unwrap_or_else(|| panic!("{name}"));
     let img = t.decode(0).unwrap_or_else(|e| panic!("{name}: {e}"));
     let got: Vec<[u8; 4]> = img
@@ -164,7 +164,7 @@ fn check_pixels(txd: &Txd, name: &str, expected: &[[u8; 4]]) {
 fn uncompressed_and_palette_formats_decode_to_rgba8() {
     let cases = plain();
     let textures: Vec<Tex> = cases.iter().map(|(t, _)| t.clone()).collect();
-    let r = Txd::read(&dictionary(&textures)).unwrap_or_else(|e| panic!("{e}"));
+    let r = TxdFile::read(&dictionary(&textures)).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(r.txd.device_id, 2);
     assert_eq!(r.txd.textures.len(), cases.len());
@@ -242,7 +242,7 @@ fn dxt_blocks_decode_to_rgba8() {
     d3d8.flags = 1;
     d3d8.levels = vec![dxt1_block(0xF800, 0x001F, 0xE4E4_E4E4)];
 
-    let r = Txd::read(&dictionary(&[opaque, alpha, dxt3, dxt5, d3d8])).unwrap();
+    let r = TxdFile::read(&dictionary(&[opaque, alpha, dxt3, dxt5, d3d8])).unwrap();
     let t = r.txd.find("dxt1").unwrap();
     assert_eq!(t.pixel_format(), Ok(PixelFormat::Dxt1));
     let all: Vec<_> = t.decode_all().into_iter().map(|l| l.unwrap()).collect();
@@ -291,7 +291,7 @@ fn an_unsupported_or_short_texture_fails_alone() {
     short.levels = vec![vec![0; 8]];
     let mut ok = tex("ok", 0x400, 50, 1, 1, 8);
     ok.levels = vec![vec![9]];
-    let r = Txd::read(&dictionary(&[dxt2, short, ok])).unwrap();
+    let r = TxdFile::read(&dictionary(&[dxt2, short, ok])).unwrap();
     assert!(matches!(
         r.txd.find("dxt2").unwrap().decode(0),
         Err(TextureDecodeError::UnsupportedFormat { .. })
@@ -319,7 +319,7 @@ fn every_truncation_is_a_typed_error() {
     let textures: Vec<Tex> = plain().into_iter().map(|(t, _)| t).take(4).collect();
     let bytes = dictionary(&textures);
     for n in 0..bytes.len() {
-        assert!(Txd::read(&bytes[..n]).is_err(), "cut at {n}");
+        assert!(TxdFile::read(&bytes[..n]).is_err(), "cut at {n}");
     }
     // A Struct cut inside (every enclosing size adjusted): a level's data cut short.
     let mut t = tex("c", 0x500, 21, 1, 1, 32);
@@ -339,7 +339,7 @@ fn every_truncation_is_a_typed_error() {
         b[4..8].copy_from_slice(&(ds - cut).to_le_bytes());
         let start = struct_size_at + 8 + new as usize;
         b.drain(start..start + cut as usize);
-        assert!(Txd::read(&b).is_err(), "Struct cut by {cut}");
+        assert!(TxdFile::read(&b).is_err(), "Struct cut by {cut}");
     }
 }
 
@@ -353,7 +353,7 @@ fn a_huge_level_size_and_a_chunk_larger_than_its_parent_are_refused() {
     let at = 12 + 16 + 12 + 12 + 88;
     assert_eq!(u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()), 4);
     bytes[at..at + 4].copy_from_slice(&(1u32 << 31).to_le_bytes());
-    let e = Txd::read(&bytes).unwrap_err();
+    let e = TxdFile::read(&bytes).unwrap_err();
     assert!(
         matches!(e.kind, RwErrorKind::Truncated { needed, .. } if needed == 1 << 31),
         "{e}"
@@ -362,7 +362,7 @@ fn a_huge_level_size_and_a_chunk_larger_than_its_parent_are_refused() {
 
     let mut bytes = dictionary(std::slice::from_ref(&t));
     bytes[12 + 16 + 4..12 + 16 + 8].copy_from_slice(&5000u32.to_le_bytes());
-    let e = Txd::read(&bytes).unwrap_err();
+    let e = TxdFile::read(&bytes).unwrap_err();
     assert!(
         matches!(
             e.kind,
@@ -377,7 +377,7 @@ fn a_huge_level_size_and_a_chunk_larger_than_its_parent_are_refused() {
 
     let mut ps2 = t.clone();
     ps2.platform = 6;
-    let e = Txd::read(&dictionary(&[ps2])).unwrap_err();
+    let e = TxdFile::read(&dictionary(&[ps2])).unwrap_err();
     assert!(
         matches!(e.kind, RwErrorKind::UnsupportedPlatform { value: 6, .. }),
         "{e}"
@@ -432,7 +432,7 @@ fn the_ps2_mipmap_k_value_is_skipped_quietly_and_an_unknown_extension_is_named()
         });
         b.chunk(EXTENSION, SA, |_| {});
     });
-    let r = Txd::read(&b.done()).unwrap_or_else(|e| panic!("{e}"));
+    let r = TxdFile::read(&b.done()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     let w = r.warnings[0].to_string();
     assert!(w.contains("0x999") && w.contains("8 bytes"), "{w}");

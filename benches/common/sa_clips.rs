@@ -1,7 +1,7 @@
 //! The bundled SA package's clips for the core benches (no Bevy).
 
-use rigplay::anim::Clip;
-use rigplay::formats::ifp::IfpPackage;
+use rigplay::animation::Clip;
+use rigplay::formats::ifp::IfpFile;
 
 /// The clip `name` of the bundled `assets/anims/sa_ped.ifp`, in the engine-neutral model.
 pub fn sa_clip(name: &str) -> Clip {
@@ -10,7 +10,7 @@ pub fn sa_clip(name: &str) -> Clip {
         "/assets/anims/sa_ped.ifp"
     ))
     .expect("the committed SA sample");
-    IfpPackage::read(&bytes)
+    IfpFile::read(&bytes)
         .expect("it reads")
         .package
         .clip(name)

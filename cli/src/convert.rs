@@ -2,7 +2,7 @@
 
 use crate::load::{Loaded, load};
 use crate::{Args, Failure, usage};
-use rigplay::anim::reduce::{KeyReduction, ReduceOptions, ReduceRig, ReduceStats};
+use rigplay::animation::reduce::{KeyReduction, ReduceOptions, ReduceRig, ReduceStats};
 use rigplay::convert::{IfpConvertOptions, convert_ifp};
 use rigplay::formats::dan::{DanClipOptions, DanRead};
 use rigplay::formats::ifp::{IfpRead, IfpVersion};
@@ -75,7 +75,7 @@ pub(crate) fn convert(args: &[String]) -> Result<(), Failure> {
             .map_err(|e| Failure(format!("{output}: {e}"), 1))
     };
     match load(input)? {
-        Loaded::Dff(_) | Loaded::Txd(_) => {
+        Loaded::DffFile(_) | Loaded::TxdFile(_) => {
             return Err(Failure(
                 format!(
                     "{input}: convert is for .ifp and .dan; RenderWare models and textures are read only"

@@ -2,7 +2,7 @@
 
 use crate::load::{Loaded, load};
 use crate::{Args, Failure, usage};
-use rigplay::anim::Clip;
+use rigplay::animation::Clip;
 use rigplay::convert::gltf::{GltfClip, GltfExport, RootMotionExport};
 use rigplay::formats::dan::{DanClipOptions, DanRead};
 use rigplay::formats::ifp::IfpRead;
@@ -232,7 +232,7 @@ fn gather(
                 clips,
             })
         }
-        Loaded::Anie(_) | Loaded::Dff(_) | Loaded::Txd(_) => Err(Failure(
+        Loaded::Anie(_) | Loaded::DffFile(_) | Loaded::TxdFile(_) => Err(Failure(
             format!("{path}: export takes .ifp and .dan files"),
             1,
         )),

@@ -2,14 +2,14 @@
 //! `.vrm`, `.vrma`) retargeted onto a GTA ped, as IFP clips.
 
 use crate::{Args, Failure, usage};
-use rigplay::anim::Clip;
-use rigplay::anim::reduce::KeyReduction;
-use rigplay::anim::retarget::RetargetSource;
+use rigplay::animation::Clip;
+use rigplay::animation::reduce::KeyReduction;
+use rigplay::animation::retarget::RetargetSource;
 use rigplay::convert::import::{ImportReport, bvh_source, clip_to_gta, gltf_source, ifp_version};
 use rigplay::convert::{IfpConvertOptions, convert_ifp};
-use rigplay::formats::bvh::Bvh;
+use rigplay::formats::bvh::BvhFile;
 use rigplay::formats::gltf::GltfScene;
-use rigplay::formats::ifp::{IfpClip, IfpPackage, IfpVersion};
+use rigplay::formats::ifp::{IfpClip, IfpFile, IfpVersion};
 use rigplay::skeleton::GtaGame;
 use std::path::Path;
 
@@ -96,7 +96,7 @@ pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
     let package = match into {
         Some(path) => {
             let bytes = std::fs::read(path).map_err(|e| Failure(format!("{path}: {e}"), 1))?;
-            let mut package = IfpPackage::read(&bytes)
+            let mut package = IfpFile::read(&bytes)
                 .map_err(|e| Failure(format!("{path}: {e}"), 1))?
                 .package;
             if package.version != version {
@@ -153,7 +153,7 @@ fn bvh_clips(
     name: Option<&str>,
 ) -> Result<Vec<(String, RetargetSource, Clip)>, Failure> {
     let bytes = std::fs::read(input).map_err(|e| Failure(format!("{input}: {e}"), 1))?;
-    let read = Bvh::read(&bytes).map_err(|e| Failure(format!("{input}: {e}"), 1))?;
+    let read = BvhFile::read(&bytes).map_err(|e| Failure(format!("{input}: {e}"), 1))?;
     for w in &read.warnings {
         eprintln!("{input}: {w}");
     }
@@ -196,7 +196,7 @@ fn gltf_clips(
     }
     let picked: Vec<usize> = match wanted {
         Some(w) => {
-            let index = rigplay::anim::names::find_clip(
+            let index = rigplay::animation::names::find_clip(
                 scene.animations.iter().map(|a| a.clip.name.as_str()),
                 w,
             )
@@ -230,16 +230,16 @@ fn stored(
     name: &str,
     clips: Vec<IfpClip>,
     reduction: KeyReduction,
-) -> Result<(IfpPackage, Vec<String>), Failure> {
+) -> Result<(IfpFile, Vec<String>), Failure> {
     if reduction == KeyReduction::None {
-        return Ok(IfpPackage::new(version, name, clips).converted(version));
+        return Ok(IfpFile::new(version, name, clips).converted(version));
     }
     let shell = match &reduction {
         KeyReduction::Bounded(o) => o.shell_radius,
         _ => 0.03,
     };
     let conversion = convert_ifp(
-        &IfpPackage::new(version, name, clips),
+        &IfpFile::new(version, name, clips),
         &game.skeleton(),
         &IfpConvertOptions {
             version,

@@ -2,19 +2,19 @@
 
 use crate::Failure;
 use rigplay::formats::FileFormat;
-use rigplay::formats::anie::{AnieRead, AnimeProject};
+use rigplay::formats::anie::{AnieFile, AnieRead};
 use rigplay::formats::dan::{DanFile, DanRead};
-use rigplay::formats::dff::{Dff, DffRead};
-use rigplay::formats::ifp::{IfpPackage, IfpRead};
-use rigplay::formats::txd::{Txd, TxdRead};
+use rigplay::formats::dff::{DffFile, DffRead};
+use rigplay::formats::ifp::{IfpFile, IfpRead};
+use rigplay::formats::txd::{TxdFile, TxdRead};
 
 /// A file of any format, told apart by its first bytes or its extension.
 pub(crate) enum Loaded {
     Ifp(IfpRead),
     Dan(DanRead),
     Anie(Box<AnieRead>),
-    Dff(DffRead),
-    Txd(TxdRead),
+    DffFile(DffRead),
+    TxdFile(TxdRead),
 }
 
 /// The whole file.
@@ -37,15 +37,19 @@ pub(crate) fn load(path: &str) -> Result<Loaded, Failure> {
         FileFormat::Dan => DanFile::read(&bytes)
             .map(Loaded::Dan)
             .map_err(|e| failed(&e)),
-        FileFormat::Ifp => IfpPackage::read(&bytes)
+        FileFormat::Ifp => IfpFile::read(&bytes)
             .map(Loaded::Ifp)
             .map_err(|e| failed(&e)),
-        FileFormat::Dff => Dff::read(&bytes).map(Loaded::Dff).map_err(|e| failed(&e)),
-        FileFormat::Txd => Txd::read(&bytes).map(Loaded::Txd).map_err(|e| failed(&e)),
+        FileFormat::DffFile => DffFile::read(&bytes)
+            .map(Loaded::DffFile)
+            .map_err(|e| failed(&e)),
+        FileFormat::TxdFile => TxdFile::read(&bytes)
+            .map(Loaded::TxdFile)
+            .map_err(|e| failed(&e)),
     }
 }
 
 /// An AnimeEffects project.
 pub(crate) fn anie(path: &str, bytes: &[u8]) -> Result<AnieRead, Failure> {
-    AnimeProject::read(bytes).map_err(|e| Failure(format!("{path}: {e}"), 1))
+    AnieFile::read(bytes).map_err(|e| Failure(format!("{path}: {e}"), 1))
 }

@@ -3,7 +3,7 @@
 use crate::load::{Loaded, load};
 use crate::{Args, Failure, num, nums, usage};
 use glam::{Quat, Vec3};
-use rigplay::anim::{Clip, WrapMode};
+use rigplay::animation::{Clip, WrapMode};
 use rigplay::coords::{
     bevy_quat_to_dan, bevy_scale_to_dan, bevy_vec_to_dan, gta_quat_to_bevy, gta_scale_to_bevy,
     gta_vec_to_bevy,
@@ -39,7 +39,7 @@ pub(crate) fn pose(args: &[String]) -> Result<(), Failure> {
                 .ok_or_else(|| usage("pose needs --clip NAME for an .ifp"))?;
             // Matched as the games match names (case-insensitively); two clips differing
             // only in case are reported, not guessed between.
-            let index = rigplay::anim::names::find_clip(
+            let index = rigplay::animation::names::find_clip(
                 package.clips().map(|c| c.name.as_str()),
                 clip_name,
             )
@@ -51,7 +51,7 @@ pub(crate) fn pose(args: &[String]) -> Result<(), Failure> {
                 (gta_quat_to_bevy, gta_vec_to_bevy, gta_scale_to_bevy),
             )
         }
-        Loaded::Dff(_) | Loaded::Txd(_) => {
+        Loaded::DffFile(_) | Loaded::TxdFile(_) => {
             return Err(Failure(
                 format!("{path}: pose is for .ifp and .dan; a RenderWare file holds no clip"),
                 1,

@@ -3,7 +3,7 @@
 
 use crate::load::bytes;
 use crate::{Args, Failure, usage};
-use rigplay::formats::txd::Txd;
+use rigplay::formats::txd::TxdFile;
 use std::path::Path;
 
 /// A texture name as a file name: path separators and other unsafe characters replaced.
@@ -31,7 +31,7 @@ pub(crate) fn txd(args: &[String]) -> Result<(), Failure> {
         return Err(usage("txd takes one FILE.txd"));
     };
     let dir = a.value("-o").ok_or_else(|| usage("txd needs -o DIR"))?;
-    let read = Txd::read(&bytes(path)?).map_err(|e| Failure(format!("{path}: {e}"), 1))?;
+    let read = TxdFile::read(&bytes(path)?).map_err(|e| Failure(format!("{path}: {e}"), 1))?;
     std::fs::create_dir_all(dir).map_err(|e| Failure(format!("{dir}: {e}"), 1))?;
     let mut failed = 0;
     let mut used = std::collections::HashSet::new();

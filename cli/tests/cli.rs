@@ -347,7 +347,7 @@ fn dan_inspect_validate_and_pose_in_both_spaces() {
 
 /// The largest distance, over the original keys' times, between shell points (±r on each axis)
 /// of each bone moved by the original and by the reduced clip: model space, no hierarchy.
-fn flat_shell_error(a: &rigplay::anim::Clip, b: &rigplay::anim::Clip, r: f32) -> f32 {
+fn flat_shell_error(a: &rigplay::animation::Clip, b: &rigplay::animation::Clip, r: f32) -> f32 {
     use glam::{Mat4, Quat, Vec3};
     let mut times: Vec<f32> = Vec::new();
     for t in a.tracks() {
@@ -358,7 +358,7 @@ fn flat_shell_error(a: &rigplay::anim::Clip, b: &rigplay::anim::Clip, r: f32) ->
     let mut worst = 0.0f32;
     for (i, _) in a.tracks().iter().enumerate() {
         for &t in &times {
-            let m = |c: &rigplay::anim::Clip| {
+            let m = |c: &rigplay::animation::Clip| {
                 let s = c.sample_track(i, t);
                 Mat4::from_scale_rotation_translation(
                     s.scale.unwrap_or(Vec3::ONE),
@@ -476,7 +476,7 @@ fn convert_reduces_dan_keys_within_the_tolerance_or_losslessly() {
 
 #[test]
 fn convert_reduces_ifp_keys_and_keeps_the_version() {
-    use rigplay::formats::ifp::IfpPackage;
+    use rigplay::formats::ifp::IfpFile;
     let sa = sample("sa_ped.ifp");
     let d = dir("reduce-ifp");
     let out_path = d.join("sa.ifp");
@@ -492,13 +492,11 @@ fn convert_reduces_ifp_keys_and_keeps_the_version() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let before = IfpPackage::read(&std::fs::read(&sa).unwrap())
-        .unwrap()
-        .package;
-    let after = IfpPackage::read(&std::fs::read(&out_path).unwrap()).unwrap();
+    let before = IfpFile::read(&std::fs::read(&sa).unwrap()).unwrap().package;
+    let after = IfpFile::read(&std::fs::read(&out_path).unwrap()).unwrap();
     assert!(after.warnings.is_empty());
     assert_eq!(after.package.version, before.version);
-    let keys = |p: &IfpPackage| -> usize {
+    let keys = |p: &IfpFile| -> usize {
         p.clips()
             .flat_map(|c| c.sequences.iter())
             .map(|s| s.keys.len())
@@ -529,9 +527,9 @@ fn convert_reduces_ifp_keys_and_keeps_the_version() {
 /// (`examples/preview/tool/convert.rs`) checks that its settings give these options.
 #[test]
 fn convert_writes_what_the_library_writes() {
-    use rigplay::anim::reduce::{KeyReduction, ReduceOptions};
+    use rigplay::animation::reduce::{KeyReduction, ReduceOptions};
     use rigplay::convert::{IfpConvertOptions, convert_ifp};
-    use rigplay::formats::ifp::{IfpPackage, IfpVersion};
+    use rigplay::formats::ifp::{IfpFile, IfpVersion};
     use rigplay::skeleton::Skeleton;
     let bounded = KeyReduction::Bounded(ReduceOptions {
         tolerance: 0.002,
@@ -564,7 +562,7 @@ fn convert_writes_what_the_library_writes() {
     let d = dir("convert-library");
     for name in ["sa_ped.ifp", "vc_ped.ifp"] {
         let input = sample(name);
-        let package = IfpPackage::read(&std::fs::read(&input).unwrap())
+        let package = IfpFile::read(&std::fs::read(&input).unwrap())
             .unwrap()
             .package;
         let skeleton = Skeleton::for_ifp(&package);
@@ -1008,16 +1006,16 @@ fn export_writes_glb_and_gltf_with_named_clips_and_refuses_what_it_cannot_do() {
 mod bvh_fixtures;
 
 /// The IFP package written at `path`.
-fn package_at(path: &std::path::Path) -> rigplay::formats::ifp::IfpPackage {
+fn package_at(path: &std::path::Path) -> rigplay::formats::ifp::IfpFile {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    rigplay::formats::ifp::IfpPackage::read(&bytes)
+    rigplay::formats::ifp::IfpFile::read(&bytes)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .package
 }
 
 #[test]
 fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_others() {
-    use rigplay::formats::ifp::{IfpPackage, IfpVersion};
+    use rigplay::formats::ifp::{IfpFile, IfpVersion};
     let d = dir("import");
     let bvh = d.join("walk.bvh");
     std::fs::write(&bvh, bvh_fixtures::mocap_walk(31)).unwrap();
@@ -1048,7 +1046,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
     ]);
     assert!(run_text.contains("replaces the package's clip"));
     let mut changed = package_at(&into);
-    let before = IfpPackage::read(&original).unwrap().package;
+    let before = IfpFile::read(&original).unwrap().package;
     let names: Vec<&str> = changed.clips().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["WALK", "idle", "wave"]);
     let old_walk = before.clips().next().unwrap().clone();

@@ -12,8 +12,8 @@ use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use rigplay::anie::cpu::RgbaImage;
 use rigplay::plugin::{
-    AnieCell, AnieDisplay, AnieFrames, AniePlugin, AnieProject, AnieRenderSettings,
-    AnieRenderStats, AnieRig, PlayMode, Playback,
+    Anie, AnieCell, AnieDisplay, AnieFrames, AniePlugin, AnieRenderSettings, AnieRenderStats,
+    AnieRig, PlayMode, Playback,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -147,10 +147,10 @@ pub fn crop(bytes: &[u8], width: u32, rect: URect) -> Result<RgbaImage, String> 
 pub fn render_shots(asset_root: &Path, shots: &[Shot]) -> Result<Vec<RgbaImage>, String> {
     let mut app = headless_app(asset_root);
     let server = app.world().resource::<AssetServer>().clone();
-    let rigs: Vec<(Entity, Handle<AnieProject>)> = shots
+    let rigs: Vec<(Entity, Handle<Anie>)> = shots
         .iter()
         .map(|shot| {
-            let handle: Handle<AnieProject> = server.load(shot.asset.clone());
+            let handle: Handle<Anie> = server.load(shot.asset.clone());
             let frames = if shot.frame.fract() == 0.0 {
                 AnieFrames::Stepped
             } else {
@@ -178,9 +178,9 @@ pub fn render_shots(asset_root: &Path, shots: &[Shot]) -> Result<Vec<RgbaImage>,
                 return Err(format!("{} did not load (see the log)", shot.asset));
             }
             let Some(fps) = world
-                .resource::<Assets<AnieProject>>()
+                .resource::<Assets<Anie>>()
                 .get(handle)
-                .map(AnieProject::frame_rate)
+                .map(Anie::frame_rate)
             else {
                 all_sent = false;
                 continue;

@@ -82,7 +82,7 @@ pub fn frame_character(
     registry: Res<Assets<RigClip>>,
     clips: Query<(&SkeletalClip, &rigplay::plugin::Playback)>,
     windows: Query<&Window>,
-    models: Res<Assets<rigplay::plugin::DffModel>>,
+    models: Res<Assets<rigplay::plugin::Dff>>,
 ) {
     if !framing.pending {
         return;

@@ -32,7 +32,7 @@ pub fn anie_placement(canvas: Vec2) -> (Vec2, f32) {
 #[derive(Default)]
 pub struct Shown {
     clip: Option<(usize, usize)>,
-    model: Option<AssetId<DffModel>>,
+    model: Option<AssetId<Dff>>,
 }
 
 /// (Re)spawns the character when the shown clip changes.

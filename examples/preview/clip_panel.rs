@@ -147,7 +147,7 @@ pub fn key_counts(ui: &mut egui::Ui, info: &ClipInfo, target: bevy::animation::A
             continue;
         }
         let track = &info.clip.tracks()[i];
-        let n = |c: Option<rigplay::anim::Channel>| c.map_or(0, |c| c.len());
+        let n = |c: Option<rigplay::animation::Channel>| c.map_or(0, |c| c.len());
         ui.label(
             egui::RichText::new(format!(
                 "track {desc}: {} rotation, {} translation, {} scale keys",

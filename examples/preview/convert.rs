@@ -5,7 +5,7 @@
 
 use bevy::prelude::Resource;
 use bevy_egui::egui;
-use rigplay::formats::ifp::{IfpPackage, IfpVersion};
+use rigplay::formats::ifp::{IfpFile, IfpVersion};
 pub use rigplay_preview::convert::{ConvertSettings, Reduction, Summary};
 use rigplay_preview::convert::{default_output, save};
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 /// writes, and what `rigplay convert` writes for [`ConvertSettings::cli_args`].
 #[allow(dead_code)] // the panel saves through `save`; this is for callers that want the bytes
 pub fn convert_bytes(
-    package: &IfpPackage,
+    package: &IfpFile,
     settings: &ConvertSettings,
 ) -> Result<(Vec<u8>, Summary), String> {
     rigplay_preview::convert::convert_bytes(package, settings)
@@ -43,7 +43,7 @@ const RED: egui::Color32 = egui::Color32::from_rgb(240, 90, 80);
 pub fn convert_panel(
     ui: &mut egui::Ui,
     state: &mut ConvertState,
-    package: &IfpPackage,
+    package: &IfpFile,
     source_path: &Path,
 ) {
     if state.source.as_deref() != Some(source_path) {

@@ -3,7 +3,7 @@
 //! click-to-seek. The sampling and angle unwrapping are `rigplay_preview::curves`.
 
 use bevy_egui::egui;
-use rigplay::anim::Clip;
+use rigplay::animation::Clip;
 pub use rigplay_preview::curves::CurveMode;
 use rigplay_preview::curves::{Curves, curves, value_at, value_range};
 

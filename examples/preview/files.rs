@@ -45,14 +45,14 @@ pub struct Preview {
 /// An opened `.dff` model.
 pub struct Model {
     pub path: PathBuf,
-    pub handle: Handle<DffModel>,
+    pub handle: Handle<Dff>,
     /// When it was opened, and whether its first frame on show has been logged.
     pub opened: std::time::Instant,
     pub shown: bool,
 }
 
 /// Lines for the Info panel about a loaded model: what it holds and what it lacks.
-pub fn model_info(model: &DffModel) -> (Vec<String>, Vec<String>) {
+pub fn model_info(model: &Dff) -> (Vec<String>, Vec<String>) {
     let mut info = Vec::new();
     for (i, c) in model.clumps.iter().enumerate() {
         let meshes: usize = c.atomics.iter().map(|a| a.parts.len()).sum();
@@ -131,7 +131,7 @@ pub enum FileHandle {
     Dan(Handle<Dan>),
     /// Drawn by the GPU plugin ([`AniePlugin`]); its [`Playback`] knows the timeline's length,
     /// so the transport and timeline drive it like a clip.
-    Anie(Handle<AnieProject>),
+    Anie(Handle<Anie>),
 }
 
 impl FileHandle {
@@ -170,7 +170,7 @@ pub fn rows(v: &FileView) -> Vec<ClipRow> {
 pub struct Loaded<'w> {
     pub ifps: Res<'w, Assets<Ifp>>,
     pub dans: Res<'w, Assets<Dan>>,
-    pub anies: Res<'w, Assets<AnieProject>>,
+    pub anies: Res<'w, Assets<Anie>>,
 }
 
 /// What the preview shows of a character to spawn for a clip.
@@ -384,7 +384,7 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         return;
     }
     let handle = match FileFormat::from_extension(&extension) {
-        Some(FileFormat::Dff) => {
+        Some(FileFormat::DffFile) => {
             // A model, not clips: GTA clips play on it (its .txd beside it gives the textures).
             preview.model = Some(Model {
                 handle: assets.load(asset_path),
@@ -394,7 +394,7 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
             });
             return;
         }
-        Some(FileFormat::Txd) => {
+        Some(FileFormat::TxdFile) => {
             warn!(
                 "{}: a texture dictionary is read with the model of the same name beside it; \
                  open the .dff (or write its textures as PNGs with `rigplay txd`)",

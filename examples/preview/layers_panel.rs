@@ -6,7 +6,7 @@
 use crate::files::{Loaded, Preview, view};
 use bevy::prelude::*;
 use bevy_egui::egui;
-use rigplay::anim::layers::{BoneMask, Layer, LayerFlags};
+use rigplay::animation::layers::{BoneMask, Layer, LayerFlags};
 use rigplay::plugin::*;
 use rigplay_preview::clips::{Pick, pick};
 

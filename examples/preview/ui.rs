@@ -42,7 +42,7 @@ pub fn ui(
     parents: Query<&ChildOf>,
     rig_bones: Query<(&Name, &RigBone)>,
     reports: Query<&RetargetReport>,
-    (assets, models): (Res<AssetServer>, Res<Assets<DffModel>>),
+    (assets, models): (Res<AssetServer>, Res<Assets<Dff>>),
     (mut blend_controls, mut gizmo_settings): (ResMut<BlendControls>, ResMut<SkeletonGizmos>),
     (mut convert_state, mut curve_mode): (Local<ConvertState>, Local<CurveMode>),
     mut time: ResMut<Time<Virtual>>,
@@ -630,7 +630,7 @@ fn bone_tree(
 /// child on top, as in AnimeEffects).
 fn layer_tree(
     ui: &mut egui::Ui,
-    project: &rigplay::formats::anie::AnimeProject,
+    project: &rigplay::formats::anie::AnieFile,
     frame: &rigplay::anie::eval::EvaluatedFrame,
     node: usize,
     hidden: &mut Vec<usize>,

@@ -10,9 +10,9 @@
 // for a fuzzer, renders, without panicking.
 
 pub fn check_anie(data: &[u8]) {
-    use rigplay::formats::anie::{AnieVersion, AnieWarningKind, AnieWriteErrorKind, AnimeProject};
+    use rigplay::formats::anie::{AnieVersion, AnieWarningKind, AnieWriteErrorKind, AnieFile};
 
-    let Ok(read) = AnimeProject::read(data) else { return };
+    let Ok(read) = AnieFile::read(data) else { return };
     for w in &read.warnings {
         let _ = w.to_string();
     }
@@ -42,7 +42,7 @@ pub fn check_anie(data: &[u8]) {
             }
             Err(e) => panic!("a project that was read must write: {e}"),
         };
-        let back = AnimeProject::read(&bytes).expect("our own output reads");
+        let back = AnieFile::read(&bytes).expect("our own output reads");
         assert_eq!(back.version, version);
         for w in &back.warnings {
             assert!(

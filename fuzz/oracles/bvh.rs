@@ -6,12 +6,12 @@
 // and importing it onto a GTA ped gives a clip or an error, never a panic.
 
 pub fn check_bvh(data: &[u8]) {
-    use rigplay::anim::WrapMode;
+    use rigplay::animation::WrapMode;
     use rigplay::convert::import::{bvh_source, clip_to_gta};
-    use rigplay::formats::bvh::Bvh;
+    use rigplay::formats::bvh::BvhFile;
     use rigplay::skeleton::GtaGame;
 
-    let Ok(read) = Bvh::read(data) else { return };
+    let Ok(read) = BvhFile::read(data) else { return };
     let bvh = read.bvh;
     for (j, joint) in bvh.joints.iter().enumerate() {
         assert!(joint.parent.is_none_or(|p| p < j), "parents first");

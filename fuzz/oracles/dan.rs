@@ -7,7 +7,7 @@
 // run on it, stay within their tolerance, and keep the file readable.
 
 pub fn check_dan(data: &[u8]) {
-    use rigplay::anim::{BonePose, WrapMode};
+    use rigplay::animation::{BonePose, WrapMode};
     use rigplay::formats::dan::{DanClipOptions, DanFile};
 
     let Ok(read) = DanFile::read(data) else { return };
@@ -30,7 +30,7 @@ pub fn check_dan(data: &[u8]) {
         }
     }
     {
-        use rigplay::anim::reduce::{ReduceOptions, ReduceRig, measure_error, reduce, reduce_constant_runs};
+        use rigplay::animation::reduce::{ReduceOptions, ReduceRig, measure_error, reduce, reduce_constant_runs};
         let rig = ReduceRig::flat(&clip);
         let runs = reduce_constant_runs(&clip);
         assert!(runs.stats.keys_after <= runs.stats.keys_before);

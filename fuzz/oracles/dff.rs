@@ -7,9 +7,9 @@
 // (or says why not) with one position per vertex.
 
 pub fn check_dff(data: &[u8]) {
-    use rigplay::formats::dff::Dff;
+    use rigplay::formats::dff::DffFile;
 
-    let Ok(read) = Dff::read(data) else { return };
+    let Ok(read) = DffFile::read(data) else { return };
     for w in &read.warnings {
         let _ = w.to_string();
     }

@@ -9,16 +9,16 @@
 // every key time (through the bone hierarchy), and the package with the kept keys writes and reads.
 
 pub fn check_ifp(data: &[u8]) {
-    use rigplay::anim::{BonePose, WrapMode};
-    use rigplay::formats::ifp::{IfpPackage, IfpVersion, IfpWarningKind};
+    use rigplay::animation::{BonePose, WrapMode};
+    use rigplay::formats::ifp::{IfpFile, IfpVersion, IfpWarningKind};
 
-    let Ok(read) = IfpPackage::read(data) else { return };
+    let Ok(read) = IfpFile::read(data) else { return };
     for w in &read.warnings {
         let _ = w.to_string();
     }
     let p = read.package;
     let bytes = p.write().expect("a package that was read can be written");
-    let back = IfpPackage::read(&bytes).expect("our own output reads");
+    let back = IfpFile::read(&bytes).expect("our own output reads");
     for w in &back.warnings {
         assert!(
             matches!(w.kind, IfpWarningKind::LongAnimRecord { .. } | IfpWarningKind::TimesNotSorted { .. }),
@@ -40,7 +40,7 @@ pub fn check_ifp(data: &[u8]) {
         }
     }
     {
-        use rigplay::anim::reduce::{ReduceOptions, ReduceRig, measure_error, reduce};
+        use rigplay::animation::reduce::{ReduceOptions, ReduceRig, measure_error, reduce};
         let skeleton = rigplay::skeleton::Skeleton::for_ifp(&p);
         let options = ReduceOptions { tolerance: 0.01, shell_radius: 0.03 };
         let mut reduced_package = p.clone();
@@ -59,11 +59,11 @@ pub fn check_ifp(data: &[u8]) {
             clip.keep_keys(&r.kept);
         }
         let out = reduced_package.write().expect("a reduced package writes");
-        IfpPackage::read(&out).expect("reduced output reads");
+        IfpFile::read(&out).expect("reduced output reads");
     }
     for version in [IfpVersion::Anpk, IfpVersion::Anp3, IfpVersion::Anp2] {
         let (converted, _notes) = p.converted(version);
         let out = converted.write().expect("a converted package writes");
-        IfpPackage::read(&out).expect("converted output reads");
+        IfpFile::read(&out).expect("converted output reads");
     }
 }

@@ -5,9 +5,9 @@
 // every texture decodes to an RGBA8 image of its level size, or gives a typed error of its own.
 
 pub fn check_txd(data: &[u8]) {
-    use rigplay::formats::txd::Txd;
+    use rigplay::formats::txd::TxdFile;
 
-    let Ok(read) = Txd::read(data) else { return };
+    let Ok(read) = TxdFile::read(data) else { return };
     for w in &read.warnings {
         let _ = w.to_string();
     }

@@ -1,17 +1,17 @@
 //! RenderWare read throughput, against copying the same bytes in the same run.
 //!
 //! * DFF: the sample ped at a finer subdivision (5 rings, 8 sides: about 940 vertices, 1550
-//!   triangles, a 32-bone SA skin, plus the rigid cap), `Dff::read` then `skin_bind_pose`.
+//!   triangles, a 32-bone SA skin, plus the rigid cap), `DffFile::read` then `skin_bind_pose`.
 //! * TXD: 4 DXT5 and 4 DXT1 textures of 512×512 with full mip chains (≈ 2.1 MB),
-//!   `Txd::read` then every level decoded to RGBA8.
+//!   `TxdFile::read` then every level decoded to RGBA8.
 //!
 //! With `FLOOR_BENCH=/path/to/floor_bench` the floor kernel (`/work/shared/bench/floor`) runs
 //! first, pinned like its README says (`taskset -c 1 floor_bench 32 1000 600`), so the rows can
 //! be quoted as ratios of the same session.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use rigplay::formats::dff::Dff;
-use rigplay::formats::txd::Txd;
+use rigplay::formats::dff::DffFile;
+use rigplay::formats::txd::TxdFile;
 use rigplay_samples::ped::{Detail, ped_dff_with};
 use rigplay_samples::rw::{Image, TexFormat, TexSpec, txd_bytes};
 use std::hint::black_box;
@@ -56,7 +56,7 @@ fn big_txd() -> Vec<u8> {
 
 fn rw_read(c: &mut Criterion) {
     let dff = ped_dff_with(Detail { rings: 5, sides: 8 });
-    let clump = &Dff::read(&dff).unwrap().dff.clumps[0];
+    let clump = &DffFile::read(&dff).unwrap().dff.clumps[0];
     let g = &clump.geometries[0];
     eprintln!(
         "DFF: {} bytes, body {} vertices, {} triangles, {} bones; cap {} vertices",
@@ -67,7 +67,7 @@ fn rw_read(c: &mut Criterion) {
         clump.geometries[1].num_vertices
     );
     let txd = big_txd();
-    let t = Txd::read(&txd).unwrap().txd;
+    let t = TxdFile::read(&txd).unwrap().txd;
     eprintln!(
         "TXD: {} bytes, {} textures, {} levels",
         txd.len(),
@@ -82,13 +82,13 @@ fn rw_read(c: &mut Criterion) {
         &dff,
         |b, bytes| {
             b.iter(|| {
-                let r = Dff::read(black_box(bytes)).unwrap();
+                let r = DffFile::read(black_box(bytes)).unwrap();
                 r.dff.clumps[0].skin_bind_pose(0).unwrap()
             })
         },
     );
     group.bench_with_input(BenchmarkId::new("dff read", "ped"), &dff, |b, bytes| {
-        b.iter(|| Dff::read(black_box(bytes)).unwrap())
+        b.iter(|| DffFile::read(black_box(bytes)).unwrap())
     });
     group.bench_with_input(
         BenchmarkId::new("baseline memcpy", "ped"),
@@ -102,7 +102,7 @@ fn rw_read(c: &mut Criterion) {
         &txd,
         |b, bytes| {
             b.iter(|| {
-                let r = Txd::read(black_box(bytes)).unwrap();
+                let r = TxdFile::read(black_box(bytes)).unwrap();
                 r.txd
                     .textures
                     .iter()
@@ -113,7 +113,7 @@ fn rw_read(c: &mut Criterion) {
         },
     );
     group.bench_with_input(BenchmarkId::new("txd read", "2MB DXT"), &txd, |b, bytes| {
-        b.iter(|| Txd::read(black_box(bytes)).unwrap())
+        b.iter(|| TxdFile::read(black_box(bytes)).unwrap())
     });
     group.bench_with_input(
         BenchmarkId::new("baseline memcpy", "2MB DXT"),

@@ -22,12 +22,12 @@ use glam::{Vec2, Vec3};
 use self::build::{DEFAULT_CELL, Rig, RigBone, Scene};
 use self::paint::{Painter, Rgba, hsv, mix, rgb, rgba, sdf};
 use rigplay::formats::anie::{
-    AnieVersion, AnimeProject, BlendMode, Easing, EasingKind, EasingRange, FfdKey, HsvKey, KeyKind,
+    AnieFile, AnieVersion, BlendMode, Easing, EasingKind, EasingRange, FfdKey, HsvKey, KeyKind,
     KeyRef, KeySlot, MoveKey, OpaKey, Spline, TimeKey,
 };
 
 /// The sample projects: (path under `assets/`, project).
-pub fn sample_projects() -> Vec<(&'static str, AnimeProject)> {
+pub fn sample_projects() -> Vec<(&'static str, AnieFile)> {
     vec![
         ("anims/anie/character.anie", character()),
         ("anims/anie/mesh_ffd.anie", mesh_ffd()),
@@ -97,7 +97,7 @@ mod cat {
 /// * Six Pose keys (frames 0, 8, …, 40), children of the Bone key, with Sine InOut easing: the
 ///   left paw raised and waving every 16 frames, the body swaying, a foot tapping, the tail
 ///   swishing in a 24-frame wave down its length.
-pub fn character() -> AnimeProject {
+pub fn character() -> AnieFile {
     let fur = rgb(240, 150, 60);
     let dark = rgb(90, 50, 30);
     let cream = rgb(255, 232, 196);
@@ -353,7 +353,7 @@ pub fn character() -> AnimeProject {
 /// * `slime`: a jelly blob: rest (Quad In) → squashed (Back Out) → stretched (Sine InOut) →
 ///   leaning (Elastic Out) → breathing (Custom bezier) → back to rest through the loop.
 /// * `pole` and `sky`: undeformed layers.
-pub fn mesh_ffd() -> AnimeProject {
+pub fn mesh_ffd() -> AnieFile {
     let v = Vec2::new;
     let mut scene = Scene::new([256, 192], 47, 24, true, "mesh_ffd.psd", "mesh_ffd");
 
@@ -513,7 +513,7 @@ pub fn mesh_ffd() -> AnimeProject {
 /// * `hsv: hue` turns its hue wheel once around (HSV keys, relative hue), `hsv: saturation`
 ///   drains its colour and brightens (saturation 100 → 0, value 100 → 130) and back.
 /// * `opacity: fade` fades out and in on Opa keys.
-pub fn blend_sheet() -> AnimeProject {
+pub fn blend_sheet() -> AnieFile {
     let v = Vec2::new;
     let mut scene = Scene::new([320, 352], 47, 24, true, "blend_sheet.psd", "blend_sheet");
     let tile = 64.0;

@@ -12,7 +12,7 @@ pub mod rw;
 
 use glam::{Quat, Vec3};
 use rigplay::formats::dan::{DanBone, DanFile, RotationKey, VectorKey};
-use rigplay::formats::ifp::{IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion};
+use rigplay::formats::ifp::{IfpClip, IfpFile, IfpKey, IfpSequence, IfpVersion};
 use rigplay::skeleton::Skeleton;
 use std::f32::consts::TAU;
 
@@ -177,9 +177,9 @@ fn motion_clip(skeleton: &Skeleton, m: &Motion) -> IfpClip {
 
 /// The three sample clips (walk with root motion, idle, wave on the right arm only) on a
 /// skeleton, as a package of the given version.
-pub fn sample_package(skeleton: &Skeleton, name: &str, version: IfpVersion) -> IfpPackage {
+pub fn sample_package(skeleton: &Skeleton, name: &str, version: IfpVersion) -> IfpFile {
     let clips = MOTIONS.iter().map(|m| motion_clip(skeleton, m)).collect();
-    IfpPackage::new(IfpVersion::Anpk, name, clips)
+    IfpFile::new(IfpVersion::Anpk, name, clips)
         .converted(version)
         .0
 }
@@ -253,7 +253,7 @@ pub fn sample_dan() -> DanFile {
     }
     file.bones = bones;
     // The exporter's intended reduction: a constant run keeps its first and last key.
-    let runs = rigplay::anim::reduce::reduce_constant_runs(
+    let runs = rigplay::animation::reduce::reduce_constant_runs(
         &file.to_clip("", &rigplay::formats::dan::DanClipOptions::default()),
     );
     file.with_keys(&runs.kept)

@@ -20,7 +20,7 @@ fn files() -> &'static [(&'static str, Vec<u8>)] {
     FILES.get_or_init(sample_files)
 }
 
-fn project(path: &str) -> AnimeProject {
+fn project(path: &str) -> AnieFile {
     let (_, bytes) = files()
         .iter()
         .find(|(p, _)| p.ends_with(path))
@@ -35,7 +35,7 @@ fn key(node: usize, kind: KeyKind, slot: KeySlot) -> KeyRef {
     KeyRef { node, kind, slot }
 }
 
-fn node(p: &AnimeProject, name: &str) -> usize {
+fn node(p: &AnieFile, name: &str) -> usize {
     p.objects
         .iter()
         .position(|o| o.name == name)
@@ -43,7 +43,7 @@ fn node(p: &AnimeProject, name: &str) -> usize {
 }
 
 /// How many keys of each kind (default keys included) the project holds.
-fn key_counts(p: &AnimeProject) -> Vec<(KeyKind, usize)> {
+fn key_counts(p: &AnieFile) -> Vec<(KeyKind, usize)> {
     KeyKind::ALL
         .into_iter()
         .map(|k| (k, p.objects.iter().map(|o| o.timeline.slots(k).len()).sum()))

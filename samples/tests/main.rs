@@ -4,7 +4,7 @@ mod anie_samples;
 mod ped_samples;
 mod samples;
 
-use rigplay::formats::anie::{AnieRead, AnimeProject};
+use rigplay::formats::anie::{AnieFile, AnieRead};
 
 /// A reference project of `tests/fixtures/anie/` (the `rigplay` package's fixtures).
 pub fn fixture(name: &str) -> Vec<u8> {
@@ -15,5 +15,5 @@ pub fn fixture(name: &str) -> Vec<u8> {
 }
 
 pub fn read_ok(bytes: &[u8]) -> AnieRead {
-    AnimeProject::read(bytes).unwrap_or_else(|e| panic!("fixture must read: {e}"))
+    AnieFile::read(bytes).unwrap_or_else(|e| panic!("fixture must read: {e}"))
 }

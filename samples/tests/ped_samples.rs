@@ -2,8 +2,8 @@
 //! readers as a real SA ped file would be.
 
 use glam::Vec3;
-use rigplay::formats::dff::{Clump, Dff, SkinLayout};
-use rigplay::formats::txd::{PixelFormat, Txd};
+use rigplay::formats::dff::{Clump, DffFile, SkinLayout};
+use rigplay::formats::txd::{PixelFormat, TxdFile};
 use rigplay::skeleton::Skeleton;
 use rigplay_samples::ped::{self, Region};
 use rigplay_samples::rw::{self, Image};
@@ -16,14 +16,14 @@ fn committed(name: &str) -> Vec<u8> {
 }
 
 fn clump() -> Clump {
-    let r = Dff::read(&committed("ped.dff")).expect("ped.dff reads");
+    let r = DffFile::read(&committed("ped.dff")).expect("ped.dff reads");
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(r.dff.clumps.len(), 1);
     r.dff.clumps.into_iter().next().unwrap()
 }
 
-fn txd() -> Txd {
-    let r = Txd::read(&committed("ped.txd")).expect("ped.txd reads");
+fn txd() -> TxdFile {
+    let r = TxdFile::read(&committed("ped.txd")).expect("ped.txd reads");
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     r.txd
 }
@@ -322,7 +322,9 @@ fn dxt1_encoder_is_close_to_its_source() {
         format: rw::TexFormat::Dxt1,
         levels: std::slice::from_ref(&g),
     }]);
-    let dec = Txd::read(&enc).unwrap().txd.textures[0].decode(0).unwrap();
+    let dec = TxdFile::read(&enc).unwrap().txd.textures[0]
+        .decode(0)
+        .unwrap();
     let worst = dec
         .pixels
         .chunks(4)

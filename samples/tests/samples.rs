@@ -1,7 +1,7 @@
 //! The bundled sample animations: in sync with their generator, and moving as described.
 
-use rigplay::anim::BonePose;
-use rigplay::formats::ifp::{IfpPackage, IfpVersion};
+use rigplay::animation::BonePose;
+use rigplay::formats::ifp::{IfpFile, IfpVersion};
 use rigplay::skeleton::Skeleton;
 
 #[test]
@@ -21,10 +21,10 @@ fn committed_samples_match_their_generator() {
 #[test]
 fn sample_walk_moves_forward_and_swings_the_legs() {
     let files = rigplay_samples::sample_files();
-    let sa = IfpPackage::read(&files[0].1).unwrap();
+    let sa = IfpFile::read(&files[0].1).unwrap();
     assert!(sa.warnings.is_empty());
     assert_eq!(sa.package.version, IfpVersion::Anp3);
-    let vc = IfpPackage::read(&files[1].1).unwrap();
+    let vc = IfpFile::read(&files[1].1).unwrap();
     assert_eq!(vc.package.version, IfpVersion::Anpk);
     let skeleton = Skeleton::gta_sa();
     let walk = sa.package.clip("walk").unwrap().to_clip();
@@ -208,7 +208,7 @@ fn the_sample_character_is_a_skinned_mixamo_humanoid_in_a_t_pose() {
     assert!((1.7..1.8).contains(&top), "about 1.75 m tall: {top}");
     assert_eq!(nodes.iter().filter(|n| n.get("skin").is_some()).count(), 1);
     // Its names are found as Mixamo's, every humanoid bone matched.
-    use rigplay::anim::retarget::{BoneMap, BonePreset};
+    use rigplay::animation::retarget::{BoneMap, BonePreset};
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let (preset, map) = BoneMap::detect(&refs);
     assert_eq!(preset, BonePreset::Mixamo);
@@ -222,7 +222,7 @@ fn the_sample_character_is_a_skinned_mixamo_humanoid_in_a_t_pose() {
 
 /// The sample character's joints as a rest pose (parents, local rest transforms) with their
 /// names, from its glTF nodes.
-fn character_rest_pose() -> (Vec<String>, rigplay::anim::retarget::RestPose) {
+fn character_rest_pose() -> (Vec<String>, rigplay::animation::retarget::RestPose) {
     use glam::{Quat, Vec3};
     let files = rigplay_samples::sample_files();
     let (_, bytes) = files
@@ -263,18 +263,21 @@ fn character_rest_pose() -> (Vec<String>, rigplay::anim::retarget::RestPose) {
         .iter()
         .map(|&n| nodes[n]["name"].as_str().unwrap().to_owned())
         .collect();
-    (names, rigplay::anim::retarget::RestPose { parents, local })
+    (
+        names,
+        rigplay::animation::retarget::RestPose { parents, local },
+    )
 }
 
 #[test]
 fn the_sample_walk_retargeted_onto_the_sample_character_points_its_limbs_where_the_ped_does() {
     use glam::{Quat, Vec3};
-    use rigplay::anim::retarget::{BoneMap, RestPose, Retargeter};
+    use rigplay::animation::retarget::{BoneMap, RestPose, Retargeter};
     use rigplay::coords::GTA_TO_GLTF;
     // Source: the SA ped (Z up, facing +Y, A-pose rest arms) playing the sample walk; target:
     // the Mixamo-named T-pose character (Y up, facing +Z, its bones' +Y along the bones).
     let files = rigplay_samples::sample_files();
-    let sa = IfpPackage::read(&files[0].1).unwrap();
+    let sa = IfpFile::read(&files[0].1).unwrap();
     let skeleton = Skeleton::gta_sa();
     let walk = sa.package.clip("walk").unwrap().to_clip();
     let binding = skeleton.bind(&walk);

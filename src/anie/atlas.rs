@@ -13,7 +13,7 @@ use std::fmt;
 
 use glam::Vec2;
 
-use crate::formats::anie::{AnimeProject, ResourceRef};
+use crate::formats::anie::{AnieFile, ResourceRef};
 
 /// A rectangle in pixels: columns `x..x + width`, rows `y..y + height`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -202,7 +202,7 @@ impl ImageAtlas {
     /// [`crate::anie::cpu::Renderer::new`] skips them). An image with no pixel (a side of 0)
     /// gets an empty rectangle at the origin: it samples as transparent everywhere, as it does
     /// on the CPU.
-    pub fn new(project: &AnimeProject) -> Result<ImageAtlas, AtlasError> {
+    pub fn new(project: &AnieFile) -> Result<ImageAtlas, AtlasError> {
         let mut images = Vec::new();
         let mut empty = Vec::new();
         for (t, tree) in project.resources.iter().enumerate() {

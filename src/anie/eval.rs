@@ -5,9 +5,9 @@
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use rigplay::anie::eval::Evaluator;
-//! use rigplay::formats::anie::AnimeProject;
+//! use rigplay::formats::anie::AnieFile;
 //!
-//! let project = AnimeProject::read(&std::fs::read("walk.anie")?)?.project;
+//! let project = AnieFile::read(&std::fs::read("walk.anie")?)?.project;
 //! let evaluator = Evaluator::new(project); // bone influences are computed once, here
 //! let frame = evaluator.evaluate(3.5);
 //! for op in &frame.draws {
@@ -82,7 +82,7 @@ use super::spline::MovePath;
 use super::transform::{local_matrix, world_depth, world_opacity};
 use super::{lerp, lerp_vec2};
 use crate::formats::anie::{
-    AnimeProject, BlendMode, Bone, DepthKey, Easing, FfdKey, GridMesh, HsvKey, ImageKey, KeyKind,
+    AnieFile, BlendMode, Bone, DepthKey, Easing, FfdKey, GridMesh, HsvKey, ImageKey, KeyKind,
     KeyMap, KeyRef, KeySlot, MeshKey, MoveKey, NodeKind, ObjectNode, OpaKey, PoseKey, ResourceRef,
     RotateKey, ScaleKey, TimeKey,
 };
@@ -117,7 +117,7 @@ pub struct EvaluatedFrame {
     pub canvas_width: u32,
     /// The canvas height in pixels.
     pub canvas_height: u32,
-    /// One entry per object node, indexed like [`AnimeProject::objects`].
+    /// One entry per object node, indexed like [`AnieFile::objects`].
     pub nodes: Vec<NodeFrame>,
     /// Every Bone key that applies to some node at this frame, with its pose and palette.
     pub skeletons: Vec<SkeletonFrame>,
@@ -280,7 +280,7 @@ impl EvaluatedFrame {
 /// [`Evaluator::evaluate`] once, on a borrowed project (nothing is copied). It prepares what an
 /// [`Evaluator`] prepares (the bone influences) for this one frame: to evaluate many frames,
 /// keep an `Evaluator`.
-pub fn evaluate(project: &AnimeProject, frame: f32) -> EvaluatedFrame {
+pub fn evaluate(project: &AnieFile, frame: f32) -> EvaluatedFrame {
     let prepared = Prepared::new(project, EvalOptions::default());
     View {
         project,
@@ -297,7 +297,7 @@ pub fn evaluate(project: &AnimeProject, frame: f32) -> EvaluatedFrame {
 /// or component can keep one; a clone shares both (two reference counts).
 #[derive(Clone, Debug)]
 pub struct Evaluator {
-    project: Arc<AnimeProject>,
+    project: Arc<AnieFile>,
     prepared: Arc<Prepared>,
 }
 
@@ -326,7 +326,7 @@ struct Prepared {
 /// A project and its prepared state, borrowed for evaluating: the evaluation itself.
 #[derive(Clone, Copy)]
 struct View<'a> {
-    project: &'a AnimeProject,
+    project: &'a AnieFile,
     prep: &'a Prepared,
 }
 
@@ -627,21 +627,21 @@ fn affine_from_mat4(m: &Mat4) -> Affine2 {
 impl Evaluator {
     /// An evaluator with the default options (influences recomputed, as AnimeEffects 1.7).
     ///
-    /// `project` is an [`AnimeProject`] (moved, not copied) or an `Arc<AnimeProject>` shared
+    /// `project` is an [`AnieFile`] (moved, not copied) or an `Arc<AnieFile>` shared
     /// with others.
-    pub fn new(project: impl Into<Arc<AnimeProject>>) -> Self {
+    pub fn new(project: impl Into<Arc<AnieFile>>) -> Self {
         Self::with_options(project, EvalOptions::default())
     }
 
     /// An evaluator; computes every Bone key's skin caches and bindings (§4.5 step 5, §4.6).
-    pub fn with_options(project: impl Into<Arc<AnimeProject>>, options: EvalOptions) -> Self {
+    pub fn with_options(project: impl Into<Arc<AnieFile>>, options: EvalOptions) -> Self {
         let project = project.into();
         let prepared = Arc::new(Prepared::new(&project, options));
         Self { project, prepared }
     }
 
     /// The project this evaluator reads.
-    pub fn project(&self) -> &Arc<AnimeProject> {
+    pub fn project(&self) -> &Arc<AnieFile> {
         &self.project
     }
 
@@ -665,7 +665,7 @@ impl Evaluator {
 
 impl Prepared {
     /// Key parents, child lists, and every Bone key's skin caches, bindings and pose maps.
-    fn new(project: &AnimeProject, options: EvalOptions) -> Self {
+    fn new(project: &AnieFile, options: EvalOptions) -> Self {
         let objects = &project.objects;
         let mut children = vec![Vec::new(); objects.len()];
         let mut prev_sibling = vec![None; objects.len()];
@@ -1423,10 +1423,10 @@ mod tests {
     }
 
     /// A root folder with `layers` layers under it, canvas 64×48, frames 0..=19, no loop.
-    fn project(layers: usize) -> AnimeProject {
+    fn project(layers: usize) -> AnieFile {
         let mut objects = vec![folder(None, &(1..=layers).collect::<Vec<_>>())];
         objects.extend((0..layers).map(|_| layer(0)));
-        AnimeProject {
+        AnieFile {
             canvas_width: 64,
             canvas_height: 48,
             max_frame: 19,
@@ -1531,7 +1531,7 @@ mod tests {
 
     /// Layer 1 with Mesh key at frame 10 and FFD keys: one at 0 under the default Image key,
     /// one at 12 under the Mesh key.
-    fn ffd_project() -> AnimeProject {
+    fn ffd_project() -> AnieFile {
         let mut p = project(1);
         let tl = &mut p.objects[1].timeline;
         tl.meshes.keys = vec![TimeKey::new(
@@ -1632,7 +1632,7 @@ mod tests {
     fn a_mesh_key_wins_over_an_image_key_of_the_same_frame() {
         let mut p = ffd_project();
         p.objects[1].timeline.images.keys = vec![TimeKey::new(10, quad_image())];
-        let area = |p: &AnimeProject| evaluate(p, 12.0).nodes[1].layer.as_ref().unwrap().area_key;
+        let area = |p: &AnieFile| evaluate(p, 12.0).nodes[1].layer.as_ref().unwrap().area_key;
         assert_eq!(area(&p).kind, KeyKind::Mesh);
         // The Image key wins only when it is newer: at 11 > 10.
         p.objects[1].timeline.images.keys[0].frame = 11;
@@ -1782,7 +1782,7 @@ mod tests {
 
     /// Root folder with a Bone key at frame 0: joint at (0, 0), bone 1 to (10, 0) that binds
     /// `bound` (if any). Layer 1 moves from (20, 0) at frame 0 to (70, 0) at frame 10.
-    fn bone_project(bound: &[usize]) -> AnimeProject {
+    fn bone_project(bound: &[usize]) -> AnieFile {
         let mut p = project(1);
         let bones = vec![
             Bone {

@@ -6,7 +6,7 @@
 //!   rest pose), so that importers make an armature of it.
 //! * **Clips.** Each clip is one animation, named as in the file. Every channel keeps the
 //!   file's own key times (equal times are made strictly increasing by one ulp each, as glTF
-//!   requires: [`crate::anim::distinct_times`]; no key is dropped), with `LINEAR`
+//!   requires: [`crate::animation::distinct_times`]; no key is dropped), with `LINEAR`
 //!   interpolation, which glTF defines as slerp for rotations: what the games and rigplay's
 //!   sampler do.
 //! * **Axes.** Every rest and key is turned into glTF's axes (+Y up, a character facing +Z) by
@@ -18,7 +18,7 @@
 //! * **Placement.** A GTA ped stands on the ground, lifted by a top node as rigplay's skeletons
 //!   are ([`GltfExport::offset`]).
 
-use crate::anim::{BonePose, Channel, Clip, aligned_to, distinct_times};
+use crate::animation::{BonePose, Channel, Clip, aligned_to, distinct_times};
 use crate::skeleton::Skeleton;
 use glam::{Affine3A, Mat4, Quat, Vec3};
 use serde_json::{Value, json};

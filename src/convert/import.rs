@@ -16,23 +16,23 @@
 //!   position in GTA III, which adds its translation keys to the rest (§3.4).
 //! * Keys are written at the game's clip rate, 60 a second for San Andreas (ANP3's time tick),
 //!   30 for III and Vice City, the last at the clip's end; ANP3 stores them as int16 where
-//!   every value fits and as floats otherwise ([`IfpPackage::converted`]).
+//!   every value fits and as floats otherwise ([`IfpFile::converted`]).
 
-use crate::anim::retarget::{
+use crate::animation::retarget::{
     BoneMap, HumanoidBone, RestPose, RetargetSource, Retargeter, user_pairs,
 };
-use crate::anim::{BoneTrack, Clip, ClipBuilder, aligned_to};
+use crate::animation::{BoneTrack, Clip, ClipBuilder, aligned_to};
 use crate::coords::GTA_TO_GLTF;
-use crate::formats::bvh::Bvh;
+use crate::formats::bvh::BvhFile;
 use crate::formats::gltf::{GltfAnimation, GltfScene};
-use crate::formats::ifp::{AnimLayout, IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion};
+use crate::formats::ifp::{AnimLayout, IfpClip, IfpFile, IfpKey, IfpSequence, IfpVersion};
 use crate::skeleton::GtaGame;
 use glam::{Affine3A, Quat, Vec3};
 
 /// A BVH file's skeleton as a retargeting source: its joints at their `OFFSET`s, unrotated;
-/// track `j` of [`Bvh::to_clip`] drives joint `j`. BVH files are +Y up and face +Z, glTF's
+/// track `j` of [`BvhFile::to_clip`] drives joint `j`. BVH files are +Y up and face +Z, glTF's
 /// axes.
-pub fn bvh_source(bvh: &Bvh) -> RetargetSource {
+pub fn bvh_source(bvh: &BvhFile) -> RetargetSource {
     RetargetSource {
         names: bvh.joints.iter().map(|j| j.name.clone()).collect(),
         rest: RestPose {
@@ -341,7 +341,7 @@ pub fn clip_to_gta(
 
 /// A package of `clips` for `game`, in its IFP version (ANP3 clips compressed where every
 /// value fits an int16), with what the conversion noted.
-pub fn gta_package(game: GtaGame, name: &str, clips: Vec<IfpClip>) -> (IfpPackage, Vec<String>) {
+pub fn gta_package(game: GtaGame, name: &str, clips: Vec<IfpClip>) -> (IfpFile, Vec<String>) {
     let version = ifp_version(game);
-    IfpPackage::new(version, name, clips).converted(version)
+    IfpFile::new(version, name, clips).converted(version)
 }

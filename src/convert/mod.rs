@@ -5,16 +5,16 @@
 //!
 //! [`convert_ifp`] reduces each clip on the skeleton it plays on ([`ReduceRig::from_skeleton`]),
 //! keeps the matching file keys ([`IfpClip::keep_keys`](crate::formats::ifp::IfpClip::keep_keys)),
-//! makes the package fit the version ([`IfpPackage::converted`]), encodes it, and, when asked,
+//! makes the package fit the version ([`IfpFile::converted`]), encodes it, and, when asked,
 //! reads the bytes back and measures what they play against the input: reduction and the
 //! quantisation of compressed ANP3 keys both.
 
 pub mod gltf;
 pub mod import;
 
-use crate::anim::Clip;
-use crate::anim::reduce::{ErrorStats, KeyReduction, ReduceRig, ReduceStats, measure_error};
-use crate::formats::ifp::{IfpPackage, IfpVersion, IfpWriteError};
+use crate::animation::Clip;
+use crate::animation::reduce::{ErrorStats, KeyReduction, ReduceRig, ReduceStats, measure_error};
+use crate::formats::ifp::{IfpFile, IfpVersion, IfpWriteError};
 use crate::skeleton::Skeleton;
 
 /// What [`convert_ifp`] makes of a package.
@@ -33,8 +33,8 @@ pub struct IfpConvertOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct IfpConversion {
     /// The package as written: reduced, then made to fit the version.
-    pub package: IfpPackage,
-    /// What fitting the version lost, one line each ([`IfpPackage::converted`]).
+    pub package: IfpFile,
+    /// What fitting the version lost, one line each ([`IfpFile::converted`]).
     pub notes: Vec<String>,
     /// The reduction's key counts and error, every clip together
     /// ([`ReduceStats::combined`]); `None` without reduction.
@@ -55,7 +55,7 @@ pub struct IfpConversion {
 /// (usually [`Skeleton::for_ifp`]). Never panics: a package that cannot be written in that
 /// version gives the writer's error in [`IfpConversion::bytes`].
 pub fn convert_ifp(
-    package: &IfpPackage,
+    package: &IfpFile,
     skeleton: &Skeleton,
     options: &IfpConvertOptions,
 ) -> IfpConversion {
@@ -75,7 +75,7 @@ pub fn convert_ifp(
     let (converted, notes) = reduced.converted(options.version);
     let bytes = converted.write();
     let error = match (options.measure, &bytes) {
-        (Some(radius), Ok(bytes)) => IfpPackage::read(bytes).ok().map(|back| {
+        (Some(radius), Ok(bytes)) => IfpFile::read(bytes).ok().map(|back| {
             let errors: Vec<ErrorStats> = originals
                 .iter()
                 .zip(back.package.clips())

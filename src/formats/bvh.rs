@@ -16,7 +16,7 @@
 //! Reading never panics, never allocates from a count before checking it against the bytes
 //! left, and says at which byte and what it expected when it stops.
 
-use crate::anim::{BoneRef, BoneTrack, Clip, ClipBuilder};
+use crate::animation::{BoneRef, BoneTrack, Clip, ClipBuilder};
 use glam::{Quat, Vec3};
 
 /// A channel a joint's frames animate.
@@ -70,7 +70,7 @@ pub struct BvhJoint {
 
 /// A motion-capture file: joints (parents before children) and frames.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Bvh {
+pub struct BvhFile {
     /// The joints, parents before children.
     pub joints: Vec<BvhJoint>,
     /// Seconds between frames.
@@ -84,7 +84,7 @@ pub struct Bvh {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BvhRead {
     /// The file.
-    pub bvh: Bvh,
+    pub bvh: BvhFile,
     /// What was odd but readable (a frame count that disagrees with the rows, …).
     pub warnings: Vec<String>,
 }
@@ -237,7 +237,7 @@ fn number(offset: usize, text: &str, expected: &'static str) -> Result<f32, BvhE
         })
 }
 
-impl Bvh {
+impl BvhFile {
     /// Reads a `.bvh` file.
     pub fn read(bytes: &[u8]) -> Result<BvhRead, BvhError> {
         let text = std::str::from_utf8(bytes).map_err(|e| BvhError {
@@ -315,7 +315,7 @@ impl Bvh {
             ));
         }
         Ok(BvhRead {
-            bvh: Bvh {
+            bvh: BvhFile {
                 joints,
                 frame_time,
                 values,

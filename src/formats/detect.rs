@@ -30,16 +30,16 @@ use std::path::Path;
 /// One of the file formats rigplay reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FileFormat {
-    /// GTA IFP animation package (`.ifp`), read by [`super::ifp::IfpPackage::read`].
+    /// GTA IFP animation package (`.ifp`), read by [`super::ifp::IfpFile::read`].
     Ifp,
     /// DelDX 3ds Max exporter animation (`.dan`), read by [`super::dan::DanFile::read`].
     Dan,
-    /// AnimeEffects project (`.anie`), read by [`super::anie::AnimeProject::read`].
+    /// AnimeEffects project (`.anie`), read by [`super::anie::AnieFile::read`].
     Anie,
-    /// RenderWare model (`.dff`), read by [`super::dff::Dff::read`].
-    Dff,
-    /// RenderWare texture dictionary (`.txd`), read by [`super::txd::Txd::read`].
-    Txd,
+    /// RenderWare model (`.dff`), read by [`super::dff::DffFile::read`].
+    DffFile,
+    /// RenderWare texture dictionary (`.txd`), read by [`super::txd::TxdFile::read`].
+    TxdFile,
 }
 
 /// RenderWare chunk ids a file starts with: Clump (a model) and Texture Dictionary.
@@ -55,8 +55,8 @@ impl FileFormat {
         FileFormat::Ifp,
         FileFormat::Dan,
         FileFormat::Anie,
-        FileFormat::Dff,
-        FileFormat::Txd,
+        FileFormat::DffFile,
+        FileFormat::TxdFile,
     ];
 
     /// The format of a file: its bytes first ([`FileFormat::from_bytes`]), then the extension
@@ -81,8 +81,8 @@ impl FileFormat {
             && stamp != 0
         {
             match id {
-                RW_CLUMP => return Some(FileFormat::Dff),
-                RW_TEXTURE_DICTIONARY => return Some(FileFormat::Txd),
+                RW_CLUMP => return Some(FileFormat::DffFile),
+                RW_TEXTURE_DICTIONARY => return Some(FileFormat::TxdFile),
                 _ => {}
             }
         }
@@ -121,8 +121,8 @@ impl FileFormat {
             FileFormat::Ifp => "ifp",
             FileFormat::Dan => "dan",
             FileFormat::Anie => "anie",
-            FileFormat::Dff => "dff",
-            FileFormat::Txd => "txd",
+            FileFormat::DffFile => "dff",
+            FileFormat::TxdFile => "txd",
         }
     }
 }
@@ -154,11 +154,11 @@ mod tests {
         };
         assert_eq!(
             FileFormat::from_bytes(&rw(0x10, 0x1803_FFFF)),
-            Some(super::FileFormat::Dff)
+            Some(super::FileFormat::DffFile)
         );
         assert_eq!(
             FileFormat::from_bytes(&rw(0x16, 0x1803_FFFF)),
-            Some(super::FileFormat::Txd)
+            Some(super::FileFormat::TxdFile)
         );
         assert_eq!(FileFormat::from_bytes(&rw(0x10, 0)), None);
         assert_eq!(FileFormat::from_bytes(&rw(0x10, 0x1803_FFFF)[..8]), None);

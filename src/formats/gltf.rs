@@ -16,7 +16,7 @@
 //! Reading never panics: every index, offset and count is checked against what is there, and
 //! an error says where (the JSON path) and what was expected.
 
-use crate::anim::{BoneRef, BoneTrack, Clip, ClipBuilder};
+use crate::animation::{BoneRef, BoneTrack, Clip, ClipBuilder};
 use glam::{Mat4, Quat, Vec3};
 use serde_json::Value;
 
@@ -128,7 +128,7 @@ impl GltfScene {
             let samplers = array(anim, "samplers");
             let mut builder = ClipBuilder::new(name.clone());
             // Per node, its channels.
-            let mut per_node: Vec<(usize, [Option<crate::anim::Channel>; 3])> = Vec::new();
+            let mut per_node: Vec<(usize, [Option<crate::animation::Channel>; 3])> = Vec::new();
             for (c, channel) in array(anim, "channels").iter().enumerate() {
                 let at = format!("/animations/{a}/channels/{c}");
                 let target = channel.get("target");

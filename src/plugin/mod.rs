@@ -10,7 +10,7 @@
 //!   (`"anims/ped.ifp#walk_civi"` by name, `"…#Clip0"` by index: [`IfpAssetLabel`]), and the
 //!   built-in GTA ped skeletons ([`GtaSkeleton`]).
 //! * [`DanPlugin`]: `.dan` files ([`Dan`], its clip labelled `Clip0`) and [`FlatSkeleton`]s.
-//! * [`DffPlugin`]: GTA's RenderWare models (`.dff`, textured from `.txd`) as [`DffModel`]
+//! * [`DffPlugin`]: GTA's RenderWare models (`.dff`, textured from `.txd`) as [`Dff`]
 //!   assets, spawned by [`GtaModel`] with bones IFP clips drive, or as scenes (`#Scene0`).
 //!
 //! Coordinates: IFP clips keep GTA's Z-up local transforms; the one conversion to Bevy's Y-up is a
@@ -31,17 +31,17 @@ mod playback;
 mod skeletal;
 
 pub use anie::{
-    AnieAssetError, AnieAssetLabel, AnieCardMaterial, AnieCardMaterial3d, AnieCell, AnieDisplay,
-    AnieDrawList, AnieDrawStats, AnieFrames, AnieLoadError, AnieLoader, AnieLoaderSettings,
-    AniePlugin, AnieProject, AnieRenderSettings, AnieRenderStats, AnieRig, AnieSystems, CardCell,
-    CardGrid, CellDraw, card_mesh,
+    Anie, AnieAssetError, AnieAssetLabel, AnieCardMaterial, AnieCardMaterial3d, AnieCell,
+    AnieDisplay, AnieDrawList, AnieDrawStats, AnieFrames, AnieLoadError, AnieLoader,
+    AnieLoaderSettings, AniePlugin, AnieRenderSettings, AnieRenderStats, AnieRig, AnieSystems,
+    CardCell, CardGrid, CellDraw, card_mesh,
 };
 pub use dan::{
     Dan, DanAssetLabel, DanLoadError, DanLoader, DanLoaderSettings, DanPlugin, FlatSkeleton,
 };
 pub use dff::{
-    DffAssetLabel, DffAtomic, DffClump, DffFrame, DffLoadError, DffLoader, DffLoaderSettings,
-    DffModel, DffPlugin, DffSkin, GtaModel,
+    Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffLoadError, DffLoader, DffLoaderSettings,
+    DffPlugin, DffSkin, GtaModel,
 };
 pub use ifp::{
     GtaSkeleton, Ifp, IfpAssetLabel, IfpClipAsset, IfpLoadError, IfpLoader, IfpLoaderSettings,
@@ -60,6 +60,6 @@ pub use skeletal::{
     UnmatchedTracks, animation_clip, bone_target_id, named_bone_target_id, root_track,
 };
 
-pub use crate::anim::PlayMode;
-pub use crate::anim::layers::{BoneMask, Layer, LayerFlags};
+pub use crate::animation::PlayMode;
+pub use crate::animation::layers::{BoneMask, Layer, LayerFlags};
 pub use crate::skeleton::GtaGame;

@@ -3,12 +3,12 @@
 //! Bevy's virtual time. What it plays reads its time afterwards: the skeletal wing samples a
 //! clip at it ([`super::SkeletalClip`]), an AnimeEffects view draws the frame at it.
 
-use crate::anim::{PlayMode, PlayStep, Playhead};
+use crate::animation::{PlayMode, PlayStep, Playhead};
 use bevy::prelude::*;
 
 bevy::reflect::impl_reflect! {
     #[reflect(Debug, PartialEq, Default)]
-    #[type_path = "rigplay::anim"]
+    #[type_path = "rigplay::animation"]
     enum PlayMode {
         Loop,
         Once,

@@ -1,7 +1,7 @@
 //! Skeletons from a DFF's HAnim bones, and how far two skeletons' rest poses differ.
 
 use super::{GtaGame, SA_BONES, Skeleton, SkeletonBone, bone_key, canonical_bone_id};
-use crate::anim::BonePose;
+use crate::animation::BonePose;
 use crate::formats::dff::Clump;
 use glam::{Mat3, Quat, Vec3};
 

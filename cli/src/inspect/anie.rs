@@ -3,7 +3,7 @@
 
 use crate::{Failure, num, nums};
 use rigplay::formats::anie::{
-    AnieRead, AnimeProject, Easing, EasingKind, EasingRange, KeyKind, KeyRef, KeySlot, NodeKind,
+    AnieFile, AnieRead, Easing, EasingKind, EasingRange, KeyKind, KeyRef, KeySlot, NodeKind,
     ObjectNode, Spline, TimeKey,
 };
 use serde_json::{Value, json};
@@ -45,7 +45,7 @@ struct KeyView {
 }
 
 fn key_views(
-    project: &AnimeProject,
+    project: &AnieFile,
     node: &ObjectNode,
     kind: KeyKind,
 ) -> Vec<(KeySlot, i32, KeyView, Vec<KeyRef>)> {
@@ -174,7 +174,7 @@ fn key_views(
     }
 }
 
-fn child_names(project: &AnimeProject, children: &[KeyRef]) -> Vec<String> {
+fn child_names(project: &AnieFile, children: &[KeyRef]) -> Vec<String> {
     children
         .iter()
         .map(|c| match project.key_frame(*c) {
@@ -185,7 +185,7 @@ fn child_names(project: &AnimeProject, children: &[KeyRef]) -> Vec<String> {
 }
 
 /// Depth of each object node in the tree (root 0), by the pre-order parent links.
-fn depths(project: &AnimeProject) -> Vec<usize> {
+fn depths(project: &AnieFile) -> Vec<usize> {
     let mut out: Vec<usize> = Vec::with_capacity(project.objects.len());
     for (i, n) in project.objects.iter().enumerate() {
         let d = n.parent.filter(|&p| p < i).map_or(0, |p| out[p] + 1);

@@ -85,13 +85,13 @@ pub fn step(visible: &[usize], current: Option<usize>, step: i32) -> Option<usiz
     Some(visible[next])
 }
 
-pub use rigplay::anim::names::{closest, distance};
+pub use rigplay::animation::names::{closest, distance};
 
 /// What `--clip NAME` makes of the open files, in command-line order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pick {
     /// (file, clip): the first file that has a clip of that name (matched as the games match
-    /// names: [`rigplay::anim::names::find_clip`]).
+    /// names: [`rigplay::animation::names::find_clip`]).
     Found(usize, usize),
     /// An earlier file is still loading: it might have it.
     Wait,
@@ -123,7 +123,7 @@ impl Pick {
 /// Which file and clip `--clip wanted` shows. `files[i]` is the clip names of file `i` once it
 /// has loaded, `None` while it loads, and `Some(empty)` for a file that failed or has no clips.
 pub fn pick(files: &[Option<Vec<String>>], wanted: &str) -> Pick {
-    use rigplay::anim::names::{ClipNameError, find_clip};
+    use rigplay::animation::names::{ClipNameError, find_clip};
     for (f, names) in files.iter().enumerate() {
         match names {
             None => return Pick::Wait,

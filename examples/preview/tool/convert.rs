@@ -4,9 +4,9 @@
 //! command line write the same bytes for the same settings ([`ConvertSettings::cli_args`]
 //! names the command that does).
 
-use rigplay::anim::reduce::{DEFAULT_SHELL_RADIUS, KeyReduction, ReduceOptions};
+use rigplay::animation::reduce::{DEFAULT_SHELL_RADIUS, KeyReduction, ReduceOptions};
 use rigplay::convert::{IfpConvertOptions, convert_ifp};
-use rigplay::formats::ifp::{IfpPackage, IfpVersion};
+use rigplay::formats::ifp::{IfpFile, IfpVersion};
 use rigplay::skeleton::Skeleton;
 use std::path::{Path, PathBuf};
 
@@ -126,7 +126,7 @@ impl ConvertSettings {
 
 /// The converted file's bytes and what they hold, or why it cannot be written.
 pub fn convert_bytes(
-    package: &IfpPackage,
+    package: &IfpFile,
     settings: &ConvertSettings,
 ) -> Result<(Vec<u8>, Summary), String> {
     let options = settings.options()?;
@@ -148,7 +148,7 @@ pub fn convert_bytes(
 
 /// Converts `package` and writes it to `path`, which must not be `source` (the open file).
 pub fn save(
-    package: &IfpPackage,
+    package: &IfpFile,
     settings: &ConvertSettings,
     source: &Path,
     path: &Path,
@@ -189,11 +189,11 @@ pub fn check_output(source: &Path, path: &Path) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    fn sample(name: &str) -> (PathBuf, IfpPackage) {
+    fn sample(name: &str) -> (PathBuf, IfpFile) {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../assets/anims")
             .join(name);
-        let package = IfpPackage::read(&std::fs::read(&path).unwrap())
+        let package = IfpFile::read(&std::fs::read(&path).unwrap())
             .unwrap()
             .package;
         (path, package)

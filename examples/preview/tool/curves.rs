@@ -4,7 +4,7 @@
 //! densely and at every key.
 
 use bevy::math::{EulerRot, Quat};
-use rigplay::anim::Clip;
+use rigplay::animation::Clip;
 
 /// How the rotation is plotted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,7 +76,8 @@ pub fn curves(
     mode: CurveMode,
 ) -> Option<Curves> {
     let t = clip.tracks().get(track)?;
-    let keys = |c: Option<rigplay::anim::Channel>| c.map_or(&[][..], |c| clip.times(c)).to_vec();
+    let keys =
+        |c: Option<rigplay::animation::Channel>| c.map_or(&[][..], |c| clip.times(c)).to_vec();
     let (rotation_keys, translation_keys) = (keys(t.rotation), keys(t.translation));
     let key_counts = [t.rotation, t.translation, t.scale].map(|c| c.map_or(0, |c| c.len()));
     let extra: Vec<f32> = rotation_keys
@@ -251,7 +252,7 @@ pub fn value_at(times: &[f32], values: &[f32], t: f32) -> Option<f32> {
 mod tests {
     use super::*;
     use bevy::math::Vec3;
-    use rigplay::anim::{BoneRef, BoneTrack, ClipBuilder};
+    use rigplay::animation::{BoneRef, BoneTrack, ClipBuilder};
 
     fn from_degrees(e: [f32; 3]) -> Quat {
         from_euler_degrees(e)
@@ -421,12 +422,12 @@ mod tests {
 
     #[test]
     fn every_sample_track_plots_finite_curves_without_jumps() {
-        use rigplay::formats::ifp::IfpPackage;
+        use rigplay::formats::ifp::IfpFile;
         for name in ["sa_ped.ifp", "vc_ped.ifp"] {
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../assets/anims")
                 .join(name);
-            let package = IfpPackage::read(&std::fs::read(path).unwrap())
+            let package = IfpFile::read(&std::fs::read(path).unwrap())
                 .unwrap()
                 .package;
             for ifp in package.clips() {

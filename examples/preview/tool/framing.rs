@@ -5,7 +5,7 @@
 //! Bevy's axes throughout. A GTA ped faces −Z (its +Y), so the front view looks at it from −Z.
 
 use bevy::math::{Quat, Vec3};
-use rigplay::anim::{BonePose, Clip, WrapMode};
+use rigplay::animation::{BonePose, Clip, WrapMode};
 use rigplay::coords::GTA_TO_BEVY;
 use rigplay::skeleton::Skeleton;
 
@@ -431,7 +431,7 @@ mod tests {
         // A clip with no tracks poses the rest: the lowest joint at y = 0, the head about 1.6 m
         // up, the toes ahead (−Z) of the heels.
         let skeleton = Skeleton::gta_sa();
-        let clip = rigplay::anim::ClipBuilder::new("rest").build();
+        let clip = rigplay::animation::ClipBuilder::new("rest").build();
         let p = pose_points(Some(Placed::gta(&skeleton)), &clip, 0.0, Vec3::ZERO, None);
         let b = Bounds::of(p.iter().copied()).unwrap();
         assert!(b.min.y.abs() < 1e-5, "{}", b.min.y);

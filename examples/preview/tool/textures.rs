@@ -1,6 +1,6 @@
 //! What the Info panel says about a model's textures that no dictionary holds.
 
-use rigplay::anim::names::closest;
+use rigplay::animation::names::closest;
 
 /// Lines for textures that materials name and no dictionary holds: the missing names, each
 /// with the dictionaries' name closest to it, then the names the dictionaries do hold (so a

@@ -19,7 +19,7 @@ use super::paint::Painter;
 use rigplay::anie::skinning::{BoneJoint, bone_world_transforms, signed_angle, vertex_influences};
 use rigplay::anie::transform::local_matrix;
 use rigplay::formats::anie::{
-    AnimeProject, BindingCache, BlendMode, Bone, BoneCache, BoneKey, BoneRef, BoneShape, DepthKey,
+    AnieFile, BindingCache, BlendMode, Bone, BoneCache, BoneKey, BoneRef, BoneShape, DepthKey,
     Easing, FRect, Frame, GridMesh, IRect, Image, ImageKey, KeyKind, KeyRef, KeySlot, MoveKey,
     NodeKind, ObjectNode, OpaKey, PoseKey, ResourceNode, ResourceRef, ResourceTree, RotateKey,
     ScaleKey, TimeKey,
@@ -245,7 +245,7 @@ fn distance_to_triangle(p: Vec2, t: [Vec2; 3]) -> f32 {
 /// out. Layers are added from the top of the layer panel down.
 #[derive(Clone, Debug)]
 pub struct Scene {
-    pub project: AnimeProject,
+    pub project: AnieFile,
 }
 
 impl Scene {
@@ -279,7 +279,7 @@ impl Scene {
         tl.scales.default = Some(TimeKey::new(-1, ScaleKey::default()));
         tl.opacities.default = Some(TimeKey::new(-1, OpaKey::default()));
         Self {
-            project: AnimeProject {
+            project: AnieFile {
                 canvas_width: size[0],
                 canvas_height: size[1],
                 max_frame,

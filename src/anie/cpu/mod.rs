@@ -6,9 +6,9 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use rigplay::anie::cpu::{Renderer, exported_png};
 //! use rigplay::anie::eval::Evaluator;
-//! use rigplay::formats::anie::AnimeProject;
+//! use rigplay::formats::anie::AnieFile;
 //!
-//! let project = AnimeProject::read(&std::fs::read("walk.anie")?)?.project;
+//! let project = AnieFile::read(&std::fs::read("walk.anie")?)?.project;
 //! let renderer = Renderer::new(&project); // the images are decoded once, here
 //! let evaluator = Evaluator::new(project);
 //! let framebuffer = renderer.render(&evaluator.evaluate(3.5), 1.0);

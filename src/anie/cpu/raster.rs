@@ -455,7 +455,7 @@ mod tests {
             rgba.extend(left[row * 2..row * 2 + 2].concat());
             rgba.extend(right[row * 2..row * 2 + 2].concat());
         }
-        let project = crate::formats::anie::AnimeProject {
+        let project = crate::formats::anie::AnieFile {
             resources: vec![crate::formats::anie::ResourceTree {
                 file_path: String::new(),
                 nodes: Vec::new(),

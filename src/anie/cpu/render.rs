@@ -13,14 +13,14 @@ use crate::anie::blend::{
     layer_fragment,
 };
 use crate::anie::eval::{DrawOp, EvaluatedFrame, LayerFrame, NodeFrame};
-use crate::formats::anie::{AnimeProject, MAX_IMAGE_SIDE, ResourceRef};
+use crate::formats::anie::{AnieFile, MAX_IMAGE_SIDE, ResourceRef};
 
 /// The largest side of a rendered image, in pixels; larger requests are cut to it.
 pub const MAX_RENDER_SIDE: u32 = MAX_IMAGE_SIDE;
 
 /// [`Renderer::render`] with a one-off [`Renderer`]: it decodes every image of `project` for this
 /// one frame. To render many frames, keep a `Renderer`.
-pub fn render(project: &AnimeProject, frame: &EvaluatedFrame, scale: f32) -> RgbaImage {
+pub fn render(project: &AnieFile, frame: &EvaluatedFrame, scale: f32) -> RgbaImage {
     Renderer::new(project).render(frame, scale)
 }
 
@@ -69,9 +69,9 @@ pub fn scaled_size(width: u32, height: u32, scale: f32) -> (u32, u32) {
 impl Renderer {
     /// A renderer with every image of `project` ready as a texture.
     ///
-    /// `project` is read once, here, and not kept: an `&AnimeProject`, or an
-    /// `Arc<AnimeProject>` (or `&Arc`) shared with an [`Evaluator`](crate::anie::eval::Evaluator).
-    pub fn new(project: impl AsRef<AnimeProject>) -> Self {
+    /// `project` is read once, here, and not kept: an `&AnieFile`, or an
+    /// `Arc<AnieFile>` (or `&Arc`) shared with an [`Evaluator`](crate::anie::eval::Evaluator).
+    pub fn new(project: impl AsRef<AnieFile>) -> Self {
         let project = project.as_ref();
         let mut textures = HashMap::new();
         for (t, tree) in project.resources.iter().enumerate() {

@@ -1,6 +1,6 @@
 //! AnimeEffects `.anie` projects, formats 0.4 to 0.8 (`docs/formats/anie.md`, short version §7).
 //!
-//! [`AnimeProject::read`] decodes a whole file into plain data; [`AnimeProject::write`] encodes
+//! [`AnieFile::read`] decodes a whole file into plain data; [`AnieFile::write`] encodes
 //! it again in format 0.8, 0.7 or 0.5. The model is made for the player that evaluates it
 //! (§4):
 //!
@@ -41,11 +41,11 @@ pub use error::{
     Location, PackBitsProblem,
 };
 pub use model::{
-    AnieVersion, AnimeProject, BindingCache, BlendMode, Bone, BoneCache, BoneKey, BoneRef,
-    BoneShape, DepthKey, Easing, EasingKind, EasingRange, FRect, FfdKey, Frame, GridMesh, HsvKey,
-    IRect, Image, ImageKey, KeyKind, KeyMap, KeyRef, KeySlot, MeshKey, MoveKey, NodeKind,
-    ObjectNode, OpaKey, PoseKey, ResourceNode, ResourceRef, ResourceTree, RotateKey, ScaleKey,
-    Spline, TimeKey, Timeline,
+    AnieFile, AnieVersion, BindingCache, BlendMode, Bone, BoneCache, BoneKey, BoneRef, BoneShape,
+    DepthKey, Easing, EasingKind, EasingRange, FRect, FfdKey, Frame, GridMesh, HsvKey, IRect,
+    Image, ImageKey, KeyKind, KeyMap, KeyRef, KeySlot, MeshKey, MoveKey, NodeKind, ObjectNode,
+    OpaKey, PoseKey, ResourceNode, ResourceRef, ResourceTree, RotateKey, ScaleKey, Spline, TimeKey,
+    Timeline,
 };
 pub use packbits::{packbits_decode, packbits_encode};
 
@@ -70,7 +70,7 @@ const ROTATE_LIMIT: f32 = 1e4;
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnieRead {
     /// The project.
-    pub project: AnimeProject,
+    pub project: AnieFile,
     /// The format version of the file (header minor 4..=8).
     pub version: AnieVersion,
     /// What the reader accepted but reports (unknown key types skipped, values clamped, images
@@ -78,7 +78,7 @@ pub struct AnieRead {
     pub warnings: Vec<AnieWarning>,
 }
 
-impl AnimeProject {
+impl AnieFile {
     /// Reads a whole `.anie` file (formats 0.4 to 0.8).
     ///
     /// Every count is checked against the bytes left before anything is allocated from it, and

@@ -56,7 +56,7 @@ impl fmt::Display for AnieVersion {
 
 /// A whole `.anie` project.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct AnimeProject {
+pub struct AnieFile {
     /// Canvas width in pixels (GLBL, §1.3).
     pub canvas_width: u32,
     /// Canvas height in pixels (GLBL, §1.3).
@@ -75,8 +75,8 @@ pub struct AnimeProject {
 }
 
 /// So that functions can take a project, a reference to one, or an `Arc` of one alike.
-impl AsRef<AnimeProject> for AnimeProject {
-    fn as_ref(&self) -> &AnimeProject {
+impl AsRef<AnieFile> for AnieFile {
+    fn as_ref(&self) -> &AnieFile {
         self
     }
 }
@@ -278,7 +278,7 @@ pub struct ObjectNode {
     pub initial_rect: IRect,
     /// The PSD "clipping" flag: clipped by the next unclipped sibling (§4.8).
     pub clipped: bool,
-    /// Parent index in [`AnimeProject::objects`]; `None` for the root.
+    /// Parent index in [`AnieFile::objects`]; `None` for the root.
     pub parent: Option<usize>,
     /// Child indices in file order: the first child is the top of the layer panel. Always
     /// empty for layers.
@@ -382,7 +382,7 @@ pub enum KeySlot {
 /// A key anywhere in the project: object node index, key type, slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KeyRef {
-    /// Object node index in [`AnimeProject::objects`].
+    /// Object node index in [`AnieFile::objects`].
     pub node: usize,
     /// The key type: which of the node's maps.
     pub kind: KeyKind,
@@ -399,10 +399,10 @@ pub struct BoneRef {
     pub bone: usize,
 }
 
-/// A resource node: tree index in [`AnimeProject::resources`], node index in that tree.
+/// A resource node: tree index in [`AnieFile::resources`], node index in that tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ResourceRef {
-    /// Index in [`AnimeProject::resources`].
+    /// Index in [`AnieFile::resources`].
     pub tree: usize,
     /// Index in that tree's [`ResourceTree::nodes`].
     pub node: usize,
@@ -503,7 +503,7 @@ pub struct TimeKey<T> {
     pub value: T,
     /// Keys that hang off this one, in file order: a Bone key's Pose keys, a Mesh or Image
     /// key's FFD keys. A key has at most one parent, which is recorded only here (§1.5);
-    /// [`AnimeProject::key_parents`] inverts these lists.
+    /// [`AnieFile::key_parents`] inverts these lists.
     pub children: Vec<KeyRef>,
 }
 
@@ -1120,7 +1120,7 @@ impl Timeline {
     }
 }
 
-impl AnimeProject {
+impl AnieFile {
     /// The timeline of a key's node and the key's frame; `None` when the key does not exist.
     pub fn key_frame(&self, key: KeyRef) -> Option<i32> {
         self.objects

@@ -13,7 +13,7 @@ use crate::formats::bytes::{ByteReader, CountTooLarge, Short};
 use glam::{Mat4, Vec2, Vec3};
 use std::collections::HashMap;
 
-/// [`AnimeProject::read`].
+/// [`AnieFile::read`].
 pub(super) fn read(bytes: &[u8]) -> Result<AnieRead> {
     let mut p = Parser {
         data: bytes,
@@ -25,7 +25,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<AnieRead> {
         spot: Spot::default(),
         ids: HashMap::new(),
         pending: Vec::new(),
-        project: AnimeProject::default(),
+        project: AnieFile::default(),
     };
     p.file()?;
     p.resolve()?;
@@ -145,7 +145,7 @@ struct Parser<'a> {
     spot: Spot,
     ids: HashMap<i32, Bound>,
     pending: Vec<Pending>,
-    project: AnimeProject,
+    project: AnieFile,
 }
 
 impl<'a> Parser<'a> {

@@ -34,8 +34,8 @@ struct Spot {
     bone: Option<usize>,
 }
 
-/// [`AnimeProject::write`].
-pub(super) fn write(project: &AnimeProject, version: AnieVersion) -> Result<Vec<u8>> {
+/// [`AnieFile::write`].
+pub(super) fn write(project: &AnieFile, version: AnieVersion) -> Result<Vec<u8>> {
     let mut w = Writer {
         p: project,
         version,
@@ -57,7 +57,7 @@ pub(super) fn write(project: &AnimeProject, version: AnieVersion) -> Result<Vec<
 }
 
 struct Writer<'p> {
-    p: &'p AnimeProject,
+    p: &'p AnieFile,
     version: AnieVersion,
     out: Vec<u8>,
     ids: HashMap<Obj, i32>,

@@ -4,7 +4,7 @@
 
 use super::error::{DanTrack, DanWriteError};
 use super::{DanBone, DanFile, RotationKey, VectorKey};
-use crate::anim::{BoneRef, BoneTrack, Clip, ClipBuilder};
+use crate::animation::{BoneRef, BoneTrack, Clip, ClipBuilder};
 use crate::coords::{
     bevy_quat_to_dan, bevy_scale_to_dan, bevy_vec_to_dan, dan_quat_to_bevy, dan_scale_to_bevy,
     dan_vec_to_bevy,
@@ -210,9 +210,9 @@ impl DanFile {
     }
 
     /// The file with only the keys `kept` lists, per bone and channel indices into the keys of
-    /// [`DanFile::sorted`] (what [`crate::anim::reduce`] returns for [`DanFile::to_clip`]'s
+    /// [`DanFile::sorted`] (what [`crate::animation::reduce`] returns for [`DanFile::to_clip`]'s
     /// clip, whose tracks are this file's bones in order).
-    pub fn with_keys(&self, kept: &[crate::anim::reduce::KeptKeys]) -> DanFile {
+    pub fn with_keys(&self, kept: &[crate::animation::reduce::KeptKeys]) -> DanFile {
         fn pick<K: Copy>(keys: &[K], kept: &[u32]) -> Vec<K> {
             kept.iter()
                 .filter_map(|&i| keys.get(i as usize).copied())

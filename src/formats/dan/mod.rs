@@ -12,7 +12,7 @@
 //! * [`DanFile::read`] checks every count against the bytes left before allocating, rejects
 //!   non-finite values with the bone, track and key, and *warns* — never fails — on the
 //!   exporter's backwards key times (§3) and on trailing bytes.
-//! * [`DanFile::to_clip`] gives the engine-neutral [`crate::anim::Clip`] in Bevy's axes (the one
+//! * [`DanFile::to_clip`] gives the engine-neutral [`crate::animation::Clip`] in Bevy's axes (the one
 //!   conversion is in [`crate::coords`], `dan_*` functions), times in seconds from the header's
 //!   start, keys stably sorted by time.
 //! * [`DanFile::write`] writes the same layout; [`DanFile::from_clip`] makes a file from a clip.

@@ -1,6 +1,6 @@
 //! RenderWare DFF models (clumps) of GTA III, Vice City and San Andreas on PC (RW 3.1–3.6).
 //!
-//! [`Dff::read`] walks the chunk tree (§1) and decodes what a viewer needs: frames with their
+//! [`DffFile::read`] walks the chunk tree (§1) and decodes what a viewer needs: frames with their
 //! names and HAnim bone data (§2), geometries with positions, normals, UV sets, prelit
 //! colours, triangles, Bin Mesh strips or lists (§3.2, §3.6), materials (§3.4, §3.5), the Skin
 //! PLG in its old and new layouts (§3.6) and atomics (§4.1). Everything stays in RenderWare's
@@ -25,7 +25,7 @@ use glam::{Mat3, Mat4, Vec3, Vec4};
 
 /// A DFF file: its clumps, in file order (most files hold one; some III peds hold several).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Dff {
+pub struct DffFile {
     /// The clumps (top-level chunks 0x10), in file order.
     pub clumps: Vec<Clump>,
 }

@@ -1,8 +1,8 @@
 //! The DFF reader: walks the chunk tree by sizes (§1.5) and decodes the chunks of §2–§4.
 
 use super::{
-    Atomic, BinMesh, Clump, Dff, Frame, Geometry, HAnim, HAnimHierarchy, HAnimNode, Material, Mesh,
-    MorphTarget, Skin, SkinLayout, Texture, Triangle,
+    Atomic, BinMesh, Clump, DffFile, Frame, Geometry, HAnim, HAnimHierarchy, HAnimNode, Material,
+    Mesh, MorphTarget, Skin, SkinLayout, Texture, Triangle,
 };
 use crate::formats::bytes::decode_name;
 use crate::formats::rw::{
@@ -14,17 +14,17 @@ use glam::{Mat3, Mat4, Vec3};
 #[derive(Debug, Clone, PartialEq)]
 pub struct DffRead {
     /// The model.
-    pub dff: Dff,
+    pub dff: DffFile,
     /// What the reader accepted but reports, in file order.
     pub warnings: Vec<RwWarning>,
 }
 
-impl Dff {
+impl DffFile {
     /// Reads a whole `.dff` file: every top-level Clump; UV animation dictionaries and other
     /// top-level chunks are skipped, trailing zero padding is accepted (§1.5).
     pub fn read(bytes: &[u8]) -> Result<DffRead, RwError> {
         let mut w = Walker::new(bytes);
-        let mut dff = Dff::default();
+        let mut dff = DffFile::default();
         let mut pos = 0;
         while bytes.len() - pos >= 12 {
             let head = &bytes[pos..pos + 8];

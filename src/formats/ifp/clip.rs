@@ -1,7 +1,7 @@
 //! From IFP sequences to the engine-neutral [`Clip`].
 
 use super::{IfpClip, IfpKey};
-use crate::anim::{BoneRef, BoneTrack, Clip, ClipBuilder};
+use crate::animation::{BoneRef, BoneTrack, Clip, ClipBuilder};
 use glam::{Quat, Vec3};
 
 impl IfpClip {
@@ -62,9 +62,9 @@ impl IfpClip {
 
     /// Keeps only the keys `kept` lists: per track of [`IfpClip::to_clip`]'s clip (the
     /// sequences that have keys, in order), indices into its keys sorted by time, as
-    /// [`crate::anim::reduce`] returns them. Channels of a sequence share their keys in IFP, so
+    /// [`crate::animation::reduce`] returns them. Channels of a sequence share their keys in IFP, so
     /// the rotation channel's list decides. Sequences left with unsorted times are sorted.
-    pub fn keep_keys(&mut self, kept: &[crate::anim::reduce::KeptKeys]) {
+    pub fn keep_keys(&mut self, kept: &[crate::animation::reduce::KeptKeys]) {
         for (seq, kept) in self
             .sequences
             .iter_mut()

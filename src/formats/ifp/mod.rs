@@ -1,6 +1,6 @@
 //! GTA IFP animation packages: ANPK (GTA III / Vice City), ANP3 and ANP2 (San Andreas).
 //!
-//! [`IfpPackage::read`] decodes a whole file into plain data; [`IfpPackage::write`] encodes it
+//! [`IfpFile::read`] decodes a whole file into plain data; [`IfpFile::write`] encodes it
 //! again. The data model keeps everything the file says, in the games' own conventions:
 //!
 //! * rotations are in the standard (Hamilton, column-vector) convention the engines use at run
@@ -12,7 +12,7 @@
 //! * names are cut at the first NUL and kept with their leading spaces; [`crate::skeleton::bone_key`] gives the
 //!   normalised form used for matching.
 //!
-//! A package written by [`IfpPackage::write`] reads back to an equal package, and writing that
+//! A package written by [`IfpFile::write`] reads back to an equal package, and writing that
 //! gives the same bytes. Spec: `docs/formats/ifp.md` (short version: its §7).
 //!
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
@@ -60,7 +60,7 @@ impl fmt::Display for IfpVersion {
 
 /// One `.ifp` file.
 #[derive(Debug, Clone, PartialEq)]
-pub struct IfpPackage {
+pub struct IfpFile {
     /// The file layout, kept so that writing gives the same layout back.
     pub version: IfpVersion,
     /// True when the file is a GTA III `ANLF` container of several ANPK blocks.
@@ -187,7 +187,7 @@ impl Default for IfpKey {
     }
 }
 
-impl IfpPackage {
+impl IfpFile {
     /// A single-block package.
     pub fn new(version: IfpVersion, name: impl Into<String>, clips: Vec<IfpClip>) -> Self {
         Self {

@@ -8,21 +8,19 @@ use super::records::{
     Anp3SequenceHead, CPAN, DGAN, FrameLayout, INFO, NAME, Q_SCALE, SectionHeader, T_SCALE,
     TIME_SCALE,
 };
-use super::{
-    AnimBlock, AnimLayout, AnimRecord, IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion,
-};
+use super::{AnimBlock, AnimLayout, AnimRecord, IfpClip, IfpFile, IfpKey, IfpSequence, IfpVersion};
 use crate::formats::bytes::{ByteReader, CountTooLarge, Record, Short, decode_name, round4};
 
 /// A package and what the reader tolerated on the way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IfpRead {
     /// The package.
-    pub package: IfpPackage,
+    pub package: IfpFile,
     /// What the reader accepted but reports, in file order.
     pub warnings: Vec<IfpWarning>,
 }
 
-impl IfpPackage {
+impl IfpFile {
     /// Reads a whole `.ifp` file.
     pub fn read(bytes: &[u8]) -> std::result::Result<IfpRead, IfpError> {
         let mut p = Parser {
@@ -193,7 +191,7 @@ impl<'a> Parser<'a> {
         );
     }
 
-    fn file(&mut self) -> Result<IfpPackage> {
+    fn file(&mut self) -> Result<IfpFile> {
         let magic = self
             .r
             .peek_array::<4>()
@@ -202,7 +200,7 @@ impl<'a> Parser<'a> {
             ANPK => {
                 let (block, declared_end) = self.anpk_block()?;
                 (
-                    IfpPackage {
+                    IfpFile {
                         version: IfpVersion::Anpk,
                         anlf: false,
                         blocks: vec![block],
@@ -258,7 +256,7 @@ impl<'a> Parser<'a> {
 
     // ---------------------------------------------------------------- ANLF / ANPK (version 1)
 
-    fn anlf(&mut self) -> Result<IfpPackage> {
+    fn anlf(&mut self) -> Result<IfpFile> {
         let h: SectionHeader = self.record("ANLF section header")?;
         if h.size < 4 {
             return Err(self.error(
@@ -302,7 +300,7 @@ impl<'a> Parser<'a> {
             }
             blocks.push(block);
         }
-        Ok(IfpPackage {
+        Ok(IfpFile {
             version: IfpVersion::Anpk,
             anlf: true,
             blocks,
@@ -501,7 +499,7 @@ impl<'a> Parser<'a> {
 
     // ---------------------------------------------------------------- ANP3 / ANP2 (version 2)
 
-    fn anp3(&mut self, version: IfpVersion) -> Result<(IfpPackage, u64)> {
+    fn anp3(&mut self, version: IfpVersion) -> Result<(IfpFile, u64)> {
         let h: SectionHeader = self.record("package header")?;
         let declared_end = 8 + u64::from(h.size);
         let head: Anp3PackageHead = self.record("package header")?;
@@ -580,7 +578,7 @@ impl<'a> Parser<'a> {
             clips,
         };
         Ok((
-            IfpPackage {
+            IfpFile {
                 version,
                 anlf: false,
                 blocks: vec![block],

@@ -7,7 +7,7 @@ use super::records::{
     Anp3SequenceHead, CPAN, DGAN, FrameLayout, INFO, Kr00Frame, Krt0Frame, KrtsFrame, NAME,
     Q_SCALE, SectionHeader, T_SCALE, TIME_SCALE,
 };
-use super::{AnimBlock, AnimLayout, IfpClip, IfpKey, IfpPackage, IfpSequence, IfpVersion};
+use super::{AnimBlock, AnimLayout, IfpClip, IfpFile, IfpKey, IfpSequence, IfpVersion};
 use crate::formats::bytes::encode_name;
 use binrw::BinWrite;
 use binrw::meta::WriteEndian;
@@ -15,10 +15,10 @@ use std::io::Cursor;
 
 type Result<T> = std::result::Result<T, IfpWriteError>;
 
-impl IfpPackage {
+impl IfpFile {
     /// Encodes the package in its `version`. Nothing is dropped or clamped silently: a value the
     /// version cannot hold (scale in ANP3, an out-of-range compressed key, a name too long for
-    /// its field) is an error; [`IfpPackage::converted`] makes a package fit a version.
+    /// its field) is an error; [`IfpFile::converted`] makes a package fit a version.
     pub fn write(&self) -> Result<Vec<u8>> {
         let mut w = Writer {
             out: Cursor::new(Vec::new()),
@@ -62,7 +62,7 @@ impl IfpPackage {
     ///   them), and each clip is stored compressed (types 3/4, flags bit 0 set) when every value
     ///   fits its int16, otherwise as floats (types 1/2, bit 0 clear) — never a silent overflow;
     ///   names longer than the 24-byte fields are cut.
-    pub fn converted(&self, version: IfpVersion) -> (IfpPackage, Vec<String>) {
+    pub fn converted(&self, version: IfpVersion) -> (IfpFile, Vec<String>) {
         let mut notes = Vec::new();
         let mut out = self.clone();
         out.version = version;

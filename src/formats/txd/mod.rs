@@ -1,7 +1,7 @@
 //! RenderWare TXD texture dictionaries of GTA III, Vice City (D3D8) and San Andreas (D3D9) on
 //! PC (§5).
 //!
-//! [`Txd::read`] walks the chunk tree and keeps every texture native's header, palette and
+//! [`TxdFile::read`] walks the chunk tree and keeps every texture native's header, palette and
 //! mip levels as stored; [`TextureNative::decode`] turns one level into RGBA8, for the raster
 //! formats 8888, 888, 1555, 555, 565, 4444, LUM8, A8L8, 8- and 4-bit palettes, DXT1 (with its
 //! 1-bit alpha), DXT3 and DXT5 (§5.3–§5.5). A texture whose format is not supported gives a
@@ -17,7 +17,7 @@ pub use read::TxdRead;
 
 /// A texture dictionary (§5.1).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Txd {
+pub struct TxdFile {
     /// The device ID of the dictionary Struct (1 D3D8, 2 D3D9, 6 PS2, 8 Xbox).
     pub device_id: u16,
     /// The textures, in file order.
@@ -263,7 +263,7 @@ impl TextureNative {
     }
 }
 
-impl Txd {
+impl TxdFile {
     /// The texture with this name, compared case-insensitively (§3.5).
     pub fn find(&self, name: &str) -> Option<&TextureNative> {
         self.textures

@@ -1,7 +1,7 @@
 //! The TXD reader (§5.1, §5.2): dictionary Struct, texture natives with their 88-byte header,
 //! palette and levels.
 
-use super::{TextureNative, Txd, raster};
+use super::{TextureNative, TxdFile, raster};
 use crate::formats::bytes::decode_name;
 use crate::formats::rw::{ChunkHeader, RwError, RwErrorKind, RwWarning, RwWarningKind, Walker, id};
 
@@ -9,12 +9,12 @@ use crate::formats::rw::{ChunkHeader, RwError, RwErrorKind, RwWarning, RwWarning
 #[derive(Debug, Clone, PartialEq)]
 pub struct TxdRead {
     /// The dictionary.
-    pub txd: Txd,
+    pub txd: TxdFile,
     /// What the reader accepted but reports, in file order.
     pub warnings: Vec<RwWarning>,
 }
 
-impl Txd {
+impl TxdFile {
     /// Reads a whole `.txd` file: its first Texture Dictionary chunk; other top-level chunks
     /// are skipped with a warning, trailing zero padding is accepted (§1.5).
     pub fn read(bytes: &[u8]) -> Result<TxdRead, RwError> {
@@ -61,7 +61,7 @@ impl Txd {
     }
 }
 
-fn read_dictionary(w: &mut Walker<'_>, dict: &ChunkHeader) -> Result<Txd, RwError> {
+fn read_dictionary(w: &mut Walker<'_>, dict: &ChunkHeader) -> Result<TxdFile, RwError> {
     let children = w.children(dict)?;
     let s = w.require(
         &children,
@@ -76,7 +76,7 @@ fn read_dictionary(w: &mut Walker<'_>, dict: &ChunkHeader) -> Result<Txd, RwErro
     let device_id = p.u16("device ID")?;
     w.check_consumed(&p);
     w.leave();
-    let mut txd = Txd {
+    let mut txd = TxdFile {
         device_id,
         textures: Vec::new(),
     };

@@ -1,9 +1,9 @@
-//! The [`AnieProject`] asset: an AnimeEffects project ready to draw, with its images as one
+//! The [`Anie`] asset: an AnimeEffects project ready to draw, with its images as one
 //! labelled texture.
 
 use crate::anie::atlas::ImageAtlas;
 use crate::anie::eval::Evaluator;
-use crate::formats::anie::AnimeProject;
+use crate::formats::anie::AnieFile;
 use bevy::prelude::*;
 use std::sync::Arc;
 
@@ -12,10 +12,10 @@ use std::sync::Arc;
 /// bytes as stored, never decoded as sRGB), which the GPU renderer samples.
 #[derive(Asset, TypePath, Debug)]
 #[type_path = "rigplay::plugin"]
-pub struct AnieProject {
+pub struct Anie {
     /// Evaluates the project at any frame; it shares the project.
     pub evaluator: Evaluator,
-    /// Where each image lies in [`AnieProject::atlas`] (its pixels are in the texture).
+    /// Where each image lies in [`Anie::atlas`] (its pixels are in the texture).
     pub images: Arc<ImageAtlas>,
     /// The texture of every image (the labelled sub-asset [`AnieAssetLabel::Atlas`]).
     pub atlas: Handle<Image>,
@@ -23,9 +23,9 @@ pub struct AnieProject {
     pub warnings: Vec<String>,
 }
 
-impl AnieProject {
+impl Anie {
     /// The project.
-    pub fn project(&self) -> &Arc<AnimeProject> {
+    pub fn project(&self) -> &Arc<AnieFile> {
         self.evaluator.project()
     }
 

@@ -3,7 +3,7 @@
 //! of cells to draw that the render world picks up.
 
 use super::card::{AnieCardMaterial, AnieCardMaterial3d, CardCell, CardGrid, card_mesh};
-use super::{AnieCell, AnieDisplay, AnieProject, AnieRig};
+use super::{Anie, AnieCell, AnieDisplay, AnieRig};
 use crate::anie::atlas::PixelRect;
 use crate::anie::cells::{Cell, CellAtlas};
 use crate::anie::cpu::scaled_size;
@@ -72,14 +72,14 @@ pub(crate) struct AnieRigState {
     cell: Cell,
     size: UVec2,
     display: AnieDisplay,
-    project: AssetId<AnieProject>,
+    project: AssetId<Anie>,
     drawn: Option<ProgramKey>,
 }
 
 /// What a cell shows: a project at a frame and scale, with some nodes hidden.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct ProgramKey {
-    project: AssetId<AnieProject>,
+    project: AssetId<Anie>,
     frame: u32,
     scale: u32,
     hidden: u64,
@@ -149,7 +149,7 @@ fn page_image(side: u32) -> Image {
 pub(crate) fn prepare_rigs(
     mut commands: Commands,
     mut cells: ResMut<AnieCells>,
-    projects: Res<Assets<AnieProject>>,
+    projects: Res<Assets<Anie>>,
     mut images: ResMut<Assets<Image>>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<AnieCardMaterial>>,
@@ -306,7 +306,7 @@ fn hidden_hash(hidden: &[usize]) -> u64 {
 }
 
 /// The program of `project` at `key`'s frame with `hidden` nodes left out.
-fn build_program(project: &AnieProject, frame: f32, scale: f32, hidden: &[usize]) -> Program {
+fn build_program(project: &Anie, frame: f32, scale: f32, hidden: &[usize]) -> Program {
     let mut evaluated = project.evaluator.evaluate(frame);
     // A hidden node hides its subtree, as its visibility flag would (§4.4).
     let objects = &project.project().objects;
@@ -335,8 +335,8 @@ pub(crate) fn draw_rigs(
     mut cache: ResMut<ProgramCache>,
     mut list: ResMut<AnieDrawList>,
     cells: Res<AnieCells>,
-    projects: Res<Assets<AnieProject>>,
-    mut events: MessageReader<AssetEvent<AnieProject>>,
+    projects: Res<Assets<Anie>>,
+    mut events: MessageReader<AssetEvent<Anie>>,
     mut rigs: Query<(
         &AnieRig,
         &Playback,

@@ -1,9 +1,9 @@
 //! The `.anie` asset loader and its settings.
 
-use super::{AnieAssetLabel, AnieProject};
+use super::{Anie, AnieAssetLabel};
 use crate::anie::atlas::{AtlasError, ImageAtlas};
 use crate::anie::eval::{EvalOptions, Evaluator, InfluenceSource};
-use crate::formats::anie::{AnieError, AnimeProject};
+use crate::formats::anie::{AnieError, AnieFile};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
 use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
 use bevy::asset::io::Reader;
@@ -44,13 +44,13 @@ pub enum AnieAssetError {
 /// The error of [`AnieLoader`].
 pub type AnieLoadError = AssetLoadError<AnieAssetError>;
 
-/// Loads `.anie` files as [`AnieProject`]s.
+/// Loads `.anie` files as [`Anie`]s.
 #[derive(TypePath, Default)]
 #[type_path = "rigplay::plugin"]
 pub struct AnieLoader;
 
 impl AssetLoader for AnieLoader {
-    type Asset = AnieProject;
+    type Asset = Anie;
     type Settings = AnieLoaderSettings;
     type Error = AnieLoadError;
 
@@ -59,10 +59,10 @@ impl AssetLoader for AnieLoader {
         reader: &mut dyn Reader,
         settings: &AnieLoaderSettings,
         load_context: &mut LoadContext<'_>,
-    ) -> Result<AnieProject, AnieLoadError> {
+    ) -> Result<Anie, AnieLoadError> {
         let bytes = read_bytes(reader).await?;
-        let read = AnimeProject::read(&bytes)
-            .map_err(|e| AssetLoadError::Format(AnieAssetError::Read(e)))?;
+        let read =
+            AnieFile::read(&bytes).map_err(|e| AssetLoadError::Format(AnieAssetError::Read(e)))?;
         let mut warnings = log_meta_problems(load_context, &settings.meta_problems);
         warnings.extend(log_warnings(load_context, &read.warnings));
         let mut images = ImageAtlas::new(&read.project)
@@ -84,7 +84,7 @@ impl AssetLoader for AnieLoader {
         } else {
             InfluenceSource::Recompute
         };
-        Ok(AnieProject {
+        Ok(Anie {
             evaluator: Evaluator::with_options(Arc::new(read.project), EvalOptions { influences }),
             images: Arc::new(images),
             atlas,

@@ -19,7 +19,7 @@ mod loader;
 mod render;
 mod rig;
 
-pub use asset::{AnieAssetLabel, AnieProject};
+pub use asset::{Anie, AnieAssetLabel};
 pub use card::{AnieCardMaterial, AnieCardMaterial3d, CardCell, CardGrid, card_mesh};
 pub use draw::{AnieDrawList, AnieDrawStats, AnieRenderSettings, CellDraw};
 pub use loader::{AnieAssetError, AnieLoadError, AnieLoader, AnieLoaderSettings};
@@ -44,7 +44,7 @@ pub enum AnieSystems {
     Draw,
 }
 
-/// Loads `.anie` files as [`AnieProject`]s and draws every [`AnieRig`].
+/// Loads `.anie` files as [`Anie`]s and draws every [`AnieRig`].
 ///
 /// Needs Bevy's rendering (`DefaultPlugins`); adds [`PlaybackPlugin`] if it is missing.
 /// [`AnieRenderSettings`] (insert it before the plugin) sets the page size.
@@ -59,7 +59,7 @@ impl Plugin for AniePlugin {
         if !app.is_plugin_added::<PlaybackPlugin>() {
             app.add_plugins(PlaybackPlugin);
         }
-        app.init_asset::<AnieProject>()
+        app.init_asset::<Anie>()
             .register_asset_loader(AnieLoader)
             .register_type::<AnieRig>()
             .add_plugins((

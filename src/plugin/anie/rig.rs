@@ -1,6 +1,6 @@
 //! [`AnieRig`]: an AnimeEffects project drawn at an entity, and what it shows.
 
-use super::AnieProject;
+use super::Anie;
 use crate::plugin::Playback;
 use bevy::prelude::*;
 
@@ -51,7 +51,7 @@ pub enum AnieDisplay {
 #[require(Playback, Transform, Visibility)]
 pub struct AnieRig {
     /// The project.
-    pub project: Handle<AnieProject>,
+    pub project: Handle<Anie>,
     /// Cell pixels per canvas pixel: the resolution the rig is drawn at (vertex positions are
     /// scaled, textures sampled as they are). Size it to the rig's size on screen.
     pub scale: f32,
@@ -59,14 +59,14 @@ pub struct AnieRig {
     pub frames: AnieFrames,
     /// Where the pixels are shown.
     pub display: AnieDisplay,
-    /// Object nodes (indices into [`AnimeProject::objects`](crate::formats::anie::AnimeProject))
+    /// Object nodes (indices into [`AnieFile::objects`](crate::formats::anie::AnieFile))
     /// not drawn, as if their visibility were off.
     pub hidden: Vec<usize>,
 }
 
 impl AnieRig {
     /// A rig of `project` at scale 1, stepped frames, on a 2D quad.
-    pub fn new(project: Handle<AnieProject>) -> Self {
+    pub fn new(project: Handle<Anie>) -> Self {
         Self {
             project,
             scale: 1.0,

@@ -1,7 +1,7 @@
 //! The [`Dan`] asset: a `.dan` file with its clip as a labelled [`RigClip`] and `AnimationClip`.
 
 use super::{DanLoaderSettings, FlatSkeleton};
-use crate::anim::Clip;
+use crate::animation::Clip;
 use crate::formats::dan::DanFile;
 use crate::plugin::load::labelled;
 use crate::plugin::skeletal::RigClip;

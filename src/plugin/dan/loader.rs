@@ -1,7 +1,7 @@
 //! The `.dan` asset loader and its settings.
 
 use super::{Dan, DanAssetLabel};
-use crate::anim::retarget::RetargetSource;
+use crate::animation::retarget::RetargetSource;
 use crate::formats::dan::{DanClipOptions, DanError, DanFile};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
 use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};

@@ -1,7 +1,7 @@
-//! The [`DffModel`] asset: a `.dff` file's clumps as Bevy meshes, materials, textures and scenes,
+//! The [`Dff`] asset: a `.dff` file's clumps as Bevy meshes, materials, textures and scenes,
 //! and the frame hierarchy [`super::GtaModel`] spawns.
 
-use crate::formats::dff::Dff;
+use crate::formats::dff::DffFile;
 use crate::plugin::load::labelled;
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
@@ -18,9 +18,9 @@ use std::sync::Arc;
 /// (`"ped.dff#Scene0"`, [`DffAssetLabel::Scene`]).
 #[derive(Asset, TypePath, Debug)]
 #[type_path = "rigplay::plugin"]
-pub struct DffModel {
+pub struct Dff {
     /// Everything the file holds (see [`crate::formats::dff`]).
-    pub dff: Dff,
+    pub dff: DffFile,
     /// One per clump, in file order.
     pub clumps: Vec<Arc<DffClump>>,
     /// The textures found in the texture dictionaries, by name as the TXD spells it (materials
@@ -36,7 +36,7 @@ pub struct DffModel {
     pub game: GtaGame,
 }
 
-impl DffModel {
+impl Dff {
     /// The texture with this name (case-insensitive, as RenderWare looks textures up).
     pub fn texture(&self, name: &str) -> Option<&Handle<Image>> {
         self.textures
@@ -46,7 +46,7 @@ impl DffModel {
     }
 }
 
-/// One clump of a [`DffModel`]: its frames and atomics, ready to spawn.
+/// One clump of a [`Dff`]: its frames and atomics, ready to spawn.
 #[derive(Debug, Clone)]
 pub struct DffClump {
     /// The clump as a scene (`Scene{index}`): a root entity with an `AnimationPlayer`, the

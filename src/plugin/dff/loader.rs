@@ -1,13 +1,13 @@
-//! The `.dff` asset loader: a [`DffModel`] with its meshes, materials, textures (from the `.txd`
+//! The `.dff` asset loader: a [`Dff`] with its meshes, materials, textures (from the `.txd`
 //! dictionaries it names or finds beside the model) and one scene per clump.
 //!
 //! Section numbers (§) refer to `docs/formats/dff.md`.
 
-use super::asset::{DffAssetLabel, DffAtomic, DffClump, DffFrame, DffModel, DffSkin};
+use super::asset::{Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffSkin};
 use super::spawn::spawn_clump;
-use crate::anim::BoneRef;
-use crate::formats::dff::{Clump, Dff, Geometry, RwError};
-use crate::formats::txd::{TextureNative, Txd};
+use crate::animation::BoneRef;
+use crate::formats::dff::{Clump, DffFile, Geometry, RwError};
+use crate::formats::txd::{TextureNative, TxdFile};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
 use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
 use crate::plugin::skeletal::bone_target_id;
@@ -90,7 +90,7 @@ pub type DffLoadError = AssetLoadError<RwError>;
 pub struct DffLoader;
 
 impl AssetLoader for DffLoader {
-    type Asset = DffModel;
+    type Asset = Dff;
     type Settings = DffLoaderSettings;
     type Error = DffLoadError;
 
@@ -99,9 +99,9 @@ impl AssetLoader for DffLoader {
         reader: &mut dyn Reader,
         settings: &DffLoaderSettings,
         load_context: &mut LoadContext<'_>,
-    ) -> Result<DffModel, DffLoadError> {
+    ) -> Result<Dff, DffLoadError> {
         let bytes = read_bytes(reader).await?;
-        let read = Dff::read(&bytes).map_err(AssetLoadError::Format)?;
+        let read = DffFile::read(&bytes).map_err(AssetLoadError::Format)?;
         let mut warnings = log_meta_problems(load_context, &settings.meta_problems);
         warnings.extend(log_warnings(load_context, &read.warnings));
         let dff = read.dff;
@@ -138,7 +138,7 @@ impl AssetLoader for DffLoader {
                     continue;
                 }
             };
-            match Txd::read(&bytes) {
+            match TxdFile::read(&bytes) {
                 Ok(read) => {
                     for w in &read.warnings {
                         warnings.push(format!("{path}: {w}"));
@@ -283,7 +283,7 @@ impl AssetLoader for DffLoader {
             let line = format!("texture {name:?} is in no texture dictionary");
             warn!("{}: {line}", load_context.path());
         }
-        Ok(DffModel {
+        Ok(Dff {
             dff,
             clumps,
             textures: by_name,

@@ -1,4 +1,4 @@
-//! The DFF wing: the `.dff` loader ([`DffModel`] assets: meshes, materials, the textures of the
+//! The DFF wing: the `.dff` loader ([`Dff`] assets: meshes, materials, the textures of the
 //! `.txd` beside the model or named in its settings, a scene per clump) and [`GtaModel`], which
 //! spawns a model whose bones IFP clips drive.
 
@@ -6,7 +6,7 @@ mod asset;
 mod loader;
 mod spawn;
 
-pub use asset::{DffAssetLabel, DffAtomic, DffClump, DffFrame, DffModel, DffSkin};
+pub use asset::{Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffSkin};
 pub use loader::{DffLoadError, DffLoader, DffLoaderSettings};
 pub use spawn::GtaModel;
 
@@ -22,7 +22,7 @@ pub struct DffPlugin;
 impl Plugin for DffPlugin {
     fn build(&self, app: &mut App) {
         app.add_plugins(SkeletalPlugin);
-        app.init_asset::<DffModel>()
+        app.init_asset::<Dff>()
             .register_asset_loader(DffLoader)
             .register_type::<GtaModel>()
             // What the scenes hold, for the scene spawner (the PBR plugin registers it too).

@@ -1,6 +1,6 @@
 //! [`GtaModel`]: a `.dff` clump spawned as an entity hierarchy whose bones IFP clips drive.
 
-use super::asset::{DffClump, DffModel};
+use super::asset::{Dff, DffClump};
 use crate::coords::GTA_TO_BEVY;
 use crate::plugin::skeletal::{RigBone, SkeletonBones};
 use bevy::animation::AnimatedBy;
@@ -37,14 +37,14 @@ use bevy::prelude::*;
 #[require(Transform, Visibility)]
 pub struct GtaModel {
     /// The model.
-    pub model: Handle<DffModel>,
+    pub model: Handle<Dff>,
     /// Which clump of the file (most files hold one).
     pub clump: usize,
 }
 
 impl GtaModel {
     /// The first clump of `model`.
-    pub fn new(model: Handle<DffModel>) -> Self {
+    pub fn new(model: Handle<Dff>) -> Self {
         Self { model, clump: 0 }
     }
 }
@@ -53,7 +53,7 @@ impl GtaModel {
 #[derive(Component, Debug)]
 pub(crate) struct SpawnedModel {
     basis: Entity,
-    model: AssetId<DffModel>,
+    model: AssetId<Dff>,
     clump: usize,
 }
 
@@ -62,10 +62,10 @@ pub(crate) struct SpawnedModel {
 pub(crate) fn spawn_models(
     mut commands: Commands,
     models: Query<(Entity, &GtaModel, Option<&SpawnedModel>)>,
-    assets: Res<Assets<DffModel>>,
-    mut events: MessageReader<AssetEvent<DffModel>>,
+    assets: Res<Assets<Dff>>,
+    mut events: MessageReader<AssetEvent<Dff>>,
 ) {
-    let reloaded: Vec<AssetId<DffModel>> = events
+    let reloaded: Vec<AssetId<Dff>> = events
         .read()
         .filter_map(|e| match e {
             AssetEvent::Modified { id } => Some(*id),

@@ -1,9 +1,9 @@
 //! The [`Ifp`] asset: an `.ifp` package with its clips as labelled [`RigClip`]s and
 //! `AnimationClip`s.
 
-use crate::anim::Clip;
-use crate::anim::names::{ClipNameError, find_clip};
-use crate::formats::ifp::IfpPackage;
+use crate::animation::Clip;
+use crate::animation::names::{ClipNameError, find_clip};
+use crate::formats::ifp::IfpFile;
 use crate::plugin::load::labelled;
 use crate::plugin::skeletal::{ClipSettings, RigClip};
 use crate::skeleton::GtaGame;
@@ -19,7 +19,7 @@ use std::sync::Arc;
 #[type_path = "rigplay::plugin"]
 pub struct Ifp {
     /// Everything the file holds (see [`crate::formats::ifp`]).
-    pub package: IfpPackage,
+    pub package: IfpFile,
     /// One per clip, in file order.
     pub clips: Vec<IfpClipAsset>,
     /// Clip index by name (the first clip of each name).
@@ -52,7 +52,7 @@ pub struct IfpClipAsset {
 }
 
 impl Ifp {
-    /// A clip by name, matched as the games match names ([`crate::anim::names`]): the exact
+    /// A clip by name, matched as the games match names ([`crate::animation::names`]): the exact
     /// name, else the one clip whose name differs only in case; `None` when no clip has the
     /// name or several have it in other cases ([`Ifp::find_clip`] says which).
     pub fn clip(&self, name: &str) -> Option<&IfpClipAsset> {

@@ -1,7 +1,7 @@
 //! The `.ifp` asset loader: an [`Ifp`] asset and one labelled `AnimationClip` per clip.
 
 use super::{Ifp, IfpAssetLabel, IfpClipAsset};
-use crate::formats::ifp::{IfpError, IfpPackage};
+use crate::formats::ifp::{IfpError, IfpFile};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
 use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
 use crate::plugin::skeletal::{
@@ -83,7 +83,7 @@ impl AssetLoader for IfpLoader {
         load_context: &mut LoadContext<'_>,
     ) -> Result<Ifp, IfpLoadError> {
         let bytes = read_bytes(reader).await?;
-        let read = IfpPackage::read(&bytes).map_err(AssetLoadError::Format)?;
+        let read = IfpFile::read(&bytes).map_err(AssetLoadError::Format)?;
         let mut warnings = log_meta_problems(load_context, &settings.meta_problems);
         warnings.extend(log_warnings(load_context, &read.warnings));
         let package = read.package;

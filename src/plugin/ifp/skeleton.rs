@@ -1,6 +1,6 @@
 //! [`GtaSkeleton`]: the built-in GTA ped skeletons as Bevy entity hierarchies.
 
-use crate::anim::BoneRef;
+use crate::animation::BoneRef;
 use crate::coords::GTA_TO_BEVY;
 use crate::plugin::skeletal::{RigBone, SkeletonBones, bone_target_id};
 use crate::skeleton::GtaGame;

@@ -9,9 +9,9 @@ use super::{
     ClipInfo, ClipLayers, LoadedClips, Retarget, RetargetMode, RigBone, RigClip, SkeletalClip,
     UnmatchedTracks,
 };
-use crate::anim::BonePose;
-use crate::anim::layers::{BoneMask, ResolvedMask};
-use crate::anim::pose::{LocalPose, PoseClip, PoseCursor, PoseSkeleton};
+use crate::animation::BonePose;
+use crate::animation::layers::{BoneMask, ResolvedMask};
+use crate::animation::pose::{LocalPose, PoseClip, PoseCursor, PoseSkeleton};
 use crate::plugin::Playback;
 use bevy::animation::AnimationTargetId;
 use bevy::prelude::*;

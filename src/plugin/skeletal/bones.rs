@@ -7,7 +7,7 @@
 //! `AnimationClip` plays on the built-in skeletons and on any character whose bones are named
 //! (or tagged with [`GtaBoneId`]) like GTA's.
 
-use crate::anim::{BonePose, BoneRef};
+use crate::animation::{BonePose, BoneRef};
 use crate::skeleton::{Skeleton, bone_key, canonical_bone_id};
 use bevy::animation::AnimationTargetId;
 use bevy::prelude::*;

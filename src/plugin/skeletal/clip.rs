@@ -2,7 +2,7 @@
 //! ([`super::PlayAnimation`]) and any tool that wants Bevy's own clip type.
 
 use super::RootMotionMode;
-use crate::anim::{Clip, distinct_times};
+use crate::animation::{Clip, distinct_times};
 use crate::skeleton::Skeleton;
 use bevy::animation::animation_curves::{AnimatableCurve, AnimatedField};
 use bevy::animation::{AnimationTargetId, animated_field};

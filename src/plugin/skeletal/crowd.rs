@@ -4,8 +4,8 @@
 //! propagates. For crowds drawn by the user's own skinning, instancing or gizmos.
 
 use super::{ClipInfo, LoadedClips, RigClip, RootMotion, bone_target_id, step_displacement};
-use crate::anim::BoneRef;
-use crate::anim::pose::{self, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
+use crate::animation::BoneRef;
+use crate::animation::pose::{self, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
 use crate::coords::{GTA_TO_BEVY, gta_vec_to_bevy};
 use crate::plugin::Playback;
 use crate::skeleton::GtaGame;

@@ -7,8 +7,8 @@
 use super::bind::{PlaybackBinding, PoseLayouts, bind_tracks};
 use super::retargeted::TargetRig;
 use super::{ClipInfo, LoadedClips, RigClip, SkeletalClip};
-use crate::anim::pose::{self, BlendLayer, LocalPose, PoseClip, PoseCursor};
-use crate::anim::{BonePose, held_time, step_time};
+use crate::animation::pose::{self, BlendLayer, LocalPose, PoseClip, PoseCursor};
+use crate::animation::{BonePose, held_time, step_time};
 use crate::plugin::Playback;
 use bevy::prelude::*;
 use std::sync::Arc;

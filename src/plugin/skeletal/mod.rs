@@ -5,7 +5,7 @@
 //! cross-fades, [`PlayAnimation`] for Bevy's own player, [`Retarget`], [`RootMotion`], and
 //! skeleton gizmos. [`SkeletalPlugin`] adds all of it; the format plugins add it.
 //!
-//! Every character samples through the pose pipeline ([`crate::anim::pose`]), one room per step:
+//! Every character samples through the pose pipeline ([`crate::animation::pose`]), one room per step:
 //! - `bind`: a character's bones and its clip laid out for them, decided when either changes;
 //! - `sample`: the clip sampled at the playhead, and what the frames that bind or fade need;
 //! - `fade`: a clip fading out (or held blended in), blended with the current one;

@@ -3,7 +3,7 @@
 //! ([`RetargetReport`]) and of the tracks that found no bone ([`UnmatchedTracks`]).
 
 use super::{GtaBoneId, LoadedClips, PlayAnimation, RigBone, RigClip, target_for};
-use crate::anim::retarget::{BoneMap, BonePreset, MatchReport, RestAlignment, bone_pairs};
+use crate::animation::retarget::{BoneMap, BonePreset, MatchReport, RestAlignment, bone_pairs};
 use crate::skeleton::{GtaGame, bone_key, canonical_bone_id};
 use bevy::animation::{AnimatedBy, AnimationTargetId};
 use bevy::prelude::*;
@@ -17,8 +17,8 @@ use std::collections::HashSet;
 /// convention, [`RetargetReport`], corrected by [`Retarget::bone_map`]) points where the clip's
 /// source bone points, whatever the character's rest pose and bone axes are; the hips move by the
 /// clip's root movement scaled by the ratio of the hip heights; other bones keep their rest
-/// (bone lengths stay the character's). The maths is [`crate::anim::retarget`]'s, done once per
-/// clip and rig ([`crate::anim::retarget::Retargeter::retarget_clip`]): the character then
+/// (bone lengths stay the character's). The maths is [`crate::animation::retarget`]'s, done once per
+/// clip and rig ([`crate::animation::retarget::Retargeter::retarget_clip`]): the character then
 /// samples the retargeted clip as any other. [`ClipLayers`](super::ClipLayers) on it play
 /// every layer retargeted.
 ///

@@ -3,9 +3,9 @@
 //! ([`RetargetPlan`]), which characters then play as any clip laid out for their bones.
 
 use super::{ClipInfo, Retarget, RigBone};
-use crate::anim::BonePose;
-use crate::anim::pose::{KeyedChannels, PoseClip, PoseSkeleton};
-use crate::anim::retarget::{
+use crate::animation::BonePose;
+use crate::animation::pose::{KeyedChannels, PoseClip, PoseSkeleton};
+use crate::animation::retarget::{
     HumanoidBone, RestAlignment, RestPose, RetargetSource, Retargeter, bone_pairs,
 };
 use bevy::animation::AnimationTargetId;

@@ -3,8 +3,8 @@
 //! systems look clips up and notice that one was added, reloaded or removed.
 
 use super::ClipSettings;
-use crate::anim::Clip;
-use crate::anim::retarget::RetargetSource;
+use crate::animation::Clip;
+use crate::animation::retarget::RetargetSource;
 use bevy::animation::AnimationTargetId;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;

@@ -4,7 +4,7 @@
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 use super::{ClipInfo, LoadedClips, PlayAnimation, PlayingNode, RigClip, RootMotionMode};
-use crate::anim::{PlayMode, PlayStep, WrapMode};
+use crate::animation::{PlayMode, PlayStep, WrapMode};
 use crate::coords::gta_vec_to_bevy;
 use crate::plugin::Playback;
 use bevy::prelude::*;

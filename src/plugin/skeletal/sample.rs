@@ -9,7 +9,7 @@
 use super::bind::{BonePass, PlaybackBinding, PoseLayouts, PoseSource};
 use super::fade::{FadeStep, step_fade};
 use super::{ClipLayers, LoadedClips, RootMotion, SkeletalClip, step_displacement};
-use crate::anim::pose::{self, LocalPose};
+use crate::animation::pose::{self, LocalPose};
 use crate::coords::gta_vec_to_bevy;
 use crate::plugin::Playback;
 use bevy::prelude::*;

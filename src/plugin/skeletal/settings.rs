@@ -2,7 +2,7 @@
 //!
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
-use crate::anim::WrapMode;
+use crate::animation::WrapMode;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 

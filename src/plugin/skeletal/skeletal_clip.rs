@@ -3,7 +3,7 @@
 //! bind, sample and write are in the rooms beside this one.
 
 use super::RigClip;
-use crate::anim::PlayMode;
+use crate::animation::PlayMode;
 use crate::plugin::Playback;
 use bevy::prelude::*;
 

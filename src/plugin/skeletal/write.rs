@@ -4,8 +4,8 @@
 
 use super::bind::{BonePass, BoneSetView, PlaybackBinding, PoseSource, PosedBy};
 use super::layers::{LayerBinding, LayerScratch};
-use crate::anim::BonePose;
-use crate::anim::pose::{self, LocalPose, PoseCursor};
+use crate::animation::BonePose;
+use crate::animation::pose::{self, LocalPose, PoseCursor};
 use crate::plugin::Playback;
 use bevy::ecs::change_detection::{ContiguousMut, Tick};
 use bevy::prelude::*;

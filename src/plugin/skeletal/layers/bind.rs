@@ -3,9 +3,9 @@
 //! [`LayerReport`].
 
 use super::{BASE, ClipLayers, LayerBinding, LayerReport, Slot, base_layer};
-use crate::anim::BonePose;
-use crate::anim::layers::Layer;
-use crate::anim::pose::{LocalPose, PoseCursor};
+use crate::animation::BonePose;
+use crate::animation::layers::Layer;
+use crate::animation::pose::{LocalPose, PoseCursor};
 use crate::plugin::Playback;
 use crate::plugin::skeletal::bind::{
     BonePass, BoneSet, BonesChanged, PlaybackBinding, PoseLayouts, PoseSource, PosedBy,

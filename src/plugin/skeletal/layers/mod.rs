@@ -1,7 +1,7 @@
 //! [`ClipLayers`]: many clips on one character at once, as the games play them (upper-body
 //! clips over a full-body base, walk and run in step, every clip fading at its own rate) and as
 //! Bevy's `AnimationGraph` layers them (additive clips, bone masks). The core does the work:
-//! [`crate::anim::layers`] moves the layers, [`crate::anim::pose::mix`] combines their poses;
+//! [`crate::animation::layers`] moves the layers, [`crate::animation::pose::mix`] combines their poses;
 //! this module binds each layer's clip to the character's bones, samples the layers, and hands
 //! the mixed pose to the bone pass that writes every skeletal character's bones.
 //!
@@ -10,17 +10,17 @@
 mod bind;
 mod play;
 
-use crate::anim::layers::ResolvedMask;
+use crate::animation::layers::ResolvedMask;
 pub(crate) use bind::bind_layers;
 pub(crate) use play::{advance_layers, sample_layers, unbind_layers};
 
 use super::retargeted::{RetargetPlan, TargetRig};
 use super::{ClipInfo, RigClip, SkeletalClip};
-use crate::anim::layers::{BoneMask, Layer, LayerError, LayerFlags, LayerStack};
-use crate::anim::pose::{
+use crate::animation::layers::{BoneMask, Layer, LayerError, LayerFlags, LayerStack};
+use crate::animation::pose::{
     self, KeyedChannels, LocalPose, MixLayer, PoseClip, PoseCursor, TranslationRule,
 };
-use crate::anim::{BonePose, PlayStep};
+use crate::animation::{BonePose, PlayStep};
 use crate::coords::gta_vec_to_bevy;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -30,7 +30,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 /// The clips a character plays at once, each a layer with its own playhead, weight and flags
-/// ([`Layer`]), mixed by the games' rule (§3.3–§3.6; [`crate::anim::pose::mix`]). Put it on a
+/// ([`Layer`]), mixed by the games' rule (§3.3–§3.6; [`crate::animation::pose::mix`]). Put it on a
 /// character with rigplay bones (a [`crate::plugin::GtaSkeleton`], a
 /// [`crate::plugin::GtaModel`], a [`crate::plugin::FlatSkeleton`]), or on a
 /// [`super::Retarget`] character, where each layer's clip is retargeted onto it. Beside a
@@ -41,7 +41,7 @@ use std::sync::Arc;
 /// ```no_run
 /// # use bevy::prelude::*;
 /// # use rigplay::prelude::*;
-/// # use rigplay::anim::layers::{BoneMask, Layer, LayerFlags};
+/// # use rigplay::animation::layers::{BoneMask, Layer, LayerFlags};
 /// fn spawn(mut commands: Commands, assets: Res<AssetServer>) {
 ///     let walk = assets.load("anims/ped.ifp#walk_civi");
 ///     let phone = assets.load("anims/ped.ifp#phone_talk");

@@ -4,8 +4,8 @@
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 use super::{BASE, ClipLayers, LayerBinding, LayerFinished, LayerLooped, LayerRemoved, SlotPlay};
-use crate::anim::layers::{LayerEvent, LayerFlags};
-use crate::anim::pose::{self, MixLayer, TranslationRule};
+use crate::animation::layers::{LayerEvent, LayerFlags};
+use crate::animation::pose::{self, MixLayer, TranslationRule};
 use crate::plugin::Playback;
 use crate::plugin::skeletal::bind::PoseSource;
 use crate::plugin::skeletal::root_motion::playhead_displacement;

@@ -868,7 +868,7 @@ fn rebuild(clip: &Clip, kept: &[[Vec<u32>; 3]]) -> Result<Clip, ClipError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::anim::BoneRef;
+    use crate::animation::BoneRef;
 
     fn track(name: &str) -> BoneTrack {
         BoneTrack {

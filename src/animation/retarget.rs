@@ -396,7 +396,7 @@ fn biped(key: &str) -> Option<HumanoidBone> {
 
 /// GTA's spellings (SA, VC, III) of the humanoid bones: the keys of
 /// [`crate::skeleton::canonical_bone_id`] for the SA ids 1–5, 21–24, 31–34, 41–44 and 51–54
-/// (written out here, since `anim` sits below `skeleton`; a test checks the two agree).
+/// (written out here, since `animation` sits below `skeleton`; a test checks the two agree).
 fn gta(key: &str) -> Option<HumanoidBone> {
     use HumanoidBone::*;
     Some(match key {
@@ -1236,7 +1236,7 @@ impl Retargeter {
             };
             // Keys on one hemisphere after the other: the shorter way, as the product turned.
             for k in 1..values.len() {
-                values[k] = crate::anim::aligned_to(values[k], values[k - 1]);
+                values[k] = crate::animation::aligned_to(values[k], values[k - 1]);
             }
             let rotation = builder
                 .times(&times)
@@ -1525,7 +1525,7 @@ impl RetargetSource {
     /// A source whose bones are the clip's tracks, each a root of its own (a DAN clip's keys
     /// are whole model-space transforms), resting where the clip has them at time 0. `names`
     /// names the tracks' bones (the clip's own names where it is shorter).
-    pub fn first_frame(clip: &crate::anim::Clip, names: &[String], to_gltf: Quat) -> Self {
+    pub fn first_frame(clip: &crate::animation::Clip, names: &[String], to_gltf: Quat) -> Self {
         let tracks = clip.tracks();
         let local = (0..tracks.len())
             .map(|i| {

@@ -1,6 +1,6 @@
 //! Bone masks: which bones of a character a layer affects, named by body part or by bone.
 
-use crate::anim::retarget::{BoneMap, HumanoidBone};
+use crate::animation::retarget::{BoneMap, HumanoidBone};
 
 /// The bones a layer affects (Bevy's `AnimationGraph` mask groups, named as animators name
 /// them). Body parts are found from the bone names by [`BoneMap::detect`] (GTA, Mixamo, VRM,

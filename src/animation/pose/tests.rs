@@ -2,7 +2,7 @@
 //! `tests/pose.rs`.
 
 use super::*;
-use crate::anim::{BoneRef, BoneTrack, ClipBuilder};
+use crate::animation::{BoneRef, BoneTrack, ClipBuilder};
 
 struct Rng(u64);
 
@@ -126,7 +126,7 @@ fn polynomial_slerp_is_exact_to_float_precision() {
     assert!(worst < 1e-5);
 }
 
-fn b_scale(b: &mut ClipBuilder, times: crate::anim::Times) -> crate::anim::Channel {
+fn b_scale(b: &mut ClipBuilder, times: crate::animation::Times) -> crate::animation::Channel {
     b.scales(times, &[Vec3::ONE, Vec3::splat(2.0), Vec3::ONE])
         .unwrap()
 }
