@@ -13,10 +13,6 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use glam::Quat;
 use rigplay::animation::reduce::{ReduceOptions, ReduceRig, reduce};
 use rigplay::animation::{BonePose, Clip, WrapMode};
-use rigplay::formats::ifp::records::{
-    Anp2AnimHead, Anp3AnimTail, Anp3PackageHead, Anp3RotFrameCompressed,
-    Anp3RotTransFrameCompressed, Anp3SequenceHead, SectionHeader,
-};
 use rigplay::formats::ifp::{IfpClip, IfpFile, IfpKey, IfpSequence, IfpVersion};
 use std::hint::black_box;
 use std::io::Cursor;
@@ -76,8 +72,75 @@ fn synthetic_package(version: IfpVersion) -> Vec<u8> {
     p.write().expect("synthetic package writes")
 }
 
+/// The ANP3 records as plain binrw declarations (`docs/formats/ifp.md` §2): the baseline reads
+/// a package through them alone.
+#[allow(dead_code)] // every field is read; the baseline uses the few it needs
+mod baseline {
+    use binrw::binrw;
+
+    /// `char fourcc[4]; u32 size;`
+    #[binrw]
+    #[brw(little)]
+    pub struct SectionHeader {
+        pub magic: [u8; 4],
+        pub size: u32,
+    }
+
+    /// The package name and its animation count.
+    #[binrw]
+    #[brw(little)]
+    pub struct Anp3PackageHead {
+        pub name: [u8; 24],
+        pub num_anims: u32,
+    }
+
+    /// An animation's name and sequence count.
+    #[binrw]
+    #[brw(little)]
+    pub struct Anp2AnimHead {
+        pub name: [u8; 24],
+        pub num_sequences: u32,
+    }
+
+    /// ANP3's frame data size and flags.
+    #[binrw]
+    #[brw(little)]
+    pub struct Anp3AnimTail {
+        pub frame_data_size: u32,
+        pub flags: u32,
+    }
+
+    /// A sequence: bone name, frame type, key count, bone id.
+    #[binrw]
+    #[brw(little)]
+    pub struct Anp3SequenceHead {
+        pub name: [u8; 24],
+        pub frame_type: u32,
+        pub num_frames: u32,
+        pub bone_id: i32,
+    }
+
+    /// Frame type 3: rotation ×4096, time ×60.
+    #[binrw]
+    #[brw(little)]
+    pub struct Anp3RotFrameCompressed {
+        pub q: [i16; 4],
+        pub time: i16,
+    }
+
+    /// Frame type 4: rotation ×4096, time ×60, translation ×1024.
+    #[binrw]
+    #[brw(little)]
+    pub struct Anp3RotTransFrameCompressed {
+        pub q: [i16; 4],
+        pub time: i16,
+        pub t: [i16; 3],
+    }
+}
+
 /// Reads an ANP3 through the binrw declarations alone (no bulk key decoding, no checks).
 fn binrw_only_anp3(bytes: &[u8]) -> usize {
+    use baseline::*;
     let mut c = Cursor::new(bytes);
     let _ = SectionHeader::read(&mut c).unwrap();
     let head = Anp3PackageHead::read(&mut c).unwrap();

@@ -19,7 +19,6 @@ use rigplay::anie::blend::{BlendMode, composite, layer_fragment, opacity_alpha8}
 use rigplay::anie::cpu::RgbaImage;
 use rigplay::anie::cpu::raster::{MeshVertex, draw_mesh};
 use rigplay::anie::easing::{Easing, EasingKind, EasingRange, ease};
-use rigplay::anie::lerp;
 use rigplay::anie::skinning::place_plain;
 use rigplay::anie::spline::MovePath;
 use rigplay::anie::transform::local_matrix;
@@ -55,6 +54,8 @@ fn render_t8(frame: f32) -> RgbaImage {
     let pos = path.point(s);
     let linear = ease(&Easing::default(), frame, 23.0);
     // The stored key value, 3.14159012 (f32 bits 0x40490fd0), just below π.
+    // Key interpolation a + (b − a)·s (§4.1 step 4).
+    let lerp = |a: f32, b: f32, s: f32| a + (b - a) * s;
     let rotate = lerp(0.0, f32::from_bits(0x4049_0fd0), linear);
     let opacity = lerp(1.0, 0.5, linear);
     let world = local_matrix(pos, rotate, Vec2::ONE, Vec2::ZERO);

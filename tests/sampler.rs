@@ -268,7 +268,20 @@ fn slerp_matches_the_formula_in_double_precision() {
             b = -b;
         }
         let u = (i % 17) as f32 / 16.0;
-        let got = slerp_arc_for_test(a, b, u);
+        // The sampler's slerp, through a clip of the two keys one second apart.
+        let mut builder = ClipBuilder::new("arc");
+        let t = builder.times(&[0.0, 1.0]).unwrap();
+        let rotation = builder.rotations(t, &[a, b]).unwrap();
+        builder.track(BoneTrack {
+            bone: BoneRef {
+                name: "Root".into(),
+                id: None,
+            },
+            rotation: Some(rotation),
+            translation: None,
+            scale: None,
+        });
+        let got = builder.build().sample_track(0, u).rotation.unwrap();
         let (a64, b64) = (a.to_array().map(f64::from), b.to_array().map(f64::from));
         let dot: f64 = (0..4).map(|c| a64[c] * b64[c]).sum::<f64>().min(1.0);
         let theta = dot.acos();

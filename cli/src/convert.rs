@@ -58,8 +58,7 @@ pub(crate) fn report(what: &str, stats: &ReduceStats) {
     );
 }
 
-pub(crate) fn convert(args: &[String]) -> Result<(), Failure> {
-    let a = Args::parse(args, &["--to", "--reduce", "--shell"], &["--runs"])?;
+pub(crate) fn convert(a: Args) -> Result<(), Failure> {
     let [input, output] = a.positional.as_slice() else {
         return Err(usage("convert takes IN and OUT"));
     };

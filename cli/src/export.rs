@@ -18,8 +18,7 @@ struct Gathered {
     from: String,
 }
 
-pub(crate) fn export(args: &[String]) -> Result<(), Failure> {
-    let a = Args::parse(args, &["-o", "--clip", "--game", "--root-motion"], &[])?;
+pub(crate) fn export(a: Args) -> Result<(), Failure> {
     if a.positional.is_empty() {
         return Err(usage("export takes one or more .ifp or .dan files"));
     }

@@ -13,15 +13,7 @@ use rigplay::formats::ifp::{IfpClip, IfpFile, IfpVersion};
 use rigplay::skeleton::GtaGame;
 use std::path::Path;
 
-pub(crate) fn import(args: &[String]) -> Result<(), Failure> {
-    let a = Args::parse(
-        args,
-        &[
-            "-o", "--game", "--name", "--into", "--reduce", "--shell", "--map", "--clip",
-            "--format",
-        ],
-        &["--runs"],
-    )?;
+pub(crate) fn import(a: Args) -> Result<(), Failure> {
     // The shell metric `convert` uses, in metres (3 cm points around each bone).
     let reduction = crate::convert::reduction(&a, 0.03)?;
     let [input] = a.positional.as_slice() else {

@@ -9,8 +9,7 @@ use rigplay::formats::dan::DanRead;
 use rigplay::formats::ifp::{IfpRead, IfpVersion};
 use serde_json::{Value, json};
 
-pub(crate) fn inspect(args: &[String]) -> Result<(), Failure> {
-    let a = Args::parse(args, &[], &["--json"])?;
+pub(crate) fn inspect(a: Args) -> Result<(), Failure> {
     let [path] = a.positional.as_slice() else {
         return Err(usage("inspect takes one FILE"));
     };

@@ -82,23 +82,242 @@ fn usage(message: impl Into<String>) -> Failure {
     Failure(format!("{}\n\n{USAGE}", message.into()), 2)
 }
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("inspect") => inspect::inspect(&args[1..]),
-        Some("validate") => validate::validate(&args[1..]),
-        Some("convert") => convert::convert(&args[1..]),
-        Some("export") => export::export(&args[1..]),
-        Some("import") => import::import(&args[1..]),
-        Some("pose") => pose::pose(&args[1..]),
-        Some("render") => render::render(&args[1..]),
-        Some("txd") => txd::txd(&args[1..]),
-        Some("-h" | "--help" | "help") => {
-            out!("{}", USAGE.trim_end());
-            Ok(())
+/// One command's command line: what it takes, with the help `rigplay COMMAND --help` prints.
+struct Spec {
+    name: &'static str,
+    about: &'static str,
+    /// The positionals' value name, and whether several may be given.
+    positional: (&'static str, bool),
+    /// Options that take a value: name (`--long` or `-s`), value name, help.
+    values: &'static [(&'static str, &'static str, &'static str)],
+    /// Switches: name, help.
+    switches: &'static [(&'static str, &'static str)],
+}
+
+/// Every command, in the order `rigplay --help` lists them. USAGE says more of each.
+const COMMANDS: [Spec; 8] = [
+    Spec {
+        name: "inspect",
+        about: "What a file holds: clips, bones, keys, objects, textures, warnings",
+        positional: ("FILE", false),
+        values: &[],
+        switches: &[("--json", "print JSON")],
+    },
+    Spec {
+        name: "txd",
+        about: "Write every texture of a .txd as a PNG",
+        positional: ("FILE.txd", false),
+        values: &[("-o", "DIR", "the folder to write into")],
+        switches: &[],
+    },
+    Spec {
+        name: "validate",
+        about: "Exit 0 when every file reads; else print each error with its byte offset",
+        positional: ("FILE", true),
+        values: &[],
+        switches: &[],
+    },
+    Spec {
+        name: "convert",
+        about: "Rewrite an .ifp in another version, or drop keys within a tolerance",
+        positional: ("IN OUT", true),
+        values: &[
+            ("--to", "anpk|anp3|anp2", "the IFP version to write"),
+            (
+                "--reduce",
+                "TOL",
+                "drop keys their neighbours reproduce within TOL",
+            ),
+            (
+                "--shell",
+                "R",
+                "the radius of the shell the error is measured on",
+            ),
+        ],
+        switches: &[("--runs", "drop only the inside of constant runs (lossless)")],
+    },
+    Spec {
+        name: "pose",
+        about: "The sampled local transform of every bone of a clip at a time",
+        positional: ("FILE", false),
+        values: &[
+            ("--clip", "NAME", "the clip (any case)"),
+            ("--at", "SECONDS", "the time"),
+            ("--space", "file|bevy", "the file's axes or Bevy's"),
+        ],
+        switches: &[
+            ("--json", "print JSON"),
+            ("--loop", "wrap the time instead of clamping it"),
+        ],
+    },
+    Spec {
+        name: "export",
+        about: "GTA and DAN clips to glTF (.glb or .gltf)",
+        positional: ("IN", true),
+        values: &[
+            ("-o", "OUT", "the .glb or .gltf to write"),
+            (
+                "--clip",
+                "NAME",
+                "a clip to export (repeatable; default: all)",
+            ),
+            ("--game", "sa|vc|iii", "whose ped"),
+            (
+                "--root-motion",
+                "baked|in-place|extract",
+                "what happens to root motion",
+            ),
+        ],
+        switches: &[],
+    },
+    Spec {
+        name: "import",
+        about: "Motion capture (.bvh) and glTF animation retargeted onto a GTA ped, as IFP",
+        positional: ("IN", false),
+        values: &[
+            ("-o", "OUT.ifp", "the package to write"),
+            ("--game", "sa|vc|iii", "whose ped"),
+            ("--name", "CLIP", "the clip's name in the package"),
+            ("--into", "PACKAGE.ifp", "add the clip to this package"),
+            ("--reduce", "TOL", "drop keys within TOL metres"),
+            (
+                "--shell",
+                "R",
+                "the radius of the shell the error is measured on",
+            ),
+            ("--map", "FILE", "bone pairs: one `SOURCE = GTA` a line"),
+            ("--clip", "NAME", "the animation to import"),
+            ("--format", "anp3|anpk|anp2", "the IFP version to write"),
+        ],
+        switches: &[("--runs", "drop only the inside of constant runs (lossless)")],
+    },
+    Spec {
+        name: "render",
+        about: "Render frames of an AnimeEffects project as it exports them",
+        positional: ("FILE.anie", false),
+        values: &[
+            ("--frame", "N", "one frame (may be fractional)"),
+            ("--frames", "A..B", "frames A to B, both included"),
+            ("-o", "OUT", "the PNG (--frame) or the folder (--frames)"),
+            ("--scale", "S", "multiply the canvas size"),
+        ],
+        switches: &[("--raw", "write the framebuffer itself")],
+    },
+];
+
+/// The block of [`USAGE`] that describes `command`: its synopsis and what each option does.
+fn usage_of(command: &str) -> String {
+    let head = format!("  rigplay {command} ");
+    let mut lines = USAGE.lines().skip_while(|l| !l.starts_with(&head));
+    let mut block: Vec<&str> = lines.next().into_iter().collect();
+    block.extend(lines.take_while(|l| !l.starts_with("  rigplay ")));
+    block.join("\n")
+}
+
+/// The command line as clap parses it: every command with its options and help, and
+/// `completions SHELL`.
+fn cli() -> clap::Command {
+    use clap::{Arg, ArgAction, Command};
+    // `--name` is a long option, `-n` a short one.
+    let named = |name: &'static str| match name.strip_prefix("--") {
+        Some(long) => Arg::new(name).long(long),
+        None => Arg::new(name).short(name.chars().nth(1).unwrap_or('?')),
+    };
+    let mut root = Command::new("rigplay")
+        .about("Legacy animation formats (GTA .ifp, DelDX .dan, AnimeEffects .anie) for Bevy")
+        .version(env!("CARGO_PKG_VERSION"))
+        .subcommand_required(true)
+        .after_long_help(USAGE);
+    for spec in &COMMANDS {
+        let (value_name, many) = spec.positional;
+        let positional = Arg::new("positional").value_name(value_name);
+        let positional = if many {
+            positional.num_args(0..).action(ArgAction::Append)
+        } else {
+            positional.num_args(0..=1).action(ArgAction::Set)
+        };
+        let mut command = Command::new(spec.name)
+            .about(spec.about)
+            .after_long_help(usage_of(spec.name))
+            .arg(positional);
+        for &(name, value, help) in spec.values {
+            command = command.arg(
+                named(name)
+                    .value_name(value)
+                    .help(help)
+                    .num_args(1)
+                    .allow_negative_numbers(true)
+                    .action(ArgAction::Append),
+            );
         }
-        Some(other) => Err(usage(format!("unknown command {other:?}"))),
-        None => Err(usage("no command given")),
+        for &(name, help) in spec.switches {
+            command = command.arg(named(name).help(help).action(ArgAction::SetTrue));
+        }
+        root = root.subcommand(command);
+    }
+    root.subcommand(
+        Command::new("completions")
+            .about("Print a shell completion script (bash, zsh, fish, elvish, powershell)")
+            .arg(
+                Arg::new("shell")
+                    .required(true)
+                    .value_parser(clap::value_parser!(clap_complete::Shell)),
+            ),
+    )
+}
+
+fn main() -> ExitCode {
+    let matches = match cli().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            // clap's first line ("error: unexpected argument '--x' found"); the usage below is
+            // the tool's own.
+            let text = e.to_string();
+            let line = text.lines().next().unwrap_or("bad arguments");
+            let line = line.trim_start_matches("error: ");
+            let message = if matches!(
+                e.kind(),
+                ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                "no command given"
+            } else {
+                line
+            };
+            eprintln!("rigplay: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some((name, sub)) = matches.subcommand() else {
+        return ExitCode::from(2);
+    };
+    let result = if name == "completions" {
+        let shell = *sub
+            .get_one::<clap_complete::Shell>("shell")
+            .expect("a required argument");
+        clap_complete::generate(shell, &mut cli(), "rigplay", &mut std::io::stdout());
+        Ok(())
+    } else {
+        let spec = COMMANDS
+            .iter()
+            .find(|c| c.name == name)
+            .expect("every subcommand has a spec");
+        let args = Args::from_matches(sub, spec);
+        match name {
+            "inspect" => inspect::inspect(args),
+            "validate" => validate::validate(args),
+            "convert" => convert::convert(args),
+            "export" => export::export(args),
+            "import" => import::import(args),
+            "pose" => pose::pose(args),
+            "render" => render::render(args),
+            "txd" => txd::txd(args),
+            other => Err(usage(format!("unknown command {other:?}"))),
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -109,63 +328,26 @@ fn main() -> ExitCode {
     }
 }
 
-/// A command's arguments: positionals and `--flag [value]` options, parsed by clap (an option
-/// the command does not take, or one without its value, is a usage error, status 2).
+/// A command's arguments as clap parsed them: positionals and `--flag [value]` options.
 struct Args {
     positional: Vec<String>,
     options: Vec<(String, Option<String>)>,
 }
 
 impl Args {
-    fn parse(
-        args: &[String],
-        with_value: &[&'static str],
-        switches: &[&'static str],
-    ) -> Result<Self, Failure> {
-        use clap::{Arg, ArgAction, Command};
-        // `--name` is a long option, `-n` a short one.
-        let named = |name: &'static str| match name.strip_prefix("--") {
-            Some(long) => Arg::new(name).long(long),
-            None => Arg::new(name).short(name.chars().nth(1).unwrap_or('?')),
-        };
-        let mut command = Command::new("rigplay")
-            .no_binary_name(true)
-            .disable_help_flag(true)
-            .arg(
-                Arg::new("positional")
-                    .num_args(0..)
-                    .action(ArgAction::Append),
-            );
-        for &name in with_value {
-            command = command.arg(
-                named(name)
-                    .num_args(1)
-                    .allow_negative_numbers(true)
-                    .action(ArgAction::Append),
-            );
-        }
-        for &name in switches {
-            command = command.arg(named(name).action(ArgAction::SetTrue));
-        }
-        let m = command.try_get_matches_from(args).map_err(|e| {
-            let text = e.to_string();
-            // clap's first line ("error: unexpected argument '--x' found"); the usage below
-            // is the tool's own.
-            let line = text.lines().next().unwrap_or("bad arguments");
-            usage(line.trim_start_matches("error: ").to_owned())
-        })?;
+    fn from_matches(m: &clap::ArgMatches, spec: &Spec) -> Self {
         let mut options = Vec::new();
-        for &name in with_value {
+        for &(name, _, _) in spec.values {
             for v in m.get_many::<String>(name).into_iter().flatten() {
                 options.push((name.to_owned(), Some(v.clone())));
             }
         }
-        for &name in switches {
+        for &(name, _) in spec.switches {
             if m.get_flag(name) {
                 options.push((name.to_owned(), None));
             }
         }
-        Ok(Args {
+        Args {
             positional: m
                 .get_many::<String>("positional")
                 .into_iter()
@@ -173,7 +355,7 @@ impl Args {
                 .cloned()
                 .collect(),
             options,
-        })
+        }
     }
 
     fn value(&self, name: &str) -> Option<&str> {

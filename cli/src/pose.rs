@@ -12,8 +12,7 @@ use rigplay::formats::dan::{DanClipOptions, DanRead};
 use rigplay::formats::ifp::IfpRead;
 use serde_json::json;
 
-pub(crate) fn pose(args: &[String]) -> Result<(), Failure> {
-    let a = Args::parse(args, &["--clip", "--at", "--space"], &["--json", "--loop"])?;
+pub(crate) fn pose(a: Args) -> Result<(), Failure> {
     let [path] = a.positional.as_slice() else {
         return Err(usage("pose takes one FILE"));
     };

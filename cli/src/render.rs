@@ -44,8 +44,7 @@ fn progress(done: usize, total: usize) {
     let _ = err.flush();
 }
 
-pub(crate) fn render(args: &[String]) -> Result<(), Failure> {
-    let a = Args::parse(args, &["--frame", "--frames", "-o", "--scale"], &["--raw"])?;
+pub(crate) fn render(a: Args) -> Result<(), Failure> {
     let [path] = a.positional.as_slice() else {
         return Err(usage("render takes one FILE.anie"));
     };

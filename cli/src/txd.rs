@@ -25,8 +25,7 @@ fn file_name(name: &str, index: usize) -> String {
     }
 }
 
-pub(crate) fn txd(args: &[String]) -> Result<(), Failure> {
-    let a = Args::parse(args, &["-o"], &[])?;
+pub(crate) fn txd(a: Args) -> Result<(), Failure> {
     let [path] = a.positional.as_slice() else {
         return Err(usage("txd takes one FILE.txd"));
     };

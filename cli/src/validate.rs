@@ -3,8 +3,7 @@
 use crate::load::{Loaded, load};
 use crate::{Args, Failure, usage};
 
-pub(crate) fn validate(args: &[String]) -> Result<(), Failure> {
-    let a = Args::parse(args, &[], &[])?;
+pub(crate) fn validate(a: Args) -> Result<(), Failure> {
     if a.positional.is_empty() {
         return Err(usage("validate takes one or more FILEs"));
     }

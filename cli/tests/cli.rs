@@ -1209,3 +1209,68 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Every command explains itself with `--help` (clap's, from the command's own declaration), the
+/// tool prints its version, and `completions` writes a script for each shell that names every
+/// command.
+#[test]
+fn every_command_has_help_and_the_shells_get_completions() {
+    let commands = [
+        "inspect", "txd", "validate", "convert", "pose", "export", "import", "render",
+    ];
+    for command in commands {
+        let out = rigplay(&[command, "--help"]);
+        assert!(out.status.success(), "{command} --help");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Usage: rigplay"), "{command}: {text}");
+        assert!(text.contains(command), "{command}: {text}");
+    }
+    // An option of its own, with its value's name and its help line; and with --help (not -h),
+    // the command's whole description.
+    let text = String::from_utf8(rigplay(&["export", "--help"]).stdout).unwrap();
+    assert!(
+        text.contains("--root-motion <baked|in-place|extract>"),
+        "{text}"
+    );
+    assert!(text.contains("A .gltf gets its .bin beside it"), "{text}");
+    assert!(!text.contains("rigplay import"), "{text}");
+    // The whole tool: every command, then the long description of each.
+    let out = rigplay(&["--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for command in commands {
+        assert!(
+            text.contains(&format!("rigplay {command}")),
+            "{command}: {text}"
+        );
+    }
+    let version = String::from_utf8(rigplay(&["--version"]).stdout).unwrap();
+    assert_eq!(
+        version.trim(),
+        format!("rigplay {}", env!("CARGO_PKG_VERSION"))
+    );
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef rigplay"),
+        ("fish", "complete -c rigplay"),
+        ("elvish", "edit:completion"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let out = rigplay(&["completions", shell]);
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(script.contains(marker), "{shell}: {script}");
+        for command in commands {
+            assert!(script.contains(command), "{shell} lacks {command}");
+        }
+    }
+    // No command, an unknown one, an unknown shell: usage errors, status 2.
+    for bad in [&[][..], &["dance"], &["completions", "tcsh"]] {
+        let out = rigplay(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("Usage:"),
+            "{bad:?}"
+        );
+    }
+}

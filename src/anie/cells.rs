@@ -52,6 +52,7 @@ impl CellPage {
     }
 
     /// How many of its cells are in use.
+    #[cfg(test)]
     pub fn used(&self) -> u32 {
         self.used
     }

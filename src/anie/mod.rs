@@ -32,7 +32,9 @@
 
 pub mod atlas;
 pub mod blend;
-pub mod cells;
+// The GPU renderer's cells of its image atlas (`plugin::anie`): unused without Bevy.
+#[cfg_attr(not(feature = "bevy"), allow(dead_code))]
+pub(crate) mod cells;
 pub mod cpu;
 pub mod easing;
 pub mod eval;
@@ -46,16 +48,16 @@ use glam::{Vec2, Vec3};
 /// Key interpolation `lerp(a, b, s) = a + (b − a)·s` (§4.1 step 4), for scalars.
 ///
 /// The format doc names the operation only; this is the one form used throughout these modules.
-pub fn lerp(a: f32, b: f32, s: f32) -> f32 {
+pub(crate) fn lerp(a: f32, b: f32, s: f32) -> f32 {
     a + (b - a) * s
 }
 
 /// [`lerp`] per component, for 2D values (positions, centroids, scales).
-pub fn lerp_vec2(a: Vec2, b: Vec2, s: f32) -> Vec2 {
+pub(crate) fn lerp_vec2(a: Vec2, b: Vec2, s: f32) -> Vec2 {
     a + (b - a) * s
 }
 
 /// [`lerp`] per component, for 3D values (FFD vertex positions).
-pub fn lerp_vec3(a: Vec3, b: Vec3, s: f32) -> Vec3 {
+pub(crate) fn lerp_vec3(a: Vec3, b: Vec3, s: f32) -> Vec3 {
     a + (b - a) * s
 }

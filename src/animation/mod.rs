@@ -28,8 +28,6 @@ pub use playhead::{
     PlayMode, PlayStep, Playhead, TimeStep, blend, held_time, step_time, wrap_time,
 };
 pub use sampler::ClipCursor;
-#[doc(hidden)]
-pub use sampler::slerp_arc_for_test;
 
 use glam::{Quat, Vec3, Vec4};
 use std::fmt;

@@ -86,12 +86,6 @@ pub(super) fn lerp_vec(a: Vec3, b: Vec3, u: f32) -> Vec3 {
     }
 }
 
-/// The slerp used by the sampler, exposed for tests: `a` and `b` must be unit quaternions with a
-/// non-negative dot product.
-pub fn slerp_arc_for_test(a: Quat, b: Quat, u: f32) -> Quat {
-    slerp_arc(a, b, Arc::between(a, b), u)
-}
-
 impl Clip {
     /// A fresh cursor for this clip.
     pub fn cursor(&self) -> ClipCursor {

@@ -20,7 +20,7 @@
 mod clip;
 mod error;
 mod read;
-pub mod records;
+pub(crate) mod records;
 mod write;
 
 pub use error::{
