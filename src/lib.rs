@@ -95,6 +95,11 @@
 //! | `serde` | with `bevy` | `Serialize` / `Deserialize` on the core's settings types (the loaders' `.meta` files). |
 //! | `file_watcher` | no | Bevy's file watcher: files changed on disk reload under the characters playing them. |
 //!
+//! The `bevy` feature turns on only the Bevy features the plugins use (assets, animation,
+//! rendering, glTF, gizmos, UI text for bone names). It turns on no window backend, input, bundled
+//! font, KTX2/zstd or tonemapping tables: a game adds `DefaultPlugins` (or its own set) through its
+//! own `bevy` dependency, and its features join rigplay's.
+//!
 //! # The modules
 //!
 //! The pure core never links Bevy:

@@ -1,6 +1,7 @@
 //! What every rigplay asset loader shares: reading the bytes, logging what the reader
 //! tolerated, the error type, and sub-asset paths.
 
+use crate::plugin::meta::{MetaProblems, log_meta_problems};
 use bevy::asset::io::Reader;
 use bevy::asset::{AssetPath, LoadContext};
 use bevy::log::warn;
@@ -20,10 +21,28 @@ pub enum AssetLoadError<E: std::error::Error + Send + Sync + 'static> {
 }
 
 /// Reads the whole file.
-pub(crate) async fn read_bytes(reader: &mut dyn Reader) -> std::io::Result<Vec<u8>> {
+async fn read_bytes(reader: &mut dyn Reader) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     reader.read_to_end(&mut bytes).await?;
     Ok(bytes)
+}
+
+/// What every rigplay loader does first: reads the whole file, hands it to the format's reader
+/// (`parse`, its refusal the load's error), and logs with the file's path what was wrong in the
+/// settings' `.meta` and what the reader tolerated (`warnings_of`). Returns what the reader made
+/// and those lines, for the asset's `warnings`.
+pub(crate) async fn read_file<R, W: Display, E: std::error::Error + Send + Sync + 'static>(
+    reader: &mut dyn Reader,
+    context: &LoadContext<'_>,
+    meta: &MetaProblems,
+    parse: impl FnOnce(&[u8]) -> Result<R, E>,
+    warnings_of: impl FnOnce(&R) -> &[W],
+) -> Result<(R, Vec<String>), AssetLoadError<E>> {
+    let bytes = read_bytes(reader).await?;
+    let read = parse(&bytes).map_err(AssetLoadError::Format)?;
+    let mut warnings = log_meta_problems(context, meta);
+    warnings.extend(log_warnings(context, warnings_of(&read)));
+    Ok((read, warnings))
 }
 
 /// Logs each warning of a reader with the file's path, and returns them as lines.

@@ -4,8 +4,8 @@ use super::{Anie, AnieAssetLabel};
 use crate::anie::atlas::{AtlasError, ImageAtlas};
 use crate::anie::eval::{EvalOptions, Evaluator, InfluenceSource};
 use crate::formats::anie::{AnieError, AnieFile};
-use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
-use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
+use crate::plugin::load::{AssetLoadError, read_file};
+use crate::plugin::meta::{MetaProblems, lenient_settings};
 use bevy::asset::io::Reader;
 use bevy::asset::{AssetLoader, LoadContext, RenderAssetUsages};
 use bevy::prelude::*;
@@ -60,11 +60,9 @@ impl AssetLoader for AnieLoader {
         settings: &AnieLoaderSettings,
         load_context: &mut LoadContext<'_>,
     ) -> Result<Anie, AnieLoadError> {
-        let bytes = read_bytes(reader).await?;
-        let read =
-            AnieFile::read(&bytes).map_err(|e| AssetLoadError::Format(AnieAssetError::Read(e)))?;
-        let mut warnings = log_meta_problems(load_context, &settings.meta_problems);
-        warnings.extend(log_warnings(load_context, &read.warnings));
+        let meta = &settings.meta_problems;
+        let read = |bytes: &[u8]| AnieFile::read(bytes).map_err(AnieAssetError::Read);
+        let (read, warnings) = read_file(reader, load_context, meta, read, |r| &r.warnings).await?;
         let mut images = ImageAtlas::new(&read.project)
             .map_err(|e| AssetLoadError::Format(AnieAssetError::Atlas(e)))?;
         let texture = Image::new(

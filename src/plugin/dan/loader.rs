@@ -3,8 +3,8 @@
 use super::{Dan, DanAssetLabel};
 use crate::animation::retarget::RetargetSource;
 use crate::formats::dan::{DanClipOptions, DanError, DanFile};
-use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
-use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
+use crate::plugin::load::{AssetLoadError, read_file};
+use crate::plugin::meta::{MetaProblems, lenient_settings};
 use crate::plugin::skeletal::{
     ClipInfo, ClipSettings, RigClip, animation_clip, named_bone_target_id,
 };
@@ -87,10 +87,9 @@ impl AssetLoader for DanLoader {
         settings: &DanLoaderSettings,
         load_context: &mut LoadContext<'_>,
     ) -> Result<Dan, DanLoadError> {
-        let bytes = read_bytes(reader).await?;
-        let read = DanFile::read(&bytes).map_err(AssetLoadError::Format)?;
-        let mut warnings = log_meta_problems(load_context, &settings.meta_problems);
-        warnings.extend(log_warnings(load_context, &read.warnings));
+        let meta = &settings.meta_problems;
+        let (read, warnings) =
+            read_file(reader, load_context, meta, DanFile::read, |r| &r.warnings).await?;
         let options = DanClipOptions {
             scale: settings.scale,
             names: settings.bone_names.clone(),

@@ -8,8 +8,8 @@ use super::spawn::spawn_clump;
 use crate::animation::BoneRef;
 use crate::formats::dff::{Clump, DffFile, Geometry, RwError};
 use crate::formats::txd::{TextureNative, TxdFile};
-use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
-use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
+use crate::plugin::load::{AssetLoadError, read_file};
+use crate::plugin::meta::{MetaProblems, lenient_settings};
 use crate::plugin::skeletal::bone_target_id;
 use crate::skeleton::{GtaGame, Skeleton};
 use bevy::asset::io::{AssetReaderError, Reader};
@@ -100,10 +100,9 @@ impl AssetLoader for DffLoader {
         settings: &DffLoaderSettings,
         load_context: &mut LoadContext<'_>,
     ) -> Result<Dff, DffLoadError> {
-        let bytes = read_bytes(reader).await?;
-        let read = DffFile::read(&bytes).map_err(AssetLoadError::Format)?;
-        let mut warnings = log_meta_problems(load_context, &settings.meta_problems);
-        warnings.extend(log_warnings(load_context, &read.warnings));
+        let meta = &settings.meta_problems;
+        let (read, mut warnings) =
+            read_file(reader, load_context, meta, DffFile::read, |r| &r.warnings).await?;
         let dff = read.dff;
         let game = settings.game.unwrap_or_else(|| GtaGame::for_dff(&dff));
 

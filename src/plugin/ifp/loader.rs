@@ -2,8 +2,8 @@
 
 use super::{Ifp, IfpAssetLabel, IfpClipAsset};
 use crate::formats::ifp::{IfpError, IfpFile};
-use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
-use crate::plugin::meta::{MetaProblems, lenient_settings, log_meta_problems};
+use crate::plugin::load::{AssetLoadError, log_warnings, read_file};
+use crate::plugin::meta::{MetaProblems, lenient_settings};
 use crate::plugin::skeletal::{
     ClipInfo, ClipSettings, RigClip, RootMotionMode, animation_clip, bone_target_id, root_track,
 };
@@ -82,10 +82,9 @@ impl AssetLoader for IfpLoader {
         settings: &IfpLoaderSettings,
         load_context: &mut LoadContext<'_>,
     ) -> Result<Ifp, IfpLoadError> {
-        let bytes = read_bytes(reader).await?;
-        let read = IfpFile::read(&bytes).map_err(AssetLoadError::Format)?;
-        let mut warnings = log_meta_problems(load_context, &settings.meta_problems);
-        warnings.extend(log_warnings(load_context, &read.warnings));
+        let meta = &settings.meta_problems;
+        let (read, mut warnings) =
+            read_file(reader, load_context, meta, IfpFile::read, |r| &r.warnings).await?;
         let package = read.package;
         let game = settings
             .skeleton
