@@ -6,6 +6,7 @@ use crate::anie_read::{
     Anie, every_key_type, fixture, image_map, obj_node, one_layer, one_layer_resources,
     quad_grid_mesh, res_node, time_map,
 };
+use rigplay::formats::Bounds;
 use rigplay::formats::anie::*;
 
 include!("../fuzz/oracles/anie.rs");
@@ -55,7 +56,8 @@ fn truncation_at_every_byte_is_an_error_at_or_before_the_cut() {
             assert!(
                 matches!(
                     err.kind,
-                    AnieErrorKind::Truncated { .. } | AnieErrorKind::BlockTooLong { .. }
+                    AnieErrorKind::Bounds(Bounds::Truncated { .. })
+                        | AnieErrorKind::BlockTooLong { .. }
                 ),
                 "cut {cut}: {err}"
             );
@@ -66,12 +68,12 @@ fn truncation_at_every_byte_is_an_error_at_or_before_the_cut() {
     let err = read_err(&file[..100]);
     assert_eq!(
         err.kind,
-        AnieErrorKind::Truncated {
+        AnieErrorKind::Bounds(Bounds::Truncated {
             expected: "72-byte GLBL block",
             needed: 72,
             available: 68,
             within: None
-        }
+        })
     );
     let err = read_err(&file[..200]);
     assert_eq!(
@@ -122,12 +124,12 @@ fn huge_counts_are_refused_before_allocating() {
     assert_eq!(err.offset, 124);
     assert_eq!(
         err.kind,
-        AnieErrorKind::CountTooLarge {
+        AnieErrorKind::Bounds(Bounds::CountTooLarge {
             what: "resource tree",
             count: i32::MAX as u64,
             min_each: 68,
             bytes_left: 60
-        }
+        })
     );
     // A negative count.
     let mut b = Anie::new(8);
@@ -137,10 +139,10 @@ fn huge_counts_are_refused_before_allocating() {
     });
     assert_eq!(
         read_err(&b.done()).kind,
-        AnieErrorKind::NegativeCount {
+        AnieErrorKind::Bounds(Bounds::NegativeCount {
             what: "resource tree",
             value: -1
-        }
+        })
     );
     // 2^30 FFD keys in a map of a few bytes: each key needs at least
     // frame 4 + ID 4 + easing 28 + count 4 + childCount 4 = 44 bytes.
@@ -154,12 +156,12 @@ fn huge_counts_are_refused_before_allocating() {
     assert!(
         matches!(
             err.kind,
-            AnieErrorKind::CountTooLarge {
+            AnieErrorKind::Bounds(Bounds::CountTooLarge {
                 what: "key",
                 count: 1073741824,
                 min_each: 44,
                 bytes_left: 8
-            }
+            })
         ),
         "{err}"
     );
@@ -186,12 +188,12 @@ fn huge_counts_are_refused_before_allocating() {
     });
     assert!(matches!(
         read_err(&file).kind,
-        AnieErrorKind::CountTooLarge {
+        AnieErrorKind::Bounds(Bounds::CountTooLarge {
             what: "grid mesh vertex",
             count: 1_000_000_000,
             min_each: 68,
             ..
-        }
+        })
     ));
 }
 
@@ -235,12 +237,12 @@ fn huge_images_are_errors_not_allocations() {
     });
     assert_eq!(
         read_err(&file).kind,
-        AnieErrorKind::CountTooLarge {
+        AnieErrorKind::Bounds(Bounds::CountTooLarge {
             what: "image scanline",
             count: 4 * 16384,
             min_each: 260,
             bytes_left: 16
-        }
+        })
     );
     // A data length past the end of the file.
     let file = project_with_image(|b| {
@@ -447,12 +449,12 @@ fn a_block_whose_content_ends_early_or_late_is_an_error() {
     });
     assert_eq!(
         read_err(&b.done()).kind,
-        AnieErrorKind::Truncated {
+        AnieErrorKind::Bounds(Bounds::Truncated {
             expected: "image height",
             needed: 4,
             available: 0,
             within: Some("ResNode_")
-        }
+        })
     );
 }
 
@@ -1040,11 +1042,11 @@ fn nesting_deeper_than_256_is_an_error() {
     });
     assert!(matches!(
         read_err(&f).kind,
-        AnieErrorKind::CountTooLarge {
+        AnieErrorKind::Bounds(Bounds::CountTooLarge {
             what: "object node",
             count: 1_000_000,
             ..
-        }
+        })
     ));
 }
 

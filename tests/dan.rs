@@ -4,6 +4,7 @@ use crate::bytes::Bytes;
 use crate::rng::Rng;
 use glam::{Quat, Vec3};
 use rigplay::animation::Clip;
+use rigplay::formats::Bounds;
 include!("../fuzz/oracles/dan.rs");
 
 use rigplay::formats::dan::{
@@ -423,7 +424,8 @@ fn truncation_at_every_byte_is_an_error_at_or_before_the_cut() {
             assert!(
                 matches!(
                     e.kind,
-                    DanErrorKind::Truncated { .. } | DanErrorKind::CountTooLarge { .. }
+                    DanErrorKind::Bounds(Bounds::Truncated { .. })
+                        | DanErrorKind::Bounds(Bounds::CountTooLarge { .. })
                 ),
                 "cut {cut}: {e}"
             );
@@ -440,12 +442,12 @@ fn counts_are_checked_against_the_bytes_left_before_allocating() {
     assert!(
         matches!(
             e.kind,
-            DanErrorKind::CountTooLarge {
-                what: "bone count",
+            DanErrorKind::Bounds(Bounds::CountTooLarge {
+                what: "bone",
                 count: 1_000_000_000,
                 min_each: 12,
                 ..
-            }
+            })
         ),
         "{e}"
     );
@@ -463,11 +465,11 @@ fn counts_are_checked_against_the_bytes_left_before_allocating() {
     assert!(
         matches!(
             e.kind,
-            DanErrorKind::CountTooLarge {
+            DanErrorKind::Bounds(Bounds::CountTooLarge {
                 min_each: 16,
                 bytes_left: 8,
                 ..
-            }
+            })
         ),
         "{e}"
     );
@@ -480,14 +482,14 @@ fn counts_are_checked_against_the_bytes_left_before_allocating() {
     assert_eq!(e.offset, 80);
     assert!(matches!(
         e.kind,
-        DanErrorKind::NegativeCount { value: -3, .. }
+        DanErrorKind::Bounds(Bounds::NegativeCount { value: -3, .. })
     ));
 
     let mut b = Bytes::new();
     header(&mut b, "", -1, 0.0, 0.0);
     assert!(matches!(
         DanFile::read(&b.0).unwrap_err().kind,
-        DanErrorKind::NegativeCount { .. }
+        DanErrorKind::Bounds(Bounds::NegativeCount { .. })
     ));
 }
 

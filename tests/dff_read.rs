@@ -5,6 +5,7 @@ include!("../fuzz/oracles/dff.rs");
 
 use crate::bytes::Bytes;
 use glam::{Mat4, Vec3};
+use rigplay::formats::Bounds;
 use rigplay::formats::dff::{DffFile, Geometry, HAnimNode, RwErrorKind, RwWarningKind, SkinLayout};
 
 /// Library ID stamps (§1.2): SA 3.6.0.3, III PC 3.3.0.2, and 3.0.2 (old-form stamp, before
@@ -663,7 +664,7 @@ fn a_huge_count_in_a_small_file_is_refused_before_allocating() {
     }))
     .unwrap_err();
     assert!(
-        matches!(e.kind, RwErrorKind::CountTooLarge { count, .. } if count == 1 << 31),
+        matches!(e.kind, RwErrorKind::Bounds(Bounds::CountTooLarge { count, .. }) if count == 1 << 31),
         "{e}"
     );
     assert_eq!(e.path, "Clump/GeometryList/Geometry[0]/Extension/BinMesh");
@@ -673,7 +674,10 @@ fn a_huge_count_in_a_small_file_is_refused_before_allocating() {
         ..BASE
     }))
     .unwrap_err();
-    assert!(matches!(e.kind, RwErrorKind::NegativeCount { .. }), "{e}");
+    assert!(
+        matches!(e.kind, RwErrorKind::Bounds(Bounds::NegativeCount { .. })),
+        "{e}"
+    );
     assert_eq!(e.path, "Clump/FrameList/Struct");
     // 2^31 − 1 prelit vertices.
     let e = DffFile::read(&clump(Opts {
@@ -685,10 +689,10 @@ fn a_huge_count_in_a_small_file_is_refused_before_allocating() {
     assert!(
         matches!(
             e.kind,
-            RwErrorKind::CountTooLarge {
+            RwErrorKind::Bounds(Bounds::CountTooLarge {
                 what: "prelit colour",
                 ..
-            }
+            })
         ),
         "{e}"
     );

@@ -3,6 +3,7 @@
 
 use crate::bytes::{Bytes, anim_payload};
 use crate::ifp_read::{anp3_with_types_1_to_4, anpk_with_44_byte_anim, anpk_with_48_byte_anim};
+use rigplay::formats::Bounds;
 use rigplay::formats::ifp::*;
 
 include!("../fuzz/oracles/ifp.rs");
@@ -32,7 +33,8 @@ fn truncation_at_every_byte_is_an_error_at_or_before_the_cut() {
             assert!(
                 matches!(
                     err.kind,
-                    IfpErrorKind::Truncated { .. } | IfpErrorKind::CountTooLarge { .. }
+                    IfpErrorKind::Bounds(Bounds::Truncated { .. })
+                        | IfpErrorKind::Bounds(Bounds::CountTooLarge { .. })
                 ),
                 "cut {cut}: {err}"
             );
@@ -51,12 +53,12 @@ fn a_huge_count_in_a_small_file_is_refused_before_allocating() {
     let err = IfpFile::read(&b.done()).unwrap_err();
     assert_eq!(
         err.kind,
-        IfpErrorKind::CountTooLarge {
+        IfpErrorKind::Bounds(Bounds::CountTooLarge {
             what: "animation",
             count: 1 << 31,
             min_each: 36,
             bytes_left: 64
-        }
+        })
     );
     assert_eq!(err.offset, 36);
 
@@ -71,12 +73,12 @@ fn a_huge_count_in_a_small_file_is_refused_before_allocating() {
     let err = IfpFile::read(&b.done()).unwrap_err();
     assert!(matches!(
         err.kind,
-        IfpErrorKind::CountTooLarge {
+        IfpErrorKind::Bounds(Bounds::CountTooLarge {
             what: "key",
             count: 4294967295,
             min_each: 10,
             bytes_left: 10
-        }
+        })
     ));
     assert_eq!(err.location.clip, Some((0, "walk".into())));
     assert_eq!(err.location.sequence, Some((0, " Pelvis".into())));
@@ -98,10 +100,10 @@ fn a_huge_count_in_a_small_file_is_refused_before_allocating() {
     });
     assert!(matches!(
         IfpFile::read(&b.done()).unwrap_err().kind,
-        IfpErrorKind::CountTooLarge {
+        IfpErrorKind::Bounds(Bounds::CountTooLarge {
             what: "animation",
             ..
-        }
+        })
     ));
 }
 
@@ -135,10 +137,10 @@ fn bad_values_are_typed_errors() {
     let err = IfpFile::read(&file).unwrap_err();
     assert_eq!(
         err.kind,
-        IfpErrorKind::NegativeCount {
+        IfpErrorKind::Bounds(Bounds::NegativeCount {
             what: "frame",
             value: -5
-        }
+        })
     );
     assert_eq!(err.offset, 104);
 

@@ -5,6 +5,7 @@
 include!("../fuzz/oracles/txd.rs");
 
 use crate::bytes::Bytes;
+use rigplay::formats::Bounds;
 use rigplay::formats::txd::{PixelFormat, RwErrorKind, TextureDecodeError, TxdFile};
 
 const SA: u32 = 0x1803_FFFF;
@@ -355,7 +356,7 @@ fn a_huge_level_size_and_a_chunk_larger_than_its_parent_are_refused() {
     bytes[at..at + 4].copy_from_slice(&(1u32 << 31).to_le_bytes());
     let e = TxdFile::read(&bytes).unwrap_err();
     assert!(
-        matches!(e.kind, RwErrorKind::Truncated { needed, .. } if needed == 1 << 31),
+        matches!(e.kind, RwErrorKind::Bounds(Bounds::Truncated { needed, .. }) if needed == 1 << 31),
         "{e}"
     );
     assert_eq!(e.path, "TextureDictionary/TextureNative[0]/Struct");

@@ -10,6 +10,7 @@
 //!
 //! Section numbers (§) refer to `docs/formats/dff.md`.
 
+use crate::formats::Bounds;
 use crate::formats::bytes::{ByteReader, CountTooLarge, Short};
 use std::fmt;
 
@@ -189,16 +190,10 @@ pub struct RwError {
 /// What is wrong with a file that cannot be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RwErrorKind {
-    /// The chunk (or the file) ends inside a value.
-    #[error("{expected} needs {needed} bytes but only {available} remain")]
-    Truncated {
-        /// What was being read.
-        expected: &'static str,
-        /// Its size in bytes.
-        needed: u64,
-        /// The bytes left in the enclosing chunk or file.
-        available: u64,
-    },
+    /// What every binary reader refuses alike: the file ends inside a value, a count
+    /// cannot fit in the bytes left, a negative count.
+    #[error(transparent)]
+    Bounds(#[from] Bounds),
     /// A chunk whose size runs past the end of its parent chunk (or of the file).
     #[error(
         "chunk {name} (type {chunk_type:#x}) declares {size} bytes but only {available} remain in its parent"
@@ -212,29 +207,6 @@ pub enum RwErrorKind {
         size: u32,
         /// The bytes its parent has left after the header.
         available: u64,
-    },
-    /// A count promises more items than the bytes left could hold (checked before anything is
-    /// allocated from it).
-    #[error(
-        "{what} count {count} cannot fit: each needs at least {min_each} bytes and only {bytes_left} remain"
-    )]
-    CountTooLarge {
-        /// What is counted.
-        what: &'static str,
-        /// The count as stored.
-        count: u64,
-        /// The smallest encoding of one item, in bytes.
-        min_each: u64,
-        /// The bytes left.
-        bytes_left: u64,
-    },
-    /// A signed count is negative.
-    #[error("negative {what} count {value}")]
-    NegativeCount {
-        /// What is counted.
-        what: &'static str,
-        /// The count as stored.
-        value: i32,
     },
     /// A chunk the layout requires is absent.
     #[error("no {expected} chunk where one is required")]
@@ -422,11 +394,12 @@ impl<'a> Walker<'a> {
         if left < 12 {
             return Err(self.error(
                 at,
-                RwErrorKind::Truncated {
+                RwErrorKind::Bounds(Bounds::Truncated {
                     expected: "chunk header",
                     needed: 12,
                     available: left as u64,
-                },
+                    within: None,
+                }),
             ));
         }
         let word = |i: usize| {
@@ -544,11 +517,12 @@ impl<'a> Payload<'a> {
         RwError {
             offset: s.offset,
             path: self.path.clone(),
-            kind: RwErrorKind::Truncated {
+            kind: RwErrorKind::Bounds(Bounds::Truncated {
                 expected,
                 needed: s.needed,
                 available: s.available,
-            },
+                within: None,
+            }),
         }
     }
 
@@ -593,12 +567,12 @@ impl<'a> Payload<'a> {
         self.r.check_count(count, each).map_err(|e: CountTooLarge| {
             self.error(
                 e.offset as usize,
-                RwErrorKind::CountTooLarge {
+                RwErrorKind::Bounds(Bounds::CountTooLarge {
                     what,
                     count: e.count,
                     min_each: e.min_each,
                     bytes_left: e.bytes_left,
-                },
+                }),
             )
         })
     }
@@ -612,7 +586,10 @@ impl<'a> Payload<'a> {
         each: u64,
     ) -> Result<usize, RwError> {
         if value < 0 {
-            return Err(self.error(at, RwErrorKind::NegativeCount { what, value }));
+            return Err(self.error(
+                at,
+                RwErrorKind::Bounds(Bounds::NegativeCount { what, value }),
+            ));
         }
         self.check(what, value as u64, each)
     }

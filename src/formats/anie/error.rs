@@ -3,6 +3,7 @@
 //! Section numbers (§) refer to `docs/formats/anie.md`.
 
 use super::{AnieVersion, KeyKind};
+use crate::formats::Bounds;
 use std::fmt;
 
 /// Where in the project a problem was found, as far as it is known: the object node (index,
@@ -58,18 +59,10 @@ pub struct AnieError {
 /// What is wrong with a file that cannot be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AnieErrorKind {
-    /// The file, or the block being read, ends inside a value.
-    #[error("{expected} needs {needed} bytes but only {available} remain in the {}", within.unwrap_or("file"))]
-    Truncated {
-        /// What was being read.
-        expected: &'static str,
-        /// Its size in bytes.
-        needed: u64,
-        /// The bytes left in the file or the block.
-        available: u64,
-        /// The block whose declared length ended first; `None` when the file did.
-        within: Option<&'static str>,
-    },
+    /// What every binary reader refuses alike: the file ends inside a value, a count
+    /// cannot fit in the bytes left, a negative count.
+    #[error(transparent)]
+    Bounds(#[from] Bounds),
     /// The file does not start with `ANIMFX`.
     #[error("not an AnimeEffects project: expected \"ANIMFX\", found {found:?}")]
     NotAnie {
@@ -131,29 +124,6 @@ pub enum AnieErrorKind {
         declared_end: u64,
         /// Where its content ends.
         content_end: u64,
-    },
-    /// A count promises more items than the bytes left could hold (checked before
-    /// anything is allocated from it).
-    #[error(
-        "{what} count {count} cannot fit: each needs at least {min_each} bytes and only {bytes_left} remain"
-    )]
-    CountTooLarge {
-        /// What is counted.
-        what: &'static str,
-        /// The count as stored.
-        count: u64,
-        /// The smallest encoding of one item, in bytes.
-        min_each: u64,
-        /// The bytes left.
-        bytes_left: u64,
-    },
-    /// A signed count is negative.
-    #[error("negative {what} count {value}")]
-    NegativeCount {
-        /// What is counted.
-        what: &'static str,
-        /// The count as stored.
-        value: i32,
     },
     /// An integer field outside the values the format allows.
     #[error("{field} is {value}: expected {expected}")]

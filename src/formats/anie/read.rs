@@ -9,6 +9,7 @@ use super::error::{AnieError, AnieErrorKind, AnieWarning, AnieWarningKind, Locat
 use super::packbits::packbits_decode;
 use super::records::{ENDIAN, FileHeader, GLBL, GLBL_LENGTH, GlobalBlock, MAGIC, MAJOR, block};
 use super::*;
+use crate::formats::Bounds;
 use crate::formats::bytes::{ByteReader, CountTooLarge, Short};
 use glam::{Mat4, Vec2, Vec3};
 use std::collections::HashMap;
@@ -200,7 +201,7 @@ impl<'a> Parser<'a> {
         AnieError {
             offset: s.offset,
             location: Box::new(self.location(self.spot)),
-            kind: AnieErrorKind::Truncated {
+            kind: AnieErrorKind::Bounds(Bounds::Truncated {
                 expected,
                 needed: s.needed,
                 available: s.available,
@@ -209,7 +210,7 @@ impl<'a> Parser<'a> {
                 } else {
                     None
                 },
-            },
+            }),
         }
     }
 
@@ -329,12 +330,12 @@ impl<'a> Parser<'a> {
             .map_err(|c: CountTooLarge| AnieError {
                 offset: c.offset,
                 location: Box::new(self.location(self.spot)),
-                kind: AnieErrorKind::CountTooLarge {
+                kind: AnieErrorKind::Bounds(Bounds::CountTooLarge {
                     what,
                     count,
                     min_each,
                     bytes_left: c.bytes_left,
-                },
+                }),
             })
     }
 
@@ -343,7 +344,10 @@ impl<'a> Parser<'a> {
         let at = self.r.pos();
         let v = self.i32(what)?;
         if v < 0 {
-            return Err(self.error(at, AnieErrorKind::NegativeCount { what, value: v }));
+            return Err(self.error(
+                at,
+                AnieErrorKind::Bounds(Bounds::NegativeCount { what, value: v }),
+            ));
         }
         self.check(v as u64, min_each, what)
     }

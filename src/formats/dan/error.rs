@@ -2,6 +2,7 @@
 //!
 //! Section numbers (§) refer to `docs/formats/dan.md`.
 
+use crate::formats::Bounds;
 use std::fmt;
 
 /// A channel of a bone.
@@ -66,46 +67,15 @@ pub struct DanError {
 /// What is wrong with a file that cannot be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DanErrorKind {
-    /// The file ends inside a record.
-    #[error(
-        "file ends early: expected {expected} ({needed} bytes) but only {available} bytes remain"
-    )]
-    Truncated {
-        /// The record that was being read.
-        expected: &'static str,
-        /// Its size in bytes.
-        needed: u64,
-        /// The bytes left in the file.
-        available: u64,
-    },
+    /// What every binary reader refuses alike: the file ends inside a value, a count
+    /// cannot fit in the bytes left, a negative count.
+    #[error(transparent)]
+    Bounds(#[from] Bounds),
     /// The header's version is not [`super::DAN_VERSION`].
     #[error("not a DAN file of a known version: version is {found}, expected 10")]
     UnsupportedVersion {
         /// The version in the header.
         found: i32,
-    },
-    /// A count (of bones or keys) is negative.
-    #[error("negative {what} {value}")]
-    NegativeCount {
-        /// What is counted.
-        what: &'static str,
-        /// The count as stored.
-        value: i32,
-    },
-    /// A count promises more items than the bytes left could hold (checked before anything is
-    /// allocated from it).
-    #[error(
-        "{what} {count} cannot fit: each needs at least {min_each} bytes and only {bytes_left} remain"
-    )]
-    CountTooLarge {
-        /// What is counted.
-        what: &'static str,
-        /// The count as stored.
-        count: u64,
-        /// The smallest encoding of one item, in bytes.
-        min_each: u64,
-        /// The bytes left in the file.
-        bytes_left: u64,
     },
     /// A key value is NaN or infinite.
     #[error("{field} is {value}, not a finite number")]

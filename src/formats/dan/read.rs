@@ -5,6 +5,7 @@
 use super::error::{DanError, DanErrorKind, DanLocation, DanTrack, DanWarning};
 use super::records::{COUNT_SIZE, Header};
 use super::{DAN_VERSION, DanBone, DanFile, RotationKey, VectorKey};
+use crate::formats::Bounds;
 use crate::formats::bytes::{ByteReader, CountTooLarge, Record, Short};
 
 /// A file that was read, with what the reader tolerated in it.
@@ -35,24 +36,27 @@ impl Reader<'_> {
         DanError {
             offset: s.offset,
             location: self.at,
-            kind: DanErrorKind::Truncated {
+            kind: DanErrorKind::Bounds(Bounds::Truncated {
                 expected,
                 needed: s.needed,
                 available: s.available,
-            },
+                within: None,
+            }),
         }
     }
 
+    /// `what` names the count (`"bone count"`); the error names what is counted (`"bone"`).
     fn too_large(&self, what: &'static str, e: CountTooLarge) -> DanError {
+        let what = what.strip_suffix(" count").unwrap_or(what);
         DanError {
             offset: e.offset,
             location: self.at,
-            kind: DanErrorKind::CountTooLarge {
+            kind: DanErrorKind::Bounds(Bounds::CountTooLarge {
                 what,
                 count: e.count,
                 min_each: e.min_each,
                 bytes_left: e.bytes_left,
-            },
+            }),
         }
     }
 
@@ -68,7 +72,11 @@ impl Reader<'_> {
         let bytes = self.r.array::<4>().map_err(|s| self.truncated(what, s))?;
         let value = i32::from_le_bytes(bytes);
         if value < 0 {
-            return Err(self.error(at, DanErrorKind::NegativeCount { what, value }));
+            let what = what.strip_suffix(" count").unwrap_or(what);
+            return Err(self.error(
+                at,
+                DanErrorKind::Bounds(Bounds::NegativeCount { what, value }),
+            ));
         }
         self.r
             .check_count(value as u64, each)
@@ -160,10 +168,10 @@ impl DanFile {
         if header.bone_count < 0 {
             return Err(r.error(
                 68,
-                DanErrorKind::NegativeCount {
-                    what: "bone count",
+                DanErrorKind::Bounds(Bounds::NegativeCount {
+                    what: "bone",
                     value: header.bone_count,
-                },
+                }),
             ));
         }
         // Each bone holds at least its three key counts.

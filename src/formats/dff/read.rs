@@ -4,6 +4,7 @@ use super::{
     Atomic, BinMesh, Clump, DffFile, Frame, Geometry, HAnim, HAnimHierarchy, HAnimNode, Material,
     Mesh, MorphTarget, Skin, SkinLayout, Texture, Triangle,
 };
+use crate::formats::Bounds;
 use crate::formats::bytes::decode_name;
 use crate::formats::rw::{
     ChunkHeader, Payload, RwError, RwErrorKind, RwWarning, RwWarningKind, Walker, id,
@@ -314,10 +315,10 @@ fn read_hanim(w: &mut Walker<'_>, c: &ChunkHeader) -> Result<HAnim, RwError> {
     } else if num_nodes < 0 {
         return Err(p.error(
             at,
-            RwErrorKind::NegativeCount {
+            RwErrorKind::Bounds(Bounds::NegativeCount {
                 what: "HAnim node",
                 value: num_nodes,
-            },
+            }),
         ));
     } else {
         None
@@ -408,10 +409,10 @@ fn read_geometry(w: &mut Walker<'_>, geo: &ChunkHeader) -> Result<Geometry, RwEr
     if num_verts < 0 {
         return Err(p.error(
             vert_at,
-            RwErrorKind::NegativeCount {
+            RwErrorKind::Bounds(Bounds::NegativeCount {
                 what: "vertex",
                 value: num_verts,
-            },
+            }),
         ));
     }
     let nv = num_verts as usize;

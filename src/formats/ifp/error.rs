@@ -1,5 +1,6 @@
 //! Errors and warnings of the IFP reader and writer.
 
+use crate::formats::Bounds;
 use std::fmt;
 
 /// Where in the package a problem was found: the clip (animation) and sequence (bone track),
@@ -44,46 +45,15 @@ pub struct IfpError {
 /// What is wrong with a file that cannot be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum IfpErrorKind {
-    /// The file ends inside a record or section.
-    #[error(
-        "file ends early: expected {expected} ({needed} bytes) but only {available} bytes remain"
-    )]
-    Truncated {
-        /// What was being read.
-        expected: &'static str,
-        /// Its size in bytes.
-        needed: u64,
-        /// The bytes left in the file.
-        available: u64,
-    },
+    /// What every binary reader refuses alike: the file ends inside a value, a count
+    /// cannot fit in the bytes left, a negative count.
+    #[error(transparent)]
+    Bounds(#[from] Bounds),
     /// The file does not start with a known magic.
     #[error("not an IFP file: expected \"ANPK\", \"ANP3\", \"ANP2\" or \"ANLF\", found {found:?}")]
     UnknownFormat {
         /// The first four bytes, as text (non-printable bytes as `.`).
         found: String,
-    },
-    /// A count promises more items than the bytes left could hold (checked before anything is
-    /// allocated from it).
-    #[error(
-        "{what} count {count} cannot fit: each needs at least {min_each} bytes and only {bytes_left} remain"
-    )]
-    CountTooLarge {
-        /// What is counted.
-        what: &'static str,
-        /// The count as stored.
-        count: u64,
-        /// The smallest encoding of one item, in bytes.
-        min_each: u64,
-        /// The bytes left.
-        bytes_left: u64,
-    },
-    /// A signed count is negative.
-    #[error("negative {what} count {value}")]
-    NegativeCount {
-        /// What is counted.
-        what: &'static str,
-        /// The count as stored.
-        value: i32,
     },
     /// An ANPK ANIM section shorter than its fixed 40-byte head.
     #[error("ANIM record of {size} bytes is too short: expected at least 40")]

@@ -9,6 +9,7 @@ use super::records::{
     TIME_SCALE,
 };
 use super::{AnimBlock, AnimLayout, AnimRecord, IfpClip, IfpFile, IfpKey, IfpSequence, IfpVersion};
+use crate::formats::Bounds;
 use crate::formats::bytes::{ByteReader, CountTooLarge, Record, Short, decode_name, round4};
 
 /// A package and what the reader tolerated on the way.
@@ -110,11 +111,12 @@ impl<'a> Parser<'a> {
         IfpError {
             offset: s.offset,
             location: Box::new(self.loc.location()),
-            kind: IfpErrorKind::Truncated {
+            kind: IfpErrorKind::Bounds(Bounds::Truncated {
                 expected,
                 needed: s.needed,
                 available: s.available,
-            },
+                within: None,
+            }),
         }
     }
 
@@ -135,12 +137,12 @@ impl<'a> Parser<'a> {
             .map_err(|c: CountTooLarge| IfpError {
                 offset: c.offset,
                 location: Box::new(self.loc.location()),
-                kind: IfpErrorKind::CountTooLarge {
+                kind: IfpErrorKind::Bounds(Bounds::CountTooLarge {
                     what,
                     count,
                     min_each,
                     bytes_left: c.bytes_left,
-                },
+                }),
             })
     }
 
@@ -413,10 +415,10 @@ impl<'a> Parser<'a> {
         if head.num_frames < 0 {
             return Err(self.error(
                 anim_at + 8 + 28,
-                IfpErrorKind::NegativeCount {
+                IfpErrorKind::Bounds(Bounds::NegativeCount {
                     what: "frame",
                     value: head.num_frames,
-                },
+                }),
             ));
         }
         let num_frames = head.num_frames as u32;
