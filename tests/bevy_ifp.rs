@@ -35,6 +35,66 @@ pub fn lift_ifp() -> Vec<u8> {
     b.done()
 }
 
+/// ANP3 "names" with four one-key clips named like the file's own labels would be: "Clip1"
+/// (index 0), "Animation0" (index 1), then "walk" twice (indices 2 and 3). Clip `i`'s root sits
+/// at x = i m, so that each can be told apart.
+fn names_ifp() -> Vec<u8> {
+    let mut b = Bytes::new();
+    b.sized(b"ANP3", |b| {
+        b.fixed("names", 24, &[]).u32(4);
+        for (i, name) in ["Clip1", "Animation0", "walk", "walk"].iter().enumerate() {
+            // One sequence of one type-4 key (16 bytes): rotation ×4096, time ×60, position ×1024.
+            b.fixed(name, 24, &[]).u32(1).u32(16).u32(1);
+            b.fixed("Root", 24, &[]).u32(4).u32(1).i32(0);
+            b.i16s(&[0, 0, 0, 4096, 0, 1024 * i as i16, 0, 0]);
+        }
+    });
+    b.done()
+}
+
+#[test]
+fn clip_names_that_look_like_labels_never_shadow_the_index_labels() {
+    let mut app = app(&[("names.ifp", names_ifp())], &[], 1.0 / 30.0);
+    let ifp: Handle<Ifp> = load(&mut app, "names.ifp");
+    let by_index: Vec<Handle<RigClip>> = (0..4)
+        .map(|i| load(&mut app, &format!("names.ifp#Clip{i}")))
+        .collect();
+    let walk: Handle<RigClip> = load(&mut app, "names.ifp#walk");
+    let animations: Vec<Handle<AnimationClip>> = (0..4)
+        .map(|i| load(&mut app, &format!("names.ifp#Animation{i}")))
+        .collect();
+    let world = app.world();
+    let (files, clips) = (
+        world.resource::<Assets<Ifp>>(),
+        world.resource::<Assets<RigClip>>(),
+    );
+    let file = files.get(&ifp).unwrap();
+    // `#Clip1` is the clip at index 1 (named "Animation0"), not the clip named "Clip1".
+    let x = |h: &Handle<RigClip>| {
+        let clip = clips.get(h).unwrap();
+        let root = clip.clip.sample_track(0, 0.0).translation.unwrap();
+        (clip.clip.name.clone(), root.x)
+    };
+    assert_eq!(x(&by_index[0]), ("Clip1".to_string(), 0.0));
+    assert_eq!(x(&by_index[1]), ("Animation0".to_string(), 1.0));
+    assert_eq!(x(&by_index[2]), ("walk".to_string(), 2.0));
+    assert_eq!(x(&by_index[3]), ("walk".to_string(), 3.0));
+    // The name label is the first clip of the name; names that are index labels ("Clip1",
+    // "Animation0") get none, nor does the second "walk".
+    assert_eq!(x(&walk), ("walk".to_string(), 2.0));
+    let named: Vec<bool> = file
+        .clips
+        .iter()
+        .map(|c| c.named_handle.is_some())
+        .collect();
+    assert_eq!(named, [false, false, true, false]);
+    // `#Animation{i}` is Bevy's clip of index i, the one each RigClip points to.
+    for (i, handle) in by_index.iter().enumerate() {
+        assert_eq!(clips.get(handle).unwrap().animation, animations[i]);
+        assert_eq!(file.clips[i].animation, animations[i]);
+    }
+}
+
 pub fn app(files: &[(&str, Vec<u8>)], metas: &[(&str, &str)], step: f32) -> App {
     app_with(files, metas, step, ())
 }
