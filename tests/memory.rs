@@ -66,8 +66,8 @@ enum Format {
     Ifp,
     Dan,
     Anie,
-    DffFile,
-    TxdFile,
+    Dff,
+    Txd,
 }
 
 /// Reads `bytes` as `format`, dropping the result (its size counts in the peak).
@@ -76,8 +76,8 @@ fn read(format: Format, bytes: &[u8]) {
         Format::Ifp => drop(IfpFile::read(bytes)),
         Format::Dan => drop(DanFile::read(bytes)),
         Format::Anie => drop(AnieFile::read(bytes)),
-        Format::DffFile => drop(DffFile::read(bytes)),
-        Format::TxdFile => drop(TxdFile::read(bytes)),
+        Format::Dff => drop(DffFile::read(bytes)),
+        Format::Txd => drop(TxdFile::read(bytes)),
     }
 }
 
@@ -95,8 +95,8 @@ fn bound(format: Format) -> (usize, usize) {
         Format::Anie => (64, 1 << 20),
         // The levels and vertex arrays are kept as read (measured 1.03–1.06×; TXD levels are
         // decoded only when asked).
-        Format::DffFile => (2, 64 << 10),
-        Format::TxdFile => (2, 64 << 10),
+        Format::Dff => (2, 64 << 10),
+        Format::Txd => (2, 64 << 10),
     }
 }
 
@@ -133,12 +133,12 @@ fn files() -> Vec<(Format, String, Vec<u8>)> {
             asset("anims/anie/mesh_ffd.anie"),
         ),
         (
-            Format::DffFile,
+            Format::Dff,
             "ped.dff".to_owned(),
             asset("characters/ped.dff"),
         ),
         (
-            Format::TxdFile,
+            Format::Txd,
             "ped.txd".to_owned(),
             asset("characters/ped.txd"),
         ),
@@ -228,8 +228,8 @@ fn every_field_of_the_small_fixtures_at_its_maximum_stays_within_the_bound() {
         (Format::Ifp, "ifp_read"),
         (Format::Dan, "dan_read"),
         (Format::Anie, "anie_read"),
-        (Format::DffFile, "dff_read"),
-        (Format::TxdFile, "txd_read"),
+        (Format::Dff, "dff_read"),
+        (Format::Txd, "txd_read"),
     ];
     let maxima: [&[u8]; 4] = [
         &[0xFF],

@@ -74,7 +74,7 @@ pub(crate) fn convert(a: Args) -> Result<(), Failure> {
             .map_err(|e| Failure(format!("{output}: {e}"), 1))
     };
     match load(input)? {
-        Loaded::DffFile(_) | Loaded::TxdFile(_) => {
+        Loaded::Dff(_) | Loaded::Txd(_) => {
             return Err(Failure(
                 format!(
                     "{input}: convert is for .ifp and .dan; RenderWare models and textures are read only"

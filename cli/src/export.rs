@@ -231,7 +231,7 @@ fn gather(
                 clips,
             })
         }
-        Loaded::Anie(_) | Loaded::DffFile(_) | Loaded::TxdFile(_) => Err(Failure(
+        Loaded::Anie(_) | Loaded::Dff(_) | Loaded::Txd(_) => Err(Failure(
             format!("{path}: export takes .ifp and .dan files"),
             1,
         )),

@@ -18,8 +18,8 @@ pub(crate) fn inspect(a: Args) -> Result<(), Failure> {
         Loaded::Ifp(read) => ifp(path, read, as_json),
         Loaded::Dan(read) => dan(path, &read, as_json),
         Loaded::Anie(read) => anie::inspect(path, &read, as_json),
-        Loaded::DffFile(read) => rw::dff(path, &read, as_json),
-        Loaded::TxdFile(read) => rw::txd(path, &read, as_json),
+        Loaded::Dff(read) => rw::dff(path, &read, as_json),
+        Loaded::Txd(read) => rw::txd(path, &read, as_json),
     }
 }
 

@@ -13,8 +13,8 @@ pub(crate) enum Loaded {
     Ifp(IfpRead),
     Dan(DanRead),
     Anie(Box<AnieRead>),
-    DffFile(DffRead),
-    TxdFile(TxdRead),
+    Dff(DffRead),
+    Txd(TxdRead),
 }
 
 /// The whole file.
@@ -40,11 +40,11 @@ pub(crate) fn load(path: &str) -> Result<Loaded, Failure> {
         FileFormat::Ifp => IfpFile::read(&bytes)
             .map(Loaded::Ifp)
             .map_err(|e| failed(&e)),
-        FileFormat::DffFile => DffFile::read(&bytes)
-            .map(Loaded::DffFile)
+        FileFormat::Dff => DffFile::read(&bytes)
+            .map(Loaded::Dff)
             .map_err(|e| failed(&e)),
-        FileFormat::TxdFile => TxdFile::read(&bytes)
-            .map(Loaded::TxdFile)
+        FileFormat::Txd => TxdFile::read(&bytes)
+            .map(Loaded::Txd)
             .map_err(|e| failed(&e)),
     }
 }

@@ -50,7 +50,7 @@ pub(crate) fn pose(a: Args) -> Result<(), Failure> {
                 (gta_quat_to_bevy, gta_vec_to_bevy, gta_scale_to_bevy),
             )
         }
-        Loaded::DffFile(_) | Loaded::TxdFile(_) => {
+        Loaded::Dff(_) | Loaded::Txd(_) => {
             return Err(Failure(
                 format!("{path}: pose is for .ifp and .dan; a RenderWare file holds no clip"),
                 1,

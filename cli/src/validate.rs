@@ -15,8 +15,8 @@ pub(crate) fn validate(a: Args) -> Result<(), Failure> {
                     Loaded::Ifp(r) => r.warnings.iter().map(ToString::to_string).collect(),
                     Loaded::Dan(r) => r.warnings.iter().map(ToString::to_string).collect(),
                     Loaded::Anie(r) => r.warnings.iter().map(ToString::to_string).collect(),
-                    Loaded::DffFile(r) => r.warnings.iter().map(ToString::to_string).collect(),
-                    Loaded::TxdFile(r) => r.warnings.iter().map(ToString::to_string).collect(),
+                    Loaded::Dff(r) => r.warnings.iter().map(ToString::to_string).collect(),
+                    Loaded::Txd(r) => r.warnings.iter().map(ToString::to_string).collect(),
                 };
                 out!(
                     "ok    {path} ({} warning{})",

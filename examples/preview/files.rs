@@ -384,7 +384,7 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         return;
     }
     let handle = match FileFormat::from_extension(&extension) {
-        Some(FileFormat::DffFile) => {
+        Some(FileFormat::Dff) => {
             // A model, not clips: GTA clips play on it (its .txd beside it gives the textures).
             preview.model = Some(Model {
                 handle: assets.load(asset_path),
@@ -394,7 +394,7 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
             });
             return;
         }
-        Some(FileFormat::TxdFile) => {
+        Some(FileFormat::Txd) => {
             warn!(
                 "{}: a texture dictionary is read with the model of the same name beside it; \
                  open the .dff (or write its textures as PNGs with `rigplay txd`)",

@@ -37,9 +37,9 @@ pub enum FileFormat {
     /// AnimeEffects project (`.anie`), read by [`super::anie::AnieFile::read`].
     Anie,
     /// RenderWare model (`.dff`), read by [`super::dff::DffFile::read`].
-    DffFile,
+    Dff,
     /// RenderWare texture dictionary (`.txd`), read by [`super::txd::TxdFile::read`].
-    TxdFile,
+    Txd,
 }
 
 /// RenderWare chunk ids a file starts with: Clump (a model) and Texture Dictionary.
@@ -55,8 +55,8 @@ impl FileFormat {
         FileFormat::Ifp,
         FileFormat::Dan,
         FileFormat::Anie,
-        FileFormat::DffFile,
-        FileFormat::TxdFile,
+        FileFormat::Dff,
+        FileFormat::Txd,
     ];
 
     /// The format of a file: its bytes first ([`FileFormat::from_bytes`]), then the extension
@@ -81,8 +81,8 @@ impl FileFormat {
             && stamp != 0
         {
             match id {
-                RW_CLUMP => return Some(FileFormat::DffFile),
-                RW_TEXTURE_DICTIONARY => return Some(FileFormat::TxdFile),
+                RW_CLUMP => return Some(FileFormat::Dff),
+                RW_TEXTURE_DICTIONARY => return Some(FileFormat::Txd),
                 _ => {}
             }
         }
@@ -121,8 +121,8 @@ impl FileFormat {
             FileFormat::Ifp => "ifp",
             FileFormat::Dan => "dan",
             FileFormat::Anie => "anie",
-            FileFormat::DffFile => "dff",
-            FileFormat::TxdFile => "txd",
+            FileFormat::Dff => "dff",
+            FileFormat::Txd => "txd",
         }
     }
 }
@@ -154,11 +154,11 @@ mod tests {
         };
         assert_eq!(
             FileFormat::from_bytes(&rw(0x10, 0x1803_FFFF)),
-            Some(super::FileFormat::DffFile)
+            Some(super::FileFormat::Dff)
         );
         assert_eq!(
             FileFormat::from_bytes(&rw(0x16, 0x1803_FFFF)),
-            Some(super::FileFormat::TxdFile)
+            Some(super::FileFormat::Txd)
         );
         assert_eq!(FileFormat::from_bytes(&rw(0x10, 0)), None);
         assert_eq!(FileFormat::from_bytes(&rw(0x10, 0x1803_FFFF)[..8]), None);
