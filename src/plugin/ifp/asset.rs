@@ -94,17 +94,30 @@ pub enum IfpAssetLabel {
     Animation(usize),
 }
 
+/// The prefixes of the index labels, `Clip{index}` and `Animation{index}`.
+const CLIP: &str = "Clip";
+const ANIMATION: &str = "Animation";
+
 impl std::fmt::Display for IfpAssetLabel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            IfpAssetLabel::Clip(i) => write!(f, "Clip{i}"),
+            IfpAssetLabel::Clip(i) => write!(f, "{CLIP}{i}"),
             IfpAssetLabel::Named(name) => f.write_str(name),
-            IfpAssetLabel::Animation(i) => write!(f, "Animation{i}"),
+            IfpAssetLabel::Animation(i) => write!(f, "{ANIMATION}{i}"),
         }
     }
 }
 
 impl IfpAssetLabel {
+    /// Whether `name` reads as an index label of a file of `clips` clips (`Clip1`,
+    /// `Animation0`): a clip of that name gets no name label, which would take the index's.
+    pub(crate) fn is_index_label(name: &str, clips: usize) -> bool {
+        [CLIP, ANIMATION].iter().any(|prefix| {
+            name.strip_prefix(prefix)
+                .is_some_and(|d| d.parse::<usize>().is_ok_and(|i| i < clips))
+        })
+    }
+
     /// The full asset path of this label in the file at `path`.
     pub fn from_asset(&self, path: impl Into<AssetPath<'static>>) -> AssetPath<'static> {
         labelled(path, self)

@@ -92,7 +92,7 @@ impl AssetLoader for IfpLoader {
         let skeleton = game.skeleton();
         let mut clips = Vec::new();
         let mut named_clips = HashMap::new();
-        let names: Vec<String> = package.clips().map(|c| c.name.clone()).collect();
+        let clip_count = package.clips().count();
         for (index, ifp_clip) in package.clips().enumerate() {
             // GTA III adds translation keys to the bones' rest positions (§3.4); translation
             // keys that are not local offsets (SA cutscenes' clavicles) are not applied: said
@@ -134,15 +134,9 @@ impl AssetLoader for IfpLoader {
             let handle = load_context
                 .add_labeled_asset(IfpAssetLabel::Clip(index).to_string(), rig_clip.clone());
             // A name label too, unless it would shadow an index label or an earlier clip's name.
-            let is_index_label = |n: &str| {
-                ["Clip", "Animation"].iter().any(|prefix| {
-                    n.strip_prefix(prefix)
-                        .is_some_and(|d| d.parse::<usize>().is_ok_and(|i| i < names.len()))
-                })
-            };
             let mut named_handle = None;
             if !clip.name.is_empty()
-                && !is_index_label(&clip.name)
+                && !IfpAssetLabel::is_index_label(&clip.name, clip_count)
                 && !named_clips.contains_key(&clip.name)
             {
                 named_handle = Some(load_context.add_labeled_asset(

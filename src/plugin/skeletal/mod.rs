@@ -79,7 +79,6 @@ impl Plugin for SkeletalPlugin {
         }
         app.insert_resource(SkeletalInstalled)
             .init_asset::<RigClip>()
-            .init_resource::<rig_clip::ClipGeneration>()
             .init_resource::<SkeletonGizmos>()
             .init_resource::<bind::BonesChanged>()
             .init_resource::<retarget::NamesAdded>()
@@ -109,7 +108,6 @@ impl Plugin for SkeletalPlugin {
             .add_systems(
                 PostUpdate,
                 (
-                    rig_clip::note_clip_changes.before(PlaybackSystems::Prepare),
                     root_motion::extract_root_motion
                         .after(bevy::app::AnimationSystems)
                         .before(TransformSystems::Propagate),

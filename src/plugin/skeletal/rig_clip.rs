@@ -110,26 +110,10 @@ impl ClipInfo {
     }
 }
 
-/// Counts the frames in which a [`RigClip`] was added, replaced or removed: a binding made at
-/// one count holds until the count moves.
-#[derive(Resource, Default)]
-pub(crate) struct ClipGeneration(u64);
-
-/// Moves [`ClipGeneration`] on when the clip assets changed since the last frame.
-pub(crate) fn note_clip_changes(
-    clips: Res<Assets<RigClip>>,
-    mut generation: ResMut<ClipGeneration>,
-) {
-    if clips.is_changed() {
-        generation.0 += 1;
-    }
-}
-
 /// The loaded clips, as the wing's systems look them up.
 #[derive(SystemParam)]
 pub(crate) struct LoadedClips<'w> {
     clips: Res<'w, Assets<RigClip>>,
-    generation: Res<'w, ClipGeneration>,
 }
 
 impl LoadedClips<'_> {
@@ -141,6 +125,7 @@ impl LoadedClips<'_> {
     /// Changes whenever a clip is added, replaced or removed: what [`Self::get`] returned stays
     /// current while this stays the same.
     pub(crate) fn generation(&self) -> u64 {
-        self.generation.0
+        // The tick at which a clip asset was last added, replaced or removed.
+        u64::from(self.clips.last_changed().get())
     }
 }
