@@ -1,5 +1,7 @@
 //! [`Bounds`]: what every binary reader refuses alike.
 
+use super::bytes::{CountTooLarge, Short};
+
 /// What the IFP, DAN, RenderWare (DFF, TXD) and ANIE readers refuse alike, each inside its own
 /// typed error with the byte offset: a file (or a block) that ends inside a value, a count that
 /// promises more items than the bytes left could hold (checked before anything is allocated
@@ -43,4 +45,31 @@ pub enum Bounds {
         /// The count as stored.
         value: i32,
     },
+}
+
+impl Bounds {
+    /// `expected` could not be read: the byte reader came `short`, inside `within` (a block
+    /// whose declared length ended first) or, when `None`, at the end of the file.
+    pub(crate) fn truncated(
+        expected: &'static str,
+        short: &Short,
+        within: Option<&'static str>,
+    ) -> Self {
+        Bounds::Truncated {
+            expected,
+            needed: short.needed,
+            available: short.available,
+            within,
+        }
+    }
+
+    /// The count of `what` that the byte reader found could not fit.
+    pub(crate) fn count_too_large(what: &'static str, c: &CountTooLarge) -> Self {
+        Bounds::CountTooLarge {
+            what,
+            count: c.count,
+            min_each: c.min_each,
+            bytes_left: c.bytes_left,
+        }
+    }
 }

@@ -517,12 +517,7 @@ impl<'a> Payload<'a> {
         RwError {
             offset: s.offset,
             path: self.path.clone(),
-            kind: RwErrorKind::Bounds(Bounds::Truncated {
-                expected,
-                needed: s.needed,
-                available: s.available,
-                within: None,
-            }),
+            kind: RwErrorKind::Bounds(Bounds::truncated(expected, &s, None)),
         }
     }
 
@@ -567,12 +562,7 @@ impl<'a> Payload<'a> {
         self.r.check_count(count, each).map_err(|e: CountTooLarge| {
             self.error(
                 e.offset as usize,
-                RwErrorKind::Bounds(Bounds::CountTooLarge {
-                    what,
-                    count: e.count,
-                    min_each: e.min_each,
-                    bytes_left: e.bytes_left,
-                }),
+                RwErrorKind::Bounds(Bounds::count_too_large(what, &e)),
             )
         })
     }

@@ -201,16 +201,15 @@ impl<'a> Parser<'a> {
         AnieError {
             offset: s.offset,
             location: Box::new(self.location(self.spot)),
-            kind: AnieErrorKind::Bounds(Bounds::Truncated {
+            kind: AnieErrorKind::Bounds(Bounds::truncated(
                 expected,
-                needed: s.needed,
-                available: s.available,
-                within: if self.r.len() < self.data.len() {
+                &s,
+                if self.r.len() < self.data.len() {
                     self.block_name
                 } else {
                     None
                 },
-            }),
+            )),
         }
     }
 
@@ -330,12 +329,7 @@ impl<'a> Parser<'a> {
             .map_err(|c: CountTooLarge| AnieError {
                 offset: c.offset,
                 location: Box::new(self.location(self.spot)),
-                kind: AnieErrorKind::Bounds(Bounds::CountTooLarge {
-                    what,
-                    count,
-                    min_each,
-                    bytes_left: c.bytes_left,
-                }),
+                kind: AnieErrorKind::Bounds(Bounds::count_too_large(what, &c)),
             })
     }
 

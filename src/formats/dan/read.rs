@@ -36,12 +36,7 @@ impl Reader<'_> {
         DanError {
             offset: s.offset,
             location: self.at,
-            kind: DanErrorKind::Bounds(Bounds::Truncated {
-                expected,
-                needed: s.needed,
-                available: s.available,
-                within: None,
-            }),
+            kind: DanErrorKind::Bounds(Bounds::truncated(expected, &s, None)),
         }
     }
 
@@ -51,12 +46,7 @@ impl Reader<'_> {
         DanError {
             offset: e.offset,
             location: self.at,
-            kind: DanErrorKind::Bounds(Bounds::CountTooLarge {
-                what,
-                count: e.count,
-                min_each: e.min_each,
-                bytes_left: e.bytes_left,
-            }),
+            kind: DanErrorKind::Bounds(Bounds::count_too_large(what, &e)),
         }
     }
 

@@ -111,12 +111,7 @@ impl<'a> Parser<'a> {
         IfpError {
             offset: s.offset,
             location: Box::new(self.loc.location()),
-            kind: IfpErrorKind::Bounds(Bounds::Truncated {
-                expected,
-                needed: s.needed,
-                available: s.available,
-                within: None,
-            }),
+            kind: IfpErrorKind::Bounds(Bounds::truncated(expected, &s, None)),
         }
     }
 
@@ -137,12 +132,7 @@ impl<'a> Parser<'a> {
             .map_err(|c: CountTooLarge| IfpError {
                 offset: c.offset,
                 location: Box::new(self.loc.location()),
-                kind: IfpErrorKind::Bounds(Bounds::CountTooLarge {
-                    what,
-                    count,
-                    min_each,
-                    bytes_left: c.bytes_left,
-                }),
+                kind: IfpErrorKind::Bounds(Bounds::count_too_large(what, &c)),
             })
     }
 
