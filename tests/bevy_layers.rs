@@ -987,3 +987,73 @@ fn layers_on_key_streams_mix_as_layers_on_a_timeline_do() {
         }
     }
 }
+
+/// A masked layer moves only the bones its mask weighs, and a mask changed while the layer
+/// plays takes effect on the next frame. A partial upper-body clip of 16 bones at weight 1
+/// over the walk: masked to the left arm, the left arm's bones that the clip keys take the
+/// clip's keys whole (a partial layer at 1 leaves the full layer nothing there, §3.3) and every
+/// other bone keeps the walk's keys (for the games' rule, a bone the mask leaves out is one the
+/// layer does not key), or its rest where the walk keys nothing; masked to the upper body, all
+/// 16 take the clip's.
+#[test]
+fn a_mask_changed_while_the_layer_plays_moves_only_the_bones_it_weighs() {
+    let (sk, upper) = sa();
+    let names: Vec<&str> = sk.bones.iter().map(|b| b.name.as_str()).collect();
+    let parents: Vec<Option<usize>> = sk.bones.iter().map(|b| b.parent).collect();
+    let left_arm = BoneMask::LeftArm.resolve(&names, &parents).weights;
+    let upper_body = BoneMask::UpperBody.resolve(&names, &parents).weights;
+    let gun = partial_tracks(&sk, &upper, 16, false);
+    let ifp = anp3("pkg", &[("walk", &walk_tracks(&sk)), ("gun", &gun)]);
+    let mut app = app(&[("pkg.ifp", ifp)], &[], 0.1);
+    let package: Handle<Ifp> = load(&mut app, "pkg.ifp");
+    let walk: Handle<RigClip> = load(&mut app, "pkg.ifp#walk");
+    let gun: Handle<RigClip> = load(&mut app, "pkg.ifp#gun");
+    let (tw, tg) = (0.25, 0.15);
+    let walk_keys = keyed(&app, &package, "walk", &sk, tw);
+    let gun_keys = keyed(&app, &package, "gun", &sk, tg);
+    let left_keyed = (0..sk.bones.len())
+        .filter(|&b| left_arm[b] > 0.0 && gun_keys[b].0.is_some())
+        .count();
+    assert!(left_keyed >= 2, "the clip keys {left_keyed} left-arm bones");
+    let mut layers = ClipLayers::default();
+    layers.push(paused(walk, tw));
+    let id = layers.push(
+        paused(gun, tg)
+            .with_flags(LayerFlags::PARTIAL)
+            .with_mask(BoneMask::LeftArm),
+    );
+    let character = app.world_mut().spawn((GtaSkeleton::SA, layers)).id();
+    let want = |mask: &[f32]| -> Vec<BonePose> {
+        (0..sk.bones.len())
+            .map(|b| {
+                let (wr, wt) = walk_keys[b];
+                let (gr, gt) = if mask[b] > 0.0 {
+                    gun_keys[b]
+                } else {
+                    (None, None)
+                };
+                games_rule(
+                    &[(wr, wt, 1.0, false), (gr, gt, 1.0, true)],
+                    sk.bones[b].rest,
+                )
+            })
+            .collect()
+    };
+    for (step, mask, weights) in [
+        (0, None, &left_arm),
+        (1, Some(BoneMask::UpperBody), &upper_body),
+        (2, Some(BoneMask::LeftArm), &left_arm),
+    ] {
+        if let Some(mask) = mask {
+            let mut layers = app.world_mut().get_mut::<ClipLayers>(character).unwrap();
+            layers.get_mut(id).unwrap().mask = Some(mask);
+        }
+        for _ in 0..2 {
+            app.update();
+        }
+        let got = bones_of(&app, character);
+        for (b, want) in want(weights).iter().enumerate() {
+            close(&got[b], want, &format!("step {step}, {}", sk.bones[b].name));
+        }
+    }
+}

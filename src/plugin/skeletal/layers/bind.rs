@@ -80,29 +80,19 @@ pub(crate) fn bind_layers(
         let clips_moved = binding.generation != generation;
         binding.generation = generation;
         // The common frame: the same layers on the same clips and masks as last frame, all
-        // bound, nothing reloaded. Nothing to do but keep the base's duration.
-        if !new_bones && !clips_moved && binding.report.clips_not_loaded.is_empty() {
-            let base_clip = base.as_ref().map(|(skeletal, _)| skeletal.clip.id());
-            let wanted = base_clip.iter().count() + layers.layers().len();
-            let same = binding.slots.len() == wanted
-                && binding
-                    .slots
-                    .iter()
-                    .zip(
-                        base_clip.map(|c| (BASE, c, None)).into_iter().chain(
-                            layers
-                                .layers()
-                                .iter()
-                                .map(|l| (l.id(), l.clip.id(), l.mask.as_ref())),
-                        ),
-                    )
-                    .all(|(s, (layer, clip, mask))| {
-                        s.layer == layer && s.clip == clip && s.mask_of.as_ref() == mask
-                    });
-            if same {
-                continue;
-            }
+        // bound, nothing reloaded. Nothing to do.
+        let shape = (
+            layers.shape,
+            base.as_ref().map(|(skeletal, _)| skeletal.clip.id()),
+        );
+        if !new_bones
+            && !clips_moved
+            && binding.report.clips_not_loaded.is_empty()
+            && binding.bound_shape == shape
+        {
+            continue;
         }
+        binding.bound_shape = shape;
         let mut changed = new_bones;
         let mut report = LayerReport::default();
         let mut old = std::mem::take(&mut binding.slots);
@@ -114,7 +104,8 @@ pub(crate) fn bind_layers(
                 .position(|s| s.layer == layer.id() && s.clip == id)
                 .map(|i| old.swap_remove(i))
                 .filter(|s| {
-                    !clips_moved || clips.get(id).is_some_and(|i| Arc::ptr_eq(&i, &s.info))
+                    (!clips_moved || clips.get(id).is_some_and(|i| Arc::ptr_eq(&i, &s.info)))
+                        && s.mask_of == layer.mask
                 });
             let slot = match kept {
                 Some(slot) => Some(slot),
@@ -123,7 +114,7 @@ pub(crate) fn bind_layers(
                     bind_slot(layer, id, binding, &clips, &mut layouts)
                 }
             };
-            let Some(mut slot) = slot else {
+            let Some(slot) = slot else {
                 report.clips_not_loaded.push(layer.id());
                 if layer.id() == BASE
                     && let Some((_, playback)) = base.as_mut()
@@ -145,15 +136,6 @@ pub(crate) fn bind_layers(
                     playback.restart();
                 }
                 binding.base_clip = Some(id);
-            }
-            if slot.mask_of != layer.mask {
-                slot.mask_of = layer.mask.clone();
-                slot.unknown_mask.clear();
-                slot.mask = layer.mask.as_ref().map(|m| {
-                    let resolved = layouts.mask(m, &binding.names, &binding.parents);
-                    slot.unknown_mask = resolved.unknown.clone();
-                    resolved
-                });
             }
             if !slot.unknown_mask.is_empty() {
                 report
@@ -253,8 +235,13 @@ fn gather_bones(
 }
 
 /// `layer`'s clip bound to the character's bones (retargeted onto them on a rest-compensated
-/// character, when the clip knows its source skeleton), or `None` while the clip is not
-/// loaded.
+/// character, when the clip knows its source skeleton) with its mask resolved, or `None` while
+/// the clip is not loaded.
+///
+/// A masked layer's clip (bound by name) is laid out with only the tracks of the bones its mask
+/// weighs: a bone the mask leaves out is, for the mix, a bone the layer does not key, so neither
+/// sampling nor the mix spends anything on it (an arm-masked layer samples the arm, not the
+/// body). Every character of one skeleton and mask shares that layout.
 fn bind_slot(
     layer: &Layer<Handle<RigClip>>,
     id: AssetId<RigClip>,
@@ -263,6 +250,7 @@ fn bind_slot(
     layouts: &mut PoseLayouts,
 ) -> Option<Slot> {
     let info = clips.get(id)?;
+    let mask = (layer.mask.as_ref()).map(|m| layouts.mask(m, &binding.names, &binding.parents));
     let retargeted = binding
         .target
         .as_deref()
@@ -274,8 +262,13 @@ fn bind_slot(
         ),
         None => {
             let tracks = bind_tracks(&info, &binding.bones);
-            let layout = layouts.get(id, &info, &binding.bones, &tracks)?;
-            (layout, unmatched_tracks(&info, &tracks, None))
+            let unmatched = unmatched_tracks(&info, &tracks, None);
+            let weighed = |b: &usize| mask.as_ref().is_none_or(|m| m.weights.get(*b) > Some(&0.0));
+            let laid_out: Vec<Option<usize>> = tracks.iter().map(|t| t.filter(weighed)).collect();
+            (
+                layouts.get(id, &info, &binding.bones, &laid_out)?,
+                unmatched,
+            )
         }
     };
     Some(Slot {
@@ -287,10 +280,10 @@ fn bind_slot(
         retarget: retargeted,
         pose: LocalPose::clone(&binding.rest),
         info,
-        mask_of: None,
-        mask: None,
+        mask_of: layer.mask.clone(),
+        unknown_mask: mask.as_ref().map(|m| m.unknown.clone()).unwrap_or_default(),
+        mask,
         reference: None,
-        unknown_mask: Vec::new(),
         unmatched,
     })
 }

@@ -67,7 +67,15 @@ use std::sync::Arc;
 #[derive(Component, Debug, Clone, Default)]
 pub struct ClipLayers {
     stack: LayerStack<Handle<RigClip>>,
+    /// Which layers there are, on which clips and masks: a number taken afresh (from
+    /// [`NEXT_SHAPE`]) by every change that can alter them, so that binding sees in one
+    /// comparison that a frame's layers are last frame's.
+    shape: u64,
 }
+
+/// The next [`ClipLayers::shape`]: unique over the app, so that a `ClipLayers` replaced by
+/// another never shows its binding the number it bound.
+static NEXT_SHAPE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl ClipLayers {
     /// One layer playing `clip`, looping at weight 1.
@@ -79,7 +87,13 @@ impl ClipLayers {
 
     /// Adds `layer` on top; its id.
     pub fn push(&mut self, layer: Layer<Handle<RigClip>>) -> u32 {
+        self.reshaped();
         self.stack.push(layer)
+    }
+
+    /// Notes that the layers, their clips or their masks may have changed.
+    fn reshaped(&mut self) {
+        self.shape = NEXT_SHAPE.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Starts `clip` as the games' `BlendAnimation` does ([`LayerStack::blend_animation`]):
@@ -92,6 +106,7 @@ impl ClipLayers {
         rate: f32,
         flags: LayerFlags,
     ) -> Option<u32> {
+        self.reshaped();
         refused(self.stack.blend_animation(clip, rate, flags))
     }
 
@@ -121,11 +136,13 @@ impl ClipLayers {
 
     /// The layer with this id, to change its playhead (seek, speed, pause), flags or mask.
     pub fn get_mut(&mut self, layer: u32) -> Option<&mut Layer<Handle<RigClip>>> {
+        self.reshaped();
         self.stack.get_mut(layer)
     }
 
     /// Removes a layer at once.
     pub fn remove(&mut self, layer: u32) -> Option<Layer<Handle<RigClip>>> {
+        self.reshaped();
         self.stack.remove(layer)
     }
 
@@ -136,6 +153,7 @@ impl ClipLayers {
 
     /// The layers, bottom first, to change.
     pub fn layers_mut(&mut self) -> &mut [Layer<Handle<RigClip>>] {
+        self.reshaped();
         self.stack.layers_mut()
     }
 
@@ -279,6 +297,8 @@ pub(crate) struct LayerBinding {
     steps: Vec<PlayStep>,
     /// The character's own clip ([`SkeletalClip`]) when it is the bottom layer.
     base_clip: Option<AssetId<RigClip>>,
+    /// The [`ClipLayers::shape`] and the bottom layer's clip (if any) bound last.
+    bound_shape: (u64, Option<AssetId<RigClip>>),
 }
 
 /// The id of the bottom layer a [`SkeletalClip`] beside the layers plays (the stack's ids start

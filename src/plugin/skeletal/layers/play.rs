@@ -44,6 +44,9 @@ pub(crate) fn advance_layers(
         layers
             .stack
             .step(dt, duration, &mut events, &mut binding.steps);
+        if events.iter().any(|e| matches!(e, LayerEvent::Removed(..))) {
+            layers.reshaped();
+        }
         for e in events.drain(..) {
             match e {
                 LayerEvent::Looped(layer) => commands.trigger(LayerLooped { entity, layer }),
