@@ -55,7 +55,7 @@
 //! ## An AnimeEffects rig
 //!
 //! ```no_run
-//! # #[cfg(feature = "bevy")] {
+//! # #[cfg(feature = "anie")] {
 //! use bevy::prelude::*;
 //! use rigplay::prelude::*;
 //!
@@ -89,16 +89,22 @@
 //!
 //! # Features
 //!
-//! | Feature | Default | What it adds |
-//! |---|---|---|
-//! | `bevy` | yes | The Bevy plugins: asset loaders for every format, skeletons, playback, layers, retargeting, crowds, the `.anie` renderer. |
-//! | `serde` | with `bevy` | `Serialize` / `Deserialize` on the core's settings types (the loaders' `.meta` files). |
-//! | `file_watcher` | no | Bevy's file watcher: files changed on disk reload under the characters playing them. |
+//! | Feature | Default | What it adds | Bevy features it turns on |
+//! |---|---|---|---|
+//! | `bevy` | yes | The Bevy plugins for IFP and DAN: asset loaders, the GTA and flat skeletons, playback, layers, retargeting onto any named hierarchy (a glTF character too), root motion, crowds. Headless: no window, camera, renderer or UI. | assets, animation, log |
+//! | `render` | with the next three | `Visibility` on the skeletons and crowd characters rigplay spawns, so that meshes parented to their bones show. Turn it on with `bevy` alone when you draw your own meshes on them. | camera |
+//! | `gizmos` | yes | Skeletons drawn with gizmos, bone names as UI text (`SkeletonGizmos`). | gizmos, UI |
+//! | `dff` | yes | GTA's `.dff` models with their `.txd` textures (`DffPlugin`, `GtaModel`). | PBR, scenes |
+//! | `anie` | yes | AnimeEffects rigs in Bevy: the `.anie` loader and GPU renderer (`AniePlugin`). | render, core pipeline, 2D sprites, PBR |
+//! | `serde` | with `bevy` | `Serialize` / `Deserialize` on the core's settings types (the loaders' `.meta` files). | |
+//! | `file_watcher` | no | Bevy's file watcher: files changed on disk reload under the characters playing them. | `file_watcher` |
 //!
-//! The `bevy` feature turns on only the Bevy features the plugins use (assets, animation,
-//! rendering, glTF, gizmos, UI text for bone names). It turns on no window backend, input, bundled
-//! font, KTX2/zstd or tonemapping tables: a game adds `DefaultPlugins` (or its own set) through its
-//! own `bevy` dependency, and its features join rigplay's.
+//! No feature turns on a window backend, input, a bundled font, KTX2/zstd or tonemapping
+//! tables: a game adds `DefaultPlugins` (or its own set) through its own `bevy` dependency, and
+//! its features join rigplay's. A headless server that only poses skeletons (say, for hit boxes)
+//! takes `rigplay = { version = "0.1", default-features = false, features = ["bevy"] }` and
+//! builds 161 crates instead of 267 (no wgpu, naga, renderer, window, UI or text crates). The
+//! pure core alone is `default-features = false`.
 //!
 //! # The modules
 //!
@@ -134,8 +140,12 @@ pub mod plugin;
 pub mod prelude;
 pub mod skeleton;
 
+#[cfg(feature = "anie")]
+pub use plugin::AniePlugin;
+#[cfg(feature = "dff")]
+pub use plugin::DffPlugin;
 #[cfg(feature = "bevy")]
-pub use plugin::{AniePlugin, DanPlugin, DffPlugin, IfpPlugin, PlaybackPlugin, SkeletalPlugin};
+pub use plugin::{DanPlugin, IfpPlugin, PlaybackPlugin, SkeletalPlugin};
 
 /// The Rust snippets of the README and the guides in `docs/`, compiled as doctests (`no_run`:
 /// they need game files or a window). Most need Bevy, so they are compiled with the `bevy`

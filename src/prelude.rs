@@ -4,57 +4,43 @@ pub use crate::animation::layers::{BoneMask, Layer, LayerFlags};
 pub use crate::animation::{BonePose, Clip, PlayMode, WrapMode};
 pub use crate::skeleton::GtaGame;
 
+// Plugins.
+#[cfg(feature = "anie")]
+pub use crate::plugin::AniePlugin;
+#[cfg(feature = "dff")]
+pub use crate::plugin::DffPlugin;
+#[cfg(feature = "bevy")]
+pub use crate::plugin::{DanPlugin, IfpPlugin, PlaybackPlugin, SkeletalPlugin};
+
+// Assets, their labels and their loaders' settings.
+#[cfg(feature = "anie")]
+pub use crate::plugin::{Anie, AnieLoaderSettings};
 #[cfg(feature = "bevy")]
 pub use crate::plugin::{
-    // Assets and their labels.
-    Anie,
-    // Events and reports.
-    AnieDisplay,
-    AnieFrames,
-    // Settings.
-    AnieLoaderSettings,
-    // Plugins.
-    AniePlugin,
-    AnieRenderSettings,
-    // Components.
-    AnieRig,
-    CharacterAxes,
-    ClipLayers,
-    ClipSettings,
-    CrowdCharacter,
-    CrowdPose,
-    Dan,
-    DanAssetLabel,
-    DanLoaderSettings,
-    DanPlugin,
-    Dff,
-    DffAssetLabel,
-    DffLoaderSettings,
-    DffPlugin,
-    FlatSkeleton,
-    GtaModel,
-    GtaSkeleton,
-    Ifp,
-    IfpAssetLabel,
-    IfpLoaderSettings,
-    IfpPlugin,
-    LayerFinished,
-    LayerLooped,
-    LayerRemoved,
-    LayerReport,
-    PlayAnimation,
-    Playback,
-    PlaybackFinished,
-    PlaybackLooped,
-    PlaybackPlugin,
-    Retarget,
-    RetargetMode,
-    RetargetReport,
-    RigClip,
-    RootMotion,
-    RootMotionMode,
-    SkeletalClip,
-    SkeletalPlugin,
-    SkeletonGizmos,
-    UnmatchedTracks,
+    ClipSettings, Dan, DanAssetLabel, DanLoaderSettings, Ifp, IfpAssetLabel, IfpLoaderSettings,
+    RigClip, RootMotionMode,
+};
+#[cfg(feature = "dff")]
+pub use crate::plugin::{Dff, DffAssetLabel, DffLoaderSettings};
+
+// Components and resources.
+#[cfg(feature = "dff")]
+pub use crate::plugin::GtaModel;
+#[cfg(feature = "gizmos")]
+pub use crate::plugin::SkeletonGizmos;
+#[cfg(feature = "anie")]
+pub use crate::plugin::{AnieDisplay, AnieRenderSettings, AnieRig};
+#[cfg(feature = "bevy")]
+pub use crate::plugin::{
+    CharacterAxes, ClipLayers, CrowdCharacter, CrowdPose, FlatSkeleton, GtaSkeleton, PlayAnimation,
+    Playback, Retarget, RetargetMode, RootMotion, SkeletalClip,
+};
+
+// Events and reports.
+#[cfg(feature = "anie")]
+pub use crate::plugin::AnieFrames;
+#[cfg(feature = "bevy")]
+pub use crate::plugin::{
+    LayerFinished, LayerLooped, LayerRemoved, LayerReport, PlaybackFinished, PlaybackLooped,
+    RetargetReport, UnmatchedTracks,
 };

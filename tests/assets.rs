@@ -21,7 +21,10 @@ pub fn read(path: &str) -> Vec<u8> {
 }
 
 /// Every sample file: (path under `assets/`, bytes).
-#[cfg_attr(not(feature = "bevy"), allow(dead_code))]
+#[cfg_attr(
+    not(all(feature = "gizmos", feature = "dff", feature = "anie")),
+    allow(dead_code)
+)]
 pub fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
     SAMPLES.iter().map(|&path| (path, read(path))).collect()
 }

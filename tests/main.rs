@@ -1,4 +1,8 @@
-//! rigplay's integration tests: one binary, one module per area.
+//! rigplay's integration tests: one binary, one module per area. The Bevy modules build with
+//! the default features (`bevy`, `gizmos`, `dff`, `anie`) and the workspace's Bevy (run them from
+//! the repository's root: `cargo test`); without Bevy, the core's modules alone run
+//! (`cargo test -p rigplay --no-default-features`). A headless app with the `bevy` feature alone
+//! is tested in `tests/headless/`.
 
 /// Heap use counted per thread, for the memory bounds of the parsers (`memory`).
 #[global_allocator]
@@ -9,7 +13,7 @@ static ALLOCATOR: memory::Counting = memory::Counting;
 /// (work cut into runs over the pool's threads) are the ones tested. The pool Bevy's
 /// `TaskPoolPlugin` makes has a single compute thread on a two-core machine, on which those
 /// systems run everything inline.
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 pub fn task_pools() {
     bevy::tasks::ComputeTaskPool::get_or_init(|| {
         bevy::tasks::TaskPoolBuilder::new().num_threads(2).build()
@@ -17,7 +21,7 @@ pub fn task_pools() {
 }
 
 mod anie_bad_input;
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod anie_gpu;
 mod anie_math;
 mod anie_program;
@@ -25,23 +29,23 @@ mod anie_read;
 mod anie_render;
 mod anie_write;
 mod assets;
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod bevy_dan;
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod bevy_dff;
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod bevy_gltf_export;
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod bevy_ifp;
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod bevy_layers;
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod bevy_meta;
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod bevy_playback;
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod bevy_reload;
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod bevy_retarget;
 mod blend_layers;
 mod bvh_fixtures;
@@ -68,6 +72,6 @@ pub mod retarget_characters;
 mod rng;
 mod sampler;
 mod skeleton;
-#[cfg(feature = "bevy")]
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod srgb;
 mod txd_read;

@@ -32,8 +32,8 @@
 
 pub mod atlas;
 pub mod blend;
-// The GPU renderer's cells of its image atlas (`plugin::anie`): unused without Bevy.
-#[cfg_attr(not(feature = "bevy"), allow(dead_code))]
+// The GPU renderer's cells of its image atlas (`plugin::anie`): unused without the `anie` feature.
+#[cfg_attr(not(feature = "anie"), allow(dead_code))]
 pub(crate) mod cells;
 pub mod cpu;
 pub mod easing;

@@ -21,8 +21,10 @@
 // Bevy systems take many parameters of long types by nature.
 #![allow(clippy::type_complexity, clippy::too_many_arguments)]
 
+#[cfg(feature = "anie")]
 mod anie;
 mod dan;
+#[cfg(feature = "dff")]
 mod dff;
 mod ifp;
 mod load;
@@ -30,6 +32,7 @@ pub(crate) mod meta;
 mod playback;
 mod skeletal;
 
+#[cfg(feature = "anie")]
 pub use anie::{
     Anie, AnieAssetError, AnieAssetLabel, AnieCardMaterial, AnieCardMaterial3d, AnieCell,
     AnieDisplay, AnieDrawList, AnieDrawStats, AnieFrames, AnieLoadError, AnieLoader,
@@ -39,6 +42,7 @@ pub use anie::{
 pub use dan::{
     Dan, DanAssetLabel, DanLoadError, DanLoader, DanLoaderSettings, DanPlugin, FlatSkeleton,
 };
+#[cfg(feature = "dff")]
 pub use dff::{
     Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffLoadError, DffLoader, DffLoaderSettings,
     DffPlugin, DffSkin, GtaModel,
@@ -56,9 +60,23 @@ pub use skeletal::{
     BoneLink, CharacterAxes, ClipInfo, ClipLayers, ClipSettings, CrowdCharacter, CrowdPose,
     GtaBoneId, LayerFinished, LayerLooped, LayerRemoved, LayerReport, PlayAnimation, PlayingNode,
     Retarget, RetargetMode, RetargetReport, RigBone, RigClip, RootMotion, RootMotionMode,
-    SkeletalClip, SkeletalPlugin, SkeletonBones, SkeletonGizmoGroup, SkeletonGizmos,
-    UnmatchedTracks, animation_clip, bone_target_id, named_bone_target_id, root_track,
+    SkeletalClip, SkeletalPlugin, SkeletonBones, UnmatchedTracks, animation_clip, bone_target_id,
+    named_bone_target_id, root_track,
 };
+#[cfg(feature = "gizmos")]
+pub use skeletal::{SkeletonGizmoGroup, SkeletonGizmos};
+
+/// Makes a spawned entity part of Bevy's visibility hierarchy (so that meshes parented to it
+/// show): `Visibility` with the `render` feature, nothing without it.
+#[cfg(feature = "render")]
+pub(crate) fn visible() -> bevy::prelude::Visibility {
+    bevy::prelude::Visibility::default()
+}
+
+/// Makes a spawned entity part of Bevy's visibility hierarchy: nothing without the `render`
+/// feature.
+#[cfg(not(feature = "render"))]
+pub(crate) fn visible() {}
 
 pub use crate::animation::PlayMode;
 pub use crate::animation::layers::{BoneMask, Layer, LayerFlags};

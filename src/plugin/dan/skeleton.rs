@@ -11,7 +11,8 @@ use bevy::prelude::*;
 /// play clips on it. [`crate::plugin::Dan::skeleton`] gives the one a file needs.
 #[derive(Component, Debug, Clone, PartialEq, Eq, Default, Reflect)]
 #[reflect(Component, Default)]
-#[require(Transform, Visibility)]
+#[cfg_attr(feature = "render", require(Transform, Visibility))]
+#[cfg_attr(not(feature = "render"), require(Transform))]
 pub struct FlatSkeleton {
     /// The bones' names, one bone each.
     pub names: Vec<String>,
@@ -47,7 +48,7 @@ pub(crate) fn spawn_flat_skeleton(
                 .spawn((
                     Name::new(name.clone()),
                     Transform::IDENTITY,
-                    Visibility::default(),
+                    crate::plugin::visible(),
                     RigBone {
                         index: Some(i),
                         rest: Transform::IDENTITY,

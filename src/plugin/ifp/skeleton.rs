@@ -23,7 +23,8 @@ use bevy::prelude::*;
 /// ```
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Reflect)]
 #[reflect(Component)]
-#[require(Transform, Visibility)]
+#[cfg_attr(feature = "render", require(Transform, Visibility))]
+#[cfg_attr(not(feature = "render"), require(Transform))]
 pub struct GtaSkeleton(pub GtaGame);
 
 impl GtaSkeleton {
@@ -66,7 +67,7 @@ pub(crate) fn spawn_skeleton(
                 rotation: GTA_TO_BEVY,
                 scale: Vec3::ONE,
             },
-            Visibility::default(),
+            crate::plugin::visible(),
             ChildOf(root),
         ))
         .id();
@@ -85,7 +86,7 @@ pub(crate) fn spawn_skeleton(
             .spawn((
                 Name::new(bone.name.clone()),
                 transform,
-                Visibility::default(),
+                crate::plugin::visible(),
                 RigBone {
                     index: Some(i),
                     rest: transform,

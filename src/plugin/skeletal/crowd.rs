@@ -33,7 +33,11 @@ use std::sync::Arc;
 /// ```
 #[derive(Component, Debug, Clone, Reflect)]
 #[reflect(Component)]
-#[require(Playback, CrowdPose, Transform, Visibility)]
+#[cfg_attr(
+    feature = "render",
+    require(Playback, CrowdPose, Transform, Visibility)
+)]
+#[cfg_attr(not(feature = "render"), require(Playback, CrowdPose, Transform))]
 pub struct CrowdCharacter {
     /// Whose ped skeleton.
     #[reflect(ignore)]
@@ -262,6 +266,7 @@ pub(crate) fn pose_crowds(
 }
 
 /// Draws every crowd character's bones as lines when skeletons are drawn.
+#[cfg(feature = "gizmos")]
 pub(crate) fn draw_crowds(
     gizmos: Option<Gizmos<super::SkeletonGizmoGroup>>,
     settings: Res<super::SkeletonGizmos>,

@@ -20,6 +20,7 @@ mod bones;
 mod clip;
 mod crowd;
 mod fade;
+#[cfg(feature = "gizmos")]
 mod gizmos;
 mod layers;
 mod play_animation;
@@ -38,6 +39,7 @@ pub use bones::{
 };
 pub use clip::{animation_clip, root_track};
 pub use crowd::{CrowdCharacter, CrowdPose};
+#[cfg(feature = "gizmos")]
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
 pub use layers::{ClipLayers, LayerFinished, LayerLooped, LayerRemoved, LayerReport};
 pub use play_animation::{PlayAnimation, PlayingNode};
@@ -68,8 +70,9 @@ impl Plugin for SkeletalPlugin {
         false
     }
 
-    fn finish(&self, app: &mut App) {
-        Self::init_gizmos(app);
+    fn finish(&self, _app: &mut App) {
+        #[cfg(feature = "gizmos")]
+        Self::init_gizmos(_app);
     }
 
     fn build(&self, app: &mut App) {
@@ -79,7 +82,6 @@ impl Plugin for SkeletalPlugin {
         }
         app.insert_resource(SkeletalInstalled)
             .init_asset::<RigClip>()
-            .init_resource::<SkeletonGizmos>()
             .init_resource::<bind::BonesChanged>()
             .init_resource::<retarget::NamesAdded>()
             .init_resource::<bind::PoseLayouts>()
@@ -123,19 +125,24 @@ impl Plugin for SkeletalPlugin {
                         .in_set(PlaybackSystems::Apply),
                     crowd::bind_crowds.in_set(PlaybackSystems::Prepare),
                     crowd::pose_crowds.in_set(PlaybackSystems::Apply),
-                    (
-                        gizmos::sync_gizmo_config,
-                        gizmos::draw_skeletons,
-                        crowd::draw_crowds,
-                        gizmos::place_bone_names,
-                    )
-                        .chain()
-                        .after(TransformSystems::Propagate),
                 ),
             );
+        #[cfg(feature = "gizmos")]
+        app.init_resource::<SkeletonGizmos>().add_systems(
+            PostUpdate,
+            (
+                gizmos::sync_gizmo_config,
+                gizmos::draw_skeletons,
+                crowd::draw_crowds,
+                gizmos::place_bone_names,
+            )
+                .chain()
+                .after(TransformSystems::Propagate),
+        );
     }
 }
 
+#[cfg(feature = "gizmos")]
 impl SkeletalPlugin {
     /// Registers the skeleton gizmo group where gizmos are drawn at all (its systems need the
     /// gizmo plugin's resources; the drawing system does nothing without them).
