@@ -35,7 +35,7 @@ fn fixture(name: &str) -> AnieFile {
     );
     AnieFile::read(&std::fs::read(path).expect("fixture"))
         .expect("reads")
-        .project
+        .file
 }
 
 /// `bones` with its layer (node 1) copied until there are `copies` of it.
@@ -173,7 +173,7 @@ fn program_build(c: &mut Criterion) {
     );
     let p = AnieFile::read(&std::fs::read(path).expect("sample"))
         .expect("reads")
-        .project;
+        .file;
     let atlas = ImageAtlas::new(&p).expect("atlas");
     let ev = Evaluator::new(p);
     let frame = ev.evaluate(FRAME);

@@ -121,7 +121,7 @@ fn rigs(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
     let bytes = std::fs::read(root().join("assets/anims/anie/character.anie")).unwrap();
-    let cat = Evaluator::new(AnieFile::read(&bytes).unwrap().project);
+    let cat = Evaluator::new(AnieFile::read(&bytes).unwrap().file);
     g.bench_function("baseline_evaluate", |b| {
         let mut f = 0.0;
         b.iter(|| {

@@ -187,10 +187,7 @@ fn parse(c: &mut Criterion) {
             |b, bytes| {
                 b.iter(|| {
                     let r = IfpFile::read(black_box(bytes)).unwrap();
-                    r.package
-                        .clips()
-                        .map(|c| c.to_clip())
-                        .collect::<Vec<Clip>>()
+                    r.file.clips().map(|c| c.to_clip()).collect::<Vec<Clip>>()
                 })
             },
         );
@@ -299,7 +296,7 @@ fn reduction(c: &mut Criterion) {
         "/assets/anims/sa_ped.ifp"
     ))
     .expect("the committed SA sample");
-    let package = IfpFile::read(&bytes).expect("it reads").package;
+    let package = IfpFile::read(&bytes).expect("it reads").file;
     let walk = package
         .clip("walk")
         .expect("the samples have a walk")

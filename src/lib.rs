@@ -79,7 +79,7 @@
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let read = IfpFile::read(&std::fs::read("ped.ifp")?)?;
-//! let clip = read.package.clip("walk_civi").unwrap().to_clip();
+//! let clip = read.file.clip("walk_civi").unwrap().to_clip();
 //! let mut cursor = clip.cursor();
 //! let mut pose = vec![BonePose::default(); clip.tracks().len()];
 //! clip.sample(clip.wrap_time(1.3, WrapMode::Loop), &mut cursor, &mut pose);

@@ -329,7 +329,7 @@ fn bad_packbits_streams_are_errors() {
         }
     );
     // And the good one reads: pixels (9, 1, 2, 3) and (8, 1, 2, 3).
-    let p = AnieFile::read(&image_with(&[1, 9, 8], 0)).unwrap().project;
+    let p = AnieFile::read(&image_with(&[1, 9, 8], 0)).unwrap().file;
     assert_eq!(
         p.resources[0].nodes[0].image.as_ref().unwrap().rgba,
         [9, 1, 2, 3, 8, 1, 2, 3]
@@ -1000,16 +1000,14 @@ fn nested_bones(depth: usize) -> Vec<u8> {
 fn nesting_deeper_than_256_is_an_error() {
     let p = AnieFile::read(&nested_folders(MAX_TREE_DEPTH))
         .unwrap()
-        .project;
+        .file;
     assert_eq!(p.objects.len(), 256);
     assert_eq!(p.objects[255].parent, Some(254));
     assert!(matches!(
         read_err(&nested_folders(MAX_TREE_DEPTH + 1)).kind,
         AnieErrorKind::TreeTooDeep { max: 256 }
     ));
-    let p = AnieFile::read(&nested_bones(MAX_TREE_DEPTH))
-        .unwrap()
-        .project;
+    let p = AnieFile::read(&nested_bones(MAX_TREE_DEPTH)).unwrap().file;
     assert_eq!(p.objects[1].timeline.bones.keys[0].value.bones.len(), 256);
     // Our own output of a 256-deep tree reads back.
     check_anie(&nested_bones(MAX_TREE_DEPTH));

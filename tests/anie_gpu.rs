@@ -25,7 +25,7 @@ fn root() -> PathBuf {
 
 fn read(asset: &str) -> AnieFile {
     let bytes = std::fs::read(root().join(asset)).expect("project");
-    AnieFile::read(&bytes).expect("reads").project
+    AnieFile::read(&bytes).expect("reads").file
 }
 
 /// GPU, reference and the difference (×8, alpha opaque) side by side.
@@ -638,7 +638,7 @@ fn hsv_layers_and_folders_match_the_cpu_reference() {
     std::fs::create_dir_all(&dir).unwrap();
     let bytes = project.write(AnieVersion::default()).expect("writes");
     std::fs::write(dir.join("hsv.anie"), &bytes).unwrap();
-    let project = AnieFile::read(&bytes).unwrap().project;
+    let project = AnieFile::read(&bytes).unwrap().file;
     // Before the root's key (layer HSV only), between the head's keys, and after both.
     let frames = [3.0, 12.0, 25.0];
     let shots: Vec<Shot> = frames
@@ -707,7 +707,7 @@ fn nested_clippers_match_the_cpu_reference() {
     std::fs::create_dir_all(&dir).unwrap();
     let bytes = project.write(AnieVersion::default()).expect("writes");
     std::fs::write(dir.join("nested.anie"), &bytes).unwrap();
-    let project = AnieFile::read(&bytes).unwrap().project;
+    let project = AnieFile::read(&bytes).unwrap().file;
     let evaluator = Evaluator::new(project.clone());
     // The program really has a nested mask write.
     let atlas = ImageAtlas::new(&project).unwrap();

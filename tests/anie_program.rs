@@ -20,7 +20,7 @@ use rigplay::formats::anie::{
 };
 
 fn read(bytes: &[u8]) -> AnieFile {
-    AnieFile::read(bytes).expect("reads").project
+    AnieFile::read(bytes).expect("reads").file
 }
 
 fn sample(name: &str) -> AnieFile {

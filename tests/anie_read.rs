@@ -633,7 +633,7 @@ fn the_reference_projects_read_without_warnings() {
 
 #[test]
 fn t8_has_one_folder_one_4x4_layer_and_its_keys() {
-    let p = read_ok(&fixture("t8.anie")).project;
+    let p = read_ok(&fixture("t8.anie")).file;
     // GLBL: 64 × 48, maxFrame 23, fps 24, loop on (bytes 40..57).
     assert_eq!((p.canvas_width, p.canvas_height), (64, 48));
     assert_eq!((p.max_frame, p.fps, p.looping), (23, 24, true));
@@ -715,7 +715,7 @@ fn t8_has_one_folder_one_4x4_layer_and_its_keys() {
 
 #[test]
 fn bones_reference_has_a_three_bone_chain_pose_keys_and_caches() {
-    let p = read_ok(&fixture("bones.anie")).project;
+    let p = read_ok(&fixture("bones.anie")).file;
     let (owner, bk) = p
         .objects
         .iter()
@@ -803,7 +803,7 @@ fn bones_reference_has_a_three_bone_chain_pose_keys_and_caches() {
 
 #[test]
 fn ffd_reference_keys_hang_off_the_default_image_key() {
-    let p = read_ok(&fixture("ffd.anie")).project;
+    let p = read_ok(&fixture("ffd.anie")).file;
     let (node, layer) = p
         .objects
         .iter()
@@ -844,7 +844,7 @@ fn ffd_reference_keys_hang_off_the_default_image_key() {
 
 #[test]
 fn blend_reference_has_eight_blend_modes() {
-    let p = read_ok(&fixture("blend_v8.anie")).project;
+    let p = read_ok(&fixture("blend_v8.anie")).file;
     let modes: Vec<BlendMode> = p
         .objects
         .iter()
@@ -863,7 +863,7 @@ fn blend_reference_has_eight_blend_modes() {
     ] {
         assert!(modes.contains(&m), "{m:?} in {modes:?}");
     }
-    let clip = read_ok(&fixture("clip_v8.anie")).project;
+    let clip = read_ok(&fixture("clip_v8.anie")).file;
     assert!(clip.objects.iter().any(|o| o.clipped));
 }
 
@@ -885,7 +885,7 @@ fn the_minimal_144_byte_project_of_spec_section_5_reads() {
     assert_eq!(bytes.len(), 144);
     let r = read_ok(&bytes);
     assert!(r.warnings.is_empty());
-    let p = r.project;
+    let p = r.file;
     // 0x280 × 0x1e0 = 640 × 480, maxFrame 0x3b = 59, fps 0x18 = 24, loop 1.
     assert_eq!(
         (
@@ -1168,7 +1168,7 @@ fn every_key_type_reads_in_every_version() {
         let r = read_ok(&every_key_type(minor));
         assert!(r.warnings.is_empty(), "0.{minor}: {:?}", r.warnings);
         assert_eq!(r.version.minor(), minor);
-        check_every_key_type(&r.project, minor);
+        check_every_key_type(&r.file, minor);
     }
 }
 
@@ -1211,7 +1211,7 @@ fn unsorted_keys_are_sorted_and_references_follow_them() {
     let r = read_ok(&file);
     assert_eq!(r.warnings.len(), 1);
     assert_eq!(r.warnings[0].kind, AnieWarningKind::KeysSorted);
-    let t = &r.project.objects[1].timeline;
+    let t = &r.file.objects[1].timeline;
     assert_eq!(
         t.ffds.keys.iter().map(|k| k.frame).collect::<Vec<_>>(),
         [2, 9]
@@ -1248,7 +1248,7 @@ fn unknown_key_types_are_skipped_by_their_length() {
     assert!(
         matches!(&r.warnings[0].kind, AnieWarningKind::UnknownKeyType { name, .. } if name == "Blur")
     );
-    let t = &r.project.objects[1].timeline;
+    let t = &r.file.objects[1].timeline;
     assert_eq!(key(&t.opacities, 0).value.opacity, 0.5);
     assert!(t.images.default.is_some());
 }
@@ -1273,7 +1273,7 @@ fn a_missing_image_degrades_to_an_empty_layer_with_a_warning() {
             r.warnings[0]
         );
         assert_eq!(
-            r.project.objects[1]
+            r.file.objects[1]
                 .timeline
                 .images
                 .default
@@ -1334,7 +1334,7 @@ fn out_of_range_values_are_clamped_as_animeeffects_does() {
             },
         ]
     );
-    let t = &r.project.objects[1].timeline;
+    let t = &r.file.objects[1].timeline;
     assert_eq!(t.opacities.keys[0].value.opacity, 1.0);
     assert_eq!(t.scales.keys[0].value.scale, Vec2::new(1e4, -1.0));
 }
@@ -1371,7 +1371,7 @@ fn format_0_4_rebuilds_the_vertex_rect_and_0_6_resets_huge_hsv() {
         );
     });
     let r = read_ok(&file);
-    let mesh = &r.project.objects[1]
+    let mesh = &r.file.objects[1]
         .timeline
         .images
         .default
@@ -1407,7 +1407,7 @@ fn format_0_4_rebuilds_the_vertex_rect_and_0_6_resets_huge_hsv() {
             values: [5, 100_000, 7]
         }
     );
-    let h = &r.project.objects[1].timeline.hsvs.keys[0].value;
+    let h = &r.file.objects[1].timeline.hsvs.keys[0].value;
     assert_eq!((h.hue, h.sat, h.val, h.absolute), (0, 100, 100, false));
     // HSV in a 0.5 file is read (3 ints) with a warning.
     let file = one_layer(5, |b| {
@@ -1428,7 +1428,7 @@ fn format_0_4_rebuilds_the_vertex_rect_and_0_6_resets_huge_hsv() {
             version: AnieVersion::V0_5
         }
     );
-    assert_eq!(r.project.objects[1].timeline.hsvs.keys[0].value.sat, 50);
+    assert_eq!(r.file.objects[1].timeline.hsvs.keys[0].value.sat, 50);
 }
 
 #[test]
@@ -1439,13 +1439,13 @@ fn strings_are_aligned_and_lossy_utf8_is_a_warning() {
             b.i32(0);
         });
         let r = read_ok(&file);
-        assert_eq!(r.project.objects[1].name, name);
+        assert_eq!(r.file.objects[1].name, name);
     }
     let file = one_layer_named_bytes(8, b"bad\xff", |b| {
         b.i32(0);
     });
     let r = read_ok(&file);
-    assert_eq!(r.project.objects[1].name, "bad\u{fffd}");
+    assert_eq!(r.file.objects[1].name, "bad\u{fffd}");
     assert_eq!(
         r.warnings[0].kind,
         AnieWarningKind::InvalidUtf8 { what: "node name" }

@@ -26,7 +26,7 @@ fn project(name: &str) -> AnieFile {
     let bytes = std::fs::read(fixture(&format!("{name}.anie"))).expect("fixture");
     let read = AnieFile::read(&bytes).expect("reads");
     assert!(read.warnings.is_empty(), "{:?}", read.warnings);
-    read.project
+    read.file
 }
 
 /// AnimeEffects' framebuffer for a frame.

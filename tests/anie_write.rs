@@ -23,8 +23,8 @@ fn round_trip(p: &AnieFile, v: AnieVersion) {
     let back = read_ok(&bytes);
     assert!(back.warnings.is_empty(), "{v}: {:?}", back.warnings);
     assert_eq!(back.version, v);
-    assert!(back.project == *p, "read(write(p, {v})) == p");
-    assert_eq!(write(&back.project, v), bytes, "write {v} is a fixed point");
+    assert!(back.file == *p, "read(write(p, {v})) == p");
+    assert_eq!(write(&back.file, v), bytes, "write {v} is a fixed point");
 }
 
 #[test]
@@ -32,7 +32,7 @@ fn the_reference_projects_write_back_byte_for_byte() {
     // Same layout, same IDs (AnimeEffects' first-appearance order), same PackBits choices.
     for name in REFERENCE_FILES {
         let bytes = fixture(name);
-        let p = read_ok(&bytes).project;
+        let p = read_ok(&bytes).file;
         let out = write(&p, AnieVersion::default());
         assert!(
             out == bytes,
@@ -46,13 +46,13 @@ fn the_reference_projects_write_back_byte_for_byte() {
 #[test]
 fn projects_round_trip_in_every_version_that_can_hold_them() {
     for name in REFERENCE_FILES {
-        let p = read_ok(&fixture(name)).project;
+        let p = read_ok(&fixture(name)).file;
         for v in WRITTEN {
             round_trip(&p, v);
         }
     }
     for minor in 4..=8 {
-        let p = read_ok(&every_key_type(minor)).project;
+        let p = read_ok(&every_key_type(minor)).file;
         round_trip(&p, AnieVersion::V0_8);
         // 0.8's fixture has an edited bezier; 0.6/0.7's have HSV keys, which 0.5 lacks.
         match p.write(AnieVersion::V0_7) {
@@ -68,13 +68,13 @@ fn projects_round_trip_in_every_version_that_can_hold_them() {
 
 #[test]
 fn version_dependent_fields_survive_their_version() {
-    let p7 = read_ok(&every_key_type(7)).project;
+    let p7 = read_ok(&every_key_type(7)).file;
     let (v8, v7) = (write(&p7, AnieVersion::V0_8), write(&p7, AnieVersion::V0_7));
     // 16 easings of 28 bytes instead of 12.
     assert_eq!(v8.len() - v7.len(), 16 * 16);
     let hsv = |p: &AnieFile| p.objects[1].timeline.hsvs.keys[0].value;
     assert!(
-        hsv(&read_ok(&v7).project).absolute,
+        hsv(&read_ok(&v7).file).absolute,
         "0.7 keeps the 4th HSV int"
     );
     // 0.5 cannot hold HSV keys: the writer says so rather than dropping them.
@@ -93,9 +93,9 @@ fn version_dependent_fields_survive_their_version() {
     // Without the HSV map (16 + "HSV" 4 + 4 + 4 + frame 4 + ID 4 + easing 12 + 4 ints 16
     // + childCount 4 = 68 bytes), 0.5 is 0.7's size: the vertexRect is still there.
     assert_eq!(v7.len() - v5.len(), 68);
-    assert_eq!(read_ok(&v5).project, p5);
+    assert_eq!(read_ok(&v5).file, p5);
     // 0.8's bezier: an edited curve or a Custom easing need 0.8.
-    let p8 = read_ok(&every_key_type(8)).project;
+    let p8 = read_ok(&every_key_type(8)).file;
     assert_eq!(
         write_err(&p8, AnieVersion::V0_7).kind,
         AnieWriteErrorKind::NeedsVersion {

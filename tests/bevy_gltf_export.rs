@@ -50,7 +50,7 @@ fn player_under(app: &mut App, root: Entity) -> Entity {
 /// Exports every clip of `ifp` for `game` and plays each, in Bevy's glTF loader and on
 /// rigplay's skeleton, at 11 times; the largest joint distance and where.
 fn compare(game: GtaGame, ifp: Vec<u8>) -> (f32, String, usize) {
-    let package = IfpFile::read(&ifp).unwrap().package;
+    let package = IfpFile::read(&ifp).unwrap().file;
     let skeleton = game.skeleton();
     let clips = crate::gltf_export::played_clips(&package, game, &skeleton);
     // On the ground, as rigplay's skeleton stands.

@@ -40,7 +40,7 @@ Frame Time: 0.5
 fn a_small_bvh_reads_field_by_field() {
     let read = BvhFile::read(SMALL.as_bytes()).unwrap();
     assert!(read.warnings.is_empty(), "{:?}", read.warnings);
-    let bvh = read.bvh;
+    let bvh = read.file;
     assert_eq!(bvh.joints.len(), 2);
     assert_eq!(bvh.joints[0].name, "Hips");
     // A name with spaces, read to the end of its line.
@@ -117,12 +117,12 @@ fn broken_bvh_files_are_refused_with_the_byte_and_what_was_expected() {
     // A frame count that disagrees with the rows: what is there is read, and said.
     let more = SMALL.replace("Frames: 2", "Frames: 2000000000");
     let read = BvhFile::read(more.as_bytes()).unwrap();
-    assert_eq!(read.bvh.frames(), 2);
+    assert_eq!(read.file.frames(), 2);
     assert!(!read.warnings.is_empty());
     // A cut last row: left out, and said.
     let short = SMALL.trim_end().trim_end_matches("30 90 0").to_owned();
     let read = BvhFile::read(short.as_bytes()).unwrap();
-    assert_eq!(read.bvh.frames(), 1);
+    assert_eq!(read.file.frames(), 1);
     assert!(!read.warnings.is_empty());
     // Every prefix and a byte flipped at every place: an error or a file, never a panic.
     for cut in 0..SMALL.len() {
@@ -172,7 +172,7 @@ fn gta_positions(game: GtaGame, clip: &Clip, t: f32) -> Vec<Vec3> {
 #[test]
 fn a_mocap_walk_imported_onto_every_games_ped_points_every_limb_where_the_mocap_does() {
     let text = mocap_walk(37);
-    let bvh = BvhFile::read(text.as_bytes()).unwrap().bvh;
+    let bvh = BvhFile::read(text.as_bytes()).unwrap().file;
     assert_eq!(bvh.joints.len(), 22);
     let source = bvh_source(&bvh);
     let clip = bvh.to_clip("mocap_walk");
@@ -191,7 +191,7 @@ fn a_mocap_walk_imported_onto_every_games_ped_points_every_limb_where_the_mocap_
         // Written, read back as the game would, and played on the built-in ped.
         let (package, _) = gta_package(game, "mocap", vec![ifp_clip]);
         let bytes = package.write().unwrap();
-        let read = IfpFile::read(&bytes).unwrap().package;
+        let read = IfpFile::read(&bytes).unwrap().file;
         let skeleton = game.skeleton();
         let (played, dropped) =
             skeleton.clip_as_played(game, &read.clips().next().unwrap().to_clip());
@@ -266,7 +266,7 @@ fn a_users_map_pairs_bones_whose_names_say_nothing() {
     let text = mocap_walk(19)
         .replace("LeftUpLeg", "jnt_07")
         .replace("RightUpLeg", "jnt_08");
-    let bvh = BvhFile::read(text.as_bytes()).unwrap().bvh;
+    let bvh = BvhFile::read(text.as_bytes()).unwrap().file;
     let source = bvh_source(&bvh);
     let clip = bvh.to_clip("walk");
     let (_, report) = clip_to_gta(&source, &clip, "walk", GtaGame::Sa, &[]).unwrap();
@@ -305,7 +305,7 @@ fn a_users_map_pairs_bones_whose_names_say_nothing() {
             .unwrap(),
     )
     .unwrap()
-    .package;
+    .file;
     let skeleton = GtaGame::Sa.skeleton();
     let (played, _) = skeleton.clip_as_played(GtaGame::Sa, &read.clips().next().unwrap().to_clip());
     let names: Vec<&str> = skeleton.bones.iter().map(|b| b.name.as_str()).collect();
@@ -326,7 +326,7 @@ fn a_users_map_pairs_bones_whose_names_say_nothing() {
 
 #[test]
 fn a_skeleton_without_humanoid_names_is_refused_with_its_names() {
-    let read = BvhFile::read(SMALL.as_bytes()).unwrap().bvh;
+    let read = BvhFile::read(SMALL.as_bytes()).unwrap().file;
     let source = bvh_source(&read);
     let e = clip_to_gta(&source, &read.to_clip("x"), "x", GtaGame::Sa, &[]).unwrap_err();
     assert!(e.to_string().contains("Hips"), "{e}");

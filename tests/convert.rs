@@ -10,7 +10,7 @@ use rigplay::skeleton::Skeleton;
 fn package(path: &str) -> IfpFile {
     IfpFile::read(&crate::assets::read(path))
         .expect("the sample reads")
-        .package
+        .file
 }
 
 fn convert(p: &IfpFile, version: IfpVersion, reduction: KeyReduction) -> IfpConversion {
@@ -36,9 +36,9 @@ fn samples_convert_to_every_version_and_read_back_as_written() {
                 let bytes = c.bytes.as_ref().expect("the samples can be written");
                 let back = IfpFile::read(bytes).expect("what was written reads");
                 assert!(back.warnings.is_empty(), "{:?}", back.warnings);
-                assert_eq!(back.package.version, version);
+                assert_eq!(back.file.version, version);
                 assert!(
-                    back.package.write().as_ref() == Ok(bytes),
+                    back.file.write().as_ref() == Ok(bytes),
                     "{path} {version} {reduction:?}: the file does not write back the same"
                 );
                 assert_eq!(c.package.clips().count(), p.clips().count());
@@ -96,7 +96,7 @@ fn anlf_blocks_merge_with_a_note_and_empty_packages_convert() {
     });
     b.raw(&anpk_with_44_byte_anim())
         .raw(&anpk_with_44_byte_anim());
-    let p = IfpFile::read(&b.done()).unwrap().package;
+    let p = IfpFile::read(&b.done()).unwrap().file;
     let c = convert(&p, IfpVersion::Anp3, KeyReduction::Runs);
     assert_eq!(c.notes.len(), 1, "{:?}", c.notes);
     assert!(c.notes[0].contains("merged"), "{:?}", c.notes);

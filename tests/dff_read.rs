@@ -363,8 +363,8 @@ fn close(a: Vec3, b: Vec3, eps: f32) -> bool {
 #[test]
 fn frames_names_and_hanim() {
     let r = read(&clump(BASE));
-    assert_eq!(r.dff.clumps.len(), 1);
-    let c = &r.dff.clumps[0];
+    assert_eq!(r.file.clumps.len(), 1);
+    let c = &r.file.clumps[0];
     assert_eq!(c.version, 0x36003);
     assert_eq!(c.frames.len(), 3);
     let parents: Vec<_> = c.frames.iter().map(|f| f.parent).collect();
@@ -405,7 +405,7 @@ fn frames_names_and_hanim() {
 #[test]
 fn geometry_materials_bin_mesh_and_atomics() {
     let r = read(&clump(BASE));
-    let c = &r.dff.clumps[0];
+    let c = &r.file.clumps[0];
     assert_eq!(c.geometries.len(), 2);
     let g = &c.geometries[0];
     assert_eq!(g.flags, 0x10036);
@@ -485,7 +485,7 @@ fn geometry_materials_bin_mesh_and_atomics() {
 #[test]
 fn skin_new_layout_with_four_weights() {
     let r = read(&clump(BASE));
-    let s = r.dff.clumps[0].geometries[0].skin.as_ref().unwrap();
+    let s = r.file.clumps[0].geometries[0].skin.as_ref().unwrap();
     assert_eq!(s.layout, SkinLayout::New);
     assert_eq!((s.num_bones, s.max_weights), (2, 4));
     assert_eq!(s.used_bones, [0, 1]);
@@ -516,7 +516,7 @@ fn skin_old_layout_and_iii_struct_sizes() {
         ..BASE
     };
     let r = read(&clump(o));
-    let c = &r.dff.clumps[0];
+    let c = &r.file.clumps[0];
     assert_eq!(c.version, 0x33002);
     let g = &c.geometries[0];
     assert_eq!(
@@ -535,7 +535,7 @@ fn skin_old_layout_and_iii_struct_sizes() {
 }
 
 thread_local! {
-    static BASE_IBM: Vec<Mat4> = read(&clump(BASE)).dff.clumps[0].geometries[0]
+    static BASE_IBM: Vec<Mat4> = read(&clump(BASE)).file.clumps[0].geometries[0]
         .skin
         .as_ref()
         .unwrap()
@@ -549,7 +549,7 @@ thread_local! {
 #[test]
 fn bind_pose_skinning_gives_the_stored_positions() {
     let r = read(&clump(BASE));
-    let c = &r.dff.clumps[0];
+    let c = &r.file.clumps[0];
     let world = c.world_matrices();
     let s = c.geometries[0].skin.as_ref().unwrap();
     for (k, frame) in [1, 2].into_iter().enumerate() {
@@ -597,7 +597,7 @@ fn pre_3_4_clump_with_the_geometry_inside_the_atomic() {
         });
     });
     let r = read(&b.done());
-    let c = &r.dff.clumps[0];
+    let c = &r.file.clumps[0];
     assert_eq!(c.version, 0x30200);
     assert_eq!(c.geometries.len(), 1);
     assert_eq!((c.atomics[0].frame, c.atomics[0].geometry), (2, 0));

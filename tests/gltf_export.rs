@@ -101,7 +101,7 @@ fn close(got: &[f32], want: &[f32], what: &str) {
 
 /// The fixture's clip as VC plays it, on VC's skeleton.
 fn vc() -> (Skeleton, rigplay::animation::Clip, Vec<Option<usize>>) {
-    let package = IfpFile::read(&vc_walk()).unwrap().package;
+    let package = IfpFile::read(&vc_walk()).unwrap().file;
     let skeleton = GtaGame::Vc.skeleton();
     let clip = package.clips().next().unwrap().to_clip();
     let (clip, dropped) = skeleton.clip_as_played(GtaGame::Vc, &clip);

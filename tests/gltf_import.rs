@@ -234,7 +234,7 @@ fn keys_of(package: &IfpFile) -> Vec<(String, Vec<(Quat, Vec3)>)> {
 
 #[test]
 fn a_walk_as_gltf_glb_or_vrm_imports_to_the_keys_the_same_walk_as_bvh_gives() {
-    let bvh = BvhFile::read(mocap_walk(31).as_bytes()).unwrap().bvh;
+    let bvh = BvhFile::read(mocap_walk(31).as_bytes()).unwrap().file;
     let from_bvh = {
         let (clip, _) = clip_to_gta(
             &bvh_source(&bvh),
@@ -248,7 +248,7 @@ fn a_walk_as_gltf_glb_or_vrm_imports_to_the_keys_the_same_walk_as_bvh_gives() {
             .0
             .write()
             .unwrap();
-        keys_of(&IfpFile::read(&bytes).unwrap().package)
+        keys_of(&IfpFile::read(&bytes).unwrap().file)
     };
     for (naming, glb) in [
         (Naming::Mixamo, false),
@@ -274,7 +274,7 @@ fn a_walk_as_gltf_glb_or_vrm_imports_to_the_keys_the_same_walk_as_bvh_gives() {
             .0
             .write()
             .unwrap();
-        let from_gltf = keys_of(&IfpFile::read(&bytes).unwrap().package);
+        let from_gltf = keys_of(&IfpFile::read(&bytes).unwrap().file);
         assert_eq!(from_gltf.len(), from_bvh.len());
         let (mut angle, mut distance) = (0.0f32, 0.0f32);
         for ((name, a), (other, b)) in from_gltf.iter().zip(&from_bvh) {
@@ -300,7 +300,7 @@ include!("../fuzz/oracles/gltf.rs");
 
 #[test]
 fn broken_gltf_files_are_refused_with_where_and_why() {
-    let bvh = BvhFile::read(mocap_walk(5).as_bytes()).unwrap().bvh;
+    let bvh = BvhFile::read(mocap_walk(5).as_bytes()).unwrap().file;
     let good = gltf_of(&bvh, Naming::Mixamo, true);
     // Cut at every place, a byte flipped at every place: an error or a scene, never a panic,
     // and what reads imports or is refused (the fuzz oracle).
@@ -339,7 +339,7 @@ fn sa_clips_out_to_gltf_and_back_onto_the_vc_ped_keep_their_rotations() {
     use rigplay::convert::gltf::{GltfClip, GltfExport, RootMotionExport};
     let sa = IfpFile::read(&crate::assets::read("anims/sa_ped.ifp"))
         .unwrap()
-        .package;
+        .file;
     let skeleton = GtaGame::Sa.skeleton();
     let (walk, _) = skeleton.clip_as_played(GtaGame::Sa, &sa.clips().next().unwrap().to_clip());
     let targets = skeleton.bind(&walk).targets;

@@ -106,7 +106,7 @@ fn exports_of_every_game_and_of_a_dan_clip_pass_the_khronos_validator() {
         ),
     ];
     for (k, (game, bytes)) in packages.iter().enumerate() {
-        let package = IfpFile::read(bytes).unwrap().package;
+        let package = IfpFile::read(bytes).unwrap().file;
         let skeleton = game.skeleton();
         let clips = crate::gltf_export::played_clips(&package, *game, &skeleton);
         for (m, mode) in [

@@ -38,7 +38,7 @@ fn read_ok(bytes: &[u8]) -> IfpRead {
 fn anpk_44_byte_anim_has_bone_tag_and_conjugated_quaternions() {
     let r = read_ok(&anpk_with_44_byte_anim());
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    let p = &r.package;
+    let p = &r.file;
     assert_eq!(p.version, IfpVersion::Anpk);
     assert_eq!(p.name(), "ped");
     let clip = p.clip("WALK_CIVI").expect("case-insensitive lookup");
@@ -63,7 +63,7 @@ fn anpk_44_byte_anim_has_bone_tag_and_conjugated_quaternions() {
 fn anpk_48_byte_anim_matches_by_name_and_keeps_scale_and_zero_frame_sequences() {
     let r = read_ok(&anpk_with_48_byte_anim());
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    let clip = &r.package.blocks[0].clips[0];
+    let clip = &r.file.blocks[0].clips[0];
     assert_eq!(clip.sequences.len(), 3);
     let waist = &clip.sequences[0];
     assert_eq!(waist.bone_id, -1, "48-byte ANIM has no bone tag");
@@ -92,7 +92,7 @@ fn anlf_container_holds_several_anpk_blocks() {
         .raw(&anpk_with_48_byte_anim());
     let r = read_ok(&b.done());
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    let p = &r.package;
+    let p = &r.file;
     assert!(p.anlf);
     assert_eq!(
         p.blocks.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(),
@@ -108,7 +108,7 @@ fn anlf_container_holds_several_anpk_blocks() {
 fn anp3_frame_types_1_to_4_decode_as_the_spec_says() {
     let r = read_ok(&anp3_with_types_1_to_4(None));
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    let p = &r.package;
+    let p = &r.file;
     assert_eq!(p.version, IfpVersion::Anp3);
     assert_eq!(p.name(), "ped");
     let clip = &p.blocks[0].clips[0];
@@ -154,15 +154,15 @@ fn anp2_has_no_frame_data_size_or_flags() {
     });
     let r = read_ok(&b.done());
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    assert_eq!(r.package.version, IfpVersion::Anp2);
-    let seq = &r.package.blocks[0].clips[0].sequences[0];
+    assert_eq!(r.file.version, IfpVersion::Anp2);
+    let seq = &r.file.blocks[0].clips[0].sequences[0];
     assert_eq!((seq.name.as_str(), seq.bone_id), ("Head", 5));
     assert_eq!(seq.keys[0].rotation, [0.0, 1.0, 0.0, 0.0]);
 }
 
 #[test]
 fn stale_trailing_bytes_are_a_warning_and_change_nothing() {
-    let clean = read_ok(&anpk_with_44_byte_anim()).package;
+    let clean = read_ok(&anpk_with_44_byte_anim()).file;
     // Stale data: a whole extra animation after the declared end (as in a cuts.img ANPK).
     let mut b = Bytes::new();
     b.raw(&anpk_with_44_byte_anim());
@@ -171,7 +171,7 @@ fn stale_trailing_bytes_are_a_warning_and_change_nothing() {
     });
     let stale = b.done();
     let r = read_ok(&stale);
-    assert_eq!(r.package, clean);
+    assert_eq!(r.file, clean);
     let w = &r.warnings[..];
     assert_eq!(w.len(), 1, "{w:?}");
     let end = anpk_with_44_byte_anim().len() as u64;
@@ -199,7 +199,7 @@ fn stale_trailing_bytes_are_a_warning_and_change_nothing() {
 #[test]
 fn frame_data_size_too_small_is_checked_not_trusted() {
     let r = read_ok(&anp3_with_types_1_to_4(Some(60)));
-    assert_eq!(r.package, read_ok(&anp3_with_types_1_to_4(None)).package);
+    assert_eq!(r.file, read_ok(&anp3_with_types_1_to_4(None)).file);
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     assert_eq!(
         r.warnings[0].kind,
@@ -231,7 +231,7 @@ fn empty_key_header_written_by_some_tools_is_skipped_by_cpan_size() {
         });
     });
     let r = read_ok(&b.done());
-    let seqs = &r.package.blocks[0].clips[0].sequences;
+    let seqs = &r.file.blocks[0].clips[0].sequences;
     assert_eq!(seqs[1].name, "Shead");
     assert_eq!(seqs[1].keys.len(), 1);
     assert!(matches!(
@@ -260,7 +260,7 @@ fn zeroed_markers_and_unknown_key_magic_are_tolerated() {
         });
     });
     let r = read_ok(&b.done());
-    let seq = &r.package.blocks[0].clips[0].sequences[0];
+    let seq = &r.file.blocks[0].clips[0].sequences[0];
     assert_eq!(seq.keys[0].translation, [4.0, 5.0, 6.0]);
     let kinds: Vec<_> = r.warnings.iter().map(|w| &w.kind).collect();
     assert!(
@@ -293,7 +293,7 @@ fn names_are_cut_at_nul_and_first_key_times_are_kept() {
         b.i16s(&[0, 0, 0, 4096, 58]);
     });
     let r = read_ok(&b.done());
-    let p = &r.package;
+    let p = &r.file;
     assert_eq!(p.name(), "ped");
     let clip = &p.blocks[0].clips[0];
     assert_eq!(clip.name, "GunCrouchBwd");
@@ -305,7 +305,7 @@ fn names_are_cut_at_nul_and_first_key_times_are_kept() {
 #[test]
 fn to_clip_normalises_removes_flips_and_sorts() {
     let r = read_ok(&anp3_with_types_1_to_4(None));
-    let clip = r.package.blocks[0].clips[0].to_clip();
+    let clip = r.file.blocks[0].clips[0].to_clip();
     assert_eq!(clip.name, "abseil");
     assert_eq!(clip.tracks().len(), 4);
     assert_eq!(clip.duration(), 1.0);
@@ -367,7 +367,7 @@ fn a_iii_ped_package_mixing_44_and_48_byte_anims_reads_and_binds_by_name() {
     });
     let r = read_ok(&b.done());
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    let clip = r.package.clip("WALK_CIVI").unwrap();
+    let clip = r.file.clip("WALK_CIVI").unwrap();
     let frames: Vec<(&str, usize, AnimLayout)> = clip
         .sequences
         .iter()
@@ -386,7 +386,7 @@ fn a_iii_ped_package_mixing_44_and_48_byte_anims_reads_and_binds_by_name() {
     assert_eq!(clip.sequences[1].bone_id, 7);
     // The second key of Swaist: translation (0, 0.5, 0) at 1 s.
     assert_eq!(clip.sequences[0].keys[1].time, 1.0);
-    let game = rigplay::skeleton::GtaGame::for_ifp(&r.package);
+    let game = rigplay::skeleton::GtaGame::for_ifp(&r.file);
     assert_eq!(game, rigplay::skeleton::GtaGame::Iii);
     let skeleton = game.skeleton();
     let bound = skeleton.bind(&clip.to_clip()).targets;

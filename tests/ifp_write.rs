@@ -8,7 +8,7 @@ use rigplay::formats::ifp::*;
 fn read(bytes: &[u8]) -> IfpFile {
     let r = IfpFile::read(bytes).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    r.package
+    r.file
 }
 
 #[test]

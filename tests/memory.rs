@@ -143,7 +143,7 @@ fn files() -> Vec<(Format, String, Vec<u8>)> {
             asset("characters/ped.txd"),
         ),
     ];
-    let mut big = IfpFile::read(&asset("anims/sa_ped.ifp")).unwrap().package;
+    let mut big = IfpFile::read(&asset("anims/sa_ped.ifp")).unwrap().file;
     let clips: Vec<_> = big.clips().cloned().collect();
     let per_copy = asset("anims/sa_ped.ifp").len();
     for i in 0..2_400_000 / per_copy {

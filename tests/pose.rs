@@ -638,7 +638,7 @@ fn sa_clips() -> Vec<Clip> {
     .expect("the bundled SA sample");
     IfpFile::read(&bytes)
         .expect("it reads")
-        .package
+        .file
         .clips()
         .map(|c| c.to_clip())
         .collect()

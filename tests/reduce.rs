@@ -723,7 +723,7 @@ fn the_sample_clips_reduce_within_tolerance_on_the_sa_skeleton() {
     let skeleton = Skeleton::gta_sa();
     let package = IfpFile::read(&crate::assets::read("anims/sa_ped.ifp"))
         .expect("the committed SA sample reads")
-        .package;
+        .file;
     let options = ReduceOptions::default();
     let (mut before, mut after) = (0, 0);
     for ifp in package.clips() {

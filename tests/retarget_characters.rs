@@ -193,7 +193,7 @@ fn times(clip: &Clip, n: usize) -> Vec<f32> {
 }
 
 fn ifp_clips(path: &str) -> Vec<Clip> {
-    let package = IfpFile::read(&crate::assets::read(path)).unwrap().package;
+    let package = IfpFile::read(&crate::assets::read(path)).unwrap().file;
     package.clips().map(|c| c.to_clip()).collect()
 }
 

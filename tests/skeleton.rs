@@ -117,10 +117,10 @@ fn anpk_packages_bind_to_sa_when_they_use_a_bone_id_only_sa_has() {
     use rigplay::skeleton::{GtaGame, is_sa_only_bone_id};
     // Tags 1 and 41 are in VC's ped as well: VC.
     let vc = IfpFile::read(&crate::ifp_fixtures::anpk_with_44_byte_anim()).unwrap();
-    assert_eq!(GtaGame::for_ifp(&vc.package), GtaGame::Vc);
+    assert_eq!(GtaGame::for_ifp(&vc.file), GtaGame::Vc);
     // Belly (201) and L breast (301) exist only in SA's ped: a cutscene package of SA.
     let cs = IfpFile::read(&crate::ifp_fixtures::anpk_sa_cutscene()).unwrap();
-    assert_eq!(GtaGame::for_ifp(&cs.package), GtaGame::Sa);
+    assert_eq!(GtaGame::for_ifp(&cs.file), GtaGame::Sa);
     // The table: SA's toes, jaw, brows, finger joints, belly and breasts; not the shared ones
     // nor the 5000s both games use.
     for id in [6, 7, 8, 26, 36, 44, 54, 201, 301, 302, 305] {
@@ -413,7 +413,7 @@ fn cutscene_clavicle_keys_in_the_scene_frame_are_not_applied_and_the_hands_stay_
     // clavicles keyed with positions in the scene's frame: see the fixture).
     let package = IfpFile::read(&crate::ifp_fixtures::anpk_sa_cutscene_scene_space(172))
         .unwrap()
-        .package;
+        .file;
     let game = GtaGame::for_ifp(&package);
     assert_eq!(game, GtaGame::Sa, "bone tags 0–34 and 201: SA's");
     let skeleton = game.skeleton();

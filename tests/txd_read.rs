@@ -167,18 +167,22 @@ fn uncompressed_and_palette_formats_decode_to_rgba8() {
     let textures: Vec<Tex> = cases.iter().map(|(t, _)| t.clone()).collect();
     let r = TxdFile::read(&dictionary(&textures)).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    assert_eq!(r.txd.device_id, 2);
-    assert_eq!(r.txd.textures.len(), cases.len());
-    let t = r.txd.find("PAL4_16").unwrap();
+    assert_eq!(r.file.device_id, 2);
+    assert_eq!(r.file.textures.len(), cases.len());
+    let t = r.file.find("PAL4_16").unwrap();
     assert_eq!(
         t.palette.len(),
         16,
         "palette size inferred from the level sizes"
     );
-    assert_eq!(r.txd.find("pal4_32").unwrap().palette.len(), 32);
-    assert_eq!(r.txd.find("c8888").unwrap().mask, "", "mask cut at its NUL");
+    assert_eq!(r.file.find("pal4_32").unwrap().palette.len(), 32);
+    assert_eq!(
+        r.file.find("c8888").unwrap().mask,
+        "",
+        "mask cut at its NUL"
+    );
     for (t, expected) in &cases {
-        check_pixels(&r.txd, t.name, expected);
+        check_pixels(&r.file, t.name, expected);
     }
 }
 
@@ -244,14 +248,14 @@ fn dxt_blocks_decode_to_rgba8() {
     d3d8.levels = vec![dxt1_block(0xF800, 0x001F, 0xE4E4_E4E4)];
 
     let r = TxdFile::read(&dictionary(&[opaque, alpha, dxt3, dxt5, d3d8])).unwrap();
-    let t = r.txd.find("dxt1").unwrap();
+    let t = r.file.find("dxt1").unwrap();
     assert_eq!(t.pixel_format(), Ok(PixelFormat::Dxt1));
     let all: Vec<_> = t.decode_all().into_iter().map(|l| l.unwrap()).collect();
     assert_eq!(
         all.iter().map(|l| (l.width, l.height)).collect::<Vec<_>>(),
         [(4, 4), (2, 2), (1, 1)]
     );
-    check_pixels(&r.txd, "dxt1", &row.repeat(4));
+    check_pixels(&r.file, "dxt1", &row.repeat(4));
     assert_eq!(
         &all[1].pixels[..8],
         &[255, 0, 0, 255, 0, 0, 255, 255],
@@ -265,9 +269,9 @@ fn dxt_blocks_decode_to_rgba8() {
         [0, 0, 0, 0],
     ]);
     expected.extend([[0, 0, 0, 0]; 12]);
-    check_pixels(&r.txd, "dxt1a", &expected);
+    check_pixels(&r.file, "dxt1a", &expected);
     let expected: Vec<[u8; 4]> = (0..16).map(|t| [170, 170, 170, t * 17]).collect();
-    check_pixels(&r.txd, "dxt3", &expected);
+    check_pixels(&r.file, "dxt3", &expected);
     let a = [
         [255, 0, 218, 182, 145, 109, 72, 36],
         [0, 255, 51, 102, 153, 204, 0, 255],
@@ -279,8 +283,8 @@ fn dxt_blocks_decode_to_rgba8() {
             expected.push([255, 255, 255, a[block][t % 8]]);
         }
     }
-    check_pixels(&r.txd, "dxt5", &expected);
-    check_pixels(&r.txd, "d3d8_dxt1", &[row[0], row[1], row[0], row[1]]);
+    check_pixels(&r.file, "dxt5", &expected);
+    check_pixels(&r.file, "d3d8_dxt1", &[row[0], row[1], row[0], row[1]]);
 }
 
 #[test]
@@ -294,11 +298,11 @@ fn an_unsupported_or_short_texture_fails_alone() {
     ok.levels = vec![vec![9]];
     let r = TxdFile::read(&dictionary(&[dxt2, short, ok])).unwrap();
     assert!(matches!(
-        r.txd.find("dxt2").unwrap().decode(0),
+        r.file.find("dxt2").unwrap().decode(0),
         Err(TextureDecodeError::UnsupportedFormat { .. })
     ));
     assert!(matches!(
-        r.txd.find("short").unwrap().decode(0),
+        r.file.find("short").unwrap().decode(0),
         Err(TextureDecodeError::LevelTooShort {
             needed: 16,
             available: 8,
@@ -306,13 +310,13 @@ fn an_unsupported_or_short_texture_fails_alone() {
         })
     ));
     assert!(matches!(
-        r.txd.find("short").unwrap().decode(1),
+        r.file.find("short").unwrap().decode(1),
         Err(TextureDecodeError::NoLevel {
             level: 1,
             stored: 1
         })
     ));
-    check_pixels(&r.txd, "ok", &[[9, 9, 9, 255]]);
+    check_pixels(&r.file, "ok", &[[9, 9, 9, 255]]);
 }
 
 #[test]
@@ -437,5 +441,5 @@ fn the_ps2_mipmap_k_value_is_skipped_quietly_and_an_unknown_extension_is_named()
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     let w = r.warnings[0].to_string();
     assert!(w.contains("0x999") && w.contains("8 bytes"), "{w}");
-    check_pixels(&r.txd, t.name, &expected);
+    check_pixels(&r.file, t.name, &expected);
 }

@@ -12,7 +12,7 @@ pub fn sa_clip(name: &str) -> Clip {
     .expect("the committed SA sample");
     IfpFile::read(&bytes)
         .expect("it reads")
-        .package
+        .file
         .clip(name)
         .expect("the samples have it")
         .to_clip()

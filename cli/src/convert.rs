@@ -119,7 +119,10 @@ pub(crate) fn convert(a: Args) -> Result<(), Failure> {
                 bytes.len()
             );
         }
-        Loaded::Ifp(IfpRead { package, warnings }) => {
+        Loaded::Ifp(IfpRead {
+            file: package,
+            warnings,
+        }) => {
             for w in &warnings {
                 eprintln!("warning: {input}: {w}");
             }

@@ -178,7 +178,9 @@ fn gather(
     };
     match load(path)? {
         Loaded::Ifp(IfpRead {
-            package, warnings, ..
+            file: package,
+            warnings,
+            ..
         }) => {
             for w in &warnings {
                 eprintln!("{path}: {w}");

@@ -90,7 +90,7 @@ pub(crate) fn import(a: Args) -> Result<(), Failure> {
             let bytes = std::fs::read(path).map_err(|e| Failure(format!("{path}: {e}"), 1))?;
             let mut package = IfpFile::read(&bytes)
                 .map_err(|e| Failure(format!("{path}: {e}"), 1))?
-                .package;
+                .file;
             if package.version != version {
                 return Err(Failure(
                     format!(
@@ -156,8 +156,8 @@ fn bvh_clips(
             .unwrap_or("clip")
             .to_owned()
     });
-    let clip = read.bvh.to_clip(&name);
-    Ok(vec![(name, bvh_source(&read.bvh), clip)])
+    let clip = read.file.to_clip(&name);
+    Ok(vec![(name, bvh_source(&read.file), clip)])
 }
 
 /// A glTF's animations (every one, or the one `--clip` names), each named as in the file (or

@@ -24,7 +24,10 @@ pub(crate) fn inspect(a: Args) -> Result<(), Failure> {
 }
 
 fn ifp(path: &str, read: IfpRead, as_json: bool) -> Result<(), Failure> {
-    let IfpRead { package, warnings } = read;
+    let IfpRead {
+        file: package,
+        warnings,
+    } = read;
     if as_json {
         let mut clips = Vec::new();
         for (b, block) in package.blocks.iter().enumerate() {

@@ -32,7 +32,7 @@ pub(crate) fn pose(a: Args) -> Result<(), Failure> {
     // Each format's values in its own axes, and its map to Bevy's.
     type ToBevy = (fn(Quat) -> Quat, fn(Vec3) -> Vec3, fn(Vec3) -> Vec3);
     let (clip, file_space, to_bevy): (Clip, bool, ToBevy) = match load(path)? {
-        Loaded::Ifp(IfpRead { package, .. }) => {
+        Loaded::Ifp(IfpRead { file: package, .. }) => {
             let clip_name = a
                 .value("--clip")
                 .ok_or_else(|| usage("pose needs --clip NAME for an .ifp"))?;

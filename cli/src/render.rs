@@ -70,8 +70,8 @@ pub(crate) fn render(a: Args) -> Result<(), Failure> {
     for w in &read.warnings {
         eprintln!("warning: {path}: {w}");
     }
-    let renderer = Renderer::new(&read.project);
-    let evaluator = Evaluator::new(read.project);
+    let renderer = Renderer::new(&read.file);
+    let evaluator = Evaluator::new(read.file);
     let raw = a.flag("--raw");
     let picture = |frame: f32| {
         let fb = renderer.render(&evaluator.evaluate(frame), scale);

@@ -34,7 +34,7 @@ pub(crate) fn txd(a: Args) -> Result<(), Failure> {
     std::fs::create_dir_all(dir).map_err(|e| Failure(format!("{dir}: {e}"), 1))?;
     let mut failed = 0;
     let mut used = std::collections::HashSet::new();
-    for (i, t) in read.txd.textures.iter().enumerate() {
+    for (i, t) in read.file.textures.iter().enumerate() {
         let mut name = file_name(&t.name, i);
         if !used.insert(name.to_lowercase()) {
             name = format!("{name}_{i}");
@@ -59,7 +59,7 @@ pub(crate) fn txd(a: Args) -> Result<(), Failure> {
     }
     if failed > 0 {
         return Err(Failure(
-            format!("{failed} of {} textures failed", read.txd.textures.len()),
+            format!("{failed} of {} textures failed", read.file.textures.len()),
             1,
         ));
     }

@@ -492,10 +492,10 @@ fn convert_reduces_ifp_keys_and_keeps_the_version() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let before = IfpFile::read(&std::fs::read(&sa).unwrap()).unwrap().package;
+    let before = IfpFile::read(&std::fs::read(&sa).unwrap()).unwrap().file;
     let after = IfpFile::read(&std::fs::read(&out_path).unwrap()).unwrap();
     assert!(after.warnings.is_empty());
-    assert_eq!(after.package.version, before.version);
+    assert_eq!(after.file.version, before.version);
     let keys = |p: &IfpFile| -> usize {
         p.clips()
             .flat_map(|c| c.sequences.iter())
@@ -503,12 +503,12 @@ fn convert_reduces_ifp_keys_and_keeps_the_version() {
             .sum()
     };
     assert!(
-        keys(&after.package) < keys(&before),
+        keys(&after.file) < keys(&before),
         "{} keys",
-        keys(&after.package)
+        keys(&after.file)
     );
     // Every sequence keeps its first and last key.
-    for (a, b) in before.clips().zip(after.package.clips()) {
+    for (a, b) in before.clips().zip(after.file.clips()) {
         for (sa, sb) in a.sequences.iter().zip(&b.sequences) {
             assert_eq!(
                 sa.keys.first().map(|k| k.time),
@@ -562,9 +562,7 @@ fn convert_writes_what_the_library_writes() {
     let d = dir("convert-library");
     for name in ["sa_ped.ifp", "vc_ped.ifp"] {
         let input = sample(name);
-        let package = IfpFile::read(&std::fs::read(&input).unwrap())
-            .unwrap()
-            .package;
+        let package = IfpFile::read(&std::fs::read(&input).unwrap()).unwrap().file;
         let skeleton = Skeleton::for_ifp(&package);
         for (i, (args, version, reduction)) in cases.iter().enumerate() {
             let out_path = d.join(format!("{i}_{name}"));
@@ -1010,7 +1008,7 @@ fn package_at(path: &std::path::Path) -> rigplay::formats::ifp::IfpFile {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     rigplay::formats::ifp::IfpFile::read(&bytes)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .package
+        .file
 }
 
 #[test]
@@ -1046,7 +1044,7 @@ fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_othe
     ]);
     assert!(run_text.contains("replaces the package's clip"));
     let mut changed = package_at(&into);
-    let before = IfpFile::read(&original).unwrap().package;
+    let before = IfpFile::read(&original).unwrap().file;
     let names: Vec<&str> = changed.clips().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["WALK", "idle", "wave"]);
     let old_walk = before.clips().next().unwrap().clone();

@@ -210,7 +210,7 @@ pub fn view(index: usize, file: &OpenFile, loaded: &Loaded) -> Option<FileView> 
     match &file.handle {
         FileHandle::Anie(h) => {
             let anie = loaded.anies.get(h)?;
-            let p = anie.project();
+            let p = anie.file();
             let name = file
                 .path
                 .file_stem()
@@ -249,7 +249,7 @@ pub fn view(index: usize, file: &OpenFile, loaded: &Loaded) -> Option<FileView> 
         FileHandle::Ifp(h) => {
             let ifp = ifps.get(h)?;
             let skeleton = GtaSkeleton(ifp.game);
-            let p = &ifp.package;
+            let p = &ifp.file;
             Some(FileView {
                 clips: ifp
                     .clips

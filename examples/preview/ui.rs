@@ -339,7 +339,7 @@ pub fn ui(
                             convert::convert_panel(
                                 ui,
                                 &mut convert_state,
-                                &ifp.package,
+                                &ifp.file,
                                 &preview.files[f].path,
                             );
                         });
@@ -488,9 +488,9 @@ pub fn ui(
                 let frame = anie.evaluator.evaluate(rig.frame_at(
                     playback.time,
                     anie.frame_rate(),
-                    anie.project().max_frame,
+                    anie.file().max_frame,
                 ));
-                let project = anie.project().clone();
+                let project = anie.file().clone();
                 egui::ScrollArea::vertical()
                     .id_salt("layers")
                     .max_height(320.0)

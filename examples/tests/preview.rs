@@ -283,7 +283,7 @@ fn the_preview_draws_an_anie_project_through_the_gpu_plugin_where_and_as_animeef
     render("assets/anims/anie/character.anie", "character", &png, 0.5).unwrap();
     let shot = image::open(&png).unwrap().to_rgb8();
     let bytes = std::fs::read(repo_root().join("assets/anims/anie/character.anie")).unwrap();
-    let project = AnieFile::read(&bytes).unwrap().project;
+    let project = AnieFile::read(&bytes).unwrap().file;
     // The preview shows a 256 × 256 canvas as large as fits 760 × 520 px (at most 3×), centred
     // at (635, 301), drawn at that size: s = 520/256, a 520 × 520 cell whose texel (x, y) is
     // the window pixel (375 + x, 41 + y).

@@ -16,7 +16,7 @@ pub fn check_anie(data: &[u8]) {
     for w in &read.warnings {
         let _ = w.to_string();
     }
-    let p = std::sync::Arc::new(read.project);
+    let p = std::sync::Arc::new(read.file);
     let _ = p.key_parents();
     {
         use rigplay::anie::{cpu::Renderer, eval::Evaluator};
@@ -55,7 +55,7 @@ pub fn check_anie(data: &[u8]) {
                 "our own {version} output has a structural warning: {w}"
             );
         }
-        assert!(back.project == *p, "read(write(p, {version})) == p");
-        assert_eq!(back.project.write(version).expect("writes again"), bytes, "write is a fixed point");
+        assert!(back.file == *p, "read(write(p, {version})) == p");
+        assert_eq!(back.file.write(version).expect("writes again"), bytes, "write is a fixed point");
     }
 }

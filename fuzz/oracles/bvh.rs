@@ -12,7 +12,7 @@ pub fn check_bvh(data: &[u8]) {
     use rigplay::skeleton::GtaGame;
 
     let Ok(read) = BvhFile::read(data) else { return };
-    let bvh = read.bvh;
+    let bvh = read.file;
     for (j, joint) in bvh.joints.iter().enumerate() {
         assert!(joint.parent.is_none_or(|p| p < j), "parents first");
         assert!(joint.first_channel + joint.channels.len() <= bvh.channels());

@@ -13,7 +13,7 @@ pub fn check_dff(data: &[u8]) {
     for w in &read.warnings {
         let _ = w.to_string();
     }
-    for c in &read.dff.clumps {
+    for c in &read.file.clumps {
         assert_eq!(c.world_matrices().len(), c.frames.len());
         let _ = c.bones();
         for g in &c.geometries {

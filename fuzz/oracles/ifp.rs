@@ -16,7 +16,7 @@ pub fn check_ifp(data: &[u8]) {
     for w in &read.warnings {
         let _ = w.to_string();
     }
-    let p = read.package;
+    let p = read.file;
     let bytes = p.write().expect("a package that was read can be written");
     let back = IfpFile::read(&bytes).expect("our own output reads");
     for w in &back.warnings {
@@ -25,8 +25,8 @@ pub fn check_ifp(data: &[u8]) {
             "our own output has a structural warning: {w}"
         );
     }
-    assert_eq!(back.package, p, "read(write(p)) == p");
-    assert_eq!(back.package.write().expect("writes again"), bytes, "write is a fixed point");
+    assert_eq!(back.file, p, "read(write(p)) == p");
+    assert_eq!(back.file.write().expect("writes again"), bytes, "write is a fixed point");
     for clip in p.clips() {
         let c = clip.to_clip();
         let mut cursor = c.cursor();

@@ -11,7 +11,7 @@ pub fn check_txd(data: &[u8]) {
     for w in &read.warnings {
         let _ = w.to_string();
     }
-    for t in &read.txd.textures {
+    for t in &read.file.textures {
         let _ = t.pixel_format();
         for (level, image) in t.decode_all().into_iter().enumerate() {
             match image {

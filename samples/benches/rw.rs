@@ -56,7 +56,7 @@ fn big_txd() -> Vec<u8> {
 
 fn rw_read(c: &mut Criterion) {
     let dff = ped_dff_with(Detail { rings: 5, sides: 8 });
-    let clump = &DffFile::read(&dff).unwrap().dff.clumps[0];
+    let clump = &DffFile::read(&dff).unwrap().file.clumps[0];
     let g = &clump.geometries[0];
     eprintln!(
         "DFF: {} bytes, body {} vertices, {} triangles, {} bones; cap {} vertices",
@@ -67,7 +67,7 @@ fn rw_read(c: &mut Criterion) {
         clump.geometries[1].num_vertices
     );
     let txd = big_txd();
-    let t = TxdFile::read(&txd).unwrap().txd;
+    let t = TxdFile::read(&txd).unwrap().file;
     eprintln!(
         "TXD: {} bytes, {} textures, {} levels",
         txd.len(),
@@ -83,7 +83,7 @@ fn rw_read(c: &mut Criterion) {
         |b, bytes| {
             b.iter(|| {
                 let r = DffFile::read(black_box(bytes)).unwrap();
-                r.dff.clumps[0].skin_bind_pose(0).unwrap()
+                r.file.clumps[0].skin_bind_pose(0).unwrap()
             })
         },
     );
@@ -103,7 +103,7 @@ fn rw_read(c: &mut Criterion) {
         |b, bytes| {
             b.iter(|| {
                 let r = TxdFile::read(black_box(bytes)).unwrap();
-                r.txd
+                r.file
                     .textures
                     .iter()
                     .flat_map(|t| t.decode_all())

@@ -28,7 +28,7 @@ fn project(path: &str) -> AnieFile {
     let read = read_ok(bytes);
     assert!(read.warnings.is_empty(), "{path}: {:?}", read.warnings);
     assert_eq!(read.version, AnieVersion::V0_8);
-    read.project
+    read.file
 }
 
 fn key(node: usize, kind: KeyKind, slot: KeySlot) -> KeyRef {
@@ -67,8 +67,8 @@ fn samples_are_format_0_8_and_round_trip() {
         assert_eq!(u32::from_le_bytes(bytes[12..16].try_into().unwrap()), 8);
         let back = read_ok(bytes);
         assert!(back.warnings.is_empty(), "{path}: {:?}", back.warnings);
-        assert!(back.project == *p, "{path}: read(write(p)) == p");
-        assert_eq!(&back.project.write(AnieVersion::V0_8).unwrap(), bytes);
+        assert!(back.file == *p, "{path}: read(write(p)) == p");
+        assert_eq!(&back.file.write(AnieVersion::V0_8).unwrap(), bytes);
         // Looping, 48 frames at 24 fps; a root folder over layers only.
         assert!(p.looping && p.max_frame == 47 && p.fps == 24, "{path}");
         assert_eq!(p.objects[0].kind, NodeKind::Folder);
@@ -489,7 +489,7 @@ fn rig_polygons_are_the_capsule_clipped_to_the_union() {
 /// stored in `bones.anie` (a straight 3-bone chain with pose keys).
 #[test]
 fn rig_rebuilds_the_bones_animeeffects_made() {
-    let p = read_ok(&fixture("bones.anie")).project;
+    let p = read_ok(&fixture("bones.anie")).file;
     let bk = &p.objects[0].timeline.bones.keys[0];
     let stored = &bk.value.bones;
     let rig = Rig {
@@ -570,7 +570,7 @@ fn rig_rebuilds_the_bones_animeeffects_made() {
 /// border vertices, which AnimeEffects pulls onto an outline, sit elsewhere.
 #[test]
 fn grid_mesh_is_animeeffects_triangular_lattice() {
-    let p = read_ok(&fixture("bones.anie")).project;
+    let p = read_ok(&fixture("bones.anie")).file;
     let theirs = &p.objects[1]
         .timeline
         .images

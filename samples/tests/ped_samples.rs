@@ -18,14 +18,14 @@ fn committed(name: &str) -> Vec<u8> {
 fn clump() -> Clump {
     let r = DffFile::read(&committed("ped.dff")).expect("ped.dff reads");
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    assert_eq!(r.dff.clumps.len(), 1);
-    r.dff.clumps.into_iter().next().unwrap()
+    assert_eq!(r.file.clumps.len(), 1);
+    r.file.clumps.into_iter().next().unwrap()
 }
 
 fn txd() -> TxdFile {
     let r = TxdFile::read(&committed("ped.txd")).expect("ped.txd reads");
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    r.txd
+    r.file
 }
 
 #[test]
@@ -322,7 +322,7 @@ fn dxt1_encoder_is_close_to_its_source() {
         format: rw::TexFormat::Dxt1,
         levels: std::slice::from_ref(&g),
     }]);
-    let dec = TxdFile::read(&enc).unwrap().txd.textures[0]
+    let dec = TxdFile::read(&enc).unwrap().file.textures[0]
         .decode(0)
         .unwrap();
     let worst = dec

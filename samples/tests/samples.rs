@@ -23,11 +23,11 @@ fn sample_walk_moves_forward_and_swings_the_legs() {
     let files = rigplay_samples::sample_files();
     let sa = IfpFile::read(&files[0].1).unwrap();
     assert!(sa.warnings.is_empty());
-    assert_eq!(sa.package.version, IfpVersion::Anp3);
+    assert_eq!(sa.file.version, IfpVersion::Anp3);
     let vc = IfpFile::read(&files[1].1).unwrap();
-    assert_eq!(vc.package.version, IfpVersion::Anpk);
+    assert_eq!(vc.file.version, IfpVersion::Anpk);
     let skeleton = Skeleton::gta_sa();
-    let walk = sa.package.clip("walk").unwrap().to_clip();
+    let walk = sa.file.clip("walk").unwrap().to_clip();
     let binding = skeleton.bind(&walk);
     assert!(binding.unmatched.is_empty() && binding.duplicates.is_empty());
     let pose_at = |t: f32| {
@@ -58,7 +58,7 @@ fn sample_walk_moves_forward_and_swings_the_legs() {
     assert!(foot(&q1, 43).y - q1[0].1.y > foot(&q1, 53).y - q1[0].1.y + 0.2);
     assert!(foot(&q3, 43).y - q3[0].1.y < foot(&q3, 53).y - q3[0].1.y - 0.2);
     // The wave animates the right arm only.
-    let wave = sa.package.clip("wave").unwrap();
+    let wave = sa.file.clip("wave").unwrap();
     assert_eq!(
         wave.sequences.iter().map(|s| s.bone_id).collect::<Vec<_>>(),
         [21, 22, 23, 24]
@@ -279,7 +279,7 @@ fn the_sample_walk_retargeted_onto_the_sample_character_points_its_limbs_where_t
     let files = rigplay_samples::sample_files();
     let sa = IfpFile::read(&files[0].1).unwrap();
     let skeleton = Skeleton::gta_sa();
-    let walk = sa.package.clip("walk").unwrap().to_clip();
+    let walk = sa.file.clip("walk").unwrap().to_clip();
     let binding = skeleton.bind(&walk);
     let source = RestPose::from(&skeleton);
     let source_names: Vec<&str> = skeleton.bones.iter().map(|b| b.name.as_str()).collect();

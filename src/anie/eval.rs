@@ -7,7 +7,7 @@
 //! use rigplay::anie::eval::Evaluator;
 //! use rigplay::formats::anie::AnieFile;
 //!
-//! let project = AnieFile::read(&std::fs::read("walk.anie")?)?.project;
+//! let project = AnieFile::read(&std::fs::read("walk.anie")?)?.file;
 //! let evaluator = Evaluator::new(project); // bone influences are computed once, here
 //! let frame = evaluator.evaluate(3.5);
 //! for op in &frame.draws {

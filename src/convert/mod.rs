@@ -78,7 +78,7 @@ pub fn convert_ifp(
         (Some(radius), Ok(bytes)) => IfpFile::read(bytes).ok().map(|back| {
             let errors: Vec<ErrorStats> = originals
                 .iter()
-                .zip(back.package.clips())
+                .zip(back.file.clips())
                 .map(|(original, written)| {
                     let rig = ReduceRig::from_skeleton(skeleton, original);
                     measure_error(original, &written.to_clip(), &rig, radius)

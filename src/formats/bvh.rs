@@ -84,7 +84,7 @@ pub struct BvhFile {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BvhRead {
     /// The file.
-    pub bvh: BvhFile,
+    pub file: BvhFile,
     /// What was odd but readable (a frame count that disagrees with the rows, …).
     pub warnings: Vec<String>,
 }
@@ -315,7 +315,7 @@ impl BvhFile {
             ));
         }
         Ok(BvhRead {
-            bvh: BvhFile {
+            file: BvhFile {
                 joints,
                 frame_time,
                 values,

@@ -67,7 +67,7 @@ fn a_headless_app_plays_an_ifp_clip_on_a_gta_ped() {
     let bytes = std::fs::read(format!("{ASSETS}/anims/sa_ped.ifp")).unwrap();
     let clip = IfpFile::read(&bytes)
         .unwrap()
-        .package
+        .file
         .clip("walk")
         .unwrap()
         .to_clip();

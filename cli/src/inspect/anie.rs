@@ -195,7 +195,7 @@ fn depths(project: &AnieFile) -> Vec<usize> {
 }
 
 pub(crate) fn inspect(path: &str, read: &AnieRead, as_json: bool) -> Result<(), Failure> {
-    let p = &read.project;
+    let p = &read.file;
     if as_json {
         let resources: Vec<Value> = p
             .resources

@@ -75,12 +75,12 @@ fn clump_json(c: &Clump, game: GtaGame) -> Value {
 
 pub(crate) fn dff(path: &str, read: &DffRead, as_json: bool) -> Result<(), Failure> {
     let warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
-    let game = GtaGame::for_dff(&read.dff);
+    let game = GtaGame::for_dff(&read.file);
     if as_json {
         let out = json!({
             "file": path,
             "format": "DFF",
-            "clumps": read.dff.clumps.iter().map(|c| clump_json(c, game)).collect::<Vec<_>>(),
+            "clumps": read.file.clumps.iter().map(|c| clump_json(c, game)).collect::<Vec<_>>(),
             "warnings": warnings,
         });
         out!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
@@ -88,9 +88,9 @@ pub(crate) fn dff(path: &str, read: &DffRead, as_json: bool) -> Result<(), Failu
     }
     out!(
         "{path}: RenderWare model, {} clump(s)",
-        read.dff.clumps.len()
+        read.file.clumps.len()
     );
-    for (k, c) in read.dff.clumps.iter().enumerate() {
+    for (k, c) in read.file.clumps.iter().enumerate() {
         let bones = c.bones().unwrap_or_default();
         out!(
             "  clump {k}: RW {}, {} frames, {} bones, {} geometries, {} atomics",
@@ -196,7 +196,7 @@ pub(crate) fn txd(path: &str, read: &TxdRead, as_json: bool) -> Result<(), Failu
         let out = json!({
             "file": path,
             "format": "TXD",
-            "textures": read.txd.textures.iter().map(|t| json!({
+            "textures": read.file.textures.iter().map(|t| json!({
                 "name": t.name,
                 "mask": t.mask,
                 "pixel_format": format(t),
@@ -213,9 +213,9 @@ pub(crate) fn txd(path: &str, read: &TxdRead, as_json: bool) -> Result<(), Failu
     }
     out!(
         "{path}: RenderWare texture dictionary, {} texture(s)",
-        read.txd.textures.len()
+        read.file.textures.len()
     );
-    for t in &read.txd.textures {
+    for t in &read.file.textures {
         out!(
             "  {:24} {}×{} {}, {} level(s), D3D{}{}",
             format!("{:?}", t.name),

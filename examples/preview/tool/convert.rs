@@ -193,9 +193,7 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../assets/anims")
             .join(name);
-        let package = IfpFile::read(&std::fs::read(&path).unwrap())
-            .unwrap()
-            .package;
+        let package = IfpFile::read(&std::fs::read(&path).unwrap()).unwrap().file;
         (path, package)
     }
 

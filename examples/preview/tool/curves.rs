@@ -427,9 +427,7 @@ mod tests {
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../assets/anims")
                 .join(name);
-            let package = IfpFile::read(&std::fs::read(path).unwrap())
-                .unwrap()
-                .package;
+            let package = IfpFile::read(&std::fs::read(path).unwrap()).unwrap().file;
             for ifp in package.clips() {
                 let clip = ifp.to_clip();
                 for track in 0..clip.tracks().len() {

@@ -8,7 +8,7 @@
 //! use rigplay::anie::eval::Evaluator;
 //! use rigplay::formats::anie::AnieFile;
 //!
-//! let project = AnieFile::read(&std::fs::read("walk.anie")?)?.project;
+//! let project = AnieFile::read(&std::fs::read("walk.anie")?)?.file;
 //! let renderer = Renderer::new(&project); // the images are decoded once, here
 //! let evaluator = Evaluator::new(project);
 //! let framebuffer = renderer.render(&evaluator.evaluate(3.5), 1.0);

@@ -70,7 +70,7 @@ const ROTATE_LIMIT: f32 = 1e4;
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnieRead {
     /// The project.
-    pub project: AnieFile,
+    pub file: AnieFile,
     /// The format version of the file (header minor 4..=8).
     pub version: AnieVersion,
     /// What the reader accepted but reports (unknown key types skipped, values clamped, images

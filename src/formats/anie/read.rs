@@ -31,7 +31,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<AnieRead> {
     p.file()?;
     p.resolve()?;
     Ok(AnieRead {
-        project: p.project,
+        file: p.project,
         version: p.version,
         warnings: p.warnings,
     })

@@ -15,7 +15,7 @@ use glam::{Mat3, Mat4, Vec3};
 #[derive(Debug, Clone, PartialEq)]
 pub struct DffRead {
     /// The model.
-    pub dff: DffFile,
+    pub file: DffFile,
     /// What the reader accepted but reports, in file order.
     pub warnings: Vec<RwWarning>,
 }
@@ -59,7 +59,7 @@ impl DffFile {
             return Err(w.error(pos, RwErrorKind::MissingChunk { expected: "Clump" }));
         }
         Ok(DffRead {
-            dff,
+            file: dff,
             warnings: w.warnings,
         })
     }

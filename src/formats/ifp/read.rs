@@ -16,7 +16,7 @@ use crate::formats::bytes::{ByteReader, CountTooLarge, Record, Short, decode_nam
 #[derive(Debug, Clone, PartialEq)]
 pub struct IfpRead {
     /// The package.
-    pub package: IfpFile,
+    pub file: IfpFile,
     /// What the reader accepted but reports, in file order.
     pub warnings: Vec<IfpWarning>,
 }
@@ -31,7 +31,7 @@ impl IfpFile {
         };
         let package = p.file()?;
         Ok(IfpRead {
-            package,
+            file: package,
             warnings: p.warnings,
         })
     }

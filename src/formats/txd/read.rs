@@ -9,7 +9,7 @@ use crate::formats::rw::{ChunkHeader, RwError, RwErrorKind, RwWarning, RwWarning
 #[derive(Debug, Clone, PartialEq)]
 pub struct TxdRead {
     /// The dictionary.
-    pub txd: TxdFile,
+    pub file: TxdFile,
     /// What the reader accepted but reports, in file order.
     pub warnings: Vec<RwWarning>,
 }
@@ -55,7 +55,7 @@ impl TxdFile {
             ));
         };
         Ok(TxdRead {
-            txd,
+            file: txd,
             warnings: w.warnings,
         })
     }

@@ -25,25 +25,25 @@ pub struct Anie {
 
 impl Anie {
     /// The project.
-    pub fn project(&self) -> &Arc<AnieFile> {
+    pub fn file(&self) -> &Arc<AnieFile> {
         self.evaluator.project()
     }
 
     /// Frames per second of the timeline (at least 1).
     pub fn frame_rate(&self) -> f32 {
-        self.project().fps.max(1) as f32
+        self.file().fps.max(1) as f32
     }
 
     /// Seconds the timeline plays: frames `0..=maxFrame`, each shown for `1/fps`, so
     /// `(maxFrame + 1) / fps`. AnimeEffects plays frame `maxFrame` and then wraps to 0 (§4.1: a
     /// loop's period is `maxFrame + 1` frames), so this is the length of one loop.
     pub fn duration(&self) -> f32 {
-        (self.project().max_frame as f32 + 1.0) / self.frame_rate()
+        (self.file().max_frame as f32 + 1.0) / self.frame_rate()
     }
 
     /// The canvas size in pixels.
     pub fn canvas_size(&self) -> UVec2 {
-        UVec2::new(self.project().canvas_width, self.project().canvas_height)
+        UVec2::new(self.file().canvas_width, self.file().canvas_height)
     }
 }
 

@@ -309,7 +309,7 @@ fn hidden_hash(hidden: &[usize]) -> u64 {
 fn build_program(project: &Anie, frame: f32, scale: f32, hidden: &[usize]) -> Program {
     let mut evaluated = project.evaluator.evaluate(frame);
     // A hidden node hides its subtree, as its visibility flag would (§4.4).
-    let objects = &project.project().objects;
+    let objects = &project.file().objects;
     let mut stack: Vec<usize> = hidden.to_vec();
     while let Some(node) = stack.pop() {
         if let Some(n) = evaluated.nodes.get_mut(node)
@@ -383,7 +383,7 @@ pub(crate) fn draw_rigs(
         let frame = rig.frame_at(
             playback.time,
             project.frame_rate(),
-            project.project().max_frame,
+            project.file().max_frame,
         );
         let scale = cell_scale(rig.scale, project.canvas_size(), settings.max_side);
         let key = ProgramKey {

@@ -63,7 +63,7 @@ impl AssetLoader for AnieLoader {
         let meta = &settings.meta_problems;
         let read = |bytes: &[u8]| AnieFile::read(bytes).map_err(AnieAssetError::Read);
         let (read, warnings) = read_file(reader, load_context, meta, read, |r| &r.warnings).await?;
-        let mut images = ImageAtlas::new(&read.project)
+        let mut images = ImageAtlas::new(&read.file)
             .map_err(|e| AssetLoadError::Format(AnieAssetError::Atlas(e)))?;
         let texture = Image::new(
             Extent3d {
@@ -83,7 +83,7 @@ impl AssetLoader for AnieLoader {
             InfluenceSource::Recompute
         };
         Ok(Anie {
-            evaluator: Evaluator::with_options(Arc::new(read.project), EvalOptions { influences }),
+            evaluator: Evaluator::with_options(Arc::new(read.file), EvalOptions { influences }),
             images: Arc::new(images),
             atlas,
             warnings,

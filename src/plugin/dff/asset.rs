@@ -20,7 +20,7 @@ use std::sync::Arc;
 #[type_path = "rigplay::plugin"]
 pub struct Dff {
     /// Everything the file holds (see [`crate::formats::dff`]).
-    pub dff: DffFile,
+    pub file: DffFile,
     /// One per clump, in file order.
     pub clumps: Vec<Arc<DffClump>>,
     /// The textures found in the texture dictionaries, by name as the TXD spells it (materials

@@ -103,7 +103,7 @@ impl AssetLoader for DffLoader {
         let meta = &settings.meta_problems;
         let (read, mut warnings) =
             read_file(reader, load_context, meta, DffFile::read, |r| &r.warnings).await?;
-        let dff = read.dff;
+        let dff = read.file;
         let game = settings.game.unwrap_or_else(|| GtaGame::for_dff(&dff));
 
         // Texture dictionaries: the named ones first, then the one beside the model.
@@ -142,7 +142,7 @@ impl AssetLoader for DffLoader {
                     for w in &read.warnings {
                         warnings.push(format!("{path}: {w}"));
                     }
-                    for t in read.txd.textures {
+                    for t in read.file.textures {
                         if !textures
                             .iter()
                             .any(|k| k.name.eq_ignore_ascii_case(&t.name))
@@ -283,7 +283,7 @@ impl AssetLoader for DffLoader {
             warn!("{}: {line}", load_context.path());
         }
         Ok(Dff {
-            dff,
+            file: dff,
             clumps,
             textures: by_name,
             missing_textures,

@@ -19,7 +19,7 @@ use std::sync::Arc;
 #[type_path = "rigplay::plugin"]
 pub struct Ifp {
     /// Everything the file holds (see [`crate::formats::ifp`]).
-    pub package: IfpFile,
+    pub file: IfpFile,
     /// One per clip, in file order.
     pub clips: Vec<IfpClipAsset>,
     /// Clip index by name (the first clip of each name).

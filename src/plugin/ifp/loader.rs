@@ -85,7 +85,7 @@ impl AssetLoader for IfpLoader {
         let meta = &settings.meta_problems;
         let (read, mut warnings) =
             read_file(reader, load_context, meta, IfpFile::read, |r| &r.warnings).await?;
-        let package = read.package;
+        let package = read.file;
         let game = settings
             .skeleton
             .unwrap_or_else(|| GtaGame::for_ifp(&package));
@@ -157,7 +157,7 @@ impl AssetLoader for IfpLoader {
             });
         }
         Ok(Ifp {
-            package,
+            file: package,
             clips,
             named_clips,
             warnings,
