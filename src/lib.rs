@@ -114,6 +114,8 @@
 //!   reduction, retargeting onto humanoid skeletons, and the pose pipeline for crowds
 //!   (`animation::pose`);
 //! * [`skeleton`] holds the built-in GTA ped skeletons and the rules that bind tracks to bones;
+//! * [`model`] makes a DFF model and its TXD textures ready to draw (meshes, skins, materials,
+//!   textures), for Bevy's `.dff` loader and the glTF export alike;
 //! * [`coords`] holds every coordinate-system conversion, each written once;
 //! * [`convert`] rewrites files: an IFP package in another version, with fewer keys (what
 //!   `rigplay convert` does); GTA and DAN clips out to glTF ([`convert::gltf`]); motion capture
@@ -135,6 +137,7 @@ pub mod animation;
 pub mod convert;
 pub mod coords;
 pub mod formats;
+pub mod model;
 #[cfg(feature = "bevy")]
 pub mod plugin;
 pub mod prelude;

@@ -45,6 +45,15 @@ pub struct Skeleton {
     pub bones: Vec<SkeletonBone>,
 }
 
+/// What a bone is, for binding ([`Skeleton::identity`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum BoneIdentity {
+    /// A canonical SA bone id (`docs/formats/ifp.md`'s alias table).
+    Canonical(i32),
+    /// A normalised name ([`bone_key`]), for a bone the alias table does not know.
+    Name(String),
+}
+
 /// Which bone each track of a clip drives.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Binding {
@@ -836,6 +845,22 @@ impl Skeleton {
         self.bones
             .iter()
             .position(|b| b.canonical == Some(canonical))
+    }
+
+    /// What `bone` is, for binding: the canonical SA bone id of the bone this skeleton finds
+    /// for it (by id, name or alias), else of its name in the alias table, else its normalised
+    /// name ([`bone_key`]). A track and a bone of the same identity are one bone, on any
+    /// character: the Bevy plugin's animation target ids are made from it.
+    pub fn identity(&self, bone: &BoneRef) -> BoneIdentity {
+        let key = bone_key(&bone.name);
+        let canonical = match self.find(bone) {
+            Some(i) => self.bones[i].canonical,
+            None => canonical_bone_id(&key),
+        };
+        match canonical {
+            Some(c) => BoneIdentity::Canonical(c),
+            None => BoneIdentity::Name(key),
+        }
     }
 
     /// A flat skeleton of a clip's tracks (a DAN clip's bones: no hierarchy), each bone named

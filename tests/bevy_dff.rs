@@ -76,7 +76,7 @@ fn mesh<'a>(app: &'a App, handle: &Handle<Mesh>) -> &'a Mesh {
 }
 
 /// Where Bevy's skinning puts a stored vertex: Σ wₖ · (G(jointₖ) · IBMₖ) · v.
-fn skinned(
+pub(crate) fn skinned(
     app: &mut App,
     skin: &SkinnedMesh,
     joints: [u16; 4],
@@ -174,12 +174,18 @@ fn a_model_loads_textured_and_skinned_and_spawns_bones_clips_bind_to() {
         panic!("no weights")
     };
     // Vertex 0: weight 1 on bone 0, the junk index 7 of its zero-weight slots not passed on;
-    // vertex 1 binds its first slot to bone 1 (the fixture's bone_index); weights sum to 1.
+    // vertex 1 binds its first slot to bone 1 (the fixture's bone_index). A bone named in two
+    // slots takes both weights in its first (glTF forbids a joint twice on a vertex; the skinned
+    // sum is the same): vertex 1's (1, 0, 1, 0) at (0.5, 0.25, 0.125, 0.125) is bone 1 at
+    // 0.5 + 0.125 and bone 0 at 0.25 + 0.125; vertex 2's (0, 1, 0, 1) at (0.4, 0.3, 0.2, 0.1) is
+    // bone 0 at 0.6 and bone 1 at 0.4. Weights sum to 1.
     assert_eq!(joints[0], [0, 0, 0, 0]);
     assert_eq!(weights[0], [1.0, 0.0, 0.0, 0.0]);
-    assert_eq!(joints[1], [1, 0, 1, 0]);
-    assert_eq!(weights[1], [0.5, 0.25, 0.125, 0.125]);
-    assert_eq!(joints[2], [0, 1, 0, 1]);
+    assert_eq!(joints[1], [1, 0, 0, 0]);
+    assert_eq!(weights[1], [0.625, 0.375, 0.0, 0.0]);
+    assert_eq!(joints[2], [0, 1, 0, 0]);
+    let w2 = Vec4::from(weights[2]);
+    assert!(w2.abs_diff_eq(Vec4::new(0.6, 0.4, 0.0, 0.0), 1e-6), "{w2}");
     let (joints, weights) = (joints.clone(), weights.clone());
 
     // Atomic 1: the rigid prelit quad on " Bone": two materials, two UV sets, vertex colours.
@@ -345,7 +351,7 @@ fn side_by_side(
     (skeleton, model)
 }
 
-fn joint_positions(app: &mut App, root: Entity) -> Vec<(String, Vec3)> {
+pub(crate) fn joint_positions(app: &mut App, root: Entity) -> Vec<(String, Vec3)> {
     let world = app.world_mut();
     let mut children = world.query::<&Children>();
     let mut stack = vec![root];
@@ -520,13 +526,17 @@ fn a_ped_with_other_proportions_keeps_them_under_a_clip() {
 }
 
 /// GTA III PC (3.3.0.2): peds are separate parts on named frames, no HAnim, no skin (§4.2).
-const III: u32 = 0x0C02_FFFF;
+pub(crate) const III: u32 = 0x0C02_FFFF;
 
 /// A model without bones, written field by field (§2.1, §3.2–§3.4, §4.1): frames `(name,
 /// parent, position)` with identity rotations, and one atomic per listed frame drawing its own
 /// triangle (positions only: no UVs, no normals, so the loader computes them) in one untextured
 /// material. III files (stamp `III`) carry the geometry's surface properties, SA ones do not.
-fn rigid_model(stamp: u32, frames: &[(&str, i32, [f32; 3])], atomics: &[i32]) -> Vec<u8> {
+pub(crate) fn rigid_model(
+    stamp: u32,
+    frames: &[(&str, i32, [f32; 3])],
+    atomics: &[i32],
+) -> Vec<u8> {
     let old = stamp == III;
     let mut b = Bytes::new();
     b.chunk(0x10, stamp, |b| {

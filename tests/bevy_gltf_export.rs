@@ -1,5 +1,7 @@
 //! glTF exports played by Bevy's own glTF loader and `AnimationPlayer`, against rigplay's
-//! playback of the source on the built-in skeleton: every joint within 1e-4 m, for every game.
+//! playback of the source on the built-in skeleton: every joint within 1e-4 m, for every game;
+//! and the sample ped exported with its model, every frame and skinned vertex against rigplay's
+//! `.dff` loader drawing it.
 
 use crate::bevy_ifp::{app_with, load};
 use bevy::gltf::GltfPlugin;
@@ -45,6 +47,25 @@ fn player_under(app: &mut App, root: Entity) -> Entity {
         }
     }
     panic!("the glTF scene has an AnimationPlayer");
+}
+
+/// The glTF scene's `AnimationPlayer` under `exported`, given a graph of `animation` alone;
+/// the player and the animation's node.
+fn played_by(
+    app: &mut App,
+    exported: Entity,
+    animation: Handle<AnimationClip>,
+) -> (Entity, AnimationNodeIndex) {
+    let player = player_under(app, exported);
+    let (graph, node) = AnimationGraph::from_clip(animation);
+    let graph = app
+        .world_mut()
+        .resource_mut::<Assets<AnimationGraph>>()
+        .add(graph);
+    app.world_mut()
+        .entity_mut(player)
+        .insert(AnimationGraphHandle(graph));
+    (player, node)
 }
 
 /// Exports every clip of `ifp` for `game` and plays each, in Bevy's glTF loader and on
@@ -99,15 +120,7 @@ fn compare(game: GtaGame, ifp: Vec<u8>) -> (f32, String, usize) {
         for _ in 0..5 {
             app.update();
         }
-        let player = player_under(&mut app, exported);
-        let (graph, node) = AnimationGraph::from_clip(animations[index].clone());
-        let graph = app
-            .world_mut()
-            .resource_mut::<Assets<AnimationGraph>>()
-            .add(graph);
-        app.world_mut()
-            .entity_mut(player)
-            .insert(AnimationGraphHandle(graph));
+        let (player, node) = played_by(&mut app, exported, animations[index].clone());
         for k in 0..=10 {
             let t = clip.duration() * k as f32 / 10.0;
             {
@@ -160,4 +173,247 @@ fn bevys_gltf_loader_plays_exports_of_every_game_where_rigplay_plays_the_source(
         assert!(compared > 100, "{game:?}: {compared}");
         assert!(distance < 1e-4, "{game:?}: {distance} m at {at}");
     }
+}
+
+/// Every mesh under `root` (in order of vertex and index counts): where Bevy draws each of its
+/// vertices now (skinned by its joints, or placed by its entity's transform).
+fn drawn_vertices(app: &mut App, root: Entity) -> Vec<Vec<Vec3>> {
+    use bevy::mesh::VertexAttributeValues as V;
+    use bevy::mesh::skinning::SkinnedMesh;
+    let mut found = Vec::new();
+    let mut stack = vec![root];
+    while let Some(e) = stack.pop() {
+        let world = app.world();
+        if let Some(children) = world.get::<Children>(e) {
+            stack.extend(children.iter());
+        }
+        if let (Some(mesh), Some(at)) = (world.get::<Mesh3d>(e), world.get::<GlobalTransform>(e)) {
+            found.push((mesh.0.clone(), world.get::<SkinnedMesh>(e).cloned(), *at));
+        }
+    }
+    let mut out = Vec::new();
+    for (handle, skin, at) in found {
+        let mesh = app
+            .world()
+            .resource::<Assets<Mesh>>()
+            .get(&handle)
+            .unwrap()
+            .clone();
+        let Some(V::Float32x3(positions)) = mesh.attribute(Mesh::ATTRIBUTE_POSITION) else {
+            panic!("positions");
+        };
+        let vertices: Vec<Vec3> = match &skin {
+            Some(skin) => {
+                let Some(V::Uint16x4(joints)) = mesh.attribute(Mesh::ATTRIBUTE_JOINT_INDEX) else {
+                    panic!("joints");
+                };
+                let Some(V::Float32x4(weights)) = mesh.attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT)
+                else {
+                    panic!("weights");
+                };
+                (0..positions.len())
+                    .map(|v| {
+                        crate::bevy_dff::skinned(
+                            app,
+                            skin,
+                            joints[v],
+                            weights[v],
+                            Vec3::from(positions[v]),
+                        )
+                    })
+                    .collect()
+            }
+            None => positions
+                .iter()
+                .map(|p| at.transform_point(Vec3::from(*p)))
+                .collect(),
+        };
+        out.push((
+            positions.len(),
+            mesh.indices().map_or(0, |i| i.len()),
+            vertices,
+        ));
+    }
+    out.sort_by_key(|m| (m.0, m.1));
+    out.into_iter().map(|m| m.2).collect()
+}
+
+/// Plays animation `clip` of the model export `file` in Bevy's glTF loader, and the same clip of
+/// the package `ifp` on the model `dff` with rigplay's `.dff` loader and playback, at 7 times
+/// over `duration`: the worst distance between their frames' positions and between the
+/// vertices they draw, and how many of each were compared.
+fn compare_model(
+    file: rigplay::convert::gltf::GltfFile,
+    dff: Vec<u8>,
+    txd: Option<Vec<u8>>,
+    ifp: Vec<u8>,
+    clip: usize,
+) -> ((f32, usize), (f32, usize)) {
+    use bevy::image::ImagePlugin;
+    let mut json = file.json;
+    json["buffers"][0]["uri"] = serde_json::json!("ped.bin");
+    let mut files = vec![
+        ("ped.gltf", serde_json::to_vec(&json).unwrap()),
+        ("ped.bin", file.bin),
+        ("model/ped.dff", dff),
+        ("anims/ped.ifp", ifp),
+    ];
+    if let Some(txd) = txd {
+        files.push(("model/ped.txd", txd));
+    }
+    let mut app = app_with(
+        &files,
+        &[],
+        1.0 / 30.0,
+        (
+            ImagePlugin::default(),
+            MeshPlugin,
+            WorldSerializationPlugin,
+            DffPlugin,
+            GltfPlugin::default(),
+        ),
+    );
+    app.init_asset::<StandardMaterial>();
+    let animation: Handle<AnimationClip> = load(&mut app, &format!("ped.gltf#Animation{clip}"));
+    let scene: Handle<WorldAsset> = load(&mut app, "ped.gltf#Scene0");
+    let ped: Handle<Dff> = load(&mut app, "model/ped.dff");
+    let ours: Handle<RigClip> = load(&mut app, &format!("anims/ped.ifp#Clip{clip}"));
+    let duration = app
+        .world()
+        .resource::<Assets<AnimationClip>>()
+        .get(&animation)
+        .unwrap()
+        .duration();
+    let exported = app.world_mut().spawn(WorldAssetRoot(scene)).id();
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    let reference = app
+        .world_mut()
+        .spawn((GtaModel::new(ped), SkeletalClip::new(ours), paused))
+        .id();
+    for _ in 0..5 {
+        app.update();
+    }
+    let (player, node) = played_by(&mut app, exported, animation);
+    // The export faces glTF's +Z, rigplay's model Bevy's −Z: half a turn about Y.
+    let turn = Quat::from_rotation_y(PI);
+    let (mut joints, mut vertices) = ((0.0f32, 0usize), (0.0f32, 0usize));
+    for k in 0..=6 {
+        let t = duration * k as f32 / 6.0;
+        {
+            let mut p = app.world_mut().get_mut::<AnimationPlayer>(player).unwrap();
+            p.stop_all();
+            p.play(node).pause().set_seek_time(t);
+        }
+        app.world_mut()
+            .get_mut::<Playback>(reference)
+            .unwrap()
+            .seek(t);
+        app.update();
+        app.update();
+        let got = positions(&mut app, exported);
+        for (name, w) in crate::bevy_dff::joint_positions(&mut app, reference) {
+            let g = got
+                .get(&name)
+                .unwrap_or_else(|| panic!("{name} in the export"));
+            joints.0 = joints.0.max(g.distance(turn * w));
+            joints.1 += 1;
+        }
+        let got = drawn_vertices(&mut app, exported);
+        let want = drawn_vertices(&mut app, reference);
+        assert_eq!(
+            got.iter().map(Vec::len).collect::<Vec<_>>(),
+            want.iter().map(Vec::len).collect::<Vec<_>>(),
+            "the same meshes"
+        );
+        for (g, w) in got.iter().zip(&want) {
+            for (a, b) in g.iter().zip(w) {
+                vertices.0 = vertices.0.max(a.distance(turn * *b));
+                vertices.1 += 1;
+            }
+        }
+    }
+    (joints, vertices)
+}
+
+/// The sample ped exported with the SA clips, as `rigplay export --model` does it: Bevy's glTF
+/// loader, playing the walk, puts every frame and every skinned vertex where rigplay's `.dff`
+/// loader and playback put them, within 1e-4 m, at rest and through the cycle.
+#[test]
+fn bevys_gltf_loader_skins_the_exported_sample_ped_where_rigplay_draws_the_model() {
+    let read = crate::assets::read;
+    let walk = IfpFile::read(&read("anims/sa_ped.ifp"))
+        .unwrap()
+        .file
+        .clips()
+        .position(|c| c.name.eq_ignore_ascii_case("walk"))
+        .unwrap();
+    let (joints, vertices) = compare_model(
+        crate::gltf_export::sample_ped_export(RootMotionExport::Baked),
+        read("characters/ped.dff"),
+        Some(read("characters/ped.txd")),
+        read("anims/sa_ped.ifp"),
+        walk,
+    );
+    eprintln!(
+        "sample ped: {} frame positions, worst {:e} m; {} vertices, worst {:e} m",
+        joints.1, joints.0, vertices.1, vertices.0
+    );
+    assert!(joints.1 >= 7 * 32, "{} frame positions", joints.1);
+    assert!(vertices.1 > 7 * 100, "{} vertices", vertices.1);
+    assert!(joints.0 < 1e-4, "frames: {} m", joints.0);
+    assert!(vertices.0 < 1e-4, "vertices: {} m", vertices.0);
+}
+
+/// A GTA III ped of parts (rigid meshes on named frames, no skin, bound by name) exported with a
+/// III walk: each part's mesh hangs under its frame's node, no skin is written, the file passes
+/// the Khronos validator, and Bevy's glTF loader draws every part's vertices where rigplay's
+/// `.dff` loader and playback draw them.
+#[test]
+fn a_gta_iii_ped_of_parts_exports_its_parts_under_their_frames() {
+    let frames = [
+        ("", -1, [0., 0., 0.]),
+        ("Swaist", 0, [0., 0., 1.0]),
+        ("Storso", 1, [0., 0., 0.2]),
+        ("Smid", 2, [0., 0., 0.45]),
+    ];
+    let dff = crate::bevy_dff::rigid_model(crate::bevy_dff::III, &frames, &[1, 2, 3]);
+    let ifp = crate::gltf_validator::iii_walk();
+    let file =
+        crate::gltf_export::model_export(&dff, None, &ifp, GtaGame::Iii, RootMotionExport::Baked);
+    let doc = &file.json;
+    assert!(doc.get("skins").is_none(), "no skin");
+    assert_eq!((file.report.meshes, file.report.skins), (3, 0));
+    for (frame, name) in [(1, "Swaist"), (2, "Storso"), (3, "Smid")] {
+        assert_eq!(doc["nodes"][frame]["name"], name);
+        let child = doc["nodes"][frame]["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| &doc["nodes"][c.as_u64().unwrap() as usize])
+            .find(|n| n.get("mesh").is_some())
+            .unwrap_or_else(|| panic!("{name} holds its part"));
+        assert!(child.get("translation").is_none() && child.get("rotation").is_none());
+    }
+    if let Some(modules) = crate::gltf_validator::validator() {
+        let dir = std::env::temp_dir().join(format!("rigplay-iii-parts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut json = file.json.clone();
+        json["buffers"][0]["uri"] = serde_json::json!("parts.bin");
+        std::fs::write(dir.join("parts.gltf"), serde_json::to_vec(&json).unwrap()).unwrap();
+        std::fs::write(dir.join("parts.bin"), &file.bin).unwrap();
+        let reports = crate::gltf_validator::validate(&modules, &[dir.join("parts.gltf")]);
+        let issues = &reports[0].1;
+        assert_eq!(issues["numErrors"], 0, "{issues:#}");
+        assert_eq!(issues["numWarnings"], 0, "{issues:#}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let (joints, vertices) = compare_model(file, dff, None, ifp, 0);
+    eprintln!(
+        "III parts: {} frame positions, worst {:e} m; {} vertices, worst {:e} m",
+        joints.1, joints.0, vertices.1, vertices.0
+    );
+    assert!(joints.1 >= 7 * 3 && vertices.1 >= 7 * 3 * 3);
+    assert!(joints.0 < 1e-4, "frames: {} m", joints.0);
+    assert!(vertices.0 < 1e-4, "vertices: {} m", vertices.0);
 }

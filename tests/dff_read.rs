@@ -806,6 +806,43 @@ fn errors_name_the_chunk_path() {
 fn the_fuzz_oracle_holds_on_the_fixtures() {
     let bytes = clump(BASE);
     check_dff(&bytes);
+    // Vertex 1's weights (0.5, 0.25, 0.125, 0.125) made so large their sum overflows f32: the
+    // model still gives weights summing to 1 (the oracle checks it), here 1/3 each on bones
+    // 1, 0 and 1: bone 1 two thirds, bone 0 one third.
+    let weights: Vec<u8> = [0.5f32, 0.25, 0.125, 0.125]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let at = bytes
+        .windows(16)
+        .position(|w| w == weights.as_slice())
+        .unwrap();
+    let mut huge = bytes.clone();
+    for k in 0..3 {
+        huge[at + 4 * k..at + 4 * k + 4].copy_from_slice(&3e38f32.to_le_bytes());
+    }
+    huge[at + 12..at + 16].copy_from_slice(&0f32.to_le_bytes());
+    check_dff(&huge);
+    let dff = DffFile::read(&huge).unwrap().file;
+    let model = rigplay::model::Model::new(&dff, rigplay::skeleton::GtaGame::Sa, &[]);
+    let skinned = model
+        .geometries
+        .iter()
+        .flatten()
+        .find(|g| g.skin.is_some())
+        .unwrap();
+    let mesh = &skinned.meshes[0];
+    let v = mesh
+        .positions
+        .iter()
+        .position(|p| *p == Vec3::from(POSITIONS[1]))
+        .unwrap();
+    assert_eq!(mesh.joints.as_ref().unwrap()[v], [1, 0, 0, 0]);
+    let w = mesh.weights.as_ref().unwrap()[v];
+    assert!(
+        (w[0] - 2.0 / 3.0).abs() < 1e-6 && (w[1] - 1.0 / 3.0).abs() < 1e-6,
+        "{w:?}"
+    );
     for n in 0..bytes.len() {
         check_dff(&bytes[..n]);
         let mut changed = bytes.clone();

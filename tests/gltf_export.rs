@@ -5,7 +5,9 @@
 
 use crate::bytes::{Bytes, anim_payload};
 use glam::{Quat, Vec3};
-use rigplay::convert::gltf::{GltfClip, GltfError, GltfExport, RootMotionExport};
+use rigplay::convert::gltf::{
+    GltfClip, GltfError, GltfExport, GltfFile, GltfModel, RootMotionExport,
+};
 use rigplay::coords::GTA_TO_GLTF;
 use rigplay::formats::ifp::IfpFile;
 use rigplay::skeleton::{GtaGame, Skeleton};
@@ -140,6 +142,8 @@ fn export<'a>(
         root_motion,
         extracted_axes: Vec3::new(1.0, 1.0, 0.0),
         offset: Vec3::ZERO,
+        root_bone: None,
+        model: None,
     }
 }
 
@@ -389,7 +393,289 @@ fn a_dan_clip_exports_on_its_own_bones_resting_on_the_first_frame_and_empty_inpu
             root_motion: RootMotionExport::Baked,
             extracted_axes: Vec3::ZERO,
             offset: Vec3::ZERO,
+            root_bone: None,
+            model: None,
         }
     };
     assert_eq!(e.write(None).unwrap_err(), GltfError::NoBones);
+}
+
+/// A texture's level 0 as a PNG file, as `rigplay export --model` encodes it.
+pub fn png(t: &rigplay::model::ModelTexture) -> Vec<u8> {
+    let image = image::RgbaImage::from_raw(t.width, t.height, t.levels[0].clone()).unwrap();
+    let mut out = std::io::Cursor::new(Vec::new());
+    image.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+/// The bundled sample ped (`assets/characters/ped.dff` and its `.txd`) with every clip of the
+/// bundled SA package, exported as `rigplay export --model` exports them.
+pub fn sample_ped_export(root_motion: RootMotionExport) -> GltfFile {
+    model_export(
+        &crate::assets::read("characters/ped.dff"),
+        Some(&crate::assets::read("characters/ped.txd")),
+        &crate::assets::read("anims/sa_ped.ifp"),
+        GtaGame::Sa,
+        root_motion,
+    )
+}
+
+/// Every clip of an IFP package, played as `game` plays it, on a DFF model with its texture
+/// dictionary, exported as `rigplay export --model` exports them.
+pub fn model_export(
+    dff: &[u8],
+    txd: Option<&[u8]>,
+    ifp: &[u8],
+    game: GtaGame,
+    root_motion: RootMotionExport,
+) -> GltfFile {
+    use rigplay::formats::{dff::DffFile, txd::TxdFile};
+    use rigplay::model::Model;
+    let package = IfpFile::read(ifp).unwrap().file;
+    let skeleton = game.skeleton();
+    let clips = played_clips(&package, game, &skeleton);
+    let dff = DffFile::read(dff).unwrap().file;
+    let textures = txd.map_or_else(Vec::new, |t| TxdFile::read(t).unwrap().file.textures);
+    let model = Model::new(&dff, GtaGame::for_dff(&dff), &textures);
+    assert!(model.warnings.is_empty(), "{:?}", model.warnings);
+    let clump = &model.clumps[0];
+    let frames = clump.skeleton("ped");
+    let targets: Vec<Vec<Option<usize>>> = clips
+        .iter()
+        .map(|(clip, _)| clump.bind(&skeleton, clip))
+        .collect();
+    let export = GltfExport::model(
+        &frames,
+        GltfModel {
+            model: &model,
+            clump: 0,
+            png: model.textures.iter().map(|t| Some(png(t))).collect(),
+        },
+        clips
+            .iter()
+            .zip(&targets)
+            .map(|((clip, _), targets)| GltfClip { clip, targets })
+            .collect(),
+        root_motion,
+        clump.root_frame(&skeleton),
+    );
+    export.write(None).unwrap()
+}
+
+/// The integers of accessor `index` (u16 or u32), read from the buffer through its buffer view.
+fn ints(doc: &Value, bin: &[u8], index: usize) -> Vec<u32> {
+    let accessor = &doc["accessors"][index];
+    let view = &doc["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
+    let offset = view["byteOffset"].as_u64().unwrap_or(0) as usize;
+    let length = view["byteLength"].as_u64().unwrap() as usize;
+    let bytes = &bin[offset..offset + length];
+    match accessor["componentType"].as_u64().unwrap() {
+        5123 => bytes
+            .chunks(2)
+            .map(|c| u32::from(u16::from_le_bytes(c.try_into().unwrap())))
+            .collect(),
+        5125 => bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+        other => panic!("component type {other}"),
+    }
+}
+
+/// The sample ped with its clips, read back against the DFF and TXD as their readers give them
+/// (the readers know nothing of the export): frames as nodes, the skin's joints and inverse
+/// bind matrices, every vertex of every material in glTF's axes, weights, materials, textures,
+/// and the clips on the frames that are bones.
+#[test]
+fn the_sample_ped_exports_with_its_meshes_skin_materials_and_textures() {
+    use rigplay::formats::{dff::DffFile, txd::TxdFile};
+    let file = sample_ped_export(RootMotionExport::Baked);
+    let (doc, bin) = (&file.json, &file.bin);
+    let dff = DffFile::read(&crate::assets::read("characters/ped.dff"))
+        .unwrap()
+        .file;
+    let txd = TxdFile::read(&crate::assets::read("characters/ped.txd"))
+        .unwrap()
+        .file;
+    let clump = &dff.clumps[0];
+    // Nodes 0.. are the frames, named as the file names them.
+    for (i, f) in clump.frames.iter().enumerate() {
+        let want = f.name.clone().unwrap_or_else(|| format!("Frame{i}"));
+        assert_eq!(doc["nodes"][i]["name"], want.as_str(), "node {i}");
+    }
+    // GTA → glTF is v ↦ (−x, z, y) (coords::GTA_TO_GLTF): its matrix P is its own inverse.
+    let p = glam::Mat4::from_cols(
+        glam::Vec4::new(-1.0, 0.0, 0.0, 0.0),
+        glam::Vec4::new(0.0, 0.0, 1.0, 0.0),
+        glam::Vec4::new(0.0, 1.0, 0.0, 0.0),
+        glam::Vec4::W,
+    );
+    let turn = |v: Vec3| Vec3::new(-v.x, v.z, v.y);
+    let skinned: Vec<usize> = clump
+        .atomics
+        .iter()
+        .filter(|a| clump.geometries[a.geometry].skin.is_some())
+        .map(|a| a.geometry)
+        .collect();
+    assert_eq!(file.report.skins, skinned.len());
+    assert_eq!(doc["skins"].as_array().unwrap().len(), skinned.len());
+    let bones = clump.bones().unwrap();
+    let skin = &doc["skins"][0];
+    let joints: Vec<u64> = skin["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_u64().unwrap())
+        .collect();
+    let want: Vec<u64> = bones.iter().map(|b| b.frame.unwrap() as u64).collect();
+    assert_eq!(
+        joints, want,
+        "the joints are the hierarchy's frames, node order"
+    );
+    let file_skin = clump.geometries[skinned[0]].skin.as_ref().unwrap();
+    let ibms = floats(
+        doc,
+        bin,
+        skin["inverseBindMatrices"].as_u64().unwrap() as usize,
+    );
+    for (k, m) in ibms.chunks(16).enumerate() {
+        let want = p * file_skin.inverse_bind[k] * p;
+        close(
+            m,
+            &want.to_cols_array(),
+            &format!("inverse bind matrix {k}"),
+        );
+    }
+    // Every material of the geometry with triangles: a primitive whose vertices are the file's,
+    // in the order its faces first use them.
+    let geometry = &clump.geometries[skinned[0]];
+    let mesh = &doc["meshes"][0];
+    let primitives = mesh["primitives"].as_array().unwrap();
+    let faces = geometry.faces();
+    let mut m = 0;
+    for (material, look) in geometry.materials.iter().enumerate() {
+        let used: Vec<u32> = faces
+            .iter()
+            .filter(|f| f.material as usize == material)
+            .flat_map(|f| f.vertices)
+            .collect();
+        if used.is_empty() {
+            continue;
+        }
+        let primitive = &primitives[m];
+        m += 1;
+        let attribute = |name: &str| primitive["attributes"][name].as_u64().unwrap() as usize;
+        let positions = floats(doc, bin, attribute("POSITION"));
+        let indices = ints(doc, bin, primitive["indices"].as_u64().unwrap() as usize);
+        assert_eq!(indices.len(), used.len());
+        let weights = floats(doc, bin, attribute("WEIGHTS_0"));
+        let joints = ints(doc, bin, attribute("JOINTS_0"));
+        for (i, &v) in indices.iter().zip(&used) {
+            let got = Vec3::from_slice(&positions[3 * *i as usize..]);
+            let want = turn(geometry.positions()[v as usize]);
+            assert!(got.abs_diff_eq(want, 1e-6), "vertex {v}: {got} vs {want}");
+            // The file's weights, normalised, on the file's bones.
+            let w = file_skin.weights[v as usize];
+            let sum: f32 = w.iter().sum();
+            for k in 0..4 {
+                let (gw, gj) = (weights[4 * *i as usize + k], joints[4 * *i as usize + k]);
+                if w[k] > 0.0 {
+                    assert!((gw - w[k] / sum).abs() < 1e-6, "vertex {v} weight {k}");
+                    assert_eq!(gj, u32::from(file_skin.bone_indices[v as usize][k]));
+                }
+            }
+        }
+        // The material: the file's colour made linear, its texture, its alpha as the texture's
+        // texels and the colour decide.
+        let gm = &doc["materials"][primitive["material"].as_u64().unwrap() as usize];
+        let factor: Vec<f32> = gm["pbrMetallicRoughness"]["baseColorFactor"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect();
+        let linear = |u: u8| {
+            let x = f32::from(u) / 255.0;
+            if x <= 0.04045 {
+                x / 12.92
+            } else {
+                ((x + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        let c = look.colour;
+        close(
+            &factor,
+            &[
+                linear(c[0]),
+                linear(c[1]),
+                linear(c[2]),
+                f32::from(c[3]) / 255.0,
+            ],
+            "base colour",
+        );
+        let texture = look.texture.as_ref().and_then(|t| txd.find(&t.name));
+        let texture_alpha =
+            texture.is_some_and(|t| t.decode(0).unwrap().pixels.chunks(4).any(|p| p[3] < 255));
+        let mode = gm["alphaMode"].as_str().unwrap_or("OPAQUE");
+        let want = if c[3] < 255 {
+            "BLEND"
+        } else if texture_alpha {
+            "MASK"
+        } else {
+            "OPAQUE"
+        };
+        assert_eq!(mode, want, "material {material}");
+        if let Some(t) = texture {
+            let index = gm["pbrMetallicRoughness"]["baseColorTexture"]["index"]
+                .as_u64()
+                .unwrap() as usize;
+            let image = &doc["images"][doc["textures"][index]["source"].as_u64().unwrap() as usize];
+            assert_eq!(image["mimeType"], "image/png");
+            let view = &doc["bufferViews"][image["bufferView"].as_u64().unwrap() as usize];
+            let at = view["byteOffset"].as_u64().unwrap() as usize;
+            let png = &bin[at..at + view["byteLength"].as_u64().unwrap() as usize];
+            let decoded = image::load_from_memory(png).unwrap().to_rgba8();
+            let level0 = t.decode(0).unwrap();
+            assert_eq!(
+                (decoded.width(), decoded.height()),
+                (level0.width, level0.height)
+            );
+            assert_eq!(decoded.as_raw(), &level0.pixels, "the texture's texels");
+        }
+    }
+    assert_eq!(m, primitives.len());
+    assert!(m > 0);
+    // The clips: on the frames that are bones, the same channels as on the built-in skeleton.
+    let package = IfpFile::read(&crate::assets::read("anims/sa_ped.ifp"))
+        .unwrap()
+        .file;
+    let skeleton = GtaGame::Sa.skeleton();
+    let clips = played_clips(&package, GtaGame::Sa, &skeleton);
+    assert_eq!(file.report.animations, clips.len());
+    for (a, (clip, targets)) in clips.iter().enumerate() {
+        let channels = doc["animations"][a]["channels"].as_array().unwrap();
+        let per_track: usize = clip
+            .tracks()
+            .iter()
+            .zip(targets)
+            .filter(|(_, t)| t.is_some())
+            .map(|(t, _)| {
+                usize::from(t.rotation.is_some())
+                    + usize::from(t.translation.is_some())
+                    + usize::from(t.scale.is_some())
+            })
+            .sum();
+        assert_eq!(channels.len(), per_track, "{}", clip.name);
+        for c in channels {
+            let node = c["target"]["node"].as_u64().unwrap() as usize;
+            assert!(
+                clump.frames[node]
+                    .hanim
+                    .as_ref()
+                    .is_some_and(|h| h.node_id >= 0),
+                "{}: node {node} is a bone",
+                clip.name
+            );
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! Exported glTF files through the Khronos glTF Validator (npm `gltf-validator`, run by
 //! `tests/support/gltf_validate.js` under Node): no errors and no warnings, for every game's
-//! skeleton, every root-motion mode, `.glb` and `.gltf`, and a DAN clip.
+//! skeleton, every root-motion mode, `.glb` and `.gltf`, a DAN clip, and the sample ped drawn
+//! with its meshes, skin, materials and textures.
 //!
 //! The validator is found in `$RIGPLAY_GLTF_VALIDATOR` (a `node_modules` folder holding
 //! `gltf-validator`; `.ci/run` installs it into `~/.cache/rigplay-npm`). Without it the test
@@ -37,7 +38,7 @@ pub fn iii_walk() -> Vec<u8> {
 }
 
 /// The validator's `node_modules`, or `None` (with the reason printed) when it is not there.
-fn validator() -> Option<PathBuf> {
+pub(crate) fn validator() -> Option<PathBuf> {
     let dir = std::env::var_os("RIGPLAY_GLTF_VALIDATOR")
         .map(PathBuf::from)
         .or_else(|| {
@@ -62,7 +63,7 @@ fn validator() -> Option<PathBuf> {
 }
 
 /// The validator's issue counts and messages for each file.
-fn validate(modules: &Path, files: &[PathBuf]) -> Vec<(String, serde_json::Value)> {
+pub(crate) fn validate(modules: &Path, files: &[PathBuf]) -> Vec<(String, serde_json::Value)> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/gltf_validate.js");
     let output = Command::new("node")
         .arg(script)
@@ -157,6 +158,21 @@ fn exports_of_every_game_and_of_a_dan_clip_pass_the_khronos_validator() {
     let path = dir.join("lamp.glb");
     std::fs::write(&path, export.to_glb().unwrap().0).unwrap();
     files.push(path);
+    // The sample ped drawn: meshes, skin, materials, textures, as .glb and as .gltf.
+    for (m, mode) in [RootMotionExport::Baked, RootMotionExport::Extract]
+        .into_iter()
+        .enumerate()
+    {
+        let file = crate::gltf_export::sample_ped_export(mode);
+        assert!(file.report.meshes > 0 && file.report.images > 0);
+        let path = dir.join(format!("ped_{m}.gltf"));
+        let bin = format!("ped_{m}.bin");
+        let mut json = file.json;
+        json["buffers"][0]["uri"] = serde_json::json!(bin);
+        std::fs::write(&path, serde_json::to_string(&json).unwrap()).unwrap();
+        std::fs::write(dir.join(&bin), &file.bin).unwrap();
+        files.push(path);
+    }
     let reports = validate(&modules, &files);
     assert_eq!(reports.len(), files.len());
     for (file, issues) in &reports {
@@ -169,7 +185,7 @@ fn exports_of_every_game_and_of_a_dan_clip_pass_the_khronos_validator() {
             .collect();
         assert_eq!(issues["numErrors"], 0, "{file}: {messages:#?}");
         assert_eq!(issues["numWarnings"], 0, "{file}: {messages:#?}");
-        // Only the skin without a mesh is reported, as information.
+        // Only information is left: a skin without a mesh, unused texture coordinates.
         eprintln!(
             "{file}: {} errors, {} warnings, {} infos",
             issues["numErrors"], issues["numWarnings"], issues["numInfos"]

@@ -8,20 +8,25 @@
 //! | `formats` | `animation`, `coords` |
 //! | `skeleton` | `animation`, `formats`, `coords` |
 //! | `anie` | `animation`, `formats`, `coords` |
-//! | `convert` | `animation`, `formats`, `coords`, `skeleton` |
+//! | `model` | `animation`, `formats`, `coords`, `skeleton` |
+//! | `convert` | `animation`, `formats`, `coords`, `skeleton`, `model` |
 //! | `plugin`, `prelude` | anything |
 //!
 //! and no core module names Bevy.
 
 use std::path::{Path, PathBuf};
 
-const CORE: [(&str, &[&str]); 7] = [
+const CORE: [(&str, &[&str]); 8] = [
     ("animation", &[]),
     ("coords", &[]),
     ("formats", &["animation", "coords"]),
     ("skeleton", &["animation", "formats", "coords"]),
     ("anie", &["animation", "formats", "coords"]),
-    ("convert", &["animation", "formats", "coords", "skeleton"]),
+    ("model", &["animation", "formats", "coords", "skeleton"]),
+    (
+        "convert",
+        &["animation", "formats", "coords", "skeleton", "model"],
+    ),
     ("lib", &[]),
 ];
 

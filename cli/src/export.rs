@@ -3,9 +3,12 @@
 use crate::load::{Loaded, load};
 use crate::{Args, Failure, usage};
 use rigplay::animation::Clip;
-use rigplay::convert::gltf::{GltfClip, GltfExport, RootMotionExport};
+use rigplay::convert::gltf::{GltfClip, GltfExport, GltfModel, RootMotionExport};
 use rigplay::formats::dan::{DanClipOptions, DanRead};
+use rigplay::formats::dff::DffFile;
 use rigplay::formats::ifp::IfpRead;
+use rigplay::formats::txd::{TextureNative, TxdFile};
+use rigplay::model::{Model, merge_textures};
 use rigplay::skeleton::{GtaGame, Skeleton};
 
 /// The clips of the input files, on one skeleton.
@@ -108,15 +111,54 @@ pub(crate) fn export(a: Args) -> Result<(), Failure> {
     if g.clips.is_empty() {
         return Err(Failure("the inputs hold no clip".into(), 1));
     }
+    let model = match a.value("--model") {
+        Some(path) if g.gta => Some(model(path, &a)?),
+        Some(_) => {
+            return Err(usage(
+                "--model draws GTA clips (.ifp); a .dan has its own bones",
+            ));
+        }
+        None => None,
+    };
+    let (skeleton, model_targets, root_bone) = match &model {
+        Some(m) => {
+            let clump = &m.model.clumps[0];
+            let targets: Vec<Vec<Option<usize>>> = g
+                .clips
+                .iter()
+                .map(|(clip, _)| clump.bind(&g.skeleton, clip))
+                .collect();
+            (
+                clump.skeleton(&m.name),
+                Some(targets),
+                clump.root_frame(&g.skeleton),
+            )
+        }
+        None => (g.skeleton.clone(), None, None),
+    };
     let clips = g
         .clips
         .iter()
-        .map(|(clip, targets)| GltfClip { clip, targets })
+        .enumerate()
+        .map(|(i, (clip, targets))| GltfClip {
+            clip,
+            targets: model_targets.as_ref().map_or(targets, |t| &t[i]),
+        })
         .collect();
-    let export = if g.gta {
-        GltfExport::gta(&g.skeleton, clips, root_motion)
-    } else {
-        GltfExport::dan(&g.skeleton, clips, root_motion)
+    let export = match &model {
+        Some(m) => GltfExport::model(
+            &skeleton,
+            GltfModel {
+                model: &m.model,
+                clump: 0,
+                png: m.png.clone(),
+            },
+            clips,
+            root_motion,
+            root_bone,
+        ),
+        None if g.gta => GltfExport::gta(&skeleton, clips, root_motion),
+        None => GltfExport::dan(&skeleton, clips, root_motion),
     };
     let failed = |e: &dyn std::fmt::Display| Failure(format!("{output}: {e}"), 1);
     let write = rigplay::convert::write_replacing;
@@ -136,13 +178,23 @@ pub(crate) fn export(a: Args) -> Result<(), Failure> {
         report
     };
     out!(
-        "{output}: {} animations on {} ({} bones), {} channels, {} keys",
+        "{output}: {} animations on {} ({} {}), {} channels, {} keys",
         report.animations,
-        g.skeleton.name,
-        g.skeleton.bones.len(),
+        skeleton.name,
+        skeleton.bones.len(),
+        if model.is_some() { "frames" } else { "bones" },
         report.channels,
         report.keys
     );
+    if model.is_some() {
+        out!(
+            "  {} meshes ({} primitives), {} skins, {} textures",
+            report.meshes,
+            report.primitives,
+            report.skins,
+            report.images
+        );
+    }
     if report.nudged_times > 0 {
         out!(
             "  {} key times shared a time with the next key and were moved back by one ulp (glTF needs rising times)",
@@ -238,4 +290,72 @@ fn gather(
             1,
         )),
     }
+}
+
+/// A model read for `--model`, with its textures as PNG files.
+struct ReadModel {
+    model: Model,
+    /// The model file's stem: the skeleton's name in the export.
+    name: String,
+    png: Vec<Option<Vec<u8>>>,
+}
+
+/// Reads `--model PATH`, its `--txd` dictionaries, then the `.txd` beside it (earlier ones win a
+/// texture name), and encodes its textures as PNG.
+fn model(path: &str, a: &Args) -> Result<ReadModel, Failure> {
+    let failed = |p: &str, e: &dyn std::fmt::Display| Failure(format!("{p}: {e}"), 1);
+    let bytes = crate::load::bytes(path)?;
+    let read = DffFile::read(&bytes).map_err(|e| failed(path, &e))?;
+    for w in &read.warnings {
+        eprintln!("{path}: {w}");
+    }
+    if read.file.clumps.is_empty() {
+        return Err(Failure(format!("{path}: the model has no clump"), 1));
+    }
+    let mut dictionaries: Vec<(String, bool)> = a
+        .options
+        .iter()
+        .filter(|(n, _)| n == "--txd")
+        .filter_map(|(_, v)| v.clone())
+        .map(|p| (p, true))
+        .collect();
+    let beside = std::path::Path::new(path).with_extension("txd");
+    dictionaries.push((beside.to_string_lossy().into_owned(), false));
+    let mut textures: Vec<TextureNative> = Vec::new();
+    for (txd, named) in dictionaries {
+        let bytes = match std::fs::read(&txd) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => continue,
+            Err(e) => return Err(failed(&txd, &e)),
+        };
+        let read = TxdFile::read(&bytes).map_err(|e| failed(&txd, &e))?;
+        for w in &read.warnings {
+            eprintln!("{txd}: {w}");
+        }
+        merge_textures(&mut textures, read.file.textures);
+    }
+    let game = rigplay::skeleton::GtaGame::for_dff(&read.file);
+    let model = Model::new(&read.file, game, &textures);
+    for w in &model.warnings {
+        eprintln!("{path}: {w}");
+    }
+    for name in &model.missing_textures {
+        eprintln!("{path}: texture {name:?} is in no texture dictionary: drawn untextured");
+    }
+    let png = model
+        .textures
+        .iter()
+        .map(|t| {
+            let image = image::RgbaImage::from_raw(t.width, t.height, t.levels.first()?.clone())?;
+            let mut out = std::io::Cursor::new(Vec::new());
+            image.write_to(&mut out, image::ImageFormat::Png).ok()?;
+            Some(out.into_inner())
+        })
+        .collect();
+    let name = std::path::Path::new(path)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("model")
+        .to_owned();
+    Ok(ReadModel { model, name, png })
 }

@@ -33,12 +33,14 @@ Usage:
       (--space bevy: GTA's Z-up or Direct3D's left-handed axes turned into Bevy's;
       --loop wraps the time, otherwise it is clamped to the clip; a .dan has one clip)
   rigplay export IN... -o OUT.glb|OUT.gltf [--clip NAME]... [--game sa|vc|iii]
-                 [--root-motion baked|in-place|extract]
+                 [--root-motion baked|in-place|extract] [--model PED.dff [--txd FILE.txd]...]
       GTA (.ifp) and DAN (.dan) clips to glTF: the clip's skeleton (its game's ped, or the
       DAN's bones) as nodes and a skin, each clip one animation at the file's own key times,
       in glTF's axes; every clip, or those named by --clip (case-insensitive); --game says
       whose ped (default: from the file); --root-motion: as the file has it, held in place,
-      or moved onto a RootMotion node above the skeleton. A .gltf gets its .bin beside it
+      or moved onto a RootMotion node above the skeleton. A .gltf gets its .bin beside it.
+      --model PED.dff [--txd FILE.txd]...: the GTA clips on that model's frames, with its
+      skinned meshes, materials and textures (the .txd beside the model, and any --txd)
   rigplay import IN -o OUT.ifp [--game sa|vc|iii] [--clip NAME] [--name CLIP] [--into PACKAGE.ifp]
                  [--reduce TOL [--shell R] | --runs] [--map FILE] [--format anp3|anpk|anp2]
       motion capture (.bvh) and glTF animation (.gltf, .glb, .vrm, .vrma: every animation, or
@@ -166,6 +168,16 @@ const COMMANDS: [Spec; 8] = [
                 "--root-motion",
                 "baked|in-place|extract",
                 "what happens to root motion",
+            ),
+            (
+                "--model",
+                "PED.dff",
+                "draw the GTA clips on this model (meshes, skins, materials, textures)",
+            ),
+            (
+                "--txd",
+                "FILE.txd",
+                "a texture dictionary for --model (repeatable; the .txd beside the model is read too)",
             ),
         ],
         switches: &[],

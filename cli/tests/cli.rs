@@ -909,6 +909,76 @@ fn txd_writes_every_texture_as_a_png_and_names_the_ones_it_cannot_decode() {
     assert_eq!(png.get_pixel(1, 0).0, [0, 0, 255, 128]);
 }
 
+/// `--model`: the sample ped's meshes, skin, materials and textures (its `.txd` found beside
+/// it) under the clips; the document's counts as the model has them, the texture a PNG.
+#[test]
+fn export_with_a_model_draws_the_ped_and_refuses_what_it_cannot_do() {
+    let d = dir("export-model");
+    let ifp = sample("sa_ped.ifp");
+    let ifp = ifp.to_str().unwrap();
+    let characters = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../assets/characters");
+    let dff = characters.join("ped.dff");
+    let dff = dff.to_str().unwrap();
+    let glb = d.join("ped.glb");
+    let text = succeeds(&["export", ifp, "--model", dff, "-o", glb.to_str().unwrap()]);
+    assert!(text.contains("3 animations on ped ("), "{text}");
+    assert!(text.contains("1 skins"), "{text}");
+    let bytes = std::fs::read(&glb).unwrap();
+    let json_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let doc: Value = serde_json::from_slice(&bytes[20..20 + json_len]).unwrap();
+    let count = |key: &str| doc[key].as_array().map_or(0, |a| a.len());
+    assert_eq!(count("skins"), 1);
+    assert_eq!(count("animations"), 3);
+    assert!(count("meshes") >= 1 && count("materials") >= 1, "{text}");
+    assert!(count("images") >= 1, "the ped's texture: {text}");
+    assert_eq!(doc["images"][0]["mimeType"], "image/png");
+    // The same as a .gltf, its texture dictionary named (and found beside it again: one copy).
+    let gltf = d.join("ped.gltf");
+    let txd = characters.join("ped.txd");
+    succeeds(&[
+        "export",
+        ifp,
+        "--model",
+        dff,
+        "--txd",
+        txd.to_str().unwrap(),
+        "-o",
+        gltf.to_str().unwrap(),
+        "--clip",
+        "walk",
+    ]);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&gltf).unwrap()).unwrap();
+    assert_eq!(doc["images"].as_array().unwrap().len(), count("images"));
+    assert!(d.join("ped.bin").is_file());
+    // A model that is not a DFF, a dictionary that is not there: status 1, named. A model
+    // under a .dan's own bones: usage, status 2.
+    let out = rigplay(&["export", ifp, "--model", ifp, "-o", glb.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = rigplay(&[
+        "export",
+        ifp,
+        "--model",
+        dff,
+        "--txd",
+        "missing.txd",
+        "-o",
+        glb.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.txd"));
+    let dan = sample("lamp.dan");
+    let out = rigplay(&[
+        "export",
+        dan.to_str().unwrap(),
+        "--model",
+        dff,
+        "-o",
+        glb.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn export_writes_glb_and_gltf_with_named_clips_and_refuses_what_it_cannot_do() {
     let d = dir("export");

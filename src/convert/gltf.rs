@@ -17,8 +17,15 @@
 //!   onto a `RootMotion` node above the skeleton, as playback does it.
 //! * **Placement.** A GTA ped stands on the ground, lifted by a top node as rigplay's skeletons
 //!   are ([`GltfExport::offset`]).
+//! * **A model** ([`GltfExport::model`]): the clips on a DFF ped's frames instead of a bare
+//!   skeleton, with its meshes (one per geometry, a primitive per material: positions, normals,
+//!   UVs, prelit colours, joints and weights), a skin per skinned geometry (its joints and the
+//!   file's inverse bind matrices), its materials (colour, alpha mode as Bevy's `.dff` loader
+//!   decides it, texture) and its textures as PNG images. Everything as [`crate::model`] makes
+//!   it ready to draw, so the file shows what rigplay's own loader shows.
 
 use crate::animation::{BonePose, Channel, Clip, aligned_to, distinct_times};
+use crate::model::{Addressing, Model, ModelAlpha, ModelClump, ModelGeometry, ModelMesh};
 use crate::skeleton::Skeleton;
 use glam::{Affine3A, Mat4, Quat, Vec3};
 use serde_json::{Value, json};
@@ -68,6 +75,26 @@ pub struct GltfExport<'a> {
     /// ([`Skeleton::lowest_rest_height`]), as rigplay's skeletons are, to stand on the ground.
     /// Non-zero, the file gets a top node named after the skeleton, placed there.
     pub offset: Vec3,
+    /// The bone whose track carries root motion; `None`: the track of a bone without parent
+    /// ([`Skeleton::root_track`]).
+    pub root_bone: Option<usize>,
+    /// The model drawn, when the clips play on a DFF model ([`GltfExport::model`]).
+    pub model: Option<GltfModel<'a>>,
+}
+
+/// A DFF model to draw in the file: the skeleton's bones are then its clump's frames
+/// ([`ModelClump::skeleton`]), and its drawn atomics (not the `_dam` and `_vlo` variants the
+/// games hide) become meshes.
+#[derive(Debug, Clone)]
+pub struct GltfModel<'a> {
+    /// The model.
+    pub model: &'a Model,
+    /// Which of its clumps.
+    pub clump: usize,
+    /// Per texture of the model ([`Model::textures`]), its level 0 as a PNG file; `None` (or
+    /// missing) leaves it out, and its materials draw untextured. The pure core has no PNG
+    /// encoder: the caller brings one (the CLI uses the `image` crate).
+    pub png: Vec<Option<Vec<u8>>>,
 }
 
 impl<'a> GltfExport<'a> {
@@ -85,6 +112,33 @@ impl<'a> GltfExport<'a> {
             root_motion,
             extracted_axes: Vec3::new(1.0, 1.0, 0.0),
             offset: Vec3::new(0.0, -skeleton.lowest_rest_height(), 0.0),
+            root_bone: None,
+            model: None,
+        }
+    }
+
+    /// Clips on a GTA model's clump (`skeleton`: [`ModelClump::skeleton`] of it; the clips'
+    /// targets: [`ModelClump::bind`]): in glTF's axes, lifted by the clump's
+    /// [`ModelClump::lift`] as Bevy's `.dff` loader lifts it, root motion on GTA's ground plane
+    /// carried by `root_bone` ([`ModelClump::root_frame`]).
+    pub fn model(
+        skeleton: &'a Skeleton,
+        model: GltfModel<'a>,
+        clips: Vec<GltfClip<'a>>,
+        root_motion: RootMotionExport,
+        root_bone: Option<usize>,
+    ) -> Self {
+        let b = crate::coords::GTA_TO_GLTF;
+        let lift = model.model.clumps.get(model.clump).map_or(0.0, |c| c.lift);
+        Self {
+            skeleton,
+            to_gltf: b,
+            clips,
+            root_motion,
+            extracted_axes: Vec3::new(1.0, 1.0, 0.0),
+            offset: b * Vec3::new(0.0, 0.0, lift),
+            root_bone,
+            model: Some(model),
         }
     }
 
@@ -102,6 +156,8 @@ impl<'a> GltfExport<'a> {
             root_motion,
             extracted_axes: Vec3::new(1.0, 0.0, 1.0),
             offset: Vec3::ZERO,
+            root_bone: None,
+            model: None,
         }
     }
 }
@@ -120,6 +176,15 @@ pub struct GltfReport {
     pub nudged_times: usize,
     /// Clips with nothing to animate.
     pub empty_clips: Vec<String>,
+    /// Meshes (one per geometry drawn), their primitives (one per material), skins and images
+    /// written, when a model is drawn.
+    pub meshes: usize,
+    /// Primitives written over all meshes.
+    pub primitives: usize,
+    /// Skins written.
+    pub skins: usize,
+    /// Images written.
+    pub images: usize,
 }
 
 /// Why a glTF file could not be written.
@@ -134,6 +199,14 @@ pub enum GltfError {
     /// The skeleton has no bones.
     #[error("the skeleton has no bones")]
     NoBones,
+    /// The model has no such clump, or its frames are not the skeleton's bones.
+    #[error("the model has no clump {clump} whose frames are the skeleton's {bones} bones")]
+    NoClump {
+        /// The clump asked for.
+        clump: usize,
+        /// The skeleton's bones.
+        bones: usize,
+    },
 }
 
 /// A written glTF: the JSON document and its binary buffer.
@@ -248,20 +321,44 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Appends `floats` as a buffer view and an accessor of `kind` ("SCALAR", "VEC3", …);
-    /// `min_max` adds the bounds (required for animation inputs).
-    fn accessor(&mut self, floats: &[f32], kind: &str, width: usize, min_max: bool) -> usize {
-        let offset = self.bin.len();
-        for f in floats {
-            self.bin.extend_from_slice(&f.to_le_bytes());
+    /// Appends `bytes` as a buffer view (4-byte aligned), for `target` (34962 vertex
+    /// attributes, 34963 indices) when given; its index.
+    fn view(&mut self, bytes: &[u8], target: Option<u32>) -> usize {
+        while !self.bin.len().is_multiple_of(4) {
+            self.bin.push(0);
         }
-        self.buffer_views.push(json!({
+        let mut view = json!({
             "buffer": 0,
-            "byteOffset": offset,
-            "byteLength": floats.len() * 4,
-        }));
+            "byteOffset": self.bin.len(),
+            "byteLength": bytes.len(),
+        });
+        if let Some(target) = target {
+            view["target"] = json!(target);
+        }
+        self.bin.extend_from_slice(bytes);
+        self.buffer_views.push(view);
+        self.buffer_views.len() - 1
+    }
+
+    /// Appends `floats` as a buffer view and an accessor of `kind` ("SCALAR", "VEC3", …);
+    /// `min_max` adds the bounds (required for animation inputs and positions).
+    fn accessor(&mut self, floats: &[f32], kind: &str, width: usize, min_max: bool) -> usize {
+        self.float_accessor(floats, kind, width, min_max, None)
+    }
+
+    /// [`Writer::accessor`] on a buffer view for `target`.
+    fn float_accessor(
+        &mut self,
+        floats: &[f32],
+        kind: &str,
+        width: usize,
+        min_max: bool,
+        target: Option<u32>,
+    ) -> usize {
+        let bytes: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
+        let view = self.view(&bytes, target);
         let mut accessor = json!({
-            "bufferView": self.buffer_views.len() - 1,
+            "bufferView": view,
             "componentType": FLOAT,
             "count": floats.len() / width,
             "type": kind,
@@ -279,6 +376,26 @@ impl<'a> Writer<'a> {
             accessor["max"] = nums(&max);
         }
         self.accessors.push(accessor);
+        self.accessors.len() - 1
+    }
+
+    /// An accessor of integers (`component`: 5123 u16, 5125 u32) on a buffer view for
+    /// `target`.
+    fn int_accessor(
+        &mut self,
+        bytes: &[u8],
+        component: u32,
+        count: usize,
+        kind: &str,
+        target: u32,
+    ) -> usize {
+        let view = self.view(bytes, Some(target));
+        self.accessors.push(json!({
+            "bufferView": view,
+            "componentType": component,
+            "count": count,
+            "type": kind,
+        }));
         self.accessors.len() - 1
     }
 
@@ -337,23 +454,46 @@ impl<'a> Writer<'a> {
             }));
             scene_roots = vec![nodes.len() - 1];
         }
-        // The skin: every bone a joint, bound at its rest pose (in glTF axes).
-        let rest: Vec<BonePose> = skeleton.rest_pose();
-        let world = world_matrices(skeleton, &rest, b);
-        let inverse_binds: Vec<f32> = world
-            .iter()
-            // Inverted as affine maps: the last row stays exactly (0, 0, 0, 1), as glTF asks.
-            .flat_map(|m| Mat4::from(m.inverse()).to_cols_array())
-            .collect();
-        let ibm = self.accessor(&inverse_binds, "MAT4", 16, false);
-        let mut skin = json!({
-            "name": skeleton.name,
-            "joints": (0..n).collect::<Vec<_>>(),
-            "inverseBindMatrices": ibm,
-        });
-        if let [root] = roots.as_slice() {
-            skin["skeleton"] = json!(root);
+        let mut skins = Vec::new();
+        let mut drawn = Drawn::default();
+        match &export.model {
+            // The model's skins and meshes.
+            Some(model) => {
+                let clump = model
+                    .model
+                    .clumps
+                    .get(model.clump)
+                    .filter(|c| c.frames.len() == n)
+                    .ok_or(GltfError::NoClump {
+                        clump: model.clump,
+                        bones: n,
+                    })?;
+                drawn = self.model(model, clump, b, &mut nodes, &mut skins);
+                scene_roots.extend(drawn.roots.iter().copied());
+            }
+            // The skin: every bone a joint, bound at its rest pose (in glTF axes).
+            None => {
+                let rest: Vec<BonePose> = skeleton.rest_pose();
+                let world = world_matrices(skeleton, &rest, b);
+                let inverse_binds: Vec<f32> = world
+                    .iter()
+                    // Inverted as affine maps: the last row stays exactly (0, 0, 0, 1), as glTF
+                    // asks.
+                    .flat_map(|m| Mat4::from(m.inverse()).to_cols_array())
+                    .collect();
+                let ibm = self.accessor(&inverse_binds, "MAT4", 16, false);
+                let mut skin = json!({
+                    "name": skeleton.name,
+                    "joints": (0..n).collect::<Vec<_>>(),
+                    "inverseBindMatrices": ibm,
+                });
+                if let [root] = roots.as_slice() {
+                    skin["skeleton"] = json!(root);
+                }
+                skins.push(skin);
+            }
         }
+        self.report.skins = skins.len();
         let mut animations = Vec::new();
         for clip in &export.clips {
             if let Some(a) = self.animation(clip, b, extract.then_some(n)) {
@@ -380,13 +520,23 @@ impl<'a> Writer<'a> {
             "scene": 0,
             "scenes": [{ "name": skeleton.name, "nodes": scene_roots }],
             "nodes": nodes,
-            "skins": [skin],
             "buffers": [buffer],
             "bufferViews": self.buffer_views,
             "accessors": self.accessors,
         });
-        if !animations.is_empty() {
-            doc["animations"] = json!(animations);
+        // glTF's arrays hold at least one item when present.
+        for (key, items) in [
+            ("skins", skins),
+            ("meshes", drawn.meshes),
+            ("materials", drawn.materials),
+            ("textures", drawn.textures),
+            ("images", drawn.images),
+            ("samplers", drawn.samplers),
+            ("animations", animations),
+        ] {
+            if !items.is_empty() {
+                doc[key] = json!(items);
+            }
         }
         Ok(GltfFile {
             json: doc,
@@ -400,7 +550,11 @@ impl<'a> Writer<'a> {
     fn animation(&mut self, c: &GltfClip, b: Quat, root_node: Option<usize>) -> Option<Value> {
         let export = self.export;
         let skeleton = export.skeleton;
-        let root = skeleton.root_track(c.clip).filter(|&t| {
+        let root = match export.root_bone {
+            Some(bone) => c.targets.iter().position(|&t| t == Some(bone)),
+            None => skeleton.root_track(c.clip),
+        };
+        let root = root.filter(|&t| {
             c.targets.get(t).copied().flatten().is_some()
                 && c.clip.tracks()[t].translation.is_some()
         });
@@ -523,6 +677,277 @@ impl<'a> Writer<'a> {
         inputs.insert(key, a);
         a
     }
+}
+
+/// What drawing a model adds to the document.
+#[derive(Default)]
+struct Drawn {
+    meshes: Vec<Value>,
+    materials: Vec<Value>,
+    textures: Vec<Value>,
+    images: Vec<Value>,
+    samplers: Vec<Value>,
+    /// The nodes of the skinned meshes, which glTF wants at the scene's root.
+    roots: Vec<usize>,
+}
+
+const U16: u32 = 5123;
+const U32: u32 = 5125;
+const VERTICES: u32 = 34962;
+const INDICES: u32 = 34963;
+
+impl Writer<'_> {
+    /// The model's drawn atomics: a mesh per geometry, a skin per skinned geometry (its joints
+    /// the frames' nodes, its inverse bind matrices turned into glTF's axes as the nodes are:
+    /// `B·M·B⁻¹`), a node per atomic (a skinned one at the scene's root, as glTF wants; a rigid
+    /// one under its frame's node).
+    fn model(
+        &mut self,
+        model: &GltfModel,
+        clump: &ModelClump,
+        b: Quat,
+        nodes: &mut Vec<Value>,
+        skins: &mut Vec<Value>,
+    ) -> Drawn {
+        let mut drawn = Drawn::default();
+        let turn = Mat4::from_quat(b);
+        let unturn = Mat4::from_quat(b.conjugate());
+        // By geometry: its mesh and skin; by texture: its glTF texture.
+        let mut meshes: HashMap<usize, (usize, Option<usize>)> = HashMap::new();
+        let mut textures: HashMap<usize, Option<usize>> = HashMap::new();
+        for atomic in clump.atomics.iter().filter(|a| !a.variant) {
+            let Some(Some(geometry)) = model.model.geometries.get(atomic.geometry) else {
+                continue;
+            };
+            if atomic.frame >= clump.frames.len() || geometry.meshes.is_empty() {
+                continue;
+            }
+            let (mesh, skin) = match meshes.get(&atomic.geometry) {
+                Some(&done) => done,
+                None => {
+                    let mesh = self.mesh(
+                        model,
+                        atomic.geometry,
+                        geometry,
+                        b,
+                        &mut textures,
+                        &mut drawn,
+                    );
+                    let skin = geometry.skin.as_ref().map(|skin| {
+                        let matrices: Vec<f32> = skin
+                            .inverse_bind
+                            .iter()
+                            .flat_map(|m| (turn * *m * unturn).to_cols_array())
+                            .collect();
+                        let ibm = self.accessor(&matrices, "MAT4", 16, false);
+                        skins.push(json!({
+                            "name": format!("Skin{}", atomic.geometry),
+                            "joints": skin.joints,
+                            "inverseBindMatrices": ibm,
+                        }));
+                        skins.len() - 1
+                    });
+                    meshes.insert(atomic.geometry, (mesh, skin));
+                    (mesh, skin)
+                }
+            };
+            let name = format!(
+                "{} geometry {}",
+                clump.frames[atomic.frame].name, atomic.geometry
+            );
+            nodes.push(json!({ "name": name, "mesh": mesh }));
+            let node = nodes.len() - 1;
+            match skin {
+                Some(skin) => {
+                    nodes[node]["skin"] = json!(skin);
+                    drawn.roots.push(node);
+                }
+                None => {
+                    let children = nodes[atomic.frame]
+                        .as_object_mut()
+                        .map(|o| o.entry("children").or_insert_with(|| json!([])));
+                    if let Some(Value::Array(c)) = children {
+                        c.push(json!(node));
+                    }
+                }
+            }
+        }
+        self.report.meshes = drawn.meshes.len();
+        self.report.images = drawn.images.len();
+        drawn
+    }
+
+    /// A geometry's mesh: a primitive per material, in glTF's axes; its index.
+    fn mesh(
+        &mut self,
+        model: &GltfModel,
+        g: usize,
+        geometry: &ModelGeometry,
+        b: Quat,
+        textures: &mut HashMap<usize, Option<usize>>,
+        drawn: &mut Drawn,
+    ) -> usize {
+        let mut primitives = Vec::new();
+        for m in &geometry.meshes {
+            let attributes = self.attributes(m, b);
+            let indices: Vec<u8> = m.indices.iter().flat_map(|i| i.to_le_bytes()).collect();
+            let indices = self.int_accessor(&indices, U32, m.indices.len(), "SCALAR", INDICES);
+            let texture = m.look.texture.and_then(|t| {
+                *textures
+                    .entry(t)
+                    .or_insert_with(|| self.texture(model, t, drawn))
+            });
+            let material = material(g, m, texture, model.model);
+            drawn.materials.push(material);
+            primitives.push(json!({
+                "attributes": attributes,
+                "indices": indices,
+                "material": drawn.materials.len() - 1,
+            }));
+        }
+        self.report.primitives += primitives.len();
+        drawn.meshes.push(json!({
+            "name": format!("Geometry{g}"),
+            "primitives": primitives,
+        }));
+        drawn.meshes.len() - 1
+    }
+
+    /// A primitive's vertex attributes: positions and normals turned into glTF's axes (the
+    /// normals unit length: smooth ones where the file has none), UVs, prelit colours as
+    /// linear RGBA, joints and weights.
+    fn attributes(&mut self, m: &ModelMesh, b: Quat) -> Value {
+        let positions: Vec<f32> = m
+            .positions
+            .iter()
+            .flat_map(|&p| (b * p).to_array())
+            .collect();
+        let mut attributes = json!({
+            "POSITION": self.float_accessor(&positions, "VEC3", 3, true, Some(VERTICES)),
+        });
+        let smooth;
+        let normals = match &m.normals {
+            Some(n) => n,
+            None => {
+                smooth = m.smooth_normals();
+                &smooth
+            }
+        };
+        let normals: Vec<f32> = normals
+            .iter()
+            .flat_map(|&n| (b * n).try_normalize().unwrap_or(Vec3::Y).to_array())
+            .collect();
+        attributes["NORMAL"] =
+            json!(self.float_accessor(&normals, "VEC3", 3, false, Some(VERTICES)));
+        for (set, uvs) in m.uvs.iter().enumerate() {
+            if let Some(uvs) = uvs {
+                let floats: Vec<f32> = uvs.iter().flatten().copied().collect();
+                attributes[format!("TEXCOORD_{set}")] =
+                    json!(self.float_accessor(&floats, "VEC2", 2, false, Some(VERTICES)));
+            }
+        }
+        if let Some(colours) = &m.colours {
+            let floats: Vec<f32> = colours.iter().flat_map(|&c| linear_rgba(c)).collect();
+            attributes["COLOR_0"] =
+                json!(self.float_accessor(&floats, "VEC4", 4, false, Some(VERTICES)));
+        }
+        if let (Some(joints), Some(weights)) = (&m.joints, &m.weights) {
+            let bytes: Vec<u8> = joints
+                .iter()
+                .flatten()
+                .flat_map(|j| j.to_le_bytes())
+                .collect();
+            attributes["JOINTS_0"] =
+                json!(self.int_accessor(&bytes, U16, joints.len(), "VEC4", VERTICES));
+            let floats: Vec<f32> = weights.iter().flatten().copied().collect();
+            attributes["WEIGHTS_0"] =
+                json!(self.float_accessor(&floats, "VEC4", 4, false, Some(VERTICES)));
+        }
+        attributes
+    }
+
+    /// A model texture as an image (its PNG in the buffer) with its sampler; its glTF texture,
+    /// `None` when no PNG was given for it.
+    fn texture(&mut self, model: &GltfModel, t: usize, drawn: &mut Drawn) -> Option<usize> {
+        let png = model.png.get(t)?.as_ref()?;
+        let texture = model.model.textures.get(t)?;
+        let view = self.view(png, None);
+        drawn.images.push(json!({
+            "name": texture.name,
+            "bufferView": view,
+            "mimeType": "image/png",
+        }));
+        let wrap = |a: Addressing| match a {
+            Addressing::Repeat => 10497,
+            Addressing::Mirror => 33648,
+            Addressing::Clamp => 33071,
+        };
+        // NEAREST / LINEAR, and their mipmap forms by how levels are chosen.
+        let (mag, min) = match (texture.nearest, texture.mip_linear) {
+            (true, false) => (9728, 9984),
+            (false, false) => (9729, 9985),
+            (true, true) => (9728, 9986),
+            (false, true) => (9729, 9987),
+        };
+        drawn.samplers.push(json!({
+            "magFilter": mag,
+            "minFilter": min,
+            "wrapS": wrap(texture.addressing[0]),
+            "wrapT": wrap(texture.addressing[1]),
+        }));
+        drawn.textures.push(json!({
+            "name": texture.name,
+            "source": drawn.images.len() - 1,
+            "sampler": drawn.samplers.len() - 1,
+        }));
+        Some(drawn.textures.len() - 1)
+    }
+}
+
+/// sRGB bytes as glTF's linear RGBA (alpha as is).
+fn linear_rgba(c: [u8; 4]) -> [f32; 4] {
+    let linear = |u: u8| {
+        let x = f32::from(u) / 255.0;
+        if x <= 0.04045 {
+            x / 12.92
+        } else {
+            ((x + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    [
+        linear(c[0]),
+        linear(c[1]),
+        linear(c[2]),
+        f32::from(c[3]) / 255.0,
+    ]
+}
+
+/// A mesh's material as Bevy's `.dff` loader makes it: the colour (glTF's factors are linear),
+/// the texture, not metallic, roughness 0.85, the alpha mode.
+fn material(g: usize, m: &ModelMesh, texture: Option<usize>, model: &Model) -> Value {
+    let look = m.look;
+    let name = look
+        .texture
+        .and_then(|t| model.textures.get(t))
+        .map_or_else(|| format!("Material{g}/{}", m.material), |t| t.name.clone());
+    let mut pbr = json!({
+        "baseColorFactor": nums(&linear_rgba(look.colour)),
+        "metallicFactor": 0.0,
+        "roughnessFactor": 0.85,
+    });
+    if let Some(t) = texture {
+        pbr["baseColorTexture"] = json!({ "index": t });
+    }
+    let mut material = json!({ "name": name, "pbrMetallicRoughness": pbr });
+    match look.alpha {
+        ModelAlpha::Opaque => {}
+        ModelAlpha::Mask => {
+            material["alphaMode"] = json!("MASK");
+            material["alphaCutoff"] = json!(0.5);
+        }
+        ModelAlpha::Blend => material["alphaMode"] = json!("BLEND"),
+    }
+    material
 }
 
 /// Every bone's rest world matrix in glTF axes.

@@ -8,7 +8,7 @@
 //! (or tagged with [`GtaBoneId`]) like GTA's.
 
 use crate::animation::{BonePose, BoneRef};
-use crate::skeleton::{Skeleton, bone_key, canonical_bone_id};
+use crate::skeleton::{BoneIdentity, Skeleton, bone_key, canonical_bone_id};
 use bevy::animation::AnimationTargetId;
 use bevy::prelude::*;
 
@@ -43,21 +43,25 @@ pub struct GtaBoneId(pub i32);
 
 /// The target id of a canonical GTA bone, else of a normalised name.
 pub(crate) fn target_for(canonical: Option<i32>, name: &str) -> AnimationTargetId {
-    let key = match canonical {
-        Some(c) => format!("rigplay:gta-bone:{c}"),
-        None => format!("rigplay:bone:{}", bone_key(name)),
+    match canonical {
+        Some(c) => identity_target(&BoneIdentity::Canonical(c)),
+        None => identity_target(&BoneIdentity::Name(bone_key(name))),
+    }
+}
+
+/// The animation target id of a bone that is `identity` ([`Skeleton::identity`]).
+pub(crate) fn identity_target(identity: &BoneIdentity) -> AnimationTargetId {
+    let key = match identity {
+        BoneIdentity::Canonical(c) => format!("rigplay:gta-bone:{c}"),
+        BoneIdentity::Name(key) => format!("rigplay:bone:{key}"),
     };
     AnimationTargetId::from_name(&Name::new(key))
 }
 
 /// The animation target id of a bone: from its canonical bone (found in `skeleton` by id, name
-/// or alias), else from its normalised name.
+/// or alias), else from its normalised name ([`Skeleton::identity`]).
 pub fn bone_target_id(skeleton: &Skeleton, bone: &BoneRef) -> AnimationTargetId {
-    let canonical = match skeleton.find(bone) {
-        Some(i) => skeleton.bones[i].canonical,
-        None => canonical_bone_id(&bone_key(&bone.name)),
-    };
-    target_for(canonical, &bone.name)
+    identity_target(&skeleton.identity(bone))
 }
 
 /// The animation target id of a bone known only by name (a DAN bone, say): the id a
