@@ -223,3 +223,98 @@ fn the_playback_plugin_can_be_added_in_any_order_and_runs_once() {
         );
     }
 }
+
+/// A mocap walk imported as a `.dan` (`rigplay import walk.bvh -o walk.dan`, with the
+/// `.dan.meta` it writes) plays in Bevy as a flat skeleton whose every bone is where the same
+/// walk imported as an IFP clip puts the built-in ped's bone, for each game: the DAN's
+/// model-space keys are the ped's bones' world transforms, their axes turned into Bevy's (within
+/// 1e-4 m and 1e-3 rad; DAN times are whole milliseconds).
+#[test]
+fn a_walk_imported_as_dan_plays_where_the_same_walk_imported_as_ifp_does() {
+    use rigplay::convert::import::{bvh_source, clip_to_gta, gta_dan, ifp_version};
+    use rigplay::coords::GTA_TO_BEVY;
+    use rigplay::formats::bvh::BvhFile;
+    use rigplay::formats::ifp::IfpFile;
+    use rigplay::skeleton::GtaGame;
+    let bvh = BvhFile::read(crate::bvh_fixtures::mocap_walk(37).as_bytes())
+        .unwrap()
+        .file;
+    let source = bvh_source(&bvh);
+    let clip = bvh.to_clip("mocap_walk");
+    for game in [GtaGame::Sa, GtaGame::Vc, GtaGame::Iii] {
+        let (ifp_clip, _) = clip_to_gta(&source, &clip, "walk", game, &[]).unwrap();
+        let dan = gta_dan(&ifp_clip, game).unwrap();
+        // The clip's float keys as they are (no int16 packing), so that the two files hold the
+        // same numbers.
+        let package = IfpFile::new(ifp_version(game), "walk", vec![ifp_clip]);
+        let meta = dan.meta();
+        let mut app = app(
+            &[
+                ("walk.dan", dan.file.write().unwrap()),
+                ("walk.ifp", package.write().unwrap()),
+            ],
+            &[("walk.dan", meta.as_str())],
+            1.0 / 60.0,
+        );
+        let asset: Handle<Dan> = load(&mut app, "walk.dan");
+        let dan_clip: Handle<RigClip> = load(&mut app, "walk.dan#Clip0");
+        let ifp_clip: Handle<RigClip> = load(&mut app, "walk.ifp#walk");
+        let skeleton = {
+            let d = app.world().resource::<Assets<Dan>>().get(&asset).unwrap();
+            assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+            assert_eq!(d.bone_names, dan.names, "{game:?}: named by the .meta");
+            assert_eq!(d.settings.scale, 1.0);
+            d.skeleton()
+        };
+        let mut paused = Playback::looping();
+        paused.paused = true;
+        let flat = app
+            .world_mut()
+            .spawn((skeleton, SkeletalClip::new(dan_clip), paused.clone()))
+            .id();
+        let ped = app
+            .world_mut()
+            .spawn((GtaSkeleton(game), SkeletalClip::new(ifp_clip), paused))
+            .id();
+        for _ in 0..3 {
+            app.update();
+        }
+        let (mut far, mut turned, mut compared) = (0.0f32, 0.0f32, 0);
+        for t in [0.0, 0.25, 0.5, 0.8, 1.1] {
+            for e in [flat, ped] {
+                app.world_mut().get_mut::<Playback>(e).unwrap().seek(t);
+            }
+            app.update();
+            let world = app.world();
+            let bones = |e: Entity| world.get::<SkeletonBones>(e).unwrap().0.clone();
+            let (a, b) = (bones(flat), bones(ped));
+            assert_eq!(a.len(), b.len(), "{game:?}");
+            for (x, y) in a.iter().zip(&b) {
+                let (x, y) = (
+                    world
+                        .get::<GlobalTransform>(*x)
+                        .unwrap()
+                        .compute_transform(),
+                    world
+                        .get::<GlobalTransform>(*y)
+                        .unwrap()
+                        .compute_transform(),
+                );
+                far = far.max(x.translation.distance(y.translation));
+                // The ped's bones keep GTA's own axes under its basis (world rotation B·q); the
+                // DAN's turn their axes too (B·q·B⁻¹), as every GTA transform turned into Bevy's
+                // axes does.
+                let want = y.rotation * GTA_TO_BEVY.conjugate();
+                // The angle from the difference's vector part (acos of a dot product loses
+                // f32's precision near 0).
+                let d = x.rotation.conjugate() * want;
+                turned = turned.max(2.0 * d.xyz().length().atan2(d.w.abs()));
+                compared += 1;
+            }
+        }
+        eprintln!("{game:?}: {compared} bones, worst {far:e} m, {turned:e} rad");
+        assert!(compared >= 5 * 16, "{game:?}: {compared}");
+        assert!(far < 1e-4, "{game:?}: {far} m");
+        assert!(turned < 1e-3, "{game:?}: {turned} rad");
+    }
+}

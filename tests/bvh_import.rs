@@ -169,6 +169,53 @@ fn gta_positions(game: GtaGame, clip: &Clip, t: f32) -> Vec<Vec3> {
         .collect()
 }
 
+/// How far `positions` (glTF axes, per bone of `game`'s ped, at a time) strays from the mocap
+/// `bvh` at every third frame: the worst angle between a limb of the ped and the same limb of the
+/// mocap (and where), the limbs compared, and the hips' distance from where the mocap's hips,
+/// scaled by `hips_scale`, put them.
+fn against_mocap(
+    bvh: &BvhFile,
+    game: GtaGame,
+    hips_scale: f32,
+    positions: impl Fn(f32) -> Vec<Vec3>,
+) -> (f32, String, usize, f32) {
+    let bvh_names: Vec<&str> = bvh.joints.iter().map(|j| j.name.as_str()).collect();
+    let (_, bvh_map) = BoneMap::detect(&bvh_names);
+    let skeleton = game.skeleton();
+    let names: Vec<&str> = skeleton.bones.iter().map(|b| b.name.as_str()).collect();
+    let (_, gta_map) = BoneMap::detect(&names);
+    let (mut worst, mut at, mut compared) = (0.0f32, String::new(), 0);
+    let mut hips_error = 0.0f32;
+    let (h_bvh, h_gta) = (
+        bvh_map.get(HumanoidBone::Hips).unwrap(),
+        gta_map.get(HumanoidBone::Hips).unwrap(),
+    );
+    let (bvh0, gta0) = (bvh_positions(bvh, 0)[h_bvh], positions(0.0)[h_gta]);
+    for f in (0..37).step_by(3) {
+        let t = f as f32 / 30.0;
+        let (b, g) = (bvh_positions(bvh, f), positions(t));
+        for chain in CHAINS {
+            let both: Vec<(usize, usize, HumanoidBone)> = chain
+                .iter()
+                .filter_map(|&h| Some((bvh_map.get(h)?, gta_map.get(h)?, h)))
+                .collect();
+            for w in both.windows(2) {
+                let d_bvh = b[w[1].0] - b[w[0].0];
+                let d_gta = g[w[1].1] - g[w[0].1];
+                let angle = d_bvh.angle_between(d_gta).to_degrees();
+                compared += 1;
+                if angle > worst {
+                    (worst, at) = (angle, format!("{:?} at {t:.3} s", w[0].2));
+                }
+            }
+        }
+        // The hips move as the mocap's, scaled.
+        let moved = (b[h_bvh] - bvh0) * hips_scale;
+        hips_error = hips_error.max((g[h_gta] - gta0 - moved).length());
+    }
+    (worst, at, compared, hips_error)
+}
+
 #[test]
 fn a_mocap_walk_imported_onto_every_games_ped_points_every_limb_where_the_mocap_does() {
     let text = mocap_walk(37);
@@ -176,8 +223,6 @@ fn a_mocap_walk_imported_onto_every_games_ped_points_every_limb_where_the_mocap_
     assert_eq!(bvh.joints.len(), 22);
     let source = bvh_source(&bvh);
     let clip = bvh.to_clip("mocap_walk");
-    let bvh_names: Vec<&str> = bvh.joints.iter().map(|j| j.name.as_str()).collect();
-    let (_, bvh_map) = BoneMap::detect(&bvh_names);
     for game in [GtaGame::Sa, GtaGame::Vc, GtaGame::Iii] {
         let (ifp_clip, report) = clip_to_gta(&source, &clip, "mocap_walk", game, &[]).unwrap();
         assert!(report.pairs.len() >= 14, "{game:?}: {:?}", report.pairs);
@@ -196,40 +241,9 @@ fn a_mocap_walk_imported_onto_every_games_ped_points_every_limb_where_the_mocap_
         let (played, dropped) =
             skeleton.clip_as_played(game, &read.clips().next().unwrap().to_clip());
         assert!(dropped.is_empty(), "{game:?}: {dropped:?}");
-        let names: Vec<&str> = skeleton.bones.iter().map(|b| b.name.as_str()).collect();
-        let (_, gta_map) = BoneMap::detect(&names);
-        let (mut worst, mut at, mut compared) = (0.0f32, String::new(), 0);
-        let mut hips_error = 0.0f32;
-        let (h_bvh, h_gta) = (
-            bvh_map.get(HumanoidBone::Hips).unwrap(),
-            gta_map.get(HumanoidBone::Hips).unwrap(),
-        );
-        let (bvh0, gta0) = (
-            bvh_positions(&bvh, 0)[h_bvh],
-            gta_positions(game, &played, 0.0)[h_gta],
-        );
-        for f in (0..37).step_by(3) {
-            let t = f as f32 / 30.0;
-            let (b, g) = (bvh_positions(&bvh, f), gta_positions(game, &played, t));
-            for chain in CHAINS {
-                let both: Vec<(usize, usize, HumanoidBone)> = chain
-                    .iter()
-                    .filter_map(|&h| Some((bvh_map.get(h)?, gta_map.get(h)?, h)))
-                    .collect();
-                for w in both.windows(2) {
-                    let d_bvh = b[w[1].0] - b[w[0].0];
-                    let d_gta = g[w[1].1] - g[w[0].1];
-                    let angle = d_bvh.angle_between(d_gta).to_degrees();
-                    compared += 1;
-                    if angle > worst {
-                        (worst, at) = (angle, format!("{:?} at {t:.3} s", w[0].2));
-                    }
-                }
-            }
-            // The hips move as the mocap's, scaled.
-            let moved = (b[h_bvh] - bvh0) * report.hips_scale;
-            hips_error = hips_error.max((g[h_gta] - gta0 - moved).length());
-        }
+        let (worst, at, compared, hips_error) = against_mocap(&bvh, game, report.hips_scale, |t| {
+            gta_positions(game, &played, t)
+        });
         eprintln!(
             "{game:?}: {compared} directions, worst {worst:.3}° ({at}); hips within {hips_error:.5} m; {} keys a bone at {} a second",
             report.keys_per_bone, report.rate
@@ -239,6 +253,58 @@ fn a_mocap_walk_imported_onto_every_games_ped_points_every_limb_where_the_mocap_
         assert!(worst < 2.0, "{game:?}: {worst:.3}° at {at}");
         // Within 1 cm of where the scaled mocap puts the hips (int16 ANP3 translations are
         // 1/1024 m steps).
+        assert!(hips_error < 0.01, "{game:?}: hips off by {hips_error} m");
+    }
+}
+
+/// The same walk imported as a DelDX `.dan` for each game: the written file read back holds
+/// one bone per bone of the ped, in model space (Bevy's axes, metres, on the ground), and its
+/// bones point every limb where the mocap's do, its hips moving as the scaled mocap's. The
+/// `.dan.meta` names the bones and links them to their parents.
+#[test]
+fn a_mocap_walk_imported_as_dan_holds_every_bone_in_model_space() {
+    use rigplay::formats::dan::{DanClipOptions, DanFile};
+    let text = mocap_walk(37);
+    let bvh = BvhFile::read(text.as_bytes()).unwrap().file;
+    let source = bvh_source(&bvh);
+    let clip = bvh.to_clip("mocap_walk");
+    for game in [GtaGame::Sa, GtaGame::Vc, GtaGame::Iii] {
+        let (ifp_clip, report) = clip_to_gta(&source, &clip, "mocap_walk", game, &[]).unwrap();
+        let dan = rigplay::convert::import::gta_dan(&ifp_clip, game).unwrap();
+        let skeleton = game.skeleton();
+        assert_eq!(dan.file.bones.len(), skeleton.bones.len());
+        assert_eq!(dan.names[1], skeleton.bones[1].name);
+        let meta = dan.meta();
+        assert!(
+            meta.contains(&format!("{:?}", skeleton.bones[1].name)),
+            "{meta}"
+        );
+        assert!(meta.contains("bone_links: [None, Some(0)"), "{meta}");
+        let read = DanFile::read(&dan.file.write().unwrap()).unwrap();
+        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+        let played = read.file.to_clip("walk", &DanClipOptions::default());
+        // Every bone keyed in model space: its position at t is where it is. Bevy's axes face
+        // −Z, the mocap's and glTF's +Z: half a turn about Y.
+        let turn = Quat::from_rotation_y(std::f32::consts::PI);
+        let positions = |t: f32| -> Vec<Vec3> {
+            (0..played.tracks().len())
+                .map(|b| turn * played.sample_track(b, t).translation.unwrap())
+                .collect()
+        };
+        // Standing on the ground: the lowest bone at rest height 0 at the start, give or take
+        // the mocap's own stance.
+        let lowest = positions(0.0)
+            .iter()
+            .map(|p| p.y)
+            .fold(f32::INFINITY, f32::min);
+        assert!(lowest.abs() < 0.1, "{game:?}: lowest bone at {lowest} m");
+        let (worst, at, compared, hips_error) =
+            against_mocap(&bvh, game, report.hips_scale, positions);
+        eprintln!(
+            "{game:?} as .dan: {compared} directions, worst {worst:.3}° ({at}); hips within {hips_error:.5} m"
+        );
+        assert!(compared >= 13 * 10, "{game:?}: {compared}");
+        assert!(worst < 2.0, "{game:?}: {worst:.3}° at {at}");
         assert!(hips_error < 0.01, "{game:?}: hips off by {hips_error} m");
     }
 }

@@ -4,7 +4,7 @@ use crate::load::{Loaded, load};
 use crate::{Args, Failure, usage};
 use rigplay::animation::reduce::{KeyReduction, ReduceOptions, ReduceRig, ReduceStats};
 use rigplay::convert::{IfpConvertOptions, convert_ifp};
-use rigplay::formats::dan::{DanClipOptions, DanRead};
+use rigplay::formats::dan::{DanClipOptions, DanFile, DanRead};
 use rigplay::formats::ifp::{IfpRead, IfpVersion};
 use rigplay::skeleton::Skeleton;
 use std::path::Path;
@@ -98,16 +98,7 @@ pub(crate) fn convert(a: Args) -> Result<(), Failure> {
                 eprintln!("warning: {input}: {w}");
             }
             let how = reduction(&a, 3.0)?;
-            // Sorted first: what the exporter meant (§3), and what the clip's key indices are.
-            let sorted = file.sorted();
-            let clip = sorted.to_clip("", &DanClipOptions::default());
-            let out_file = match how.apply(&clip, &ReduceRig::flat(&clip)) {
-                Some(r) => {
-                    report(input, &ReduceStats::combined([&r.stats]));
-                    sorted.with_keys(&r.kept)
-                }
-                None => file,
-            };
+            let out_file = reduced_dan(file, &how, input);
             let bytes = out_file
                 .write()
                 .map_err(|e| Failure(format!("{input}: cannot write: {e}"), 1))?;
@@ -167,4 +158,19 @@ pub(crate) fn convert(a: Args) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// A DAN file with the keys `how` keeps, what was kept said under `label` (sorted first: what
+/// the exporter meant, §3, and what the clip's key indices are); the file itself when `how`
+/// keeps every key.
+pub(crate) fn reduced_dan(file: DanFile, how: &KeyReduction, label: &str) -> DanFile {
+    let sorted = file.sorted();
+    let clip = sorted.to_clip("", &DanClipOptions::default());
+    match how.apply(&clip, &ReduceRig::flat(&clip)) {
+        Some(r) => {
+            report(label, &ReduceStats::combined([&r.stats]));
+            sorted.with_keys(&r.kept)
+        }
+        None => file,
+    }
 }

@@ -5,7 +5,9 @@ use crate::{Args, Failure, usage};
 use rigplay::animation::Clip;
 use rigplay::animation::reduce::KeyReduction;
 use rigplay::animation::retarget::RetargetSource;
-use rigplay::convert::import::{ImportReport, bvh_source, clip_to_gta, gltf_source, ifp_version};
+use rigplay::convert::import::{
+    ImportReport, bvh_source, clip_to_gta, gltf_source, gta_dan, ifp_version,
+};
 use rigplay::convert::{IfpConvertOptions, convert_ifp};
 use rigplay::formats::bvh::BvhFile;
 use rigplay::formats::gltf::GltfScene;
@@ -47,8 +49,23 @@ pub(crate) fn import(a: Args) -> Result<(), Failure> {
         None => ifp_version(game),
         Some(f) => crate::convert::parse_version("--format", f)?,
     };
-    if ext(output).as_deref() != Some("ifp") {
-        return Err(usage(format!("-o takes an .ifp file, not {output:?}")));
+    let dan = match ext(output).as_deref() {
+        Some("ifp") => false,
+        Some("dan") => true,
+        _ => {
+            return Err(usage(format!(
+                "-o takes an .ifp or a .dan file, not {output:?}"
+            )));
+        }
+    };
+    if dan {
+        for option in ["--into", "--format"] {
+            if a.value(option).is_some() {
+                return Err(usage(format!(
+                    "{option} is for .ifp output; a .dan holds one clip"
+                )));
+            }
+        }
     }
     let into = a.value("--into");
     for written in [Some(output), into].into_iter().flatten() {
@@ -72,12 +89,21 @@ pub(crate) fn import(a: Args) -> Result<(), Failure> {
             ));
         }
     };
+    if dan && sources.len() > 1 {
+        return Err(usage(format!(
+            "a .dan holds one clip; {input} has {}: pick one with --clip",
+            sources.len()
+        )));
+    }
     let mut clips = Vec::new();
     for (name, source, clip) in &sources {
         let (ifp_clip, report) = clip_to_gta(source, clip, name, game, &map)
             .map_err(|e| Failure(format!("{input}: clip {name:?}: {e}"), 1))?;
         say(output, name, game, &report, a.value("--map"));
         clips.push(ifp_clip);
+    }
+    if dan {
+        return write_dan(output, clips.remove(0), game, &reduction);
     }
     // The clips as the game's version stores them (ANP3: int16 where every value fits), their
     // keys reduced first when asked.
@@ -290,4 +316,35 @@ fn read_map(path: &str) -> Result<Vec<(String, String)>, Failure> {
         map.push((source.trim().to_owned(), target.trim().to_owned()));
     }
     Ok(map)
+}
+
+/// The clip as a `.dan` of the ped's bones in model space ([`gta_dan`]), its keys reduced when
+/// asked, with a `.dan.meta` beside it naming the bones and their parents for rigplay's DAN
+/// loader (unless one is there already: a user's own is kept).
+fn write_dan(
+    output: &str,
+    clip: IfpClip,
+    game: GtaGame,
+    reduction: &KeyReduction,
+) -> Result<(), Failure> {
+    let failed = |e: &dyn std::fmt::Display| Failure(format!("{output}: {e}"), 1);
+    let dan = gta_dan(&clip, game).map_err(|e| failed(&e))?;
+    let file = crate::convert::reduced_dan(dan.file.clone(), reduction, output);
+    let bytes = file.write().map_err(|e| failed(&e))?;
+    rigplay::convert::write_replacing(Path::new(output), &bytes).map_err(|e| failed(&e))?;
+    out!(
+        "{output}: DAN, {} bones of the {game:?} ped in model space, {} keys",
+        file.bones.len(),
+        file.key_count()
+    );
+    let meta = format!("{output}.meta");
+    if Path::new(&meta).exists() {
+        out!("  {meta} is there already: kept as it is");
+        return Ok(());
+    }
+    let text = dan.meta();
+    rigplay::convert::write_replacing(Path::new(&meta), text.as_bytes())
+        .map_err(|e| Failure(format!("{meta}: {e}"), 1))?;
+    out!("  {meta}: the bones' names and parents for rigplay's DAN loader");
+    Ok(())
 }

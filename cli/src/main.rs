@@ -41,7 +41,7 @@ Usage:
       or moved onto a RootMotion node above the skeleton. A .gltf gets its .bin beside it.
       --model PED.dff [--txd FILE.txd]...: the GTA clips on that model's frames, with its
       skinned meshes, materials and textures (the .txd beside the model, and any --txd)
-  rigplay import IN -o OUT.ifp [--game sa|vc|iii] [--clip NAME] [--name CLIP] [--into PACKAGE.ifp]
+  rigplay import IN -o OUT.ifp|OUT.dan [--game sa|vc|iii] [--clip NAME] [--name CLIP] [--into PACKAGE.ifp]
                  [--reduce TOL [--shell R] | --runs] [--map FILE] [--format anp3|anpk|anp2]
       motion capture (.bvh) and glTF animation (.gltf, .glb, .vrm, .vrma: every animation, or
       the one --clip names) retargeted onto a GTA ped (rest poses compensated, bones paired
@@ -51,7 +51,9 @@ Usage:
       clip of that name) and writes the result to OUT, every other clip as it was; --reduce
       and --runs drop keys as convert does (metres), and say how many and the error; --map
       FILE corrects the pairing: one `SOURCE BONE = GTA BONE` a line; --format writes another
-      IFP version than the game's own (SA also loads ANPK)
+      IFP version than the game's own (SA also loads ANPK). -o OUT.dan writes one clip as a
+      DelDX .dan instead: every bone of the ped in model space (Bevy's axes, metres), with an
+      OUT.dan.meta naming the bones for rigplay's DAN loader (an existing one is kept)
   rigplay render FILE.anie (--frame N -o OUT.png | --frames A..B -o DIR/) [--scale S] [--raw]
       render frames as AnimeEffects exports them (N may be fractional; A..B includes both
       ends, written as DIR/NAME_NNNN.png with a progress bar on stderr); --scale S multiplies
@@ -187,7 +189,11 @@ const COMMANDS: [Spec; 8] = [
         about: "Motion capture (.bvh) and glTF animation retargeted onto a GTA ped, as IFP",
         positional: ("IN", false),
         values: &[
-            ("-o", "OUT.ifp", "the package to write"),
+            (
+                "-o",
+                "OUT.ifp|OUT.dan",
+                "the package (or DelDX .dan) to write",
+            ),
             ("--game", "sa|vc|iii", "whose ped"),
             ("--name", "CLIP", "the clip's name in the package"),
             ("--into", "PACKAGE.ifp", "add the clip to this package"),

@@ -1081,6 +1081,75 @@ fn package_at(path: &std::path::Path) -> rigplay::formats::ifp::IfpFile {
         .file
 }
 
+/// `-o OUT.dan`: the walk as a DelDX file of the ped's bones in model space, with the
+/// `.dan.meta` naming them (a user's own `.meta` kept), its keys reduced when asked; what only
+/// an `.ifp` takes is refused.
+#[test]
+fn import_writes_a_mocap_walk_as_a_dan_with_its_meta() {
+    use rigplay::formats::dan::DanFile;
+    let d = dir("import-dan");
+    let bvh = d.join("walk.bvh");
+    std::fs::write(&bvh, bvh_fixtures::mocap_walk(31)).unwrap();
+    let bvh = bvh.to_str().unwrap();
+    let out = d.join("walk.dan");
+    let text = succeeds(&["import", bvh, "-o", out.to_str().unwrap(), "--game", "vc"]);
+    assert!(text.contains("DAN, 24 bones of the Vc ped"), "{text}");
+    let read = DanFile::read(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(read.file.bones.len(), 24);
+    let full = read.file.key_count();
+    let meta = std::fs::read_to_string(d.join("walk.dan.meta")).unwrap();
+    assert!(
+        meta.contains("rigplay::plugin::DanLoader") && meta.contains("\"Pelvis\""),
+        "{meta}"
+    );
+    // Again with a reduction: fewer keys; the .meta now there is kept.
+    std::fs::write(d.join("walk.dan.meta"), "mine").unwrap();
+    let text = succeeds(&[
+        "import",
+        bvh,
+        "-o",
+        out.to_str().unwrap(),
+        "--game",
+        "vc",
+        "--reduce",
+        "0.01",
+    ]);
+    assert!(text.contains("kept as it is"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("walk.dan.meta")).unwrap(),
+        "mine"
+    );
+    let reduced = DanFile::read(&std::fs::read(&out).unwrap()).unwrap().file;
+    assert!(
+        reduced.key_count() < full,
+        "{} of {full}",
+        reduced.key_count()
+    );
+    for args in [
+        vec![
+            "import",
+            bvh,
+            "-o",
+            out.to_str().unwrap(),
+            "--into",
+            "x.ifp",
+        ],
+        vec![
+            "import",
+            bvh,
+            "-o",
+            out.to_str().unwrap(),
+            "--format",
+            "anpk",
+        ],
+        vec!["import", bvh, "-o", "walk.fbx"],
+    ] {
+        let out = rigplay(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn import_writes_a_mocap_walk_as_an_ifp_clip_and_into_a_package_keeping_the_others() {
     use rigplay::formats::ifp::{IfpFile, IfpVersion};

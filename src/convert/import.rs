@@ -17,13 +17,16 @@
 //! * Keys are written at the game's clip rate, 60 a second for San Andreas (ANP3's time tick),
 //!   30 for III and Vice City, the last at the clip's end; ANP3 stores them as int16 where
 //!   every value fits and as floats otherwise ([`IfpFile::converted`]).
+//! * Or as a DelDX `.dan` ([`gta_dan`]): every bone of the ped a DAN bone, keyed with its
+//!   model-space transform, which is what DAN files hold.
 
 use crate::animation::retarget::{
     BoneMap, HumanoidBone, RestPose, RetargetSource, Retargeter, user_pairs,
 };
 use crate::animation::{BoneTrack, Clip, ClipBuilder, aligned_to};
-use crate::coords::GTA_TO_GLTF;
+use crate::coords::{GTA_TO_GLTF, gta_quat_to_bevy, gta_vec_to_bevy};
 use crate::formats::bvh::BvhFile;
+use crate::formats::dan::DanWriteError;
 use crate::formats::gltf::{GltfAnimation, GltfScene};
 use crate::formats::ifp::{AnimLayout, IfpClip, IfpFile, IfpKey, IfpSequence, IfpVersion};
 use crate::skeleton::GtaGame;
@@ -344,4 +347,108 @@ pub fn clip_to_gta(
 pub fn gta_package(game: GtaGame, name: &str, clips: Vec<IfpClip>) -> (IfpFile, Vec<String>) {
     let version = ifp_version(game);
     IfpFile::new(version, name, clips).converted(version)
+}
+
+/// A GTA clip (as [`clip_to_gta`] makes it) as a DelDX `.dan` file: every bone of `game`'s ped
+/// one DAN bone, in the skeleton's order, keyed at every time one of the clip's channels is
+/// with its **model-space** transform (what the exporter stores: the bone's whole transform in
+/// the model, `docs/formats/dan.md`), in Bevy's axes (a rotation `q` as `B·q·B⁻¹`, so that
+/// the bone's own axes are Bevy's too, as in the glTF export) with the ped standing on the ground as
+/// rigplay's skeletons stand ([`crate::skeleton::Skeleton::lowest_rest_height`]), positions in
+/// metres (a DAN clip option `scale` of 1 reads them back as such), times rounded to whole
+/// milliseconds as the exporter writes them. Bones the clip does not key rest, moved by their
+/// parents. With the bones' names and parents, in the file's bone order, for a `.dan.meta`.
+pub fn gta_dan(clip: &IfpClip, game: GtaGame) -> Result<GtaDan, DanWriteError> {
+    let skeleton = game.skeleton();
+    let (played, _) = skeleton.clip_as_played(game, &clip.to_clip());
+    let targets = skeleton.bind(&played).targets;
+    let mut times: Vec<f32> = played
+        .tracks()
+        .iter()
+        .flat_map(|t| [t.rotation, t.translation, t.scale])
+        .flatten()
+        .flat_map(|c| played.times(c).iter().copied())
+        .filter(|t| t.is_finite())
+        .collect();
+    times.sort_by(f32::total_cmp);
+    times.dedup();
+    let lift = Vec3::Y * -skeleton.lowest_rest_height();
+    let n = skeleton.bones.len();
+    let mut rotations = vec![Vec::with_capacity(times.len()); n];
+    let mut positions = vec![Vec::with_capacity(times.len()); n];
+    for &t in &times {
+        let mut local = skeleton.rest_pose();
+        for (track, target) in targets.iter().enumerate() {
+            let Some(b) = *target else { continue };
+            let s = played.sample_track(track, t);
+            if let Some(r) = s.rotation {
+                local[b].rotation = r;
+            }
+            if let Some(p) = s.translation {
+                local[b].translation = p;
+            }
+        }
+        for (b, (q, p)) in skeleton.model_space(&local).into_iter().enumerate() {
+            rotations[b].push(gta_quat_to_bevy(q));
+            positions[b].push(gta_vec_to_bevy(p) + lift);
+        }
+    }
+    let mut builder = ClipBuilder::new(clip.name.clone());
+    let shared = builder
+        .times(&times)
+        .map_err(|_| DanWriteError::DurationOutOfRange {
+            seconds: played.duration(),
+        })?;
+    for (b, bone) in skeleton.bones.iter().enumerate() {
+        let rotation = builder.rotations(shared, &rotations[b]).ok();
+        let translation = builder.translations(shared, &positions[b]).ok();
+        builder.track(BoneTrack {
+            bone: crate::animation::BoneRef {
+                name: bone.name.clone(),
+                id: None,
+            },
+            rotation,
+            translation,
+            scale: None,
+        });
+    }
+    builder.extend_duration(played.duration());
+    let dan = crate::formats::dan::DanFile::from_clip(
+        &builder.build(),
+        &crate::formats::dan::DanClipOptions::default(),
+    )?;
+    Ok(GtaDan {
+        file: dan,
+        names: skeleton.bones.iter().map(|b| b.name.clone()).collect(),
+        parents: skeleton.bones.iter().map(|b| b.parent).collect(),
+    })
+}
+
+/// A GTA clip as a `.dan` ([`gta_dan`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GtaDan {
+    /// The file: one bone per bone of the ped, in the skeleton's order.
+    pub file: crate::formats::dan::DanFile,
+    /// The bones' names, in the file's order (DAN files name none).
+    pub names: Vec<String>,
+    /// The bones' parents (DAN files have no hierarchy; rigplay's DAN loader draws links).
+    pub parents: Vec<Option<usize>>,
+}
+
+impl GtaDan {
+    /// The `.dan.meta` text that has rigplay's DAN loader name the bones, link them to their
+    /// parents, read positions as metres and loop the clip.
+    pub fn meta(&self) -> String {
+        let names: Vec<String> = self.names.iter().map(|n| format!("{n:?}")).collect();
+        let links: Vec<String> = self
+            .parents
+            .iter()
+            .map(|p| p.map_or_else(|| "None".to_owned(), |p| format!("Some({p})")))
+            .collect();
+        format!(
+            "(\n    meta_format_version: \"1.0\",\n    asset: Load(\n        loader: \"rigplay::plugin::DanLoader\",\n        settings: (\n            scale: 1.0,\n            bone_names: [{}],\n            looping: true,\n            bone_links: [{}],\n        ),\n    ),\n)\n",
+            names.join(", "),
+            links.join(", ")
+        )
+    }
 }
