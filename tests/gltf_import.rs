@@ -70,25 +70,30 @@ enum Naming {
     Vrm0,
 }
 
-/// The BVH's joints and frames as glTF: node 0 an `Armature` scaled 0.01 (the BVH is in
-/// centimetres), node j + 1 the BVH's joint j at its offset; one animation, "walk", with a
-/// rotation channel per joint and the hips' translation, keys at the frames' times.
-fn gltf_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
-    let mut bin: Vec<u8> = Vec::new();
-    let mut views = Vec::new();
-    let mut accessors = Vec::new();
-    let mut push = |floats: &[f32], kind: &str, bounds: bool| {
-        let offset = bin.len();
+/// A glTF's binary buffer as it is written, with its views and accessors.
+#[derive(Default)]
+struct Buf {
+    bin: Vec<u8>,
+    views: Vec<serde_json::Value>,
+    accessors: Vec<serde_json::Value>,
+}
+
+impl Buf {
+    /// `floats` as a view and an accessor of `kind`; `bounds`: with min and max. The accessor.
+    fn push(&mut self, floats: &[f32], kind: &str, bounds: bool) -> usize {
+        let offset = self.bin.len();
         for f in floats {
-            bin.extend_from_slice(&f.to_le_bytes());
+            self.bin.extend_from_slice(&f.to_le_bytes());
         }
-        views.push(json!({"buffer": 0, "byteOffset": offset, "byteLength": floats.len() * 4}));
+        self.views
+            .push(json!({"buffer": 0, "byteOffset": offset, "byteLength": floats.len() * 4}));
         let width = match kind {
             "SCALAR" => 1,
             "VEC3" => 3,
+            "MAT4" => 16,
             _ => 4,
         };
-        let mut a = json!({"bufferView": views.len() - 1, "componentType": 5126,
+        let mut a = json!({"bufferView": self.views.len() - 1, "componentType": 5126,
             "count": floats.len() / width, "type": kind});
         if bounds {
             let min = floats.iter().copied().fold(f32::INFINITY, f32::min);
@@ -96,19 +101,66 @@ fn gltf_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
             a["min"] = json!([min]);
             a["max"] = json!([max]);
         }
-        accessors.push(a);
-        accessors.len() - 1
-    };
+        self.accessors.push(a);
+        self.accessors.len() - 1
+    }
+
+    /// A sparse accessor's `sparse` object: `values` (`width` floats each) are the last keys
+    /// of `frames`, placed by `u8` indices; indices and values each in a view of their own.
+    fn patch(&mut self, values: &[f32], width: usize, frames: usize) -> serde_json::Value {
+        let n = values.len() / width;
+        let offset = self.bin.len();
+        self.bin.extend((0..n).map(|k| (frames - n + k) as u8));
+        self.views
+            .push(json!({"buffer": 0, "byteOffset": offset, "byteLength": n}));
+        let indices = self.views.len() - 1;
+        while !self.bin.len().is_multiple_of(4) {
+            self.bin.push(0);
+        }
+        let offset = self.bin.len();
+        for f in values {
+            self.bin.extend_from_slice(&f.to_le_bytes());
+        }
+        self.views
+            .push(json!({"buffer": 0, "byteOffset": offset, "byteLength": values.len() * 4}));
+        json!({"count": n, "indices": {"bufferView": indices, "componentType": 5121},
+            "values": {"bufferView": self.views.len() - 1}})
+    }
+}
+
+/// The BVH's joints and frames as glTF: node 0 an `Armature` scaled 0.01 (the BVH is in
+/// centimetres), node j + 1 the BVH's joint j at its offset; one animation, "walk", with a
+/// rotation channel per joint and the hips' translation, keys at the frames' times.
+fn gltf_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
+    gltf_in(bvh, naming, glb, false)
+}
+
+/// [`gltf_of`], `posed`: the nodes stand turned from the BVH's rest (each 25° about an axis of
+/// its own), a skin's inverse bind matrices keep the rest the walk was made on (the inverse of
+/// `Armature(0.01) · T(offset)…` down each chain), and the keys are written as sparse accessors
+/// (the hips' translation over a base without a buffer view, each rotation over a base view
+/// repeating its first key, the other keys patched in by `u8` indices).
+fn gltf_in(bvh: &BvhFile, naming: Naming, glb: bool, posed: bool) -> Vec<u8> {
+    let mut buf = Buf::default();
     let frames = bvh.frames();
     let times: Vec<f32> = (0..frames).map(|f| f as f32 * bvh.frame_time).collect();
-    let input = push(&times, "SCALAR", true);
+    let input = buf.push(&times, "SCALAR", true);
+    let mut sparse_accessors: Vec<(usize, serde_json::Value)> = Vec::new();
     let mut samplers = Vec::new();
     let mut channels = Vec::new();
     for (j, joint) in bvh.joints.iter().enumerate() {
         let rotations: Vec<f32> = (0..frames)
             .flat_map(|f| bvh.local(j, f).1.to_array())
             .collect();
-        let out = push(&rotations, "VEC4", false);
+        let out = if posed {
+            // The base view repeats the first key; frames 1.. come as a patch.
+            let first: Vec<f32> = (0..frames).flat_map(|_| rotations[..4].to_vec()).collect();
+            let base = buf.push(&first, "VEC4", false);
+            sparse_accessors.push((base, buf.patch(&rotations[4..], 4, frames)));
+            base
+        } else {
+            buf.push(&rotations, "VEC4", false)
+        };
         samplers.push(json!({"input": input, "output": out, "interpolation": "LINEAR"}));
         channels.push(
             json!({"sampler": samplers.len() - 1, "target": {"node": j + 1, "path": "rotation"}}),
@@ -117,11 +169,37 @@ fn gltf_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
             let moves: Vec<f32> = (0..frames)
                 .flat_map(|f| bvh.local(j, f).0.to_array())
                 .collect();
-            let out = push(&moves, "VEC3", false);
+            let out = if posed {
+                // No base view: zeros, every key a patch.
+                let sparse = buf.patch(&moves, 3, frames);
+                buf.accessors.push(
+                    json!({"componentType": 5126, "count": frames, "type": "VEC3",
+                    "sparse": sparse}),
+                );
+                buf.accessors.len() - 1
+            } else {
+                buf.push(&moves, "VEC3", false)
+            };
             samplers.push(json!({"input": input, "output": out, "interpolation": "LINEAR"}));
             channels.push(json!({"sampler": samplers.len() - 1, "target": {"node": j + 1, "path": "translation"}}));
         }
     }
+    for (accessor, sparse) in sparse_accessors {
+        buf.accessors[accessor]["sparse"] = sparse;
+    }
+    // The skin: the inverse of each joint's world matrix at the BVH's rest.
+    let mut world: Vec<glam::Mat4> = Vec::new();
+    for joint in &bvh.joints {
+        let parent = joint
+            .parent
+            .map_or(glam::Mat4::from_scale(Vec3::splat(0.01)), |p| world[p]);
+        world.push(parent * glam::Mat4::from_translation(joint.offset));
+    }
+    let ibms: Vec<f32> = world
+        .iter()
+        .flat_map(|m| m.inverse().to_cols_array())
+        .collect();
+    let ibm_accessor = posed.then(|| buf.push(&ibms, "MAT4", false));
     let mut nodes = vec![json!({
         "name": "Armature",
         "scale": [0.01, 0.01, 0.01],
@@ -137,6 +215,10 @@ fn gltf_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
             Naming::Vrm | Naming::Vrma | Naming::Vrm0 => format!("n{j}"),
         };
         let mut node = json!({"name": name, "translation": joint.offset.to_array()});
+        if posed {
+            let axis = Vec3::new(1.0, j as f32, 2.0).normalize();
+            node["rotation"] = json!(Quat::from_axis_angle(axis, 25f32.to_radians()).to_array());
+        }
         if !children.is_empty() {
             node["children"] = json!(children);
         }
@@ -148,10 +230,14 @@ fn gltf_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
         "scenes": [{"nodes": [0]}],
         "nodes": nodes,
         "animations": [{"name": "walk", "samplers": samplers, "channels": channels}],
-        "bufferViews": views,
-        "accessors": accessors,
-        "buffers": [{"byteLength": bin.len()}],
+        "bufferViews": buf.views,
+        "accessors": buf.accessors,
+        "buffers": [{"byteLength": buf.bin.len()}],
     });
+    if let Some(ibm) = ibm_accessor {
+        doc["skins"] = json!([{"joints": (1..=bvh.joints.len()).collect::<Vec<_>>(),
+            "inverseBindMatrices": ibm}]);
+    }
     let bones: serde_json::Map<String, serde_json::Value> = bvh
         .joints
         .iter()
@@ -179,6 +265,7 @@ fn gltf_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
             doc["extensions"] = json!({"VRM": {"humanoid": {"humanBones": list}}});
         }
     }
+    let mut bin = buf.bin;
     if !glb {
         doc["buffers"][0]["uri"] = json!(format!(
             "data:application/octet-stream;base64,{}",
@@ -296,6 +383,75 @@ fn a_walk_as_gltf_glb_or_vrm_imports_to_the_keys_the_same_walk_as_bvh_gives() {
     }
 }
 
+/// The walk from a glTF whose nodes stand in another pose than the one its skin was bound in,
+/// its keys in sparse accessors: the skin's inverse bind matrices give the rest the walk was
+/// made on, so it imports to the keys the BVH gives; without the skin, the nodes' own pose is
+/// the rest and the keys differ (which shows the matrices are what is used).
+#[test]
+fn a_skins_bind_pose_and_sparse_keys_import_as_the_walk_made_on_them() {
+    let bvh = BvhFile::read(mocap_walk(31).as_bytes()).unwrap().file;
+    let import = |scene: &GltfScene| {
+        let (source, clip) = gltf_source(scene, &scene.animations[0]).unwrap();
+        let (ifp, _) = clip_to_gta(&source, &clip, "walk", GtaGame::Sa, &[]).unwrap();
+        let bytes = gta_package(GtaGame::Sa, "walk", vec![ifp])
+            .0
+            .write()
+            .unwrap();
+        keys_of(&IfpFile::read(&bytes).unwrap().file)
+    };
+    let worst = |a: &[(String, Vec<(Quat, Vec3)>)], b: &[(String, Vec<(Quat, Vec3)>)]| {
+        let mut angle = 0.0f32;
+        for ((_, a), (_, b)) in a.iter().zip(b) {
+            for ((qa, _), (qb, _)) in a.iter().zip(b) {
+                angle = angle.max(2.0 * (qa.conjugate() * *qb).xyz().length().min(1.0).asin());
+            }
+        }
+        angle
+    };
+    let plain = GltfScene::read(&gltf_of(&bvh, Naming::Mixamo, false), |_| None)
+        .unwrap()
+        .scene;
+    let posed = GltfScene::read(&gltf_in(&bvh, Naming::Mixamo, true, true), |_| None)
+        .unwrap()
+        .scene;
+    assert_eq!(posed.skins.len(), 1);
+    assert_eq!(posed.skins[0].joints.len(), 22);
+    // The sparse keys read as the plain file's, key for key.
+    for (a, b) in posed.animations[0]
+        .clip
+        .tracks()
+        .iter()
+        .zip(plain.animations[0].clip.tracks())
+    {
+        let (ca, cb) = (&posed.animations[0].clip, &plain.animations[0].clip);
+        assert_eq!(
+            ca.rotation_values(a.rotation.unwrap()),
+            cb.rotation_values(b.rotation.unwrap())
+        );
+        if let (Some(x), Some(y)) = (a.translation, b.translation) {
+            assert_eq!(ca.vector_values(x), cb.vector_values(y));
+        }
+    }
+    // The bind pose is the BVH's rest: identity rotations, the offsets.
+    for (node, (t, r, _)) in posed.bind_pose().iter().enumerate().skip(1) {
+        let offset = bvh.joints[node - 1].offset;
+        assert!(r.abs_diff_eq(Quat::IDENTITY, 1e-5), "node {node}: {r}");
+        assert!(t.abs_diff_eq(offset, 1e-3), "node {node}: {t} vs {offset}");
+    }
+    let want = import(&plain);
+    let got = import(&posed);
+    let with_skin = worst(&got, &want);
+    let mut unskinned = posed.clone();
+    unskinned.skins.clear();
+    let without = worst(&import(&unskinned), &want);
+    eprintln!("posed nodes: {with_skin:e} rad with the skin's bind pose, {without:e} rad without");
+    assert!(with_skin < 2e-3, "{with_skin} rad");
+    assert!(
+        without > 0.05,
+        "the nodes' own pose turns the keys: {without} rad"
+    );
+}
+
 include!("../fuzz/oracles/gltf.rs");
 
 #[test]
@@ -327,6 +483,70 @@ fn broken_gltf_files_are_refused_with_where_and_why() {
     assert!(e.expected.contains("buffer 0"), "{e}");
     // Not JSON.
     assert!(GltfScene::read(b"{ nope", |_| None).is_err());
+    // The posed file with its skin and sparse keys, cut and flipped as well; then broken where
+    // only it has something to break.
+    let posed = gltf_in(&bvh, Naming::Mixamo, false, true);
+    for cut in (0..posed.len()).step_by(7) {
+        check_gltf(&posed[..cut]);
+        let mut flipped = posed.clone();
+        flipped[cut] ^= 0x44;
+        check_gltf(&flipped);
+    }
+    let posed: serde_json::Value = serde_json::from_slice(&posed).unwrap();
+    let sparse = posed["accessors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|a| a.get("sparse").is_some() && a.get("bufferView").is_none())
+        .unwrap();
+    let refused = |change: &dyn Fn(&mut serde_json::Value)| {
+        let mut doc = posed.clone();
+        change(&mut doc);
+        GltfScene::read(&serde_json::to_vec(&doc).unwrap(), |_| None).unwrap_err()
+    };
+    // More patched keys than the accessor has (its count made 2).
+    let e = refused(&|d| d["accessors"][sparse]["count"] = json!(2));
+    assert!(e.at.ends_with("/sparse"), "{e}");
+    // An index past the accessor's count: the indices 0, 1, 2, 3, 9 from a buffer of their own
+    // (base64 of the bytes 00 01 02 03 09 00 00 00).
+    let e = refused(&|d| {
+        d["buffers"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"byteLength": 8,
+            "uri": "data:application/octet-stream;base64,AAECAwkAAAA="}));
+        d["bufferViews"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"buffer": 1, "byteLength": 8}));
+        let view = d["bufferViews"].as_array().unwrap().len() - 1;
+        d["accessors"][sparse]["sparse"]["indices"]["bufferView"] = json!(view);
+    });
+    assert!(
+        e.at.ends_with("/sparse/indices") && e.expected.contains("not 9"),
+        "{e}"
+    );
+    // Indices wider than their view holds (u32 over five bytes).
+    let e =
+        refused(&|d| d["accessors"][sparse]["sparse"]["indices"]["componentType"] = json!(5125));
+    assert!(e.at.ends_with("/sparse/indices"), "{e}");
+    // More patched keys than the accessor has; indices of a type indices cannot have.
+    let e = refused(&|d| d["accessors"][sparse]["sparse"]["count"] = json!(99));
+    assert!(e.at.ends_with("/sparse"), "{e}");
+    let e =
+        refused(&|d| d["accessors"][sparse]["sparse"]["indices"]["componentType"] = json!(5126));
+    assert!(e.at.ends_with("/sparse/indices"), "{e}");
+    // No view and more zeros than anyone keys.
+    let e = refused(&|d| d["accessors"][sparse]["count"] = json!(1u64 << 40));
+    assert!(e.expected.contains("without a buffer view"), "{e}");
+    // A skin naming a node that is not there; fewer matrices than joints.
+    let e = refused(&|d| d["skins"][0]["joints"][3] = json!(999));
+    assert_eq!(e.at, "/skins/0/joints", "{e}");
+    let e = refused(&|d| {
+        let joints = d["skins"][0]["joints"].as_array().unwrap().clone();
+        d["skins"][0]["joints"] = json!(joints[..5]);
+    });
+    assert_eq!(e.at, "/skins/0/inverseBindMatrices", "{e}");
 }
 
 #[test]

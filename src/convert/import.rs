@@ -50,7 +50,8 @@ pub fn bvh_source(bvh: &BvhFile) -> RetargetSource {
 /// A glTF animation and the file's nodes as a retargeting source, and the clip as the source
 /// plays it.
 ///
-/// * The source skeleton is every node at its rest transform; scales are folded into the
+/// * The source skeleton is every node at its rest transform, a skin's joints at the pose the
+///   skin was bound in ([`GltfScene::bind_pose`]); scales are folded into the
 ///   offsets below them (an `Armature` node scaled 0.01, as Blender exports centimetres), and
 ///   the animation's translation keys are scaled in the same way, so that positions agree.
 /// * Nodes a VRM or VRM-animation extension names as humanoid bones take that name
@@ -61,7 +62,7 @@ pub fn gltf_source(
     animation: &GltfAnimation,
 ) -> Result<(RetargetSource, Clip), ImportError> {
     let parents: Vec<Option<usize>> = scene.nodes.iter().map(|n| n.parent).collect();
-    let trs: Vec<(Vec3, Quat, Vec3)> = scene.nodes.iter().map(|n| n.rest).collect();
+    let trs = scene.bind_pose();
     let (rest, scales) =
         RestPose::from_trs(parents.clone(), &trs).map_err(|e| ImportError::Rest(e.to_string()))?;
     let mut names: Vec<String> = scene.nodes.iter().map(|n| n.name.clone()).collect();

@@ -1,12 +1,16 @@
-//! glTF 2.0 in (`.gltf`, `.glb`, `.vrm`, `.vrma`): the node hierarchy and its animations, as
-//! an importer of animation needs them. Meshes, materials and images are not read.
+//! glTF 2.0 in (`.gltf`, `.glb`, `.vrm`, `.vrma`): the node hierarchy, its skins and its
+//! animations, as an importer of animation needs them. Meshes, materials and images are not
+//! read.
 //!
 //! * **Nodes** with their names, parents and rest transforms (`translation`, `rotation`,
 //!   `scale`, or a `matrix`, decomposed).
 //! * **Animations**, one [`Clip`] each, one track per animated node: `LINEAR` keys as they are
 //!   (glTF's slerp is the games'), `STEP` keys as pairs of keys at equal times (rigplay's sampler
 //!   steps to the later of equal times), `CUBICSPLINE` keys by their values (the tangents are
-//!   dropped, said in a warning). Output accessors of floats or normalised integers.
+//!   dropped, said in a warning). Output accessors of floats or normalised integers, sparse
+//!   accessors included.
+//! * **Skins**: their joints and inverse bind matrices, which give the pose the mesh was bound
+//!   in ([`GltfScene::bind_pose`]) where the nodes stand in another.
 //! * **Humanoid bones** named by VRM 1.0 (`VRMC_vrm`), VRM 0.x (`VRM`) and VRM animation
 //!   (`VRMC_vrm_animation`) extensions: which node is the hips, the left upper leg, … by the
 //!   file's own word.
@@ -50,6 +54,72 @@ pub struct GltfScene {
     /// Humanoid bones a VRM or VRM-animation extension names: (VRM bone name, node), e.g.
     /// `("hips", 3)`.
     pub humanoid: Vec<(String, usize)>,
+    /// The skins, in the file's order.
+    pub skins: Vec<GltfSkin>,
+}
+
+/// A skin of the file: the nodes it binds and the pose it bound them in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GltfSkin {
+    /// The node whose mesh it deforms (the first that names it), if any.
+    pub node: Option<usize>,
+    /// Its joints' nodes.
+    pub joints: Vec<usize>,
+    /// Per joint, its inverse bind matrix (the identity where the file gives none).
+    pub inverse_bind: Vec<Mat4>,
+}
+
+impl GltfScene {
+    /// Every node's rest transform, those of a skin's joints as the skin was bound. In the
+    /// bind pose a joint's world matrix is `W(mesh node) · IBM⁻¹` (glTF skins a vertex by
+    /// `W(mesh node)⁻¹ · W(joint) · IBM`), so a joint whose parent is a joint of the same skin
+    /// rests at `IBM(parent) · IBM(joint)⁻¹` (the mesh node cancels out), and a root joint at
+    /// `W(parent)⁻¹ · W(mesh node) · IBM(joint)⁻¹`, the nodes above it at their rest (a skin no
+    /// node uses is taken as on a mesh at the origin). Files whose nodes stand in another pose
+    /// than the one the mesh was bound in (a frame of an animation, say) then give the bind
+    /// pose. The other nodes, and a joint whose matrices do not give a finite transform, keep
+    /// the node's own.
+    pub fn bind_pose(&self) -> Vec<(Vec3, Quat, Vec3)> {
+        let mut out: Vec<(Vec3, Quat, Vec3)> = self.nodes.iter().map(|n| n.rest).collect();
+        // World matrices at the nodes' own rest (parents are acyclic: checked on read).
+        let world = |node: usize| {
+            let mut m = Mat4::IDENTITY;
+            let mut at = Some(node);
+            while let Some(n) = at.filter(|&n| n < self.nodes.len()) {
+                let (t, r, s) = self.nodes[n].rest;
+                m = Mat4::from_scale_rotation_translation(s, r, t) * m;
+                at = self.nodes[n].parent;
+            }
+            m
+        };
+        for skin in &self.skins {
+            let ibm = |node: usize| {
+                skin.joints
+                    .iter()
+                    .position(|&j| j == node)
+                    .and_then(|k| skin.inverse_bind.get(k))
+            };
+            let mesh = skin.node.map_or(Mat4::IDENTITY, world);
+            for (k, &joint) in skin.joints.iter().enumerate() {
+                let (Some(node), Some(own)) = (self.nodes.get(joint), skin.inverse_bind.get(k))
+                else {
+                    continue;
+                };
+                let local = match node.parent.and_then(|p| ibm(p).map(|m| (p, m))) {
+                    Some((_, parent)) => *parent * own.inverse(),
+                    None => {
+                        let above = node.parent.map_or(Mat4::IDENTITY, world);
+                        above.inverse() * mesh * own.inverse()
+                    }
+                };
+                let (scale, rotation, translation) = local.to_scale_rotation_translation();
+                if scale.is_finite() && rotation.is_finite() && translation.is_finite() {
+                    out[joint] = (translation, rotation.normalize(), scale);
+                }
+            }
+        }
+        out
+    }
 }
 
 /// A read file and what was odd about it.
@@ -215,11 +285,42 @@ impl GltfScene {
             });
         }
         let humanoid = humanoid_bones(&doc, nodes.len());
+        let mut skins = Vec::new();
+        for (k, skin) in array(&doc, "skins").iter().enumerate() {
+            let at = format!("/skins/{k}");
+            let joints = array(skin, "joints")
+                .iter()
+                .map(|j| j.as_u64().map(|j| j as usize).filter(|&j| j < nodes.len()))
+                .collect::<Option<Vec<usize>>>()
+                .ok_or_else(|| err(format!("{at}/joints"), "indices of nodes"))?;
+            let inverse_bind = match skin.get("inverseBindMatrices") {
+                None => vec![Mat4::IDENTITY; joints.len()],
+                Some(index) => {
+                    let m = accessor(index, &format!("{at}/inverseBindMatrices"), 16)?;
+                    if m.len() != joints.len() * 16 {
+                        return Err(err(
+                            format!("{at}/inverseBindMatrices"),
+                            format!("one matrix per joint ({})", joints.len()),
+                        ));
+                    }
+                    m.chunks(16).map(Mat4::from_cols_slice).collect()
+                }
+            };
+            let node = array(&doc, "nodes")
+                .iter()
+                .position(|n| n.get("skin").and_then(Value::as_u64) == Some(k as u64));
+            skins.push(GltfSkin {
+                node,
+                joints,
+                inverse_bind,
+            });
+        }
         Ok(GltfRead {
             scene: GltfScene {
                 nodes,
                 animations,
                 humanoid,
+                skins,
             },
             warnings,
         })
@@ -365,10 +466,11 @@ fn read_accessor(
         "SCALAR" => 1,
         "VEC3" => 3,
         "VEC4" => 4,
+        "MAT4" => 16,
         _ => {
             return Err(err(
                 &at,
-                format!("a SCALAR, VEC3 or VEC4 accessor, not {kind:?}"),
+                format!("a SCALAR, VEC3, VEC4 or MAT4 accessor, not {kind:?}"),
             ));
         }
     };
@@ -395,13 +497,131 @@ fn read_accessor(
             ));
         }
     };
-    let Some(view) = a.get("bufferView").and_then(Value::as_u64) else {
-        // No view: all zeros (sparse accessors are not read).
-        return Ok(vec![0.0; count.min(1 << 20) * components]);
+    let element = size * components;
+    let decode = |bytes: &[u8], stride: usize, count: usize, out: &mut Vec<f32>| {
+        for e in 0..count {
+            let start = e * stride;
+            for c in 0..components {
+                out.push(read(&bytes[start + c * size..start + (c + 1) * size]));
+            }
+        }
     };
+    let mut out = match a.get("bufferView").and_then(Value::as_u64) {
+        Some(view) => {
+            let offset = a.get("byteOffset").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let (bytes, stride) =
+                view_elements(doc, buffers, view, offset, count, element, true, &at)?;
+            let mut out = Vec::with_capacity(count * components);
+            decode(bytes, stride, count, &mut out);
+            out
+        }
+        // No view: zeros, which a sparse accessor then changes.
+        None if count <= MAX_VIEWLESS => vec![0.0; count * components],
+        None => {
+            return Err(err(
+                &at,
+                format!("at most {MAX_VIEWLESS} elements in an accessor without a buffer view"),
+            ));
+        }
+    };
+    if let Some(sparse) = a.get("sparse") {
+        let at = format!("{at}/sparse");
+        let n = sparse.get("count").and_then(Value::as_u64).unwrap_or(0) as usize;
+        if n == 0 || n > count {
+            return Err(err(
+                &at,
+                format!("a count from 1 to the accessor's {count}"),
+            ));
+        }
+        let (indices, values) = (&sparse["indices"], &sparse["values"]);
+        let index_size = match indices.get("componentType").and_then(Value::as_u64) {
+            Some(5121) => 1,
+            Some(5123) => 2,
+            Some(5125) => 4,
+            _ => {
+                return Err(err(
+                    format!("{at}/indices"),
+                    "component type 5121, 5123 or 5125",
+                ));
+            }
+        };
+        let place = |v: &Value, what: &str| -> Result<(u64, usize), GltfReadError> {
+            let view = v
+                .get("bufferView")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| err(format!("{at}/{what}"), "a buffer view"))?;
+            Ok((
+                view,
+                v.get("byteOffset").and_then(Value::as_u64).unwrap_or(0) as usize,
+            ))
+        };
+        let (view, offset) = place(indices, "indices")?;
+        let (index_bytes, _) = view_elements(
+            doc,
+            buffers,
+            view,
+            offset,
+            n,
+            index_size,
+            false,
+            &format!("{at}/indices"),
+        )?;
+        let (view, offset) = place(values, "values")?;
+        let (value_bytes, _) = view_elements(
+            doc,
+            buffers,
+            view,
+            offset,
+            n,
+            element,
+            false,
+            &format!("{at}/values"),
+        )?;
+        let mut patch = Vec::with_capacity(n * components);
+        decode(value_bytes, element, n, &mut patch);
+        for (k, value) in patch.chunks(components).enumerate() {
+            let b = &index_bytes[k * index_size..(k + 1) * index_size];
+            let index = match index_size {
+                1 => b[0] as usize,
+                2 => u16::from_le_bytes([b[0], b[1]]) as usize,
+                _ => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize,
+            };
+            let to = out
+                .get_mut(index * components..(index + 1) * components)
+                .ok_or_else(|| {
+                    err(
+                        format!("{at}/indices"),
+                        format!("indices below the accessor's count {count}, not {index}"),
+                    )
+                })?;
+            to.copy_from_slice(value);
+        }
+    }
+    Ok(out)
+}
+
+/// At most this many elements in an accessor without a buffer view (all zeros, or a sparse
+/// accessor's base).
+pub const MAX_VIEWLESS: usize = 1 << 20;
+
+/// The bytes of buffer view `view` from `offset` that hold `count` elements of `element` bytes,
+/// each `stride` bytes after the last (the view's `byteStride` where `strided` and given, else
+/// packed), checked to lie inside the view and its buffer before anything is read; and the
+/// stride.
+#[allow(clippy::too_many_arguments)]
+fn view_elements<'a>(
+    doc: &Value,
+    buffers: &'a [Option<Vec<u8>>],
+    view: u64,
+    offset: usize,
+    count: usize,
+    element: usize,
+    strided: bool,
+    at: &str,
+) -> Result<(&'a [u8], usize), GltfReadError> {
     let v = array(doc, "bufferViews")
         .get(view as usize)
-        .ok_or_else(|| err(&at, format!("buffer view {view} of the file")))?;
+        .ok_or_else(|| err(at, format!("buffer view {view} of the file")))?;
     let buffer = v.get("buffer").and_then(Value::as_u64).unwrap_or(u64::MAX) as usize;
     let data = buffers
         .get(buffer)
@@ -414,13 +634,10 @@ fn read_accessor(
         })?;
     let view_offset = v.get("byteOffset").and_then(Value::as_u64).unwrap_or(0) as usize;
     let view_length = v.get("byteLength").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let offset = a.get("byteOffset").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let element = size * components;
-    let stride = v
-        .get("byteStride")
-        .and_then(Value::as_u64)
-        .map_or(element, |s| s as usize)
-        .max(element);
+    let stride = match v.get("byteStride").and_then(Value::as_u64) {
+        Some(s) if strided => (s as usize).max(element),
+        _ => element,
+    };
     let view_bytes = data
         .get(view_offset..view_offset.saturating_add(view_length))
         .ok_or_else(|| err(format!("/bufferViews/{view}"), "a view within its buffer"))?;
@@ -433,22 +650,14 @@ fn read_accessor(
     };
     if needed > view_bytes.len() {
         return Err(err(
-            &at,
+            at,
             format!(
                 "{count} elements within buffer view {view} ({} bytes)",
                 view_bytes.len()
             ),
         ));
     }
-    let mut out = Vec::with_capacity(count * components);
-    for e in 0..count {
-        let start = offset + e * stride;
-        for c in 0..components {
-            let b = &view_bytes[start + c * size..start + (c + 1) * size];
-            out.push(read(b));
-        }
-    }
-    Ok(out)
+    Ok((&view_bytes[offset.min(view_bytes.len())..], stride))
 }
 
 /// A channel's keys as rigplay plays them: `LINEAR` as they are; `STEP` with each key doubled
