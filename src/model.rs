@@ -392,6 +392,48 @@ impl ModelClump {
         }
     }
 
+    /// The clump's bones ([`ModelClump::bones`]) as a skeleton, in their order (HAnim node
+    /// order in a ped with a hierarchy): named as the file names them, with their bone ids and
+    /// the canonical ids of their identity, each under its nearest ancestor that is a bone, at
+    /// rest as its frame rests (the root bone at the rotation clips are relative to). What an
+    /// import retargets onto when it targets this model rather than the game's built-in ped.
+    pub fn bone_skeleton(&self, name: &str) -> Skeleton {
+        let index_of = |frame: usize| self.bones.iter().position(|&b| b == frame);
+        let bones = self
+            .bones
+            .iter()
+            .filter_map(|&f| self.frames.get(f))
+            .map(|frame| {
+                let mut parent = None;
+                let mut at = frame.parent;
+                for _ in 0..self.frames.len() {
+                    let Some(p) = at.filter(|&p| p < self.frames.len()) else {
+                        break;
+                    };
+                    if let Some(i) = index_of(p) {
+                        parent = Some(i);
+                        break;
+                    }
+                    at = self.frames[p].parent;
+                }
+                crate::skeleton::SkeletonBone {
+                    name: frame.name.clone(),
+                    id: frame.bone_id,
+                    canonical: match &frame.bone {
+                        Some(BoneIdentity::Canonical(c)) => Some(*c),
+                        _ => None,
+                    },
+                    parent,
+                    rest: frame.rest,
+                }
+            })
+            .collect();
+        Skeleton {
+            name: name.to_owned(),
+            bones,
+        }
+    }
+
     /// Binds a clip's tracks to the clump's bone frames as the Bevy plugin does: a track
     /// drives the frame of its own identity in `skeleton`, the skeleton the clip is for (the
     /// same bone found by id, name in any case or spelling, or alias; else the same normalised

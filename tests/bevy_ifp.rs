@@ -594,3 +594,114 @@ fn a_cutscene_package_plays_without_its_scene_frame_clavicle_keys_said_once() {
         );
     }
 }
+
+/// Motion files load as [`Motion`] assets: a mocap `.bvh` (by its extension), the same walk as
+/// a `.gltf` with Mixamo names (loaded as `Handle<Motion>`, beside Bevy's glTF loader) and as a
+/// `.vrma`. Each holds the package `rigplay import` writes for the same input, byte for byte,
+/// and its clip plays on the SA skeleton where the written package's clip does. A file the
+/// readers refuse fails with why, and the app runs on.
+#[test]
+fn motion_files_load_retargeted_onto_a_gta_ped_as_rigplay_import_writes_them() {
+    use crate::gltf_import::{Naming, gltf_of};
+    use rigplay::convert::import::{bvh_source, clip_to_gta, gltf_source, gta_package};
+    use rigplay::formats::bvh::BvhFile;
+    use rigplay::formats::gltf::GltfScene;
+    use rigplay::skeleton::GtaGame;
+    let text = crate::bvh_fixtures::mocap_walk(31);
+    let bvh = BvhFile::read(text.as_bytes()).unwrap().file;
+    let gltf = gltf_of(&bvh, Naming::Mixamo, false);
+    let vrma = gltf_of(&bvh, Naming::Vrma, true);
+    // What `rigplay import` writes for each (the clip named after the file, or the animation).
+    let written = |clip: rigplay::formats::ifp::IfpClip, name: &str| {
+        gta_package(GtaGame::Sa, name, vec![clip])
+            .0
+            .write()
+            .unwrap()
+    };
+    let from_bvh = written(
+        clip_to_gta(
+            &bvh_source(&bvh),
+            &bvh.to_clip("walk"),
+            "walk",
+            GtaGame::Sa,
+            &[],
+        )
+        .unwrap()
+        .0,
+        "walk",
+    );
+    let from_gltf = |bytes: &[u8], package: &str| {
+        let scene = GltfScene::read(bytes, |_| None).unwrap().scene;
+        let (source, clip) = gltf_source(&scene, &scene.animations[0]).unwrap();
+        written(
+            clip_to_gta(&source, &clip, "walk", GtaGame::Sa, &[])
+                .unwrap()
+                .0,
+            package,
+        )
+    };
+    let mut app = app(
+        &[
+            ("walk.bvh", text.clone().into_bytes()),
+            ("mixamo.gltf", gltf.clone()),
+            ("dance.vrma", vrma.clone()),
+            ("walk.ifp", from_bvh.clone()),
+            ("broken.bvh", b"HIERARCHY\nROOT".to_vec()),
+        ],
+        &[],
+        1.0 / 30.0,
+    );
+    let motion: Handle<Motion> = load(&mut app, "walk.bvh");
+    let mixamo: Handle<Motion> = load(&mut app, "mixamo.gltf");
+    let dance: Handle<Motion> = load(&mut app, "dance.vrma");
+    {
+        let motions = app.world().resource::<Assets<Motion>>();
+        let m = motions.get(&motion).unwrap();
+        assert_eq!(m.ifp.game, GtaGame::Sa);
+        assert_eq!(m.ifp.clips.len(), 1);
+        assert!(m.notes[0].contains("21 bones paired"), "{:?}", m.notes);
+        assert!(
+            m.ifp.file.write().unwrap() == from_bvh,
+            "the .bvh as imported"
+        );
+        let m = motions.get(&mixamo).unwrap();
+        assert!(m.ifp.file.write().unwrap() == from_gltf(&gltf, "mixamo"));
+        let m = motions.get(&dance).unwrap();
+        assert!(m.ifp.file.write().unwrap() == from_gltf(&vrma, "dance"));
+    }
+    let err = load_error::<Motion>(&mut app, "broken.bvh");
+    assert!(err.contains("byte"), "{err}");
+    // The motion's clip and the written package's, each on an SA skeleton.
+    let ours: Handle<RigClip> = load(&mut app, "walk.bvh#Clip0");
+    let written: Handle<RigClip> = load(&mut app, "walk.ifp#Clip0");
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    let a = app
+        .world_mut()
+        .spawn((GtaSkeleton::SA, SkeletalClip::new(ours), paused.clone()))
+        .id();
+    let b = app
+        .world_mut()
+        .spawn((GtaSkeleton::SA, SkeletalClip::new(written), paused))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    let mut far = 0.0f32;
+    for t in [0.0, 0.3, 0.7] {
+        for e in [a, b] {
+            app.world_mut().get_mut::<Playback>(e).unwrap().seek(t);
+        }
+        app.update();
+        let world = app.world();
+        let bones = |e: Entity| world.get::<SkeletonBones>(e).unwrap().0.clone();
+        for (x, y) in bones(a).iter().zip(&bones(b)) {
+            let (x, y) = (
+                world.get::<GlobalTransform>(*x).unwrap().translation(),
+                world.get::<GlobalTransform>(*y).unwrap().translation(),
+            );
+            far = far.max(x.distance(y));
+        }
+    }
+    assert!(far < 1e-6, "{far} m");
+}

@@ -397,3 +397,63 @@ fn a_skeleton_without_humanoid_names_is_refused_with_its_names() {
     let e = clip_to_gta(&source, &read.to_clip("x"), "x", GtaGame::Sa, &[]).unwrap_err();
     assert!(e.to_string().contains("Hips"), "{e}");
 }
+
+/// The mocap walk imported onto the bundled sample ped's own bones (`--model ped.dff`): its
+/// frames are the built-in SA table's offsets and its root rests as the built-in one does, so
+/// the keys are the built-in ped's; and onto the same model made 1.25 times taller (every
+/// frame's offset scaled), the rotations stay and the hips move 1.25 times as far.
+#[test]
+fn a_walk_imported_onto_a_models_bones_fits_its_proportions() {
+    use rigplay::convert::import::clip_to_ped;
+    use rigplay::formats::dff::DffFile;
+    use rigplay::model::Model;
+    let bvh = BvhFile::read(mocap_walk(37).as_bytes()).unwrap().file;
+    let source = bvh_source(&bvh);
+    let clip = bvh.to_clip("walk");
+    let dff = DffFile::read(&crate::assets::read("characters/ped.dff"))
+        .unwrap()
+        .file;
+    let model = Model::new(&dff, GtaGame::Sa, &[]);
+    let ped = model.clumps[0].bone_skeleton("ped");
+    assert_eq!(ped.bones.len(), 32);
+    let mut tall = model.clumps[0].clone();
+    for f in &mut tall.frames {
+        f.rest.translation *= 1.25;
+    }
+    let tall = tall.bone_skeleton("tall");
+    let (built_in, r0) = clip_to_gta(&source, &clip, "walk", GtaGame::Sa, &[]).unwrap();
+    let (on_model, r1) = clip_to_ped(&source, &clip, "walk", GtaGame::Sa, &ped, &[]).unwrap();
+    let (on_tall, r2) = clip_to_ped(&source, &clip, "walk", GtaGame::Sa, &tall, &[]).unwrap();
+    assert_eq!(r1.pairs.len(), r0.pairs.len());
+    assert!((r1.hips_scale - r0.hips_scale).abs() < 1e-4 * r0.hips_scale);
+    assert!(
+        (r2.hips_scale / r1.hips_scale - 1.25).abs() < 1e-3,
+        "{} vs {}",
+        r2.hips_scale,
+        r1.hips_scale
+    );
+    let angle = |a: &rigplay::formats::ifp::IfpClip, b: &rigplay::formats::ifp::IfpClip| {
+        let mut worst = 0.0f32;
+        for (sa, sb) in a.sequences.iter().zip(&b.sequences) {
+            assert_eq!(sa.bone_id, sb.bone_id, "{}", sa.name);
+            for (ka, kb) in sa.keys.iter().zip(&sb.keys) {
+                let (qa, qb) = (Quat::from_array(ka.rotation), Quat::from_array(kb.rotation));
+                worst = worst.max(2.0 * (qa.conjugate() * qb).xyz().length().min(1.0).asin());
+            }
+        }
+        worst
+    };
+    let (same, taller) = (angle(&built_in, &on_model), angle(&on_model, &on_tall));
+    eprintln!(
+        "onto the sample ped's bones: {same:e} rad from the built-in ped; 1.25 taller: {taller:e} rad"
+    );
+    assert!(same < 1e-4, "{same} rad");
+    assert!(taller < 1e-4, "{taller} rad");
+    // The root's movement, 1.25 times as far on the taller ped.
+    let root = |c: &rigplay::formats::ifp::IfpClip| {
+        let keys = &c.sequences[0].keys;
+        Vec3::from_array(keys.last().unwrap().translation) - Vec3::from_array(keys[0].translation)
+    };
+    let ratio = root(&on_tall).length() / root(&on_model).length();
+    assert!((ratio - 1.25).abs() < 1e-3, "{ratio}");
+}

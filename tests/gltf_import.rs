@@ -60,7 +60,7 @@ fn vrm_name(joint: &str) -> &'static str {
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum Naming {
+pub(crate) enum Naming {
     Mixamo,
     /// Nodes named `n0`, `n1`, …; a `VRMC_vrm` extension names the humanoid bones.
     Vrm,
@@ -131,7 +131,7 @@ impl Buf {
 /// The BVH's joints and frames as glTF: node 0 an `Armature` scaled 0.01 (the BVH is in
 /// centimetres), node j + 1 the BVH's joint j at its offset; one animation, "walk", with a
 /// rotation channel per joint and the hips' translation, keys at the frames' times.
-fn gltf_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
+pub(crate) fn gltf_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
     gltf_in(bvh, naming, glb, false)
 }
 

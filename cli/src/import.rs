@@ -6,7 +6,7 @@ use rigplay::animation::Clip;
 use rigplay::animation::reduce::KeyReduction;
 use rigplay::animation::retarget::RetargetSource;
 use rigplay::convert::import::{
-    ImportReport, bvh_source, clip_to_gta, gltf_source, gta_dan, ifp_version,
+    ImportReport, bvh_source, clip_to_ped, gltf_source, gta_dan, ifp_version,
 };
 use rigplay::convert::{IfpConvertOptions, convert_ifp};
 use rigplay::formats::bvh::BvhFile;
@@ -26,28 +26,18 @@ pub(crate) fn import(a: Args) -> Result<(), Failure> {
     let output = a
         .value("-o")
         .ok_or_else(|| usage("import needs -o OUT.ifp"))?;
-    let game = match a
-        .value("--game")
-        .unwrap_or("sa")
-        .to_ascii_lowercase()
-        .as_str()
-    {
-        "sa" => GtaGame::Sa,
-        "vc" => GtaGame::Vc,
-        "iii" | "3" => GtaGame::Iii,
-        g => return Err(usage(format!("--game takes sa, vc or iii, not {g:?}"))),
+    let game = match a.value("--game").map(str::to_ascii_lowercase).as_deref() {
+        None => None,
+        Some("sa") => Some(GtaGame::Sa),
+        Some("vc") => Some(GtaGame::Vc),
+        Some("iii" | "3") => Some(GtaGame::Iii),
+        Some(g) => return Err(usage(format!("--game takes sa, vc or iii, not {g:?}"))),
     };
     let ext = |p: &str| {
         Path::new(p)
             .extension()
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase)
-    };
-    // The version: the game's own (ANP3 for SA, ANPK for III and VC), or --format's (SA also
-    // loads ANPK).
-    let version = match a.value("--format") {
-        None => ifp_version(game),
-        Some(f) => crate::convert::parse_version("--format", f)?,
     };
     let dan = match ext(output).as_deref() {
         Some("ifp") => false,
@@ -59,14 +49,27 @@ pub(crate) fn import(a: Args) -> Result<(), Failure> {
         }
     };
     if dan {
-        for option in ["--into", "--format"] {
+        for option in ["--into", "--format", "--model"] {
             if a.value(option).is_some() {
-                return Err(usage(format!(
-                    "{option} is for .ifp output; a .dan holds one clip"
-                )));
+                return Err(usage(format!("{option} is for .ifp output")));
             }
         }
     }
+    // The ped: a model's bones (its game from the file unless --game says), or the game's own.
+    let model = a
+        .value("--model")
+        .map(|path| ped_of(path, game))
+        .transpose()?;
+    let game = model
+        .as_ref()
+        .map_or(game.unwrap_or(GtaGame::Sa), |(_, g)| *g);
+    let skeleton = model.map_or_else(|| game.skeleton(), |(s, _)| s);
+    // The version: the game's own (ANP3 for SA, ANPK for III and VC), or --format's (SA also
+    // loads ANPK).
+    let version = match a.value("--format") {
+        None => ifp_version(game),
+        Some(f) => crate::convert::parse_version("--format", f)?,
+    };
     let into = a.value("--into");
     for written in [Some(output), into].into_iter().flatten() {
         if rigplay::convert::same_file(Path::new(input), Path::new(written)) {
@@ -97,7 +100,7 @@ pub(crate) fn import(a: Args) -> Result<(), Failure> {
     }
     let mut clips = Vec::new();
     for (name, source, clip) in &sources {
-        let (ifp_clip, report) = clip_to_gta(source, clip, name, game, &map)
+        let (ifp_clip, report) = clip_to_ped(source, clip, name, game, &skeleton, &map)
             .map_err(|e| Failure(format!("{input}: clip {name:?}: {e}"), 1))?;
         say(output, name, game, &report, a.value("--map"));
         clips.push(ifp_clip);
@@ -347,4 +350,32 @@ fn write_dan(
         .map_err(|e| Failure(format!("{meta}: {e}"), 1))?;
     out!("  {meta}: the bones' names and parents for rigplay's DAN loader");
     Ok(())
+}
+
+/// The bones of `--model PATH`'s first clump that has any, as the ped to retarget onto, and its
+/// game (`game`, else the one the file's bones say).
+fn ped_of(
+    path: &str,
+    game: Option<GtaGame>,
+) -> Result<(rigplay::skeleton::Skeleton, GtaGame), Failure> {
+    let bytes = std::fs::read(path).map_err(|e| Failure(format!("{path}: {e}"), 1))?;
+    let read = rigplay::formats::dff::DffFile::read(&bytes)
+        .map_err(|e| Failure(format!("{path}: {e}"), 1))?;
+    let game = game.unwrap_or_else(|| GtaGame::for_dff(&read.file));
+    let model = rigplay::model::Model::new(&read.file, game, &[]);
+    let stem = Path::new(path)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("model");
+    let clump = model
+        .clumps
+        .iter()
+        .find(|c| !c.bones.is_empty())
+        .ok_or_else(|| {
+            Failure(
+                format!("{path}: the model has no bones to play a clip on"),
+                1,
+            )
+        })?;
+    Ok((clump.bone_skeleton(stem), game))
 }

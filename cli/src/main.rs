@@ -41,7 +41,8 @@ Usage:
       or moved onto a RootMotion node above the skeleton. A .gltf gets its .bin beside it.
       --model PED.dff [--txd FILE.txd]...: the GTA clips on that model's frames, with its
       skinned meshes, materials and textures (the .txd beside the model, and any --txd)
-  rigplay import IN -o OUT.ifp|OUT.dan [--game sa|vc|iii] [--clip NAME] [--name CLIP] [--into PACKAGE.ifp]
+  rigplay import IN -o OUT.ifp|OUT.dan [--game sa|vc|iii] [--model PED.dff] [--clip NAME]
+                 [--name CLIP] [--into PACKAGE.ifp]
                  [--reduce TOL [--shell R] | --runs] [--map FILE] [--format anp3|anpk|anp2]
       motion capture (.bvh) and glTF animation (.gltf, .glb, .vrm, .vrma: every animation, or
       the one --clip names) retargeted onto a GTA ped (rest poses compensated, bones paired
@@ -53,7 +54,9 @@ Usage:
       FILE corrects the pairing: one `SOURCE BONE = GTA BONE` a line; --format writes another
       IFP version than the game's own (SA also loads ANPK). -o OUT.dan writes one clip as a
       DelDX .dan instead: every bone of the ped in model space (Bevy's axes, metres), with an
-      OUT.dan.meta naming the bones for rigplay's DAN loader (an existing one is kept)
+      OUT.dan.meta naming the bones for rigplay's DAN loader (an existing one is kept).
+      --model PED.dff retargets onto that model's bones (its rest pose and proportions; its
+      game from the file unless --game says) instead of the game's built-in ped
   rigplay render FILE.anie (--frame N -o OUT.png | --frames A..B -o DIR/) [--scale S] [--raw]
       render frames as AnimeEffects exports them (N may be fractional; A..B includes both
       ends, written as DIR/NAME_NNNN.png with a progress bar on stderr); --scale S multiplies
@@ -195,6 +198,11 @@ const COMMANDS: [Spec; 8] = [
                 "the package (or DelDX .dan) to write",
             ),
             ("--game", "sa|vc|iii", "whose ped"),
+            (
+                "--model",
+                "PED.dff",
+                "retarget onto this model's bones instead of the game's ped",
+            ),
             ("--name", "CLIP", "the clip's name in the package"),
             ("--into", "PACKAGE.ifp", "add the clip to this package"),
             ("--reduce", "TOL", "drop keys within TOL metres"),

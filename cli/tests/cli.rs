@@ -1083,7 +1083,7 @@ fn package_at(path: &std::path::Path) -> rigplay::formats::ifp::IfpFile {
 
 /// `-o OUT.dan`: the walk as a DelDX file of the ped's bones in model space, with the
 /// `.dan.meta` naming them (a user's own `.meta` kept), its keys reduced when asked; what only
-/// an `.ifp` takes is refused.
+/// an `.ifp` takes is refused. `--model` retargets onto a DFF's bones (into an `.ifp`).
 #[test]
 fn import_writes_a_mocap_walk_as_a_dan_with_its_meta() {
     use rigplay::formats::dan::DanFile;
@@ -1125,7 +1125,36 @@ fn import_writes_a_mocap_walk_as_a_dan_with_its_meta() {
         "{} of {full}",
         reduced.key_count()
     );
+    // Onto the sample ped's own bones: its game (SA) from the file.
+    let dff = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../assets/characters/ped.dff");
+    let ifp = d.join("onto_model.ifp");
+    let text = succeeds(&[
+        "import",
+        bvh,
+        "-o",
+        ifp.to_str().unwrap(),
+        "--model",
+        dff.to_str().unwrap(),
+    ]);
+    assert!(text.contains("for Sa"), "{text}");
+    let missing = rigplay(&[
+        "import",
+        bvh,
+        "-o",
+        ifp.to_str().unwrap(),
+        "--model",
+        "x.dff",
+    ]);
+    assert_eq!(missing.status.code(), Some(1));
     for args in [
+        vec![
+            "import",
+            bvh,
+            "-o",
+            out.to_str().unwrap(),
+            "--model",
+            "x.dff",
+        ],
         vec![
             "import",
             bvh,

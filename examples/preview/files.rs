@@ -132,6 +132,9 @@ pub enum FileHandle {
     /// Drawn by the GPU plugin ([`AniePlugin`]); its [`Playback`] knows the timeline's length,
     /// so the transport and timeline drive it like a clip.
     Anie(Handle<Anie>),
+    /// Animation made elsewhere (`.bvh`, `.vrma`, a glTF's animations), retargeted onto the SA
+    /// ped as it loaded: its clips play like an IFP's, and "Save as…" writes the package.
+    Motion(Handle<Motion>),
 }
 
 impl FileHandle {
@@ -141,6 +144,7 @@ impl FileHandle {
             FileHandle::Ifp(h) => h.id().untyped(),
             FileHandle::Dan(h) => h.id().untyped(),
             FileHandle::Anie(h) => h.id().untyped(),
+            FileHandle::Motion(h) => h.id().untyped(),
         }
     }
 }
@@ -171,6 +175,18 @@ pub struct Loaded<'w> {
     pub ifps: Res<'w, Assets<Ifp>>,
     pub dans: Res<'w, Assets<Dan>>,
     pub anies: Res<'w, Assets<Anie>>,
+    pub motions: Res<'w, Assets<Motion>>,
+}
+
+impl Loaded<'_> {
+    /// The IFP package a file holds: an `.ifp`'s, or the one a motion file was imported to.
+    pub fn package(&self, handle: &FileHandle) -> Option<&Ifp> {
+        match handle {
+            FileHandle::Ifp(h) => self.ifps.get(h),
+            FileHandle::Motion(h) => self.motions.get(h).map(|m| &m.ifp),
+            FileHandle::Dan(_) | FileHandle::Anie(_) => None,
+        }
+    }
 }
 
 /// What the preview shows of a character to spawn for a clip.
@@ -206,7 +222,7 @@ pub struct FileView {
 }
 
 pub fn view(index: usize, file: &OpenFile, loaded: &Loaded) -> Option<FileView> {
-    let (ifps, dans) = (&loaded.ifps, &loaded.dans);
+    let dans = &loaded.dans;
     match &file.handle {
         FileHandle::Anie(h) => {
             let anie = loaded.anies.get(h)?;
@@ -246,8 +262,8 @@ pub fn view(index: usize, file: &OpenFile, loaded: &Loaded) -> Option<FileView> 
                 warnings: anie.warnings.clone(),
             })
         }
-        FileHandle::Ifp(h) => {
-            let ifp = ifps.get(h)?;
+        FileHandle::Ifp(_) | FileHandle::Motion(_) => {
+            let ifp = loaded.package(&file.handle)?;
             let skeleton = GtaSkeleton(ifp.game);
             let p = &ifp.file;
             Some(FileView {
@@ -277,15 +293,24 @@ pub fn view(index: usize, file: &OpenFile, loaded: &Loaded) -> Option<FileView> 
                         ],
                     })
                     .collect(),
-                info: vec![
-                    format!(
-                        "{} {}package {:?}",
-                        p.version,
-                        if p.anlf { "(ANLF) " } else { "" },
-                        p.name()
-                    ),
-                    format!("{} clips, skeleton {:?}", ifp.clips.len(), ifp.game),
-                ],
+                info: {
+                    let mut info = vec![
+                        format!(
+                            "{} {}package {:?}",
+                            p.version,
+                            if p.anlf { "(ANLF) " } else { "" },
+                            p.name()
+                        ),
+                        format!("{} clips, skeleton {:?}", ifp.clips.len(), ifp.game),
+                    ];
+                    if let FileHandle::Motion(h) = &file.handle
+                        && let Some(m) = loaded.motions.get(h)
+                    {
+                        info.push("imported: retargeted onto the ped as it loaded".to_owned());
+                        info.extend(m.notes.iter().cloned());
+                    }
+                    info
+                },
                 warnings: ifp.warnings.clone(),
             })
         }
@@ -371,16 +396,32 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         .extension()
         .map(|e| e.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if extension.eq_ignore_ascii_case("glb") || extension.eq_ignore_ascii_case("gltf") {
-        // A character, not clips: the clips on show play on it.
+    let lower = extension.to_ascii_lowercase();
+    if matches!(lower.as_str(), "bvh" | "vrma" | "vrm") {
+        // Motion: retargeted onto the SA ped as it loads.
+        preview.files.push(OpenFile {
+            handle: FileHandle::Motion(assets.load(asset_path)),
+            path: absolute,
+        });
+        return;
+    }
+    if lower == "glb" || lower == "gltf" {
+        // A character: the clips on show play on it. Its own animations, if it has any, are
+        // clips too, retargeted onto the SA ped.
         if let Some(old) = preview.body.take().and_then(|b| b.entity) {
             preview.stale.push(old);
         }
         preview.body = Some(Body {
             scene: assets.load(format!("{asset_path}#Scene0")),
-            path: absolute,
+            path: absolute.clone(),
             entity: None,
         });
+        if rigplay_preview::clips::gltf_has_animations(&absolute) {
+            preview.files.push(OpenFile {
+                handle: FileHandle::Motion(assets.load::<Motion>(asset_path)),
+                path: absolute,
+            });
+        }
         return;
     }
     let handle = match FileFormat::from_extension(&extension) {

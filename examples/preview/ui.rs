@@ -5,7 +5,6 @@ use crate::camera::UiPointer;
 use crate::clip_panel::{self, BlendControls};
 use crate::convert::{self, ConvertState};
 use crate::curves::{self, CurveMode};
-use crate::files::FileHandle;
 use crate::files::{DEFAULT_FPS, Loaded, Preview, load_error, model_info, rows, view};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
@@ -329,10 +328,9 @@ pub fn ui(
                             .small(),
                     );
                 }
-                // An IFP package: save a converted copy, as `rigplay convert` writes it.
-                if let FileHandle::Ifp(h) = &preview.files[f].handle
-                    && let Some(ifp) = loaded.ifps.get(h)
-                {
+                // An IFP package (or a motion file's, as imported): save a converted copy, as
+                // `rigplay convert` (or `rigplay import`) writes it.
+                if let Some(ifp) = loaded.package(&preview.files[f].handle) {
                     egui::CollapsingHeader::new("Save as…")
                         .id_salt("convert")
                         .show(ui, |ui| {

@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../../tests/bvh_fixtures.rs"]
+mod bvh_fixtures;
 #[path = "../../tests/bytes.rs"]
 #[allow(dead_code)]
 mod bytes;
@@ -1286,4 +1288,62 @@ fn models_skeletons_and_a_cutscene_of_every_game_stay_in_the_view_and_large() {
             );
         }
     }
+}
+
+/// A mocap `.bvh` opened in the preview plays on the SA ped (imported as it loads), every joint
+/// where the preview puts it playing the `.ifp` that `rigplay import` writes for the same file;
+/// and "Save as…" proposes that package beside the `.bvh`.
+#[test]
+fn the_preview_plays_a_mocap_bvh_as_the_ifp_rigplay_import_writes() {
+    if !can_render() {
+        return;
+    }
+    use rigplay::convert::import::{bvh_source, clip_to_gta, gta_package};
+    use rigplay::formats::bvh::BvhFile;
+    use rigplay::skeleton::GtaGame;
+    let dir = std::env::temp_dir().join(format!("rigplay-preview-bvh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = bvh_fixtures::mocap_walk(31);
+    let bvh_path = dir.join("walk.bvh");
+    std::fs::write(&bvh_path, &text).unwrap();
+    let bvh = BvhFile::read(text.as_bytes()).unwrap().file;
+    let (clip, _) = clip_to_gta(
+        &bvh_source(&bvh),
+        &bvh.to_clip("walk"),
+        "walk",
+        GtaGame::Sa,
+        &[],
+    )
+    .unwrap();
+    let ifp_path = dir.join("imported.ifp");
+    let package = gta_package(GtaGame::Sa, "walk", vec![clip]).0;
+    std::fs::write(&ifp_path, package.write().unwrap()).unwrap();
+    let shot = |file: &Path, png: &Path| {
+        let args = [
+            file.to_str().unwrap(),
+            "--clip",
+            "walk",
+            "--at",
+            "0.4",
+            "--screenshot",
+            png.to_str().unwrap(),
+        ];
+        run_example("preview", &args, png).unwrap();
+        world_joints(png)
+    };
+    let from_bvh = shot(&bvh_path, &dir.join("bvh.png"));
+    let from_ifp = shot(&ifp_path, &dir.join("ifp.png"));
+    assert_eq!(from_bvh.len(), 32, "the SA ped's bones");
+    let mut far = 0.0f32;
+    for ((name, a), (other, b)) in from_bvh.iter().zip(&from_ifp) {
+        assert_eq!(name, other);
+        let d = (0..3).map(|i| (a[i] - b[i]).powi(2)).sum::<f32>().sqrt();
+        far = far.max(d);
+    }
+    assert!(far < 1e-4, "{far} m");
+    assert_eq!(
+        rigplay_preview::convert::default_output(&bvh_path),
+        dir.join("walk.ifp")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -170,7 +170,21 @@ pub fn clip_to_gta(
     game: GtaGame,
     map: &[(String, String)],
 ) -> Result<(IfpClip, ImportReport), ImportError> {
-    let skeleton = game.skeleton();
+    clip_to_ped(source, clip, name, game, &game.skeleton(), map)
+}
+
+/// [`clip_to_gta`] onto `skeleton`, a ped of `game` (a DFF model's bones:
+/// [`crate::model::ModelClump::bone_skeleton`]) instead of the game's built-in one: its rest
+/// pose is what the retargeting compensates for and its hip height what the hips' movement is
+/// scaled to; the sequences take its bones' names and ids.
+pub fn clip_to_ped(
+    source: &RetargetSource,
+    clip: &Clip,
+    name: &str,
+    game: GtaGame,
+    skeleton: &crate::skeleton::Skeleton,
+    map: &[(String, String)],
+) -> Result<(IfpClip, ImportReport), ImportError> {
     let first_names = || {
         let mut s: Vec<&str> = source.names.iter().take(6).map(String::as_str).collect();
         if source.names.len() > 6 {
@@ -205,7 +219,7 @@ pub fn clip_to_gta(
             names: first_names(),
         });
     }
-    let target_rest = RestPose::from(&skeleton);
+    let target_rest = RestPose::from(skeleton);
     // The source's axes into GTA's: through glTF's.
     let basis = (GTA_TO_GLTF.conjugate() * source.to_gltf).normalize();
     let retargeter = Retargeter::new(&source.rest, &target_rest, &pairs, basis)

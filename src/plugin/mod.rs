@@ -49,7 +49,7 @@ pub use dff::{
 };
 pub use ifp::{
     GtaSkeleton, Ifp, IfpAssetLabel, IfpClipAsset, IfpLoadError, IfpLoader, IfpLoaderSettings,
-    IfpPlugin,
+    IfpPlugin, Motion, MotionError, MotionLoadError, MotionLoader,
 };
 pub use load::AssetLoadError;
 pub use meta::{MetaProblem, MetaProblems};

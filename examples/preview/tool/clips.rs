@@ -149,6 +149,24 @@ pub fn pick(files: &[Option<Vec<String>>], wanted: &str) -> Pick {
     )
 }
 
+/// Whether a glTF file (`.glb`, or `.gltf` with its buffers beside it) holds animations: the
+/// preview then opens them as clips too (retargeted onto a GTA ped), beside the character.
+pub fn gltf_has_animations(path: &std::path::Path) -> bool {
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let beside = |uri: &str| {
+        let p = std::path::Path::new(uri);
+        if p.is_absolute() || p.components().any(|c| c.as_os_str() == "..") {
+            return None;
+        }
+        std::fs::read(dir.join(p)).ok()
+    };
+    rigplay::formats::gltf::GltfScene::read(&bytes, beside)
+        .is_ok_and(|r| !r.scene.animations.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,5 +272,53 @@ mod tests {
             Pick::Ambiguous(vec!["Walk".into(), "WALK".into()])
         );
         assert_eq!(pick(&[c], "WALK"), Pick::Found(0, 1));
+    }
+
+    /// The bundled humanoid character has no animation (it opens as a character only); a
+    /// glTF written here with one (two keys of one rotation, in a base64 buffer) has; a file
+    /// that is not there or not glTF has none.
+    #[test]
+    fn a_gltf_with_animations_is_told_from_a_character_without() {
+        let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
+        assert!(!gltf_has_animations(
+            &assets.join("characters/humanoid.glb")
+        ));
+        assert!(!gltf_has_animations(&assets.join("anims/sa_ped.ifp")));
+        assert!(!gltf_has_animations(&assets.join("missing.glb")));
+        // Times 0 and 1 (8 bytes), then two identity rotations (32 bytes).
+        let mut bin = Vec::new();
+        for f in [0.0f32, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0] {
+            bin.extend_from_slice(&f.to_le_bytes());
+        }
+        let b64 = {
+            const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+            let mut out = String::new();
+            for c in bin.chunks(3) {
+                let n = (u32::from(c[0]) << 16)
+                    | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+                    | u32::from(*c.get(2).unwrap_or(&0));
+                for k in 0..4 {
+                    if k <= c.len() {
+                        out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
+                    } else {
+                        out.push('=');
+                    }
+                }
+            }
+            out
+        };
+        let doc = format!(
+            r#"{{"asset":{{"version":"2.0"}},"nodes":[{{"name":"Hips"}}],
+            "buffers":[{{"byteLength":40,"uri":"data:application/octet-stream;base64,{b64}"}}],
+            "bufferViews":[{{"buffer":0,"byteLength":8}},{{"buffer":0,"byteOffset":8,"byteLength":32}}],
+            "accessors":[{{"bufferView":0,"componentType":5126,"count":2,"type":"SCALAR","min":[0],"max":[1]}},
+                {{"bufferView":1,"componentType":5126,"count":2,"type":"VEC4"}}],
+            "animations":[{{"name":"turn","samplers":[{{"input":0,"output":1}}],
+                "channels":[{{"sampler":0,"target":{{"node":0,"path":"rotation"}}}}]}}]}}"#
+        );
+        let path = std::env::temp_dir().join(format!("rigplay-anim-{}.gltf", std::process::id()));
+        std::fs::write(&path, doc).unwrap();
+        assert!(gltf_has_animations(&path));
+        let _ = std::fs::remove_file(&path);
     }
 }

@@ -161,14 +161,23 @@ pub fn save(
 }
 
 /// Where "Save as…" proposes to write a converted copy of `source`: beside it, as
-/// `NAME.converted.ifp`.
+/// `NAME.converted.ifp`; for a motion file imported as a package (`walk.bvh`), `NAME.ifp`.
 pub fn default_output(source: &Path) -> PathBuf {
     let stem = source
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "animations".to_owned());
-    source.with_file_name(format!("{stem}.converted.ifp"))
+    let motion = source.extension().is_some_and(|e| {
+        ["bvh", "vrma", "vrm", "glb", "gltf"]
+            .iter()
+            .any(|m| e.eq_ignore_ascii_case(m))
+    });
+    if motion {
+        source.with_file_name(format!("{stem}.ifp"))
+    } else {
+        source.with_file_name(format!("{stem}.converted.ifp"))
+    }
 }
 
 /// Whether `path` can take the converted file: not empty, not a folder, not the source.
@@ -330,6 +339,15 @@ mod tests {
         assert_eq!(
             default_output(Path::new("")),
             Path::new("animations.converted.ifp")
+        );
+        // A motion file imported as a package: the package beside it.
+        assert_eq!(
+            default_output(Path::new("/a/walk.BVH")),
+            Path::new("/a/walk.ifp")
+        );
+        assert_eq!(
+            default_output(Path::new("mixamo.glb")),
+            Path::new("mixamo.ifp")
         );
     }
 

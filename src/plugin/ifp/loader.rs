@@ -83,89 +83,102 @@ impl AssetLoader for IfpLoader {
         load_context: &mut LoadContext<'_>,
     ) -> Result<Ifp, IfpLoadError> {
         let meta = &settings.meta_problems;
-        let (read, mut warnings) =
+        let (read, warnings) =
             read_file(reader, load_context, meta, IfpFile::read, |r| &r.warnings).await?;
         let package = read.file;
         let game = settings
             .skeleton
             .unwrap_or_else(|| GtaGame::for_ifp(&package));
-        let skeleton = game.skeleton();
-        let mut clips = Vec::new();
-        let mut named_clips = HashMap::new();
-        let clip_count = package.clips().count();
-        for (index, ifp_clip) in package.clips().enumerate() {
-            // GTA III adds translation keys to the bones' rest positions (§3.4); translation
-            // keys that are not local offsets (SA cutscenes' clavicles) are not applied: said
-            // once per clip.
-            let (clip, unapplied) = skeleton.clip_as_played(game, &ifp_clip.to_clip());
-            if !unapplied.is_empty() {
-                let line = format!(
-                    "clip {:?}: the translation keys of {} are not local offsets (more than {} m from the bone's rest offset: positions in a scene's frame) and are not applied",
-                    clip.name,
-                    unapplied.join(", "),
-                    Skeleton::LOCAL_REACH
-                );
-                warnings.extend(log_warnings(load_context, &[line]));
-            }
-            let clip = Arc::new(clip);
-            let clip_settings = settings.for_clip(&clip.name);
-            let targets: Vec<AnimationTargetId> = clip
-                .tracks()
-                .iter()
-                .map(|t| bone_target_id(&skeleton, &t.bone))
-                .collect();
-            let root = root_track(&clip, &skeleton);
-            let info = Arc::new(ClipInfo::new(
-                clip.clone(),
-                clip_settings,
-                targets
-                    .iter()
-                    .zip(clip.tracks())
-                    .map(|(t, track)| (*t, track.bone.to_string()))
-                    .collect(),
-                root,
-                Some(Arc::new(skeleton.retarget_source(&clip))),
-            ));
-            // Bevy's clip from the clip as played: root motion was taken out once, above.
-            let animation = animation_clip(&info.played, &targets, root, RootMotionMode::Baked);
-            let animation = load_context
-                .add_labeled_asset(IfpAssetLabel::Animation(index).to_string(), animation);
-            let rig_clip = RigClip::new(info, animation.clone());
-            let handle = load_context
-                .add_labeled_asset(IfpAssetLabel::Clip(index).to_string(), rig_clip.clone());
-            // A name label too, unless it would shadow an index label or an earlier clip's name.
-            let mut named_handle = None;
-            if !clip.name.is_empty()
-                && !IfpAssetLabel::is_index_label(&clip.name, clip_count)
-                && !named_clips.contains_key(&clip.name)
-            {
-                named_handle = Some(load_context.add_labeled_asset(
-                    IfpAssetLabel::Named(clip.name.clone()).to_string(),
-                    rig_clip,
-                ));
-                named_clips.insert(clip.name.clone(), index);
-            }
-            clips.push(IfpClipAsset {
-                name: clip.name.clone(),
-                frame_rate: clip.frame_rate(),
-                clip,
-                settings: clip_settings,
-                handle,
-                named_handle,
-                animation,
-                targets,
-            });
-        }
-        Ok(Ifp {
-            file: package,
-            clips,
-            named_clips,
-            warnings,
-            game,
-        })
+        Ok(ifp_asset(package, game, settings, warnings, load_context))
     }
 
     fn extensions(&self) -> &[&str] {
         &["ifp"]
+    }
+}
+
+/// The [`Ifp`] asset of `package` bound to `game`'s skeleton, its clips labelled by index and
+/// name (and as Bevy's `AnimationClip`s): what the `.ifp` loader and the motion loader
+/// ([`super::MotionLoader`], whose imports are IFP packages) both make.
+pub(crate) fn ifp_asset(
+    package: IfpFile,
+    game: GtaGame,
+    settings: &IfpLoaderSettings,
+    mut warnings: Vec<String>,
+    load_context: &mut LoadContext<'_>,
+) -> Ifp {
+    let skeleton = game.skeleton();
+    let mut clips = Vec::new();
+    let mut named_clips = HashMap::new();
+    let clip_count = package.clips().count();
+    for (index, ifp_clip) in package.clips().enumerate() {
+        // GTA III adds translation keys to the bones' rest positions (§3.4); translation
+        // keys that are not local offsets (SA cutscenes' clavicles) are not applied: said
+        // once per clip.
+        let (clip, unapplied) = skeleton.clip_as_played(game, &ifp_clip.to_clip());
+        if !unapplied.is_empty() {
+            let line = format!(
+                "clip {:?}: the translation keys of {} are not local offsets (more than {} m from the bone's rest offset: positions in a scene's frame) and are not applied",
+                clip.name,
+                unapplied.join(", "),
+                Skeleton::LOCAL_REACH
+            );
+            warnings.extend(log_warnings(load_context, &[line]));
+        }
+        let clip = Arc::new(clip);
+        let clip_settings = settings.for_clip(&clip.name);
+        let targets: Vec<AnimationTargetId> = clip
+            .tracks()
+            .iter()
+            .map(|t| bone_target_id(&skeleton, &t.bone))
+            .collect();
+        let root = root_track(&clip, &skeleton);
+        let info = Arc::new(ClipInfo::new(
+            clip.clone(),
+            clip_settings,
+            targets
+                .iter()
+                .zip(clip.tracks())
+                .map(|(t, track)| (*t, track.bone.to_string()))
+                .collect(),
+            root,
+            Some(Arc::new(skeleton.retarget_source(&clip))),
+        ));
+        // Bevy's clip from the clip as played: root motion was taken out once, above.
+        let animation = animation_clip(&info.played, &targets, root, RootMotionMode::Baked);
+        let animation =
+            load_context.add_labeled_asset(IfpAssetLabel::Animation(index).to_string(), animation);
+        let rig_clip = RigClip::new(info, animation.clone());
+        let handle = load_context
+            .add_labeled_asset(IfpAssetLabel::Clip(index).to_string(), rig_clip.clone());
+        // A name label too, unless it would shadow an index label or an earlier clip's name.
+        let mut named_handle = None;
+        if !clip.name.is_empty()
+            && !IfpAssetLabel::is_index_label(&clip.name, clip_count)
+            && !named_clips.contains_key(&clip.name)
+        {
+            named_handle = Some(load_context.add_labeled_asset(
+                IfpAssetLabel::Named(clip.name.clone()).to_string(),
+                rig_clip,
+            ));
+            named_clips.insert(clip.name.clone(), index);
+        }
+        clips.push(IfpClipAsset {
+            name: clip.name.clone(),
+            frame_rate: clip.frame_rate(),
+            clip,
+            settings: clip_settings,
+            handle,
+            named_handle,
+            animation,
+            targets,
+        });
+    }
+    Ifp {
+        file: package,
+        clips,
+        named_clips,
+        warnings,
+        game,
     }
 }

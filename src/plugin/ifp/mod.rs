@@ -1,18 +1,22 @@
 //! The IFP wing: the `.ifp` loader ([`Ifp`] assets, clips labelled by index and name), its
-//! settings, and the built-in GTA ped skeletons ([`GtaSkeleton`]).
+//! settings, the motion loader (animation made elsewhere retargeted onto a GTA ped as it
+//! loads: [`Motion`]), and the built-in GTA ped skeletons ([`GtaSkeleton`]).
 
 mod asset;
 mod loader;
+mod motion;
 mod skeleton;
 
 pub use asset::{Ifp, IfpAssetLabel, IfpClipAsset};
 pub use loader::{IfpLoadError, IfpLoader, IfpLoaderSettings};
+pub use motion::{Motion, MotionError, MotionLoadError, MotionLoader};
 pub use skeleton::GtaSkeleton;
 
 use crate::plugin::SkeletalPlugin;
 use bevy::prelude::*;
 
-/// Loads `.ifp` files and drives GTA skeletons ([`GtaSkeleton`]). Needs `AssetPlugin` and
+/// Loads `.ifp` files, and motion files retargeted onto a GTA ped ([`Motion`]: `.bvh`, `.vrma`,
+/// and glTF files loaded as `Handle<Motion>`), and drives GTA skeletons ([`GtaSkeleton`]). Needs `AssetPlugin` and
 /// `AnimationPlugin` (both in `DefaultPlugins`); adds [`crate::plugin::SkeletalPlugin`].
 pub struct IfpPlugin;
 
@@ -21,6 +25,8 @@ impl Plugin for IfpPlugin {
         app.add_plugins(SkeletalPlugin)
             .init_asset::<Ifp>()
             .register_asset_loader(IfpLoader)
+            .init_asset::<Motion>()
+            .register_asset_loader(MotionLoader)
             .add_systems(Update, asset::drop_clips_gone_from_files)
             .register_type::<GtaSkeleton>()
             .add_observer(skeleton::spawn_skeleton);

@@ -33,10 +33,12 @@ mod settings;
 mod skeletal_clip;
 mod write;
 
+#[cfg(feature = "dff")]
+pub(crate) use bones::identity_target;
+pub(crate) use bones::target_for;
 pub use bones::{
     BoneLink, GtaBoneId, RigBone, SkeletonBones, bone_target_id, named_bone_target_id,
 };
-pub(crate) use bones::{identity_target, target_for};
 pub use clip::{animation_clip, root_track};
 pub use crowd::{CrowdCharacter, CrowdPose};
 #[cfg(feature = "gizmos")]
