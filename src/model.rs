@@ -276,9 +276,9 @@ impl Model {
         let skeleton = game.skeleton();
         let mut geometry_base = 0;
         for clump in &dff.clumps {
-            let frames = clump_frames(clump, &skeleton);
-            let order = parents_first(&frames);
             let hierarchy = clump.bones();
+            let frames = clump_frames(clump, &skeleton, hierarchy.as_deref());
+            let order = parents_first(&frames);
             let bones: Vec<usize> = match &hierarchy {
                 Some(b) => b.iter().filter_map(|b| b.frame).collect(),
                 None => (0..frames.len())
@@ -508,12 +508,13 @@ fn frame_pose(m: Mat4) -> BonePose {
     }
 }
 
-/// The frames of a clump: names, bone ids, and which are bones. Bones of an HAnim hierarchy
-/// are bound by id and name like the game's skeleton's; in a clump without one (GTA III peds,
-/// props, vehicles) every named frame is, by name.
-fn clump_frames(clump: &Clump, skeleton: &Skeleton) -> Vec<ModelFrame> {
-    let hierarchy = clump.hierarchy_frame().is_some();
-    let root_bone = clump.bones().and_then(|b| b.first().and_then(|b| b.frame));
+/// The frames of a clump (`bones`: its HAnim hierarchy's, [`Clump::bones`]): names, bone ids,
+/// and which are bones. Bones of an HAnim hierarchy are bound by id and name like the game's
+/// skeleton's; in a clump without one (GTA III peds, props, vehicles) every named frame is, by
+/// name.
+fn clump_frames(clump: &Clump, skeleton: &Skeleton, bones: Option<&[Bone]>) -> Vec<ModelFrame> {
+    let hierarchy = bones.is_some();
+    let root_bone = bones.and_then(|b| b.first().and_then(|b| b.frame));
     clump
         .frames
         .iter()

@@ -5,7 +5,6 @@ use crate::{Args, Failure, usage};
 use rigplay::animation::Clip;
 use rigplay::convert::gltf::{GltfClip, GltfExport, GltfModel, RootMotionExport};
 use rigplay::formats::dan::{DanClipOptions, DanRead};
-use rigplay::formats::dff::DffFile;
 use rigplay::formats::ifp::IfpRead;
 use rigplay::formats::txd::{TextureNative, TxdFile};
 use rigplay::model::{Model, merge_textures};
@@ -304,12 +303,8 @@ struct ReadModel {
 /// texture name), and encodes its textures as PNG.
 fn model(path: &str, a: &Args) -> Result<ReadModel, Failure> {
     let failed = |p: &str, e: &dyn std::fmt::Display| Failure(format!("{p}: {e}"), 1);
-    let bytes = crate::load::bytes(path)?;
-    let read = DffFile::read(&bytes).map_err(|e| failed(path, &e))?;
-    for w in &read.warnings {
-        eprintln!("{path}: {w}");
-    }
-    if read.file.clumps.is_empty() {
+    let dff = crate::load::dff(path)?;
+    if dff.clumps.is_empty() {
         return Err(Failure(format!("{path}: the model has no clump"), 1));
     }
     let mut dictionaries: Vec<(String, bool)> = a
@@ -334,8 +329,8 @@ fn model(path: &str, a: &Args) -> Result<ReadModel, Failure> {
         }
         merge_textures(&mut textures, read.file.textures);
     }
-    let game = rigplay::skeleton::GtaGame::for_dff(&read.file);
-    let model = Model::new(&read.file, game, &textures);
+    let game = rigplay::skeleton::GtaGame::for_dff(&dff);
+    let model = Model::new(&dff, game, &textures);
     for w in &model.warnings {
         eprintln!("{path}: {w}");
     }

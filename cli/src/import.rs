@@ -197,15 +197,8 @@ fn gltf_clips(
     name: Option<&str>,
 ) -> Result<Vec<(String, RetargetSource, Clip)>, Failure> {
     let bytes = std::fs::read(input).map_err(|e| Failure(format!("{input}: {e}"), 1))?;
-    let dir = Path::new(input).parent().unwrap_or(Path::new("."));
     // Buffers in files beside it, by their relative names only.
-    let external = |uri: &str| {
-        let path = Path::new(uri);
-        if path.is_absolute() || path.components().any(|c| c.as_os_str() == "..") {
-            return None;
-        }
-        std::fs::read(dir.join(path)).ok()
-    };
+    let external = rigplay::formats::gltf::files_beside(Path::new(input));
     let read =
         GltfScene::read(&bytes, external).map_err(|e| Failure(format!("{input}: {e}"), 1))?;
     for w in &read.warnings {
@@ -358,11 +351,9 @@ fn ped_of(
     path: &str,
     game: Option<GtaGame>,
 ) -> Result<(rigplay::skeleton::Skeleton, GtaGame), Failure> {
-    let bytes = std::fs::read(path).map_err(|e| Failure(format!("{path}: {e}"), 1))?;
-    let read = rigplay::formats::dff::DffFile::read(&bytes)
-        .map_err(|e| Failure(format!("{path}: {e}"), 1))?;
-    let game = game.unwrap_or_else(|| GtaGame::for_dff(&read.file));
-    let model = rigplay::model::Model::new(&read.file, game, &[]);
+    let dff = crate::load::dff(path)?;
+    let game = game.unwrap_or_else(|| GtaGame::for_dff(&dff));
+    let model = rigplay::model::Model::new(&dff, game, &[]);
     let stem = Path::new(path)
         .file_stem()
         .and_then(|s| s.to_str())

@@ -53,3 +53,12 @@ pub(crate) fn load(path: &str) -> Result<Loaded, Failure> {
 pub(crate) fn anie(path: &str, bytes: &[u8]) -> Result<AnieRead, Failure> {
     AnieFile::read(bytes).map_err(|e| Failure(format!("{path}: {e}"), 1))
 }
+
+/// A RenderWare model, its reader's warnings printed.
+pub(crate) fn dff(path: &str) -> Result<DffFile, Failure> {
+    let read = DffFile::read(&bytes(path)?).map_err(|e| Failure(format!("{path}: {e}"), 1))?;
+    for w in &read.warnings {
+        eprintln!("{path}: {w}");
+    }
+    Ok(read.file)
+}

@@ -327,6 +327,20 @@ impl GltfScene {
     }
 }
 
+/// The `external` reader [`GltfScene::read`] takes for a file at `path` on disk: a buffer's URI
+/// read as a file beside it, by relative names only (an absolute path or one that climbs out
+/// with `..` reads as missing, so a file cannot pull in others from elsewhere on the disk).
+pub fn files_beside(path: &std::path::Path) -> impl Fn(&str) -> Option<Vec<u8>> + '_ {
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    move |uri: &str| {
+        let relative = std::path::Path::new(uri);
+        if relative.is_absolute() || relative.components().any(|c| c.as_os_str() == "..") {
+            return None;
+        }
+        std::fs::read(dir.join(relative)).ok()
+    }
+}
+
 /// The JSON chunk and the binary chunk of a `.glb`.
 fn glb_chunks(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), GltfReadError> {
     let u32_at = |o: usize| -> Result<usize, GltfReadError> {

@@ -155,14 +155,7 @@ pub fn gltf_has_animations(path: &std::path::Path) -> bool {
     let Ok(bytes) = std::fs::read(path) else {
         return false;
     };
-    let dir = path.parent().unwrap_or(std::path::Path::new("."));
-    let beside = |uri: &str| {
-        let p = std::path::Path::new(uri);
-        if p.is_absolute() || p.components().any(|c| c.as_os_str() == "..") {
-            return None;
-        }
-        std::fs::read(dir.join(p)).ok()
-    };
+    let beside = rigplay::formats::gltf::files_beside(path);
     rigplay::formats::gltf::GltfScene::read(&bytes, beside)
         .is_ok_and(|r| !r.scene.animations.is_empty())
 }
