@@ -19,7 +19,10 @@
 //!   (shared timeline or streams) is printed;
 //! * `pose/mix2_partial`, `pose/mix4`: the games' mix (`pose::mix`) of the walk and the partial
 //!   at 0.5 over it, and of four layers (two full at 0.6 / 0.4, the partial at 0.5 with an
-//!   upper-body mask, an additive layer on the left arm at 0.3), sampling included;
+//!   upper-body mask, an additive layer on the left arm at 0.3), sampling included; `_only`:
+//!   the mix alone, each character's poses sampled once; `_hot`: the mix alone on one
+//!   character's poses, mixed once per character (in cache, as the bone pass's scratch poses
+//!   are);
 //! * `pose/baseline_sampler`: `Clip::sample` with a `ClipCursor` for the work of
 //!   `pose/sample` (one clip into one `BonePose` per track).
 //!
@@ -341,11 +344,13 @@ fn real_packages(g: &mut criterion::BenchmarkGroup<criterion::measurement::WallT
     }
     let mut reference = LocalPose::new(32);
     sample(&idle_l, 0.0, &mut PoseCursor::new(&idle_l), &mut reference);
-    for (name, count, only) in [
-        ("mix2_partial", 2, false),
-        ("mix4", 4, false),
-        ("mix2_partial_only", 2, true),
-        ("mix4_only", 4, true),
+    for (name, count, only, hot) in [
+        ("mix2_partial", 2, false, false),
+        ("mix4", 4, false, false),
+        ("mix2_partial_only", 2, true, false),
+        ("mix4_only", 4, true, false),
+        ("mix2_partial_hot", 2, true, true),
+        ("mix4_hot", 4, true, true),
     ] {
         let mut crowd = fresh();
         let clips: [&PoseClip; 4] = if count == 2 {
@@ -353,9 +358,17 @@ fn real_packages(g: &mut criterion::BenchmarkGroup<criterion::measurement::WallT
         } else {
             [&walk_l, &idle_l, &partial_l, &idle_l]
         };
+        if hot {
+            // `_hot`: one character's poses mixed as many times as there are characters: the
+            // poses stay in cache, as the bone pass's scratch poses do, so only the mix's own
+            // work is timed.
+            let first = crowd.len().min(1);
+            crowd.truncate(first);
+        }
         g.bench_function(name, |b| {
             b.iter(|| {
-                for c in &mut crowd {
+                for i in 0..n {
+                    let c = &mut crowd[if hot { 0 } else { i }];
                     c.t = wrap_time(c.t + STEP, 1.2, WrapMode::Loop);
                     // `_only`: the poses sampled once, the mix alone timed.
                     if !only || c.out.is_empty() {

@@ -5,7 +5,7 @@
 use glam::{Quat, Vec3};
 use rigplay::animation::layers::{BoneMask, Layer, LayerError, LayerEvent, LayerFlags, LayerStack};
 use rigplay::animation::pose::{
-    LocalPose, MixLayer, PoseClip, PoseCursor, PoseSkeleton, TranslationRule, mix, sample,
+    LocalPose, MixLayer, PoseClip, PoseCursor, PoseSkeleton, TranslationRule, mix, mix_onto, sample,
 };
 use rigplay::animation::{BonePose, BoneRef, BoneTrack, Clip, ClipBuilder, PlayMode, PlayStep};
 
@@ -164,6 +164,102 @@ fn a_partial_layer_at_half_takes_half_of_the_bones_it_keys_and_none_of_the_other
     for j in 0..3 {
         assert_vec(out.get(j).translation, Vec3::Z, "rest translation");
     }
+}
+
+#[test]
+fn layers_mixed_onto_a_base_sampled_in_place_give_the_mix_with_the_base_first() {
+    // Nine joints: three lane groups (joints 0–3, 4–7, 8). The base keys every joint (a walk:
+    // 10° about Z, joint 0 moved to (0, 0.2, 1)); the partial keys joints 5 and 6 only (90°),
+    // so that only the second group has another layer in it.
+    let sk = chain(9);
+    let base_keys: Vec<(usize, Vec<Quat>, Option<Vec<Vec3>>)> = (0..9)
+        .map(|j| {
+            let t = (j == 0).then(|| vec![Vec3::new(0.0, 0.2, 1.0)]);
+            (j, vec![z_turn(10.0)], t)
+        })
+        .collect();
+    let base_keys: Vec<(usize, &[Quat], Option<&[Vec3]>)> = base_keys
+        .iter()
+        .map(|(j, r, t)| (*j, &r[..], t.as_deref()))
+        .collect();
+    let (_, base) = clip(&sk, &base_keys);
+    let (_, upper) = clip(
+        &sk,
+        &[(5, &[z_turn(90.0)], None), (6, &[z_turn(90.0)], None)],
+    );
+    let pu = sampled(&upper, 0.0);
+    let partial = MixLayer {
+        partial: true,
+        ..full(&pu, &upper, 0.5)
+    };
+    let mut onto = sampled(&base, 0.0);
+    mix_onto(
+        base.keyed(),
+        &[partial],
+        sk.rest(),
+        TranslationRule::Absolute,
+        &mut onto,
+    );
+    // Joints 5 and 6: the base scaled by 1 − 0.5, the partial 0.5: halfway between 10° and
+    // 90°, 50°. Every other joint is the base's: 10°, joint 0 at (0, 0.2, 1).
+    for j in 0..9 {
+        let want = if j == 5 || j == 6 { 50.0 } else { 10.0 };
+        assert_quat(onto.get(j).rotation, z_turn(want), &format!("joint {j}"));
+    }
+    assert_vec(onto.get(0).translation, Vec3::new(0.0, 0.2, 1.0), "joint 0");
+    assert_vec(onto.get(5).translation, Vec3::Z, "joint 5 at rest");
+    // The first and third groups were not touched: bit for bit the sample.
+    let plain = sampled(&base, 0.0);
+    for j in [0, 1, 2, 3, 8] {
+        assert_eq!(onto.get(j), plain.get(j), "joint {j} untouched");
+    }
+    // Against `mix` with the base first, over other layers too: a second full layer at 0.3 on
+    // the last group, the partial masked to joint 5, an additive layer on joint 8.
+    let (_, other) = clip(&sk, &[(8, &[z_turn(-40.0)], Some(&[Vec3::X]))]);
+    let (_, add) = clip(&sk, &[(8, &[z_turn(0.0), z_turn(30.0)], None)]);
+    let po = sampled(&other, 0.0);
+    let (now, reference) = (sampled(&add, 1.0), sampled(&add, 0.0));
+    let mask = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0];
+    let pb = sampled(&base, 0.0);
+    let layers = [
+        full(&po, &other, 0.3),
+        MixLayer {
+            mask: Some(&mask),
+            ..partial
+        },
+        MixLayer {
+            additive: Some(&reference),
+            ..full(&now, &add, 0.5)
+        },
+    ];
+    let mut want = LocalPose::default();
+    let mut all = vec![full(&pb, &base, 1.0)];
+    all.extend(layers);
+    mix(&all, sk.rest(), TranslationRule::Absolute, &mut want);
+    let mut got = sampled(&base, 0.0);
+    mix_onto(
+        base.keyed(),
+        &layers,
+        sk.rest(),
+        TranslationRule::Absolute,
+        &mut got,
+    );
+    for j in 0..9 {
+        let (g, w) = (got.get(j), want.get(j));
+        assert!(
+            angle(g.rotation, w.rotation) < 1e-6,
+            "joint {j}: {g:?} against {w:?}"
+        );
+        assert!(g.translation.distance(w.translation) < 1e-6, "joint {j}");
+    }
+    // Joint 8 by hand: the base (10°, weight 1) and the other (−40°, 0.3), summed and
+    // normalised. About Z, half-angles 5° and −20°: z = sin 5° − 0.3·sin 20° = −0.015449,
+    // w = cos 5° + 0.3·cos 20° = 1.278103, so the angle is 2·atan2(z, w) = −1.3852°. Then the
+    // additive turns it by half its 30°: 15° − 1.3852° = 13.6148°.
+    assert_quat(got.get(8).rotation, z_turn(13.6148), "joint 8");
+    // Its translation: the base does not key it (rest (0, 0, 1) takes what is left), the
+    // other keys (1, 0, 0) at 0.3: 0.3·(1, 0, 0) + 0.7·(0, 0, 1).
+    assert_vec(got.get(8).translation, Vec3::new(0.3, 0.0, 0.7), "joint 8");
 }
 
 #[test]

@@ -117,12 +117,48 @@ pub fn mix(layers: &[MixLayer<'_>], rest: &LocalPose, rule: TranslationRule, out
     let n = rest.len();
     out.resize(n);
     out.constants_of = 0;
+    out.unit_scales = rest.unit_scales;
+    mix_usable(layers, None, rest, rule, out);
+}
+
+/// [`mix`] with a bottom layer already in `out`: a full layer at weight 1, unmasked and not
+/// additive (a ped's movement clip under its upper-body clips), sampled straight into `out`
+/// from a clip keying `base` ([`PoseClip::keyed`]). The result is [`mix`]'s with that layer
+/// first, but the lane groups no other layer weighs are left as they are: they are the base's
+/// pose, which is what the mix makes of them (a unit rotation normalised is itself; a weight of
+/// 1 leaves the rest nothing). So a partial clip over a walk costs only the bones it keys.
+///
+/// Where `out` or `base` is not of `rest`'s length, the base is left out: the other layers are
+/// mixed as by [`mix`].
+pub fn mix_onto(
+    base: &KeyedChannels,
+    layers: &[MixLayer<'_>],
+    rest: &LocalPose,
+    rule: TranslationRule,
+    out: &mut LocalPose,
+) {
+    let n = rest.len();
+    if out.len() != n || base.len() != n {
+        return mix(layers, rest, rule, out);
+    }
+    out.unit_scales &= rest.unit_scales;
+    mix_usable(layers, Some(base), rest, rule, out);
+}
+
+/// [`mix`] and [`mix_onto`] over the usable layers.
+fn mix_usable(
+    layers: &[MixLayer<'_>],
+    base: Option<&KeyedChannels>,
+    rest: &LocalPose,
+    rule: TranslationRule,
+    out: &mut LocalPose,
+) {
+    let n = rest.len();
     let usable = |l: &&MixLayer| l.usable(n);
-    out.unit_scales = rest.unit_scales
-        && layers
-            .iter()
-            .filter(usable)
-            .all(|l| l.pose.unit_scales && l.additive.is_none_or(|r| r.unit_scales));
+    out.unit_scales &= layers
+        .iter()
+        .filter(usable)
+        .all(|l| l.pose.unit_scales && l.additive.is_none_or(|r| r.unit_scales));
     // The usable layers, found once (on the stack for up to 16 layers).
     let mut few: [Option<&MixLayer>; 16] = [None; 16];
     let mut count = 0;
@@ -137,11 +173,11 @@ pub fn mix(layers: &[MixLayer<'_>], rest: &LocalPose, rule: TranslationRule, out
         for (to, from) in list.iter_mut().zip(few.iter().flatten()) {
             *to = from;
         }
-        mix_list(&list[..count], n, rest, rule, out);
+        mix_list(&list[..count], base, n, rest, rule, out);
     } else {
         // Many layers, or none (every joint at rest).
         let list: Vec<&MixLayer> = layers.iter().filter(usable).collect();
-        mix_list(&list, n, rest, rule, out);
+        mix_list(&list, base, n, rest, rule, out);
     }
 }
 
@@ -149,6 +185,7 @@ pub fn mix(layers: &[MixLayer<'_>], rest: &LocalPose, rule: TranslationRule, out
 /// mean of ones is one), without the partial pass when no layer is partial.
 fn mix_list(
     layers: &[&MixLayer<'_>],
+    base: Option<&KeyedChannels>,
     n: usize,
     rest: &LocalPose,
     rule: TranslationRule,
@@ -169,6 +206,31 @@ fn mix_list(
     let (full_share, sums) = sums.split_at_mut(groups);
     let (wr, sums) = sums.split_at_mut(groups);
     let (wt, ws) = sums.split_at_mut(groups);
+    // Over a base: which groups some other layer weighs (the others are the base's pose).
+    let mut stack_touched = [false; STACK_GROUPS];
+    let mut heap_touched = Vec::new();
+    let base = base.map(|keyed| {
+        let touched: &mut [bool] = if groups <= STACK_GROUPS {
+            &mut stack_touched[..groups]
+        } else {
+            heap_touched.resize(groups, false);
+            &mut heap_touched
+        };
+        for (g, touched) in touched.iter_mut().enumerate() {
+            *touched = layers.iter().any(|l| {
+                let keys = l.keyed.rotation[g] + l.keyed.translation[g] + l.keyed.scale[g];
+                (l.lanes(g) * keys).cmpgt(Vec4::ZERO).any()
+            });
+        }
+        Base {
+            keyed,
+            touched: &*touched,
+        }
+    });
+    if base.as_ref().is_some_and(|b| b.touched.contains(&true)) {
+        // Groups are rewritten: the pose no longer holds the base clip's constants.
+        out.constants_of = 0;
+    }
     let sums = Sums {
         full_share,
         wr,
@@ -176,10 +238,17 @@ fn mix_list(
         ws,
     };
     if out.unit_scales {
-        mix_layers::<false>(layers, groups, rest, rule, sums, out)
+        mix_layers::<false>(layers, base, groups, rest, rule, sums, out)
     } else {
-        mix_layers::<true>(layers, groups, rest, rule, sums, out)
+        mix_layers::<true>(layers, base, groups, rest, rule, sums, out)
     }
+}
+
+/// [`mix_onto`]'s bottom layer, in `out`: which channels its clip keys, and the lane groups
+/// some other layer weighs (the only ones mixed).
+struct Base<'a> {
+    keyed: &'a KeyedChannels,
+    touched: &'a [bool],
 }
 
 /// What [`mix_layers`] sums per lane group besides the pose itself.
@@ -197,6 +266,7 @@ struct Sums<'a> {
 #[inline(always)]
 fn mix_layers<const SCALES: bool>(
     layers: &[&MixLayer<'_>],
+    base: Option<Base<'_>>,
     groups: usize,
     rest: &LocalPose,
     rule: TranslationRule,
@@ -230,11 +300,35 @@ fn mix_layers<const SCALES: bool>(
     let rotations = &mut out.rotations[..groups];
     let translations = &mut out.translations[..groups];
     let scales = &mut out.scales[..groups];
-    rotations.fill(zero);
-    translations.fill(Vec3x4::ZERO);
-    if SCALES {
-        scales.fill(Vec3x4::ZERO);
+    match &base {
+        None => {
+            rotations.fill(zero);
+            translations.fill(Vec3x4::ZERO);
+            if SCALES {
+                scales.fill(Vec3x4::ZERO);
+            }
+        }
+        // The base, a full layer at weight 1 and the first: its share of each group it
+        // weighs is its pose scaled by the full layers' share where it keys (a zero sum
+        // before it: nothing to align its sign to).
+        Some(Base { keyed, touched }) => {
+            for g in (0..groups).filter(|&g| touched[g]) {
+                let share = full_share[g];
+                let lr = share * keyed.rotation[g];
+                rotations[g] = rotations[g].scaled(lr);
+                wr[g] = lr;
+                let lt = share * keyed.translation[g];
+                translations[g] = translations[g].scaled(lt);
+                wt[g] = lt;
+                if SCALES {
+                    let ls = share * keyed.scale[g];
+                    scales[g] = scales[g].scaled(ls);
+                    ws[g] = ls;
+                }
+            }
+        }
     }
+    let touched = |g: usize| base.as_ref().is_none_or(|b| b.touched[g]);
     for l in layers.iter().filter(|l| l.additive.is_none()) {
         let drives = &l.keyed;
         let pose = l.pose;
@@ -295,7 +389,7 @@ fn mix_layers<const SCALES: bool>(
     }
     // The sums made a pose: rotations normalised (the rest where nothing keys them),
     // translations and scales by their rules.
-    for g in 0..groups {
+    for g in (0..groups).filter(|&g| touched(g)) {
         let (rr, rt, rs) = (&rest.rotations[g], &rest.translations[g], &rest.scales[g]);
         let q = &rotations[g];
         let len2 = q.dot(q);
@@ -327,7 +421,7 @@ fn mix_layers<const SCALES: bool>(
             continue;
         };
         let drives = &l.keyed;
-        for g in 0..groups {
+        for g in (0..groups).filter(|&g| touched(g)) {
             let w = l.lanes(g);
             // Masked out of the group's joints: the turn would be the identity and the
             // offsets zero.

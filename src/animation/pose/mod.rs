@@ -99,7 +99,7 @@ mod mix;
 #[cfg(test)]
 mod tests;
 
-pub use mix::{MixLayer, TranslationRule, mix};
+pub use mix::{MixLayer, TranslationRule, mix, mix_onto};
 
 /// Joints per SoA lane group.
 const LANES: usize = 4;

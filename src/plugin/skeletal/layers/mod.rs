@@ -284,6 +284,10 @@ pub(crate) struct LayerBinding {
     /// its slot, whose sampled pose is the mix (a single unit rotation normalised is itself;
     /// weights summing to 1 leave the rest nothing).
     direct: Option<usize>,
+    /// Whether the bottom layer is plain at weight 1 (full, unmasked, not additive): the bone
+    /// pass samples it straight into the mixed pose and mixes the others onto it
+    /// ([`pose::mix_onto`]), so that the bones only it poses cost no mixing.
+    onto: bool,
     /// This frame's layers, as the mix takes them.
     plays: Vec<SlotPlay>,
     /// Whether the bone pass samples and mixes `plays` ([`LayerBinding::pose_into`]), as it
@@ -373,26 +377,43 @@ impl LayerBinding {
             }
             return;
         }
-        if poses.len() < self.plays.len() {
-            poses.resize_with(self.plays.len(), LocalPose::default);
+        // Over a plain bottom layer: it is sampled into `out` and the others mixed onto it.
+        let (base, others) = match self.plays.split_first() {
+            Some((bottom, others)) if self.onto => {
+                sample_slot(bottom, cursor, out);
+                (Some(self.slots[bottom.slot].keyed()), others)
+            }
+            _ => (None, &self.plays[..]),
+        };
+        if poses.len() < others.len() {
+            poses.resize_with(others.len(), LocalPose::default);
         }
-        for (play, pose) in self.plays.iter().zip(poses.iter_mut()) {
+        for (play, pose) in others.iter().zip(poses.iter_mut()) {
             sample_slot(play, cursor, pose);
         }
-        const FEW: usize = 8;
-        let n = self.plays.len();
-        if n <= FEW {
-            let first = self.mix_layer(&self.plays[0], &poses[0]);
-            let mut few = [first; FEW];
-            for ((to, play), pose) in few.iter_mut().zip(&self.plays).zip(poses.iter()) {
-                *to = self.mix_layer(play, pose);
+        let mix = |layers: &[MixLayer], out: &mut LocalPose| match base {
+            Some(keyed) => {
+                pose::mix_onto(keyed, layers, &self.rest, TranslationRule::Absolute, out)
             }
-            pose::mix(&few[..n], &self.rest, TranslationRule::Absolute, out);
-        } else {
-            let many: Vec<MixLayer> = (self.plays.iter().zip(poses.iter()))
-                .map(|(play, pose)| self.mix_layer(play, pose))
-                .collect();
-            pose::mix(&many, &self.rest, TranslationRule::Absolute, out);
+            None => pose::mix(layers, &self.rest, TranslationRule::Absolute, out),
+        };
+        const FEW: usize = 8;
+        let n = others.len();
+        match others.first() {
+            Some(first) if n <= FEW => {
+                let first = self.mix_layer(first, &poses[0]);
+                let mut few = [first; FEW];
+                for ((to, play), pose) in few.iter_mut().zip(others).zip(poses.iter()) {
+                    *to = self.mix_layer(play, pose);
+                }
+                mix(&few[..n], out);
+            }
+            _ => {
+                let many: Vec<MixLayer> = (others.iter().zip(poses.iter()))
+                    .map(|(play, pose)| self.mix_layer(play, pose))
+                    .collect();
+                mix(&many, out);
+            }
         }
     }
 }

@@ -97,6 +97,7 @@ pub(crate) fn sample_layers(
             let binding = &mut *binding;
             binding.plays.clear();
             binding.direct = None;
+            binding.onto = false;
             binding.in_bone_pass = false;
             if binding.slots.is_empty() {
                 return;
@@ -119,12 +120,18 @@ pub(crate) fn sample_layers(
                     partial: layer.flags.partial,
                 });
             }
-            // One plain layer at weight 1: its pose is the mix.
+            // A plain bottom layer at weight 1 (full, unmasked, not additive): alone, its pose
+            // is the mix; under others, it is sampled where the mix goes and they are mixed
+            // onto it.
+            binding.onto = binding.plays.first().is_some_and(|bottom| {
+                let slot = &binding.slots[bottom.slot];
+                bottom.weight == 1.0
+                    && !bottom.partial
+                    && slot.mask.is_none()
+                    && slot.reference.is_none()
+            });
             if let [only] = binding.plays.as_slice()
-                && only.weight == 1.0
-                && !only.partial
-                && binding.slots[only.slot].mask.is_none()
-                && binding.slots[only.slot].reference.is_none()
+                && binding.onto
             {
                 binding.direct = Some(only.slot);
             }
