@@ -178,7 +178,7 @@ fn layers_mixed_onto_a_base_sampled_in_place_give_the_mix_with_the_base_first() 
             (j, vec![z_turn(10.0)], t)
         })
         .collect();
-    let base_keys: Vec<(usize, &[Quat], Option<&[Vec3]>)> = base_keys
+    let base_keys: Vec<_> = base_keys
         .iter()
         .map(|(j, r, t)| (*j, &r[..], t.as_deref()))
         .collect();
