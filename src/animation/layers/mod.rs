@@ -226,14 +226,16 @@ pub enum LayerEvent<K> {
 /// The playing clips of one character. See the [module documentation](self).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LayerStack<K> {
-    layers: Vec<Layer<K>>,
+    /// Inline up to four (a game's ped plays a few at once): a stack in a component lies in
+    /// the component's table, where a frame of many characters reads it in order.
+    layers: smallvec::SmallVec<[Layer<K>; 4]>,
     next_id: u32,
 }
 
 impl<K> Default for LayerStack<K> {
     fn default() -> Self {
         LayerStack {
-            layers: Vec::new(),
+            layers: smallvec::SmallVec::new(),
             next_id: 1,
         }
     }

@@ -31,6 +31,8 @@ pub(crate) struct PoseLayouts {
     rests: HashMap<u64, Arc<LocalPose>>,
     masks: HashMap<(u64, BoneMask), Arc<ResolvedMask>>,
     retargeted: HashMap<(AssetId<RigClip>, u64), (Arc<ClipInfo>, Option<Arc<RetargetPlan>>)>,
+    /// Additive layers' reference poses, by layout (its address, the layout held) and time.
+    references: HashMap<(usize, u32), (Arc<PoseClip>, Arc<LocalPose>)>,
 }
 
 impl PoseLayouts {
@@ -81,6 +83,29 @@ impl PoseLayouts {
 
     /// `mask` resolved on a skeleton of these bone names and parents, shared by every
     /// character of that skeleton.
+    /// `layout`'s pose at `time`: an additive layer's reference, shared with every character
+    /// whose layer has the same layout and reference time (so that a frame of many reads one
+    /// copy, kept in the caches, rather than one per character).
+    pub(super) fn reference(&mut self, layout: &Arc<PoseClip>, time: f32) -> Arc<LocalPose> {
+        if self.references.len() > 64 {
+            self.references.retain(|_, (_, p)| Arc::strong_count(p) > 1);
+        }
+        let key = (Arc::as_ptr(layout) as usize, time.to_bits());
+        (self.references.entry(key))
+            .or_insert_with(|| {
+                let mut pose = LocalPose::default();
+                crate::animation::pose::sample(
+                    layout,
+                    time,
+                    &mut crate::animation::pose::PoseCursor::new(layout),
+                    &mut pose,
+                );
+                (layout.clone(), Arc::new(pose))
+            })
+            .1
+            .clone()
+    }
+
     pub(super) fn mask(
         &mut self,
         mask: &BoneMask,

@@ -2,7 +2,7 @@
 //! masks resolved, the bones the layers drive tagged for the bone pass, and the character's
 //! [`LayerReport`].
 
-use super::{BASE, ClipLayers, LayerBinding, LayerReport, Slot, base_layer};
+use super::{BASE, ClipLayers, LayerBinding, LayerReport, Slot, SlotFrame, base_layer};
 use crate::animation::BonePose;
 use crate::animation::layers::Layer;
 use crate::animation::pose::{LocalPose, PoseCursor};
@@ -19,7 +19,6 @@ use bevy::ecs::system::ParamSet;
 use bevy::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::AtomicU32;
 
 /// Binds every [`ClipLayers`] character's bones and each layer's clip (again when bones appear,
 /// a clip asset changes, or a layer's clip or mask does), tags the bones the layers drive for
@@ -114,7 +113,7 @@ pub(crate) fn bind_layers(
                     bind_slot(layer, id, binding, &clips, &mut layouts)
                 }
             };
-            let Some(slot) = slot else {
+            let Some(mut slot) = slot else {
                 report.clips_not_loaded.push(layer.id());
                 if layer.id() == BASE
                     && let Some((_, playback)) = base.as_mut()
@@ -137,6 +136,15 @@ pub(crate) fn bind_layers(
                 }
                 binding.base_clip = Some(id);
             }
+            // An additive layer's reference pose, shared with the characters of the same
+            // layout and reference time.
+            match layer.additive {
+                Some(t) if slot.reference.as_ref().is_none_or(|(at, _)| *at != t) => {
+                    slot.reference = Some((t, layouts.reference(&slot.layout, t)));
+                }
+                Some(_) => {}
+                None => slot.reference = None,
+            }
             if !slot.unknown_mask.is_empty() {
                 report
                     .unknown_mask_bones
@@ -150,6 +158,7 @@ pub(crate) fn bind_layers(
             binding.slots.push(slot);
         }
         changed |= !old.is_empty();
+        binding.frames = binding.slots.iter().map(SlotFrame::of).collect();
         if changed {
             retag(
                 entity,
@@ -275,7 +284,6 @@ fn bind_slot(
         layer: layer.id(),
         clip: id,
         cursor: PoseCursor::new(&layout),
-        segment: AtomicU32::new(0),
         layout,
         retarget: retargeted,
         pose: LocalPose::clone(&binding.rest),

@@ -217,17 +217,15 @@ struct Slot {
     /// rest-compensated [`super::Retarget`] character: `retarget`), and its sampling cache.
     layout: Arc<PoseClip>,
     cursor: PoseCursor,
-    /// When the bone pass samples the layer (a shared-timeline layout): the segment it sampled
-    /// last ([`PoseCursor::timeline_segment`]).
-    segment: AtomicU32,
     retarget: Option<Arc<RetargetPlan>>,
     /// The pose sampled last (every bone: those the clip does not set at rest).
     pose: LocalPose,
     /// The mask as last resolved, and its weight per bone.
     mask_of: Option<BoneMask>,
     mask: Option<Arc<ResolvedMask>>,
-    /// An additive layer's reference time and the clip's pose there.
-    reference: Option<(f32, LocalPose)>,
+    /// An additive layer's reference time and the clip's pose there (shared by the characters
+    /// whose layer has the same layout and time: [`super::bind::PoseLayouts::reference`]).
+    reference: Option<(f32, Arc<LocalPose>)>,
     /// What the mask names that the character lacks.
     unknown_mask: Vec<String>,
     /// The clip's tracks that drive no bone.
@@ -261,6 +259,53 @@ impl Slot {
     }
 }
 
+/// What every frame reads of a bound layer ([`Slot`]), kept inline in the [`LayerBinding`] (so
+/// in the component table, character after character) rather than in the slot on the heap a
+/// few cache lines long: the layer, its clip's length, layout, keyed channels and mask, and
+/// where the bone pass's sampling of it resumes.
+struct SlotFrame {
+    layer: u32,
+    clip: AssetId<RigClip>,
+    duration: f32,
+    layout: Arc<PoseClip>,
+    /// Whether `layout` is on a shared timeline (sampled in the bone pass).
+    timeline: bool,
+    retarget: Option<Arc<RetargetPlan>>,
+    mask: Option<Arc<ResolvedMask>>,
+    /// Whether the slot holds an additive reference pose.
+    reference: bool,
+    /// When the bone pass samples the layer (a shared-timeline layout): the segment it sampled
+    /// last ([`PoseCursor::timeline_segment`]).
+    segment: AtomicU32,
+}
+
+impl SlotFrame {
+    fn of(slot: &Slot) -> Self {
+        SlotFrame {
+            layer: slot.layer,
+            clip: slot.clip,
+            duration: slot.info.clip.duration(),
+            layout: slot.layout.clone(),
+            timeline: slot.layout.timeline_keys().is_some(),
+            retarget: slot.retarget.clone(),
+            mask: slot.mask.clone(),
+            reference: slot.reference.is_some(),
+            segment: AtomicU32::new(0),
+        }
+    }
+
+    /// Which of the character's channels the layer's clip keys ([`Slot::keyed`]).
+    fn keyed(&self) -> &KeyedChannels {
+        match &self.retarget {
+            Some(plan) => plan.keyed(),
+            None => self.layout.keyed(),
+        }
+    }
+}
+
+/// A few of something per character, inline up to four.
+type Few<T> = smallvec::SmallVec<[T; 4]>;
+
 /// What a [`ClipLayers`] character is bound to: its bones, and each layer's clip on them.
 #[derive(Component, Default)]
 pub(crate) struct LayerBinding {
@@ -276,6 +321,8 @@ pub(crate) struct LayerBinding {
     /// The bones' rest pose, shared with the characters of the same skeleton.
     rest: Arc<LocalPose>,
     slots: Vec<Slot>,
+    /// Per slot, what each frame reads of it.
+    frames: Few<SlotFrame>,
     /// Per bone, whether some layer's clip keys it (the bones the bone pass writes).
     driven: Vec<bool>,
     /// The mixed pose the bone pass writes.
@@ -289,7 +336,7 @@ pub(crate) struct LayerBinding {
     /// ([`pose::mix_onto`]), so that the bones only it poses cost no mixing.
     onto: bool,
     /// This frame's layers, as the mix takes them.
-    plays: Vec<SlotPlay>,
+    plays: Few<SlotPlay>,
     /// Whether the bone pass samples and mixes `plays` ([`LayerBinding::pose_into`]), as it
     /// writes the bones, in its thread's scratch poses (rather than [`sample_layers`], into
     /// poses the bone pass would read back cold): when every layer's clip is laid out on a
@@ -349,14 +396,16 @@ impl LayerBinding {
 
     /// Layer `play` as the mix takes it, with its pose `pose`.
     fn mix_layer<'a>(&'a self, play: &SlotPlay, pose: &'a LocalPose) -> MixLayer<'a> {
-        let slot = &self.slots[play.slot];
+        let frame = &self.frames[play.slot];
         MixLayer {
             pose,
-            keyed: slot.keyed(),
+            keyed: frame.keyed(),
             weight: play.weight,
             partial: play.partial,
-            mask: slot.mask.as_deref().map(|m| &m.weights[..]),
-            additive: slot.reference.as_ref().map(|r| &r.1),
+            mask: frame.mask.as_deref().map(|m| &m.weights[..]),
+            additive: (frame.reference)
+                .then(|| self.slots[play.slot].reference.as_ref().map(|r| &*r.1))
+                .flatten(),
         }
     }
 
@@ -365,10 +414,11 @@ impl LayerBinding {
     pub(super) fn pose_into(&self, scratch: &mut LayerScratch, out: &mut LocalPose) {
         let LayerScratch { poses, cursor } = scratch;
         let sample_slot = |play: &SlotPlay, cursor: &mut PoseCursor, pose: &mut LocalPose| {
-            let slot = &self.slots[play.slot];
-            cursor.resume_at(&slot.layout, slot.segment.load(Ordering::Relaxed));
-            pose::sample(&slot.layout, play.time, cursor, pose);
-            slot.segment
+            let frame = &self.frames[play.slot];
+            cursor.resume_at(&frame.layout, frame.segment.load(Ordering::Relaxed));
+            pose::sample(&frame.layout, play.time, cursor, pose);
+            frame
+                .segment
                 .store(cursor.timeline_segment(), Ordering::Relaxed);
         };
         if let Some(i) = self.direct {
@@ -381,7 +431,7 @@ impl LayerBinding {
         let (base, others) = match self.plays.split_first() {
             Some((bottom, others)) if self.onto => {
                 sample_slot(bottom, cursor, out);
-                (Some(self.slots[bottom.slot].keyed()), others)
+                (Some(self.frames[bottom.slot].keyed()), others)
             }
             _ => (None, &self.plays[..]),
         };

@@ -11,6 +11,7 @@ use crate::plugin::skeletal::bind::PoseSource;
 use crate::plugin::skeletal::root_motion::playhead_displacement;
 use crate::plugin::skeletal::{RigClip, RootMotion, step_displacement};
 use bevy::prelude::*;
+use std::sync::Arc;
 
 /// Moves every character's layers by virtual time ([`LayerStack::step`]), triggers their
 /// events, and moves characters with a [`RootMotion`] by their layers' root motion: each layer
@@ -32,13 +33,10 @@ pub(crate) fn advance_layers(
     let dt = time.delta_secs();
     for (entity, mut layers, mut binding, motion, transform, playback) in &mut characters {
         let binding = &mut *binding;
-        let slots = &binding.slots;
+        let frames = &binding.frames;
         let duration = |h: &Handle<RigClip>| {
             let id = h.id();
-            slots
-                .iter()
-                .find(|s| s.clip == id)
-                .map(|s| s.info.clip.duration())
+            frames.iter().find(|s| s.clip == id).map(|s| s.duration)
         };
         events.clear();
         layers
@@ -103,16 +101,28 @@ pub(crate) fn sample_layers(
                 return;
             }
             let mut timeline = true;
-            for (i, slot) in binding.slots.iter_mut().enumerate() {
-                let Some(layer) = layer_of(layers, playback, slot.layer) else {
+            let LayerBinding { frames, slots, .. } = binding;
+            for (i, frame) in frames.iter_mut().enumerate() {
+                let Some(layer) = layer_of(layers, playback, frame.layer) else {
                     continue;
                 };
-                match (layer.additive, &slot.reference) {
-                    (None, _) => slot.reference = None,
-                    (Some(t), Some((at, _))) if *at == t => {}
-                    (Some(t), _) => slot.reference = Some((t, slot.pose_at(t))),
+                // The slot itself is read only for an additive layer's reference.
+                match layer.additive {
+                    None if frame.reference => {
+                        slots[i].reference = None;
+                        frame.reference = false;
+                    }
+                    None => {}
+                    Some(t) => {
+                        let slot = &mut slots[i];
+                        if slot.reference.as_ref().is_none_or(|(at, _)| *at != t) {
+                            // (Bound with its layer; a time changed since binds afresh.)
+                            slot.reference = Some((t, Arc::new(slot.pose_at(t))));
+                        }
+                        frame.reference = true;
+                    }
                 }
-                timeline &= slot.layout.timeline_keys().is_some();
+                timeline &= frame.timeline;
                 binding.plays.push(SlotPlay {
                     slot: i,
                     time: layer.time,
@@ -124,11 +134,8 @@ pub(crate) fn sample_layers(
             // is the mix; under others, it is sampled where the mix goes and they are mixed
             // onto it.
             binding.onto = binding.plays.first().is_some_and(|bottom| {
-                let slot = &binding.slots[bottom.slot];
-                bottom.weight == 1.0
-                    && !bottom.partial
-                    && slot.mask.is_none()
-                    && slot.reference.is_none()
+                let frame = &binding.frames[bottom.slot];
+                bottom.weight == 1.0 && !bottom.partial && frame.mask.is_none() && !frame.reference
             });
             if let [only] = binding.plays.as_slice()
                 && binding.onto
@@ -164,7 +171,7 @@ pub(crate) fn sample_layers(
                     weight: play.weight,
                     partial: play.partial,
                     mask: slot.mask.as_deref().map(|m| &m.weights[..]),
-                    additive: slot.reference.as_ref().map(|r| &r.1),
+                    additive: slot.reference.as_ref().map(|r| &*r.1),
                 }
             };
             let Some(first) = plays.first() else {
