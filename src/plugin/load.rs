@@ -21,7 +21,7 @@ pub enum AssetLoadError<E: std::error::Error + Send + Sync + 'static> {
 }
 
 /// Reads the whole file.
-async fn read_bytes(reader: &mut dyn Reader) -> std::io::Result<Vec<u8>> {
+pub(crate) async fn read_bytes(reader: &mut dyn Reader) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     reader.read_to_end(&mut bytes).await?;
     Ok(bytes)

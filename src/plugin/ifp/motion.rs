@@ -12,7 +12,7 @@ use crate::convert::import::{
 use crate::formats::bvh::{BvhError, BvhFile};
 use crate::formats::gltf::{GltfReadError, GltfScene};
 use crate::formats::ifp::{IfpError, IfpFile, IfpWriteError};
-use crate::plugin::load::{AssetLoadError, log_warnings};
+use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
 use crate::plugin::meta::log_meta_problems;
 use crate::skeleton::GtaGame;
 use bevy::asset::io::Reader;
@@ -95,8 +95,7 @@ impl AssetLoader for MotionLoader {
         settings: &IfpLoaderSettings,
         load_context: &mut LoadContext<'_>,
     ) -> Result<Motion, MotionLoadError> {
-        let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes).await?;
+        let bytes = read_bytes(reader).await?;
         let mut warnings = log_meta_problems(load_context, &settings.meta_problems);
         let path = load_context.path().clone_owned();
         let stem = path

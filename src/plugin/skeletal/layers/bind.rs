@@ -307,9 +307,9 @@ fn retag(
     transforms: &mut Query<&mut Transform>,
 ) {
     let mut driven = vec![false; binding.bones.len()];
-    for slot in &binding.slots {
+    for frame in &binding.frames {
         for (b, d) in driven.iter_mut().enumerate() {
-            let (r, t, s) = slot.keyed().keys_joint(b);
+            let (r, t, s) = frame.keyed().keys_joint(b);
             *d |= r || t || s;
         }
     }

@@ -233,22 +233,6 @@ struct Slot {
 }
 
 impl Slot {
-    /// Which of the character's channels the layer's clip keys.
-    fn keyed(&self) -> &KeyedChannels {
-        match &self.retarget {
-            Some(plan) => plan.keyed(),
-            None => self.layout.keyed(),
-        }
-    }
-
-    /// The clip's pose at `time`, sampled afresh (an additive layer's reference).
-    fn pose_at(&self, time: f32) -> LocalPose {
-        let mut pose = LocalPose::default();
-        let layout = &self.layout;
-        pose::sample(layout, time, &mut PoseCursor::new(layout), &mut pose);
-        pose
-    }
-
     /// The root's movement `gta` (in GTA axes, the clip's) in the character's axes: scaled
     /// like the hips and turned to the character's facing when retargeted.
     fn root_motion(&self, gta: Vec3) -> Vec3 {
@@ -272,7 +256,8 @@ struct SlotFrame {
     timeline: bool,
     retarget: Option<Arc<RetargetPlan>>,
     mask: Option<Arc<ResolvedMask>>,
-    /// Whether the slot holds an additive reference pose.
+    /// Whether the slot holds an additive reference pose (set with the layer when it binds:
+    /// a change to a layer's additive time binds it afresh).
     reference: bool,
     /// When the bone pass samples the layer (a shared-timeline layout): the segment it sampled
     /// last ([`PoseCursor::timeline_segment`]).
@@ -294,7 +279,8 @@ impl SlotFrame {
         }
     }
 
-    /// Which of the character's channels the layer's clip keys ([`Slot::keyed`]).
+    /// Which of the character's channels the layer's clip keys (on a retargeted layer, the
+    /// character's bones its source bones reach).
     fn keyed(&self) -> &KeyedChannels {
         match &self.retarget {
             Some(plan) => plan.keyed(),

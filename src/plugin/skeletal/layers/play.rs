@@ -11,7 +11,6 @@ use crate::plugin::skeletal::bind::PoseSource;
 use crate::plugin::skeletal::root_motion::playhead_displacement;
 use crate::plugin::skeletal::{RigClip, RootMotion, step_displacement};
 use bevy::prelude::*;
-use std::sync::Arc;
 
 /// Moves every character's layers by virtual time ([`LayerStack::step`]), triggers their
 /// events, and moves characters with a [`RootMotion`] by their layers' root motion: each layer
@@ -101,27 +100,12 @@ pub(crate) fn sample_layers(
                 return;
             }
             let mut timeline = true;
-            let LayerBinding { frames, slots, .. } = binding;
-            for (i, frame) in frames.iter_mut().enumerate() {
+            // (An additive layer's reference pose is bound with it: a change to the layer's
+            // additive time binds it afresh.)
+            for (i, frame) in binding.frames.iter().enumerate() {
                 let Some(layer) = layer_of(layers, playback, frame.layer) else {
                     continue;
                 };
-                // The slot itself is read only for an additive layer's reference.
-                match layer.additive {
-                    None if frame.reference => {
-                        slots[i].reference = None;
-                        frame.reference = false;
-                    }
-                    None => {}
-                    Some(t) => {
-                        let slot = &mut slots[i];
-                        if slot.reference.as_ref().is_none_or(|(at, _)| *at != t) {
-                            // (Bound with its layer; a time changed since binds afresh.)
-                            slot.reference = Some((t, Arc::new(slot.pose_at(t))));
-                        }
-                        frame.reference = true;
-                    }
-                }
                 timeline &= frame.timeline;
                 binding.plays.push(SlotPlay {
                     slot: i,
@@ -149,6 +133,7 @@ pub(crate) fn sample_layers(
             // Sampled and mixed here.
             let LayerBinding {
                 slots,
+                frames,
                 rest,
                 pose: out,
                 plays,
@@ -164,13 +149,13 @@ pub(crate) fn sample_layers(
             }
             // At most a few layers: on the stack, not the heap.
             let layer = |play: &SlotPlay| {
-                let slot = &slots[play.slot];
+                let (slot, frame) = (&slots[play.slot], &frames[play.slot]);
                 MixLayer {
                     pose: &slot.pose,
-                    keyed: slot.keyed(),
+                    keyed: frame.keyed(),
                     weight: play.weight,
                     partial: play.partial,
-                    mask: slot.mask.as_deref().map(|m| &m.weights[..]),
+                    mask: frame.mask.as_deref().map(|m| &m.weights[..]),
                     additive: slot.reference.as_ref().map(|r| &*r.1),
                 }
             };
@@ -193,12 +178,11 @@ pub(crate) fn sample_layers(
         });
 }
 
-/// What sampling and mixing read of a layer: its time, weight, flags and additive time.
+/// What sampling and mixing read of a layer: its time, weight and flags.
 struct LayerView {
     time: f32,
     weight: f32,
     flags: LayerFlags,
-    additive: Option<f32>,
 }
 
 /// Layer `id` of the stack, or for [`BASE`] the bottom layer the character's own [`Playback`]
@@ -209,14 +193,12 @@ fn layer_of(layers: &ClipLayers, playback: Option<&Playback>, id: u32) -> Option
             time: p.time,
             weight: 1.0,
             flags: LayerFlags::default(),
-            additive: None,
         });
     }
     layers.get(id).map(|l| LayerView {
         time: l.playhead.time,
         weight: l.weight(),
         flags: l.flags,
-        additive: l.additive,
     })
 }
 
