@@ -256,15 +256,27 @@ struct SlotFrame {
     timeline: bool,
     retarget: Option<Arc<RetargetPlan>>,
     mask: Option<Arc<ResolvedMask>>,
-    /// Whether the slot holds an additive reference pose (set with the layer when it binds:
-    /// a change to a layer's additive time binds it afresh).
-    reference: bool,
+    /// An additive layer's reference pose (the slot's, set when the layer binds: a change to a
+    /// layer's additive time binds it afresh), here so that the mix does not read the slot.
+    reference: Option<Arc<LocalPose>>,
     /// When the bone pass samples the layer (a shared-timeline layout): the segment it sampled
     /// last ([`PoseCursor::timeline_segment`]).
     segment: AtomicU32,
 }
 
 impl SlotFrame {
+    /// The layer as the mix takes it this frame (`play`), with its pose `pose`.
+    fn mix_layer<'a>(&'a self, play: &SlotPlay, pose: &'a LocalPose) -> MixLayer<'a> {
+        MixLayer {
+            pose,
+            keyed: self.keyed(),
+            weight: play.weight,
+            partial: play.partial,
+            mask: self.mask.as_deref().map(|m| &m.weights[..]),
+            additive: self.reference.as_deref(),
+        }
+    }
+
     fn of(slot: &Slot) -> Self {
         SlotFrame {
             layer: slot.layer,
@@ -274,7 +286,7 @@ impl SlotFrame {
             timeline: slot.layout.timeline_keys().is_some(),
             retarget: slot.retarget.clone(),
             mask: slot.mask.clone(),
-            reference: slot.reference.is_some(),
+            reference: slot.reference.as_ref().map(|(_, pose)| pose.clone()),
             segment: AtomicU32::new(0),
         }
     }
@@ -382,17 +394,7 @@ impl LayerBinding {
 
     /// Layer `play` as the mix takes it, with its pose `pose`.
     fn mix_layer<'a>(&'a self, play: &SlotPlay, pose: &'a LocalPose) -> MixLayer<'a> {
-        let frame = &self.frames[play.slot];
-        MixLayer {
-            pose,
-            keyed: frame.keyed(),
-            weight: play.weight,
-            partial: play.partial,
-            mask: frame.mask.as_deref().map(|m| &m.weights[..]),
-            additive: (frame.reference)
-                .then(|| self.slots[play.slot].reference.as_ref().map(|r| &*r.1))
-                .flatten(),
-        }
+        self.frames[play.slot].mix_layer(play, pose)
     }
 
     /// Samples this frame's layers (each in a scratch pose, its cursor resumed at the segment

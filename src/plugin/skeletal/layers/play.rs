@@ -119,7 +119,10 @@ pub(crate) fn sample_layers(
             // onto it.
             binding.onto = binding.plays.first().is_some_and(|bottom| {
                 let frame = &binding.frames[bottom.slot];
-                bottom.weight == 1.0 && !bottom.partial && frame.mask.is_none() && !frame.reference
+                bottom.weight == 1.0
+                    && !bottom.partial
+                    && frame.mask.is_none()
+                    && frame.reference.is_none()
             });
             if let [only] = binding.plays.as_slice()
                 && binding.onto
@@ -148,17 +151,7 @@ pub(crate) fn sample_layers(
                 return;
             }
             // At most a few layers: on the stack, not the heap.
-            let layer = |play: &SlotPlay| {
-                let (slot, frame) = (&slots[play.slot], &frames[play.slot]);
-                MixLayer {
-                    pose: &slot.pose,
-                    keyed: frame.keyed(),
-                    weight: play.weight,
-                    partial: play.partial,
-                    mask: frame.mask.as_deref().map(|m| &m.weights[..]),
-                    additive: slot.reference.as_ref().map(|r| &*r.1),
-                }
-            };
+            let layer = |play: &SlotPlay| frames[play.slot].mix_layer(play, &slots[play.slot].pose);
             let Some(first) = plays.first() else {
                 // No layer playing: every bone at rest.
                 pose::mix(&[], rest, TranslationRule::Absolute, out);
