@@ -96,6 +96,7 @@
 //! | `gizmos` | yes | Skeletons drawn with gizmos, bone names as UI text (`SkeletonGizmos`). | gizmos, UI |
 //! | `dff` | yes | GTA's `.dff` models with their `.txd` textures (`DffPlugin`, `GtaModel`). | PBR, scenes |
 //! | `anie` | yes | AnimeEffects rigs in Bevy: the `.anie` loader and GPU renderer (`AniePlugin`). | render, core pipeline, 2D sprites, PBR |
+//! | `gltf` | yes | A glTF's own animations, as Bevy's glTF loader loads them, played on a GTA ped through `Retarget` (`GltfClips`). | glTF, animation, mesh |
 //! | `serde` | with `bevy` | `Serialize` / `Deserialize` on the core's settings types (the loaders' `.meta` files). | |
 //! | `file_watcher` | no | Bevy's file watcher: files changed on disk reload under the characters playing them. | `file_watcher` |
 //!
@@ -171,6 +172,7 @@ mod doc_snippets {
     mod models {}
     #[doc = include_str!("../docs/guide/playback.md")]
     mod playback {}
+    #[cfg(feature = "gltf")]
     #[doc = include_str!("../docs/guide/retarget.md")]
     mod retarget {}
 }

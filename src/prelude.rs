@@ -23,6 +23,10 @@ pub use crate::plugin::{
 #[cfg(feature = "dff")]
 pub use crate::plugin::{Dff, DffAssetLabel, DffLoaderSettings};
 
+// glTF animations as rigplay clips.
+#[cfg(feature = "gltf")]
+pub use crate::plugin::GltfClips;
+
 // Components and resources.
 #[cfg(feature = "dff")]
 pub use crate::plugin::GtaModel;

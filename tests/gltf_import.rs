@@ -135,6 +135,12 @@ pub(crate) fn gltf_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
     gltf_in(bvh, naming, glb, false)
 }
 
+/// [`gltf_of`] with the nodes turned from the walk's rest and a skin keeping that rest
+/// ([`gltf_in`], `posed`).
+pub(crate) fn gltf_posed_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
+    gltf_in(bvh, naming, glb, true)
+}
+
 /// [`gltf_of`], `posed`: the nodes stand turned from the BVH's rest (each 25° about an axis of
 /// its own), a skin's inverse bind matrices keep the rest the walk was made on (the inverse of
 /// `Armature(0.01) · T(offset)…` down each chain), and the keys are written as sparse accessors
@@ -224,10 +230,33 @@ fn gltf_in(bvh: &BvhFile, naming: Naming, glb: bool, posed: bool) -> Vec<u8> {
         }
         nodes.push(node);
     }
+    // The skin on a mesh, as glTF requires (a node with a skin has a mesh): one triangle bound
+    // whole to the first joint, on a node `Body` at the scene's root.
+    let mut roots = vec![0];
+    let mut meshes = Vec::new();
+    if posed {
+        let corners = [0.0f32, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0, 0.1, 0.0];
+        let position = buf.push(&corners, "VEC3", false);
+        buf.accessors[position]["min"] = json!([0.0, 0.0, 0.0]);
+        buf.accessors[position]["max"] = json!([0.1, 0.1, 0.0]);
+        let offset = buf.bin.len();
+        buf.bin.extend([0u8; 12]);
+        buf.views
+            .push(json!({"buffer": 0, "byteOffset": offset, "byteLength": 12}));
+        buf.accessors.push(
+            json!({"bufferView": buf.views.len() - 1, "componentType": 5121,
+            "count": 3, "type": "VEC4"}),
+        );
+        let joints = buf.accessors.len() - 1;
+        let weights = buf.push(&[1.0f32, 0.0, 0.0, 0.0].repeat(3), "VEC4", false);
+        meshes.push(json!({"primitives": [{"attributes":
+            {"POSITION": position, "JOINTS_0": joints, "WEIGHTS_0": weights}}]}));
+        roots.push(bvh.joints.len() + 1);
+    }
     let mut doc = json!({
         "asset": {"version": "2.0"},
         "scene": 0,
-        "scenes": [{"nodes": [0]}],
+        "scenes": [{"nodes": roots}],
         "nodes": nodes,
         "animations": [{"name": "walk", "samplers": samplers, "channels": channels}],
         "bufferViews": buf.views,
@@ -237,6 +266,11 @@ fn gltf_in(bvh: &BvhFile, naming: Naming, glb: bool, posed: bool) -> Vec<u8> {
     if let Some(ibm) = ibm_accessor {
         doc["skins"] = json!([{"joints": (1..=bvh.joints.len()).collect::<Vec<_>>(),
             "inverseBindMatrices": ibm}]);
+        doc["meshes"] = json!(meshes);
+        doc["nodes"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "Body", "mesh": 0, "skin": 0}));
     }
     let bones: serde_json::Map<String, serde_json::Value> = bvh
         .joints
@@ -432,8 +466,16 @@ fn a_skins_bind_pose_and_sparse_keys_import_as_the_walk_made_on_them() {
             assert_eq!(ca.vector_values(x), cb.vector_values(y));
         }
     }
-    // The bind pose is the BVH's rest: identity rotations, the offsets.
-    for (node, (t, r, _)) in posed.bind_pose().iter().enumerate().skip(1) {
+    // The bind pose is the BVH's rest: identity rotations, the offsets (nodes 1 to 22; the
+    // skinned mesh's node last).
+    let joints = bvh.joints.len();
+    for (node, (t, r, _)) in posed
+        .bind_pose()
+        .iter()
+        .enumerate()
+        .take(joints + 1)
+        .skip(1)
+    {
         let offset = bvh.joints[node - 1].offset;
         assert!(r.abs_diff_eq(Quat::IDENTITY, 1e-5), "node {node}: {r}");
         assert!(t.abs_diff_eq(offset, 1e-3), "node {node}: {t} vs {offset}");

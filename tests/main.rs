@@ -33,6 +33,13 @@ mod assets;
 mod bevy_dan;
 #[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod bevy_dff;
+#[cfg(all(
+    feature = "gltf",
+    feature = "gizmos",
+    feature = "dff",
+    feature = "anie"
+))]
+mod bevy_gltf_clips;
 #[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
 mod bevy_gltf_export;
 #[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]

@@ -10,6 +10,9 @@
 //!   (`"anims/ped.ifp#walk_civi"` by name, `"…#Clip0"` by index: [`IfpAssetLabel`]), and the
 //!   built-in GTA ped skeletons ([`GtaSkeleton`]).
 //! * [`DanPlugin`]: `.dan` files ([`Dan`], its clip labelled `Clip0`) and [`FlatSkeleton`]s.
+//! * [`GltfClips`] (the `gltf` feature): the animations Bevy's glTF loader loads, made
+//!   [`RigClip`]s with the file's skin as their source skeleton, to play on a GTA ped through
+//!   [`Retarget`].
 //! * [`DffPlugin`]: GTA's RenderWare models (`.dff`, textured from `.txd`) as [`Dff`]
 //!   assets, spawned by [`GtaModel`] with bones IFP clips drive, or as scenes (`#Scene0`).
 //!
@@ -26,6 +29,8 @@ mod anie;
 mod dan;
 #[cfg(feature = "dff")]
 mod dff;
+#[cfg(feature = "gltf")]
+mod gltf;
 mod ifp;
 mod load;
 pub(crate) mod meta;
@@ -47,6 +52,8 @@ pub use dff::{
     Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffLoadError, DffLoader, DffLoaderSettings,
     DffPlugin, DffSkin, GtaModel,
 };
+#[cfg(feature = "gltf")]
+pub use gltf::{GltfClipError, GltfClips, GltfRigClip};
 pub use ifp::{
     GtaSkeleton, Ifp, IfpAssetLabel, IfpClipAsset, IfpLoadError, IfpLoader, IfpLoaderSettings,
     IfpPlugin, Motion, MotionError, MotionLoadError, MotionLoader,

@@ -96,6 +96,10 @@ pub enum CharacterAxes {
     Gltf,
     /// GTA's: Z up, facing +Y (a DFF ped, under an entity that turns it into Bevy's axes).
     Gta,
+    /// Bevy's: Y up, facing −Z (`Transform::forward`): the root of a
+    /// [`GtaSkeleton`](crate::plugin::GtaSkeleton), which turns the ped it holds into Bevy's
+    /// axes.
+    Bevy,
     /// Any other: the rotation from glTF's axes to the character's.
     Custom(Quat),
 }
@@ -107,6 +111,8 @@ impl CharacterAxes {
             CharacterAxes::Gltf => Quat::IDENTITY,
             // GTA → glTF is `GTA_TO_GLTF`; its inverse brings glTF axes back.
             CharacterAxes::Gta => crate::coords::GTA_TO_GLTF.inverse(),
+            // Facing −Z instead of +Z: a half turn about Y.
+            CharacterAxes::Bevy => Quat::from_rotation_y(std::f32::consts::PI),
             CharacterAxes::Custom(q) => q.normalize(),
         }
     }

@@ -1,0 +1,233 @@
+//! A glTF's own animation, as Bevy's glTF loader loads it, on the SA, VC and III peds through
+//! `Retarget` (`GltfClips`): the mocap walk of `bvh_fixtures.rs` as a Mixamo-named `.glb` whose
+//! nodes stand turned from the walk's rest, a skinned mesh's skin keeping that rest
+//! (`gltf_import::gltf_posed_of`), must pose each ped as the same file read by rigplay's own glTF
+//! reader does, and as the file loaded as a `Motion` for that game (imported into the game's
+//! axes and written as its IFP) does.
+
+use crate::bevy_ifp::{app_with, load};
+use crate::gltf_import::{Naming, gltf_posed_of};
+use bevy::ecs::system::RunSystemOnce;
+use bevy::gltf::{Gltf, GltfPlugin};
+use bevy::mesh::MeshPlugin;
+use bevy::prelude::*;
+use bevy::world_serialization::WorldSerializationPlugin;
+use rigplay::animation::retarget::BonePreset;
+use rigplay::convert::import::gltf_source;
+use rigplay::formats::bvh::BvhFile;
+use rigplay::formats::gltf::GltfScene;
+use rigplay::plugin::*;
+use rigplay::skeleton::GtaGame;
+use std::sync::Arc;
+
+/// Each bone's position relative to its character's root, for every character, at `t`.
+fn poses_at(app: &mut App, characters: &[Entity], t: f32) -> Vec<Vec<Vec3>> {
+    for &c in characters {
+        app.world_mut().get_mut::<Playback>(c).unwrap().seek(t);
+    }
+    app.update();
+    let world = app.world();
+    characters
+        .iter()
+        .map(|&c| {
+            let root = world.get::<GlobalTransform>(c).unwrap().translation();
+            world
+                .get::<SkeletonBones>(c)
+                .unwrap()
+                .0
+                .iter()
+                .map(|b| world.get::<GlobalTransform>(*b).unwrap().translation() - root)
+                .collect()
+        })
+        .collect()
+}
+
+fn farthest(a: &[Vec3], b: &[Vec3]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| x.distance(*y))
+        .fold(0.0, f32::max)
+}
+
+/// A `.meta` loading a glTF as a [`Motion`] onto `game`'s ped.
+fn motion_meta(game: &str) -> String {
+    format!(
+        "(meta_format_version: \"1.0\", asset: Load(loader: \"rigplay::plugin::MotionLoader\", settings: (skeleton: Some({game}))))"
+    )
+}
+
+#[test]
+fn a_gltf_animation_loaded_by_bevy_plays_on_each_games_ped_as_the_file_imported_does() {
+    let bvh = BvhFile::read(crate::bvh_fixtures::mocap_walk(31).as_bytes())
+        .unwrap()
+        .file;
+    let glb = gltf_posed_of(&bvh, Naming::Mixamo, true);
+    let mut app = app_with(
+        // A name per loader: one path loaded by two loaders would share its labels
+        // (`#Animation0` is Bevy's clip in a `Gltf` and the imported clip in a `Motion`). The
+        // `.meta` files load the others as Motions onto each game's ped.
+        &[
+            ("walk.glb", glb.clone()),
+            ("walk-Sa.glb", glb.clone()),
+            ("walk-Vc.glb", glb.clone()),
+            ("walk-Iii.glb", glb.clone()),
+        ],
+        &[
+            ("walk-Sa.glb", motion_meta("Sa").as_str()),
+            ("walk-Vc.glb", motion_meta("Vc").as_str()),
+            ("walk-Iii.glb", motion_meta("Iii").as_str()),
+        ],
+        1.0 / 30.0,
+        (WorldSerializationPlugin, MeshPlugin, GltfPlugin::default()),
+    );
+    // Asked for before the file is in: not loaded (yet).
+    let early: Handle<Gltf> = app.world().resource::<AssetServer>().load("walk.glb");
+    let ask = |app: &mut App, gltf: &Handle<Gltf>, name: &'static str, settings: ClipSettings| {
+        let gltf = gltf.clone();
+        app.world_mut()
+            .run_system_once(move |clips: GltfClips| clips.rig_clip(&gltf, name, settings))
+            .unwrap()
+    };
+    assert_eq!(
+        ask(&mut app, &early, "walk", ClipSettings::default()).unwrap_err(),
+        GltfClipError::NotLoaded
+    );
+    let gltf: Handle<Gltf> = load(&mut app, "walk.glb");
+
+    // Refused: a name the file lacks (the names it has are listed), and root motion taken out.
+    let looping = ClipSettings {
+        looping: true,
+        root_motion: RootMotionMode::Baked,
+    };
+    match ask(&mut app, &gltf, "run", looping) {
+        Err(GltfClipError::NoAnimation { name, available }) => {
+            assert_eq!((name.as_str(), available), ("run", vec!["walk".to_owned()]));
+        }
+        other => panic!("{other:?}"),
+    }
+    let in_place = ClipSettings {
+        root_motion: RootMotionMode::InPlace,
+        ..looping
+    };
+    assert!(matches!(
+        ask(&mut app, &gltf, "walk", in_place),
+        Err(GltfClipError::RootMotion(RootMotionMode::InPlace))
+    ));
+    // By name, and by index: the same clip.
+    let made = ask(&mut app, &gltf, "walk", looping).unwrap();
+    let by_index = ask(&mut app, &gltf, "0", looping).unwrap();
+    assert!(made.warnings.is_empty(), "{:?}", made.warnings);
+    assert_eq!(made.clip.clip.tracks().len(), 22, "every joint of the walk");
+    assert_eq!(
+        by_index.clip.clip.tracks().len(),
+        made.clip.clip.tracks().len()
+    );
+    // Its source skeleton: the 24 nodes (the Armature, the 22 joints, the skinned mesh's node),
+    // at the skin's rest (the nodes stand turned 25° from it).
+    let source = made.clip.source.clone().expect("a source skeleton");
+    assert_eq!(source.names.len(), 24);
+    assert_eq!(source.names[1], "mixamorig:Hips");
+    let hips_rest = source.rest.local[1];
+    assert!(
+        hips_rest.1.angle_between(Quat::IDENTITY) < 1e-4,
+        "the skin's rest, not the node's turn: {:?}",
+        hips_rest.1
+    );
+
+    // The same file read by rigplay's own reader, made a clip the same way.
+    let scene = GltfScene::read(&glb, |_| None).unwrap().scene;
+    let (own_source, own_clip) = gltf_source(&scene, &scene.animations[0]).unwrap();
+    let own = RigClip::new(
+        ClipInfo::new(
+            Arc::new(own_clip),
+            looping,
+            made.clip.tracks.clone(),
+            None,
+            Some(Arc::new(own_source)),
+        ),
+        Handle::default(),
+    );
+    let (bevy_clip, own_clip) = {
+        let mut clips = app.world_mut().resource_mut::<Assets<RigClip>>();
+        (clips.add(made.clip), clips.add(own))
+    };
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    // On each game's ped: the two glTF clips retargeted (the roots face −Z, as an imported
+    // ped does), and the file imported for that game on a plain ped.
+    let retargeted = || Retarget::default().with_axes(CharacterAxes::Bevy);
+    for (ped, game) in [
+        (GtaSkeleton::SA, GtaGame::Sa),
+        (GtaSkeleton::VC, GtaGame::Vc),
+        (GtaSkeleton::III, GtaGame::Iii),
+    ] {
+        let path = format!("walk-{game:?}.glb");
+        let motion: Handle<Motion> = load(&mut app, &path);
+        let imported = {
+            let motions = app.world().resource::<Assets<Motion>>();
+            let motion = motions.get(&motion).unwrap();
+            assert_eq!(motion.ifp.game, game);
+            motion.ifp.clips[0].handle.clone()
+        };
+        let characters = [
+            app.world_mut()
+                .spawn((
+                    ped,
+                    retargeted(),
+                    SkeletalClip::new(bevy_clip.clone()),
+                    paused.clone(),
+                ))
+                .id(),
+            app.world_mut()
+                .spawn((
+                    ped,
+                    retargeted(),
+                    SkeletalClip::new(own_clip.clone()),
+                    paused.clone(),
+                ))
+                .id(),
+            app.world_mut()
+                .spawn((ped, SkeletalClip::new(imported), paused.clone()))
+                .id(),
+        ];
+        for _ in 0..3 {
+            app.update();
+        }
+        let report = app
+            .world()
+            .get::<RetargetReport>(characters[0])
+            .expect("a retarget report");
+        assert_eq!(
+            report.preset,
+            BonePreset::Gta,
+            "{game:?}: the ped's own names"
+        );
+        assert!(
+            report.problems.is_empty(),
+            "{game:?}: {:?}",
+            report.problems
+        );
+        let (mut to_own, mut to_imported, mut moved) = (0.0f32, 0.0f32, 0.0f32);
+        let start = poses_at(&mut app, &characters, 0.0);
+        for t in [0.0, 0.2, 0.45, 0.7, 0.95] {
+            let poses = poses_at(&mut app, &characters, t);
+            to_own = to_own.max(farthest(&poses[0], &poses[1]));
+            // The bones that place the mesh. The `Root` (bone 0) is left out: the import writes
+            // the hips' movement on it, as the games' clips have it (the Pelvis then rests on
+            // it), where a retargeted ped moves its Pelvis and keeps the Root at rest.
+            to_imported = to_imported.max(farthest(&poses[0][1..], &poses[2][1..]));
+            moved = moved.max(farthest(&poses[0], &start[0]));
+        }
+        println!(
+            "{game:?}: Bevy's clip against rigplay's reader {to_own} m, against the import {to_imported} m; moved {moved} m"
+        );
+        // The walk moves the ped by a metre; the curves sampled at 60 a second give back the
+        // keys at 30 a second and the slerps between them (measured on SA: 8.5e-7 m). The
+        // import is written as the game's IFP: ANP3's translations step by 1/1024 m and its
+        // rotations by 1/4096 (measured on SA: 0.7 mm).
+        assert!(moved > 1.0, "{game:?}: {moved} m");
+        assert!(to_own < 1e-5, "{game:?}: {to_own} m");
+        assert!(to_imported < 2e-3, "{game:?}: {to_imported} m");
+    }
+}
