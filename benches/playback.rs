@@ -19,7 +19,9 @@
 //!   (Bevy: an additive blend node with that clip, masked to the left arm).
 //! * `crowd growth`: 100, 1,000 and 10,000 walking SA peds on both threads, the whole frame
 //!   with transform propagation: as bone entities (`GtaSkeleton` + `Playback`) and on the flat
-//!   path (`CrowdCharacter`: no bone entities, model-space matrices per character).
+//!   path (`CrowdCharacter`: no bone entities, model-space matrices per character); and 10,000
+//!   on the flat path with `CrowdLod` posing the half farther than 40 m from a viewer at the
+//!   grid's centre every other frame (`flat 10000, half at half rate`).
 
 use bevy::animation::AnimationPlugin;
 use bevy::prelude::*;
@@ -37,8 +39,8 @@ mod rng;
 use assets::sample_files;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rigplay::plugin::{
-    CrowdCharacter, GtaSkeleton, PlayAnimation, Playback, PlayingNode, Retarget, RigClip,
-    SkeletalClip,
+    CrowdCharacter, CrowdLod, CrowdViewer, GtaSkeleton, PlayAnimation, Playback, PlayingNode,
+    Retarget, RigClip, SkeletalClip,
 };
 use std::time::Duration;
 
@@ -69,6 +71,9 @@ enum Driver {
     Retarget,
     /// `CrowdCharacter`s: no bone entities.
     Crowd,
+    /// The same, a viewer at the grid's centre and `CrowdLod` at 40 m: the half of the
+    /// characters farther away posed every other frame.
+    CrowdLod,
     /// `ClipLayers` with this many layers.
     Layers(usize),
     /// Bevy's `AnimationGraph` with the same layers.
@@ -263,9 +268,18 @@ fn scene(driver: Driver, run: Run) -> App {
         armature: Some((Quat::from_rotation_x(std::f32::consts::FRAC_PI_2), 0.01)),
         ..humanoid::Spec::new(humanoid::Naming::Mixamo("mixamorig:"), humanoid::Arms::T)
     });
+    if driver == Driver::CrowdLod {
+        // A disc of 40 m about the centre of the 100 × 100 grid holds half of 10,000 characters
+        // (π · 40² ≈ 5,027 of them).
+        app.insert_resource(CrowdLod {
+            half_rate_beyond: Some(40.0),
+        });
+        app.world_mut()
+            .spawn((CrowdViewer, Transform::from_xyz(49.5, 0.0, 49.5)));
+    }
     for i in 0..run.characters {
         let at = Transform::from_xyz((i % 100) as f32, 0.0, (i / 100) as f32);
-        if driver == Driver::Crowd {
+        if matches!(driver, Driver::Crowd | Driver::CrowdLod) {
             let mut p = Playback::looping();
             p.seek(phase(i));
             app.world_mut().spawn((
@@ -313,7 +327,9 @@ fn scene(driver: Driver, run: Run) -> App {
                 }
                 e.insert((AnimationGraphHandle(handle.clone()), player));
             }
-            Driver::CharactersIdle | Driver::Retarget | Driver::Crowd => unreachable!(),
+            Driver::CharactersIdle | Driver::Retarget | Driver::Crowd | Driver::CrowdLod => {
+                unreachable!()
+            }
         }
     }
     for _ in 0..3 {
@@ -387,6 +403,16 @@ fn growth(c: &mut Criterion) {
             g.bench_function(format!("{name} {characters}"), |b| b.iter(|| app.update()));
         }
     }
+    // Half of 10,000 beyond the level-of-detail distance, posed every other frame.
+    let mut app = scene(
+        Driver::CrowdLod,
+        Run {
+            characters: 10_000,
+            threads: 2,
+            propagate: true,
+        },
+    );
+    g.bench_function("flat 10000, half at half rate", |b| b.iter(|| app.update()));
     g.finish();
 }
 

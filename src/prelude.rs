@@ -36,8 +36,8 @@ pub use crate::plugin::SkeletonGizmos;
 pub use crate::plugin::{AnieDisplay, AnieRenderSettings, AnieRig};
 #[cfg(feature = "bevy")]
 pub use crate::plugin::{
-    CharacterAxes, ClipLayers, CrowdCharacter, CrowdPose, FlatSkeleton, GtaSkeleton, PlayAnimation,
-    Playback, Retarget, RetargetMode, RootMotion, SkeletalClip,
+    CharacterAxes, ClipLayers, CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer, FlatSkeleton,
+    GtaSkeleton, PlayAnimation, Playback, Retarget, RetargetMode, RootMotion, SkeletalClip,
 };
 
 // Events and reports.

@@ -692,6 +692,111 @@ fn a_crowd_characters_extracted_root_motion_moves_it_like_a_gta_skeleton() {
     assert!((motion.total - world.get::<RootMotion>(skeleton).unwrap().total).length() < 1e-4);
 }
 
+/// Far crowd characters at half rate (`CrowdLod`): with a viewer at the origin and
+/// `half_rate_beyond` 40 m, two characters 100 m away (one of even and one of odd entity index)
+/// are each posed on alternate frames, on frames of opposite parity, and hold their last pose
+/// in between; a character 10 m away is posed every frame. Posed, a far character is exactly
+/// where the near one is (the same clip at the same time). Every playhead advances every frame.
+/// With the viewer gone, every character is posed every frame; a character just spawned far away
+/// is posed on its first frame.
+#[test]
+fn far_crowd_characters_are_posed_every_other_frame_and_hold_their_pose_between() {
+    let sa = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims/sa_ped.ifp"),
+    )
+    .unwrap();
+    let mut app = app(&[("sa_ped.ifp", sa)], &[], 1.0 / 30.0);
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
+    app.insert_resource(CrowdLod {
+        half_rate_beyond: Some(40.0),
+    });
+    let viewer = app
+        .world_mut()
+        .spawn((CrowdViewer, Transform::default()))
+        .id();
+    let spawn = |app: &mut App, x: f32| {
+        app.world_mut()
+            .spawn((
+                CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                Playback::looping(),
+                Transform::from_xyz(x, 0.0, 0.0),
+            ))
+            .id()
+    };
+    let near = spawn(&mut app, 10.0);
+    let mut far = [spawn(&mut app, 100.0), spawn(&mut app, -100.0)];
+    // One far character of each entity-index parity.
+    if far[0].index_u32() % 2 == far[1].index_u32() % 2 {
+        far[1] = spawn(&mut app, -100.0);
+    }
+    assert_ne!(far[0].index_u32() % 2, far[1].index_u32() % 2);
+    // Bind, and let the transforms of the first frame propagate.
+    for _ in 0..3 {
+        app.update();
+    }
+    let state = |app: &App, e: Entity| {
+        let world = app.world();
+        (
+            world.get::<CrowdPose>(e).unwrap().bones.clone(),
+            world.get::<Playback>(e).unwrap().time,
+        )
+    };
+    let mut last: Vec<_> = far.iter().map(|&e| state(&app, e)).collect();
+    let mut posed_frames = [Vec::new(), Vec::new()];
+    for frame in 0..8 {
+        let before_near = state(&app, near);
+        app.update();
+        let near_now = state(&app, near);
+        assert!(near_now.1 != before_near.1, "the near playhead moves");
+        assert!(
+            near_now.0 != before_near.0,
+            "frame {frame}: the near pose follows it"
+        );
+        for (k, &e) in far.iter().enumerate() {
+            let now = state(&app, e);
+            assert_eq!(now.1, near_now.1, "every playhead advances every frame");
+            if now.0 != last[k].0 {
+                // Posed this frame: as the near character at the same time, joint for joint.
+                assert_eq!(now.0, near_now.0, "far character {k}, frame {frame}");
+                posed_frames[k].push(frame);
+            }
+            last[k] = now;
+        }
+    }
+    // Alternate frames, opposite parities: between them, every frame is covered once.
+    assert_eq!(posed_frames[0].len(), 4, "{posed_frames:?}");
+    assert_eq!(posed_frames[1].len(), 4, "{posed_frames:?}");
+    for k in 0..2 {
+        assert!(
+            posed_frames[k].windows(2).all(|w| w[1] - w[0] == 2),
+            "{posed_frames:?}"
+        );
+    }
+    assert_ne!(posed_frames[0][0] % 2, posed_frames[1][0] % 2);
+    // A character spawned far away is posed on the frame it binds.
+    let late = spawn(&mut app, 200.0);
+    app.update();
+    app.update();
+    assert!(
+        app.world().get::<CrowdPose>(late).unwrap().bones.len() == 32
+            && state(&app, late).0 != vec![bevy::math::Affine3A::IDENTITY; 32],
+        "posed when bound"
+    );
+    // No viewer: every character every frame.
+    app.world_mut().despawn(viewer);
+    for _ in 0..3 {
+        let before: Vec<_> = far.iter().map(|&e| state(&app, e).0).collect();
+        app.update();
+        for (k, &e) in far.iter().enumerate() {
+            assert_ne!(
+                state(&app, e).0,
+                before[k],
+                "far character {k} without a viewer"
+            );
+        }
+    }
+}
+
 #[test]
 fn switching_to_a_clip_that_drives_fewer_bones_leaves_the_others_to_the_game() {
     // The playback system writes the bones a clip drives in storage order (each bone tagged

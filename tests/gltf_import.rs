@@ -137,6 +137,12 @@ pub(crate) fn gltf_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
 
 /// [`gltf_of`] with the nodes turned from the walk's rest and a skin keeping that rest
 /// ([`gltf_in`], `posed`).
+#[cfg(all(
+    feature = "gltf",
+    feature = "gizmos",
+    feature = "dff",
+    feature = "anie"
+))]
 pub(crate) fn gltf_posed_of(bvh: &BvhFile, naming: Naming, glb: bool) -> Vec<u8> {
     gltf_in(bvh, naming, glb, true)
 }

@@ -64,11 +64,11 @@ pub use playback::{
     Playback, PlaybackFinished, PlaybackLooped, PlaybackPlugin, PlaybackStep, PlaybackSystems,
 };
 pub use skeletal::{
-    BoneLink, CharacterAxes, ClipInfo, ClipLayers, ClipSettings, CrowdCharacter, CrowdPose,
-    GtaBoneId, LayerFinished, LayerLooped, LayerRemoved, LayerReport, PlayAnimation, PlayingNode,
-    Retarget, RetargetMode, RetargetReport, RigBone, RigClip, RootMotion, RootMotionMode,
-    SkeletalClip, SkeletalPlugin, SkeletonBones, UnmatchedTracks, animation_clip, bone_target_id,
-    named_bone_target_id, root_track,
+    BoneLink, CharacterAxes, ClipInfo, ClipLayers, ClipSettings, CrowdCharacter, CrowdLod,
+    CrowdPose, CrowdViewer, GtaBoneId, LayerFinished, LayerLooped, LayerRemoved, LayerReport,
+    PlayAnimation, PlayingNode, Retarget, RetargetMode, RetargetReport, RigBone, RigClip,
+    RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin, SkeletonBones, UnmatchedTracks,
+    animation_clip, bone_target_id, named_bone_target_id, root_track,
 };
 #[cfg(feature = "gizmos")]
 pub use skeletal::{SkeletonGizmoGroup, SkeletonGizmos};

@@ -74,6 +74,37 @@ impl CrowdPose {
     }
 }
 
+/// Far crowd characters posed at half rate: a [`CrowdCharacter`] farther than
+/// `half_rate_beyond` (metres, world space) from every [`CrowdViewer`] is posed on every other
+/// frame only, half of such characters on even frames and half on odd ones, so that each frame
+/// does the same work. Its playhead, events and root motion still advance every frame; between
+/// two posings its [`CrowdPose`] holds the last pose. A character is posed on the frame it binds
+/// whatever its distance.
+///
+/// With no viewer, or `half_rate_beyond` at `None` (the default), every character is posed every
+/// frame.
+///
+/// ```no_run
+/// # use bevy::prelude::*;
+/// # use rigplay::prelude::*;
+/// fn setup(mut commands: Commands) {
+///     commands.insert_resource(CrowdLod { half_rate_beyond: Some(40.0) });
+///     commands.spawn((Camera3d::default(), CrowdViewer));
+/// }
+/// ```
+#[derive(Resource, Debug, Clone, Copy, Default, PartialEq, Reflect)]
+#[reflect(Resource, Default)]
+pub struct CrowdLod {
+    /// The distance beyond which a character is posed at half rate (`None`: never).
+    pub half_rate_beyond: Option<f32>,
+}
+
+/// What [`CrowdLod`] measures distances from (a camera, say; any entity with a
+/// `GlobalTransform`). With several, the nearest counts.
+#[derive(Component, Debug, Clone, Copy, Default, Reflect)]
+#[reflect(Component, Default)]
+pub struct CrowdViewer;
+
 /// One game's skeleton as the crowd path uses it: the flat skeleton the pose pipeline runs on,
 /// target ids, the basis.
 struct CrowdSkeleton {
@@ -172,6 +203,9 @@ pub(crate) struct CrowdBinding {
     clip_layout: Option<Arc<PoseClip>>,
     cursor: PoseCursor,
     local: LocalPose,
+    /// Whether the pose has been computed since the character bound (a far character waits
+    /// for its frame only once it has been).
+    posed: bool,
 }
 
 /// Binds each crowd character to its clip when the clip (or its asset, or the game)
@@ -219,24 +253,49 @@ pub(crate) fn bind_crowds(
             binding.game = Some(character.game);
             binding.skeleton = Some(skeleton);
             binding.info = Some(info.clone());
+            binding.posed = false;
         }
         playback.duration = Some(info.clip.duration());
     }
 }
 
 /// Poses every bound crowd character at its playhead's time, spread over the task pool's
-/// threads (each character touches only its own components).
+/// threads (each character touches only its own components); far ones every other frame
+/// ([`CrowdLod`]).
 pub(crate) fn pose_crowds(
+    lod: Option<Res<CrowdLod>>,
+    viewers: Query<&GlobalTransform, With<CrowdViewer>>,
+    mut frame: Local<u32>,
     mut characters: Query<(
+        Entity,
+        &GlobalTransform,
         &Playback,
         &mut CrowdBinding,
         &mut CrowdPose,
         Option<(&mut RootMotion, &mut Transform)>,
     )>,
 ) {
-    characters
-        .par_iter_mut()
-        .for_each(|(playback, mut binding, mut pose, root_motion)| {
+    *frame = frame.wrapping_add(1);
+    let frame = *frame;
+    // Squared distance beyond which a character waits for its frame, and where from.
+    let beyond = lod
+        .and_then(|l| l.half_rate_beyond)
+        .filter(|d| d.is_finite() && *d >= 0.0)
+        .map(|d| d * d);
+    let viewers: Vec<Vec3> = viewers.iter().map(GlobalTransform::translation).collect();
+    let waits = |entity: Entity, at: &GlobalTransform| {
+        let Some(beyond) = beyond.filter(|_| !viewers.is_empty()) else {
+            return false;
+        };
+        // Half of the far characters on odd frames, half on even ones.
+        if (entity.index_u32() ^ frame) & 1 == 0 {
+            return false;
+        }
+        let at = at.translation();
+        viewers.iter().all(|v| v.distance_squared(at) > beyond)
+    };
+    characters.par_iter_mut().for_each(
+        |(entity, at, playback, mut binding, mut pose, root_motion)| {
             let binding = &mut *binding;
             let (Some(info), Some(skeleton), Some(layout)) =
                 (&binding.info, &binding.skeleton, &binding.clip_layout)
@@ -244,10 +303,13 @@ pub(crate) fn pose_crowds(
                 return;
             };
             // Extracted root motion moves the character (with `RootMotion::applied`) as it
-            // moves a `GtaSkeleton`.
+            // moves a `GtaSkeleton`, every frame.
             if let Some((mut motion, mut transform)) = root_motion {
                 let delta = gta_vec_to_bevy(step_displacement(info, playback));
                 motion.move_by(delta, &mut transform);
+            }
+            if binding.posed && waits(entity, at) {
+                return;
             }
             pose::sample(
                 layout,
@@ -262,7 +324,9 @@ pub(crate) fn pose_crowds(
                 root
             });
             pose::local_to_model(&skeleton.pose, &binding.local, &mut pose.bones);
-        });
+            binding.posed = true;
+        },
+    );
 }
 
 /// Draws every crowd character's bones as lines when skeletons are drawn.

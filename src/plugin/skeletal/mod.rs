@@ -40,7 +40,7 @@ pub use bones::{
     BoneLink, GtaBoneId, RigBone, SkeletonBones, bone_target_id, named_bone_target_id,
 };
 pub use clip::{animation_clip, root_track};
-pub use crowd::{CrowdCharacter, CrowdPose};
+pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer};
 #[cfg(feature = "gizmos")]
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
 pub use layers::{ClipLayers, LayerFinished, LayerLooped, LayerRemoved, LayerReport};
@@ -89,6 +89,8 @@ impl Plugin for SkeletalPlugin {
             .init_resource::<bind::PoseLayouts>()
             .init_resource::<crowd::CrowdSkeletons>()
             .register_type::<CrowdCharacter>()
+            .register_type::<CrowdLod>()
+            .register_type::<CrowdViewer>()
             .register_type::<SkeletalClip>()
             .register_type::<RigBone>()
             .register_type::<SkeletonBones>()
