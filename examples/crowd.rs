@@ -4,16 +4,18 @@
 //! (`CrowdCharacter`: no bone entities, each pose computed into model-space matrices over both
 //! cores and drawn as lines), with the frame time on screen.
 //!
-//!     cargo run --release --example crowd -- [N] [--bones] [--screenshot OUT.png]   (N: 1000)
+//!     cargo run --release --example crowd -- [N] [--bones] [--lod M] [--screenshot OUT.png]
 //!
-//! `--bones` spawns `GtaSkeleton`s instead (one entity per bone, posed by `SkeletalClip`, with
-//! transform propagation): the per-bone path, for comparison. `--screenshot` saves the window
-//! after 120 frames and exits.
+//! (N: 1000.) `--bones` spawns `GtaSkeleton`s instead (one entity per bone, posed by
+//! `SkeletalClip`, with transform propagation): the per-bone path, for comparison. `--lod M`
+//! poses the flat path's peds farther than M metres from the camera every other frame
+//! (`CrowdLod`). `--screenshot` saves the window after 120 frames and exits.
 
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use rigplay::plugin::{
-    CrowdCharacter, GtaSkeleton, IfpPlugin, Playback, RigClip, SkeletalClip, SkeletonGizmos,
+    CrowdCharacter, CrowdLod, CrowdViewer, GtaSkeleton, IfpPlugin, Playback, RigClip, SkeletalClip,
+    SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
 use rigplay_preview::crowd::{Counter, counter_text, crowd_args, crowd_command, frame_ms, random};
@@ -24,6 +26,8 @@ use rigplay_preview::shot::{ShotAfter, shot_after_frames};
 struct Crowd {
     count: usize,
     bones: bool,
+    /// The level-of-detail distance (`--lod`).
+    lod: Option<f32>,
 }
 
 fn main() {
@@ -38,10 +42,18 @@ fn main() {
             .action(clap::ArgAction::SetTrue)
             .help("one entity per bone (the per-bone path), for comparison"),
     )
+    .arg(
+        clap::Arg::new("lod")
+            .long("lod")
+            .value_name("METRES")
+            .value_parser(clap::value_parser!(f32))
+            .help("pose the flat path's peds farther than this from the camera every other frame"),
+    )
     .get_matches();
     let (count, shot) = crowd_args(&m);
     let bones = m.get_flag("bones");
-    let crowd = Crowd { count, bones };
+    let lod = m.get_one::<f32>("lod").copied();
+    let crowd = Crowd { count, bones, lod };
     App::new()
         .add_plugins((
             DefaultPlugins
@@ -60,6 +72,9 @@ fn main() {
             IfpPlugin,
         ))
         .insert_resource(crowd)
+        .insert_resource(CrowdLod {
+            half_rate_beyond: lod,
+        })
         .insert_resource(ShotAfter::new(shot))
         // Joint spheres would cost more than the poses: lines only.
         .insert_resource(SkeletonGizmos {
@@ -101,6 +116,7 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, crowd: Res<Crowd>) {
     let extent = columns as f32 * spacing;
     commands.spawn((
         Camera3d::default(),
+        CrowdViewer,
         Transform::from_xyz(0.0, 0.5 * extent + 2.0, 0.9 * extent + 3.0)
             .looking_at(Vec3::new(0.0, 0.9, 0.0), Vec3::Y),
     ));
@@ -113,8 +129,12 @@ fn show_counters(
     mut text: Single<&mut Text, With<Counter>>,
 ) {
     let ms = frame_ms(&diagnostics);
+    let lod = match crowd.lod {
+        Some(m) if !crowd.bones => format!(", half rate beyond {m} m"),
+        _ => String::new(),
+    };
     text.0 = format!(
-        "{} SA peds, {} | frame {ms:.2} ms",
+        "{} SA peds, {}{lod} | frame {ms:.2} ms",
         crowd.count,
         if crowd.bones {
             "bone entities (GtaSkeleton)"

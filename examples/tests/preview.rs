@@ -747,14 +747,21 @@ fn the_crowd_example_draws_every_ped_on_the_flat_path() {
     }
     let dir = std::env::temp_dir().join(format!("rigplay-crowd-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let shots = [("flat", &[][..]), ("bones", &["--bones"][..])].map(|(name, extra)| {
+    // `--lod 5`: most of the 64 peds are farther than 5 m from the camera, posed every other
+    // frame, and drawn every frame in their held pose.
+    let shots = [
+        ("flat", &[][..]),
+        ("bones", &["--bones"][..]),
+        ("lod", &["--lod", "5"][..]),
+    ]
+    .map(|(name, extra)| {
         let png = dir.join(format!("{name}.png"));
         let mut args = vec!["64", "--screenshot", png.to_str().unwrap()];
         args.extend_from_slice(extra);
         run_example("crowd", &args, &png).unwrap();
         image::open(&png).unwrap().to_rgb8()
     });
-    for (img, name) in shots.iter().zip(["flat", "bones"]) {
+    for (img, name) in shots.iter().zip(["flat", "bones", "lod"]) {
         // 64 skeletons of 31 lines each, drawn in the skeleton colour.
         let lines = img.pixels().filter(|p| is_skeleton(p)).count();
         assert!(lines > 3000, "{name}: {lines} skeleton pixels");
