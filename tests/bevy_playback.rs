@@ -692,6 +692,114 @@ fn a_crowd_characters_extracted_root_motion_moves_it_like_a_gta_skeleton() {
     assert!((motion.total - world.get::<RootMotion>(skeleton).unwrap().total).length() < 1e-4);
 }
 
+/// Cross-fades on the crowd path: a `CrowdCharacter` and a `GtaSkeleton` (bone entities,
+/// `SkeletalClip`) walking at the same playhead both cross-fade to the idle over 0.5 s, and,
+/// 0.2 s into it, to the wave over 0.3 s (a fade during a fade: the pose shown fades out). Every frame,
+/// through both fades and after, every joint of the crowd character is where the skeleton's is
+/// (relative to each character), and the fade's weight shows: mid-fade the pose is neither clip's.
+#[test]
+fn a_crowd_character_cross_fades_as_a_gta_skeleton_does() {
+    let sa = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims/sa_ped.ifp"),
+    )
+    .unwrap();
+    let mut app = app(&[("sa_ped.ifp", sa)], &[], 1.0 / 30.0);
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
+    let idle: Handle<RigClip> = load(&mut app, "sa_ped.ifp#idle");
+    let wave: Handle<RigClip> = load(&mut app, "sa_ped.ifp#wave");
+    let mut start = Playback::looping();
+    start.time = 0.3;
+    let skeleton = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(walk.clone()),
+            start.clone(),
+        ))
+        .id();
+    let crowd = app
+        .world_mut()
+        .spawn((
+            CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+            start,
+            Transform::from_xyz(4.0, 0.0, -1.0),
+        ))
+        .id();
+    // A crowd character that switches to the idle at once: the fade's pose differs from it.
+    let switched = app
+        .world_mut()
+        .spawn((
+            CrowdCharacter::new(GtaGame::Sa, walk),
+            Playback::looping(),
+            Transform::from_xyz(8.0, 0.0, 0.0),
+        ))
+        .id();
+    let farthest = |app: &mut App| {
+        let world = app.world_mut();
+        let root = *world.get::<GlobalTransform>(skeleton).unwrap();
+        let bones = world.get::<SkeletonBones>(skeleton).unwrap().0.clone();
+        let pose = world.get::<CrowdPose>(crowd).unwrap().clone();
+        assert_eq!(
+            world.get::<Playback>(crowd).unwrap().time,
+            world.get::<Playback>(skeleton).unwrap().time
+        );
+        bones
+            .iter()
+            .enumerate()
+            .map(|(b, e)| {
+                let g = world.get::<GlobalTransform>(*e).unwrap();
+                let want = root.affine().inverse().transform_point3(g.translation());
+                (want - Vec3::from(pose.bones[b].translation)).length()
+            })
+            .fold(0.0f32, f32::max)
+    };
+    for _ in 0..4 {
+        app.update();
+    }
+    assert!(farthest(&mut app) < 1e-4);
+    let fade = |app: &mut App, clip: &Handle<RigClip>, seconds: f32| {
+        let world = app.world_mut();
+        world
+            .get_mut::<SkeletalClip>(skeleton)
+            .unwrap()
+            .cross_fade(clip.clone(), seconds);
+        world
+            .get_mut::<CrowdCharacter>(crowd)
+            .unwrap()
+            .cross_fade(clip.clone(), seconds);
+    };
+    fade(&mut app, &idle, 0.5);
+    app.world_mut()
+        .get_mut::<CrowdCharacter>(switched)
+        .unwrap()
+        .clip = idle.clone();
+    let mut largest = 0.0f32;
+    let mut mid_fade_gap = 0.0f32;
+    for frame in 0..30 {
+        if frame == 6 {
+            fade(&mut app, &wave, 0.3);
+        }
+        app.update();
+        largest = largest.max(farthest(&mut app));
+        if frame == 3 {
+            // 4 frames into the idle's fade (the walk's pose at 1 − 4/15): not the idle.
+            let world = app.world();
+            let a = &world.get::<CrowdPose>(crowd).unwrap().bones;
+            let b = &world.get::<CrowdPose>(switched).unwrap().bones;
+            mid_fade_gap = a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| (x.translation - y.translation).length())
+                .fold(0.0, f32::max);
+        }
+    }
+    println!(
+        "crowd vs skeleton through two cross-fades: {largest:e} m; mid-fade from the idle: {mid_fade_gap} m"
+    );
+    assert!(largest < 1e-4, "{largest} m");
+    assert!(mid_fade_gap > 0.01, "the fade shows: {mid_fade_gap} m");
+}
+
 /// Far crowd characters at half rate (`CrowdLod`): with a viewer at the origin and
 /// `half_rate_beyond` 40 m, two characters 100 m away (one of even and one of odd entity index)
 /// are each posed on alternate frames, on frames of opposite parity, and hold their last pose

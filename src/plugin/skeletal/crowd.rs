@@ -4,8 +4,8 @@
 //! propagates. For crowds drawn by the user's own skinning, instancing or gizmos.
 
 use super::{ClipInfo, LoadedClips, RigClip, RootMotion, bone_target_id, step_displacement};
-use crate::animation::BoneRef;
-use crate::animation::pose::{self, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
+use crate::animation::pose::{self, BlendLayer, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
+use crate::animation::{BonePose, BoneRef, PlayMode, held_time, step_time};
 use crate::coords::{GTA_TO_BEVY, gta_vec_to_bevy};
 use crate::plugin::Playback;
 use crate::skeleton::GtaGame;
@@ -42,14 +42,32 @@ pub struct CrowdCharacter {
     /// Whose ped skeleton.
     #[reflect(ignore)]
     pub game: GtaGame,
-    /// The clip, as a rigplay loader loaded it.
+    /// The clip, as a rigplay loader loaded it. Setting it switches at once, keeping the
+    /// playhead's time; [`CrowdCharacter::cross_fade`] blends.
     pub clip: Handle<RigClip>,
+    /// A cross-fade asked for and not yet started: the clip fading out and the fade's length.
+    #[reflect(ignore)]
+    fade: Option<(Handle<RigClip>, f32)>,
 }
 
 impl CrowdCharacter {
     /// `game`'s ped playing `clip`.
     pub fn new(game: GtaGame, clip: Handle<RigClip>) -> Self {
-        Self { game, clip }
+        Self {
+            game,
+            clip,
+            fade: None,
+        }
+    }
+
+    /// Switches to `clip`, blending from the current pose over `duration` seconds, as
+    /// [`SkeletalClip::cross_fade`](super::SkeletalClip::cross_fade) does on a skeleton with
+    /// bone entities: the playhead starts the new clip from 0 on the next frame, the old clip
+    /// plays on at its own time, speed and mode while it fades, and a fade asked for during
+    /// another fades out the pose shown.
+    pub fn cross_fade(&mut self, clip: Handle<RigClip>, duration: f32) {
+        let old = std::mem::replace(&mut self.clip, clip);
+        self.fade = Some((old, duration.max(0.0)));
     }
 }
 
@@ -111,6 +129,8 @@ struct CrowdSkeleton {
     pose: PoseSkeleton,
     targets: Vec<AnimationTargetId>,
     parents: Arc<[Option<usize>]>,
+    /// The skeleton's rest pose (what a blend gives a joint neither clip weighs).
+    rest: LocalPose,
     /// GTA's Z-up to Bevy's Y-up, lifted so that the lowest joint at rest is on the origin:
     /// composed into the root joint's (bone 0, the only root of the built-in skeletons) local
     /// transform each frame.
@@ -135,13 +155,33 @@ impl CrowdSkeleton {
             })
             .collect();
         let parents = skeleton.bones.iter().map(|b| b.parent).collect();
+        let pose = skeleton
+            .pose_skeleton()
+            .expect("the built-in skeletons list parents before children");
         Self {
             basis: Affine3A::from_rotation_translation(GTA_TO_BEVY, Vec3::Y * -lowest),
-            pose: skeleton
-                .pose_skeleton()
-                .expect("the built-in skeletons list parents before children"),
+            rest: pose.rest().clone(),
+            pose,
             targets,
             parents,
+        }
+    }
+
+    /// The basis composed into the root joint of `local` (joint 0).
+    fn based(&self, root: BonePose) -> BonePose {
+        BonePose {
+            rotation: GTA_TO_BEVY * root.rotation,
+            translation: self.basis.transform_point3(root.translation),
+            scale: root.scale,
+        }
+    }
+
+    /// The basis taken out of the root joint again ([`Self::based`] undone).
+    fn unbased(&self, root: BonePose) -> BonePose {
+        BonePose {
+            rotation: GTA_TO_BEVY.inverse() * root.rotation,
+            translation: self.basis.inverse().transform_point3(root.translation),
+            scale: root.scale,
         }
     }
 }
@@ -173,19 +213,19 @@ impl CrowdSkeletons {
         }]
     }
 
-    /// `info`'s clip laid out for `game`'s skeleton: built once per clip (again when it reloads).
-    fn clip(
-        &mut self,
-        id: AssetId<RigClip>,
-        game: GtaGame,
-        info: &Arc<ClipInfo>,
-        tracks: &[Option<usize>],
-    ) -> Arc<PoseClip> {
+    /// `info`'s clip laid out for `game`'s skeleton (its tracks bound to the bones by their
+    /// target ids): built once per clip (again when it reloads).
+    fn clip(&mut self, id: AssetId<RigClip>, game: GtaGame, info: &Arc<ClipInfo>) -> Arc<PoseClip> {
         let skeleton = self.get(game).clone();
         match self.clips.get(&(id, game)) {
             Some((i, c)) if Arc::ptr_eq(i, info) => c.clone(),
             _ => {
-                let clip = Arc::new(PoseClip::new(&info.played, &skeleton.pose, tracks));
+                let tracks: Vec<Option<usize>> = info
+                    .tracks
+                    .iter()
+                    .map(|(t, _)| skeleton.targets.iter().position(|b| b == t))
+                    .collect();
+                let clip = Arc::new(PoseClip::new(&info.played, &skeleton.pose, &tracks));
                 self.clips.insert((id, game), (info.clone(), clip.clone()));
                 clip
             }
@@ -206,27 +246,124 @@ pub(crate) struct CrowdBinding {
     /// Whether the pose has been computed since the character bound (a far character waits
     /// for its frame only once it has been).
     posed: bool,
+    /// The clip fading out, while a cross-fade runs.
+    fading: Option<Box<CrowdFading>>,
+    /// The blend of the two clips' poses during a cross-fade.
+    mixed: LocalPose,
+}
+
+/// The clip fading out of a crowd character: its layout, sampling cache and pose, and its own
+/// playhead (the one the character's [`Playback`] had when the fade started).
+struct CrowdFading {
+    /// `None`: the pose is a snapshot of the pose shown when the fade started (a fade started
+    /// during another one), which fades out as it is.
+    layout: Option<Arc<PoseClip>>,
+    duration_of_clip: f32,
+    cursor: PoseCursor,
+    pose: LocalPose,
+    time: f32,
+    speed: f32,
+    mode: PlayMode,
+    elapsed: f32,
+    duration: f32,
+}
+
+impl CrowdFading {
+    /// The outgoing clip's weight: 1 when the fade starts, 0 once it has run its length.
+    fn weight(&self) -> f32 {
+        if self.duration > 0.0 {
+            1.0 - (self.elapsed / self.duration).min(1.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// Moves the fade and the outgoing clip's playhead on by `dt` (held while the character's
+    /// playback is paused or finished).
+    fn step(&mut self, dt: f32, running: bool) {
+        if running {
+            self.elapsed += dt;
+        }
+        if self.layout.is_none() {
+            return;
+        }
+        self.time = if running && self.speed != 0.0 {
+            let mut direction = 1.0;
+            let t = step_time(
+                self.time,
+                dt * self.speed,
+                self.duration_of_clip,
+                self.mode,
+                &mut direction,
+            )
+            .time;
+            // Ping-pong turned: keep going the other way on the next frames.
+            self.speed *= direction;
+            t
+        } else {
+            held_time(self.time, self.duration_of_clip, self.mode)
+        };
+    }
 }
 
 /// Binds each crowd character to its clip when the clip (or its asset, or the game)
-/// changes, and tells its playhead the clip's length.
+/// changes, starts the cross-fades asked for, and tells its playhead the clip's length.
 pub(crate) fn bind_crowds(
     mut commands: Commands,
     clips: LoadedClips,
     mut skeletons: ResMut<CrowdSkeletons>,
     mut characters: Query<(
         Entity,
-        &CrowdCharacter,
+        &mut CrowdCharacter,
         &mut Playback,
         &mut CrowdPose,
         Option<&mut CrowdBinding>,
     )>,
 ) {
-    for (entity, character, mut playback, mut pose, binding) in &mut characters {
+    for (entity, mut character, mut playback, mut pose, binding) in &mut characters {
         let Some(mut binding) = binding else {
             commands.entity(entity).insert(CrowdBinding::default());
             continue;
         };
+        // A cross-fade asked for: the outgoing clip takes the playhead as it was (or, during
+        // another fade, the pose shown fades out as it is), and the playhead starts the new
+        // clip.
+        if character.fade.is_some() {
+            let (old, duration) = character
+                .bypass_change_detection()
+                .fade
+                .take()
+                .expect("checked above");
+            let skeleton = skeletons.get(character.game).clone();
+            let snapshot = (binding.fading.is_some() && binding.posed).then(|| {
+                let mut shown = if binding.fading.is_some() {
+                    binding.mixed.clone()
+                } else {
+                    binding.local.clone()
+                };
+                shown.set(0, skeleton.unbased(shown.get(0)));
+                shown
+            });
+            let outgoing = clips.get(old.id());
+            binding.fading = outgoing.map(|info| {
+                let layout = snapshot
+                    .is_none()
+                    .then(|| skeletons.clip(old.id(), character.game, &info));
+                Box::new(CrowdFading {
+                    cursor: layout.as_deref().map(PoseCursor::new).unwrap_or_default(),
+                    pose: snapshot.unwrap_or_else(|| skeleton.rest.clone()),
+                    layout,
+                    duration_of_clip: info.clip.duration(),
+                    time: playback.time,
+                    speed: playback.rate(),
+                    mode: playback.mode,
+                    elapsed: 0.0,
+                    duration,
+                })
+            });
+            playback.time = 0.0;
+            playback.restart();
+        }
         let id = character.clip.id();
         let Some(info) = clips.get(id) else {
             binding.info = None;
@@ -238,12 +375,7 @@ pub(crate) fn bind_crowds(
             && binding.info.as_ref().is_some_and(|i| Arc::ptr_eq(i, &info));
         if !same {
             let skeleton = skeletons.get(character.game).clone();
-            let tracks: Vec<Option<usize>> = info
-                .tracks
-                .iter()
-                .map(|(t, _)| skeleton.targets.iter().position(|b| b == t))
-                .collect();
-            let layout = skeletons.clip(id, character.game, &info, &tracks);
+            let layout = skeletons.clip(id, character.game, &info);
             binding.cursor = PoseCursor::new(&layout);
             binding.local = LocalPose::new(skeleton.pose.len());
             pose.bones = vec![Affine3A::IDENTITY; skeleton.pose.len()];
@@ -263,6 +395,7 @@ pub(crate) fn bind_crowds(
 /// threads (each character touches only its own components); far ones every other frame
 /// ([`CrowdLod`]).
 pub(crate) fn pose_crowds(
+    time: Res<Time>,
     lod: Option<Res<CrowdLod>>,
     viewers: Query<&GlobalTransform, With<CrowdViewer>>,
     mut frame: Local<u32>,
@@ -294,6 +427,7 @@ pub(crate) fn pose_crowds(
         let at = at.translation();
         viewers.iter().all(|v| v.distance_squared(at) > beyond)
     };
+    let dt = time.delta_secs();
     characters.par_iter_mut().for_each(
         |(entity, at, playback, mut binding, mut pose, root_motion)| {
             let binding = &mut *binding;
@@ -308,6 +442,13 @@ pub(crate) fn pose_crowds(
                 let delta = gta_vec_to_bevy(step_displacement(info, playback));
                 motion.move_by(delta, &mut transform);
             }
+            // A cross-fade moves on every frame, and ends when it has run its length.
+            if let Some(fading) = binding.fading.as_mut() {
+                fading.step(dt, playback.is_running());
+                if fading.weight() <= 0.0 {
+                    binding.fading = None;
+                }
+            }
             if binding.posed && waits(entity, at) {
                 return;
             }
@@ -317,13 +458,40 @@ pub(crate) fn pose_crowds(
                 &mut binding.cursor,
                 &mut binding.local,
             );
-            // The basis (Z-up to Y-up, lifted) composed into the root joint.
-            layout.map_joint(0, &mut binding.local, |mut root| {
-                root.rotation = GTA_TO_BEVY * root.rotation;
-                root.translation = skeleton.basis.transform_point3(root.translation);
-                root
-            });
-            pose::local_to_model(&skeleton.pose, &binding.local, &mut pose.bones);
+            let shown = match binding.fading.as_deref_mut() {
+                None => {
+                    // The basis (Z-up to Y-up, lifted) composed into the root joint.
+                    layout.map_joint(0, &mut binding.local, |root| skeleton.based(root));
+                    &binding.local
+                }
+                Some(fading) => {
+                    // As the games blend clips: a normalised weighted sum.
+                    if let Some(old) = &fading.layout {
+                        pose::sample(old, fading.time, &mut fading.cursor, &mut fading.pose);
+                    }
+                    let w = fading.weight();
+                    pose::blend(
+                        &[
+                            BlendLayer {
+                                pose: &fading.pose,
+                                weight: w,
+                                mask: None,
+                            },
+                            BlendLayer {
+                                pose: &binding.local,
+                                weight: 1.0 - w,
+                                mask: None,
+                            },
+                        ],
+                        &skeleton.rest,
+                        &mut binding.mixed,
+                    );
+                    let root = skeleton.based(binding.mixed.get(0));
+                    binding.mixed.set(0, root);
+                    &binding.mixed
+                }
+            };
+            pose::local_to_model(&skeleton.pose, shown, &mut pose.bones);
             binding.posed = true;
         },
     );
