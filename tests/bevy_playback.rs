@@ -569,6 +569,66 @@ fn a_held_blend_shows_the_weighted_pose_of_both_clips_at_the_playhead() {
     assert!(same_rotation(t.rotation, walk_only, 1e-4));
 }
 
+/// An app with the bundled SA package (`sa_ped.ifp`), stepping `step` seconds a frame.
+fn sa_app(step: f32) -> App {
+    let sa = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims/sa_ped.ifp"),
+    )
+    .unwrap();
+    app(&[("sa_ped.ifp", sa)], &[], step)
+}
+
+/// A `GtaSkeleton` and a `CrowdCharacter` playing `clip` from time `t`, placed at `skeleton_at`
+/// and `crowd_at`.
+fn skeleton_and_crowd(
+    app: &mut App,
+    clip: &Handle<RigClip>,
+    t: f32,
+    skeleton_at: Transform,
+    crowd_at: Transform,
+) -> (Entity, Entity) {
+    let mut start = Playback::looping();
+    start.time = t;
+    let world = app.world_mut();
+    let skeleton = world
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(clip.clone()),
+            start.clone(),
+            skeleton_at,
+        ))
+        .id();
+    let crowd = world
+        .spawn((
+            CrowdCharacter::new(GtaGame::Sa, clip.clone()),
+            start,
+            crowd_at,
+        ))
+        .id();
+    (skeleton, crowd)
+}
+
+/// The largest distance between a joint of the crowd character `crowd` and the same joint of
+/// the skeleton `skeleton`, each relative to its character, with the two playheads at one time.
+fn crowd_gap(app: &mut App, skeleton: Entity, crowd: Entity) -> f32 {
+    let world = app.world_mut();
+    let root = *world.get::<GlobalTransform>(skeleton).unwrap();
+    let bones = world.get::<SkeletonBones>(skeleton).unwrap().0.clone();
+    let pose = world.get::<CrowdPose>(crowd).unwrap().clone();
+    assert_eq!(pose.bones.len(), bones.len());
+    let t = world.get::<Playback>(crowd).unwrap().time;
+    assert_eq!(t, world.get::<Playback>(skeleton).unwrap().time);
+    bones
+        .iter()
+        .enumerate()
+        .map(|(b, e)| {
+            let g = world.get::<GlobalTransform>(*e).unwrap();
+            let want = root.affine().inverse().transform_point3(g.translation());
+            (want - Vec3::from(pose.bones[b].translation)).length()
+        })
+        .fold(0.0, f32::max)
+}
+
 /// The crowd path poses a character like the per-bone path: the bundled SA walk on a
 /// `CrowdCharacter` (no bone entities) and on a `GtaSkeleton` at the same playhead give every
 /// joint at the same place relative to the character, while playing forward (the sampler's
@@ -576,48 +636,20 @@ fn a_held_blend_shows_the_weighted_pose_of_both_clips_at_the_playhead() {
 /// differently.
 #[test]
 fn a_crowd_character_poses_like_a_gta_skeleton_without_bone_entities() {
-    let sa = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims/sa_ped.ifp"),
-    )
-    .unwrap();
-    let mut app = app(&[("sa_ped.ifp", sa)], &[], 1.0 / 60.0);
+    let mut app = sa_app(1.0 / 60.0);
     let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
-    let mut start = Playback::looping();
-    start.time = 1.1;
-    let skeleton = app
-        .world_mut()
-        .spawn((
-            GtaSkeleton::SA,
-            SkeletalClip::new(walk.clone()),
-            start.clone(),
-            Transform::from_xyz(-3.0, 0.0, 2.0),
-        ))
-        .id();
-    let crowd = app
-        .world_mut()
-        .spawn((
-            CrowdCharacter::new(GtaGame::Sa, walk),
-            start,
-            Transform::from_xyz(4.0, 0.5, -1.0).with_rotation(Quat::from_rotation_y(2.0)),
-        ))
-        .id();
+    let (skeleton, crowd) = skeleton_and_crowd(
+        &mut app,
+        &walk,
+        1.1,
+        Transform::from_xyz(-3.0, 0.0, 2.0),
+        Transform::from_xyz(4.0, 0.5, -1.0).with_rotation(Quat::from_rotation_y(2.0)),
+    );
     let mut largest = 0.0f32;
     let mut check = |app: &mut App| {
-        let world = app.world_mut();
-        let root_s = *world.get::<GlobalTransform>(skeleton).unwrap();
-        let bones = world.get::<SkeletonBones>(skeleton).unwrap().0.clone();
-        let pose = world.get::<CrowdPose>(crowd).unwrap().clone();
-        assert_eq!(pose.bones.len(), bones.len());
-        let t = world.get::<Playback>(crowd).unwrap().time;
-        assert_eq!(t, world.get::<Playback>(skeleton).unwrap().time);
-        for (b, e) in bones.iter().enumerate() {
-            let g = world.get::<GlobalTransform>(*e).unwrap();
-            let want = root_s.affine().inverse().transform_point3(g.translation());
-            let got = Vec3::from(pose.bones[b].translation);
-            let d = (want - got).length();
-            assert!(d < 1e-4, "bone {b} at {t}: {got} vs {want}");
-            largest = largest.max(d);
-        }
+        let d = crowd_gap(app, skeleton, crowd);
+        assert!(d < 1e-4, "{d} m");
+        largest = largest.max(d);
     };
     // Both bind on their first frames.
     app.update();
@@ -699,32 +731,17 @@ fn a_crowd_characters_extracted_root_motion_moves_it_like_a_gta_skeleton() {
 /// (relative to each character), and the fade's weight shows: mid-fade the pose is neither clip's.
 #[test]
 fn a_crowd_character_cross_fades_as_a_gta_skeleton_does() {
-    let sa = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims/sa_ped.ifp"),
-    )
-    .unwrap();
-    let mut app = app(&[("sa_ped.ifp", sa)], &[], 1.0 / 30.0);
+    let mut app = sa_app(1.0 / 30.0);
     let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let idle: Handle<RigClip> = load(&mut app, "sa_ped.ifp#idle");
     let wave: Handle<RigClip> = load(&mut app, "sa_ped.ifp#wave");
-    let mut start = Playback::looping();
-    start.time = 0.3;
-    let skeleton = app
-        .world_mut()
-        .spawn((
-            GtaSkeleton::SA,
-            SkeletalClip::new(walk.clone()),
-            start.clone(),
-        ))
-        .id();
-    let crowd = app
-        .world_mut()
-        .spawn((
-            CrowdCharacter::new(GtaGame::Sa, walk.clone()),
-            start,
-            Transform::from_xyz(4.0, 0.0, -1.0),
-        ))
-        .id();
+    let (skeleton, crowd) = skeleton_and_crowd(
+        &mut app,
+        &walk,
+        0.3,
+        Transform::default(),
+        Transform::from_xyz(4.0, 0.0, -1.0),
+    );
     // A crowd character that switches to the idle at once: the fade's pose differs from it.
     let switched = app
         .world_mut()
@@ -734,25 +751,7 @@ fn a_crowd_character_cross_fades_as_a_gta_skeleton_does() {
             Transform::from_xyz(8.0, 0.0, 0.0),
         ))
         .id();
-    let farthest = |app: &mut App| {
-        let world = app.world_mut();
-        let root = *world.get::<GlobalTransform>(skeleton).unwrap();
-        let bones = world.get::<SkeletonBones>(skeleton).unwrap().0.clone();
-        let pose = world.get::<CrowdPose>(crowd).unwrap().clone();
-        assert_eq!(
-            world.get::<Playback>(crowd).unwrap().time,
-            world.get::<Playback>(skeleton).unwrap().time
-        );
-        bones
-            .iter()
-            .enumerate()
-            .map(|(b, e)| {
-                let g = world.get::<GlobalTransform>(*e).unwrap();
-                let want = root.affine().inverse().transform_point3(g.translation());
-                (want - Vec3::from(pose.bones[b].translation)).length()
-            })
-            .fold(0.0f32, f32::max)
-    };
+    let farthest = |app: &mut App| crowd_gap(app, skeleton, crowd);
     for _ in 0..4 {
         app.update();
     }
@@ -809,11 +808,7 @@ fn a_crowd_character_cross_fades_as_a_gta_skeleton_does() {
 /// is posed on its first frame.
 #[test]
 fn far_crowd_characters_are_posed_every_other_frame_and_hold_their_pose_between() {
-    let sa = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims/sa_ped.ifp"),
-    )
-    .unwrap();
-    let mut app = app(&[("sa_ped.ifp", sa)], &[], 1.0 / 30.0);
+    let mut app = sa_app(1.0 / 30.0);
     let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     app.insert_resource(CrowdLod {
         half_rate_beyond: Some(40.0),
