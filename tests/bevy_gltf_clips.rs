@@ -231,3 +231,112 @@ fn a_gltf_animation_loaded_by_bevy_plays_on_each_games_ped_as_the_file_imported_
         assert!(to_imported < 2e-3, "{game:?}: {to_imported} m");
     }
 }
+
+/// The same Bevy clip on the bundled DFF ped (`GtaModel`, whose frames are SA's offsets) through
+/// `Retarget`: every joint should be where it is on the built-in SA skeleton retargeted the same
+/// way, at rest and through the walk.
+///
+/// It is not (a known defect, found 2026-12-03): the arms and spine agree within 4 mm, but the
+/// legs and head are off by up to 0.22 m. At t = 0 the DFF ped's thighs stand at x = ∓0.094 m
+/// where the skeleton's stand at ±0.076 m, as if its Pelvis were turned about Y. Both characters'
+/// bone maps are the same 21 pairs. The likely cause is the retargeting maths, not `GltfClips`:
+/// the rest alignment turns each target bone onto its source bone's rest direction (a swing),
+/// which leaves a bone with several children (the Pelvis, the Head) free to keep its own twist
+/// about that direction, and the DFF's rest differs from the built-in skeleton's there.
+#[test]
+#[ignore = "known defect: Retarget onto a GtaModel turns the legs and head (docs/exchange.md, Not done yet)"]
+fn a_gltf_animation_loaded_by_bevy_plays_on_a_dff_ped_as_on_the_sa_skeleton() {
+    use crate::bevy_dff::joint_positions;
+    let bvh = BvhFile::read(crate::bvh_fixtures::mocap_walk(31).as_bytes())
+        .unwrap()
+        .file;
+    let glb = gltf_posed_of(&bvh, Naming::Mixamo, true);
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let read = |p: &str| std::fs::read(assets.join(p)).unwrap();
+    let mut app = app_with(
+        &[
+            ("walk.glb", glb),
+            ("characters/ped.dff", read("characters/ped.dff")),
+        ],
+        &[],
+        1.0 / 30.0,
+        (
+            ImagePlugin::default(),
+            MeshPlugin,
+            WorldSerializationPlugin,
+            GltfPlugin::default(),
+            rigplay::plugin::DffPlugin,
+        ),
+    );
+    app.init_asset::<StandardMaterial>();
+    let gltf: Handle<Gltf> = load(&mut app, "walk.glb");
+    let ped: Handle<rigplay::plugin::Dff> = load(&mut app, "characters/ped.dff");
+    let made = app
+        .world_mut()
+        .run_system_once(move |clips: GltfClips| {
+            clips.rig_clip(&gltf, "walk", ClipSettings::default())
+        })
+        .unwrap()
+        .unwrap();
+    let clip = app
+        .world_mut()
+        .resource_mut::<Assets<RigClip>>()
+        .add(made.clip);
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    let retargeted = || Retarget::default().with_axes(CharacterAxes::Bevy);
+    let skeleton = app
+        .world_mut()
+        .spawn((
+            GtaSkeleton::SA,
+            retargeted(),
+            SkeletalClip::new(clip.clone()),
+            paused.clone(),
+        ))
+        .id();
+    let model = app
+        .world_mut()
+        .spawn((
+            rigplay::plugin::GtaModel::new(ped),
+            retargeted(),
+            SkeletalClip::new(clip),
+            paused,
+            Transform::from_xyz(3.0, 0.0, 0.0),
+        ))
+        .id();
+    for _ in 0..4 {
+        app.update();
+    }
+    let (mut farthest, mut moved, mut compared) = (0.0f32, 0.0f32, 0);
+    let start = joint_positions(&mut app, model);
+    for t in [0.0, 0.3, 0.6, 0.9] {
+        for e in [skeleton, model] {
+            app.world_mut().get_mut::<Playback>(e).unwrap().seek(t);
+        }
+        app.update();
+        let a = joint_positions(&mut app, skeleton);
+        let b = joint_positions(&mut app, model);
+        let at = |e: Entity| app.world().get::<GlobalTransform>(e).unwrap().translation();
+        let (ra, rb) = (at(skeleton), at(model));
+        for (name, p) in &b {
+            // The `Root` is left out: its rest differs between the two (the DFF's `Normal`).
+            if name.eq_ignore_ascii_case("root") {
+                continue;
+            }
+            let Some((_, q)) = a.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) else {
+                continue;
+            };
+            farthest = farthest.max((*p - rb).distance(*q - ra));
+            compared += 1;
+        }
+        for ((_, p), (_, q)) in b.iter().zip(&start) {
+            moved = moved.max(p.distance(*q));
+        }
+    }
+    println!(
+        "DFF ped against the SA skeleton: {compared} joint positions, farthest {farthest} m; moved {moved} m"
+    );
+    assert!(compared >= 4 * 20, "{compared}");
+    assert!(moved > 0.5, "{moved} m");
+    assert!(farthest < 1e-3, "{farthest} m");
+}
