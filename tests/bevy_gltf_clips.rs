@@ -239,12 +239,11 @@ fn a_gltf_animation_loaded_by_bevy_plays_on_each_games_ped_as_the_file_imported_
 /// It is not (a known defect, found 2026-12-03): the arms and spine agree within 4 mm, but the
 /// legs and head are off by up to 0.22 m. At t = 0 the DFF ped's thighs stand at x = ∓0.094 m
 /// where the skeleton's stand at ±0.076 m, as if its Pelvis were turned about Y. Both characters'
-/// bone maps are the same 21 pairs. The likely cause is the retargeting maths, not `GltfClips`:
-/// the rest alignment turns each target bone onto its source bone's rest direction (a swing),
-/// which leaves a bone with several children (the Pelvis, the Head) free to keep its own twist
-/// about that direction, and the DFF's rest differs from the built-in skeleton's there.
+/// bone maps are the same 21 pairs. The cause is not known: aligning the Pelvis's rest by two
+/// children's directions instead of one (a guess at a free twist) made the gap larger
+/// (0.28 m), and was not kept.
 #[test]
-#[ignore = "known defect: Retarget onto a GtaModel turns the legs and head (docs/exchange.md, Not done yet)"]
+#[ignore = "known defect, cause unknown: Retarget onto a GtaModel turns the legs and head (docs/exchange.md, Not done yet)"]
 fn a_gltf_animation_loaded_by_bevy_plays_on_a_dff_ped_as_on_the_sa_skeleton() {
     use crate::bevy_dff::joint_positions;
     let bvh = BvhFile::read(crate::bvh_fixtures::mocap_walk(31).as_bytes())
