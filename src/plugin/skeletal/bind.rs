@@ -81,8 +81,6 @@ impl PoseLayouts {
             .clone()
     }
 
-    /// `mask` resolved on a skeleton of these bone names and parents, shared by every
-    /// character of that skeleton.
     /// `layout`'s pose at `time`: an additive layer's reference, shared with every character
     /// whose layer has the same layout and reference time (so that a frame of many reads one
     /// copy, kept in the caches, rather than one per character).
@@ -106,6 +104,8 @@ impl PoseLayouts {
             .clone()
     }
 
+    /// `mask` resolved on a skeleton of these bone names and parents, shared by every
+    /// character of that skeleton.
     pub(super) fn mask(
         &mut self,
         mask: &BoneMask,

@@ -3,9 +3,10 @@
 //! spreads the characters over every core; nothing per bone enters the ECS, so no transform
 //! propagates. For crowds drawn by the user's own skinning, instancing or gizmos.
 
+use super::fade::{fade_weight, outgoing_time};
 use super::{ClipInfo, LoadedClips, RigClip, RootMotion, bone_target_id, step_displacement};
 use crate::animation::pose::{self, BlendLayer, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
-use crate::animation::{BonePose, BoneRef, PlayMode, held_time, step_time};
+use crate::animation::{BonePose, BoneRef, PlayMode};
 use crate::coords::{GTA_TO_BEVY, gta_vec_to_bevy};
 use crate::plugin::Playback;
 use crate::skeleton::GtaGame;
@@ -129,8 +130,6 @@ struct CrowdSkeleton {
     pose: PoseSkeleton,
     targets: Vec<AnimationTargetId>,
     parents: Arc<[Option<usize>]>,
-    /// The skeleton's rest pose (what a blend gives a joint neither clip weighs).
-    rest: LocalPose,
     /// GTA's Z-up to Bevy's Y-up, lifted so that the lowest joint at rest is on the origin:
     /// composed into the root joint's (bone 0, the only root of the built-in skeletons) local
     /// transform each frame.
@@ -155,19 +154,17 @@ impl CrowdSkeleton {
             })
             .collect();
         let parents = skeleton.bones.iter().map(|b| b.parent).collect();
-        let pose = skeleton
-            .pose_skeleton()
-            .expect("the built-in skeletons list parents before children");
         Self {
             basis: Affine3A::from_rotation_translation(GTA_TO_BEVY, Vec3::Y * -lowest),
-            rest: pose.rest().clone(),
-            pose,
+            pose: skeleton
+                .pose_skeleton()
+                .expect("the built-in skeletons list parents before children"),
             targets,
             parents,
         }
     }
 
-    /// The basis composed into the root joint of `local` (joint 0).
+    /// `root` (joint 0's local transform) with the basis composed into it.
     fn based(&self, root: BonePose) -> BonePose {
         BonePose {
             rotation: GTA_TO_BEVY * root.rotation,
@@ -271,11 +268,7 @@ struct CrowdFading {
 impl CrowdFading {
     /// The outgoing clip's weight: 1 when the fade starts, 0 once it has run its length.
     fn weight(&self) -> f32 {
-        if self.duration > 0.0 {
-            1.0 - (self.elapsed / self.duration).min(1.0)
-        } else {
-            0.0
-        }
+        fade_weight(self.elapsed, self.duration)
     }
 
     /// Moves the fade and the outgoing clip's playhead on by `dt` (held while the character's
@@ -284,25 +277,16 @@ impl CrowdFading {
         if running {
             self.elapsed += dt;
         }
-        if self.layout.is_none() {
-            return;
-        }
-        self.time = if running && self.speed != 0.0 {
-            let mut direction = 1.0;
-            let t = step_time(
+        if self.layout.is_some() {
+            self.time = outgoing_time(
                 self.time,
-                dt * self.speed,
+                &mut self.speed,
+                dt,
                 self.duration_of_clip,
                 self.mode,
-                &mut direction,
-            )
-            .time;
-            // Ping-pong turned: keep going the other way on the next frames.
-            self.speed *= direction;
-            t
-        } else {
-            held_time(self.time, self.duration_of_clip, self.mode)
-        };
+                running,
+            );
+        }
     }
 }
 
@@ -335,12 +319,9 @@ pub(crate) fn bind_crowds(
                 .take()
                 .expect("checked above");
             let skeleton = skeletons.get(character.game).clone();
+            // (During a fade, the pose shown is the blend.)
             let snapshot = (binding.fading.is_some() && binding.posed).then(|| {
-                let mut shown = if binding.fading.is_some() {
-                    binding.mixed.clone()
-                } else {
-                    binding.local.clone()
-                };
+                let mut shown = binding.mixed.clone();
                 shown.set(0, skeleton.unbased(shown.get(0)));
                 shown
             });
@@ -351,7 +332,7 @@ pub(crate) fn bind_crowds(
                     .then(|| skeletons.clip(old.id(), character.game, &info));
                 Box::new(CrowdFading {
                     cursor: layout.as_deref().map(PoseCursor::new).unwrap_or_default(),
-                    pose: snapshot.unwrap_or_else(|| skeleton.rest.clone()),
+                    pose: snapshot.unwrap_or_else(|| skeleton.pose.rest().clone()),
                     layout,
                     duration_of_clip: info.clip.duration(),
                     time: playback.time,
@@ -483,7 +464,7 @@ pub(crate) fn pose_crowds(
                                 mask: None,
                             },
                         ],
-                        &skeleton.rest,
+                        skeleton.pose.rest(),
                         &mut binding.mixed,
                     );
                     let root = skeleton.based(binding.mixed.get(0));

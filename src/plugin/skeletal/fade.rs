@@ -8,7 +8,7 @@ use super::bind::{PlaybackBinding, PoseLayouts, bind_tracks};
 use super::retargeted::TargetRig;
 use super::{ClipInfo, LoadedClips, RigClip, SkeletalClip};
 use crate::animation::pose::{self, BlendLayer, LocalPose, PoseClip, PoseCursor};
-use crate::animation::{BonePose, held_time, step_time};
+use crate::animation::{BonePose, PlayMode, held_time, step_time};
 use crate::plugin::Playback;
 use bevy::prelude::*;
 use std::sync::Arc;
@@ -82,6 +82,37 @@ impl FadingBinding {
     }
 }
 
+/// The playhead of a clip fading out, `dt` seconds on from `time` at `speed` (its sign turned
+/// where a ping-pong turns), or held where it is while the character's playback is not running.
+/// Shared by [`SkeletalClip`]'s fades and the crowd's.
+pub(super) fn outgoing_time(
+    time: f32,
+    speed: &mut f32,
+    dt: f32,
+    duration: f32,
+    mode: PlayMode,
+    running: bool,
+) -> f32 {
+    if !running || *speed == 0.0 {
+        return held_time(time, duration, mode);
+    }
+    let mut direction = 1.0;
+    let t = step_time(time, dt * *speed, duration, mode, &mut direction).time;
+    // Ping-pong turned: keep going the other way on the next frames.
+    *speed *= direction;
+    t
+}
+
+/// A fade's outgoing weight `elapsed` seconds into `duration`: 1 at its start, 0 at its end
+/// (0 at once for a fade of no length).
+pub(super) fn fade_weight(elapsed: f32, duration: f32) -> f32 {
+    if duration > 0.0 {
+        1.0 - (elapsed / duration).min(1.0)
+    } else {
+        0.0
+    }
+}
+
 /// What a frame of a character's fade came to.
 pub(super) enum FadeStep {
     /// No fade: the current clip's pose is the character's.
@@ -137,26 +168,19 @@ pub(super) fn step_fade(
     if running {
         fade.elapsed += dt;
     }
-    let mut direction = 1.0;
     let t = match binding.fading.as_ref().map(|f| &*f.info.clip) {
         None => 0.0,
         // A held blend shows the other clip at the playhead's own time (so scrubbing and
         // seeking move both).
         Some(clip) if fade.held.is_some() => held_time(now, clip.duration(), playback.mode),
-        Some(clip) if running && fade.speed != 0.0 => {
-            let t = step_time(
-                fade.time,
-                dt * fade.speed,
-                clip.duration(),
-                fade.mode,
-                &mut direction,
-            )
-            .time;
-            // Ping-pong turned: keep going the other way on the next frames.
-            fade.speed *= direction;
-            t
-        }
-        Some(clip) => held_time(fade.time, clip.duration(), fade.mode),
+        Some(clip) => outgoing_time(
+            fade.time,
+            &mut fade.speed,
+            dt,
+            clip.duration(),
+            fade.mode,
+            running,
+        ),
     };
     fade.time = t;
     let w_old = fade.old_weight();

@@ -47,11 +47,7 @@ impl Fade {
         if let Some(w) = self.held {
             return w.clamp(0.0, 1.0);
         }
-        if self.duration > 0.0 {
-            1.0 - (self.elapsed / self.duration).min(1.0)
-        } else {
-            0.0
-        }
+        super::fade::fade_weight(self.elapsed, self.duration)
     }
 }
 
