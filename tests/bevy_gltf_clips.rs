@@ -233,17 +233,13 @@ fn a_gltf_animation_loaded_by_bevy_plays_on_each_games_ped_as_the_file_imported_
 }
 
 /// The same Bevy clip on the bundled DFF ped (`GtaModel`, whose frames are SA's offsets) through
-/// `Retarget`: every joint should be where it is on the built-in SA skeleton retargeted the same
-/// way, at rest and through the walk.
+/// `Retarget`: every joint is where it is on the built-in SA skeleton retargeted the same way, at
+/// rest and through the walk (measured: 6.5e-7 m over 128 joint positions).
 ///
-/// It is not (a known defect, found 2026-12-03): the arms and spine agree within 4 mm, but the
-/// legs and head are off by up to 0.22 m. At t = 0 the DFF ped's thighs stand at x = ∓0.094 m
-/// where the skeleton's stand at ±0.076 m, as if its Pelvis were turned about Y. Both characters'
-/// bone maps are the same 21 pairs. The cause is not known: aligning the Pelvis's rest by two
-/// children's directions instead of one (a guess at a free twist) made the gap larger
-/// (0.28 m), and was not kept.
+/// The DFF stores the same bones in another order (its Pelvis lists R Thigh, L Thigh, Spine; its
+/// Neck the clavicles before the Head). Until the retargeter's rest alignment stopped depending on
+/// the order (`animation::retarget`, step 2), the legs and head were 0.22 m off here.
 #[test]
-#[ignore = "known defect, cause unknown: Retarget onto a GtaModel turns the legs and head (docs/exchange.md, Not done yet)"]
 fn a_gltf_animation_loaded_by_bevy_plays_on_a_dff_ped_as_on_the_sa_skeleton() {
     use crate::bevy_dff::joint_positions;
     let bvh = BvhFile::read(crate::bvh_fixtures::mocap_walk(31).as_bytes())

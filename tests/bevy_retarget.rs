@@ -6,7 +6,7 @@
 
 use crate::bevy_ifp::{app_with, load};
 use crate::humanoid::{Arms, Character, Naming, Spec, build, gltf_json};
-use crate::retarget_characters::CHAINS;
+use crate::retarget_characters::{CHAINS, both_directed, size_of};
 use bevy::gltf::GltfPlugin;
 use bevy::mesh::MeshPlugin;
 use bevy::prelude::*;
@@ -65,6 +65,12 @@ fn worst_direction(
 ) -> (f32, String, usize) {
     let turn = Quat::from_rotation_y(PI);
     let mut worst = (0.0f32, String::new(), 0);
+    let size = |bones: &mut dyn Iterator<Item = Entity>| {
+        let at: Vec<Vec3> = bones.map(|e| position(app, e)).collect();
+        size_of(&at)
+    };
+    let ref_size = size(&mut reference_bones.iter().map(|b| b.1));
+    let char_size = size(&mut character.bones.iter().map(|b| b.1));
     for chain in CHAINS {
         let both: Vec<(Entity, Entity, HumanoidBone)> = chain
             .iter()
@@ -77,6 +83,9 @@ fn worst_direction(
         for w in both.windows(2) {
             let d_ref = turn * (position(app, w[1].0) - position(app, w[0].0));
             let d_char = position(app, w[1].1) - position(app, w[0].1);
+            if !both_directed(d_ref, ref_size, d_char, char_size) {
+                continue;
+            }
             let angle = d_ref.angle_between(d_char).to_degrees();
             worst.2 += 1;
             if angle > worst.0 {

@@ -4,7 +4,7 @@
 //! skeleton: every limb points where the mocap's does, the hips move by the scaled amount.
 
 use crate::bvh_fixtures::mocap_walk;
-use crate::retarget_characters::CHAINS;
+use crate::retarget_characters::{CHAINS, both_directed, size_of};
 use glam::{Quat, Vec3};
 use rigplay::animation::retarget::{BoneMap, HumanoidBone};
 use rigplay::animation::{BonePose, Clip};
@@ -194,6 +194,7 @@ fn against_mocap(
     for f in (0..37).step_by(3) {
         let t = f as f32 / 30.0;
         let (b, g) = (bvh_positions(bvh, f), positions(t));
+        let (b_size, g_size) = (size_of(&b), size_of(&g));
         for chain in CHAINS {
             let both: Vec<(usize, usize, HumanoidBone)> = chain
                 .iter()
@@ -202,6 +203,9 @@ fn against_mocap(
             for w in both.windows(2) {
                 let d_bvh = b[w[1].0] - b[w[0].0];
                 let d_gta = g[w[1].1] - g[w[0].1];
+                if !both_directed(d_bvh, b_size, d_gta, g_size) {
+                    continue;
+                }
                 let angle = d_bvh.angle_between(d_gta).to_degrees();
                 compared += 1;
                 if angle > worst {

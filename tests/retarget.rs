@@ -928,3 +928,90 @@ fn a_non_finite_source_rotation_rests_the_bones_whose_step_reads_it() {
     assert!(same_rotation(out[2], Quat::from_rotation_z(0.1), 1e-5));
     assert!(out.iter().all(|q| q.is_finite()));
 }
+
+/// The same skeleton stored in another bone order (as the bundled DFF ped stores SA's: its
+/// Pelvis lists R Thigh, L Thigh, Spine, its Neck the clavicles before the Head) is posed the
+/// same, joint for joint, by a source of another shape (the mocap walk's BVH, Y up, its hips'
+/// children at other angles than a GTA Pelvis's). The rest alignment once took each bone's
+/// direction to its first mapped child in index order, and put the legs and head of such a ped
+/// 0.22 m from the built-in skeleton's.
+#[test]
+fn the_same_skeleton_stored_in_another_order_is_posed_the_same() {
+    let bvh = rigplay::formats::bvh::BvhFile::read(crate::bvh_fixtures::mocap_walk(31).as_bytes())
+        .unwrap()
+        .file;
+    let source = rigplay::convert::import::bvh_source(&bvh);
+    let source_names: Vec<&str> = source.names.iter().map(|n| n.as_str()).collect();
+    let (_, source_map) = BoneMap::detect(&source_names);
+    let sa = Skeleton::gta_sa();
+    let stored = RestPose::from(&sa);
+    // Every bone's children listed in reverse: `order[new] = old`.
+    let n = stored.len();
+    let mut order = Vec::with_capacity(n);
+    let mut stack: Vec<usize> = (0..n).filter(|&b| stored.parents[b].is_none()).collect();
+    while let Some(b) = stack.pop() {
+        order.push(b);
+        // Pushed in index order, popped last first.
+        stack.extend((0..n).filter(|&c| stored.parents[c] == Some(b)));
+    }
+    assert_eq!(order.len(), n);
+    let new_of = |old: usize| order.iter().position(|&o| o == old).unwrap();
+    let reordered = RestPose {
+        parents: order
+            .iter()
+            .map(|&old| stored.parents[old].map(new_of))
+            .collect(),
+        local: order.iter().map(|&old| stored.local[old]).collect(),
+    };
+    let name = |i: usize| sa.bones[i].name.trim().to_string();
+    let pelvis_children = |pose: &RestPose, names: &dyn Fn(usize) -> String| {
+        let pelvis = (0..n).find(|&i| names(i) == "Pelvis").unwrap();
+        (0..n)
+            .filter(|&c| pose.parents[c] == Some(pelvis))
+            .map(names)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        pelvis_children(&stored, &name),
+        ["Spine", "L Thigh", "R Thigh"]
+    );
+    assert_eq!(
+        pelvis_children(&reordered, &|i| name(order[i])),
+        ["R Thigh", "L Thigh", "Spine"]
+    );
+    let pose: Vec<Quat> = source
+        .rest
+        .local
+        .iter()
+        .enumerate()
+        .map(|(i, &(_, q))| q * Quat::from_rotation_x(0.25 * (i % 5) as f32 - 0.5))
+        .collect();
+    let basis = rigplay::coords::GTA_TO_GLTF.inverse();
+    let posed = |target: &RestPose, names: Vec<String>| {
+        let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+        let (_, map) = BoneMap::detect(&names);
+        let pairs = source_map.pairs(&map);
+        assert_eq!(pairs.len(), 21);
+        let r = Retargeter::new(&source.rest, target, &pairs, basis).unwrap();
+        let mut out = vec![Quat::IDENTITY; target.len()];
+        r.apply(&pose, &mut out);
+        world(target, &out)
+    };
+    let a = posed(&stored, (0..n).map(|i| sa.bones[i].name.clone()).collect());
+    let b = posed(
+        &reordered,
+        order.iter().map(|&o| sa.bones[o].name.clone()).collect(),
+    );
+    let mut farthest = 0.0f32;
+    for (new, &old) in order.iter().enumerate() {
+        farthest = farthest.max(a[old].0.distance(b[new].0));
+    }
+    // Only rounding: the two plans do the same sums in another order.
+    assert!(farthest < 1e-5, "{farthest} m");
+    // And the pose is one: the thighs moved from rest.
+    let thigh = (0..n).find(|&i| name(i) == "L Thigh").unwrap();
+    let knee = (0..n).find(|&i| name(i) == "L Calf").unwrap();
+    let rest = stored.world().unwrap();
+    let moved = (a[knee].0 - rest[knee].0).length();
+    assert!(moved > 0.05 && thigh != knee, "the knee moved {moved} m");
+}

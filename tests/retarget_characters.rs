@@ -14,16 +14,38 @@ use rigplay::skeleton::{GtaGame, Skeleton};
 
 /// The humanoid chains along which a bone's direction (towards the next bone of the chain that
 /// both skeletons have) is compared.
-pub const CHAINS: [&[HumanoidBone]; 5] = {
+pub const CHAINS: [&[HumanoidBone]; 6] = {
     use HumanoidBone::*;
     [
-        &[Hips, Spine, Chest, UpperChest, Neck, Head],
+        &[Spine, Chest, UpperChest, Neck, Head],
+        // The hips' turn: the line from one thigh to the other. Segments from the hips to
+        // their children are not compared: where a hip's spine and thighs stand is the
+        // skeleton's own shape (SA's Spine sits 1.4 mm from its Pelvis; III's Smid is 8 cm from
+        // its Swaist, down and back, 58° from a mocap spine's up), which no turn of the hips
+        // makes match; the retargeter turns the hips to fit all three best.
+        &[LeftUpperLeg, RightUpperLeg],
         &[LeftShoulder, LeftUpperArm, LeftLowerArm, LeftHand],
         &[RightShoulder, RightUpperArm, RightLowerArm, RightHand],
         &[LeftUpperLeg, LeftLowerLeg, LeftFoot, LeftToes],
         &[RightUpperLeg, RightLowerLeg, RightFoot, RightToes],
     ]
 };
+
+/// Whether two matching segments, one per skeleton, both have a direction to compare: a segment
+/// shorter than 2 % of its skeleton's size ([`size_of`]) has none (GTA's Pelvis → Spine is
+/// 1.4 mm, its Neck → clavicles 0.1 mm), as for the retargeter's rest alignment.
+pub fn both_directed(a: Vec3, a_size: f32, b: Vec3, b_size: f32) -> bool {
+    a.length() > 0.02 * a_size && b.length() > 0.02 * b_size
+}
+
+/// A skeleton's size: the diagonal of the box around its bones' positions.
+pub fn size_of<'a>(points: impl IntoIterator<Item = &'a Vec3>) -> f32 {
+    let (lo, hi) = points.into_iter().fold(
+        (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
+        |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+    );
+    (hi - lo).length()
+}
 
 /// A source: a skeleton's rest pose, names, the clip's tracks on it.
 pub struct Source {
@@ -157,6 +179,7 @@ fn check(source: &Source, character: &Character, times: &[f32], method: Method) 
         let world = character.world(&trs);
         let target_positions: Vec<Vec3> = world.iter().map(|a| a.translation.into()).collect();
         let source_positions = source.positions(&pose);
+        let (source_size, target_size) = (size_of(&source_positions), size_of(&target_positions));
         for chain in CHAINS {
             let both: Vec<(usize, usize, HumanoidBone)> = chain
                 .iter()
@@ -167,6 +190,9 @@ fn check(source: &Source, character: &Character, times: &[f32], method: Method) 
                 let (s1, t1, _) = w[1];
                 let ds = basis * (source_positions[s1] - source_positions[s0]);
                 let dt = target_positions[t1] - target_positions[t0];
+                if !both_directed(ds, source_size, dt, target_size) {
+                    continue;
+                }
                 let angle = ds.angle_between(dt).to_degrees();
                 errors.compared += 1;
                 if angle > errors.angle {

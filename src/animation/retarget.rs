@@ -22,13 +22,15 @@
 //! 1. *What the source bone did.* Its posed world frame is its rest world frame turned by
 //!    `Δs = Ws_pose · Ws_rest⁻¹` (a world-space rotation: `Δs · Ws_rest = Ws_pose`). In target
 //!    axes that is `D = C · Δs · C⁻¹`.
-//! 2. *Where the two skeletons' rests disagree.* Each bone has a rest *direction*: from the bone
-//!    towards its first mapped child (the lowest-index mapped bone whose nearest mapped ancestor
-//!    it is — the child of the pair, so that source and target directions point at the same
-//!    humanoid bone), or, for a bone with no mapped child, its own offset from its parent. With
-//!    `dt` the target's and `ds` the source's rest direction (world, their own axes), the
-//!    alignment `A` is the shortest rotation taking `dt` onto `C·ds` (both now in target axes).
-//!    `A = 1` when either direction is (nearly) zero — a root, or a bone sitting on its parent.
+//! 2. *Where the two skeletons' rests disagree.* Each bone has rest *directions*: from the bone
+//!    towards each of its mapped children (the mapped bones whose nearest mapped ancestor it
+//!    is, so that source and target directions point at the same humanoid bone; a child sitting
+//!    on the bone is looked through to its own children), or, for a bone with no mapped child,
+//!    its own offset from its parent. The alignment `A` turns the target's directions (world,
+//!    target axes) onto the source's (`C·ds`, now in target axes too): the best-fitting
+//!    rotation where the directions fix one (a hip by its thighs and spine), else the shortest
+//!    rotation onto the longest direction (`align` spells out the rule). `A = 1` when no
+//!    direction is left — a root, or a bone sitting on its parent with no child.
 //!    A T-pose target paired with an A-pose source gets, at the arms, `A` = the 45° turn down.
 //! 3. *The target pose.* `Wt_pose = D · A · Wt_rest`: first bring the target bone onto the
 //!    source's rest direction, then do what the source did. Its direction is then
@@ -80,6 +82,8 @@
 
 use super::{BoneRef, BoneTrack, Channel, Clip, ClipBuilder};
 use glam::{Quat, Vec3};
+
+mod align;
 
 /// A bone every humanoid skeleton has: VRM 1.0's required bones and its common optional ones
 /// (`upperChest`, `neck`, the shoulders, the toes).
@@ -859,46 +863,23 @@ impl Retargeter {
             });
         }
 
-        // Each mapped target bone's first mapped child: the lowest-index mapped bone whose
-        // nearest mapped ancestor it is. The parent chains are acyclic (checked above).
-        let mut first_child: Vec<Option<usize>> = vec![None; target.len()];
-        for child in 0..target.len() {
-            if target_source[child].is_none() {
-                continue;
+        let aligned = match alignment {
+            RestAlignment::MatchSourceRest => align::RestDirections {
+                source_world: &source_world,
+                target_world: &target_world,
+                source_parents: &source.parents,
+                target_parents: &target.parents,
+                target_source: &target_source,
+                basis,
             }
-            let mut up = target.parents[child];
-            while let Some(a) = up {
-                if target_source[a].is_some() {
-                    first_child[a].get_or_insert(child);
-                    break;
-                }
-                up = target.parents[a];
-            }
-        }
-
+            .alignments(),
+            RestAlignment::KeepTargetRest => vec![Quat::IDENTITY; target.len()],
+        };
         let mut target_pair = vec![None; target.len()];
         let mut out_pairs = Vec::new();
         for t in 0..target.len() {
             let Some(s) = target_source[t] else { continue };
-            let (ds, dt) = match first_child[t] {
-                Some(tc) => {
-                    let sc = target_source[tc].unwrap_or(s);
-                    (
-                        source_world[sc].0 - source_world[s].0,
-                        target_world[tc].0 - target_world[t].0,
-                    )
-                }
-                None => (
-                    offset_from_parent(&source_world, &source.parents, s),
-                    offset_from_parent(&target_world, &target.parents, t),
-                ),
-            };
-            let align = match (alignment, dt.try_normalize(), (basis * ds).try_normalize()) {
-                (RestAlignment::MatchSourceRest, Some(dt), Some(ds)) => {
-                    Quat::from_rotation_arc(dt, ds)
-                }
-                _ => Quat::IDENTITY,
-            };
+            let align = aligned[t];
             let tail = source_world[s].1.inverse() * basis.inverse() * align * target_world[t].1;
             target_pair[t] = Some(out_pairs.len());
             out_pairs.push(Pair {
@@ -1495,14 +1476,6 @@ fn chain_order(
         }
     }
     order.iter().copied().filter(|&b| keep[b]).collect()
-}
-
-/// A bone's world offset from its parent; zero for a root.
-fn offset_from_parent(world: &[(Vec3, Quat)], parents: &[Option<usize>], bone: usize) -> Vec3 {
-    match parents[bone] {
-        Some(p) => world[bone].0 - world[p].0,
-        None => Vec3::ZERO,
-    }
 }
 
 /// The skeleton a clip was made for, as a retargeting source: its bones' names and rest pose,
