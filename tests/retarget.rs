@@ -1008,10 +1008,9 @@ fn the_same_skeleton_stored_in_another_order_is_posed_the_same() {
     }
     // Only rounding: the two plans do the same sums in another order.
     assert!(farthest < 1e-5, "{farthest} m");
-    // And the pose is one: the thighs moved from rest.
-    let thigh = (0..n).find(|&i| name(i) == "L Thigh").unwrap();
+    // And the pose is one: the left knee moved from rest.
     let knee = (0..n).find(|&i| name(i) == "L Calf").unwrap();
     let rest = stored.world().unwrap();
     let moved = (a[knee].0 - rest[knee].0).length();
-    assert!(moved > 0.05 && thigh != knee, "the knee moved {moved} m");
+    assert!(moved > 0.05, "the knee moved {moved} m");
 }

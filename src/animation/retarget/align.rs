@@ -17,12 +17,9 @@
 //! * directions on one line: the longest is matched exactly, the turn about it as above;
 //! * a bone with no mapped child uses its own offset from its parent.
 //!
-//! None of this depends on the order the bones are stored in.
-//!
-//! Before this, a bone's direction was the one to its *first* mapped child in index order, so
-//! the same ped stored in another order (a DFF whose Pelvis lists R Thigh, L Thigh, Spine where
-//! the built-in SA skeleton lists Spine, L Thigh, R Thigh) was turned another way, and a child
-//! sitting on its parent gave a direction of rounding noise.
+//! None of this depends on the order the bones are stored in: a DFF ped whose Pelvis lists
+//! R Thigh, L Thigh, Spine is turned as the built-in SA skeleton, which lists Spine, L Thigh,
+//! R Thigh.
 
 use glam::{DQuat, DVec3, Quat, Vec3};
 
@@ -276,8 +273,8 @@ fn largest_eigenvector(mut a: [[f64; 4]; 4]) -> [f64; 4] {
 mod tests {
     use super::*;
 
-    /// A known rotation, found back from three directions and their turned copies (and from
-    /// the same set noisy, within the noise).
+    /// A known rotation, found back from three directions and their turned copies; and a half
+    /// turn (whose quaternion has w = 0).
     #[test]
     fn best_fit_finds_the_rotation_that_turned_the_directions() {
         let turn = DQuat::from_euler(glam::EulerRot::YXZ, 2.1, -0.7, 0.4);
