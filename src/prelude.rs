@@ -18,7 +18,7 @@ pub use crate::plugin::{Anie, AnieLoaderSettings};
 #[cfg(feature = "bevy")]
 pub use crate::plugin::{
     ClipSettings, Dan, DanAssetLabel, DanLoaderSettings, Ifp, IfpAssetLabel, IfpLoaderSettings,
-    Motion, RigClip, RootMotionMode,
+    Motion, MotionLoaderSettings, RigClip, RootMotionMode,
 };
 #[cfg(feature = "dff")]
 pub use crate::plugin::{Dff, DffAssetLabel, DffLoaderSettings};

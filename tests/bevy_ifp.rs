@@ -705,3 +705,79 @@ fn motion_files_load_retargeted_onto_a_gta_ped_as_rigplay_import_writes_them() {
     }
     assert!(far < 1e-6, "{far} m");
 }
+
+/// A motion file whose bones the names do not pair (a rig's own names for the hips and
+/// forearms) loads with the bone map of its `.meta`, as `rigplay import --map` takes it: its
+/// package is byte for byte the one imported from the same walk with the usual names, which the
+/// names pair alone. Without the map the file does not load (no bone is the hips) and the error
+/// says so; an entry naming no bone is reported, and the others still apply.
+#[test]
+fn a_motion_files_bone_map_pairs_what_its_names_do_not() {
+    let text = crate::bvh_fixtures::mocap_walk(31);
+    // Names no preset knows (one of each: the root, a left and a right bone).
+    let renamed = text
+        .replace("ROOT Hips", "ROOT bn_root")
+        .replace("JOINT LeftForeArm", "JOINT arm_lo_l2")
+        .replace("JOINT RightForeArm", "JOINT arm_lo_r2");
+    assert_eq!(renamed.matches("bn_root").count(), 1);
+    assert_eq!(renamed.matches("arm_lo_").count(), 2);
+    // GTA's names written other ways (case, no leading space): GTA matches them so.
+    let meta = r#"(
+    meta_format_version: "1.0",
+    asset: Load(
+        loader: "rigplay::plugin::MotionLoader",
+        settings: (
+            bone_map: {
+                "bn_root": "pelvis",
+                "arm_lo_l2": "L FOREARM",
+                "arm_lo_r2": "r forearm",
+                "no_such_bone": "Head",
+                "Head": 3,
+            },
+        ),
+    ),
+)"#;
+    let mut app = app(
+        &[
+            ("usual/walk.bvh", text.into_bytes()),
+            ("mapped/walk.bvh", renamed.clone().into_bytes()),
+            ("unmapped/walk.bvh", renamed.into_bytes()),
+        ],
+        &[("mapped/walk.bvh", meta)],
+        1.0 / 30.0,
+    );
+    let usual: Handle<Motion> = load(&mut app, "usual/walk.bvh");
+    let mapped: Handle<Motion> = load(&mut app, "mapped/walk.bvh");
+    let err = load_error::<Motion>(&mut app, "unmapped/walk.bvh");
+    assert!(err.contains("recognised as the hips"), "{err}");
+    let motions = app.world().resource::<Assets<Motion>>();
+    let (usual, mapped) = (motions.get(&usual).unwrap(), motions.get(&mapped).unwrap());
+    assert!(
+        usual.notes[0].contains("21 bones paired"),
+        "{:?}",
+        usual.notes
+    );
+    assert!(
+        mapped.ifp.file.write().unwrap() == usual.ifp.file.write().unwrap(),
+        "the mapped file imports as the usual names do: {:?}",
+        mapped.notes
+    );
+    assert!(
+        mapped.notes[0].contains("21 bones paired"),
+        "{:?}",
+        mapped.notes
+    );
+    // The entry naming no bone is in the notes and the warnings; the entry whose GTA side is
+    // not a string is a `.meta` problem, logged, and left out.
+    assert!(
+        mapped.notes[0].contains("bone map:") && mapped.notes[0].contains("no_such_bone"),
+        "{:?}",
+        mapped.notes
+    );
+    let warnings = &mapped.ifp.warnings;
+    assert!(
+        warnings.iter().any(|w| w.contains("no_such_bone"))
+            && warnings.iter().any(|w| w.contains("bone_map.\"Head\"")),
+        "{warnings:?}"
+    );
+}

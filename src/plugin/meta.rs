@@ -244,15 +244,15 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for Entries<V> {
 }
 
 /// Implements `Deserialize` for a loader's settings struct, field by field: `field: "what it
-/// holds"` for a plain field, and `map field: "what each entry holds"` for a map whose entries
-/// are checked one by one (a bad entry is dropped, the others kept). The struct implements
+/// holds"` for a plain field, and `map field: "what each entry holds"` (any number of them) for a
+/// map whose entries are checked one by one (a bad entry is dropped, the others kept). The struct implements
 /// `Default` and has a `meta_problems: MetaProblems` field, where the problems go.
 macro_rules! lenient_settings {
-    ($ty:ident { $($field:ident : $expect:literal),* $(,)? } $(map $mfield:ident : $mexpect:literal)?) => {
+    ($ty:ident { $($field:ident : $expect:literal),* $(,)? } $(map $mfield:ident : $mexpect:literal)*) => {
         impl<'de> serde::Deserialize<'de> for $ty {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 use $crate::plugin::meta::{Attempt, MetaProblems};
-                const FIELDS: &[&str] = &[$(stringify!($field),)* $(stringify!($mfield))?];
+                const FIELDS: &[&str] = &[$(stringify!($field),)* $(stringify!($mfield),)*];
                 struct V;
                 impl<'de> serde::de::Visitor<'de> for V {
                     type Value = $ty;
@@ -303,7 +303,7 @@ macro_rules! lenient_settings {
                                             format!("the default ({:?}) is used", s.$mfield),
                                         ),
                                     }
-                                })?
+                                })*
                                 _ => {
                                     map.next_value::<serde::de::IgnoredAny>()?;
                                     problems.unknown(key, FIELDS);

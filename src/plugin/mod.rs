@@ -56,7 +56,7 @@ pub use dff::{
 pub use gltf::{GltfClipError, GltfClips, GltfRigClip};
 pub use ifp::{
     GtaSkeleton, Ifp, IfpAssetLabel, IfpClipAsset, IfpLoadError, IfpLoader, IfpLoaderSettings,
-    IfpPlugin, Motion, MotionError, MotionLoadError, MotionLoader,
+    IfpPlugin, Motion, MotionError, MotionLoadError, MotionLoader, MotionLoaderSettings,
 };
 pub use load::AssetLoadError;
 pub use meta::{MetaProblem, MetaProblems};

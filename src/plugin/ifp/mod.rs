@@ -9,7 +9,7 @@ mod skeleton;
 
 pub use asset::{Ifp, IfpAssetLabel, IfpClipAsset};
 pub use loader::{IfpLoadError, IfpLoader, IfpLoaderSettings};
-pub use motion::{Motion, MotionError, MotionLoadError, MotionLoader};
+pub use motion::{Motion, MotionError, MotionLoadError, MotionLoader, MotionLoaderSettings};
 pub use skeleton::GtaSkeleton;
 
 use crate::plugin::SkeletalPlugin;

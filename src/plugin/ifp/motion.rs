@@ -14,10 +14,13 @@ use crate::formats::gltf::{GltfReadError, GltfScene};
 use crate::formats::ifp::{IfpError, IfpFile, IfpWriteError};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_bytes};
 use crate::plugin::meta::log_meta_problems;
+use crate::plugin::meta::{MetaProblems, lenient_settings};
+use crate::plugin::skeletal::ClipSettings;
 use crate::skeleton::GtaGame;
 use bevy::asset::io::Reader;
 use bevy::asset::{AssetLoader, LoadContext};
 use bevy::prelude::*;
+use serde::Serialize;
 use std::collections::HashMap;
 
 /// Animation made elsewhere, retargeted onto a GTA ped when it loaded ([`MotionLoader`]).
@@ -74,25 +77,89 @@ pub enum MotionError {
 /// Why a motion file did not load.
 pub type MotionLoadError = AssetLoadError<MotionError>;
 
+/// Settings of the motion loader, set in a `.meta` file next to the asset: the `.ifp` loader's
+/// ([`IfpLoaderSettings`]) and a bone map, as `rigplay import --map` takes it.
+///
+/// ```ron
+/// (
+///     meta_format_version: "1.0",
+///     asset: Load(
+///         loader: "rigplay::plugin::MotionLoader",
+///         settings: (
+///             skeleton: Some(Vc),
+///             default_clip: (looping: true),
+///             bone_map: { "root_jnt": "Pelvis", "spine_a": "Spine", "tail": "" },
+///         ),
+///     ),
+/// )
+/// ```
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MotionLoaderSettings {
+    /// The ped the clips are retargeted onto (`None`: San Andreas').
+    pub skeleton: Option<GtaGame>,
+    /// Settings for clips not named in `clips`.
+    pub default_clip: ClipSettings,
+    /// Settings per clip name (compared case-insensitively).
+    pub clips: HashMap<String, ClipSettings>,
+    /// Bone pairs the names do not give, from the file's bone to the GTA bone (SA's names, any
+    /// case): they replace what the names pair. An empty GTA bone unpairs the file's bone. A
+    /// pair naming a bone that is not there is reported in the asset's notes and skipped.
+    pub bone_map: HashMap<String, String>,
+    /// What the `.meta` file held that could not be used (each field keeps its default); the
+    /// loader logs these. Never written.
+    #[serde(skip)]
+    pub meta_problems: MetaProblems,
+}
+
+lenient_settings!(MotionLoaderSettings {
+    skeleton: "`None` or `Some(Sa)`, `Some(Vc)`, `Some(Iii)`",
+    default_clip: "clip settings `(looping: bool, root_motion: Baked | InPlace | Extract(z: bool))`",
+} map clips: "clip settings `(looping: bool, root_motion: Baked | InPlace | Extract(z: bool))`"
+  map bone_map: "the GTA bone's name, a string");
+
+impl MotionLoaderSettings {
+    /// The bone map as `(file bone, GTA bone)` pairs, in the order of the file bones' names
+    /// (a map has none of its own).
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        let mut pairs: Vec<(String, String)> = self
+            .bone_map
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        pairs.sort();
+        pairs
+    }
+
+    /// How the clips play: the `.ifp` loader's settings of the same fields.
+    fn ifp(&self) -> IfpLoaderSettings {
+        IfpLoaderSettings {
+            skeleton: self.skeleton,
+            default_clip: self.default_clip,
+            clips: self.clips.clone(),
+            meta_problems: MetaProblems::default(),
+        }
+    }
+}
+
 /// Loads `.bvh` and `.vrma` files (and `.gltf`, `.glb` and `.vrm` files whose `.meta` names this
 /// loader, or loaded as `Handle<Motion>`: Bevy's own glTF loader keeps those extensions) as a
 /// [`Motion`]: every animation retargeted onto a GTA ped, rest poses compensated and bones
-/// paired by their names, as `rigplay import` does it. Its settings are the `.ifp` loader's:
-/// `skeleton` is the ped (`None`: San Andreas), `clips` and `default_clip` set how each clip
-/// plays.
+/// paired by their names (and by the settings' `bone_map`), as `rigplay import` does it. Its
+/// settings ([`MotionLoaderSettings`]) are the `.ifp` loader's and the bone map: `skeleton` is
+/// the ped (`None`: San Andreas), `clips` and `default_clip` set how each clip plays.
 #[derive(TypePath, Default)]
 #[type_path = "rigplay::plugin"]
 pub struct MotionLoader;
 
 impl AssetLoader for MotionLoader {
     type Asset = Motion;
-    type Settings = IfpLoaderSettings;
+    type Settings = MotionLoaderSettings;
     type Error = MotionLoadError;
 
     async fn load(
         &self,
         reader: &mut dyn Reader,
-        settings: &IfpLoaderSettings,
+        settings: &MotionLoaderSettings,
         load_context: &mut LoadContext<'_>,
     ) -> Result<Motion, MotionLoadError> {
         let bytes = read_bytes(reader).await?;
@@ -150,16 +217,25 @@ impl AssetLoader for MotionLoader {
             return Err(AssetLoadError::Format(MotionError::NoAnimation));
         }
         let game = settings.skeleton.unwrap_or(GtaGame::Sa);
+        let map = settings.pairs();
         let mut clips = Vec::new();
         let mut notes = Vec::new();
         for (name, source, clip) in &sources {
             let (ifp_clip, report) =
-                clip_to_gta(source, clip, name, game, &[]).map_err(|error| {
+                clip_to_gta(source, clip, name, game, &map).map_err(|error| {
                     AssetLoadError::Format(MotionError::Import {
                         clip: name.clone(),
                         error,
                     })
                 })?;
+            for problem in &report.map_problems {
+                let line = format!(
+                    "{}: clip {name:?}: bone map: {problem}; skipped",
+                    load_context.path()
+                );
+                warn!("{line}");
+                warnings.push(line);
+            }
             notes.push(note(name, game, &report));
             clips.push(ifp_clip);
         }
@@ -174,7 +250,7 @@ impl AssetLoader for MotionLoader {
             .map_err(|e| AssetLoadError::Format(MotionError::Reread(e)))?
             .file;
         Ok(Motion {
-            ifp: ifp_asset(package, game, settings, warnings, load_context),
+            ifp: ifp_asset(package, game, &settings.ifp(), warnings, load_context),
             notes,
         })
     }
@@ -195,6 +271,9 @@ fn note(name: &str, game: GtaGame, report: &ImportReport) -> String {
     );
     if !report.unmatched.is_empty() {
         line += &format!("; {:?} keep their rest pose", report.unmatched);
+    }
+    for problem in &report.map_problems {
+        line += &format!("; bone map: {problem}, skipped");
     }
     line
 }
