@@ -241,18 +241,55 @@ fn a_gltf_animation_loaded_by_bevy_plays_on_each_games_ped_as_the_file_imported_
 /// the order (`animation::retarget`, step 2), the legs and head were 0.22 m off here.
 #[test]
 fn a_gltf_animation_loaded_by_bevy_plays_on_a_dff_ped_as_on_the_sa_skeleton() {
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let ped = std::fs::read(assets.join("characters/ped.dff")).unwrap();
+    let (compared, moved, farthest) = dff_ped_against_the_sa_skeleton(ped, 1.0);
+    println!(
+        "DFF ped against the SA skeleton: {compared} joint positions, farthest {farthest} m; moved {moved} m"
+    );
+    assert!(compared >= 4 * 20, "{compared}");
+    assert!(moved > 0.5, "{moved} m");
+    assert!(farthest < 1e-3, "{farthest} m");
+}
+
+/// The same on a ped whose bones are 1.25 times as long as SA's (every frame's offset scaled, as
+/// models in the wild differ from the built-in table): the retargeter scales the hips' movement
+/// to the ped's hip height and keeps the ped's own offsets, so relative to its pelvis every joint
+/// is 1.25 times as far as the SA skeleton's, at rest and through the walk.
+#[test]
+fn a_gltf_animation_on_a_dff_ped_of_other_proportions_keeps_them() {
+    let k = 1.25;
+    let (compared, moved, farthest) =
+        dff_ped_against_the_sa_skeleton(crate::bevy_dff::scaled_ped(k), k);
+    println!(
+        "DFF ped scaled by {k} against the SA skeleton: {compared} joint positions, farthest {farthest} m from {k} × its pose; moved {moved} m"
+    );
+    assert!(compared >= 4 * 20, "{compared}");
+    assert!(farthest < 1e-3, "{farthest} m");
+    // The hips' movement is scaled to the ped's hip height: the ped travels k times as far as
+    // the bundled ped of SA's proportions (1.2589 m in 0.9 s, measured).
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let ped = std::fs::read(assets.join("characters/ped.dff")).unwrap();
+    let (_, plain, _) = dff_ped_against_the_sa_skeleton(ped, 1.0);
+    assert!(
+        (moved - k * plain).abs() < 1e-3,
+        "{moved} m against {plain} m"
+    );
+}
+
+/// Plays the mocap walk, as a glTF loaded by Bevy, through `Retarget` on the built-in SA skeleton
+/// and on the DFF ped `ped`, paused at 0, 0.3, 0.6 and 0.9 s. Returns how many joint positions
+/// were compared, how far the ped's joints moved from their first pose, and the farthest a ped
+/// joint is from `k` times the skeleton's joint of the same name, both taken relative to the
+/// pelvis when `k ≠ 1` (the characters' roots otherwise).
+fn dff_ped_against_the_sa_skeleton(ped: Vec<u8>, k: f32) -> (usize, f32, f32) {
     use crate::bevy_dff::joint_positions;
     let bvh = BvhFile::read(crate::bvh_fixtures::mocap_walk(31).as_bytes())
         .unwrap()
         .file;
     let glb = gltf_posed_of(&bvh, Naming::Mixamo, true);
-    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
-    let read = |p: &str| std::fs::read(assets.join(p)).unwrap();
     let mut app = app_with(
-        &[
-            ("walk.glb", glb),
-            ("characters/ped.dff", read("characters/ped.dff")),
-        ],
+        &[("walk.glb", glb), ("characters/ped.dff", ped)],
         &[],
         1.0 / 30.0,
         (
@@ -312,7 +349,17 @@ fn a_gltf_animation_loaded_by_bevy_plays_on_a_dff_ped_as_on_the_sa_skeleton() {
         let a = joint_positions(&mut app, skeleton);
         let b = joint_positions(&mut app, model);
         let at = |e: Entity| app.world().get::<GlobalTransform>(e).unwrap().translation();
-        let (ra, rb) = (at(skeleton), at(model));
+        let pelvis = |v: &[(String, Vec3)]| {
+            v.iter()
+                .find(|(n, _)| n.trim().eq_ignore_ascii_case("pelvis"))
+                .unwrap()
+                .1
+        };
+        let (ra, rb) = if k == 1.0 {
+            (at(skeleton), at(model))
+        } else {
+            (pelvis(&a), pelvis(&b))
+        };
         for (name, p) in &b {
             // The `Root` is left out: its rest differs between the two (the DFF's `Normal`).
             if name.eq_ignore_ascii_case("root") {
@@ -321,17 +368,12 @@ fn a_gltf_animation_loaded_by_bevy_plays_on_a_dff_ped_as_on_the_sa_skeleton() {
             let Some((_, q)) = a.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) else {
                 continue;
             };
-            farthest = farthest.max((*p - rb).distance(*q - ra));
+            farthest = farthest.max((*p - rb).distance((*q - ra) * k));
             compared += 1;
         }
         for ((_, p), (_, q)) in b.iter().zip(&start) {
             moved = moved.max(p.distance(*q));
         }
     }
-    println!(
-        "DFF ped against the SA skeleton: {compared} joint positions, farthest {farthest} m; moved {moved} m"
-    );
-    assert!(compared >= 4 * 20, "{compared}");
-    assert!(moved > 0.5, "{moved} m");
-    assert!(farthest < 1e-3, "{farthest} m");
+    (compared, moved, farthest)
 }
