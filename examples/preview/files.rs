@@ -6,6 +6,7 @@ use bevy::prelude::*;
 use bevy::world_serialization::WorldAsset;
 use rigplay::formats::FileFormat;
 use rigplay::plugin::*;
+use rigplay::skeleton::GtaGame;
 use rigplay_preview::clips::{ClipRow, Pick, SortBy, pick};
 use rigplay_preview::watch::HotReload;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,9 @@ pub struct Preview {
 pub struct Model {
     pub path: PathBuf,
     pub handle: Handle<Dff>,
+    /// The game the model's file is of (`None`: it did not read), which motion files opened
+    /// after it are retargeted onto.
+    pub game: Option<GtaGame>,
     /// When it was opened, and whether its first frame on show has been logged.
     pub opened: std::time::Instant,
     pub shown: bool,
@@ -397,10 +401,21 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         .map(|e| e.to_string_lossy().into_owned())
         .unwrap_or_default();
     let lower = extension.to_ascii_lowercase();
+    // Motion is retargeted as it loads onto the ped of the model open (SA's with none, or where
+    // the file's `.meta` names another).
+    let game = preview.model.as_ref().and_then(|m| m.game);
+    let load_motion = |asset_path: String| match game {
+        Some(game) => assets
+            .load_builder()
+            .with_settings(move |s: &mut MotionLoaderSettings| {
+                s.skeleton.get_or_insert(game);
+            })
+            .load::<Motion>(asset_path),
+        None => assets.load::<Motion>(asset_path),
+    };
     if matches!(lower.as_str(), "bvh" | "vrma" | "vrm") {
-        // Motion: retargeted onto the SA ped as it loads.
         preview.files.push(OpenFile {
-            handle: FileHandle::Motion(assets.load(asset_path)),
+            handle: FileHandle::Motion(load_motion(asset_path)),
             path: absolute,
         });
         return;
@@ -418,7 +433,7 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         });
         if rigplay_preview::clips::gltf_has_animations(&absolute) {
             preview.files.push(OpenFile {
-                handle: FileHandle::Motion(assets.load::<Motion>(asset_path)),
+                handle: FileHandle::Motion(load_motion(asset_path)),
                 path: absolute,
             });
         }
@@ -428,6 +443,7 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         Some(FileFormat::Dff) => {
             // A model, not clips: GTA clips play on it (its .txd beside it gives the textures).
             preview.model = Some(Model {
+                game: model_game(&absolute),
                 handle: assets.load(asset_path),
                 path: absolute,
                 opened: std::time::Instant::now(),
@@ -452,6 +468,14 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         path: absolute,
         handle,
     });
+}
+
+/// The game of the DFF model at `path`, as its loader picks it from the file
+/// ([`GtaGame::for_dff`]); `None` where the file does not read.
+fn model_game(path: &Path) -> Option<GtaGame> {
+    let bytes = std::fs::read(path).ok()?;
+    let dff = rigplay::formats::dff::DffFile::read(&bytes).ok()?;
+    Some(GtaGame::for_dff(&dff.file))
 }
 
 pub fn open_dropped(

@@ -1361,3 +1361,75 @@ fn the_preview_plays_a_mocap_bvh_as_the_ifp_rigplay_import_writes() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A mocap `.bvh` opened after a GTA III ped (`player.dff`) is retargeted onto III's ped as it
+/// loads, not SA's: every joint is where the preview puts it playing, on the same model, the
+/// `.ifp` that `rigplay import --game iii` writes, and away from where the SA import puts it
+/// (III's hips stand at another height, so the hips' movement is scaled otherwise).
+#[test]
+fn a_motion_file_opened_after_a_model_is_imported_onto_that_models_game() {
+    if !can_render() {
+        return;
+    }
+    use rigplay::convert::import::{bvh_source, clip_to_gta, gta_package};
+    use rigplay::formats::bvh::BvhFile;
+    use rigplay::skeleton::GtaGame;
+    let dir = std::env::temp_dir().join(format!("rigplay-preview-iii-bvh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("player.dff");
+    std::fs::write(&model, iii_ped_of_parts()).unwrap();
+    let text = bvh_fixtures::mocap_walk(31);
+    let bvh_path = dir.join("walk.bvh");
+    std::fs::write(&bvh_path, &text).unwrap();
+    let bvh = BvhFile::read(text.as_bytes()).unwrap().file;
+    let imported = |game: GtaGame, name: &str| {
+        let (clip, _) =
+            clip_to_gta(&bvh_source(&bvh), &bvh.to_clip("walk"), "walk", game, &[]).unwrap();
+        let path = dir.join(name);
+        let package = gta_package(game, "walk", vec![clip]).0;
+        std::fs::write(&path, package.write().unwrap()).unwrap();
+        path
+    };
+    let (iii, sa) = (
+        imported(GtaGame::Iii, "iii.ifp"),
+        imported(GtaGame::Sa, "sa.ifp"),
+    );
+    let shot = |file: &Path, png: &str| {
+        let png = dir.join(png);
+        let args = [
+            model.to_str().unwrap(),
+            file.to_str().unwrap(),
+            "--clip",
+            "walk",
+            "--at",
+            "0.4",
+            "--screenshot",
+            png.to_str().unwrap(),
+        ];
+        run_example("preview", &args, &png).unwrap();
+        let mut joints = world_joints(&png);
+        joints.sort_by(|a, b| a.0.cmp(&b.0));
+        joints
+    };
+    let farthest = |a: &[(String, [f32; 3])], b: &[(String, [f32; 3])]| {
+        assert_eq!(a.len(), b.len());
+        let mut far = 0.0f32;
+        for ((name, p), (other, q)) in a.iter().zip(b) {
+            assert_eq!(name, other);
+            far = far.max((0..3).map(|i| (p[i] - q[i]).powi(2)).sum::<f32>().sqrt());
+        }
+        far
+    };
+    let from_bvh = shot(&bvh_path, "bvh.png");
+    assert!(
+        from_bvh.len() >= 16,
+        "the III ped's frames: {}",
+        from_bvh.len()
+    );
+    let to_iii = farthest(&from_bvh, &shot(&iii, "iii.png"));
+    let to_sa = farthest(&from_bvh, &shot(&sa, "sa.png"));
+    println!("the .bvh on a III ped: {to_iii} m from the III import, {to_sa} m from the SA one");
+    assert!(to_iii < 1e-4, "{to_iii} m");
+    assert!(to_sa > 1e-2, "{to_sa} m");
+    let _ = std::fs::remove_dir_all(&dir);
+}
