@@ -1309,26 +1309,11 @@ fn the_preview_plays_a_mocap_bvh_as_the_ifp_rigplay_import_writes() {
     if !can_render() {
         return;
     }
-    use rigplay::convert::import::{bvh_source, clip_to_gta, gta_package};
-    use rigplay::formats::bvh::BvhFile;
     use rigplay::skeleton::GtaGame;
     let dir = std::env::temp_dir().join(format!("rigplay-preview-bvh-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let text = bvh_fixtures::mocap_walk(31);
-    let bvh_path = dir.join("walk.bvh");
-    std::fs::write(&bvh_path, &text).unwrap();
-    let bvh = BvhFile::read(text.as_bytes()).unwrap().file;
-    let (clip, _) = clip_to_gta(
-        &bvh_source(&bvh),
-        &bvh.to_clip("walk"),
-        "walk",
-        GtaGame::Sa,
-        &[],
-    )
-    .unwrap();
-    let ifp_path = dir.join("imported.ifp");
-    let package = gta_package(GtaGame::Sa, "walk", vec![clip]).0;
-    std::fs::write(&ifp_path, package.write().unwrap()).unwrap();
+    let (bvh_path, imported) = mocap_walk_and_its_import(&dir);
+    let ifp_path = imported(GtaGame::Sa, "imported.ifp");
     let shot = |file: &Path, png: &Path| {
         let args = [
             file.to_str().unwrap(),
@@ -1371,25 +1356,12 @@ fn a_motion_file_opened_after_a_model_is_imported_onto_that_models_game() {
     if !can_render() {
         return;
     }
-    use rigplay::convert::import::{bvh_source, clip_to_gta, gta_package};
-    use rigplay::formats::bvh::BvhFile;
     use rigplay::skeleton::GtaGame;
     let dir = std::env::temp_dir().join(format!("rigplay-preview-iii-bvh-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let model = dir.join("player.dff");
     std::fs::write(&model, iii_ped_of_parts()).unwrap();
-    let text = bvh_fixtures::mocap_walk(31);
-    let bvh_path = dir.join("walk.bvh");
-    std::fs::write(&bvh_path, &text).unwrap();
-    let bvh = BvhFile::read(text.as_bytes()).unwrap().file;
-    let imported = |game: GtaGame, name: &str| {
-        let (clip, _) =
-            clip_to_gta(&bvh_source(&bvh), &bvh.to_clip("walk"), "walk", game, &[]).unwrap();
-        let path = dir.join(name);
-        let package = gta_package(game, "walk", vec![clip]).0;
-        std::fs::write(&path, package.write().unwrap()).unwrap();
-        path
-    };
+    let (bvh_path, imported) = mocap_walk_and_its_import(&dir);
     let (iii, sa) = (
         imported(GtaGame::Iii, "iii.ifp"),
         imported(GtaGame::Sa, "sa.ifp"),
@@ -1432,4 +1404,30 @@ fn a_motion_file_opened_after_a_model_is_imported_onto_that_models_game() {
     assert!(to_iii < 1e-4, "{to_iii} m");
     assert!(to_sa > 1e-2, "{to_sa} m");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The mocap walk written as `dir/walk.bvh`, and a function writing `dir/NAME` as the package
+/// `rigplay import --game GAME` writes for it.
+fn mocap_walk_and_its_import(
+    dir: &Path,
+) -> (
+    PathBuf,
+    impl Fn(rigplay::skeleton::GtaGame, &str) -> PathBuf,
+) {
+    use rigplay::convert::import::{bvh_source, clip_to_gta, gta_package};
+    use rigplay::formats::bvh::BvhFile;
+    let text = bvh_fixtures::mocap_walk(31);
+    let bvh_path = dir.join("walk.bvh");
+    std::fs::write(&bvh_path, &text).unwrap();
+    let bvh = BvhFile::read(text.as_bytes()).unwrap().file;
+    let dir = dir.to_path_buf();
+    let imported = move |game, name: &str| {
+        let source = bvh_source(&bvh);
+        let (clip, _) = clip_to_gta(&source, &bvh.to_clip("walk"), "walk", game, &[]).unwrap();
+        let path = dir.join(name);
+        let package = gta_package(game, "walk", vec![clip]).0;
+        std::fs::write(&path, package.write().unwrap()).unwrap();
+        path
+    };
+    (bvh_path, imported)
 }
