@@ -88,7 +88,7 @@ pub mod id {
 
 /// The name of a chunk type as it appears in chunk paths (`Clump/FrameList/...`); `None` for
 /// a type this crate does not know.
-pub fn chunk_name(chunk_type: u32) -> Option<&'static str> {
+pub(crate) fn chunk_name(chunk_type: u32) -> Option<&'static str> {
     use id::*;
     Some(match chunk_type {
         STRUCT => "Struct",
@@ -136,7 +136,7 @@ pub fn chunk_name(chunk_type: u32) -> Option<&'static str> {
 /// assert_eq!(version_from_stamp(0x0C02FFFF), 0x33002);
 /// assert_eq!(version_from_stamp(0x310), 0x31000);
 /// ```
-pub fn version_from_stamp(stamp: u32) -> u32 {
+pub(crate) fn version_from_stamp(stamp: u32) -> u32 {
     if stamp >> 16 != 0 {
         (((stamp >> 14) & 0x3FF00) + 0x30000) | ((stamp >> 16) & 0x3F)
     } else {
