@@ -36,7 +36,7 @@ impl AnieVersion {
     }
 
     /// The version with this header minor number (major 0).
-    pub const fn from_minor(minor: u32) -> Option<Self> {
+    pub(crate) const fn from_minor(minor: u32) -> Option<Self> {
         match minor {
             4 => Some(AnieVersion::V0_4),
             5 => Some(AnieVersion::V0_5),
