@@ -487,7 +487,7 @@ impl GtaGame {
 
 /// Whether `name` is one of GTA III's ped frames that neither VC nor SA has (`Swaist`, `Smid`,
 /// `Storso`, `Shead`, the `Supper…`/`Slower…` limbs, hands and feet; any case or spacing).
-pub fn is_iii_bone_name(name: &str) -> bool {
+pub(crate) fn is_iii_bone_name(name: &str) -> bool {
     const III_ONLY: [&str; 16] = [
         "swaist",
         "smid",
@@ -511,7 +511,7 @@ pub fn is_iii_bone_name(name: &str) -> bool {
 
 /// Whether `names` (a model's frames, a package's sequences) are a GTA III ped's: at least three
 /// of them are III's own bone names ([`is_iii_bone_name`]).
-pub fn names_iii_ped<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
+pub(crate) fn names_iii_ped<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
     names
         .into_iter()
         .filter(|n| is_iii_bone_name(n))

@@ -1,4 +1,4 @@
-//! Reading a file of any of rigplay's formats, told apart by `rigplay::formats::detect`.
+//! Reading a file of any of rigplay's formats, told apart by `rigplay::formats::FileFormat`.
 
 use crate::Failure;
 use rigplay::formats::FileFormat;

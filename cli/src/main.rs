@@ -2,7 +2,7 @@
 //! AnimeEffects projects, from the command line.
 //!
 //! This file parses the arguments and dispatches; each command is a module, and `load` reads
-//! a file of any format, told apart by `rigplay::formats::detect`.
+//! a file of any format, told apart by `rigplay::formats::FileFormat`.
 
 use serde_json::Value;
 use std::process::ExitCode;

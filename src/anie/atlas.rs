@@ -48,7 +48,7 @@ impl PixelRect {
     }
 
     /// The rectangle of columns `x0..x1` and rows `y0..y1` (empty when `x1 ≤ x0` or `y1 ≤ y0`).
-    pub fn from_bounds(x0: u32, y0: u32, x1: u32, y1: u32) -> Self {
+    pub(crate) fn from_bounds(x0: u32, y0: u32, x1: u32, y1: u32) -> Self {
         Self {
             x: x0,
             y: y0,

@@ -60,7 +60,7 @@ pub use crate::formats::anie::BlendMode;
 /// SoftLight branches on the **destination** A, not on the layer B as in Photoshop. The
 /// reference render `blend_v8` confirms it: destination blue 128, layer blue 40 at alpha 200
 /// gives 100 (this formula: 91.86·200/255 + 128·55/255 = 99.7), where B < 0.5 would give 94.
-pub fn blend_channel(mode: BlendMode, a: f32, b: f32) -> f32 {
+pub(crate) fn blend_channel(mode: BlendMode, a: f32, b: f32) -> f32 {
     use BlendMode::*;
     match mode {
         Normal => b,
@@ -157,7 +157,7 @@ fn vivid_light(a: f32, b: f32) -> f32 {
 }
 
 /// [`blend_channel`] on the three colour channels.
-pub fn blend_rgb(mode: BlendMode, dst: Vec3, src: Vec3) -> Vec3 {
+pub(crate) fn blend_rgb(mode: BlendMode, dst: Vec3, src: Vec3) -> Vec3 {
     Vec3::new(
         blend_channel(mode, dst.x, src.x),
         blend_channel(mode, dst.y, src.y),
@@ -172,17 +172,17 @@ pub fn saturate(v: f32) -> f32 {
 
 /// A `[0, 1]` value as an 8-bit unorm: `round(255·v)` after [`saturate`] (GL's float → unorm8
 /// conversion, round to nearest).
-pub fn to_unorm8(v: f32) -> u8 {
+pub(crate) fn to_unorm8(v: f32) -> u8 {
     (saturate(v) * 255.0 + 0.5) as u8
 }
 
 /// An 8-bit unorm as `[0, 1]`: `v/255`.
-pub fn from_unorm8(v: u8) -> f32 {
+pub(crate) fn from_unorm8(v: u8) -> f32 {
     f32::from(v) / 255.0
 }
 
 /// An 8-bit RGBA pixel as `[0, 1]` channels.
-pub fn rgba_from_unorm8(p: [u8; 4]) -> Vec4 {
+pub(crate) fn rgba_from_unorm8(p: [u8; 4]) -> Vec4 {
     Vec4::new(
         from_unorm8(p[0]),
         from_unorm8(p[1]),
@@ -192,7 +192,7 @@ pub fn rgba_from_unorm8(p: [u8; 4]) -> Vec4 {
 }
 
 /// `[0, 1]` RGBA channels as an 8-bit pixel ([`to_unorm8`] per channel).
-pub fn rgba_to_unorm8(c: Vec4) -> [u8; 4] {
+pub(crate) fn rgba_to_unorm8(c: Vec4) -> [u8; 4] {
     [
         to_unorm8(c.x),
         to_unorm8(c.y),
@@ -333,7 +333,7 @@ impl Default for HsvAdjust {
 
 /// RGB → HSV with all three in `[0, 1]` (hue as a fraction of a turn, red = 0, green = 1/3,
 /// blue = 2/3). Greys have hue 0 and saturation 0.
-pub fn rgb_to_hsv(rgb: Vec3) -> Vec3 {
+pub(crate) fn rgb_to_hsv(rgb: Vec3) -> Vec3 {
     let (r, g, b) = (rgb.x, rgb.y, rgb.z);
     let max = r.max(g).max(b);
     let min = r.min(g).min(b);
@@ -352,7 +352,7 @@ pub fn rgb_to_hsv(rgb: Vec3) -> Vec3 {
 }
 
 /// HSV → RGB, the inverse of [`rgb_to_hsv`]; the hue wraps (`fract`).
-pub fn hsv_to_rgb(hsv: Vec3) -> Vec3 {
+pub(crate) fn hsv_to_rgb(hsv: Vec3) -> Vec3 {
     let (h, s, v) = (hsv.x, hsv.y, hsv.z);
     let channel = |offset: f32| {
         let k = (h + offset).rem_euclid(1.0) * 6.0;

@@ -52,7 +52,7 @@ pub fn ease(easing: &Easing, t: f32, d: f32) -> f32 {
 
 /// Robert Penner's easing with `b = 0`, `c = 1` (§4.2), for the types Sine … Bounce.
 /// [`EasingKind::None`], `Linear` and `Custom` give `t/d` here; [`ease`] handles them itself.
-pub fn penner(kind: EasingKind, range: EasingRange, t: f32, d: f32) -> f32 {
+pub(crate) fn penner(kind: EasingKind, range: EasingRange, t: f32, d: f32) -> f32 {
     use EasingKind as E;
     use EasingRange::*;
     match (kind, range) {
@@ -259,7 +259,7 @@ pub fn penner(kind: EasingKind, range: EasingRange, t: f32, d: f32) -> f32 {
 }
 
 /// Penner's Back overshoot constant (§4.2); InOut multiplies it by 1.525.
-pub const BACK_S: f32 = 1.70158;
+pub(crate) const BACK_S: f32 = 1.70158;
 
 /// Penner's BounceOut with `b = 0`, `c = 1`: four parabolas meeting at 1/2.75, 2/2.75, 2.5/2.75.
 fn bounce_out(t: f32, d: f32) -> f32 {

@@ -75,8 +75,8 @@ use super::blend::{HsvAdjust, opacity_alpha8};
 use super::easing::ease;
 use super::skinning::{
     BoneJoint, BoneWorld, MAX_PALETTE_BONES, PaletteEntry, VertexInfluences, blend_ffd,
-    bone_world_transforms, build_palette, palette_entry, place_plain, place_skinned, skin_matrix,
-    vertex_influences,
+    bone_world_transforms, bound_outer, build_palette, palette_entry, place_plain, place_skinned,
+    skin_matrix, vertex_influences,
 };
 use super::spline::MovePath;
 use super::transform::{local_matrix, world_depth, world_opacity};
@@ -269,7 +269,8 @@ pub enum DrawOp {
 
 impl EvaluatedFrame {
     /// The layers in the order of [`DrawOp::Layer`] steps, with the clipper whose mask they use.
-    pub fn layer_draws(&self) -> impl Iterator<Item = (usize, Option<u8>)> + '_ {
+    #[cfg(test)]
+    pub(crate) fn layer_draws(&self) -> impl Iterator<Item = (usize, Option<u8>)> + '_ {
         self.draws.iter().filter_map(|op| match *op {
             DrawOp::Layer { node, mask } => Some((node, mask)),
             _ => None,
@@ -1106,7 +1107,7 @@ impl<'a> View<'a> {
                         bone_key: k,
                         bone: b.bone,
                     };
-                    (nodes[k.node].world * bone.matrix * b.inner, placement)
+                    (bound_outer(nodes[k.node].world, &bone, b.inner), placement)
                 }
                 None => (parent_world * local.matrix, Placement::Plain),
             };
@@ -1331,7 +1332,7 @@ fn sort_by_depth(list: &mut [usize], nodes: &[NodeFrame]) {
 
 /// A frame at AnimeEffects' precision, 1/1000 (`Frame`: value + milli/1000); a non-finite frame
 /// counts as 0, and frames are kept within ±1e9.
-pub fn quantize_frame(frame: f32) -> f32 {
+pub(crate) fn quantize_frame(frame: f32) -> f32 {
     if !frame.is_finite() {
         return 0.0;
     }

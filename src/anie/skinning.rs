@@ -34,7 +34,7 @@ use super::lerp_vec3;
 pub const MAX_PALETTE_BONES: usize = 32;
 
 /// Influences per vertex: two `ivec4` index sets and two `vec4` weight sets (§4.5).
-pub const MAX_INFLUENCES: usize = 8;
+pub(crate) const MAX_INFLUENCES: usize = 8;
 
 /// One joint of a BoneKey's or PoseKey's bone tree (§3 bone record), in DFS pre-order.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -214,7 +214,7 @@ impl Default for DualQuat2 {
 
 /// The palette matrix of a bone (§4.5): `M_i = T(pose.pos) · R(Δ) · T(−rest.pos)`,
 /// `Δ = pose.angle − rest.angle`. Used for bone binding (§4.6); skinning uses [`DualQuat2`].
-pub fn bone_matrix(rest: BoneWorld, pose: BoneWorld) -> Affine2 {
+pub(crate) fn bone_matrix(rest: BoneWorld, pose: BoneWorld) -> Affine2 {
     Affine2::from_translation(pose.pos)
         * Affine2::from_angle(pose.angle - rest.angle)
         * Affine2::from_translation(-rest.pos)
@@ -263,7 +263,7 @@ pub fn build_palette(rest: &[BoneWorld], pose: Option<&[BoneWorld]>) -> Vec<Pale
 
 /// A palette entry by influence-map bone index; out of range or negative → identity
 /// ("unused slots are identity", §4.5).
-pub fn palette_entry(palette: &[PaletteEntry], bone: i32) -> PaletteEntry {
+pub(crate) fn palette_entry(palette: &[PaletteEntry], bone: i32) -> PaletteEntry {
     usize::try_from(bone)
         .ok()
         .and_then(|i| palette.get(i))
@@ -291,7 +291,8 @@ impl VertexInfluences {
 
     /// A stored map's vertex `i` (§3): `indices0[4i..4i+3]`, `indices1[4i..4i+3]` and the
     /// matching weights. `None` if any array is too short.
-    pub fn from_stored(
+    #[cfg(test)]
+    pub(crate) fn from_stored(
         i: usize,
         indices0: &[i32],
         indices1: &[i32],
@@ -491,7 +492,7 @@ impl Default for BendRange {
 }
 
 /// A radius component below this disables the falloff it belongs to (§4.5).
-pub const MIN_RADIUS: f32 = 0.1;
+pub(crate) const MIN_RADIUS: f32 = 0.1;
 
 /// The end-cap ellipse weight (§4.5): 0 unless `r.x, r.y ≥ 0.1`; else, with `d = p − c` split
 /// into `v = u(u·d)` along `u` and `h = d − v` across, `k = h + v·(r.x/r.y)` and the weight is
@@ -509,7 +510,7 @@ pub fn ellipse_weight(c: Vec2, u: Vec2, r: Vec2, p: Vec2) -> f32 {
 }
 
 /// The end of a bone shape's segment, `seg_start + seg_dir`.
-pub fn seg_end(shape: &BoneShape) -> Vec2 {
+pub(crate) fn seg_end(shape: &BoneShape) -> Vec2 {
     shape.seg_start + shape.seg_dir
 }
 
@@ -570,7 +571,7 @@ pub fn influence(shape: &BoneShape, p: Vec2) -> f32 {
 
 /// Collects a vertex's raw influences (§4.5 step 2) and normalises them (step 4).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub struct InfluenceAccumulator {
+pub(crate) struct InfluenceAccumulator {
     bones: [i32; MAX_INFLUENCES],
     weights: [f32; MAX_INFLUENCES],
     len: usize,
@@ -583,13 +584,9 @@ impl InfluenceAccumulator {
     }
 
     /// How many influences are kept (at most 8).
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.len
-    }
-
-    /// Whether none is kept.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// Offers bone `bone`'s raw weight `w`: kept if `w ≥ FLT_EPSILON` (NaN is not); when 8 are

@@ -22,7 +22,7 @@ use crate::formats::anie::Spline;
 ///
 /// The format doc names only "normalize"; AnimeEffects' vectors are `QVector2D`, whose rule this is.
 /// With it the mirror of a zero-length segment is `−v` rather than NaN.
-pub fn qt_normalized(v: Vec2) -> Vec2 {
+pub(crate) fn qt_normalized(v: Vec2) -> Vec2 {
     let (x, y) = (f64::from(v.x), f64::from(v.y));
     let len2 = x * x + y * y;
     if (len2 - 1.0).abs() <= 1e-5 {
@@ -46,7 +46,7 @@ pub fn qt_normalized(v: Vec2) -> Vec2 {
 /// * both: `v0 = ½(p1 − pn)`, `v1 = ½(p2 − p0)`;
 ///
 /// where `mirror(v) = 2n(n·v) − v` about `n = normalize(p1 − p0)` ([`qt_normalized`]).
-pub fn catmull_rom_tangents(
+pub(crate) fn catmull_rom_tangents(
     prev: Option<Vec2>,
     p0: Vec2,
     p1: Vec2,
@@ -95,10 +95,10 @@ impl HermiteCurve {
 }
 
 /// Number of chords in the arc-length table (§4.3).
-pub const ARC_SAMPLES: usize = 8;
+pub(crate) const ARC_SAMPLES: usize = 8;
 
 /// A chord shorter than this counts as zero length (§4.3).
-pub const MIN_CHORD: f32 = 0.001;
+pub(crate) const MIN_CHORD: f32 = 0.001;
 
 /// One Move segment's path, with its arc-length table (§4.3).
 #[derive(Clone, Copy, Debug, PartialEq)]

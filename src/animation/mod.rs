@@ -24,9 +24,9 @@ pub mod reduce;
 pub mod retarget;
 mod sampler;
 
-pub use playhead::{
-    PlayMode, PlayStep, Playhead, TimeStep, blend, held_time, step_time, wrap_time,
-};
+pub use playhead::{PlayMode, PlayStep, Playhead, blend, wrap_time};
+#[cfg(feature = "bevy")]
+pub(crate) use playhead::{held_time, step_time};
 pub use sampler::ClipCursor;
 
 use glam::{Quat, Vec3, Vec4};

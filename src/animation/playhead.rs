@@ -21,7 +21,7 @@ pub enum PlayMode {
 
 /// What one step of [`step_time`] did.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TimeStep {
+pub(crate) struct TimeStep {
     /// The new time, within `[0, duration]`.
     pub time: f32,
     /// How many times the time wrapped (loop; negative when playing backwards) or turned
@@ -33,7 +33,7 @@ pub struct TimeStep {
 
 /// Moves `time` by `step` seconds within `[0, duration]` as `mode` says. `direction` is the
 /// ping-pong direction (+1 forwards, −1 backwards), turned at each end; other modes ignore it.
-pub fn step_time(
+pub(crate) fn step_time(
     time: f32,
     step: f32,
     duration: f32,
@@ -199,7 +199,7 @@ impl Playhead {
 
     /// Advances by `step` seconds of play time within `[0, duration]` as the mode says, when
     /// running; while paused or finished the time stays (a time outside the range is brought
-    /// into it as playing would, [`held_time`]).
+    /// into it as playing would).
     pub fn advance_by(&mut self, step: f32, duration: f32) -> PlayStep {
         let from = self.time;
         let step = if self.is_running() && step.is_finite() {
@@ -247,7 +247,7 @@ pub fn wrap_time(time: f32, duration: f32, mode: WrapMode) -> f32 {
 /// end included, so that scrubbing to the end shows the last pose); outside it, a looping
 /// play's time wraps (a seek past the end lands where playing would get), the other modes'
 /// times are clamped. Not finite reads as 0.
-pub fn held_time(time: f32, duration: f32, mode: PlayMode) -> f32 {
+pub(crate) fn held_time(time: f32, duration: f32, mode: PlayMode) -> f32 {
     if !time.is_finite() {
         return 0.0;
     }

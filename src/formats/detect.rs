@@ -1,33 +1,33 @@
-//! Which of rigplay's formats a file is in: told from its first bytes, and from its extension
-//! where the bytes do not decide.
-//!
-//! * IFP packages start with their magic: `ANPK` (GTA III / Vice City), `ANP3` or `ANP2`
-//!   (San Andreas), or `ANLF` (GTA III's container of several ANPK blocks);
-//! * AnimeEffects projects start with `ANIMFX`;
-//! * DAN files have no magic; their header starts with the exporter's version, 10, as a
-//!   little-endian `i32` (`0A 00 00 00`).
-//!
-//! A magic decides over the extension (an IFP package named `walk.bin` is an IFP package); a
-//! file whose bytes match none of these (a cut file, a file of another format) is known by its
-//! extension, `ifp`, `dan` or `anie`, case-insensitive, so that the reader it goes to reports
-//! what is wrong with it.
-//!
-//! ```
-//! use rigplay::formats::detect::FileFormat;
-//!
-//! assert_eq!(FileFormat::detect(b"ANP3\x10\0\0\0", "ped.bin"), Some(FileFormat::Ifp));
-//! assert_eq!(FileFormat::detect(b"", "lamp.DAN"), Some(FileFormat::Dan));
-//! assert_eq!(FileFormat::detect(b"GIF89a", "cat.gif"), None);
-//! assert_eq!(FileFormat::from_extension("anie"), Some(FileFormat::Anie));
-//! assert_eq!(FileFormat::Anie.extension(), "anie");
-//! ```
+//! Which of rigplay's formats a file is in ([`FileFormat`]).
 
 use super::anie::records::MAGIC as ANIE_MAGIC;
 use super::dan::DAN_VERSION;
 use super::ifp::records::{ANLF, ANP2, ANP3, ANPK};
 use std::path::Path;
 
-/// One of the file formats rigplay reads.
+/// One of the file formats rigplay reads. Which one a file is in is told from its first bytes,
+/// and from its extension where the bytes do not decide ([`FileFormat::detect`]):
+///
+/// * IFP packages start with their magic: `ANPK` (GTA III / Vice City), `ANP3` or `ANP2`
+///   (San Andreas), or `ANLF` (GTA III's container of several ANPK blocks);
+/// * AnimeEffects projects start with `ANIMFX`;
+/// * DAN files have no magic; their header starts with the exporter's version, 10, as a
+///   little-endian `i32` (`0A 00 00 00`).
+///
+/// A magic decides over the extension (an IFP package named `walk.bin` is an IFP package); a
+/// file whose bytes match none of these (a cut file, a file of another format) is known by its
+/// extension, `ifp`, `dan` or `anie`, case-insensitive, so that the reader it goes to reports
+/// what is wrong with it.
+///
+/// ```
+/// use rigplay::formats::FileFormat;
+///
+/// assert_eq!(FileFormat::detect(b"ANP3\x10\0\0\0", "ped.bin"), Some(FileFormat::Ifp));
+/// assert_eq!(FileFormat::detect(b"", "lamp.DAN"), Some(FileFormat::Dan));
+/// assert_eq!(FileFormat::detect(b"GIF89a", "cat.gif"), None);
+/// assert_eq!(FileFormat::from_extension("anie"), Some(FileFormat::Anie));
+/// assert_eq!(FileFormat::Anie.extension(), "anie");
+///  ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FileFormat {
     /// GTA IFP animation package (`.ifp`), read by [`super::ifp::IfpFile::read`].

@@ -5,7 +5,7 @@ mod bounds;
 pub mod bvh;
 pub(crate) mod bytes;
 pub mod dan;
-pub mod detect;
+mod detect;
 pub mod dff;
 pub mod gltf;
 pub mod ifp;

@@ -88,7 +88,7 @@ pub mod id {
 
 /// The name of a chunk type as it appears in chunk paths (`Clump/FrameList/...`); `None` for
 /// a type this crate does not know.
-pub fn chunk_name(chunk_type: u32) -> Option<&'static str> {
+pub(crate) fn chunk_name(chunk_type: u32) -> Option<&'static str> {
     use id::*;
     Some(match chunk_type {
         STRUCT => "Struct",
@@ -129,14 +129,7 @@ pub fn chunk_name(chunk_type: u32) -> Option<&'static str> {
 }
 
 /// The RenderWare version a library ID stamp gives, as `0xVJNBB` (3.6.0.3 = `0x36003`), §1.2.
-///
-/// ```
-/// use rigplay::formats::rw::version_from_stamp;
-/// assert_eq!(version_from_stamp(0x1803FFFF), 0x36003);
-/// assert_eq!(version_from_stamp(0x0C02FFFF), 0x33002);
-/// assert_eq!(version_from_stamp(0x310), 0x31000);
-/// ```
-pub fn version_from_stamp(stamp: u32) -> u32 {
+pub(crate) fn version_from_stamp(stamp: u32) -> u32 {
     if stamp >> 16 != 0 {
         (((stamp >> 14) & 0x3FF00) + 0x30000) | ((stamp >> 16) & 0x3F)
     } else {
@@ -589,5 +582,18 @@ impl<'a> Payload<'a> {
         let at = self.pos();
         let v = self.i32(what)?;
         self.signed_count(what, v, at, each)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_from_stamp;
+
+    #[test]
+    fn a_library_id_stamp_gives_its_version() {
+        assert_eq!(version_from_stamp(0x1803FFFF), 0x36003);
+        assert_eq!(version_from_stamp(0x0C02FFFF), 0x33002);
+        // An old-style stamp is the version shifted.
+        assert_eq!(version_from_stamp(0x310), 0x31000);
     }
 }

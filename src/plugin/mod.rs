@@ -68,7 +68,7 @@ pub use skeletal::{
     CrowdPose, CrowdViewer, GtaBoneId, LayerFinished, LayerLooped, LayerRemoved, LayerReport,
     PlayAnimation, PlayingNode, Retarget, RetargetMode, RetargetReport, RigBone, RigClip,
     RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin, SkeletonBones, UnmatchedTracks,
-    animation_clip, bone_target_id, named_bone_target_id, root_track,
+    animation_clip, bone_target_id, named_bone_target_id,
 };
 #[cfg(feature = "gizmos")]
 pub use skeletal::{SkeletonGizmoGroup, SkeletonGizmos};

@@ -34,7 +34,5 @@ mod render;
 mod replay;
 
 pub use image::RgbaImage;
-pub use render::{
-    MAX_RENDER_SIDE, Renderer, compare, exported_png, render, scaled_size, unpremultiply,
-};
-pub use replay::{GARBAGE_COLOUR, GARBAGE_TEXEL, replay};
+pub use render::{MAX_RENDER_SIDE, Renderer, compare, exported_png, render, scaled_size};
+pub use replay::replay;

@@ -99,11 +99,11 @@ pub struct Fragment {
 }
 
 /// Sub-pixel bits of the snapped vertex positions (1/256 px).
-pub const SUBPIXEL_BITS: u32 = 8;
+pub(crate) const SUBPIXEL_BITS: u32 = 8;
 
 /// Triangles with a vertex farther than this from the origin (in pixels) are skipped: this keeps
 /// the integer edge functions exact in `i128`. (A GPU would clip them; no real layer gets near.)
-pub const MAX_COORD: f32 = (1u64 << 40) as f32;
+pub(crate) const MAX_COORD: f32 = (1u64 << 40) as f32;
 
 /// A snapped vertex in 1/256 px.
 #[derive(Clone, Copy)]

@@ -272,7 +272,7 @@ pub fn exported_png(framebuffer: &RgbaImage) -> RgbaImage {
 }
 
 /// One pixel of [`exported_png`].
-pub fn unpremultiply(p: [u8; 4]) -> [u8; 4] {
+pub(crate) fn unpremultiply(p: [u8; 4]) -> [u8; 4] {
     let a = u32::from(p[3]);
     match a {
         0 => [0; 4],

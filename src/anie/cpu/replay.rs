@@ -20,10 +20,10 @@ use crate::anie::program::{LayerShader, Program, ProgramLayer, ProgramVertex, St
 use glam::Vec2;
 
 /// What the destination copy holds before the program's first copy.
-pub const GARBAGE_COLOUR: [u8; 4] = [0xAB, 0x12, 0xCD, 0x77];
+pub(crate) const GARBAGE_COLOUR: [u8; 4] = [0xAB, 0x12, 0xCD, 0x77];
 
 /// What the mask (and its scratch copy) holds before the program's first clear.
-pub const GARBAGE_TEXEL: ClipTexel = ClipTexel {
+pub(crate) const GARBAGE_TEXEL: ClipTexel = ClipTexel {
     id: 0xEE,
     coverage: 0x5A,
 };

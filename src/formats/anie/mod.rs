@@ -47,7 +47,6 @@ pub use model::{
     OpaKey, PoseKey, ResourceNode, ResourceRef, ResourceTree, RotateKey, ScaleKey, Spline, TimeKey,
     Timeline,
 };
-pub use packbits::{packbits_decode, packbits_encode};
 
 /// Deepest tree (resource nodes, object nodes, bones) the reader and writer accept; deeper is
 /// [`AnieErrorKind::TreeTooDeep`]. AnimeEffects projects nest a few levels.

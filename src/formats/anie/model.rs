@@ -36,7 +36,7 @@ impl AnieVersion {
     }
 
     /// The version with this header minor number (major 0).
-    pub const fn from_minor(minor: u32) -> Option<Self> {
+    pub(crate) const fn from_minor(minor: u32) -> Option<Self> {
         match minor {
             4 => Some(AnieVersion::V0_4),
             5 => Some(AnieVersion::V0_5),
@@ -258,7 +258,7 @@ impl BlendMode {
     }
 
     /// The mode with this id; `None` for an unknown id (a load error in AnimeEffects).
-    pub fn from_id(id: [u8; 4]) -> Option<Self> {
+    pub(crate) fn from_id(id: [u8; 4]) -> Option<Self> {
         Self::ALL.into_iter().find(|m| m.id() == id)
     }
 }
@@ -477,7 +477,7 @@ impl<T> KeyMap<T> {
     }
 
     /// Index of the last key with frame ≤ `frame` (the step-key rule of §4.1).
-    pub fn last_at_or_before(&self, frame: i32) -> Option<usize> {
+    pub(crate) fn last_at_or_before(&self, frame: i32) -> Option<usize> {
         self.keys
             .partition_point(|k| k.frame <= frame)
             .checked_sub(1)

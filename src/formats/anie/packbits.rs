@@ -9,7 +9,7 @@ use super::error::PackBitsProblem;
 /// Header byte `h` (signed): 0..=127 copies the next `h + 1` bytes; −127..=−1 repeats the next
 /// byte `1 − h` times; −128 is refused (AnimeEffects' decoder hangs on it). Never writes past
 /// `out`, so the output size is bounded by the caller's buffer whatever the input says.
-pub fn packbits_decode(input: &[u8], out: &mut [u8]) -> Result<(), PackBitsProblem> {
+pub(crate) fn packbits_decode(input: &[u8], out: &mut [u8]) -> Result<(), PackBitsProblem> {
     let width = out.len();
     let (mut i, mut o) = (0usize, 0usize);
     while i < input.len() {
@@ -57,7 +57,7 @@ pub fn packbits_decode(input: &[u8], out: &mut [u8]) -> Result<(), PackBitsProbl
 /// Encodes `src` as PackBits, appending to `out`, with AnimeEffects' choices (§2): a repeat
 /// run starts as soon as three equal bytes appear, runs hold at most 128 bytes, and a literal
 /// run stops just before a triple. Worst case `n + n/128 + 1` bytes.
-pub fn packbits_encode(src: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn packbits_encode(src: &[u8], out: &mut Vec<u8>) {
     let n = src.len();
     let mut i = 0;
     while i < n {

@@ -5,7 +5,7 @@ use crate::formats::ifp::{IfpError, IfpFile};
 use crate::plugin::load::{AssetLoadError, log_warnings, read_file};
 use crate::plugin::meta::{MetaProblems, lenient_settings};
 use crate::plugin::skeletal::{
-    ClipInfo, ClipSettings, RigClip, RootMotionMode, animation_clip, bone_target_id, root_track,
+    ClipInfo, ClipSettings, RigClip, RootMotionMode, animation_clip, bone_target_id,
 };
 use crate::skeleton::{GtaGame, Skeleton};
 use bevy::animation::AnimationTargetId;
@@ -132,7 +132,7 @@ pub(crate) fn ifp_asset(
             .iter()
             .map(|t| bone_target_id(&skeleton, &t.bone))
             .collect();
-        let root = root_track(&clip, &skeleton);
+        let root = skeleton.root_track(&clip);
         let info = Arc::new(ClipInfo::new(
             clip.clone(),
             clip_settings,

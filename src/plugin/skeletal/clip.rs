@@ -3,17 +3,10 @@
 
 use super::RootMotionMode;
 use crate::animation::{Clip, distinct_times};
-use crate::skeleton::Skeleton;
 use bevy::animation::animation_curves::{AnimatableCurve, AnimatedField};
 use bevy::animation::{AnimationTargetId, animated_field};
 use bevy::math::curve::{ConstantCurve, Interval, UnevenSampleAutoCurve};
 use bevy::prelude::*;
-
-/// Index of the track of the skeleton's root bone (a bone without parent), which carries root
-/// motion.
-pub fn root_track(clip: &Clip, skeleton: &Skeleton) -> Option<usize> {
-    skeleton.root_track(clip)
-}
 
 /// Adds a keyframe curve on `field` of `Transform`: constant for one key, else Bevy's
 /// interpolating curve (slerp for rotations, lerp for vectors).

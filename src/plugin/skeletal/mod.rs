@@ -39,7 +39,7 @@ pub(crate) use bones::target_for;
 pub use bones::{
     BoneLink, GtaBoneId, RigBone, SkeletonBones, bone_target_id, named_bone_target_id,
 };
-pub use clip::{animation_clip, root_track};
+pub use clip::animation_clip;
 pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer};
 #[cfg(feature = "gizmos")]
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
