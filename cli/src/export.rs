@@ -121,7 +121,7 @@ pub(crate) fn export(a: Args) -> Result<(), Failure> {
     };
     let (skeleton, model_targets, root_bone) = match &model {
         Some(m) => {
-            let clump = &m.model.clumps[0];
+            let clump = &m.model.clumps[m.clump];
             let targets: Vec<Vec<Option<usize>>> = g
                 .clips
                 .iter()
@@ -149,7 +149,7 @@ pub(crate) fn export(a: Args) -> Result<(), Failure> {
             &skeleton,
             GltfModel {
                 model: &m.model,
-                clump: 0,
+                clump: m.clump,
                 png: m.png.clone(),
             },
             clips,
@@ -294,6 +294,8 @@ fn gather(
 /// A model read for `--model`, with its textures as PNG files.
 struct ReadModel {
     model: Model,
+    /// The clump drawn: `--clump N`, else the first that has bones.
+    clump: usize,
     /// The model file's stem: the skeleton's name in the export.
     name: String,
     png: Vec<Option<Vec<u8>>>,
@@ -352,5 +354,54 @@ fn model(path: &str, a: &Args) -> Result<ReadModel, Failure> {
         .and_then(|s| s.to_str())
         .unwrap_or("model")
         .to_owned();
-    Ok(ReadModel { model, name, png })
+    let clump = match a.value("--clump") {
+        Some(v) => {
+            let i: usize = v.parse().map_err(|_| {
+                usage(format!(
+                    "--clump takes a clump's index (0, 1, …), not {v:?}"
+                ))
+            })?;
+            if i >= model.clumps.len() {
+                return Err(Failure(
+                    format!(
+                        "{path}: --clump {i}: the model has {} clump{} (0 to {})",
+                        model.clumps.len(),
+                        if model.clumps.len() == 1 { "" } else { "s" },
+                        model.clumps.len() - 1
+                    ),
+                    1,
+                ));
+            }
+            if model.clumps[i].bones.is_empty() {
+                let with: Vec<String> = (model.clumps.iter().enumerate())
+                    .filter(|(_, c)| !c.bones.is_empty())
+                    .map(|(k, c)| format!("clump {k} has {}", c.bones.len()))
+                    .collect();
+                return Err(Failure(
+                    format!(
+                        "{path}: --clump {i}: the clump has no bones for the clips to drive ({})",
+                        if with.is_empty() {
+                            "no clump of the model has any".to_owned()
+                        } else {
+                            with.join(", ")
+                        }
+                    ),
+                    1,
+                ));
+            }
+            i
+        }
+        // GTA III peds and SA's player keep their ped in a later clump of the file.
+        None => model
+            .clumps
+            .iter()
+            .position(|c| !c.bones.is_empty())
+            .unwrap_or(0),
+    };
+    Ok(ReadModel {
+        model,
+        clump,
+        name,
+        png,
+    })
 }

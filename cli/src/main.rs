@@ -33,14 +33,15 @@ Usage:
       (--space bevy: GTA's Z-up or Direct3D's left-handed axes turned into Bevy's;
       --loop wraps the time, otherwise it is clamped to the clip; a .dan has one clip)
   rigplay export IN... -o OUT.glb|OUT.gltf [--clip NAME]... [--game sa|vc|iii]
-                 [--root-motion baked|in-place|extract] [--model PED.dff [--txd FILE.txd]...]
+                 [--root-motion baked|in-place|extract] [--model PED.dff [--txd FILE.txd]... [--clump N]]
       GTA (.ifp) and DAN (.dan) clips to glTF: the clip's skeleton (its game's ped, or the
       DAN's bones) as nodes and a skin, each clip one animation at the file's own key times,
       in glTF's axes; every clip, or those named by --clip (case-insensitive); --game says
       whose ped (default: from the file); --root-motion: as the file has it, held in place,
       or moved onto a RootMotion node above the skeleton. A .gltf gets its .bin beside it.
       --model PED.dff [--txd FILE.txd]...: the GTA clips on that model's frames, with its
-      skinned meshes, materials and textures (the .txd beside the model, and any --txd)
+      skinned meshes, materials and textures (the .txd beside the model, and any --txd);
+      --clump N draws another clump of the file (by default the first that has bones)
   rigplay import IN -o OUT.ifp|OUT.dan [--game sa|vc|iii] [--model PED.dff] [--clip NAME]
                  [--name CLIP] [--into PACKAGE.ifp]
                  [--reduce TOL [--shell R] | --runs] [--map FILE] [--format anp3|anpk|anp2]
@@ -183,6 +184,11 @@ const COMMANDS: [Spec; 8] = [
                 "--txd",
                 "FILE.txd",
                 "a texture dictionary for --model (repeatable; the .txd beside the model is read too)",
+            ),
+            (
+                "--clump",
+                "N",
+                "which clump of --model to draw (from 0; by default the first that has bones)",
             ),
         ],
         switches: &[],

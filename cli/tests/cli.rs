@@ -1440,3 +1440,84 @@ fn every_command_has_help_and_the_shells_get_completions() {
         );
     }
 }
+
+/// A clump with one frame and nothing drawn, written field by field (`docs/formats/dff.md` §2.1,
+/// §4.3; SA's stamp 3.6.0.3): Clump { Struct (0 atomics, 0 lights, 0 cameras), Frame List {
+/// Struct (1 frame: identity rotation, origin, no parent, flags 0x20003), Extension }, Geometry
+/// List { Struct (0 geometries) }, Extension }. Chunk headers are id, size, stamp.
+fn empty_clump() -> Vec<u8> {
+    const SA: u32 = 0x1803_FFFF;
+    fn chunk(id: u32, body: &[u8]) -> Vec<u8> {
+        let mut c = Vec::new();
+        for v in [id, body.len() as u32, SA] {
+            c.extend_from_slice(&v.to_le_bytes());
+        }
+        c.extend_from_slice(body);
+        c
+    }
+    let words = |w: &[u32]| w.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+    let floats = |f: &[f32]| f.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+    let mut frames = words(&[1]);
+    frames.extend(floats(&[1., 0., 0., 0., 1., 0., 0., 0., 1., 0., 0., 0.]));
+    frames.extend(words(&[u32::MAX, 0x20003])); // parent −1, flags
+    let frame_list = [chunk(0x01, &frames), chunk(0x03, &[])].concat();
+    let body = [
+        chunk(0x01, &words(&[0, 0, 0])),
+        chunk(0x0E, &frame_list),
+        chunk(0x1A, &chunk(0x01, &words(&[0]))),
+        chunk(0x03, &[]),
+    ]
+    .concat();
+    chunk(0x10, &body)
+}
+
+/// A file of two clumps, as GTA III's peds and SA's player are: `--model` draws the first clump
+/// that has bones (here the second, the sample ped) unless `--clump N` names one; a clump with no
+/// bones, or past the last, is refused with status 1 and says why.
+#[test]
+fn export_with_a_model_of_two_clumps_draws_the_one_with_bones() {
+    let d = dir("export-two-clumps");
+    let ifp = sample("sa_ped.ifp");
+    let ifp = ifp.to_str().unwrap();
+    let characters = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../assets/characters");
+    let ped = std::fs::read(characters.join("ped.dff")).unwrap();
+    let two = d.join("two.dff");
+    std::fs::write(&two, [empty_clump(), ped].concat()).unwrap();
+    let two = two.to_str().unwrap();
+    let info = succeeds(&["inspect", two]);
+    assert!(
+        info.contains("2 clump(s)") && info.contains("clump 0: RW 3.6.0.3, 1 frames, 0 bones"),
+        "{info}"
+    );
+    let glb = d.join("two.glb");
+    let glb = glb.to_str().unwrap();
+    let doc = |text: &str| -> Value {
+        let bytes = std::fs::read(glb).unwrap();
+        let json_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+        serde_json::from_slice(&bytes[20..20 + json_len]).unwrap_or_else(|e| panic!("{e}: {text}"))
+    };
+    let text = succeeds(&["export", ifp, "--model", two, "-o", glb, "--clip", "walk"]);
+    assert_eq!(doc(&text)["skins"].as_array().unwrap().len(), 1, "{text}");
+    let named = succeeds(&[
+        "export", ifp, "--model", two, "--clump", "1", "-o", glb, "--clip", "walk",
+    ]);
+    assert_eq!(doc(&named)["skins"].as_array().unwrap().len(), 1, "{named}");
+    let out = rigplay(&[
+        "export", ifp, "--model", two, "--clump", "0", "-o", glb, "--clip", "walk",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--clump 0: the clump has no bones") && err.contains("clump 1 has 32"),
+        "{err}"
+    );
+    let out = rigplay(&[
+        "export", ifp, "--model", two, "--clump", "2", "-o", glb, "--clip", "walk",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the model has 2 clumps (0 to 1)"), "{err}");
+    let out = rigplay(&["export", ifp, "--model", two, "--clump", "x", "-o", glb]);
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}
