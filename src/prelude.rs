@@ -28,8 +28,6 @@ pub use crate::plugin::{Dff, DffAssetLabel, DffLoaderSettings};
 pub use crate::plugin::GltfClips;
 
 // Components and resources.
-#[cfg(feature = "dff")]
-pub use crate::plugin::GtaModel;
 #[cfg(feature = "gizmos")]
 pub use crate::plugin::SkeletonGizmos;
 #[cfg(feature = "anie")]
@@ -39,6 +37,8 @@ pub use crate::plugin::{
     CharacterAxes, ClipLayers, CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer, FlatSkeleton,
     GtaSkeleton, PlayAnimation, Playback, Retarget, RetargetMode, RootMotion, SkeletalClip,
 };
+#[cfg(feature = "dff")]
+pub use crate::plugin::{CrowdModel, CrowdSkinPose, GtaModel};
 
 // Events and reports.
 #[cfg(feature = "anie")]

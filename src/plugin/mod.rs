@@ -49,8 +49,8 @@ pub use dan::{
 };
 #[cfg(feature = "dff")]
 pub use dff::{
-    Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffLoadError, DffLoader, DffLoaderSettings,
-    DffPlugin, DffSkin, GtaModel,
+    CrowdModel, CrowdSkinPose, Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffLoadError,
+    DffLoader, DffLoaderSettings, DffPlugin, DffSkin, GtaModel, SkinPalette,
 };
 #[cfg(feature = "gltf")]
 pub use gltf::{GltfClipError, GltfClips, GltfRigClip};

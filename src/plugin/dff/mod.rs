@@ -3,13 +3,16 @@
 //! spawns a model whose bones IFP clips drive.
 
 mod asset;
+mod crowd_skin;
 mod loader;
 mod spawn;
 
 pub use asset::{Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffSkin};
+pub use crowd_skin::{CrowdModel, CrowdSkinPose, SkinPalette};
 pub use loader::{DffLoadError, DffLoader, DffLoaderSettings};
 pub use spawn::GtaModel;
 
+use crate::plugin::PlaybackSystems;
 use crate::plugin::skeletal::SkeletalPlugin;
 use bevy::prelude::*;
 
@@ -27,6 +30,10 @@ impl Plugin for DffPlugin {
             .register_type::<GtaModel>()
             // What the scenes hold, for the scene spawner (the PBR plugin registers it too).
             .register_type::<MeshMaterial3d<StandardMaterial>>()
-            .add_systems(Update, spawn::spawn_models);
+            .add_systems(Update, spawn::spawn_models)
+            .add_systems(
+                PostUpdate,
+                crowd_skin::pose_crowd_skins.after(PlaybackSystems::Apply),
+            );
     }
 }
