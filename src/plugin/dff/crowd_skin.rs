@@ -74,48 +74,54 @@ pub(crate) fn pose_crowd_skins(
             bindings.retain(|(model, _), _| model != id);
         }
     }
-    for (character, model, pose, mut skin) in &mut characters {
-        if pose.bones.is_empty() {
+    // The bindings of models and games not seen before (a pass over the characters with no
+    // work per bone), then the palettes, spread over the cores as the crowd's poses are.
+    for (character, model, pose, _) in &characters {
+        let key = (model.0.id(), character.game);
+        if pose.bones.is_empty() || bindings.contains_key(&key) {
             continue;
         }
-        let key = (model.0.id(), character.game);
-        if !bindings.contains_key(&key) {
-            let Some(dff) = models.get(&model.0) else {
-                continue;
-            };
-            let targets = targets.entry(character.game).or_insert_with(|| {
-                let skeleton = character.game.skeleton();
-                (skeleton.bones.iter())
-                    .map(|b| {
-                        bone_target_id(
-                            &skeleton,
-                            &crate::animation::BoneRef {
-                                name: b.name.clone(),
-                                id: b.id,
-                            },
-                        )
-                    })
-                    .collect()
-            });
-            let Some(binding) = bind(dff, targets, &inverse_bindposes) else {
-                continue;
-            };
+        let Some(dff) = models.get(&model.0) else {
+            continue;
+        };
+        let targets = targets.entry(character.game).or_insert_with(|| {
+            let skeleton = character.game.skeleton();
+            (skeleton.bones.iter())
+                .map(|b| {
+                    let bone = crate::animation::BoneRef {
+                        name: b.name.clone(),
+                        id: b.id,
+                    };
+                    bone_target_id(&skeleton, &bone)
+                })
+                .collect()
+        });
+        if let Some(binding) = bind(dff, targets, &inverse_bindposes) {
             bindings.insert(key, binding);
         }
-        let binding = &bindings[&key];
-        let skin = &mut *skin;
-        skin.palettes
-            .resize_with(binding.len(), SkinPalette::default);
-        for (palette, b) in skin.palettes.iter_mut().zip(binding) {
-            palette.atomic = b.atomic;
-            palette.joints.clear();
-            palette.joints.extend(
-                (b.bones.iter().zip(&b.inverse_binds)).map(|(&bone, ibm)| {
-                    pose.bones.get(bone).copied().unwrap_or(pose.bones[0]) * *ibm
-                }),
-            );
-        }
     }
+    let bindings = &*bindings;
+    characters
+        .par_iter_mut()
+        .for_each(|(character, model, pose, mut skin)| {
+            let Some(binding) = bindings.get(&(model.0.id(), character.game)) else {
+                return;
+            };
+            let Some(&root) = pose.bones.first() else {
+                return;
+            };
+            let skin = &mut *skin;
+            skin.palettes
+                .resize_with(binding.len(), SkinPalette::default);
+            for (palette, b) in skin.palettes.iter_mut().zip(binding) {
+                palette.atomic = b.atomic;
+                palette.joints.clear();
+                palette.joints.extend(
+                    (b.bones.iter().zip(&b.inverse_binds))
+                        .map(|(&bone, ibm)| pose.bones.get(bone).copied().unwrap_or(root) * *ibm),
+                );
+            }
+        });
 }
 
 /// The skinned atomics of `dff`'s first clump that has bones, their joints matched to the bones
