@@ -21,7 +21,9 @@
 //!   with transform propagation: as bone entities (`GtaSkeleton` + `Playback`) and on the flat
 //!   path (`CrowdCharacter`: no bone entities, model-space matrices per character); and 10,000
 //!   on the flat path with `CrowdLod` posing the half farther than 40 m from a viewer at the
-//!   grid's centre every other frame (`flat 10000, half at half rate`).
+//!   grid's centre every other frame (`flat 10000, half at half rate`); and 10,000 on the flat
+//!   path wearing the sample DFF ped (`CrowdModel`), their skin matrices computed each frame
+//!   (`flat 10000, wearing a ped`).
 
 use bevy::animation::AnimationPlugin;
 use bevy::prelude::*;
@@ -74,6 +76,8 @@ enum Driver {
     /// The same, a viewer at the grid's centre and `CrowdLod` at 40 m: the half of the
     /// characters farther away posed every other frame.
     CrowdLod,
+    /// `CrowdCharacter`s wearing the sample DFF ped (`CrowdModel`): their skin matrices too.
+    CrowdSkin,
     /// `ClipLayers` with this many layers.
     Layers(usize),
     /// Bevy's `AnimationGraph` with the same layers.
@@ -215,8 +219,20 @@ fn phase(i: usize) -> f32 {
 }
 
 fn scene(driver: Driver, run: Run) -> App {
-    let mut app = common::memory_app(sample_files(), run.threads);
+    let mut files = sample_files();
+    files.push(("characters/ped.dff", assets::read("characters/ped.dff")));
+    let mut app = common::memory_app(files, run.threads);
     app.add_plugins((AnimationPlugin, rigplay::IfpPlugin));
+    if driver == Driver::CrowdSkin {
+        // What the `.dff` loader's assets need, headless (no rendering).
+        app.add_plugins((
+            bevy::image::ImagePlugin::default(),
+            bevy::mesh::MeshPlugin,
+            bevy::world_serialization::WorldSerializationPlugin,
+            rigplay::DffPlugin,
+        ));
+        app.init_asset::<StandardMaterial>();
+    }
     if run.propagate {
         app.add_plugins(TransformPlugin);
     }
@@ -277,16 +293,29 @@ fn scene(driver: Driver, run: Run) -> App {
         app.world_mut()
             .spawn((CrowdViewer, Transform::from_xyz(49.5, 0.0, 49.5)));
     }
+    let ped = (driver == Driver::CrowdSkin).then(|| {
+        let ped: Handle<rigplay::plugin::Dff> = app
+            .world()
+            .resource::<AssetServer>()
+            .load("characters/ped.dff");
+        while !app.world().resource::<AssetServer>().is_loaded(ped.id()) {
+            app.update();
+        }
+        ped
+    });
     for i in 0..run.characters {
         let at = Transform::from_xyz((i % 100) as f32, 0.0, (i / 100) as f32);
-        if matches!(driver, Driver::Crowd | Driver::CrowdLod) {
+        if matches!(driver, Driver::Crowd | Driver::CrowdLod | Driver::CrowdSkin) {
             let mut p = Playback::looping();
             p.seek(phase(i));
-            app.world_mut().spawn((
+            let mut e = app.world_mut().spawn((
                 CrowdCharacter::new(rigplay::skeleton::GtaGame::Sa, walk.clone()),
                 p,
                 at,
             ));
+            if let Some(ped) = &ped {
+                e.insert(rigplay::plugin::CrowdModel(ped.clone()));
+            }
             continue;
         }
         if matches!(driver, Driver::CharactersIdle | Driver::Retarget) {
@@ -327,7 +356,11 @@ fn scene(driver: Driver, run: Run) -> App {
                 }
                 e.insert((AnimationGraphHandle(handle.clone()), player));
             }
-            Driver::CharactersIdle | Driver::Retarget | Driver::Crowd | Driver::CrowdLod => {
+            Driver::CharactersIdle
+            | Driver::Retarget
+            | Driver::Crowd
+            | Driver::CrowdLod
+            | Driver::CrowdSkin => {
                 unreachable!()
             }
         }
@@ -413,6 +446,16 @@ fn growth(c: &mut Criterion) {
         },
     );
     g.bench_function("flat 10000, half at half rate", |b| b.iter(|| app.update()));
+    // The same 10,000 wearing the sample ped: its skin matrices computed too.
+    let mut app = scene(
+        Driver::CrowdSkin,
+        Run {
+            characters: 10_000,
+            threads: 2,
+            propagate: true,
+        },
+    );
+    g.bench_function("flat 10000, wearing a ped", |b| b.iter(|| app.update()));
     g.finish();
 }
 

@@ -17,6 +17,10 @@ use bevy::prelude::*;
 /// that has bones). The skin's joints are matched to the character's bones as clips bind to
 /// bones: by HAnim bone id, else by name as the games match names.
 ///
+/// The palettes cost about as much as the pose itself (10,000 SA peds wearing the sample ped:
+/// about 6 ms more a frame on two cores, `docs/performance.md`): use them for your own skinning
+/// or to check a renderer.
+///
 /// ```no_run
 /// # use bevy::prelude::*;
 /// # use rigplay::prelude::*;
