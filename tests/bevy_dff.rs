@@ -1025,3 +1025,116 @@ fn a_crowd_character_wearing_a_ped_gets_the_skin_matrices_bevy_skins_with() {
     assert!(compared >= 3 * 32, "{compared}");
     assert!(farthest < 1e-4, "{farthest}");
 }
+
+/// `CrowdModel` on bad or unusual models: one that fails to load, and a GTA III ped of parts (no
+/// skin), leave the palettes empty while the characters play on. A model changed while playing
+/// (its skin's inverse bind matrices replaced, as a reload does) gives palettes of the new
+/// matrices from the next frame, and keeps the playhead.
+#[test]
+fn crowd_models_that_fail_have_no_skin_or_change_leave_the_crowd_playing() {
+    use bevy::math::Affine3A;
+    use rigplay::skeleton::GtaGame;
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let frames = [
+        ("", -1, [0., 0., 0.]),
+        ("Swaist", 0, [0., 0., 1.0]),
+        ("Shead", 1, [0., 0., 0.6]),
+    ];
+    let mut app = dff_app(&[
+        (
+            "ped.dff",
+            std::fs::read(assets.join("characters/ped.dff")).unwrap(),
+        ),
+        ("player.dff", rigid_model(III, &frames, &[1, 2])),
+        ("broken.dff", b"\x10\0\0\0\xff\xff\xff\x7f".to_vec()),
+        (
+            "sa_ped.ifp",
+            std::fs::read(assets.join("anims/sa_ped.ifp")).unwrap(),
+        ),
+    ]);
+    let ped: Handle<Dff> = load(&mut app, "ped.dff");
+    let player: Handle<Dff> = load(&mut app, "player.dff");
+    let _ = load_error::<Dff>(&mut app, "broken.dff");
+    let broken: Handle<Dff> = app.world().resource::<AssetServer>().load("broken.dff");
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
+    let mut spawn = |model: Handle<Dff>| {
+        app.world_mut()
+            .spawn((
+                CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                CrowdModel(model),
+            ))
+            .id()
+    };
+    let (worn, parts, failed) = (spawn(ped.clone()), spawn(player), spawn(broken));
+    for _ in 0..4 {
+        app.update();
+    }
+    let palettes = |app: &App, e: Entity| {
+        app.world()
+            .get::<CrowdSkinPose>(e)
+            .unwrap()
+            .palettes
+            .clone()
+    };
+    let time = |app: &App, e: Entity| app.world().get::<Playback>(e).unwrap().time;
+    assert_eq!(palettes(&app, worn).len(), 1);
+    assert!(
+        palettes(&app, parts).is_empty(),
+        "no skin on a ped of parts"
+    );
+    assert!(palettes(&app, failed).is_empty(), "no model");
+    for e in [parts, failed] {
+        assert!(time(&app, e) > 0.0, "plays on");
+        assert!(!app.world().get::<CrowdPose>(e).unwrap().bones.is_empty());
+    }
+    // Paused, so that the pose stays and only the matrices change; then the skin's inverse bind
+    // matrices replaced by ones moved 1 m along x (in the mesh's space).
+    app.world_mut().get_mut::<Playback>(worn).unwrap().paused = true;
+    app.update();
+    let before = palettes(&app, worn)[0].joints.clone();
+    let at = time(&app, worn);
+    assert!(at > 0.0);
+    {
+        let world = app.world_mut();
+        let skin = world.resource::<Assets<Dff>>().get(&ped).unwrap().clumps[0]
+            .atomics
+            .iter()
+            .find_map(|a| a.skin.clone())
+            .unwrap();
+        let moved: Vec<Mat4> = world
+            .resource::<Assets<SkinnedMeshInverseBindposes>>()
+            .get(&skin.inverse_bindposes)
+            .unwrap()
+            .iter()
+            .map(|m| *m * Mat4::from_translation(Vec3::X))
+            .collect();
+        let handle = world
+            .resource_mut::<Assets<SkinnedMeshInverseBindposes>>()
+            .add(SkinnedMeshInverseBindposes::from(moved));
+        let mut models = world.resource_mut::<Assets<Dff>>();
+        let mut m = models.get_mut(&ped).unwrap();
+        for clump in m.clumps.iter_mut() {
+            for atomic in std::sync::Arc::make_mut(clump).atomics.iter_mut() {
+                if let Some(s) = &mut atomic.skin {
+                    s.inverse_bindposes = handle.clone();
+                }
+            }
+        }
+    }
+    app.update();
+    app.update();
+    assert_eq!(time(&app, worn), at, "the playhead is kept");
+    let after = palettes(&app, worn)[0].joints.clone();
+    assert_eq!(after.len(), before.len());
+    for (b, a) in before.iter().zip(&after) {
+        // M · T(x) moves the result by M's x axis: a joint's matrix times the shifted inverse
+        // bind is the old matrix with its translation moved by its own x column.
+        let want = *b * Affine3A::from_translation(Vec3::X);
+        assert!(
+            (want.translation - a.translation).length() < 1e-4,
+            "{:?} vs {:?}",
+            want.translation,
+            a.translation
+        );
+    }
+}
