@@ -3,7 +3,7 @@
 //! first part of drawing crowds (see the repository's `docs/design/crowd-gpu.md`).
 
 use super::Dff;
-use crate::plugin::skeletal::{CrowdCharacter, CrowdPose, bone_target_id};
+use crate::plugin::skeletal::{CrowdCharacter, CrowdPose, CrowdSkeletons};
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
 use bevy::asset::AssetId;
@@ -68,8 +68,8 @@ pub(crate) struct SkinBinding {
 pub(crate) fn pose_crowd_skins(
     models: Res<Assets<Dff>>,
     inverse_bindposes: Res<Assets<SkinnedMeshInverseBindposes>>,
+    skeletons: Res<CrowdSkeletons>,
     mut bindings: Local<HashMap<(AssetId<Dff>, GtaGame), Vec<SkinBinding>>>,
-    mut targets: Local<HashMap<GtaGame, Vec<AnimationTargetId>>>,
     mut dropped: MessageReader<AssetEvent<Dff>>,
     mut characters: Query<(&CrowdCharacter, &CrowdModel, &CrowdPose, &mut CrowdSkinPose)>,
 ) {
@@ -88,18 +88,7 @@ pub(crate) fn pose_crowd_skins(
         let Some(dff) = models.get(&model.0) else {
             continue;
         };
-        let targets = targets.entry(character.game).or_insert_with(|| {
-            let skeleton = character.game.skeleton();
-            (skeleton.bones.iter())
-                .map(|b| {
-                    let bone = crate::animation::BoneRef {
-                        name: b.name.clone(),
-                        id: b.id,
-                    };
-                    bone_target_id(&skeleton, &bone)
-                })
-                .collect()
-        });
+        let targets = skeletons.targets(character.game);
         if let Some(binding) = bind(dff, targets, &inverse_bindposes) {
             bindings.insert(key, binding);
         }

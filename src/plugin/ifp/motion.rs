@@ -120,7 +120,7 @@ lenient_settings!(MotionLoaderSettings {
 impl MotionLoaderSettings {
     /// The bone map as `(file bone, GTA bone)` pairs, in the order of the file bones' names
     /// (a map has none of its own).
-    pub fn pairs(&self) -> Vec<(String, String)> {
+    fn pairs(&self) -> Vec<(String, String)> {
         let mut pairs: Vec<(String, String)> = self
             .bone_map
             .iter()

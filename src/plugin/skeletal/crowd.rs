@@ -202,6 +202,12 @@ impl Default for CrowdSkeletons {
 }
 
 impl CrowdSkeletons {
+    /// The animation target of each bone of `game`'s crowd skeleton, in bone order (the order of
+    /// [`CrowdPose::bones`]).
+    pub(crate) fn targets(&self, game: GtaGame) -> &[AnimationTargetId] {
+        &self.get(game).targets
+    }
+
     fn get(&self, game: GtaGame) -> &Arc<CrowdSkeleton> {
         &self.skeletons[match game {
             GtaGame::Iii => 0,

@@ -40,6 +40,7 @@ pub use bones::{
     BoneLink, GtaBoneId, RigBone, SkeletonBones, bone_target_id, named_bone_target_id,
 };
 pub use clip::animation_clip;
+pub(crate) use crowd::CrowdSkeletons;
 pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer};
 #[cfg(feature = "gizmos")]
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
