@@ -314,7 +314,10 @@ fn scene(driver: Driver, run: Run) -> App {
                 at,
             ));
             if let Some(ped) = &ped {
-                e.insert(rigplay::plugin::CrowdModel(ped.clone()));
+                e.insert((
+                    rigplay::plugin::CrowdModel(ped.clone()),
+                    rigplay::plugin::CrowdSkinPose::default(),
+                ));
             }
             continue;
         }

@@ -38,7 +38,7 @@ pub use crate::plugin::{
     GtaSkeleton, PlayAnimation, Playback, Retarget, RetargetMode, RootMotion, SkeletalClip,
 };
 #[cfg(feature = "dff")]
-pub use crate::plugin::{CrowdModel, CrowdSkinPose, GtaModel};
+pub use crate::plugin::{CrowdDrawPlugin, CrowdModel, CrowdSkinPose, GtaModel};
 
 // Events and reports.
 #[cfg(feature = "anie")]

@@ -10,7 +10,7 @@
 //! reference and their difference side by side under the target's temporary folder.
 
 #[path = "../examples/anie_render/headless.rs"]
-mod headless;
+pub(crate) mod headless;
 
 use crate::srgb::{srgb_decode, srgb_encode};
 use headless::{Shot, render_shots};
@@ -29,7 +29,7 @@ fn read(asset: &str) -> AnieFile {
 }
 
 /// GPU, reference and the difference (×8, alpha opaque) side by side.
-fn write_diff(name: &str, gpu: &RgbaImage, reference: &RgbaImage) -> PathBuf {
+pub(crate) fn write_diff(name: &str, gpu: &RgbaImage, reference: &RgbaImage) -> PathBuf {
     let (w, h) = (gpu.width, gpu.height);
     let mut out = RgbaImage::new(w * 3, h);
     for y in 0..h {
@@ -107,7 +107,7 @@ fn render_required() -> bool {
 
 /// Runs `body` on its own thread: its result, or `None` (NOT RUN) where Bevy finds no GPU
 /// adapter and rendering is not required. Any other panic is the test's.
-fn on_gpu<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+pub(crate) fn on_gpu<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> Option<T> {
     crate::task_pools();
     match std::thread::spawn(body).join() {
         Ok(value) => Some(value),

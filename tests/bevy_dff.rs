@@ -980,6 +980,7 @@ fn a_crowd_character_wearing_a_ped_gets_the_skin_matrices_bevy_skins_with() {
         .spawn((
             CrowdCharacter::new(GtaGame::Sa, walk),
             CrowdModel(ped),
+            CrowdSkinPose::default(),
             paused,
         ))
         .id();
@@ -1062,6 +1063,7 @@ fn crowd_models_that_fail_have_no_skin_or_change_leave_the_crowd_playing() {
             .spawn((
                 CrowdCharacter::new(GtaGame::Sa, walk.clone()),
                 CrowdModel(model),
+                CrowdSkinPose::default(),
             ))
             .id()
     };

@@ -59,6 +59,8 @@ mod bvh_fixtures;
 mod bvh_import;
 mod bytes;
 mod convert;
+#[cfg(all(feature = "gizmos", feature = "dff", feature = "anie"))]
+mod crowd_gpu;
 mod dan;
 mod dff_read;
 mod gltf_export;

@@ -36,6 +36,11 @@ const MAX_UPDATES: usize = 3000;
 /// An app with rendering and no window, the rig renderer on pages of 1024² (rows need no
 /// padding for readback), ready to update. Panics where Bevy finds no GPU adapter.
 pub fn headless_app(asset_root: &Path) -> App {
+    headless_app_with(asset_root, ())
+}
+
+/// [`headless_app`] with more plugins (added before the app is finished).
+pub fn headless_app_with<M>(asset_root: &Path, more: impl bevy::app::Plugins<M>) -> App {
     let mut app = App::new();
     // Several apps in one process (tests) share the first one's logger.
     let plugins = DefaultPlugins.build();
@@ -68,7 +73,8 @@ pub fn headless_app(asset_root: &Path) -> App {
         page_side: 1024,
         max_side: 8192,
     })
-    .add_plugins(AniePlugin);
+    .add_plugins(AniePlugin)
+    .add_plugins(more);
     while app.plugins_state() == PluginsState::Adding {
         bevy::tasks::tick_global_task_pools_on_main_thread();
     }

@@ -12,14 +12,15 @@ use bevy::mesh::skinning::SkinnedMeshInverseBindposes;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
-/// The DFF model a [`CrowdCharacter`] wears: each frame, after the character is posed, its
-/// [`CrowdSkinPose`] takes the skin matrices of the model's skinned atomics (of its first clump
-/// that has bones). The skin's joints are matched to the character's bones as clips bind to
-/// bones: by HAnim bone id, else by name as the games match names.
+/// The DFF model a [`CrowdCharacter`] wears (its first clump that has bones). With
+/// [`super::CrowdDrawPlugin`] the character is drawn in it by instanced GPU skinning. The skin's
+/// joints are matched to the character's bones as clips bind to bones: by HAnim bone id, else by
+/// name as the games match names.
 ///
-/// The palettes cost about as much as the pose itself (10,000 SA peds wearing the sample ped:
-/// about 6 ms more a frame on two cores, `docs/performance.md`): use them for your own skinning
-/// or to check a renderer.
+/// Add [`CrowdSkinPose`] as well to get the skin matrices on the CPU each frame, after the
+/// character is posed. They cost about as much as the pose itself (10,000 SA peds wearing the
+/// sample ped: about 6 ms more a frame on two cores, `docs/performance.md`): use them for your
+/// own skinning or to check a renderer.
 ///
 /// ```no_run
 /// # use bevy::prelude::*;
@@ -31,11 +32,11 @@ use bevy::prelude::*;
 /// }
 /// ```
 #[derive(Component, Debug, Clone)]
-#[require(CrowdSkinPose)]
 pub struct CrowdModel(pub Handle<Dff>);
 
 /// The skin matrices of a [`CrowdModel`] posed by its character: one [`SkinPalette`] per skinned
-/// atomic of the model. Empty until the model and the character's clip have loaded.
+/// atomic of the model. Empty until the model and the character's clip have loaded. Computed
+/// only for characters that have this component (add it beside the [`CrowdModel`]).
 #[derive(Component, Debug, Clone, Default)]
 pub struct CrowdSkinPose {
     /// One per skinned atomic, in the clump's atomic order.
@@ -58,10 +59,10 @@ pub struct SkinPalette {
 /// How one skinned atomic's joints map to a crowd skeleton's bones, and its inverse bind
 /// matrices: worked out once per (model, game).
 #[derive(Debug, Clone)]
-pub(crate) struct SkinBinding {
-    atomic: usize,
-    bones: Vec<usize>,
-    inverse_binds: Vec<Affine3A>,
+pub(super) struct SkinBinding {
+    pub(super) atomic: usize,
+    pub(super) bones: Vec<usize>,
+    pub(super) inverse_binds: Vec<Affine3A>,
 }
 
 /// Fills the [`CrowdSkinPose`] of every posed crowd character that wears a model.
@@ -120,7 +121,7 @@ pub(crate) fn pose_crowd_skins(
 /// The skinned atomics of `dff`'s first clump that has bones, their joints matched to the bones
 /// whose animation targets are `targets`; `None` until every skin's inverse bind matrices have
 /// loaded.
-fn bind(
+pub(super) fn bind(
     dff: &Dff,
     targets: &[AnimationTargetId],
     inverse_bindposes: &Assets<SkinnedMeshInverseBindposes>,

@@ -484,12 +484,18 @@ pub(crate) fn pose_crowds(
     );
 }
 
-/// Draws every crowd character's bones as lines when skeletons are drawn.
+/// On a crowd character drawn in a model (by the DFF wing's `CrowdDrawPlugin`): its bones are not
+/// drawn as lines over it.
+#[derive(Component, Debug, Default)]
+pub(crate) struct CrowdDrawn;
+
+/// Draws the bones of every crowd character not drawn in a model ([`CrowdDrawn`]) as lines when
+/// skeletons are drawn.
 #[cfg(feature = "gizmos")]
 pub(crate) fn draw_crowds(
     gizmos: Option<Gizmos<super::SkeletonGizmoGroup>>,
     settings: Res<super::SkeletonGizmos>,
-    characters: Query<(&GlobalTransform, &CrowdPose)>,
+    characters: Query<(&GlobalTransform, &CrowdPose), Without<CrowdDrawn>>,
 ) {
     let Some(mut gizmos) = gizmos else { return };
     if !settings.enabled {

@@ -1,0 +1,739 @@
+//! Crowd characters drawn by instanced GPU skinning: [`CrowdDrawPlugin`]. A [`CrowdCharacter`]
+//! wearing a [`CrowdModel`] gets one child entity per (atomic, material) of the model,
+//! drawn through Bevy's own mesh pipeline with a [`CrowdMaterial`] whose vertex shader skins
+//! from one buffer of every drawn character's bones. Bevy batches the children of a model into
+//! one draw per part, culls each against the frustum, and shades them as `StandardMaterial`
+//! shades a single ped. The design and what was measured: the repository's
+//! `docs/design/crowd-gpu.md`.
+
+use super::crowd_skin::{SkinBinding, bind};
+use super::{CrowdModel, Dff, DffClump};
+use crate::plugin::PlaybackSystems;
+use crate::plugin::skeletal::{CrowdCharacter, CrowdDrawn, CrowdPose, CrowdSkeletons};
+use crate::skeleton::GtaGame;
+use bevy::animation::AnimationTargetId;
+use bevy::asset::{AssetId, RenderAssetUsages, embedded_asset};
+use bevy::camera::primitives::Aabb;
+use bevy::camera::visibility::NoAutoAabb;
+use bevy::math::{Affine3A, Vec3A};
+use bevy::mesh::skinning::SkinnedMeshInverseBindposes;
+use bevy::mesh::{MeshTag, MeshVertexAttribute, MeshVertexBufferLayoutRef, VertexAttributeValues};
+use bevy::pbr::{
+    ExtendedMaterial, MaterialExtension, MaterialExtensionKey, MaterialExtensionPipeline,
+};
+use bevy::platform::collections::{HashMap, HashSet};
+use bevy::prelude::*;
+use bevy::render::render_asset::RenderAssets;
+use bevy::render::render_resource::{
+    AsBindGroup, RenderPipelineDescriptor, SpecializedMeshPipelineError, VertexFormat,
+};
+use bevy::render::renderer::{RenderDevice, RenderQueue};
+use bevy::render::storage::{GpuShaderBuffer, ShaderBuffer};
+use bevy::render::{ExtractSchedule, MainWorld, Render, RenderApp, RenderSystems};
+use bevy::shader::ShaderRef;
+use bevy::tasks::ComputeTaskPool;
+use std::sync::Arc;
+
+const SHADER: &str = "embedded://rigplay/plugin/dff/crowd_draw.wgsl";
+
+/// A crowd mesh's joint indices: the DFF mesh's `ATTRIBUTE_JOINT_INDEX` under an id of its own, so
+/// that Bevy's mesh pipeline does not take the mesh for a `SkinnedMesh` (shader location 14).
+pub const ATTRIBUTE_CROWD_JOINT_INDEX: MeshVertexAttribute = MeshVertexAttribute::new(
+    "CrowdJointIndex",
+    0x7269_6770_6c61_7901,
+    VertexFormat::Uint16x4,
+);
+/// A crowd mesh's joint weights (shader location 15); see [`ATTRIBUTE_CROWD_JOINT_INDEX`].
+pub const ATTRIBUTE_CROWD_JOINT_WEIGHT: MeshVertexAttribute = MeshVertexAttribute::new(
+    "CrowdJointWeight",
+    0x7269_6770_6c61_7902,
+    VertexFormat::Float32x4,
+);
+
+/// The material of a drawn crowd character's part: the DFF's own `StandardMaterial` (textures,
+/// colours, alpha mode as the DFF loader gives them), skinned by [`CrowdSkin`].
+pub type CrowdMaterial = ExtendedMaterial<StandardMaterial, CrowdSkin>;
+
+/// What the crowd's vertex shader skins from (`crowd_draw.wgsl`): every drawn character's bones,
+/// and one atomic's joints.
+#[derive(Asset, AsBindGroup, Reflect, Debug, Clone)]
+pub struct CrowdSkin {
+    /// Per character slot, `stride` bones as 3×4 affine rows (model space, Bevy's axes); shared
+    /// by every crowd material.
+    #[storage(100, read_only)]
+    pub bones: Handle<ShaderBuffer>,
+    /// Per skin joint of the atomic (one for a rigid atomic): its inverse bind matrix (3×4 rows)
+    /// and its bone's index in the crowd skeleton, 64 bytes each.
+    #[storage(101, read_only)]
+    pub joints: Handle<ShaderBuffer>,
+    /// Bones per character slot in `bones`.
+    #[uniform(102)]
+    pub stride: u32,
+}
+
+impl MaterialExtension for CrowdSkin {
+    fn vertex_shader() -> ShaderRef {
+        ShaderRef::Path(SHADER.into())
+    }
+
+    fn prepass_vertex_shader() -> ShaderRef {
+        ShaderRef::Path(SHADER.into())
+    }
+
+    fn deferred_vertex_shader() -> ShaderRef {
+        ShaderRef::Path(SHADER.into())
+    }
+
+    fn specialize(
+        _pipeline: &MaterialExtensionPipeline,
+        descriptor: &mut RenderPipelineDescriptor,
+        layout: &MeshVertexBufferLayoutRef,
+        _key: MaterialExtensionKey<Self>,
+    ) -> Result<(), SpecializedMeshPipelineError> {
+        // Bevy's pipeline laid out the attributes its pass reads; the crowd's joints and weights
+        // are read from the same interleaved buffer, at locations no pass uses.
+        let joints = layout.0.get_layout(&[
+            ATTRIBUTE_CROWD_JOINT_INDEX.at_shader_location(14),
+            ATTRIBUTE_CROWD_JOINT_WEIGHT.at_shader_location(15),
+        ])?;
+        if let Some(buffer) = descriptor.vertex.buffers.first_mut() {
+            buffer.attributes.extend(joints.attributes);
+        }
+        Ok(())
+    }
+}
+
+/// Draws every [`CrowdCharacter`] that wears a [`CrowdModel`] by instanced GPU skinning. Needs
+/// [`super::DffPlugin`] and Bevy's rendering (`DefaultPlugins`).
+///
+/// - Each character gets one child per (atomic, material) of its model's first clump that has
+///   bones, skinned atomics and rigid ones (a cap on the head, a GTA III ped's parts) alike,
+///   but not the hidden (`_dam`, `_vlo`) ones: `Mesh3d` (a copy of the DFF's mesh, its joints under
+///   [`ATTRIBUTE_CROWD_JOINT_INDEX`] and [`ATTRIBUTE_CROWD_JOINT_WEIGHT`]), a [`CrowdMaterial`]
+///   shared by every character of the model, a `MeshTag` (the character's slot in the bone
+///   buffer) and an `Aabb` that follows the pose, for Bevy's frustum culling.
+/// - Each frame, after the crowd is posed, the bones of every drawn character are written into
+///   one storage buffer, uploaded whole.
+/// - A drawn character's bones are not drawn as skeleton gizmo lines over it.
+/// - A model that fails to load, or has no atomic on a bone, leaves its characters undrawn with
+///   one warning. A model reloaded while the crowd plays is drawn anew
+///   from the next frame; the playheads are the characters' and do not change.
+/// - Where the device has no storage buffers (WebGL2), nothing is drawn and one warning is
+///   logged; draw those characters the Bevy way (`GtaModel`) instead.
+///
+/// The CPU palettes of [`super::CrowdSkinPose`] are not needed for drawing: add that component
+/// only where you want them.
+///
+/// ```no_run
+/// # use bevy::prelude::*;
+/// # use rigplay::prelude::*;
+/// # use rigplay::plugin::CrowdDrawPlugin;
+/// fn main() {
+///     App::new()
+///         .add_plugins((DefaultPlugins, IfpPlugin, DffPlugin, CrowdDrawPlugin))
+///         .add_systems(Startup, spawn)
+///         .run();
+/// }
+///
+/// fn spawn(mut commands: Commands, assets: Res<AssetServer>) {
+///     let walk = assets.load("anims/sa_ped.ifp#walk");
+///     let ped = assets.load("characters/ped.dff");
+///     for i in 0..1000 {
+///         let at = Transform::from_xyz((i % 40) as f32, 0.0, (i / 40) as f32);
+///         commands.spawn((CrowdCharacter::new(GtaGame::Sa, walk.clone()), CrowdModel(ped.clone()), at));
+///     }
+/// }
+/// ```
+pub struct CrowdDrawPlugin;
+
+impl Plugin for CrowdDrawPlugin {
+    fn build(&self, app: &mut App) {
+        embedded_asset!(app, "crowd_draw.wgsl");
+        app.add_plugins(MaterialPlugin::<CrowdMaterial>::default())
+            .init_resource::<CrowdDraw>()
+            .add_systems(
+                PostUpdate,
+                (dress_crowd, upload_crowd_bones, follow_poses)
+                    .chain()
+                    .after(PlaybackSystems::Apply)
+                    .before(bevy::camera::visibility::VisibilitySystems::CheckVisibility),
+            );
+        if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
+            render_app
+                .init_resource::<CrowdBoneUpload>()
+                .add_systems(ExtractSchedule, extract_crowd_bones)
+                .add_systems(
+                    Render,
+                    write_crowd_bones.in_set(RenderSystems::PrepareResources),
+                );
+        }
+    }
+}
+
+/// A drawn model, built once per (model, game): its parts and how far its flesh reaches from a
+/// joint.
+struct DrawnModel {
+    parts: Vec<(Handle<Mesh>, Handle<CrowdMaterial>)>,
+    /// The farthest a vertex lies from its most weighted joint (metres): the margin around the
+    /// joints that the parts' bounds take.
+    reach: f32,
+}
+
+/// The crowd's drawing state: the bone buffer, the slots, the models built.
+#[derive(Resource, Default)]
+struct CrowdDraw {
+    bones: Option<Handle<ShaderBuffer>>,
+    /// Bones per slot: the most bones of the three games' crowd skeletons.
+    stride: u32,
+    /// Each slot's character.
+    slots: Vec<Option<Entity>>,
+    free: Vec<u32>,
+    slot_of: HashMap<Entity, u32>,
+    models: HashMap<(AssetId<Dff>, GtaGame), Arc<DrawnModel>>,
+    /// Models that cannot be drawn, each warned of once (again when they change).
+    undrawable: HashSet<AssetId<Dff>>,
+    /// Whether the missing storage buffers were warned of.
+    no_storage_warned: bool,
+    /// The slots the bone buffer holds (a power of two, so that it is rarely made anew).
+    capacity: usize,
+    /// Frames left in which every crowd material is marked changed, so that its bind group
+    /// takes the bone buffer made anew when the capacity grew.
+    rebind: u8,
+    /// Every slot's bones, as the bone buffer takes them (`capacity · stride` bones of
+    /// [`BONE_BYTES`]).
+    bytes: Vec<u8>,
+    /// Whether `bytes` were written this frame (and not yet sent to the render world).
+    written: bool,
+    /// Per slot, the bounds of its joints' positions (character space).
+    bounds: Vec<(Vec3A, Vec3A)>,
+}
+
+/// A bone in the bone buffer: a 3×4 affine matrix's rows.
+const BONE_BYTES: usize = 48;
+
+impl CrowdDraw {
+    fn take_slot(&mut self, character: Entity) -> u32 {
+        if let Some(&slot) = self.slot_of.get(&character) {
+            return slot;
+        }
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(None);
+            self.slots.len() as u32 - 1
+        });
+        self.slots[slot as usize] = Some(character);
+        self.slot_of.insert(character, slot);
+        slot
+    }
+
+    fn give_back(&mut self, character: Entity) {
+        if let Some(slot) = self.slot_of.remove(&character) {
+            self.slots[slot as usize] = None;
+            self.free.push(slot);
+        }
+    }
+}
+
+/// On a drawn crowd character: its model and parts.
+#[derive(Component)]
+struct CrowdDressed {
+    model: AssetId<Dff>,
+    game: GtaGame,
+    parts: Vec<Entity>,
+}
+
+/// On a part of a drawn crowd character: how far its flesh reaches from the joints.
+#[derive(Component)]
+struct CrowdPart {
+    reach: f32,
+}
+
+/// Gives every crowd character wearing a loaded model its parts (and takes them away when the
+/// model changes, reloads or goes).
+#[allow(clippy::too_many_arguments)]
+fn dress_crowd(
+    mut commands: Commands,
+    mut draw: ResMut<CrowdDraw>,
+    device: Option<Res<RenderDevice>>,
+    assets: Res<AssetServer>,
+    models: Res<Assets<Dff>>,
+    skeletons: Res<CrowdSkeletons>,
+    mut build: BuildParams,
+    mut events: MessageReader<AssetEvent<Dff>>,
+    mut removed: RemovedComponents<CrowdModel>,
+    undressed: Query<(Entity, &CrowdCharacter, &CrowdModel), Without<CrowdDressed>>,
+    dressed: Query<(Entity, &CrowdCharacter, &CrowdModel, &CrowdDressed)>,
+) {
+    let draw = &mut *draw;
+    if draw.stride == 0 {
+        draw.stride = [GtaGame::Iii, GtaGame::Vc, GtaGame::Sa]
+            .map(|g| skeletons.targets(g).len() as u32)
+            .into_iter()
+            .max()
+            .unwrap_or(1);
+    }
+    if let Some(device) = &device
+        && device.limits().max_storage_buffers_per_shader_stage < 4
+    {
+        if !draw.no_storage_warned {
+            warn!(
+                "crowd characters are not drawn: the device has no storage buffers (WebGL2?); draw them with GtaModel instead"
+            );
+            draw.no_storage_warned = true;
+        }
+        return;
+    }
+    // Characters whose model changed, reloaded or went are undressed (and dressed again below,
+    // from the next frame).
+    let mut changed: HashSet<AssetId<Dff>> = HashSet::new();
+    for event in events.read() {
+        if let AssetEvent::Modified { id } | AssetEvent::Removed { id } = event {
+            changed.insert(*id);
+        }
+    }
+    for id in &changed {
+        draw.models.retain(|(model, _), _| model != id);
+        draw.undrawable.remove(id);
+    }
+    for (entity, character, model, dressed) in &dressed {
+        if changed.contains(&dressed.model)
+            || dressed.model != model.0.id()
+            || dressed.game != character.game
+        {
+            undress(&mut commands, draw, entity, dressed);
+        }
+    }
+    for entity in removed.read() {
+        draw.give_back(entity);
+        if let Ok((_, _, _, dressed)) = dressed.get(entity) {
+            for &part in &dressed.parts {
+                commands.entity(part).try_despawn();
+            }
+        }
+        if let Ok(mut e) = commands.get_entity(entity) {
+            e.try_remove::<(CrowdDressed, CrowdDrawn)>();
+        }
+    }
+    let bones = draw
+        .bones
+        .get_or_insert_with(|| {
+            build.buffers.add(ShaderBuffer::with_size(
+                BONE_BYTES,
+                RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
+            ))
+        })
+        .clone();
+    for (entity, character, model) in &undressed {
+        let id = model.0.id();
+        if draw.undrawable.contains(&id) {
+            continue;
+        }
+        let key = (id, character.game);
+        let drawn = match draw.models.get(&key) {
+            Some(drawn) => drawn.clone(),
+            None => {
+                let Some(dff) = models.get(&model.0) else {
+                    if assets.load_state(&model.0).is_failed() {
+                        warn!(
+                            "crowd characters wearing {:?} are not drawn: the model failed to load",
+                            model.0.path()
+                        );
+                        draw.undrawable.insert(id);
+                    }
+                    continue;
+                };
+                let binding = match bind(dff, skeletons.targets(character.game), &build.ibms) {
+                    Some(binding) => binding,
+                    None => continue,
+                };
+                match build_model(
+                    dff,
+                    &binding,
+                    skeletons.targets(character.game),
+                    &bones,
+                    draw.stride,
+                    &mut build,
+                ) {
+                    Ok(drawn) => {
+                        let drawn = Arc::new(drawn);
+                        draw.models.insert(key, drawn.clone());
+                        drawn
+                    }
+                    Err(why) => {
+                        warn!(
+                            "crowd characters wearing {:?} are not drawn: {why}",
+                            model.0.path()
+                        );
+                        draw.undrawable.insert(id);
+                        continue;
+                    }
+                }
+            }
+        };
+        let slot = draw.take_slot(entity);
+        let parts: Vec<Entity> = drawn
+            .parts
+            .iter()
+            .map(|(mesh, material)| {
+                commands
+                    .spawn((
+                        Mesh3d(mesh.clone()),
+                        MeshMaterial3d(material.clone()),
+                        MeshTag(slot),
+                        NoAutoAabb,
+                        Aabb::default(),
+                        CrowdPart { reach: drawn.reach },
+                        ChildOf(entity),
+                    ))
+                    .id()
+            })
+            .collect();
+        commands.entity(entity).insert((
+            CrowdDressed {
+                model: id,
+                game: character.game,
+                parts,
+            },
+            CrowdDrawn,
+        ));
+    }
+}
+
+fn undress(commands: &mut Commands, draw: &mut CrowdDraw, entity: Entity, dressed: &CrowdDressed) {
+    for &part in &dressed.parts {
+        commands.entity(part).try_despawn();
+    }
+    commands
+        .entity(entity)
+        .remove::<(CrowdDressed, CrowdDrawn)>();
+    draw.give_back(entity);
+}
+
+/// What building a drawn model writes to.
+#[derive(bevy::ecs::system::SystemParam)]
+struct BuildParams<'w> {
+    meshes: ResMut<'w, Assets<Mesh>>,
+    standard: Res<'w, Assets<StandardMaterial>>,
+    materials: ResMut<'w, Assets<CrowdMaterial>>,
+    buffers: ResMut<'w, Assets<ShaderBuffer>>,
+    ibms: Res<'w, Assets<SkinnedMeshInverseBindposes>>,
+}
+
+/// A model's parts for the crowd: per drawn atomic of its first clump that has bones, its joint
+/// table, and per material a copy of the mesh with the crowd's joint attributes and a
+/// [`CrowdMaterial`]. A skinned atomic's joints are its skin's; a rigid one (a cap on the head,
+/// a GTA III ped's parts) has one joint: the nearest bone at or above its frame, with the rest
+/// transforms of the frames between as its "inverse bind" matrix.
+fn build_model(
+    dff: &Dff,
+    binding: &[SkinBinding],
+    targets: &[AnimationTargetId],
+    bones: &Handle<ShaderBuffer>,
+    stride: u32,
+    build: &mut BuildParams,
+) -> Result<DrawnModel, String> {
+    let clump = dff
+        .clumps
+        .iter()
+        .find(|c| !c.bones.is_empty())
+        .ok_or("it has no bones")?;
+    let mut parts = Vec::new();
+    let mut reach = 0.0f32;
+    let mut unhung = 0;
+    for (a, atomic) in clump.atomics.iter().enumerate() {
+        if atomic.hidden {
+            continue;
+        }
+        let skin = binding.iter().find(|b| b.atomic == a);
+        let (joint_bones, inverse_binds) = match skin {
+            Some(b) => (b.bones.clone(), b.inverse_binds.clone()),
+            None => match rigid_joint(clump, atomic.frame, targets) {
+                Some((bone, offset)) => (vec![bone], vec![offset]),
+                None => {
+                    unhung += 1;
+                    continue;
+                }
+            },
+        };
+        let mut table = Vec::with_capacity(joint_bones.len() * 64);
+        for (&bone, ibm) in joint_bones.iter().zip(&inverse_binds) {
+            push_rows(&mut table, ibm);
+            table.extend_from_slice(&(bone as u32).to_le_bytes());
+            table.extend_from_slice(&[0; 12]);
+        }
+        let joints = build.buffers.add(ShaderBuffer::new(
+            &table,
+            RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
+        ));
+        // Where each joint sits at bind time, in the mesh's space.
+        let bind_points: Vec<Vec3A> = inverse_binds
+            .iter()
+            .map(|m| m.inverse().translation)
+            .collect();
+        for (mesh, material) in &atomic.parts {
+            let mesh = build.meshes.get(mesh).ok_or("a mesh has not loaded")?;
+            let (mesh, part_reach) = crowd_mesh(mesh, &bind_points, skin.is_some())?;
+            reach = reach.max(part_reach);
+            let base = build
+                .standard
+                .get(material)
+                .ok_or("a material has not loaded")?
+                .clone();
+            parts.push((
+                build.meshes.add(mesh),
+                build.materials.add(CrowdMaterial {
+                    base,
+                    extension: CrowdSkin {
+                        bones: bones.clone(),
+                        joints: joints.clone(),
+                        stride,
+                    },
+                }),
+            ));
+        }
+    }
+    if unhung > 0 {
+        warn!("{unhung} atomic(s) of a crowd model hang on no bone and are not drawn");
+    }
+    if parts.is_empty() {
+        return Err("it has no atomic on a bone to draw".into());
+    }
+    Ok(DrawnModel { parts, reach })
+}
+
+/// The crowd bone a rigid atomic on `frame` moves with: the nearest frame at or above it that is
+/// one of the crowd skeleton's bones (`targets`), and the rest transforms of the frames from
+/// there down to `frame` (not animated: they stay at rest on a model spawned with bones too).
+fn rigid_joint(
+    clump: &DffClump,
+    frame: usize,
+    targets: &[AnimationTargetId],
+) -> Option<(usize, Affine3A)> {
+    let mut offset = Affine3A::IDENTITY;
+    let mut at = Some(frame);
+    // A frame's parent chain is at most as long as the frames (a cycle ends the walk).
+    for _ in 0..=clump.frames.len() {
+        let f = clump.frames.get(at?)?;
+        if let Some(bone) = f.target.and_then(|t| targets.iter().position(|x| *x == t)) {
+            return Some((bone, offset));
+        }
+        offset = f.rest.compute_affine() * offset;
+        at = f.parent;
+    }
+    None
+}
+
+/// `mesh` with its joints and weights moved to the crowd's attributes (a rigid mesh: every
+/// vertex on joint 0, weight 1), and the farthest a vertex lies from its most weighted joint's
+/// bind point.
+fn crowd_mesh(mesh: &Mesh, bind_points: &[Vec3A], skinned: bool) -> Result<(Mesh, f32), String> {
+    if !mesh.asset_usage.contains(RenderAssetUsages::MAIN_WORLD) {
+        return Err("its meshes are kept only on the GPU".into());
+    }
+    let mut mesh = mesh.clone();
+    let joints = mesh.remove_attribute(Mesh::ATTRIBUTE_JOINT_INDEX);
+    let weights = mesh.remove_attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT);
+    let Some(VertexAttributeValues::Float32x3(positions)) =
+        mesh.attribute(Mesh::ATTRIBUTE_POSITION)
+    else {
+        return Err("a mesh has no positions".into());
+    };
+    let (joints, weights) = if skinned {
+        let (
+            Some(VertexAttributeValues::Uint16x4(joints)),
+            Some(VertexAttributeValues::Float32x4(weights)),
+        ) = (joints, weights)
+        else {
+            return Err("a skinned mesh has no joints or weights".into());
+        };
+        (joints, weights)
+    } else {
+        (
+            vec![[0u16; 4]; positions.len()],
+            vec![[1.0f32, 0.0, 0.0, 0.0]; positions.len()],
+        )
+    };
+    if joints
+        .iter()
+        .flatten()
+        .any(|&j| j as usize >= bind_points.len())
+    {
+        return Err("a vertex names a joint the skin does not have".into());
+    }
+    let mut reach = 0.0f32;
+    for ((p, j), w) in positions.iter().zip(&joints).zip(&weights) {
+        let most = (0..4).fold(0, |m, i| if w[i] > w[m] { i } else { m });
+        if let Some(at) = bind_points.get(j[most] as usize) {
+            reach = reach.max(Vec3A::from(*p).distance(*at));
+        }
+    }
+    mesh.insert_attribute(
+        ATTRIBUTE_CROWD_JOINT_INDEX,
+        VertexAttributeValues::Uint16x4(joints),
+    );
+    mesh.insert_attribute(
+        ATTRIBUTE_CROWD_JOINT_WEIGHT,
+        VertexAttributeValues::Float32x4(weights),
+    );
+    Ok((mesh, reach))
+}
+
+/// The rows of `m` as a 3×4 matrix (what WGSL's `mat3x4<f32>` holds as its columns), 48 bytes.
+fn push_rows(out: &mut Vec<u8>, m: &Affine3A) {
+    let mut rows = [0.0f32; 12];
+    write_rows(&mut rows, m);
+    for v in rows {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn write_rows(out: &mut [f32], m: &Affine3A) {
+    let (x, y, z, t) = (
+        m.matrix3.x_axis,
+        m.matrix3.y_axis,
+        m.matrix3.z_axis,
+        m.translation,
+    );
+    out.copy_from_slice(&[x.x, y.x, z.x, t.x, x.y, y.y, z.y, t.y, x.z, y.z, z.z, t.z]);
+}
+
+/// Writes every drawn character's bones into the bone bytes, in slot order, over the cores, and
+/// the bounds of each slot's joints. The bytes go to the render world at extraction (swapped
+/// with the ones it uploaded last frame, so that no frame allocates), and from there into the
+/// bone buffer ([`write_crowd_bones`]).
+fn upload_crowd_bones(
+    mut draw: ResMut<CrowdDraw>,
+    mut buffers: ResMut<Assets<ShaderBuffer>>,
+    mut materials: ResMut<Assets<CrowdMaterial>>,
+    characters: Query<&CrowdPose, With<CrowdDressed>>,
+) {
+    let draw = &mut *draw;
+    let Some(handle) = &draw.bones else {
+        return;
+    };
+    if draw.slots.is_empty() {
+        return;
+    }
+    let stride = draw.stride as usize;
+    let capacity = draw.slots.len().next_power_of_two().max(64);
+    if capacity != draw.capacity {
+        // A buffer of another size is a new GPU buffer: every material's bind group is made
+        // again, for two frames (the buffer is prepared in the frame it changes).
+        draw.capacity = capacity;
+        draw.rebind = 2;
+        if let Some(mut buffer) = buffers.get_mut(handle) {
+            *buffer = ShaderBuffer::with_size(
+                capacity * stride * BONE_BYTES,
+                RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
+            );
+        }
+    }
+    if draw.rebind > 0 {
+        draw.rebind -= 1;
+        for model in draw.models.values() {
+            for (_, material) in &model.parts {
+                if let Some(m) = materials.get_mut(material) {
+                    m.into_inner();
+                }
+            }
+        }
+    }
+    let poses: Vec<Option<&CrowdPose>> = draw
+        .slots
+        .iter()
+        .map(|c| c.and_then(|c| characters.get(c).ok()))
+        .collect();
+    draw.bytes.resize(capacity * stride * BONE_BYTES, 0);
+    draw.bounds
+        .resize(draw.slots.len(), (Vec3A::ZERO, Vec3A::ZERO));
+    let per = poses
+        .len()
+        .div_ceil(ComputeTaskPool::get().thread_num().max(1) * 4)
+        .max(64);
+    ComputeTaskPool::get().scope(|s| {
+        for ((bytes, bounds), poses) in draw
+            .bytes
+            .chunks_mut(per * stride * BONE_BYTES)
+            .zip(draw.bounds.chunks_mut(per))
+            .zip(poses.chunks(per))
+        {
+            s.spawn(async move {
+                let slots = bytes.chunks_exact_mut(stride * BONE_BYTES);
+                for ((slot, bound), pose) in slots.zip(bounds).zip(poses) {
+                    let Some(pose) = pose else { continue };
+                    let Some(first) = pose.bones.first() else {
+                        continue;
+                    };
+                    let (mut lo, mut hi) = (first.translation, first.translation);
+                    for (bone, m) in slot.chunks_exact_mut(BONE_BYTES).zip(&pose.bones) {
+                        lo = lo.min(m.translation);
+                        hi = hi.max(m.translation);
+                        let mut rows = [0.0f32; 12];
+                        write_rows(&mut rows, m);
+                        let mut out = [0u8; BONE_BYTES];
+                        for (b, v) in out.chunks_exact_mut(4).zip(rows) {
+                            b.copy_from_slice(&v.to_le_bytes());
+                        }
+                        bone.copy_from_slice(&out);
+                    }
+                    *bound = (lo, hi);
+                }
+            });
+        }
+    });
+    draw.written = true;
+}
+
+/// The crowd's bone bytes on their way to the GPU: this frame's, swapped in from the main world at
+/// extraction.
+#[derive(Resource, Default)]
+struct CrowdBoneUpload {
+    buffer: Option<AssetId<ShaderBuffer>>,
+    bytes: Vec<u8>,
+    fresh: bool,
+}
+
+/// Takes the bone bytes the main world wrote this frame, giving it last frame's to write into.
+fn extract_crowd_bones(mut main: ResMut<MainWorld>, mut upload: ResMut<CrowdBoneUpload>) {
+    let Some(mut draw) = main.get_resource_mut::<CrowdDraw>() else {
+        return;
+    };
+    if !draw.written {
+        return;
+    }
+    draw.written = false;
+    std::mem::swap(&mut draw.bytes, &mut upload.bytes);
+    upload.buffer = draw.bones.as_ref().map(Handle::id);
+    upload.fresh = true;
+}
+
+/// Writes the bone bytes into the bone buffer (after Bevy prepared it, made anew when it grew).
+fn write_crowd_bones(
+    mut upload: ResMut<CrowdBoneUpload>,
+    buffers: Res<RenderAssets<GpuShaderBuffer>>,
+    queue: Res<RenderQueue>,
+) {
+    if !std::mem::take(&mut upload.fresh) {
+        return;
+    }
+    let Some(gpu) = upload.buffer.and_then(|id| buffers.get(id)) else {
+        return;
+    };
+    let n = upload.bytes.len().min(gpu.buffer.size() as usize);
+    queue.write_buffer(&gpu.buffer, 0, &upload.bytes[..n]);
+}
+
+/// Sets each part's bounds around its character's joints (worked out in [`upload_crowd_bones`]),
+/// grown by how far the model's flesh reaches from a joint, so that Bevy culls it where it is
+/// drawn.
+fn follow_poses(draw: Res<CrowdDraw>, mut parts: Query<(&MeshTag, &CrowdPart, &mut Aabb)>) {
+    parts.par_iter_mut().for_each(|(tag, part, mut aabb)| {
+        let Some(&(lo, hi)) = draw.bounds.get(tag.0 as usize) else {
+            return;
+        };
+        let grown = Vec3A::splat(part.reach);
+        let bounds = Aabb::from_min_max((lo - grown).into(), (hi + grown).into());
+        if *aabb != bounds {
+            *aabb = bounds;
+        }
+    });
+}

@@ -1,0 +1,173 @@
+// Crowd characters drawn by instanced skinning (rigplay's `CrowdDrawPlugin`): the vertex stage of
+// Bevy's mesh pipeline (`bevy_pbr/src/render/mesh.wgsl` and `prepass/prepass.wgsl`), where the
+// world-from-local matrix is the character's transform times its skin, read from two storage
+// buffers instead of a `SkinnedMesh`'s joints. The fragment stage is StandardMaterial's own.
+//
+// - `crowd_bones`: every drawn character's bones (model space, Bevy's axes), `stride` per
+//   character, the character's slot being the entity's `MeshTag`.
+// - `crowd_joints`: the model's skin, per joint its bone in the crowd skeleton and its inverse
+//   bind matrix.
+// A joint's skin matrix is `bones[slot * stride + joint.bone] * joint.inverse_bind`, the matrix
+// `CrowdSkinPose` holds on the CPU.
+
+#import bevy_pbr::{mesh_functions, view_transformations::position_world_to_clip}
+#import bevy_render::maths::affine3_to_square
+
+#ifdef PREPASS_PIPELINE
+#import bevy_pbr::prepass_io::VertexOutput
+#else
+#import bevy_pbr::forward_io::VertexOutput
+#endif
+
+struct CrowdJoint {
+    // Rows of the 3×4 affine matrix, as Bevy stores mesh transforms.
+    inverse_bind: mat3x4<f32>,
+    bone: u32,
+}
+
+struct CrowdParams {
+    // Bones per character slot in `crowd_bones`.
+    stride: u32,
+}
+
+@group(#{MATERIAL_BIND_GROUP}) @binding(100) var<storage, read> crowd_bones: array<mat3x4<f32>>;
+@group(#{MATERIAL_BIND_GROUP}) @binding(101) var<storage, read> crowd_joints: array<CrowdJoint>;
+@group(#{MATERIAL_BIND_GROUP}) @binding(102) var<uniform> crowd_params: CrowdParams;
+
+// The vertex as Bevy's mesh pipeline lays it out for this pass (`forward_io` or `prepass_io`),
+// plus the crowd's own joints and weights at locations 14 and 15.
+struct CrowdVertex {
+    @builtin(instance_index) instance_index: u32,
+#ifdef PREPASS_PIPELINE
+    @location(0) position: vec3<f32>,
+#ifdef VERTEX_UVS_A
+    @location(1) uv: vec2<f32>,
+#endif
+#ifdef VERTEX_UVS_B
+    @location(2) uv_b: vec2<f32>,
+#endif
+#ifdef NORMAL_PREPASS_OR_DEFERRED_PREPASS
+#ifdef VERTEX_NORMALS
+    @location(3) normal: vec3<f32>,
+#endif
+#ifdef VERTEX_TANGENTS
+    @location(4) tangent: vec4<f32>,
+#endif
+#endif
+#ifdef VERTEX_COLORS
+    @location(7) color: vec4<f32>,
+#endif
+#else // PREPASS_PIPELINE
+    @location(0) position: vec3<f32>,
+#ifdef VERTEX_NORMALS
+    @location(1) normal: vec3<f32>,
+#endif
+#ifdef VERTEX_UVS_A
+    @location(2) uv: vec2<f32>,
+#endif
+#ifdef VERTEX_UVS_B
+    @location(3) uv_b: vec2<f32>,
+#endif
+#ifdef VERTEX_TANGENTS
+    @location(4) tangent: vec4<f32>,
+#endif
+#ifdef VERTEX_COLORS
+    @location(5) color: vec4<f32>,
+#endif
+#endif // PREPASS_PIPELINE
+    @location(14) crowd_joint_indices: vec4<u32>,
+    @location(15) crowd_joint_weights: vec4<f32>,
+}
+
+fn skin_matrix(slot: u32, joint_index: u32) -> mat4x4<f32> {
+    let joint = crowd_joints[joint_index];
+    let bone = crowd_bones[slot * crowd_params.stride + joint.bone];
+    return affine3_to_square(bone) * affine3_to_square(joint.inverse_bind);
+}
+
+// World from the mesh's local space: the character's transform (the entity's) times the weighted
+// sum of the vertex's skin matrices, as Bevy's `skinning::skin_model` sums joint matrices.
+fn crowd_world_from_local(vertex: CrowdVertex) -> mat4x4<f32> {
+    let slot = mesh_functions::get_tag(vertex.instance_index);
+    let j = vertex.crowd_joint_indices;
+    let w = vertex.crowd_joint_weights;
+    let skin = w.x * skin_matrix(slot, j.x) + w.y * skin_matrix(slot, j.y)
+        + w.z * skin_matrix(slot, j.z) + w.w * skin_matrix(slot, j.w);
+    return mesh_functions::get_world_from_local(vertex.instance_index) * skin;
+}
+
+// A normal through the skinned matrix: its upper 3×3's inverse transpose (cofactors over the
+// determinant), normalised.
+fn skinned_normal(world_from_local: mat4x4<f32>, normal: vec3<f32>) -> vec3<f32> {
+    let m = mat3x3<f32>(world_from_local[0].xyz, world_from_local[1].xyz, world_from_local[2].xyz);
+    let x = cross(m[1], m[2]);
+    let y = cross(m[2], m[0]);
+    let z = cross(m[0], m[1]);
+    let det = dot(m[2], z);
+    return normalize(mat3x3<f32>(x / det, y / det, z / det) * normal);
+}
+
+@vertex
+fn vertex(vertex: CrowdVertex) -> VertexOutput {
+    var out: VertexOutput;
+    let world_from_local = crowd_world_from_local(vertex);
+    out.world_position = mesh_functions::mesh_position_local_to_world(
+        world_from_local,
+        vec4<f32>(vertex.position, 1.0)
+    );
+    out.position = position_world_to_clip(out.world_position.xyz);
+
+#ifdef PREPASS_PIPELINE
+#ifdef UNCLIPPED_DEPTH_ORTHO_EMULATION
+    out.unclipped_depth = out.position.z;
+    out.position.z = min(out.position.z, 1.0);
+#endif
+#ifdef NORMAL_PREPASS_OR_DEFERRED_PREPASS
+#ifdef VERTEX_NORMALS
+    out.world_normal = skinned_normal(world_from_local, vertex.normal);
+#endif
+#ifdef VERTEX_TANGENTS
+    out.world_tangent = mesh_functions::mesh_tangent_local_to_world(
+        world_from_local,
+        vertex.tangent,
+        vertex.instance_index
+    );
+#endif
+#endif
+#ifdef MOTION_VECTOR_PREPASS
+    // No previous pose is kept: a crowd character's motion vectors are zero.
+    out.previous_world_position = out.world_position;
+#endif
+#else // PREPASS_PIPELINE
+#ifdef VERTEX_NORMALS
+    out.world_normal = skinned_normal(world_from_local, vertex.normal);
+#endif
+#ifdef VERTEX_TANGENTS
+    out.world_tangent = mesh_functions::mesh_tangent_local_to_world(
+        world_from_local,
+        vertex.tangent,
+        vertex.instance_index
+    );
+#endif
+#endif // PREPASS_PIPELINE
+
+#ifdef VERTEX_UVS_A
+    out.uv = vertex.uv;
+#endif
+#ifdef VERTEX_UVS_B
+    out.uv_b = vertex.uv_b;
+#endif
+#ifdef VERTEX_COLORS
+    out.color = vertex.color;
+#endif
+#ifdef VERTEX_OUTPUT_INSTANCE_INDEX
+    out.instance_index = vertex.instance_index;
+#endif
+#ifdef VISIBILITY_RANGE_DITHER
+    out.visibility_range_dither = mesh_functions::get_visibility_range_dither_level(
+        vertex.instance_index,
+        mesh_functions::get_world_from_local(vertex.instance_index)[3]
+    );
+#endif
+    return out;
+}

@@ -1,0 +1,491 @@
+//! Crowd characters drawn by instanced GPU skinning (`CrowdDrawPlugin`) against the same poses
+//! drawn by Bevy's own `SkinnedMesh` (`GtaModel` with bone entities), on lavapipe or any Vulkan
+//! adapter, headless. `.ci/run` sets RIGPLAY_REQUIRE_RENDER=1 so a machine that cannot render
+//! fails; elsewhere a machine with no adapter prints NOT RUN (`anie_gpu::on_gpu`).
+
+use crate::anie_gpu::headless::{crop, headless_app_with, read_back};
+use crate::anie_gpu::{on_gpu, write_diff};
+use bevy::camera::RenderTarget;
+use bevy::camera::visibility::VisibleEntities;
+use bevy::mesh::skinning::SkinnedMesh;
+use bevy::prelude::*;
+use bevy::render::render_resource::{TextureFormat, TextureUsages};
+use bevy::time::TimeUpdateStrategy;
+use rigplay::anie::cpu::RgbaImage;
+use rigplay::plugin::{
+    CrowdCharacter, CrowdDrawPlugin, CrowdMaterial, CrowdModel, Dff, DffPlugin, GtaModel,
+    IfpPlugin, Playback, RigClip, SkeletalClip,
+};
+use rigplay::skeleton::GtaGame;
+use std::any::TypeId;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const W: u32 = 384;
+const H: u32 = 320;
+
+/// A pair of the same ped, in the same place and pose: drawn by Bevy's skinning, and by the
+/// crowd.
+struct Pair {
+    model: Entity,
+    crowd: Entity,
+}
+
+fn spawn_pair(
+    app: &mut App,
+    ped: &Handle<Dff>,
+    walk: &Handle<RigClip>,
+    at: Transform,
+    t: f32,
+) -> Pair {
+    let mut playback = Playback::looping();
+    playback.paused = true;
+    playback.seek(t);
+    let model = app
+        .world_mut()
+        .spawn((
+            GtaModel::new(ped.clone()),
+            SkeletalClip::new(walk.clone()),
+            playback.clone(),
+            at,
+            Visibility::Visible,
+        ))
+        .id();
+    let crowd = app
+        .world_mut()
+        .spawn((
+            CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+            CrowdModel(ped.clone()),
+            playback,
+            at,
+            Visibility::Hidden,
+        ))
+        .id();
+    Pair { model, crowd }
+}
+
+fn camera(app: &mut App, at: Vec3, looking_at: Vec3) -> (Entity, Handle<Image>) {
+    let mut image = Image::new_target_texture(W, H, TextureFormat::Rgba8UnormSrgb, None);
+    image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
+    let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
+    let camera = app
+        .world_mut()
+        .spawn((
+            Camera3d::default(),
+            Camera {
+                clear_color: ClearColorConfig::Custom(Color::srgb(0.2, 0.25, 0.3)),
+                ..default()
+            },
+            RenderTarget::Image(target.clone().into()),
+            Msaa::Off,
+            Transform::from_translation(at).looking_at(looking_at, Vec3::Y),
+        ))
+        .id();
+    (camera, target)
+}
+
+/// The cameras' images, once two reads in a row agree (pipelines compile and textures upload
+/// meanwhile, leaving parts undrawn for a few frames).
+fn settled(app: &mut App, targets: &[Handle<Image>]) -> Vec<RgbaImage> {
+    let whole = URect::new(0, 0, W, H);
+    let mut last: Option<Vec<RgbaImage>> = None;
+    for _ in 0..40 {
+        for _ in 0..5 {
+            app.update();
+        }
+        let images: Vec<RgbaImage> = read_back(app, targets)
+            .expect("read back")
+            .iter()
+            .map(|bytes| crop(bytes, W, whole).unwrap())
+            .collect();
+        if last
+            .as_ref()
+            .is_some_and(|l| l.iter().zip(&images).all(|(a, b)| a.pixels == b.pixels))
+        {
+            return images;
+        }
+        last = Some(images);
+    }
+    panic!("the images never settled");
+}
+
+/// Mean and largest absolute difference per channel (RGB), in 1/255.
+fn difference(a: &RgbaImage, b: &RgbaImage) -> (f64, u8, usize) {
+    let (mut sum, mut worst, mut over) = (0u64, 0u8, 0usize);
+    for (p, q) in a.pixels.iter().zip(&b.pixels) {
+        let d = (0..3).map(|i| p[i].abs_diff(q[i])).max().unwrap();
+        sum += (0..3).map(|i| u64::from(p[i].abs_diff(q[i]))).sum::<u64>();
+        worst = worst.max(d);
+        over += usize::from(d > 8);
+    }
+    (sum as f64 / (a.pixels.len() * 3) as f64, worst, over)
+}
+
+/// Pixels that differ from the clear colour (the ground and the peds).
+fn covered(a: &RgbaImage, background: &RgbaImage) -> usize {
+    a.pixels
+        .iter()
+        .zip(&background.pixels)
+        .filter(|(p, q)| p != q)
+        .count()
+}
+
+/// The same poses drawn by the crowd renderer and by Bevy's `SkinnedMesh`, same cameras and
+/// light (shadows on, onto a ground plane): a paused walk, a walk cross-fading into the wave
+/// halfway, a ped half out of the picture, and a ped 2.8 km from the origin (the corner of San
+/// Andreas' map) with its own camera. The peds' cap is a rigid atomic on the head bone.
+///
+/// - Near the origin the two draws agree within the bounds: 2/255 mean and 8/255 per
+///   pixel (measured: mean 0.0001/255, largest 2/255).
+/// - 2.8 km out they agree within 2/255 mean, but a few silhouette and shadow-edge pixels flip
+///   (measured: 12 of the 14,691 pixels the peds change, over 8/255). World coordinates there
+///   are f32 with a step of 0.24 mm, and the two paths round differently: Bevy's joint matrices
+///   are world-space matrices made on the CPU, the crowd's are model-space ones that the shader
+///   moves into the world last. Measured the same way at other distances: 3 such pixels at
+///   0.28 km, 6 at 1 km, 62 at 2 km, 31 at 4.9 km. The test bounds them at 0.5 % of the peds'
+///   pixels.
+///
+/// A ped out of every camera's frustum is not among the entities any camera draws, and the one
+/// half inside is.
+#[test]
+fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
+    on_gpu(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        let mut app = headless_app_with(&root, (IfpPlugin, DffPlugin, CrowdDrawPlugin));
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+            1.0 / 30.0,
+        )));
+        let server = app.world().resource::<AssetServer>().clone();
+        let ped: Handle<Dff> = server.load("characters/ped.dff");
+        let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
+        let wave: Handle<RigClip> = server.load("anims/sa_ped.ifp#wave");
+
+        let far = Vec3::new(2000.0, 0.0, -2000.0);
+        let (near_camera, near_image) =
+            camera(&mut app, Vec3::new(0.0, 1.2, 3.6), Vec3::new(0.0, 0.8, 0.0));
+        let (far_camera, far_image) = camera(
+            &mut app,
+            far + Vec3::new(0.0, 1.2, 2.6),
+            far + Vec3::new(0.0, 0.8, 0.0),
+        );
+        app.world_mut().spawn((
+            DirectionalLight {
+                shadow_maps_enabled: true,
+                illuminance: 8000.0,
+                ..default()
+            },
+            Transform::from_xyz(2.0, 4.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
+        ));
+        let ground = app
+            .world_mut()
+            .resource_mut::<Assets<Mesh>>()
+            .add(Plane3d::default().mesh().size(8.0, 8.0));
+        let grey = app
+            .world_mut()
+            .resource_mut::<Assets<StandardMaterial>>()
+            .add(Color::srgb(0.6, 0.6, 0.55));
+        for at in [Vec3::ZERO, far] {
+            app.world_mut().spawn((
+                Mesh3d(ground.clone()),
+                MeshMaterial3d(grey.clone()),
+                Transform::from_translation(at),
+            ));
+        }
+        let facing = |x: f32, z: f32| Transform::from_xyz(x, 0.0, z);
+        let pairs = [
+            spawn_pair(&mut app, &ped, &walk, facing(-0.7, 0.0), 0.4),
+            spawn_pair(&mut app, &ped, &walk, facing(0.7, 0.0), 0.2),
+            // Half out of the picture on the left.
+            spawn_pair(&mut app, &ped, &walk, facing(-1.8, 0.0), 0.7),
+            spawn_pair(&mut app, &ped, &walk, Transform::from_translation(far), 0.6),
+            // Behind the near camera and far from every other.
+            spawn_pair(&mut app, &ped, &walk, facing(0.0, 40.0), 0.1),
+        ];
+        let (fading, half, outside) = (&pairs[1], &pairs[2], &pairs[4]);
+
+        // Until every ped is drawn both ways: Bevy's skinned meshes spawned, the crowd's parts
+        // dressed.
+        let crowd_parts = |app: &mut App| {
+            let world = app.world_mut();
+            world
+                .query_filtered::<Entity, With<MeshMaterial3d<CrowdMaterial>>>()
+                .iter(world)
+                .count()
+        };
+        let skinned = |app: &mut App| {
+            let world = app.world_mut();
+            world.query::<&SkinnedMesh>().iter(world).count()
+        };
+        for _ in 0..600 {
+            app.update();
+            if crowd_parts(&mut app) >= pairs.len() && skinned(&mut app) >= pairs.len() {
+                break;
+            }
+        }
+        assert!(crowd_parts(&mut app) >= pairs.len(), "the crowd is dressed");
+        // The sample ped: its skinned body in two materials, and the cap, a rigid atomic on the
+        // head, as Bevy draws it: 2 skinned meshes and 1 plain one.
+        assert_eq!(crowd_parts(&mut app), 3 * pairs.len());
+        assert_eq!(skinned(&mut app), 2 * pairs.len());
+        // The cross-fade: both started in the same frame, played 12 frames of 1/30 s into a fade
+        // of 0.8 s (the old clip's weight 0.5), then paused.
+        for e in [fading.model, fading.crowd] {
+            let mut playback = app.world_mut().get_mut::<Playback>(e).unwrap();
+            playback.paused = false;
+        }
+        app.world_mut()
+            .get_mut::<SkeletalClip>(fading.model)
+            .unwrap()
+            .cross_fade(wave.clone(), 0.8);
+        app.world_mut()
+            .get_mut::<CrowdCharacter>(fading.crowd)
+            .unwrap()
+            .cross_fade(wave.clone(), 0.8);
+        for _ in 0..12 {
+            app.update();
+        }
+        for e in [fading.model, fading.crowd] {
+            app.world_mut().get_mut::<Playback>(e).unwrap().paused = true;
+        }
+        let weight = app
+            .world()
+            .get::<SkeletalClip>(fading.model)
+            .unwrap()
+            .fade_weight()
+            .expect("still fading");
+        assert!((0.2..0.8).contains(&weight), "mid-fade: {weight}");
+        let times =
+            [fading.model, fading.crowd].map(|e| app.world().get::<Playback>(e).unwrap().time);
+        assert!((times[0] - times[1]).abs() < 1e-6, "{times:?}");
+
+        let targets = [near_image, far_image];
+        let show = |app: &mut App, crowd: bool| {
+            for pair in &pairs {
+                let (on, off) = if crowd {
+                    (pair.crowd, pair.model)
+                } else {
+                    (pair.model, pair.crowd)
+                };
+                app.world_mut().entity_mut(on).insert(Visibility::Visible);
+                app.world_mut().entity_mut(off).insert(Visibility::Hidden);
+            }
+        };
+        let hide_all = |app: &mut App| {
+            for pair in &pairs {
+                for e in [pair.model, pair.crowd] {
+                    app.world_mut().entity_mut(e).insert(Visibility::Hidden);
+                }
+            }
+        };
+        hide_all(&mut app);
+        let empty = settled(&mut app, &targets);
+        show(&mut app, false);
+        let bevys = settled(&mut app, &targets);
+        show(&mut app, true);
+        let crowds = settled(&mut app, &targets);
+
+        // Culling, on what each camera queues to draw.
+        let in_view = |app: &App, camera: Entity, character: Entity| {
+            let visible = app
+                .world()
+                .get::<VisibleEntities>(camera)
+                .unwrap()
+                .get(TypeId::of::<Mesh3d>());
+            app.world()
+                .get::<Children>(character)
+                .is_some_and(|c| c.iter().any(|part| visible.contains(&part)))
+        };
+        for camera in [near_camera, far_camera] {
+            assert!(
+                !in_view(&app, camera, outside.crowd),
+                "outside every frustum"
+            );
+        }
+        assert!(
+            in_view(&app, near_camera, half.crowd),
+            "half inside is drawn"
+        );
+        assert!(!in_view(&app, far_camera, half.crowd));
+        assert!(in_view(&app, far_camera, pairs[3].crowd));
+
+        for (k, name) in ["near", "far"].iter().enumerate() {
+            compare(name, k == 0, &bevys[k], &crowds[k], &empty[k]);
+        }
+
+        // 70 more crowd peds, behind the near camera, take the bone buffer past its 64 slots, so
+        // that it is made anew on the GPU; then every pair moves on to a new time, which only the
+        // new buffer holds.
+        for i in 0..70 {
+            app.world_mut().spawn((
+                CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                CrowdModel(ped.clone()),
+                Transform::from_xyz(i as f32, 0.0, 60.0),
+            ));
+        }
+        for pair in &pairs {
+            for e in [pair.model, pair.crowd] {
+                let mut playback = app.world_mut().get_mut::<Playback>(e).unwrap();
+                let t = playback.time + 0.25;
+                playback.seek(t);
+            }
+        }
+        show(&mut app, false);
+        let bevys = settled(&mut app, &targets);
+        show(&mut app, true);
+        let crowds = settled(&mut app, &targets);
+        assert!(
+            crowd_parts(&mut app) >= 3 * (pairs.len() + 70),
+            "the new peds are dressed"
+        );
+        compare(
+            "near, the buffer grown",
+            true,
+            &bevys[0],
+            &crowds[0],
+            &empty[0],
+        );
+    });
+}
+
+/// Checks the crowd's image against Bevy's: the mean within 2/255, and each pixel within 8/255
+/// (`strict`) or all but 0.5 % of the peds' pixels.
+fn compare(name: &str, strict: bool, bevys: &RgbaImage, crowds: &RgbaImage, empty: &RgbaImage) {
+    let shown = covered(bevys, empty);
+    let (mean, worst, over) = difference(bevys, crowds);
+    println!(
+        "crowd vs SkinnedMesh, {name}: {shown} pixels changed by the peds, mean {mean:.4}/255, largest {worst}/255, {over} pixels over 8/255"
+    );
+    let path = write_diff(
+        &format!("crowd_{}", name.replace([' ', ','], "_")),
+        crowds,
+        bevys,
+    );
+    assert!(shown > 4000, "{name}: the peds show ({})", path.display());
+    assert!(mean <= 2.0, "{name}: mean {mean} ({})", path.display());
+    if strict {
+        assert!(
+            worst <= 8,
+            "{name}: {over} pixels over 8/255, worst {worst} ({})",
+            path.display()
+        );
+    } else {
+        assert!(
+            over * 200 <= shown,
+            "{name}: {over} pixels over 8/255 ({})",
+            path.display()
+        );
+    }
+}
+
+/// Faults while a drawn crowd plays: a model that fails to load leaves its characters undrawn
+/// (one warning, `CrowdDrawPlugin` remembers the model as undrawable) while they play on; the
+/// model of drawn characters changed under them (as a reload does: its asset modified) dresses
+/// them anew from the next frames and keeps every playhead; a character despawned gives its slot
+/// back, which the next character dressed takes.
+#[test]
+fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
+    on_gpu(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("crowd_faults");
+        std::fs::create_dir_all(&dir).unwrap();
+        let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        for (from, to) in [
+            ("characters/ped.dff", "ped.dff"),
+            ("characters/ped.txd", "ped.txd"),
+            ("anims/sa_ped.ifp", "sa_ped.ifp"),
+            ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
+        ] {
+            std::fs::copy(assets.join(from), dir.join(to)).unwrap();
+        }
+        // A chunk header promising more bytes than the file has.
+        std::fs::write(dir.join("broken.dff"), b"\x10\0\0\0\xff\xff\xff\x7f").unwrap();
+        let mut app = headless_app_with(&dir, (IfpPlugin, DffPlugin, CrowdDrawPlugin));
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+            1.0 / 30.0,
+        )));
+        let server = app.world().resource::<AssetServer>().clone();
+        let ped: Handle<Dff> = server.load("ped.dff");
+        let broken: Handle<Dff> = server.load("broken.dff");
+        let walk: Handle<RigClip> = server.load("sa_ped.ifp#walk");
+        let spawn = |app: &mut App, model: &Handle<Dff>| {
+            app.world_mut()
+                .spawn((
+                    CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                    CrowdModel(model.clone()),
+                ))
+                .id()
+        };
+        let worn = [spawn(&mut app, &ped), spawn(&mut app, &ped)];
+        let failed = spawn(&mut app, &broken);
+        let parts = |app: &App, e: Entity| {
+            app.world().get::<Children>(e).map_or(0, |c| {
+                c.iter()
+                    .filter(|p| {
+                        app.world()
+                            .get::<MeshMaterial3d<CrowdMaterial>>(*p)
+                            .is_some()
+                    })
+                    .count()
+            })
+        };
+        for _ in 0..600 {
+            app.update();
+            if worn.iter().all(|&e| parts(&app, e) == 3) && server.load_state(&broken).is_failed() {
+                break;
+            }
+        }
+        let time = |app: &App, e: Entity| app.world().get::<Playback>(e).unwrap().time;
+        assert!(server.load_state(&broken).is_failed());
+        for e in worn {
+            assert_eq!(
+                parts(&app, e),
+                3,
+                "dressed: the body's two materials and the cap"
+            );
+        }
+        let before = time(&app, failed);
+        for _ in 0..5 {
+            app.update();
+        }
+        assert_eq!(parts(&app, failed), 0, "a model that failed draws nothing");
+        assert!(time(&app, failed) > before, "and its character plays on");
+
+        // The model modified under the playing crowd: new parts, same playheads going on.
+        let old_parts: Vec<Entity> = app.world().get::<Children>(worn[0]).unwrap().to_vec();
+        let times = worn.map(|e| time(&app, e));
+        app.world_mut()
+            .resource_mut::<Assets<Dff>>()
+            .get_mut(&ped)
+            .unwrap()
+            .into_inner();
+        app.update();
+        for (e, t) in worn.iter().zip(times) {
+            // One frame of 1/30 s on, at the walk's speed (the clip loops: it may wrap).
+            let now = time(&app, *e);
+            assert!(now > t || now < 0.1, "the playhead goes on: {t} → {now}");
+        }
+        for _ in 0..3 {
+            app.update();
+        }
+        let new_parts: Vec<Entity> = app.world().get::<Children>(worn[0]).unwrap().to_vec();
+        assert_eq!(parts(&app, worn[0]), 3, "dressed again");
+        assert!(
+            new_parts.iter().all(|p| !old_parts.contains(p)),
+            "in parts made from the changed model"
+        );
+
+        // A character gone gives its slot back: the next one dressed takes it.
+        let tag = |app: &App, e: Entity| {
+            let child = app.world().get::<Children>(e).unwrap()[0];
+            app.world().get::<bevy::mesh::MeshTag>(child).unwrap().0
+        };
+        let slot = tag(&app, worn[1]);
+        app.world_mut().despawn(worn[1]);
+        app.update();
+        let next = spawn(&mut app, &ped);
+        for _ in 0..3 {
+            app.update();
+        }
+        assert_eq!(tag(&app, next), slot);
+        assert_ne!(tag(&app, worn[0]), slot);
+    });
+}
