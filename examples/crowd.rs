@@ -4,18 +4,23 @@
 //! (`CrowdCharacter`: no bone entities, each pose computed into model-space matrices over both
 //! cores and drawn as lines), with the frame time on screen.
 //!
-//!     cargo run --release --example crowd -- [N] [--bones] [--lod M] [--screenshot OUT.png]
+//!     cargo run --release --example crowd -- [N] [--model PED.dff] [--bones] [--lod M]
+//!         [--screenshot OUT.png]
 //!
-//! (N: 1000.) `--bones` spawns `GtaSkeleton`s instead (one entity per bone, posed by
-//! `SkeletalClip`, with transform propagation): the per-bone path, for comparison. `--lod M`
-//! poses the flat path's peds farther than M metres from the camera every other frame
-//! (`CrowdLod`). `--screenshot` saves the window after 120 frames and exits.
+//! (N: 1000.) `--model` dresses every ped in a DFF model (its `.txd` beside it), drawn by
+//! instanced GPU skinning (`CrowdModel` with `CrowdDrawPlugin`), lit by a sun with shadows.
+//! `--bones` spawns `GtaSkeleton`s instead (one entity per bone, posed by `SkeletalClip`, with
+//! transform propagation), or with `--model` the model's own bone hierarchy drawn by Bevy's
+//! `SkinnedMesh` (`GtaModel`): the per-bone path, for comparison. `--lod M` poses the flat
+//! path's peds farther than M metres from the camera every other frame (`CrowdLod`).
+//! `--screenshot` saves the window after 120 frames and exits.
 
+use bevy::asset::io::AssetSourceBuilder;
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use rigplay::plugin::{
-    CrowdCharacter, CrowdLod, CrowdViewer, GtaSkeleton, IfpPlugin, Playback, RigClip, SkeletalClip,
-    SkeletonGizmos,
+    CrowdCharacter, CrowdDrawPlugin, CrowdLod, CrowdModel, CrowdViewer, Dff, DffPlugin, GtaModel,
+    GtaSkeleton, IfpPlugin, Playback, RigClip, SkeletalClip, SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
 use rigplay_preview::crowd::{Counter, counter_text, crowd_args, crowd_command, frame_ms, random};
@@ -28,7 +33,12 @@ struct Crowd {
     bones: bool,
     /// The level-of-detail distance (`--lod`).
     lod: Option<f32>,
+    /// Whether the peds wear the model given with `--model`.
+    model: bool,
 }
+
+/// The asset source `--model`'s folder is read through.
+const MODEL_SOURCE: &str = "model";
 
 fn main() {
     let m = crowd_command(
@@ -49,45 +59,103 @@ fn main() {
             .value_parser(clap::value_parser!(f32))
             .help("pose the flat path's peds farther than this from the camera every other frame"),
     )
+    .arg(
+        clap::Arg::new("model")
+            .long("model")
+            .value_name("PED.dff")
+            .value_parser(clap::value_parser!(std::path::PathBuf))
+            .help("dress the peds in this DFF model (its .txd beside it), drawn by GPU skinning"),
+    )
     .get_matches();
     let (count, shot) = crowd_args(&m);
     let bones = m.get_flag("bones");
     let lod = m.get_one::<f32>("lod").copied();
-    let crowd = Crowd { count, bones, lod };
-    App::new()
-        .add_plugins((
-            DefaultPlugins
-                .set(AssetPlugin {
-                    file_path: concat!(env!("CARGO_MANIFEST_DIR"), "/../assets").into(),
-                    ..default()
-                })
-                .set(WindowPlugin {
-                    primary_window: Some(Window {
-                        title: format!("rigplay: {count} peds"),
-                        ..default()
-                    }),
+    let model = m.get_one::<std::path::PathBuf>("model").cloned();
+    let mut app = App::new();
+    if let Some(path) = &model {
+        // The model's folder becomes an asset source of its own, so that any path works and the
+        // `.txd` beside the model is found.
+        let (Some(dir), Some(_)) = (path.parent(), path.file_name()) else {
+            eprintln!("crowd: --model needs a file's path, not {}", path.display());
+            std::process::exit(2);
+        };
+        if !path.is_file() {
+            eprintln!("crowd: {} is not a file", path.display());
+            std::process::exit(2);
+        }
+        let dir = if dir.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            dir
+        };
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        app.register_asset_source(
+            MODEL_SOURCE,
+            AssetSourceBuilder::platform_default(&dir.to_string_lossy(), None),
+        );
+    }
+    let crowd = Crowd {
+        count,
+        bones,
+        lod,
+        model: model.is_some(),
+    };
+    app.add_plugins((
+        DefaultPlugins
+            .set(AssetPlugin {
+                file_path: concat!(env!("CARGO_MANIFEST_DIR"), "/../assets").into(),
+                ..default()
+            })
+            .set(WindowPlugin {
+                primary_window: Some(Window {
+                    title: format!("rigplay: {count} peds"),
                     ..default()
                 }),
-            FrameTimeDiagnosticsPlugin::default(),
-            IfpPlugin,
-        ))
-        .insert_resource(crowd)
-        .insert_resource(CrowdLod {
-            half_rate_beyond: lod,
-        })
-        .insert_resource(ShotAfter::new(shot))
-        // Joint spheres would cost more than the poses: lines only.
-        .insert_resource(SkeletonGizmos {
-            joint_radius: 0.0,
-            ..default()
-        })
-        .add_systems(Startup, setup)
-        .add_systems(Update, (show_counters, shot_after_frames))
-        .run();
+                ..default()
+            }),
+        FrameTimeDiagnosticsPlugin::default(),
+        IfpPlugin,
+        DffPlugin,
+        CrowdDrawPlugin,
+    ))
+    .insert_resource(crowd)
+    .insert_resource(ModelPath(model.map(|p| {
+        let name = p
+            .file_name()
+            .expect("checked")
+            .to_string_lossy()
+            .into_owned();
+        format!("{MODEL_SOURCE}://{name}")
+    })))
+    .insert_resource(CrowdLod {
+        half_rate_beyond: lod,
+    })
+    .insert_resource(ShotAfter::new(shot))
+    // Joint spheres would cost more than the poses: lines only, and none on dressed peds.
+    .insert_resource(SkeletonGizmos {
+        enabled: !crowd.model,
+        joint_radius: 0.0,
+        ..default()
+    })
+    .add_systems(Startup, setup)
+    .add_systems(Update, (show_counters, shot_after_frames))
+    .run();
 }
 
-fn setup(mut commands: Commands, assets: Res<AssetServer>, crowd: Res<Crowd>) {
+/// The asset path of `--model`, if given.
+#[derive(Resource)]
+struct ModelPath(Option<String>);
+
+fn setup(
+    mut commands: Commands,
+    assets: Res<AssetServer>,
+    crowd: Res<Crowd>,
+    model: Res<ModelPath>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+) {
     let walk: Handle<RigClip> = assets.load("anims/sa_ped.ifp#walk");
+    let ped: Option<Handle<Dff>> = model.0.as_ref().map(|path| assets.load(path.clone()));
     // A square grid, 1.2 m apart, walking in place (the clip's root motion is extracted).
     let columns = (crowd.count as f32).sqrt().ceil().max(1.0) as usize;
     let spacing = 1.2;
@@ -102,18 +170,52 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, crowd: Res<Crowd>) {
         .with_rotation(Quat::from_rotation_y(std::f32::consts::PI));
         let mut playback = Playback::looping().with_speed(0.8 + 0.4 * random(&mut seed));
         playback.time = random(&mut seed) * 1.2;
-        if crowd.bones {
-            commands.spawn((
-                GtaSkeleton::SA,
-                SkeletalClip::new(walk.clone()),
-                playback,
-                at,
-            ));
-        } else {
-            commands.spawn((CrowdCharacter::new(GtaGame::Sa, walk.clone()), playback, at));
+        match (&ped, crowd.bones) {
+            (None, true) => {
+                commands.spawn((
+                    GtaSkeleton::SA,
+                    SkeletalClip::new(walk.clone()),
+                    playback,
+                    at,
+                ));
+            }
+            (Some(ped), true) => {
+                commands.spawn((
+                    GtaModel::new(ped.clone()),
+                    SkeletalClip::new(walk.clone()),
+                    playback,
+                    at,
+                    Visibility::default(),
+                ));
+            }
+            (None, false) => {
+                commands.spawn((CrowdCharacter::new(GtaGame::Sa, walk.clone()), playback, at));
+            }
+            (Some(ped), false) => {
+                commands.spawn((
+                    CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                    CrowdModel(ped.clone()),
+                    playback,
+                    at,
+                ));
+            }
         }
     }
     let extent = columns as f32 * spacing;
+    if ped.is_some() {
+        commands.spawn((
+            DirectionalLight {
+                shadow_maps_enabled: true,
+                illuminance: 8000.0,
+                ..default()
+            },
+            Transform::from_xyz(1.0, 3.0, 2.0).looking_at(Vec3::ZERO, Vec3::Y),
+        ));
+        commands.spawn((
+            Mesh3d(meshes.add(Plane3d::default().mesh().size(extent + 4.0, extent + 4.0))),
+            MeshMaterial3d(materials.add(Color::srgb(0.45, 0.47, 0.42))),
+        ));
+    }
     commands.spawn((
         Camera3d::default(),
         CrowdViewer,
@@ -136,10 +238,11 @@ fn show_counters(
     text.0 = format!(
         "{} SA peds, {}{lod} | frame {ms:.2} ms",
         crowd.count,
-        if crowd.bones {
-            "bone entities (GtaSkeleton)"
-        } else {
-            "flat (CrowdCharacter)"
+        match (crowd.bones, crowd.model) {
+            (true, false) => "bone entities (GtaSkeleton)",
+            (true, true) => "bone entities (GtaModel, SkinnedMesh)",
+            (false, false) => "flat (CrowdCharacter)",
+            (false, true) => "flat (CrowdCharacter), drawn by GPU skinning (CrowdModel)",
         }
     );
 }
