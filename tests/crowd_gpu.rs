@@ -377,8 +377,8 @@ fn compare(name: &str, strict: bool, bevys: &RgbaImage, crowds: &RgbaImage, empt
     }
 }
 
-/// Faults while a drawn crowd plays: a model that fails to load leaves its characters undrawn
-/// (one warning, `CrowdDrawPlugin` remembers the model as undrawable) while they play on; the
+/// Two ped types in one crowd, and faults while it plays: a model that fails to load leaves its
+/// characters undrawn (one warning, `CrowdDrawPlugin` remembers the model as undrawable) while they play on; the
 /// model of drawn characters changed under them (as a reload does: its asset modified) dresses
 /// them anew from the next frames and keeps every playhead; a character despawned gives its slot
 /// back, which the next character dressed takes.
@@ -393,6 +393,9 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
             ("characters/ped.txd", "ped.txd"),
             ("anims/sa_ped.ifp", "sa_ped.ifp"),
             ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
+            // A second ped type (another asset, drawn by its own meshes and materials).
+            ("characters/ped.dff", "other.dff"),
+            ("characters/ped.txd", "other.txd"),
         ] {
             std::fs::copy(assets.join(from), dir.join(to)).unwrap();
         }
@@ -414,8 +417,10 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
                 ))
                 .id()
         };
+        let other: Handle<Dff> = server.load("other.dff");
         let worn = [spawn(&mut app, &ped), spawn(&mut app, &ped)];
         let failed = spawn(&mut app, &broken);
+        let mixed = spawn(&mut app, &other);
         let parts = |app: &App, e: Entity| {
             app.world().get::<Children>(e).map_or(0, |c| {
                 c.iter()
@@ -429,19 +434,37 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
         };
         for _ in 0..600 {
             app.update();
-            if worn.iter().all(|&e| parts(&app, e) == 3) && server.load_state(&broken).is_failed() {
+            if [worn[0], worn[1], mixed]
+                .iter()
+                .all(|&e| parts(&app, e) == 3)
+                && server.load_state(&broken).is_failed()
+            {
                 break;
             }
         }
         let time = |app: &App, e: Entity| app.world().get::<Playback>(e).unwrap().time;
         assert!(server.load_state(&broken).is_failed());
-        for e in worn {
+        for e in [worn[0], worn[1], mixed] {
             assert_eq!(
                 parts(&app, e),
                 3,
                 "dressed: the body's two materials and the cap"
             );
         }
+        // Several models in one crowd: a model's characters share its materials (one batch per
+        // (mesh, material)), and the other model's have their own.
+        let materials = |app: &App, e: Entity| -> Vec<AssetId<CrowdMaterial>> {
+            app.world()
+                .get::<Children>(e)
+                .unwrap()
+                .iter()
+                .filter_map(|p| app.world().get::<MeshMaterial3d<CrowdMaterial>>(p))
+                .map(|m| m.0.id())
+                .collect()
+        };
+        assert_eq!(materials(&app, worn[0]), materials(&app, worn[1]));
+        let theirs = materials(&app, mixed);
+        assert!(materials(&app, worn[0]).iter().all(|m| !theirs.contains(m)));
         let before = time(&app, failed);
         for _ in 0..5 {
             app.update();
