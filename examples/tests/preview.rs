@@ -772,6 +772,45 @@ fn the_crowd_example_draws_every_ped_on_the_flat_path() {
     }
 }
 
+/// `--model`: the crowd dressed in the sample ped and drawn by `CrowdDrawPlugin`, textured (the
+/// cap's red, the shirt's blue), with no skeleton lines over it.
+#[test]
+fn the_crowd_example_draws_textured_peds_with_a_model() {
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-crowd-model-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("model.png");
+    let ped = repo_root().join("assets/characters/ped.dff");
+    run_example(
+        "crowd",
+        &[
+            "9",
+            "--model",
+            ped.to_str().unwrap(),
+            "--screenshot",
+            png.to_str().unwrap(),
+        ],
+        &png,
+    )
+    .unwrap();
+    let img = image::open(&png).unwrap().to_rgb8();
+    let red = img
+        .pixels()
+        .filter(|p| p[0] > 140 && p[1] < 90 && p[2] < 90)
+        .count();
+    let blue = img
+        .pixels()
+        .filter(|p| p[2] > 120 && u16::from(p[2]) > u16::from(p[0]) + 40)
+        .count();
+    let lines = img.pixels().filter(|p| is_skeleton(p)).count();
+    println!("crowd --model: {red} red (cap), {blue} blue (shirt), {lines} skeleton pixels");
+    assert!(red > 200, "{red} cap pixels");
+    assert!(blue > 2000, "{blue} shirt pixels");
+    assert!(lines < 50, "{lines} skeleton pixels");
+}
+
 /// The joints file's world positions (Bevy axes), by name.
 fn world_joints(png: &Path) -> Vec<(String, [f32; 3])> {
     let text = std::fs::read_to_string(format!("{}.joints.json", png.display())).unwrap();
@@ -968,7 +1007,7 @@ fn every_example_refuses_an_option_it_does_not_know_with_a_usage_line_and_status
     // Parsed before any window opens: no display needed, and each ends at once.
     let cases: [(&str, &[&str]); 6] = [
         ("preview", &["--bogus-flag", "1"]),
-        ("crowd", &["500", "--model", "ped.dff"]),
+        ("crowd", &["500", "--skin", "ped.dff"]),
         ("anie_crowd", &["--bones"]),
         ("retarget", &["a.glb", "b.ifp#walk", "--frame", "3"]),
         ("ifp_skeleton", &["walk", "--loop"]),
@@ -997,6 +1036,14 @@ fn every_example_refuses_an_option_it_does_not_know_with_a_usage_line_and_status
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("invalid value 'soon' for '--at"), "{err}");
+    // A model that is not there: a message and status 2, before any window opens.
+    let out = Command::new(example_binary("crowd"))
+        .args(["10", "--model", "no/such/ped.dff"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no/such/ped.dff is not a file"), "{err}");
 }
 
 /// A GTA III ped of parts, written field by field (RenderWare 3.3, no HAnim): a root frame, then
