@@ -378,10 +378,11 @@ fn compare(name: &str, strict: bool, bevys: &RgbaImage, crowds: &RgbaImage, empt
 }
 
 /// Two ped types in one crowd, and faults while it plays: a model that fails to load leaves its
-/// characters undrawn (one warning, `CrowdDrawPlugin` remembers the model as undrawable) while they play on; the
-/// model of drawn characters changed under them (as a reload does: its asset modified) dresses
-/// them anew from the next frames and keeps every playhead; a character despawned gives its slot
-/// back, which the next character dressed takes.
+/// characters undrawn (one warning, `CrowdDrawPlugin` remembers the model as undrawable) while
+/// they play on; the model of drawn characters changed under them (as a reload does: its asset
+/// modified) dresses them anew from the next frames and keeps every playhead; a character
+/// despawned gives its slot back, which the next character dressed takes; a character whose model
+/// is taken off is undressed and gives its slot back.
 #[test]
 fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
     on_gpu(|| {
@@ -510,5 +511,24 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
         }
         assert_eq!(tag(&app, next), slot);
         assert_ne!(tag(&app, worn[0]), slot);
+
+        // A character whose model is taken off loses its parts and its slot, and plays on.
+        let parts_before: Vec<Entity> = app.world().get::<Children>(next).unwrap().to_vec();
+        let before = time(&app, next);
+        app.world_mut().entity_mut(next).remove::<CrowdModel>();
+        app.update();
+        app.update();
+        assert_eq!(parts(&app, next), 0, "undressed");
+        assert!(
+            parts_before
+                .iter()
+                .all(|p| app.world().get_entity(*p).is_err())
+        );
+        assert!(time(&app, next) > before, "plays on");
+        let again = spawn(&mut app, &ped);
+        for _ in 0..3 {
+            app.update();
+        }
+        assert_eq!(tag(&app, again), slot, "the slot was given back");
     });
 }

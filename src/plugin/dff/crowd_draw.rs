@@ -262,6 +262,7 @@ fn dress_crowd(
     mut removed: RemovedComponents<CrowdModel>,
     undressed: Query<(Entity, &CrowdCharacter, &CrowdModel), Without<CrowdDressed>>,
     dressed: Query<(Entity, &CrowdCharacter, &CrowdModel, &CrowdDressed)>,
+    worn: Query<&CrowdDressed>,
 ) {
     let draw = &mut *draw;
     if draw.stride == 0 {
@@ -302,15 +303,11 @@ fn dress_crowd(
             undress(&mut commands, draw, entity, dressed);
         }
     }
+    // A character that lost its model (or went: its parts went with it) gives its slot back.
     for entity in removed.read() {
-        draw.give_back(entity);
-        if let Ok((_, _, _, dressed)) = dressed.get(entity) {
-            for &part in &dressed.parts {
-                commands.entity(part).try_despawn();
-            }
-        }
-        if let Ok(mut e) = commands.get_entity(entity) {
-            e.try_remove::<(CrowdDressed, CrowdDrawn)>();
+        match worn.get(entity) {
+            Ok(dressed) => undress(&mut commands, draw, entity, dressed),
+            Err(_) => draw.give_back(entity),
         }
     }
     let bones = draw
@@ -402,9 +399,9 @@ fn undress(commands: &mut Commands, draw: &mut CrowdDraw, entity: Entity, dresse
     for &part in &dressed.parts {
         commands.entity(part).try_despawn();
     }
-    commands
-        .entity(entity)
-        .remove::<(CrowdDressed, CrowdDrawn)>();
+    if let Ok(mut e) = commands.get_entity(entity) {
+        e.try_remove::<(CrowdDressed, CrowdDrawn)>();
+    }
     draw.give_back(entity);
 }
 
