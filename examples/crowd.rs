@@ -27,14 +27,14 @@ use rigplay_preview::crowd::{Counter, counter_text, crowd_args, crowd_command, f
 use rigplay_preview::shot::{ShotAfter, shot_after_frames};
 
 /// What is on show: how many peds, and on which path.
-#[derive(Resource, Clone, Copy)]
+#[derive(Resource, Clone)]
 struct Crowd {
     count: usize,
     bones: bool,
     /// The level-of-detail distance (`--lod`).
     lod: Option<f32>,
-    /// Whether the peds wear the model given with `--model`.
-    model: bool,
+    /// The asset path of the model the peds wear (`--model`).
+    model: Option<String>,
 }
 
 /// The asset source `--model`'s folder is read through.
@@ -98,7 +98,16 @@ fn main() {
         count,
         bones,
         lod,
-        model: model.is_some(),
+        model: model.map(|p| {
+            let name = p.file_name().expect("checked").to_string_lossy();
+            format!("{MODEL_SOURCE}://{name}")
+        }),
+    };
+    // Joint spheres would cost more than the poses: lines only, and none on dressed peds.
+    let gizmos = SkeletonGizmos {
+        enabled: crowd.model.is_none(),
+        joint_radius: 0.0,
+        ..default()
     };
     app.add_plugins((
         DefaultPlugins
@@ -119,43 +128,25 @@ fn main() {
         CrowdDrawPlugin,
     ))
     .insert_resource(crowd)
-    .insert_resource(ModelPath(model.map(|p| {
-        let name = p
-            .file_name()
-            .expect("checked")
-            .to_string_lossy()
-            .into_owned();
-        format!("{MODEL_SOURCE}://{name}")
-    })))
     .insert_resource(CrowdLod {
         half_rate_beyond: lod,
     })
     .insert_resource(ShotAfter::new(shot))
-    // Joint spheres would cost more than the poses: lines only, and none on dressed peds.
-    .insert_resource(SkeletonGizmos {
-        enabled: !crowd.model,
-        joint_radius: 0.0,
-        ..default()
-    })
+    .insert_resource(gizmos)
     .add_systems(Startup, setup)
     .add_systems(Update, (show_counters, shot_after_frames))
     .run();
 }
 
-/// The asset path of `--model`, if given.
-#[derive(Resource)]
-struct ModelPath(Option<String>);
-
 fn setup(
     mut commands: Commands,
     assets: Res<AssetServer>,
     crowd: Res<Crowd>,
-    model: Res<ModelPath>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
     let walk: Handle<RigClip> = assets.load("anims/sa_ped.ifp#walk");
-    let ped: Option<Handle<Dff>> = model.0.as_ref().map(|path| assets.load(path.clone()));
+    let ped: Option<Handle<Dff>> = crowd.model.as_ref().map(|path| assets.load(path.clone()));
     // A square grid, 1.2 m apart, walking in place (the clip's root motion is extracted).
     let columns = (crowd.count as f32).sqrt().ceil().max(1.0) as usize;
     let spacing = 1.2;
@@ -238,7 +229,7 @@ fn show_counters(
     text.0 = format!(
         "{} SA peds, {}{lod} | frame {ms:.2} ms",
         crowd.count,
-        match (crowd.bones, crowd.model) {
+        match (crowd.bones, crowd.model.is_some()) {
             (true, false) => "bone entities (GtaSkeleton)",
             (true, true) => "bone entities (GtaModel, SkinnedMesh)",
             (false, false) => "flat (CrowdCharacter)",

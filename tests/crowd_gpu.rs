@@ -84,6 +84,16 @@ fn camera(app: &mut App, at: Vec3, looking_at: Vec3) -> (Entity, Handle<Image>) 
     (camera, target)
 }
 
+/// A headless app that draws crowds (`CrowdDrawPlugin`) with assets under `root`, frames of
+/// 1/30 s.
+fn crowd_app(root: &std::path::Path) -> App {
+    let mut app = headless_app_with(root, (IfpPlugin, DffPlugin, CrowdDrawPlugin));
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+        1.0 / 30.0,
+    )));
+    app
+}
+
 /// The cameras' images, once two reads in a row agree (pipelines compile and textures upload
 /// meanwhile, leaving parts undrawn for a few frames).
 fn settled(app: &mut App, targets: &[Handle<Image>]) -> Vec<RgbaImage> {
@@ -151,10 +161,7 @@ fn covered(a: &RgbaImage, background: &RgbaImage) -> usize {
 fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
     on_gpu(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
-        let mut app = headless_app_with(&root, (IfpPlugin, DffPlugin, CrowdDrawPlugin));
-        app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
-            1.0 / 30.0,
-        )));
+        let mut app = crowd_app(&root);
         let server = app.world().resource::<AssetServer>().clone();
         let ped: Handle<Dff> = server.load("characters/ped.dff");
         let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
@@ -402,10 +409,7 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
         }
         // A chunk header promising more bytes than the file has.
         std::fs::write(dir.join("broken.dff"), b"\x10\0\0\0\xff\xff\xff\x7f").unwrap();
-        let mut app = headless_app_with(&dir, (IfpPlugin, DffPlugin, CrowdDrawPlugin));
-        app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
-            1.0 / 30.0,
-        )));
+        let mut app = crowd_app(&dir);
         let server = app.world().resource::<AssetServer>().clone();
         let ped: Handle<Dff> = server.load("ped.dff");
         let broken: Handle<Dff> = server.load("broken.dff");

@@ -338,18 +338,11 @@ fn dress_crowd(
                     }
                     continue;
                 };
-                let binding = match bind(dff, skeletons.targets(character.game), &build.ibms) {
-                    Some(binding) => binding,
-                    None => continue,
+                let targets = skeletons.targets(character.game);
+                let Some(binding) = bind(dff, targets, &build.ibms) else {
+                    continue;
                 };
-                match build_model(
-                    dff,
-                    &binding,
-                    skeletons.targets(character.game),
-                    &bones,
-                    draw.stride,
-                    &mut build,
-                ) {
+                match build_model(dff, &binding, targets, &bones, draw.stride, &mut build) {
                     Ok(drawn) => {
                         let drawn = Arc::new(drawn);
                         draw.models.insert(key, drawn.clone());
