@@ -9,7 +9,9 @@
 use super::crowd_skin::{SkinBinding, bind};
 use super::{CrowdModel, Dff, DffClump};
 use crate::plugin::PlaybackSystems;
-use crate::plugin::skeletal::{CrowdCharacter, CrowdDrawn, CrowdPose, CrowdSkeletons};
+use crate::plugin::skeletal::{
+    BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdSkeletons, bone_rows,
+};
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
 use bevy::asset::{AssetId, RenderAssetUsages, embedded_asset};
@@ -31,7 +33,6 @@ use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::render::storage::{GpuShaderBuffer, ShaderBuffer};
 use bevy::render::{ExtractSchedule, MainWorld, Render, RenderApp, RenderSystems};
 use bevy::shader::ShaderRef;
-use bevy::tasks::ComputeTaskPool;
 use std::sync::Arc;
 
 const SHADER: &str = "embedded://rigplay/plugin/dff/crowd_draw.wgsl";
@@ -151,12 +152,19 @@ impl Plugin for CrowdDrawPlugin {
         embedded_asset!(app, "crowd_draw.wgsl");
         app.add_plugins(MaterialPlugin::<CrowdMaterial>::default())
             .init_resource::<CrowdDraw>()
+            .init_resource::<CrowdBoneRows>()
             .add_systems(
                 PostUpdate,
-                (dress_crowd, upload_crowd_bones, follow_poses)
-                    .chain()
-                    .after(PlaybackSystems::Apply)
-                    .before(bevy::camera::visibility::VisibilitySystems::CheckVisibility),
+                (
+                    // The crowd's posing (in `Apply`) writes the bone rows these size.
+                    (dress_crowd, size_crowd_bones)
+                        .chain()
+                        .after(PlaybackSystems::Prepare)
+                        .before(PlaybackSystems::Apply),
+                    follow_poses
+                        .after(PlaybackSystems::Apply)
+                        .before(bevy::camera::visibility::VisibilitySystems::CheckVisibility),
+                ),
             );
         if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
             render_app
@@ -199,17 +207,12 @@ struct CrowdDraw {
     /// Frames left in which every crowd material is marked changed, so that its bind group
     /// takes the bone buffer made anew when the capacity grew.
     rebind: u8,
-    /// Every slot's bones, as the bone buffer takes them (`capacity · stride` bones of
-    /// [`BONE_BYTES`]).
-    bytes: Vec<u8>,
-    /// Whether `bytes` were written this frame (and not yet sent to the render world).
+    /// Whether the bone rows are written this frame (and not yet sent to the render world).
     written: bool,
-    /// Per slot, the bounds of its joints' positions (character space).
-    bounds: Vec<(Vec3A, Vec3A)>,
 }
 
-/// A bone in the bone buffer: a 3×4 affine matrix's rows.
-const BONE_BYTES: usize = 48;
+/// A bone in the bone buffer.
+const BONE_BYTES: usize = size_of::<BoneRows>();
 
 impl CrowdDraw {
     fn take_slot(&mut self, character: Entity) -> u32 {
@@ -383,7 +386,7 @@ fn dress_crowd(
                 game: character.game,
                 parts,
             },
-            CrowdDrawn,
+            CrowdDrawn { slot },
         ));
     }
 }
@@ -567,34 +570,21 @@ fn crowd_mesh(mesh: &Mesh, bind_points: &[Vec3A], skinned: bool) -> Result<(Mesh
     Ok((mesh, reach))
 }
 
-/// The rows of `m` as a 3×4 matrix (what WGSL's `mat3x4<f32>` holds as its columns), 48 bytes.
+/// The rows of `m` (see [`bone_rows`]) as bytes.
 fn push_rows(out: &mut Vec<u8>, m: &Affine3A) {
-    let mut rows = [0.0f32; 12];
-    write_rows(&mut rows, m);
-    for v in rows {
+    for v in bone_rows(m) {
         out.extend_from_slice(&v.to_le_bytes());
     }
 }
 
-fn write_rows(out: &mut [f32], m: &Affine3A) {
-    let (x, y, z, t) = (
-        m.matrix3.x_axis,
-        m.matrix3.y_axis,
-        m.matrix3.z_axis,
-        m.translation,
-    );
-    out.copy_from_slice(&[x.x, y.x, z.x, t.x, x.y, y.y, z.y, t.y, x.z, y.z, z.z, t.z]);
-}
-
-/// Writes every drawn character's bones into the bone bytes, in slot order, over the cores, and
-/// the bounds of each slot's joints. The bytes go to the render world at extraction (swapped
-/// with the ones it uploaded last frame, so that no frame allocates), and from there into the
-/// bone buffer ([`write_crowd_bones`]).
-fn upload_crowd_bones(
+/// Sizes the bone rows for every slot (the crowd's posing writes each drawn character's into its
+/// slot), and the bone buffer for the slots, in powers of two (a buffer of another size is a new
+/// GPU buffer, and every crowd material's bind group is made again).
+fn size_crowd_bones(
     mut draw: ResMut<CrowdDraw>,
+    mut rows: ResMut<CrowdBoneRows>,
     mut buffers: ResMut<Assets<ShaderBuffer>>,
     mut materials: ResMut<Assets<CrowdMaterial>>,
-    characters: Query<&CrowdPose, With<CrowdDressed>>,
 ) {
     let draw = &mut *draw;
     let Some(handle) = &draw.bones else {
@@ -606,9 +596,8 @@ fn upload_crowd_bones(
     let stride = draw.stride as usize;
     let capacity = draw.slots.len().next_power_of_two().max(64);
     if capacity != draw.capacity {
-        // A buffer of another size is a new GPU buffer: every material's bind group is made
-        // again, for two frames (the buffer is prepared in the frame it changes).
         draw.capacity = capacity;
+        // For two frames: the buffer is prepared in the frame it changes.
         draw.rebind = 2;
         if let Some(mut buffer) = buffers.get_mut(handle) {
             *buffer = ShaderBuffer::with_size(
@@ -627,49 +616,11 @@ fn upload_crowd_bones(
             }
         }
     }
-    let poses: Vec<Option<&CrowdPose>> = draw
-        .slots
-        .iter()
-        .map(|c| c.and_then(|c| characters.get(c).ok()))
-        .collect();
-    draw.bytes.resize(capacity * stride * BONE_BYTES, 0);
-    draw.bounds
+    let rows = &mut *rows;
+    rows.stride = stride;
+    rows.rows.resize(draw.slots.len() * stride, [0.0; 12]);
+    rows.bounds
         .resize(draw.slots.len(), (Vec3A::ZERO, Vec3A::ZERO));
-    let per = poses
-        .len()
-        .div_ceil(ComputeTaskPool::get().thread_num().max(1) * 4)
-        .max(64);
-    ComputeTaskPool::get().scope(|s| {
-        for ((bytes, bounds), poses) in draw
-            .bytes
-            .chunks_mut(per * stride * BONE_BYTES)
-            .zip(draw.bounds.chunks_mut(per))
-            .zip(poses.chunks(per))
-        {
-            s.spawn(async move {
-                let slots = bytes.chunks_exact_mut(stride * BONE_BYTES);
-                for ((slot, bound), pose) in slots.zip(bounds).zip(poses) {
-                    let Some(pose) = pose else { continue };
-                    let Some(first) = pose.bones.first() else {
-                        continue;
-                    };
-                    let (mut lo, mut hi) = (first.translation, first.translation);
-                    for (bone, m) in slot.chunks_exact_mut(BONE_BYTES).zip(&pose.bones) {
-                        lo = lo.min(m.translation);
-                        hi = hi.max(m.translation);
-                        let mut rows = [0.0f32; 12];
-                        write_rows(&mut rows, m);
-                        let mut out = [0u8; BONE_BYTES];
-                        for (b, v) in out.chunks_exact_mut(4).zip(rows) {
-                            b.copy_from_slice(&v.to_le_bytes());
-                        }
-                        bone.copy_from_slice(&out);
-                    }
-                    *bound = (lo, hi);
-                }
-            });
-        }
-    });
     draw.written = true;
 }
 
@@ -678,22 +629,24 @@ fn upload_crowd_bones(
 #[derive(Resource, Default)]
 struct CrowdBoneUpload {
     buffer: Option<AssetId<ShaderBuffer>>,
-    bytes: Vec<u8>,
+    bones: Vec<BoneRows>,
     fresh: bool,
 }
 
-/// Takes the bone bytes the main world wrote this frame, giving it last frame's to write into.
-fn extract_crowd_bones(mut main: ResMut<MainWorld>, mut upload: ResMut<CrowdBoneUpload>) {
-    let Some(mut draw) = main.get_resource_mut::<CrowdDraw>() else {
+/// Takes the bone rows the main world wrote this frame, giving it last frame's to write into.
+fn extract_crowd_bones(main: ResMut<MainWorld>, mut upload: ResMut<CrowdBoneUpload>) {
+    let world = main.into_inner();
+    let Some(mut draw) = world.get_resource_mut::<CrowdDraw>() else {
         return;
     };
-    if !draw.written {
+    if !std::mem::take(&mut draw.written) {
         return;
     }
-    draw.written = false;
-    std::mem::swap(&mut draw.bytes, &mut upload.bytes);
     upload.buffer = draw.bones.as_ref().map(Handle::id);
-    upload.fresh = true;
+    if let Some(mut rows) = world.get_resource_mut::<CrowdBoneRows>() {
+        std::mem::swap(&mut rows.rows, &mut upload.bones);
+        upload.fresh = true;
+    }
 }
 
 /// Writes the bone bytes into the bone buffer (after Bevy prepared it, made anew when it grew).
@@ -708,16 +661,17 @@ fn write_crowd_bones(
     let Some(gpu) = upload.buffer.and_then(|id| buffers.get(id)) else {
         return;
     };
-    let n = upload.bytes.len().min(gpu.buffer.size() as usize);
-    queue.write_buffer(&gpu.buffer, 0, &upload.bytes[..n]);
+    let bytes: &[u8] = bytemuck::cast_slice(&upload.bones);
+    let n = bytes.len().min(gpu.buffer.size() as usize);
+    queue.write_buffer(&gpu.buffer, 0, &bytes[..n]);
 }
 
-/// Sets each part's bounds around its character's joints (worked out in [`upload_crowd_bones`]),
+/// Sets each part's bounds around its character's joints (worked out as the crowd is posed),
 /// grown by how far the model's flesh reaches from a joint, so that Bevy culls it where it is
 /// drawn.
-fn follow_poses(draw: Res<CrowdDraw>, mut parts: Query<(&MeshTag, &CrowdPart, &mut Aabb)>) {
+fn follow_poses(rows: Res<CrowdBoneRows>, mut parts: Query<(&MeshTag, &CrowdPart, &mut Aabb)>) {
     parts.par_iter_mut().for_each(|(tag, part, mut aabb)| {
-        let Some(&(lo, hi)) = draw.bounds.get(tag.0 as usize) else {
+        let Some(&(lo, hi)) = rows.bounds.get(tag.0 as usize) else {
             return;
         };
         let grown = Vec3A::splat(part.reach);

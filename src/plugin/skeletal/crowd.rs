@@ -11,9 +11,9 @@ use crate::coords::{GTA_TO_BEVY, gta_vec_to_bevy};
 use crate::plugin::Playback;
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
-use bevy::math::Affine3A;
+use bevy::math::{Affine3A, Vec3A};
 use bevy::prelude::*;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A GTA ped skeleton with no bone entities, playing `clip` on its [`Playback`]: its pose lands
 /// in [`CrowdPose`] each frame, in the skeleton's bone order, in the character's own space
@@ -204,6 +204,7 @@ impl Default for CrowdSkeletons {
 impl CrowdSkeletons {
     /// The animation target of each bone of `game`'s crowd skeleton, in bone order (the order of
     /// [`CrowdPose::bones`]).
+    #[cfg(feature = "dff")]
     pub(crate) fn targets(&self, game: GtaGame) -> &[AnimationTargetId] {
         &self.get(game).targets
     }
@@ -393,7 +394,9 @@ pub(crate) fn pose_crowds(
         &mut CrowdBinding,
         &mut CrowdPose,
         Option<(&mut RootMotion, &mut Transform)>,
+        Option<&CrowdDrawn>,
     )>,
+    mut drawn: Option<ResMut<CrowdBoneRows>>,
 ) {
     *frame = frame.wrapping_add(1);
     let frame = *frame;
@@ -415,8 +418,28 @@ pub(crate) fn pose_crowds(
         viewers.iter().all(|v| v.distance_squared(at) > beyond)
     };
     let dt = time.delta_secs();
+    // Each drawn character's slot of the bone rows, taken by one character (a lock never waited
+    // on), so that its rows are written while its pose is still in the cache.
+    let slots: Vec<Mutex<RowSlot>> = match drawn.as_deref_mut() {
+        Some(rows) if rows.stride > 0 => {
+            let stride = rows.stride;
+            let CrowdBoneRows { rows, bounds, .. } = rows;
+            rows.chunks_exact_mut(stride)
+                .zip(bounds.iter_mut())
+                .map(|(rows, bounds)| Mutex::new(RowSlot { rows, bounds }))
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    let write_rows = |drawn: Option<&CrowdDrawn>, pose: &CrowdPose| {
+        if let Some(slot) = drawn.and_then(|d| slots.get(d.slot as usize))
+            && let Ok(mut slot) = slot.try_lock()
+        {
+            slot.write(&pose.bones);
+        }
+    };
     characters.par_iter_mut().for_each(
-        |(entity, at, playback, mut binding, mut pose, root_motion)| {
+        |(entity, at, playback, mut binding, mut pose, root_motion, drawn)| {
             let binding = &mut *binding;
             let (Some(info), Some(skeleton), Some(layout)) =
                 (&binding.info, &binding.skeleton, &binding.clip_layout)
@@ -437,6 +460,8 @@ pub(crate) fn pose_crowds(
                 }
             }
             if binding.posed && waits(entity, at) {
+                // Last frame's pose, written again: the rows are written anew every frame.
+                write_rows(drawn, &pose);
                 return;
             }
             pose::sample(
@@ -480,14 +505,63 @@ pub(crate) fn pose_crowds(
             };
             pose::local_to_model(&skeleton.pose, shown, &mut pose.bones);
             binding.posed = true;
+            write_rows(drawn, &pose);
         },
     );
 }
 
-/// On a crowd character drawn in a model (by the DFF wing's `CrowdDrawPlugin`): its bones are not
-/// drawn as lines over it.
-#[derive(Component, Debug, Default)]
-pub(crate) struct CrowdDrawn;
+/// On a crowd character drawn in a model (by the DFF wing's `CrowdDrawPlugin`): its slot in the
+/// [`CrowdBoneRows`]. Its bones are not drawn as lines over it.
+#[derive(Component, Debug)]
+pub(crate) struct CrowdDrawn {
+    pub(crate) slot: u32,
+}
+
+/// A bone as the drawn crowd's bone buffer takes it: the rows of its model-space 3×4 affine
+/// matrix (what WGSL's `mat3x4<f32>` holds as its columns), 48 bytes.
+pub(crate) type BoneRows = [f32; 12];
+
+/// The rows of `m`.
+pub(crate) fn bone_rows(m: &Affine3A) -> BoneRows {
+    let (x, y, z, t) = (
+        m.matrix3.x_axis,
+        m.matrix3.y_axis,
+        m.matrix3.z_axis,
+        m.translation,
+    );
+    [x.x, y.x, z.x, t.x, x.y, y.y, z.y, t.y, x.z, y.z, z.z, t.z]
+}
+
+/// The bones of every drawn crowd character, packed by slot as the GPU takes them, written by
+/// [`pose_crowds`] as it poses each (the drawing wing sizes it before and uploads it after).
+#[derive(Resource, Debug, Default)]
+pub(crate) struct CrowdBoneRows {
+    /// Bones per slot.
+    pub(crate) stride: usize,
+    /// `slots · stride` bones.
+    pub(crate) rows: Vec<BoneRows>,
+    /// Per slot, the bounds of its joints' positions (character space).
+    pub(crate) bounds: Vec<(Vec3A, Vec3A)>,
+}
+
+/// One slot of [`CrowdBoneRows`].
+struct RowSlot<'a> {
+    rows: &'a mut [BoneRows],
+    bounds: &'a mut (Vec3A, Vec3A),
+}
+
+impl RowSlot<'_> {
+    fn write(&mut self, bones: &[Affine3A]) {
+        let Some(first) = bones.first() else { return };
+        let (mut lo, mut hi) = (first.translation, first.translation);
+        for (out, m) in self.rows.iter_mut().zip(bones) {
+            lo = lo.min(m.translation);
+            hi = hi.max(m.translation);
+            *out = bone_rows(m);
+        }
+        *self.bounds = (lo, hi);
+    }
+}
 
 /// Draws the bones of every crowd character not drawn in a model ([`CrowdDrawn`]) as lines when
 /// skeletons are drawn.

@@ -40,8 +40,9 @@ pub use bones::{
     BoneLink, GtaBoneId, RigBone, SkeletonBones, bone_target_id, named_bone_target_id,
 };
 pub use clip::animation_clip;
+#[cfg(feature = "dff")]
+pub(crate) use crowd::{BoneRows, CrowdBoneRows, CrowdDrawn, CrowdSkeletons, bone_rows};
 pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer};
-pub(crate) use crowd::{CrowdDrawn, CrowdSkeletons};
 #[cfg(feature = "gizmos")]
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
 pub use layers::{ClipLayers, LayerFinished, LayerLooped, LayerRemoved, LayerReport};
