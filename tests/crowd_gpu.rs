@@ -3,18 +3,25 @@
 //! adapter, headless. `.ci/run` sets RIGPLAY_REQUIRE_RENDER=1 so a machine that cannot render
 //! fails; elsewhere a machine with no adapter prints NOT RUN (`anie_gpu::on_gpu`).
 
-use crate::anie_gpu::headless::{crop, headless_app_with, read_back};
+use crate::anie_gpu::headless::{
+    crop, headless_app_on, headless_app_with, noop_renderer, read_back,
+};
 use crate::anie_gpu::{on_gpu, write_diff};
+use bevy::animation::AnimationTargetId;
 use bevy::camera::RenderTarget;
 use bevy::camera::visibility::VisibleEntities;
 use bevy::mesh::skinning::SkinnedMesh;
 use bevy::prelude::*;
+use bevy::render::RenderPlugin;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
+use bevy::render::settings::RenderCreation;
 use bevy::time::TimeUpdateStrategy;
 use rigplay::anie::cpu::RgbaImage;
+use rigplay::animation::BoneRef;
+use rigplay::plugin::bone_target_id;
 use rigplay::plugin::{
-    CrowdCharacter, CrowdDrawPlugin, CrowdMaterial, CrowdModel, Dff, DffPlugin, GtaModel,
-    IfpPlugin, Playback, RigClip, SkeletalClip,
+    CrowdCharacter, CrowdDrawPlugin, CrowdDrawSettings, CrowdMaterial, CrowdModel, CrowdPose, Dff,
+    DffPlugin, GtaModel, IfpPlugin, Playback, RigClip, SkeletalClip,
 };
 use rigplay::skeleton::GtaGame;
 use std::any::TypeId;
@@ -535,4 +542,227 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
         }
         assert_eq!(tag(&app, again), slot, "the slot was given back");
     });
+}
+
+/// Crowd characters drawn the Bevy way (`CrowdDrawSettings::bevy_skinning`, what a device without
+/// storage buffers gets): a child `GtaModel` whose bone entities follow each character's pose.
+/// The same picture as `GtaModel` + `SkeletalClip` for the same poses, a cross-fade among them,
+/// and no crowd material.
+#[test]
+fn crowd_characters_drawn_as_bevys_skinned_meshes_match_gta_models() {
+    on_gpu(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        let mut app = crowd_app(&root);
+        app.insert_resource(CrowdDrawSettings {
+            bevy_skinning: true,
+        });
+        let server = app.world().resource::<AssetServer>().clone();
+        let ped: Handle<Dff> = server.load("characters/ped.dff");
+        let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
+        let wave: Handle<RigClip> = server.load("anims/sa_ped.ifp#wave");
+        let (_, image) = camera(&mut app, Vec3::new(0.0, 1.2, 3.6), Vec3::new(0.0, 0.8, 0.0));
+        app.world_mut().spawn((
+            DirectionalLight {
+                illuminance: 8000.0,
+                ..default()
+            },
+            Transform::from_xyz(2.0, 4.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
+        ));
+        let pairs = [
+            spawn_pair(
+                &mut app,
+                &ped,
+                &walk,
+                Transform::from_xyz(-0.7, 0.0, 0.0),
+                0.4,
+            ),
+            spawn_pair(
+                &mut app,
+                &ped,
+                &walk,
+                Transform::from_xyz(0.7, 0.0, 0.0).with_rotation(Quat::from_rotation_y(0.6)),
+                0.2,
+            ),
+        ];
+        let skinned = |app: &mut App| {
+            let world = app.world_mut();
+            world.query::<&SkinnedMesh>().iter(world).count()
+        };
+        // Bevy's two skinned meshes per ped, for the pairs' models and the crowd's.
+        for _ in 0..600 {
+            app.update();
+            if skinned(&mut app) >= 4 * pairs.len() {
+                break;
+            }
+        }
+        assert_eq!(skinned(&mut app), 4 * pairs.len());
+        let world = app.world_mut();
+        let crowd_parts = world
+            .query_filtered::<(), With<MeshMaterial3d<CrowdMaterial>>>()
+            .iter(world)
+            .count();
+        assert_eq!(crowd_parts, 0, "no crowd material");
+
+        // The second pair mid-way through a cross-fade, then paused.
+        let fading = &pairs[1];
+        for e in [fading.model, fading.crowd] {
+            app.world_mut().get_mut::<Playback>(e).unwrap().paused = false;
+        }
+        app.world_mut()
+            .get_mut::<SkeletalClip>(fading.model)
+            .unwrap()
+            .cross_fade(wave.clone(), 0.8);
+        app.world_mut()
+            .get_mut::<CrowdCharacter>(fading.crowd)
+            .unwrap()
+            .cross_fade(wave.clone(), 0.8);
+        for _ in 0..12 {
+            app.update();
+        }
+        for e in [fading.model, fading.crowd] {
+            app.world_mut().get_mut::<Playback>(e).unwrap().paused = true;
+        }
+
+        let targets = [image];
+        let show = |app: &mut App, crowd: Option<bool>| {
+            for pair in &pairs {
+                for (e, is_crowd) in [(pair.model, false), (pair.crowd, true)] {
+                    let shown = crowd == Some(is_crowd);
+                    app.world_mut().entity_mut(e).insert(if shown {
+                        Visibility::Visible
+                    } else {
+                        Visibility::Hidden
+                    });
+                }
+            }
+        };
+        show(&mut app, None);
+        let empty = settled(&mut app, &targets);
+        show(&mut app, Some(false));
+        let bevys = settled(&mut app, &targets);
+        show(&mut app, Some(true));
+        let crowds = settled(&mut app, &targets);
+        assert!(
+            covered(&crowds[0], &empty[0]) > 2000,
+            "the crowd's peds are drawn"
+        );
+        compare("Bevy's skinning", true, &bevys[0], &crowds[0], &empty[0]);
+    });
+}
+
+/// On a device with WebGL2's limits (no storage buffers, no compute; wgpu's no-op backend, which
+/// runs Bevy's whole frame on the CPU) the crowd falls back to Bevy's skinned meshes: each
+/// character's bone entities sit where its pose puts them, frame after frame, the playheads run
+/// and nothing is drawn by instanced skinning.
+#[test]
+fn without_storage_buffers_the_crowd_falls_back_to_bevys_skinned_meshes() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let render = RenderPlugin {
+        render_creation: RenderCreation::Manual(noop_renderer(Some(
+            wgpu::Limits::downlevel_webgl2_defaults(),
+        ))),
+        ..default()
+    };
+    let mut app = headless_app_on(
+        &root,
+        render,
+        false,
+        (IfpPlugin, DffPlugin, CrowdDrawPlugin),
+    );
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+        1.0 / 30.0,
+    )));
+    let limits = app
+        .world()
+        .resource::<bevy::render::renderer::RenderDevice>()
+        .limits();
+    assert_eq!(limits.max_storage_buffers_per_shader_stage, 0);
+    let server = app.world().resource::<AssetServer>().clone();
+    let ped: Handle<Dff> = server.load("characters/ped.dff");
+    let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
+    let characters: Vec<Entity> = (0..3)
+        .map(|i| {
+            app.world_mut()
+                .spawn((
+                    CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                    CrowdModel(ped.clone()),
+                    Transform::from_xyz(i as f32 * 1.5, 0.0, -2.0)
+                        .with_rotation(Quat::from_rotation_y(i as f32)),
+                ))
+                .id()
+        })
+        .collect();
+    let skinned = |app: &mut App| {
+        let world = app.world_mut();
+        world.query::<&SkinnedMesh>().iter(world).count()
+    };
+    for _ in 0..600 {
+        app.update();
+        if skinned(&mut app) >= 2 * characters.len() {
+            break;
+        }
+    }
+    assert_eq!(
+        skinned(&mut app),
+        2 * characters.len(),
+        "Bevy's skinned meshes"
+    );
+    let world = app.world_mut();
+    let crowd_parts = world
+        .query_filtered::<(), With<MeshMaterial3d<CrowdMaterial>>>()
+        .iter(world)
+        .count();
+    assert_eq!(crowd_parts, 0);
+
+    // Every bone entity of the crowd skeleton (found by its animation target, under the
+    // character) sits where the character's pose puts it: the character's transform times the
+    // bone's model-space transform.
+    let check = |app: &mut App, frame: usize| {
+        let world = app.world_mut();
+        let mut bones = world.query::<(&AnimationTargetId, &GlobalTransform)>();
+        let mut checked = 0;
+        for &character in &characters {
+            let pose = world.get::<CrowdPose>(character).unwrap().bones.clone();
+            let at = world.get::<GlobalTransform>(character).unwrap().affine();
+            let game = world.get::<CrowdCharacter>(character).unwrap().game;
+            // The crowd skeleton's bones in pose order: the game's skeleton, by target id.
+            let skeleton = game.skeleton();
+            let targets: Vec<AnimationTargetId> = skeleton
+                .bones
+                .iter()
+                .map(|b| {
+                    let bone = BoneRef {
+                        name: b.name.clone(),
+                        id: b.id,
+                    };
+                    bone_target_id(&skeleton, &bone)
+                })
+                .collect();
+            let mut stack = vec![character];
+            while let Some(e) = stack.pop() {
+                if let Some(children) = world.get::<Children>(e) {
+                    stack.extend(children.iter());
+                }
+                let Ok((target, global)) = bones.get(world, e) else {
+                    continue;
+                };
+                let Some(i) = targets.iter().position(|t| t == target) else {
+                    continue;
+                };
+                let want = at * pose[i];
+                let got = global.affine();
+                let err = (want.translation - got.translation).length();
+                assert!(err < 1e-3, "frame {frame}: bone {i} is {err} m off");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20 * characters.len(), "{checked} bones checked");
+    };
+    let time = |app: &App| app.world().get::<Playback>(characters[0]).unwrap().time;
+    for frame in 0..5 {
+        let before = time(&app);
+        app.update();
+        assert!(time(&app) > before, "the playhead runs");
+        check(&mut app, frame);
+    }
 }

@@ -5,9 +5,13 @@
 
 use bevy::app::PluginsState;
 use bevy::prelude::*;
-use bevy::render::RenderApp;
 use bevy::render::gpu_readback::{Readback, ReadbackComplete};
 use bevy::render::pipelined_rendering::PipelinedRenderingPlugin;
+use bevy::render::renderer::{
+    RenderAdapter, RenderAdapterInfo, RenderDevice, RenderInstance, RenderQueue, WgpuWrapper,
+};
+use bevy::render::settings::RenderResources;
+use bevy::render::{RenderApp, RenderPlugin};
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use rigplay::anie::cpu::RgbaImage;
@@ -41,6 +45,21 @@ pub fn headless_app(asset_root: &Path) -> App {
 
 /// [`headless_app`] with more plugins (added before the app is finished).
 pub fn headless_app_with<M>(asset_root: &Path, more: impl bevy::app::Plugins<M>) -> App {
+    headless_app_on(asset_root, RenderPlugin::default(), true, more)
+}
+
+/// [`headless_app_with`] with Bevy's renderer set up by `render` (a device's limits
+/// constrained, say), and the `.anie` renderer only where `anie`.
+#[allow(
+    dead_code,
+    reason = "the tests use it, the anie_render example does not"
+)]
+pub fn headless_app_on<M>(
+    asset_root: &Path,
+    render: RenderPlugin,
+    anie: bool,
+    more: impl bevy::app::Plugins<M>,
+) -> App {
     let mut app = App::new();
     // Several apps in one process (tests) share the first one's logger.
     let plugins = DefaultPlugins.build();
@@ -66,21 +85,70 @@ pub fn headless_app_with<M>(asset_root: &Path, more: impl bevy::app::Plugins<M>)
                 watch_for_changes_override: Some(false),
                 ..default()
             })
+            .set(render)
             .disable::<WinitPlugin>()
             .disable::<PipelinedRenderingPlugin>(),
-    )
-    .insert_resource(AnieRenderSettings {
-        page_side: 1024,
-        max_side: 8192,
-    })
-    .add_plugins(AniePlugin)
-    .add_plugins(more);
+    );
+    if anie {
+        app.insert_resource(AnieRenderSettings {
+            page_side: 1024,
+            max_side: 8192,
+        })
+        .add_plugins(AniePlugin);
+    }
+    app.add_plugins(more);
     while app.plugins_state() == PluginsState::Adding {
         bevy::tasks::tick_global_task_pools_on_main_thread();
     }
     app.finish();
     app.cleanup();
     app
+}
+
+/// A render device on wgpu's no-op backend, with every feature (but the experimental ones) and
+/// limit it reports, or the worse of those and `limits`: a renderer that does the CPU's work of
+/// every frame and none of the GPU's.
+#[allow(
+    dead_code,
+    reason = "the tests and benches use it, the anie_render example does not"
+)]
+pub fn noop_renderer(limits: Option<wgpu::Limits>) -> RenderResources {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::NOOP,
+        flags: wgpu::InstanceFlags::default(),
+        memory_budget_thresholds: Default::default(),
+        display: None,
+        backend_options: wgpu::BackendOptions {
+            noop: wgpu::NoopBackendOptions { enable: true },
+            ..Default::default()
+        },
+    });
+    let adapter =
+        bevy::tasks::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
+            .expect("the no-op backend gives an adapter");
+    // Every feature but the experimental ones (which need an unsafe opt-in).
+    let mut features = adapter.features();
+    for (name, flag) in adapter.features().features_wgpu.iter_names() {
+        if name.starts_with("EXPERIMENTAL") {
+            features.features_wgpu.remove(flag);
+        }
+    }
+    let (device, queue) = bevy::tasks::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_features: features,
+        required_limits: match limits {
+            Some(limits) => adapter.limits().or_worse_values_from(&limits),
+            None => adapter.limits(),
+        },
+        ..Default::default()
+    }))
+    .expect("the no-op backend gives a device");
+    RenderResources(
+        RenderDevice::from(device),
+        RenderQueue(Arc::new(WgpuWrapper::new(queue))),
+        RenderAdapterInfo(WgpuWrapper::new(adapter.get_info())),
+        RenderAdapter(Arc::new(WgpuWrapper::new(adapter))),
+        RenderInstance(Arc::new(WgpuWrapper::new(instance))),
+    )
 }
 
 /// The rig renderer's counters in the render world.

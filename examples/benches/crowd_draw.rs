@@ -24,10 +24,7 @@ use bevy::prelude::*;
 use bevy::render::RenderPlugin;
 use bevy::render::pipelined_rendering::PipelinedRenderingPlugin;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
-use bevy::render::renderer::{
-    RenderAdapter, RenderAdapterInfo, RenderDevice, RenderInstance, RenderQueue, WgpuWrapper,
-};
-use bevy::render::settings::{RenderCreation, RenderResources};
+use bevy::render::settings::RenderCreation;
 use bevy::time::TimeUpdateStrategy;
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
@@ -37,8 +34,13 @@ use rigplay::plugin::{
     IfpPlugin, Playback, RigClip, SkeletalClip, SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
-use std::sync::Arc;
 use std::time::Duration;
+
+// The bench takes only the no-op renderer.
+#[allow(dead_code)]
+#[path = "../anie_render/headless.rs"]
+mod headless;
+use headless::noop_renderer;
 
 /// What the peds are.
 #[derive(Clone, Copy, PartialEq)]
@@ -46,44 +48,6 @@ enum Peds {
     Drawn,
     Flat,
     SkinnedMesh,
-}
-
-/// A render device on wgpu's no-op backend, with every feature (but the experimental ones) and
-/// limit it reports.
-fn noop_renderer() -> RenderResources {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-        backends: wgpu::Backends::NOOP,
-        flags: wgpu::InstanceFlags::default(),
-        memory_budget_thresholds: Default::default(),
-        display: None,
-        backend_options: wgpu::BackendOptions {
-            noop: wgpu::NoopBackendOptions { enable: true },
-            ..Default::default()
-        },
-    });
-    let adapter =
-        bevy::tasks::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
-            .expect("the no-op backend gives an adapter");
-    // Every feature but the experimental ones (which need an unsafe opt-in).
-    let mut features = adapter.features();
-    for (name, flag) in adapter.features().features_wgpu.iter_names() {
-        if name.starts_with("EXPERIMENTAL") {
-            features.features_wgpu.remove(flag);
-        }
-    }
-    let (device, queue) = bevy::tasks::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        required_features: features,
-        required_limits: adapter.limits(),
-        ..Default::default()
-    }))
-    .expect("the no-op backend gives a device");
-    RenderResources(
-        RenderDevice::from(device),
-        RenderQueue(Arc::new(WgpuWrapper::new(queue))),
-        RenderAdapterInfo(WgpuWrapper::new(adapter.get_info())),
-        RenderAdapter(Arc::new(WgpuWrapper::new(adapter))),
-        RenderInstance(Arc::new(WgpuWrapper::new(instance))),
-    )
 }
 
 /// The app with `count` peds, loaded, dressed and drawn once.
@@ -106,7 +70,7 @@ fn scene(peds: Peds, count: usize) -> App {
                 ..default()
             })
             .set(RenderPlugin {
-                render_creation: RenderCreation::Manual(noop_renderer()),
+                render_creation: RenderCreation::Manual(noop_renderer(None)),
                 ..default()
             })
             .disable::<bevy::log::LogPlugin>()

@@ -49,9 +49,10 @@ pub use dan::{
 };
 #[cfg(feature = "dff")]
 pub use dff::{
-    ATTRIBUTE_CROWD_JOINT_INDEX, ATTRIBUTE_CROWD_JOINT_WEIGHT, CrowdDrawPlugin, CrowdMaterial,
-    CrowdModel, CrowdSkin, CrowdSkinPose, Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame,
-    DffLoadError, DffLoader, DffLoaderSettings, DffPlugin, DffSkin, GtaModel, SkinPalette,
+    ATTRIBUTE_CROWD_JOINT_INDEX, ATTRIBUTE_CROWD_JOINT_WEIGHT, CrowdDrawPlugin, CrowdDrawSettings,
+    CrowdMaterial, CrowdModel, CrowdSkin, CrowdSkinPose, Dff, DffAssetLabel, DffAtomic, DffClump,
+    DffFrame, DffLoadError, DffLoader, DffLoaderSettings, DffPlugin, DffSkin, GtaModel,
+    SkinPalette,
 };
 #[cfg(feature = "gltf")]
 pub use gltf::{GltfClipError, GltfClips, GltfRigClip};

@@ -7,10 +7,10 @@
 //! `docs/design/crowd-gpu.md`.
 
 use super::crowd_skin::{SkinBinding, bind};
-use super::{CrowdModel, Dff, DffClump};
+use super::{CrowdModel, Dff, DffClump, GtaModel};
 use crate::plugin::PlaybackSystems;
 use crate::plugin::skeletal::{
-    BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdSkeletons, bone_rows,
+    BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdPose, CrowdSkeletons, bone_rows,
 };
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
@@ -119,8 +119,11 @@ impl MaterialExtension for CrowdSkin {
 /// - A model that fails to load, or has no atomic on a bone, leaves its characters undrawn with
 ///   one warning. A model reloaded while the crowd plays is drawn anew
 ///   from the next frame; the playheads are the characters' and do not change.
-/// - Where the device has no storage buffers (WebGL2), nothing is drawn and one warning is
-///   logged; draw those characters the Bevy way (`GtaModel`) instead.
+/// - Where the device has no storage buffers (WebGL2), one warning is logged and each character
+///   is drawn the Bevy way instead: a child [`super::GtaModel`] of its model (bone entities and
+///   `SkinnedMesh`es), whose bones follow the character's [`crate::plugin::CrowdPose`] every
+///   frame. That costs what `GtaModel` costs (an entity per bone).
+///   [`CrowdDrawSettings::bevy_skinning`] asks for that way on any device.
 ///
 /// The CPU palettes of [`super::CrowdSkinPose`] are not needed for drawing: add that component
 /// only where you want them.
@@ -152,6 +155,7 @@ impl Plugin for CrowdDrawPlugin {
         embedded_asset!(app, "crowd_draw.wgsl");
         app.add_plugins(MaterialPlugin::<CrowdMaterial>::default())
             .init_resource::<CrowdDraw>()
+            .init_resource::<CrowdDrawSettings>()
             .init_resource::<CrowdBoneRows>()
             .add_systems(
                 PostUpdate,
@@ -164,6 +168,9 @@ impl Plugin for CrowdDrawPlugin {
                     follow_poses
                         .after(PlaybackSystems::Apply)
                         .before(bevy::camera::visibility::VisibilitySystems::CheckVisibility),
+                    pose_fallback_models
+                        .after(PlaybackSystems::Apply)
+                        .before(bevy::transform::TransformSystems::Propagate),
                 ),
             );
         if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
@@ -244,6 +251,26 @@ struct CrowdDressed {
     parts: Vec<Entity>,
 }
 
+/// How [`CrowdDrawPlugin`] draws the crowd.
+#[derive(Resource, Debug, Clone, Default, Reflect)]
+#[reflect(Resource)]
+pub struct CrowdDrawSettings {
+    /// Draw every crowd character as Bevy's skinned meshes (a [`GtaModel`] with bone entities,
+    /// posed from the character's pose), as on a device without storage buffers, rather than by
+    /// instanced skinning. Characters already drawn keep their way until their model changes.
+    pub bevy_skinning: bool,
+}
+
+/// On a crowd character drawn by Bevy's skinned meshes (no storage buffers): the child
+/// [`GtaModel`] whose bones follow its pose.
+#[derive(Component)]
+struct CrowdFallback {
+    model: Entity,
+}
+
+/// A slot no character has: a character drawn by Bevy's skinned meshes writes no bone rows.
+const NO_SLOT: u32 = u32::MAX;
+
 /// On a part of a drawn crowd character: how far its flesh reaches from the joints.
 #[derive(Component)]
 struct CrowdPart {
@@ -260,6 +287,7 @@ fn dress_crowd(
     assets: Res<AssetServer>,
     models: Res<Assets<Dff>>,
     skeletons: Res<CrowdSkeletons>,
+    settings: Res<CrowdDrawSettings>,
     mut build: BuildParams,
     mut events: MessageReader<AssetEvent<Dff>>,
     mut removed: RemovedComponents<CrowdModel>,
@@ -275,16 +303,15 @@ fn dress_crowd(
             .max()
             .unwrap_or(1);
     }
-    if let Some(device) = &device
-        && device.limits().max_storage_buffers_per_shader_stage < 4
-    {
-        if !draw.no_storage_warned {
-            warn!(
-                "crowd characters are not drawn: the device has no storage buffers (WebGL2?); draw them with GtaModel instead"
-            );
-            draw.no_storage_warned = true;
-        }
-        return;
+    let no_storage = device
+        .as_ref()
+        .is_some_and(|d| d.limits().max_storage_buffers_per_shader_stage < 4);
+    let fallback = no_storage || settings.bevy_skinning;
+    if no_storage && !draw.no_storage_warned {
+        warn!(
+            "the device has no storage buffers (WebGL2?): crowd characters are drawn as Bevy's skinned meshes, with an entity per bone"
+        );
+        draw.no_storage_warned = true;
     }
     // Characters whose model changed, reloaded or went are undressed (and dressed again below,
     // from the next frame).
@@ -312,6 +339,37 @@ fn dress_crowd(
             Ok(dressed) => undress(&mut commands, draw, entity, dressed),
             Err(_) => draw.give_back(entity),
         }
+    }
+    if fallback {
+        for (entity, character, model) in &undressed {
+            let id = model.0.id();
+            if draw.undrawable.contains(&id) {
+                continue;
+            }
+            if assets.load_state(&model.0).is_failed() {
+                warn!(
+                    "crowd characters wearing {:?} are not drawn: the model failed to load",
+                    model.0.path()
+                );
+                draw.undrawable.insert(id);
+                continue;
+            }
+            let model_entity = commands
+                .spawn((GtaModel::new(model.0.clone()), ChildOf(entity)))
+                .id();
+            commands.entity(entity).insert((
+                CrowdDressed {
+                    model: model.0.id(),
+                    game: character.game,
+                    parts: vec![model_entity],
+                },
+                CrowdDrawn { slot: NO_SLOT },
+                CrowdFallback {
+                    model: model_entity,
+                },
+            ));
+        }
+        return;
     }
     let bones = draw
         .bones
@@ -396,7 +454,7 @@ fn undress(commands: &mut Commands, draw: &mut CrowdDraw, entity: Entity, dresse
         commands.entity(part).try_despawn();
     }
     if let Ok(mut e) = commands.get_entity(entity) {
-        e.try_remove::<(CrowdDressed, CrowdDrawn)>();
+        e.try_remove::<(CrowdDressed, CrowdDrawn, CrowdFallback)>();
     }
     draw.give_back(entity);
 }
@@ -680,4 +738,53 @@ fn follow_poses(rows: Res<CrowdBoneRows>, mut parts: Query<(&MeshTag, &CrowdPart
             *aabb = bounds;
         }
     });
+}
+
+/// Poses the bone entities of each character drawn by Bevy's skinned meshes ([`CrowdFallback`])
+/// from its [`CrowdPose`]: a bone of the crowd skeleton (matched by animation target) takes the
+/// pose's model-space transform, through whatever frames lie between it and the model; every
+/// other frame keeps its own. The model's space is the character's (the model is its child at
+/// the origin), as the pose's is.
+fn pose_fallback_models(
+    skeletons: Res<CrowdSkeletons>,
+    characters: Query<(&CrowdCharacter, &CrowdPose, &CrowdFallback)>,
+    children: Query<&Children>,
+    mut frames: Query<(&mut Transform, Option<&AnimationTargetId>)>,
+) {
+    let mut index: HashMap<GtaGame, HashMap<AnimationTargetId, usize>> = HashMap::new();
+    for (character, pose, fallback) in &characters {
+        if pose.bones.is_empty() {
+            continue;
+        }
+        let index = index.entry(character.game).or_insert_with(|| {
+            let targets = skeletons.targets(character.game);
+            targets.iter().enumerate().map(|(i, t)| (*t, i)).collect()
+        });
+        // Depth first from the model, each frame with its parent's model-space transform.
+        let mut stack: Vec<(Entity, Affine3A)> = children
+            .get(fallback.model)
+            .map(|c| c.iter().map(|e| (e, Affine3A::IDENTITY)).collect())
+            .unwrap_or_default();
+        while let Some((entity, parent)) = stack.pop() {
+            let Ok((mut transform, target)) = frames.get_mut(entity) else {
+                continue;
+            };
+            let posed = target
+                .and_then(|t| index.get(t))
+                .and_then(|&i| pose.bones.get(i));
+            let model = match posed {
+                Some(&model) => {
+                    let local = Transform::from_matrix((parent.inverse() * model).into());
+                    if *transform != local {
+                        *transform = local;
+                    }
+                    model
+                }
+                None => parent * transform.compute_affine(),
+            };
+            if let Ok(c) = children.get(entity) {
+                stack.extend(c.iter().map(|e| (e, model)));
+            }
+        }
+    }
 }

@@ -10,8 +10,8 @@ mod spawn;
 
 pub use asset::{Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffSkin};
 pub use crowd_draw::{
-    ATTRIBUTE_CROWD_JOINT_INDEX, ATTRIBUTE_CROWD_JOINT_WEIGHT, CrowdDrawPlugin, CrowdMaterial,
-    CrowdSkin,
+    ATTRIBUTE_CROWD_JOINT_INDEX, ATTRIBUTE_CROWD_JOINT_WEIGHT, CrowdDrawPlugin, CrowdDrawSettings,
+    CrowdMaterial, CrowdSkin,
 };
 pub use crowd_skin::{CrowdModel, CrowdSkinPose, SkinPalette};
 pub use loader::{DffLoadError, DffLoader, DffLoaderSettings};
