@@ -18,10 +18,10 @@ use bevy::render::settings::RenderCreation;
 use bevy::time::TimeUpdateStrategy;
 use rigplay::anie::cpu::RgbaImage;
 use rigplay::animation::BoneRef;
-use rigplay::plugin::bone_target_id;
 use rigplay::plugin::{
     CrowdCharacter, CrowdDrawPlugin, CrowdDrawSettings, CrowdMaterial, CrowdModel, CrowdPose, Dff,
-    DffPlugin, GtaModel, IfpPlugin, Playback, RigClip, SkeletalClip,
+    DffPlugin, GtaModel, IfpPlugin, Playback, RigClip, SkeletalClip, SkeletonGizmos,
+    bone_target_id,
 };
 use rigplay::skeleton::GtaGame;
 use std::any::TypeId;
@@ -765,4 +765,129 @@ fn without_storage_buffers_the_crowd_falls_back_to_bevys_skinned_meshes() {
         assert!(time(&app) > before, "the playhead runs");
         check(&mut app, frame);
     }
+}
+
+/// A GTA III ped (parts on named frames, no skin: a fixture built field by field) in a III crowd,
+/// drawn by instanced skinning and the Bevy way (`CrowdDrawSettings::bevy_skinning`) in two apps
+/// with the same pose, camera and light: the same picture. Each part hangs rigidly on its frame's
+/// crowd bone in both.
+#[test]
+fn a_gta_iii_ped_of_parts_draws_the_same_both_ways_in_a_crowd() {
+    on_gpu(|| {
+        use crate::bevy_dff::{III, rigid_model};
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("crowd_iii");
+        std::fs::create_dir_all(&dir).unwrap();
+        let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        for (from, to) in [
+            ("anims/sa_ped.ifp", "sa_ped.ifp"),
+            ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
+        ] {
+            std::fs::copy(assets.join(from), dir.join(to)).unwrap();
+        }
+        // III's names: `Swaist` the pelvis, `Storso` the spine, `Shead` the head.
+        let frames = [
+            ("", -1, [0., 0., 0.]),
+            ("Swaist", 0, [0., 0., 1.0]),
+            ("Storso", 1, [0., 0., 0.2]),
+            ("Shead", 2, [0., 0., 0.45]),
+        ];
+        std::fs::write(
+            dir.join("player.dff"),
+            rigid_model(III, &frames, &[1, 2, 3]),
+        )
+        .unwrap();
+
+        let draw = |bevy_skinning: bool| -> (Vec<RgbaImage>, Vec<RgbaImage>) {
+            let mut app = crowd_app(&dir);
+            app.insert_resource(CrowdDrawSettings { bevy_skinning });
+            // The Bevy way's bone entities would be drawn as skeleton lines.
+            app.insert_resource(SkeletonGizmos {
+                enabled: false,
+                ..default()
+            });
+            let server = app.world().resource::<AssetServer>().clone();
+            let model: Handle<Dff> = server.load("player.dff");
+            let walk: Handle<RigClip> = server.load("sa_ped.ifp#walk");
+            let mut playback = Playback::looping();
+            playback.paused = true;
+            playback.seek(0.3);
+            let ped = app
+                .world_mut()
+                .spawn((
+                    CrowdCharacter::new(GtaGame::Iii, walk),
+                    CrowdModel(model),
+                    playback,
+                    Transform::from_rotation(Quat::from_rotation_y(0.5)),
+                ))
+                .id();
+            for _ in 0..300 {
+                app.update();
+                if app.world().get::<Children>(ped).is_some()
+                    && app
+                        .world()
+                        .get::<CrowdPose>(ped)
+                        .is_some_and(|p| !p.bones.is_empty())
+                {
+                    break;
+                }
+            }
+            let pose = &app.world().get::<CrowdPose>(ped).expect("posed").bones;
+            let (lo, hi) = pose.iter().fold(
+                (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
+                |(lo, hi), m| (lo.min(m.translation.into()), hi.max(m.translation.into())),
+            );
+            // Six cameras 0.9 m from the joints' middle, on each axis: the fixture's triangles
+            // are one-sided and lie in their frames' XY planes, which the pose turns every way.
+            let middle = (lo + hi) / 2.0;
+            let images: Vec<Handle<Image>> =
+                [Vec3::X, -Vec3::X, Vec3::Y, -Vec3::Y, Vec3::Z, -Vec3::Z]
+                    .into_iter()
+                    .map(|axis| {
+                        let off = if axis.y != 0.0 {
+                            Vec3::Z * 0.01
+                        } else {
+                            Vec3::ZERO
+                        };
+                        camera(&mut app, middle + axis * 0.9 + off, middle).1
+                    })
+                    .collect();
+            app.world_mut().spawn((
+                DirectionalLight {
+                    illuminance: 8000.0,
+                    ..default()
+                },
+                Transform::from_xyz(2.0, 4.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
+            ));
+            app.world_mut().entity_mut(ped).insert(Visibility::Hidden);
+            let empty = settled(&mut app, &images);
+            app.world_mut().entity_mut(ped).insert(Visibility::Visible);
+            let shown = settled(&mut app, &images);
+            // Which way it was drawn.
+            let world = app.world_mut();
+            let crowd_parts = world
+                .query_filtered::<(), With<MeshMaterial3d<CrowdMaterial>>>()
+                .iter(world)
+                .count();
+            assert_eq!(crowd_parts, if bevy_skinning { 0 } else { 3 });
+            (shown, empty)
+        };
+        let (instanced, empty) = draw(false);
+        let (bevys, _) = draw(true);
+        let (mut shown, mut drawn) = (0, 0);
+        for (k, ((instanced, bevys), empty)) in instanced.iter().zip(&bevys).zip(&empty).enumerate()
+        {
+            shown += covered(bevys, empty);
+            drawn += covered(instanced, empty);
+            let (mean, worst, over) = difference(bevys, instanced);
+            let path = write_diff(&format!("crowd_iii_{k}"), instanced, bevys);
+            assert!(
+                mean <= 2.0 && worst <= 8,
+                "view {k}: mean {mean}, worst {worst}, {over} over 8/255 ({})",
+                path.display()
+            );
+        }
+        eprintln!("III parts: {shown} pixels the Bevy way, {drawn} instanced");
+        assert!(shown > 300, "the parts show: {shown} pixels");
+        assert!(drawn > 300, "the parts show: {drawn} pixels");
+    });
 }

@@ -11,7 +11,9 @@
 //! * `flat N`: the same `CrowdCharacter`s without a model (posed, nothing drawn);
 //! * `skinned mesh N`: the ped spawned with bone entities (`GtaModel` + `SkeletalClip`), drawn by
 //!   Bevy's `SkinnedMesh`;
-//! * `empty`: the same app with no ped (the renderer's fixed cost).
+//! * `empty`: the same app with no ped (the renderer's fixed cost);
+//! * `drawn, far half at half rate 10000`: `drawn 10000` with `CrowdLod` posing the peds farther
+//!   from the camera than the grid's centre (about half) on every other frame.
 //!
 //!     cargo bench -p rigplay-examples --bench crowd_draw
 //!
@@ -30,8 +32,8 @@ use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rigplay::plugin::{
-    CrowdCharacter, CrowdDrawPlugin, CrowdMaterial, CrowdModel, Dff, DffPlugin, GtaModel,
-    IfpPlugin, Playback, RigClip, SkeletalClip, SkeletonGizmos,
+    CrowdCharacter, CrowdDrawPlugin, CrowdLod, CrowdMaterial, CrowdModel, CrowdViewer, Dff,
+    DffPlugin, GtaModel, IfpPlugin, Playback, RigClip, SkeletalClip, SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
 use std::time::Duration;
@@ -46,6 +48,9 @@ use headless::noop_renderer;
 #[derive(Clone, Copy, PartialEq)]
 enum Peds {
     Drawn,
+    /// Drawn, with the far half of the crowd (beyond the camera's distance to the grid's
+    /// centre) posed at half rate ([`CrowdLod`]).
+    DrawnHalfRate,
     Flat,
     SkinnedMesh,
 }
@@ -116,13 +121,35 @@ fn scene(peds: Peds, count: usize) -> App {
     // A grid 1.2 m apart, seen whole from above one corner.
     let columns = (count as f32).sqrt().ceil().max(1.0) as usize;
     let extent = columns as f32 * 1.2;
-    app.world_mut().spawn((
-        Camera3d::default(),
-        RenderTarget::Image(target.into()),
-        Msaa::Off,
-        Transform::from_xyz(0.0, 0.6 * extent + 3.0, 0.9 * extent + 4.0)
-            .looking_at(Vec3::new(0.0, 0.9, 0.0), Vec3::Y),
-    ));
+    let eye = Vec3::new(0.0, 0.6 * extent + 3.0, 0.9 * extent + 4.0);
+    let camera = app
+        .world_mut()
+        .spawn((
+            Camera3d::default(),
+            RenderTarget::Image(target.into()),
+            Msaa::Off,
+            Transform::from_translation(eye).looking_at(Vec3::new(0.0, 0.9, 0.0), Vec3::Y),
+        ))
+        .id();
+    if peds == Peds::DrawnHalfRate {
+        let beyond = eye.length();
+        app.world_mut().entity_mut(camera).insert(CrowdViewer);
+        app.insert_resource(CrowdLod {
+            half_rate_beyond: Some(beyond),
+        });
+        let far = (0..count)
+            .filter(|i| {
+                let (c, r) = ((i % columns) as f32, (i / columns) as f32);
+                let at = Vec3::new(
+                    (c - columns as f32 / 2.0) * 1.2,
+                    0.0,
+                    (r - columns as f32 / 2.0) * 1.2,
+                );
+                at.distance(eye) > beyond
+            })
+            .count();
+        eprintln!("half rate beyond {beyond:.0} m: {far} of {count} peds");
+    }
     app.world_mut().spawn((
         DirectionalLight::default(),
         Transform::from_xyz(1.0, 3.0, 2.0).looking_at(Vec3::ZERO, Vec3::Y),
@@ -138,7 +165,7 @@ fn scene(peds: Peds, count: usize) -> App {
         playback.seek(((i * 7919) % 1000) as f32 / 1000.0 * 1.2);
         let world = app.world_mut();
         match peds {
-            Peds::Drawn => {
+            Peds::Drawn | Peds::DrawnHalfRate => {
                 world.spawn((
                     CrowdCharacter::new(GtaGame::Sa, walk.clone()),
                     CrowdModel(ped.clone()),
@@ -167,7 +194,7 @@ fn scene(peds: Peds, count: usize) -> App {
         app.update();
         let world = app.world_mut();
         let parts = match peds {
-            Peds::Drawn => world
+            Peds::Drawn | Peds::DrawnHalfRate => world
                 .query_filtered::<(), With<MeshMaterial3d<CrowdMaterial>>>()
                 .iter(world)
                 .count(),
@@ -211,6 +238,11 @@ fn crowd_draw(c: &mut Criterion) {
             case(format!("{name} {count}"), peds, count);
         }
     }
+    case(
+        "drawn, far half at half rate 10000".into(),
+        Peds::DrawnHalfRate,
+        10_000,
+    );
     g.finish();
 }
 
