@@ -541,6 +541,34 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
             app.update();
         }
         assert_eq!(tag(&app, again), slot, "the slot was given back");
+
+        // A character given another model is dressed in that model's parts (and keeps its slot).
+        app.world_mut()
+            .entity_mut(again)
+            .insert(CrowdModel(other.clone()));
+        for _ in 0..3 {
+            app.update();
+        }
+        assert_eq!(parts(&app, again), 3);
+        assert_eq!(
+            materials(&app, again),
+            materials(&app, mixed),
+            "the other model's"
+        );
+        // And one switched to another game is dressed again, for that game's skeleton.
+        app.world_mut()
+            .get_mut::<CrowdCharacter>(again)
+            .unwrap()
+            .game = GtaGame::Vc;
+        let vc_parts: Vec<Entity> = app.world().get::<Children>(again).unwrap().to_vec();
+        for _ in 0..3 {
+            app.update();
+        }
+        let now: Vec<Entity> = app.world().get::<Children>(again).unwrap().to_vec();
+        assert!(
+            now.iter().all(|p| !vc_parts.contains(p)),
+            "new parts for VC"
+        );
     });
 }
 

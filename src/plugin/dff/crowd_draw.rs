@@ -293,6 +293,10 @@ fn dress_crowd(
     mut removed: RemovedComponents<CrowdModel>,
     undressed: Query<(Entity, &CrowdCharacter, &CrowdModel), Without<CrowdDressed>>,
     dressed: Query<(Entity, &CrowdCharacter, &CrowdModel, &CrowdDressed)>,
+    restyled: Query<
+        (Entity, &CrowdCharacter, &CrowdModel, &CrowdDressed),
+        Or<(Changed<CrowdModel>, Changed<CrowdCharacter>)>,
+    >,
     worn: Query<&CrowdDressed>,
 ) {
     let draw = &mut *draw;
@@ -325,7 +329,14 @@ fn dress_crowd(
         draw.models.retain(|(model, _), _| model != id);
         draw.undrawable.remove(id);
     }
-    for (entity, character, model, dressed) in &dressed {
+    // Every dressed character where a model changed; else only those whose model or game may
+    // have (not the whole crowd every frame).
+    let suspects = if changed.is_empty() {
+        restyled.iter().collect::<Vec<_>>()
+    } else {
+        dressed.iter().collect()
+    };
+    for (entity, character, model, dressed) in suspects {
         if changed.contains(&dressed.model)
             || dressed.model != model.0.id()
             || dressed.game != character.game
