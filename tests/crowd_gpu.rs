@@ -71,6 +71,28 @@ fn spawn_pair(
     Pair { model, crowd }
 }
 
+/// Both of `pair` played 12 frames of 1/30 s into a cross-fade of 0.8 s to `to` (the old clip's
+/// weight 0.5), started in the same frame, then paused.
+fn cross_fade_halfway(app: &mut App, pair: &Pair, to: &Handle<RigClip>) {
+    for e in [pair.model, pair.crowd] {
+        app.world_mut().get_mut::<Playback>(e).unwrap().paused = false;
+    }
+    app.world_mut()
+        .get_mut::<SkeletalClip>(pair.model)
+        .unwrap()
+        .cross_fade(to.clone(), 0.8);
+    app.world_mut()
+        .get_mut::<CrowdCharacter>(pair.crowd)
+        .unwrap()
+        .cross_fade(to.clone(), 0.8);
+    for _ in 0..12 {
+        app.update();
+    }
+    for e in [pair.model, pair.crowd] {
+        app.world_mut().get_mut::<Playback>(e).unwrap().paused = true;
+    }
+}
+
 fn camera(app: &mut App, at: Vec3, looking_at: Vec3) -> (Entity, Handle<Image>) {
     let mut image = Image::new_target_texture(W, H, TextureFormat::Rgba8UnormSrgb, None);
     image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
@@ -241,26 +263,8 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
         // head, as Bevy draws it: 2 skinned meshes and 1 plain one.
         assert_eq!(crowd_parts(&mut app), 3 * pairs.len());
         assert_eq!(skinned(&mut app), 2 * pairs.len());
-        // The cross-fade: both started in the same frame, played 12 frames of 1/30 s into a fade
-        // of 0.8 s (the old clip's weight 0.5), then paused.
-        for e in [fading.model, fading.crowd] {
-            let mut playback = app.world_mut().get_mut::<Playback>(e).unwrap();
-            playback.paused = false;
-        }
-        app.world_mut()
-            .get_mut::<SkeletalClip>(fading.model)
-            .unwrap()
-            .cross_fade(wave.clone(), 0.8);
-        app.world_mut()
-            .get_mut::<CrowdCharacter>(fading.crowd)
-            .unwrap()
-            .cross_fade(wave.clone(), 0.8);
-        for _ in 0..12 {
-            app.update();
-        }
-        for e in [fading.model, fading.crowd] {
-            app.world_mut().get_mut::<Playback>(e).unwrap().paused = true;
-        }
+        // The cross-fade, halfway.
+        cross_fade_halfway(&mut app, fading, &wave);
         let weight = app
             .world()
             .get::<SkeletalClip>(fading.model)
@@ -633,23 +637,7 @@ fn crowd_characters_drawn_as_bevys_skinned_meshes_match_gta_models() {
 
         // The second pair mid-way through a cross-fade, then paused.
         let fading = &pairs[1];
-        for e in [fading.model, fading.crowd] {
-            app.world_mut().get_mut::<Playback>(e).unwrap().paused = false;
-        }
-        app.world_mut()
-            .get_mut::<SkeletalClip>(fading.model)
-            .unwrap()
-            .cross_fade(wave.clone(), 0.8);
-        app.world_mut()
-            .get_mut::<CrowdCharacter>(fading.crowd)
-            .unwrap()
-            .cross_fade(wave.clone(), 0.8);
-        for _ in 0..12 {
-            app.update();
-        }
-        for e in [fading.model, fading.crowd] {
-            app.world_mut().get_mut::<Playback>(e).unwrap().paused = true;
-        }
+        cross_fade_halfway(&mut app, fading, &wave);
 
         let targets = [image];
         let show = |app: &mut App, crowd: Option<bool>| {
@@ -996,7 +984,9 @@ fn the_crowd_draws_once_per_part_however_many_peds() {
         let mut spawn = |app: &mut App, up_to: usize| {
             while spawned < up_to {
                 let (c, r) = ((spawned % 8) as f32, (spawned / 8) as f32);
+                // Paused, so that the picture settles (pipelines compiled, every part drawn).
                 let mut playback = Playback::looping();
+                playback.paused = true;
                 playback.seek(spawned as f32 * 0.1);
                 app.world_mut().spawn((
                     CrowdCharacter::new(GtaGame::Sa, walk.clone()),

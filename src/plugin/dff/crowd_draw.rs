@@ -357,12 +357,7 @@ fn dress_crowd(
             if draw.undrawable.contains(&id) {
                 continue;
             }
-            if assets.load_state(&model.0).is_failed() {
-                warn!(
-                    "crowd characters wearing {:?} are not drawn: the model failed to load",
-                    model.0.path()
-                );
-                draw.undrawable.insert(id);
+            if failed_to_load(draw, &assets, &model.0) {
                 continue;
             }
             let model_entity = commands
@@ -401,13 +396,7 @@ fn dress_crowd(
             Some(drawn) => drawn.clone(),
             None => {
                 let Some(dff) = models.get(&model.0) else {
-                    if assets.load_state(&model.0).is_failed() {
-                        warn!(
-                            "crowd characters wearing {:?} are not drawn: the model failed to load",
-                            model.0.path()
-                        );
-                        draw.undrawable.insert(id);
-                    }
+                    failed_to_load(draw, &assets, &model.0);
                     continue;
                 };
                 let targets = skeletons.targets(character.game);
@@ -458,6 +447,19 @@ fn dress_crowd(
             CrowdDrawn { slot },
         ));
     }
+}
+
+/// Whether `model` failed to load; if so, it is warned of (once) and remembered as undrawable.
+fn failed_to_load(draw: &mut CrowdDraw, assets: &AssetServer, model: &Handle<Dff>) -> bool {
+    if !assets.load_state(model).is_failed() {
+        return false;
+    }
+    warn!(
+        "crowd characters wearing {:?} are not drawn: the model failed to load",
+        model.path()
+    );
+    draw.undrawable.insert(model.id());
+    true
 }
 
 fn undress(commands: &mut Commands, draw: &mut CrowdDraw, entity: Entity, dressed: &CrowdDressed) {
