@@ -93,6 +93,18 @@ fn cross_fade_halfway(app: &mut App, pair: &Pair, to: &Handle<RigClip>) {
     }
 }
 
+/// A folder of the test build's own named `name`, with `files` copied into it from the
+/// repository's assets (`(from, to)`).
+fn asset_dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+    for (from, to) in files {
+        std::fs::copy(assets.join(from), dir.join(to)).unwrap();
+    }
+    dir
+}
+
 fn camera(app: &mut App, at: Vec3, looking_at: Vec3) -> (Entity, Handle<Image>) {
     let mut image = Image::new_target_texture(W, H, TextureFormat::Rgba8UnormSrgb, None);
     image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
@@ -123,8 +135,9 @@ fn crowd_app(root: &std::path::Path) -> App {
     app
 }
 
-/// The cameras' images, once two reads in a row agree (pipelines compile and textures upload
-/// meanwhile, leaving parts undrawn for a few frames).
+/// The cameras' images, once two reads in a row agree with no pipeline still compiling at
+/// either (pipelines compile and textures upload meanwhile, leaving parts undrawn for a few
+/// frames; under load a pipeline can take longer than two reads).
 fn settled(app: &mut App, targets: &[Handle<Image>]) -> Vec<RgbaImage> {
     let whole = URect::new(0, 0, W, H);
     let mut last: Option<Vec<RgbaImage>> = None;
@@ -137,6 +150,17 @@ fn settled(app: &mut App, targets: &[Handle<Image>]) -> Vec<RgbaImage> {
             .iter()
             .map(|bytes| crop(bytes, W, whole).unwrap())
             .collect();
+        let compiling = app
+            .sub_app(bevy::render::RenderApp)
+            .world()
+            .resource::<bevy::render::render_resource::PipelineCache>()
+            .waiting_pipelines()
+            .next()
+            .is_some();
+        if compiling {
+            last = None;
+            continue;
+        }
         if last
             .as_ref()
             .is_some_and(|l| l.iter().zip(&images).all(|(a, b)| a.pixels == b.pixels))
@@ -404,20 +428,18 @@ fn compare(name: &str, strict: bool, bevys: &RgbaImage, crowds: &RgbaImage, empt
 #[test]
 fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
     on_gpu(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("crowd_faults");
-        std::fs::create_dir_all(&dir).unwrap();
-        let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
-        for (from, to) in [
-            ("characters/ped.dff", "ped.dff"),
-            ("characters/ped.txd", "ped.txd"),
-            ("anims/sa_ped.ifp", "sa_ped.ifp"),
-            ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
-            // A second ped type (another asset, drawn by its own meshes and materials).
-            ("characters/ped.dff", "other.dff"),
-            ("characters/ped.txd", "other.txd"),
-        ] {
-            std::fs::copy(assets.join(from), dir.join(to)).unwrap();
-        }
+        let dir = asset_dir(
+            "crowd_faults",
+            &[
+                ("characters/ped.dff", "ped.dff"),
+                ("characters/ped.txd", "ped.txd"),
+                ("anims/sa_ped.ifp", "sa_ped.ifp"),
+                ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
+                // A second ped type (another asset, drawn by its own meshes and materials).
+                ("characters/ped.dff", "other.dff"),
+                ("characters/ped.txd", "other.txd"),
+            ],
+        );
         // A chunk header promising more bytes than the file has.
         std::fs::write(dir.join("broken.dff"), b"\x10\0\0\0\xff\xff\xff\x7f").unwrap();
         let mut app = crowd_app(&dir);
@@ -791,15 +813,13 @@ fn without_storage_buffers_the_crowd_falls_back_to_bevys_skinned_meshes() {
 fn a_gta_iii_ped_of_parts_draws_the_same_both_ways_in_a_crowd() {
     on_gpu(|| {
         use crate::bevy_dff::{III, rigid_model};
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("crowd_iii");
-        std::fs::create_dir_all(&dir).unwrap();
-        let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
-        for (from, to) in [
-            ("anims/sa_ped.ifp", "sa_ped.ifp"),
-            ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
-        ] {
-            std::fs::copy(assets.join(from), dir.join(to)).unwrap();
-        }
+        let dir = asset_dir(
+            "crowd_iii",
+            &[
+                ("anims/sa_ped.ifp", "sa_ped.ifp"),
+                ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
+            ],
+        );
         // III's names: `Swaist` the pelvis, `Storso` the spine, `Shead` the head.
         let frames = [
             ("", -1, [0., 0., 0.]),
@@ -836,9 +856,15 @@ fn a_gta_iii_ped_of_parts_draws_the_same_both_ways_in_a_crowd() {
                     Transform::from_rotation(Quat::from_rotation_y(0.5)),
                 ))
                 .id();
+            // Until the three parts are meshes in the world either way (the Bevy way's
+            // `GtaModel` spawns them once the model has loaded) and the ped is posed.
+            let meshes = |app: &mut App| {
+                let world = app.world_mut();
+                world.query::<&Mesh3d>().iter(world).count()
+            };
             for _ in 0..300 {
                 app.update();
-                if app.world().get::<Children>(ped).is_some()
+                if meshes(&mut app) == 3
                     && app
                         .world()
                         .get::<CrowdPose>(ped)
@@ -847,6 +873,7 @@ fn a_gta_iii_ped_of_parts_draws_the_same_both_ways_in_a_crowd() {
                     break;
                 }
             }
+            assert_eq!(meshes(&mut app), 3, "the three parts");
             let pose = &app.world().get::<CrowdPose>(ped).expect("posed").bones;
             let (lo, hi) = pose.iter().fold(
                 (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
