@@ -10,6 +10,7 @@ use crate::anie_gpu::{on_gpu, write_diff};
 use bevy::animation::AnimationTargetId;
 use bevy::camera::RenderTarget;
 use bevy::camera::visibility::VisibleEntities;
+use bevy::ecs::query::QueryFilter;
 use bevy::mesh::skinning::SkinnedMesh;
 use bevy::prelude::*;
 use bevy::render::RenderPlugin;
@@ -105,6 +106,25 @@ fn asset_dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
     dir
 }
 
+/// How many entities match the query filter `F`.
+fn count<F: QueryFilter>(app: &mut App) -> usize {
+    let world = app.world_mut();
+    world.query_filtered::<(), F>().iter(world).count()
+}
+
+/// The crowd's drawn parts (each with a [`CrowdMaterial`]).
+type CrowdParts = With<MeshMaterial3d<CrowdMaterial>>;
+
+/// Updates `app` until `done` (at most `frames` updates).
+fn run_until(app: &mut App, frames: usize, mut done: impl FnMut(&mut App) -> bool) {
+    for _ in 0..frames {
+        app.update();
+        if done(app) {
+            return;
+        }
+    }
+}
+
 fn camera(app: &mut App, at: Vec3, looking_at: Vec3) -> (Entity, Handle<Image>) {
     let mut image = Image::new_target_texture(W, H, TextureFormat::Rgba8UnormSrgb, None);
     image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
@@ -128,11 +148,28 @@ fn camera(app: &mut App, at: Vec3, looking_at: Vec3) -> (Entity, Handle<Image>) 
 /// A headless app that draws crowds (`CrowdDrawPlugin`) with assets under `root`, frames of
 /// 1/30 s.
 fn crowd_app(root: &std::path::Path) -> App {
-    let mut app = headless_app_with(root, (IfpPlugin, DffPlugin, CrowdDrawPlugin));
+    with_crowd_frames(headless_app_with(
+        root,
+        (IfpPlugin, DffPlugin, CrowdDrawPlugin),
+    ))
+}
+
+/// `app` stepping frames of 1/30 s.
+fn with_crowd_frames(mut app: App) -> App {
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
         1.0 / 30.0,
     )));
     app
+}
+
+/// The repository's sample ped and its walk and wave clips, loading in `app`.
+fn sample_ped(app: &App) -> (Handle<Dff>, Handle<RigClip>, Handle<RigClip>) {
+    let server = app.world().resource::<AssetServer>();
+    (
+        server.load("characters/ped.dff"),
+        server.load("anims/sa_ped.ifp#walk"),
+        server.load("anims/sa_ped.ifp#wave"),
+    )
 }
 
 /// The cameras' images, once two reads in a row agree with no pipeline still compiling at
@@ -215,10 +252,7 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
     on_gpu(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
         let mut app = crowd_app(&root);
-        let server = app.world().resource::<AssetServer>().clone();
-        let ped: Handle<Dff> = server.load("characters/ped.dff");
-        let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
-        let wave: Handle<RigClip> = server.load("anims/sa_ped.ifp#wave");
+        let (ped, walk, wave) = sample_ped(&app);
 
         let far = Vec3::new(2000.0, 0.0, -2000.0);
         let (near_camera, near_image) =
@@ -265,23 +299,11 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
 
         // Until every ped is drawn both ways: Bevy's skinned meshes spawned, the crowd's parts
         // dressed.
-        let crowd_parts = |app: &mut App| {
-            let world = app.world_mut();
-            world
-                .query_filtered::<Entity, With<MeshMaterial3d<CrowdMaterial>>>()
-                .iter(world)
-                .count()
-        };
-        let skinned = |app: &mut App| {
-            let world = app.world_mut();
-            world.query::<&SkinnedMesh>().iter(world).count()
-        };
-        for _ in 0..600 {
-            app.update();
-            if crowd_parts(&mut app) >= pairs.len() && skinned(&mut app) >= pairs.len() {
-                break;
-            }
-        }
+        let crowd_parts = count::<CrowdParts>;
+        let skinned = count::<With<SkinnedMesh>>;
+        run_until(&mut app, 600, |app| {
+            crowd_parts(app) >= pairs.len() && skinned(app) >= pairs.len()
+        });
         assert!(crowd_parts(&mut app) >= pairs.len(), "the crowd is dressed");
         // The sample ped: its skinned body in two materials, and the cap, a rigid atomic on the
         // head, as Bevy draws it: 2 skinned meshes and 1 plain one.
@@ -470,16 +492,12 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
                     .count()
             })
         };
-        for _ in 0..600 {
-            app.update();
-            if [worn[0], worn[1], mixed]
+        run_until(&mut app, 600, |app| {
+            [worn[0], worn[1], mixed]
                 .iter()
-                .all(|&e| parts(&app, e) == 3)
+                .all(|&e| parts(app, e) == 3)
                 && server.load_state(&broken).is_failed()
-            {
-                break;
-            }
-        }
+        });
         let time = |app: &App, e: Entity| app.world().get::<Playback>(e).unwrap().time;
         assert!(server.load_state(&broken).is_failed());
         for e in [worn[0], worn[1], mixed] {
@@ -610,10 +628,7 @@ fn crowd_characters_drawn_as_bevys_skinned_meshes_match_gta_models() {
         app.insert_resource(CrowdDrawSettings {
             bevy_skinning: true,
         });
-        let server = app.world().resource::<AssetServer>().clone();
-        let ped: Handle<Dff> = server.load("characters/ped.dff");
-        let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
-        let wave: Handle<RigClip> = server.load("anims/sa_ped.ifp#wave");
+        let (ped, walk, wave) = sample_ped(&app);
         let (_, image) = camera(&mut app, Vec3::new(0.0, 1.2, 3.6), Vec3::new(0.0, 0.8, 0.0));
         app.world_mut().spawn((
             DirectionalLight {
@@ -638,24 +653,11 @@ fn crowd_characters_drawn_as_bevys_skinned_meshes_match_gta_models() {
                 0.2,
             ),
         ];
-        let skinned = |app: &mut App| {
-            let world = app.world_mut();
-            world.query::<&SkinnedMesh>().iter(world).count()
-        };
+        let skinned = count::<With<SkinnedMesh>>;
         // Bevy's two skinned meshes per ped, for the pairs' models and the crowd's.
-        for _ in 0..600 {
-            app.update();
-            if skinned(&mut app) >= 4 * pairs.len() {
-                break;
-            }
-        }
+        run_until(&mut app, 600, |app| skinned(app) >= 4 * pairs.len());
         assert_eq!(skinned(&mut app), 4 * pairs.len());
-        let world = app.world_mut();
-        let crowd_parts = world
-            .query_filtered::<(), With<MeshMaterial3d<CrowdMaterial>>>()
-            .iter(world)
-            .count();
-        assert_eq!(crowd_parts, 0, "no crowd material");
+        assert_eq!(count::<CrowdParts>(&mut app), 0, "no crowd material");
 
         // The second pair mid-way through a cross-fade, then paused.
         let fading = &pairs[1];
@@ -701,23 +703,18 @@ fn without_storage_buffers_the_crowd_falls_back_to_bevys_skinned_meshes() {
         ))),
         ..default()
     };
-    let mut app = headless_app_on(
+    let mut app = with_crowd_frames(headless_app_on(
         &root,
         render,
         false,
         (IfpPlugin, DffPlugin, CrowdDrawPlugin),
-    );
-    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
-        1.0 / 30.0,
-    )));
+    ));
     let limits = app
         .world()
         .resource::<bevy::render::renderer::RenderDevice>()
         .limits();
     assert_eq!(limits.max_storage_buffers_per_shader_stage, 0);
-    let server = app.world().resource::<AssetServer>().clone();
-    let ped: Handle<Dff> = server.load("characters/ped.dff");
-    let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
+    let (ped, walk, _) = sample_ped(&app);
     let characters: Vec<Entity> = (0..3)
         .map(|i| {
             app.world_mut()
@@ -730,27 +727,14 @@ fn without_storage_buffers_the_crowd_falls_back_to_bevys_skinned_meshes() {
                 .id()
         })
         .collect();
-    let skinned = |app: &mut App| {
-        let world = app.world_mut();
-        world.query::<&SkinnedMesh>().iter(world).count()
-    };
-    for _ in 0..600 {
-        app.update();
-        if skinned(&mut app) >= 2 * characters.len() {
-            break;
-        }
-    }
+    let skinned = count::<With<SkinnedMesh>>;
+    run_until(&mut app, 600, |app| skinned(app) >= 2 * characters.len());
     assert_eq!(
         skinned(&mut app),
         2 * characters.len(),
         "Bevy's skinned meshes"
     );
-    let world = app.world_mut();
-    let crowd_parts = world
-        .query_filtered::<(), With<MeshMaterial3d<CrowdMaterial>>>()
-        .iter(world)
-        .count();
-    assert_eq!(crowd_parts, 0);
+    assert_eq!(count::<CrowdParts>(&mut app), 0);
 
     // Every bone entity of the crowd skeleton (found by its animation target, under the
     // character) sits where the character's pose puts it: the character's transform times the
@@ -858,21 +842,14 @@ fn a_gta_iii_ped_of_parts_draws_the_same_both_ways_in_a_crowd() {
                 .id();
             // Until the three parts are meshes in the world either way (the Bevy way's
             // `GtaModel` spawns them once the model has loaded) and the ped is posed.
-            let meshes = |app: &mut App| {
-                let world = app.world_mut();
-                world.query::<&Mesh3d>().iter(world).count()
-            };
-            for _ in 0..300 {
-                app.update();
-                if meshes(&mut app) == 3
+            let meshes = count::<With<Mesh3d>>;
+            run_until(&mut app, 300, |app| {
+                meshes(app) == 3
                     && app
                         .world()
                         .get::<CrowdPose>(ped)
                         .is_some_and(|p| !p.bones.is_empty())
-                {
-                    break;
-                }
-            }
+            });
             assert_eq!(meshes(&mut app), 3, "the three parts");
             let pose = &app.world().get::<CrowdPose>(ped).expect("posed").bones;
             let (lo, hi) = pose.iter().fold(
@@ -906,11 +883,7 @@ fn a_gta_iii_ped_of_parts_draws_the_same_both_ways_in_a_crowd() {
             app.world_mut().entity_mut(ped).insert(Visibility::Visible);
             let shown = settled(&mut app, &images);
             // Which way it was drawn.
-            let world = app.world_mut();
-            let crowd_parts = world
-                .query_filtered::<(), With<MeshMaterial3d<CrowdMaterial>>>()
-                .iter(world)
-                .count();
+            let crowd_parts = count::<CrowdParts>(&mut app);
             assert_eq!(crowd_parts, if bevy_skinning { 0 } else { 3 });
             (shown, empty)
         };
@@ -995,9 +968,7 @@ fn the_crowd_draws_once_per_part_however_many_peds() {
     on_gpu(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
         let mut app = crowd_app(&root);
-        let server = app.world().resource::<AssetServer>().clone();
-        let ped: Handle<Dff> = server.load("characters/ped.dff");
-        let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
+        let (ped, walk, _) = sample_ped(&app);
         let (_, image) = camera(
             &mut app,
             Vec3::new(0.0, 9.0, 12.0),
@@ -1024,22 +995,11 @@ fn the_crowd_draws_once_per_part_however_many_peds() {
                 spawned += 1;
             }
         };
-        let parts = |app: &mut App| {
-            let world = app.world_mut();
-            world
-                .query_filtered::<(), With<MeshMaterial3d<CrowdMaterial>>>()
-                .iter(world)
-                .count()
-        };
+        let parts = count::<CrowdParts>;
         let mut counts = Vec::new();
         for peds in [4, 40] {
             spawn(&mut app, peds);
-            for _ in 0..300 {
-                app.update();
-                if parts(&mut app) == 3 * peds {
-                    break;
-                }
-            }
+            run_until(&mut app, 300, |app| parts(app) == 3 * peds);
             assert_eq!(parts(&mut app), 3 * peds);
             settled(&mut app, std::slice::from_ref(&image));
             counts.push(draw_calls(&app));

@@ -121,6 +121,15 @@ fn scene(peds: Peds, count: usize) -> App {
     // A grid 1.2 m apart, seen whole from above one corner.
     let columns = (count as f32).sqrt().ceil().max(1.0) as usize;
     let extent = columns as f32 * 1.2;
+    // Ped `i`'s place on the grid.
+    let place = |i: usize| {
+        let (c, r) = ((i % columns) as f32, (i / columns) as f32);
+        Vec3::new(
+            (c - columns as f32 / 2.0) * 1.2,
+            0.0,
+            (r - columns as f32 / 2.0) * 1.2,
+        )
+    };
     let eye = Vec3::new(0.0, 0.6 * extent + 3.0, 0.9 * extent + 4.0);
     let camera = app
         .world_mut()
@@ -138,15 +147,7 @@ fn scene(peds: Peds, count: usize) -> App {
             half_rate_beyond: Some(beyond),
         });
         let far = (0..count)
-            .filter(|i| {
-                let (c, r) = ((i % columns) as f32, (i / columns) as f32);
-                let at = Vec3::new(
-                    (c - columns as f32 / 2.0) * 1.2,
-                    0.0,
-                    (r - columns as f32 / 2.0) * 1.2,
-                );
-                at.distance(eye) > beyond
-            })
+            .filter(|&i| place(i).distance(eye) > beyond)
             .count();
         eprintln!("half rate beyond {beyond:.0} m: {far} of {count} peds");
     }
@@ -155,12 +156,7 @@ fn scene(peds: Peds, count: usize) -> App {
         Transform::from_xyz(1.0, 3.0, 2.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
     for i in 0..count {
-        let (c, r) = ((i % columns) as f32, (i / columns) as f32);
-        let at = Transform::from_xyz(
-            (c - columns as f32 / 2.0) * 1.2,
-            0.0,
-            (r - columns as f32 / 2.0) * 1.2,
-        );
+        let at = Transform::from_translation(place(i));
         let mut playback = Playback::looping();
         playback.seek(((i * 7919) % 1000) as f32 / 1000.0 * 1.2);
         let world = app.world_mut();

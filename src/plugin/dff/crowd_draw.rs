@@ -365,7 +365,7 @@ fn dress_crowd(
                 .id();
             commands.entity(entity).insert((
                 CrowdDressed {
-                    model: model.0.id(),
+                    model: id,
                     game: character.game,
                     parts: vec![model_entity],
                 },
