@@ -8,7 +8,8 @@ use rigplay::formats::FileFormat;
 use rigplay::plugin::*;
 use rigplay::skeleton::GtaGame;
 use rigplay_preview::clips::{ClipRow, Pick, SortBy, pick};
-use rigplay_preview::watch::HotReload;
+use rigplay_preview::motion::motion_path;
+use rigplay_preview::watch::{HotReload, OpenAsset};
 use std::path::{Path, PathBuf};
 
 /// The frame rate for stepping a clip whose keys do not tell one (one key per channel).
@@ -356,16 +357,27 @@ fn asset_path(absolute: &Path) -> String {
         .to_string()
 }
 
-/// Every file open: the clip files, the model and the glTF character.
-fn open_paths(preview: &Preview) -> impl Iterator<Item = &Path> {
+/// Every file open (the clip files, the model and the glTF character), with the asset path
+/// that reads it: a motion file's names the source of its ped's game
+/// ([`rigplay_preview::motion`]).
+fn open_assets<'a>(
+    preview: &'a Preview,
+    assets: &'a AssetServer,
+) -> impl Iterator<Item = OpenAsset> + 'a {
+    let files = preview.files.iter().map(|f| OpenAsset {
+        asset_path: match assets.get_path(f.handle.id()) {
+            Some(p) => p.without_label().to_string(),
+            None => asset_path(&f.path),
+        },
+        file: f.path.clone(),
+    });
     let model = preview.model.as_ref().map(|m| m.path.as_path());
     let body = preview.body.as_ref().map(|b| b.path.as_path());
-    preview
-        .files
-        .iter()
-        .map(|f| f.path.as_path())
-        .chain(model)
-        .chain(body)
+    let others = model.into_iter().chain(body).map(|path| OpenAsset {
+        file: path.to_path_buf(),
+        asset_path: asset_path(path),
+    });
+    files.chain(others)
 }
 
 /// `F5`: reads every open file again (clips, the model with the `.txd` beside it, the
@@ -379,18 +391,34 @@ pub fn reload_files(
     if !keys.just_pressed(KeyCode::F5) {
         return;
     }
-    for path in open_paths(&preview) {
-        assets.reload(asset_path(path));
+    for open in open_assets(&preview, &assets) {
+        assets.reload(open.asset_path);
     }
 }
 
 /// Hot reload: the open files (with their `.meta` files, and a model's `.txd`) are the ones
 /// [`reload_changed_files`] looks at, four times a second, reading each that changed on disk
 /// again as `F5` does.
-pub fn watch_files(preview: Res<Preview>, mut hot: ResMut<HotReload>) {
+pub fn watch_files(preview: Res<Preview>, assets: Res<AssetServer>, mut hot: ResMut<HotReload>) {
     hot.files.clear();
-    hot.files
-        .extend(open_paths(&preview).map(Path::to_path_buf));
+    hot.files.extend(open_assets(&preview, &assets));
+}
+
+/// Loads motion at `asset_path` (under the preview's root), retargeted onto `game`'s ped
+/// (unless the file's `.meta` names another).
+fn load_motion(assets: &AssetServer, game: GtaGame, asset_path: &str) -> Handle<Motion> {
+    assets.load(motion_path(game, asset_path))
+}
+
+/// The motion files open, loaded again onto `game`'s ped (a model of that game was opened):
+/// each file keeps its place in the list, and the clip on show is shown again on the model
+/// once its new version has loaded.
+fn retarget_motions(preview: &mut Preview, assets: &AssetServer, game: GtaGame) {
+    for file in &mut preview.files {
+        if let FileHandle::Motion(handle) = &mut file.handle {
+            *handle = load_motion(assets, game, &asset_path(&file.path));
+        }
+    }
 }
 
 pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
@@ -402,17 +430,13 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         .unwrap_or_default();
     let lower = extension.to_ascii_lowercase();
     // Motion is retargeted as it loads onto the ped of the model open (SA's with none, or where
-    // the file's `.meta` names another).
-    let game = preview.model.as_ref().and_then(|m| m.game);
-    let load_motion = |asset_path: String| match game {
-        Some(game) => assets
-            .load_builder()
-            .with_settings(move |s: &mut MotionLoaderSettings| {
-                s.skeleton.get_or_insert(game);
-            })
-            .load::<Motion>(asset_path),
-        None => assets.load::<Motion>(asset_path),
-    };
+    // the file's `.meta` names another); a model opened later loads it again onto its ped.
+    let game = preview
+        .model
+        .as_ref()
+        .and_then(|m| m.game)
+        .unwrap_or_default();
+    let load_motion = |asset_path: String| load_motion(assets, game, &asset_path);
     if matches!(lower.as_str(), "bvh" | "vrma" | "vrm") {
         preview.files.push(OpenFile {
             handle: FileHandle::Motion(load_motion(asset_path)),
@@ -442,13 +466,15 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
     let handle = match FileFormat::from_extension(&extension) {
         Some(FileFormat::Dff) => {
             // A model, not clips: GTA clips play on it (its .txd beside it gives the textures).
+            let game = model_game(&absolute);
             preview.model = Some(Model {
-                game: model_game(&absolute),
+                game,
                 handle: assets.load(asset_path),
                 path: absolute,
                 opened: std::time::Instant::now(),
                 shown: false,
             });
+            retarget_motions(preview, assets, game.unwrap_or_default());
             return;
         }
         Some(FileFormat::Txd) => {

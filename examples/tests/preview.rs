@@ -1394,12 +1394,13 @@ fn the_preview_plays_a_mocap_bvh_as_the_ifp_rigplay_import_writes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A mocap `.bvh` opened after a GTA III ped (`player.dff`) is retargeted onto III's ped as it
+/// A mocap `.bvh` opened with a GTA III ped (`player.dff`) is retargeted onto III's ped as it
 /// loads, not SA's: every joint is where the preview puts it playing, on the same model, the
 /// `.ifp` that `rigplay import --game iii` writes, and away from where the SA import puts it
-/// (III's hips stand at another height, so the hips' movement is scaled otherwise).
+/// (III's hips stand at another height, so the hips' movement is scaled otherwise). The same
+/// whether the model is opened before the `.bvh` or after it.
 #[test]
-fn a_motion_file_opened_after_a_model_is_imported_onto_that_models_game() {
+fn a_motion_file_opened_with_a_model_is_imported_onto_that_models_game() {
     if !can_render() {
         return;
     }
@@ -1413,11 +1414,11 @@ fn a_motion_file_opened_after_a_model_is_imported_onto_that_models_game() {
         imported(GtaGame::Iii, "iii.ifp"),
         imported(GtaGame::Sa, "sa.ifp"),
     );
-    let shot = |file: &Path, png: &str| {
+    let shot_in_order = |first: &Path, then: &Path, png: &str| {
         let png = dir.join(png);
         let args = [
-            model.to_str().unwrap(),
-            file.to_str().unwrap(),
+            first.to_str().unwrap(),
+            then.to_str().unwrap(),
             "--clip",
             "walk",
             "--at",
@@ -1430,6 +1431,7 @@ fn a_motion_file_opened_after_a_model_is_imported_onto_that_models_game() {
         joints.sort_by(|a, b| a.0.cmp(&b.0));
         joints
     };
+    let shot = |file: &Path, png: &str| shot_in_order(&model, file, png);
     let farthest = |a: &[(String, [f32; 3])], b: &[(String, [f32; 3])]| {
         assert_eq!(a.len(), b.len());
         let mut far = 0.0f32;
@@ -1450,6 +1452,11 @@ fn a_motion_file_opened_after_a_model_is_imported_onto_that_models_game() {
     println!("the .bvh on a III ped: {to_iii} m from the III import, {to_sa} m from the SA one");
     assert!(to_iii < 1e-4, "{to_iii} m");
     assert!(to_sa > 1e-2, "{to_sa} m");
+    // The model opened after the motion: the motion is loaded again onto the model's game.
+    let model_second = shot_in_order(&bvh_path, &model, "bvh-first.png");
+    let reopened = farthest(&from_bvh, &model_second);
+    println!("the .bvh opened before the III ped: {reopened} m from the one opened after it");
+    assert!(reopened < 1e-4, "{reopened} m");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -7,6 +7,7 @@ pub mod convert;
 pub mod crowd;
 pub mod curves;
 pub mod framing;
+pub mod motion;
 pub mod shot;
 pub mod textures;
 pub mod watch;

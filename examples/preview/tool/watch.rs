@@ -63,12 +63,31 @@ impl Stamps {
     }
 }
 
-/// The files to keep up to date, for [`reload_changed_files`]: absolute paths, loaded through
-/// an asset root of `/` (the asset path is the absolute path without its leading `/`).
+/// An open file, and the asset path it was loaded from.
+#[derive(Debug, Clone)]
+pub struct OpenAsset {
+    /// The file on disk.
+    pub file: PathBuf,
+    /// The asset path that reads it: through an asset root of `/`, the absolute path without
+    /// its leading `/`, with the asset source, if any, in front (`motion-vc://home/…`).
+    pub asset_path: String,
+}
+
+impl OpenAsset {
+    /// A file loaded from the default source, rooted at `/`.
+    pub fn at(file: &Path) -> Self {
+        Self {
+            file: file.to_path_buf(),
+            asset_path: file.to_string_lossy().trim_start_matches('/').to_owned(),
+        }
+    }
+}
+
+/// The files to keep up to date, for [`reload_changed_files`].
 #[derive(Resource, Debug)]
 pub struct HotReload {
     /// The open files.
-    pub files: Vec<PathBuf>,
+    pub files: Vec<OpenAsset>,
     /// Seconds of real time between two looks.
     pub interval: f32,
     next: f32,
@@ -99,9 +118,12 @@ pub fn reload_changed_files(
     }
     hot.next = now + hot.interval;
     let HotReload { files, stamps, .. } = &mut *hot;
-    for path in stamps.changed(files.iter().map(PathBuf::as_path)) {
+    for path in stamps.changed(files.iter().map(|f| f.file.as_path())) {
         info!("{} changed on disk: reading it again", path.display());
-        assets.reload(path.to_string_lossy().trim_start_matches('/').to_owned());
+        // Every asset read from the file (a motion file may be open on two peds' sources).
+        for open in files.iter().filter(|f| f.file == path) {
+            assets.reload(open.asset_path.clone());
+        }
     }
 }
 
@@ -170,7 +192,7 @@ mod tests {
             IfpPlugin,
         ))
         .insert_resource(HotReload {
-            files: vec![file.clone()],
+            files: vec![OpenAsset::at(&file)],
             interval: 0.05,
             ..default()
         })
