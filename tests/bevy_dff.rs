@@ -609,6 +609,329 @@ pub(crate) fn rigid_model(
     b.done()
 }
 
+/// Vice City PC (3.4.0.3, §1.2): skinned peds with HAnim bones, the old Skin PLG layout.
+pub(crate) const VC: u32 = 0x1003_FFFF;
+
+/// A skinned ped written field by field (§2.1–§2.3, §3.2–§3.6, §4.1, §6.2) on the bones of
+/// `skeleton` at their rest (its names, tags and parents; parents listed first, depth first):
+/// frame 0 the clump's root, frame `1 + i` bone `i`, the HAnim hierarchy on bone 0's frame with
+/// the node flags that give back the parents (PUSH where a later sibling follows, POP on a
+/// leaf), and one atomic on that frame, skinned in the old layout as III and VC write it
+/// (`numUsedBones` and `maxWeights` 0, a `0xDEADDEAD` before each inverse bind matrix, whose
+/// fourth column holds junk).
+///
+/// The mesh is a box along each bone, 7 cm across, from 10 % to 85 % of the way from the bone
+/// to its first child (of 10 cm past a leaf; no two boxes touch): its four corners nearer the
+/// bone take the bone whole; the four nearer the child take 0.25 of the child, listed first,
+/// and 0.75 of the bone (unsorted, as III's weights are), with a junk bone index in the
+/// zero-weight slots.
+pub(crate) fn skinned_ped(stamp: u32, skeleton: &Skeleton) -> Vec<u8> {
+    let bones = &skeleton.bones;
+    let n = bones.len();
+    let model = skeleton.model_space(&skeleton.rest_pose());
+    // The box of each bone: eight corners, (bone indices, weights) per corner, 12 triangles.
+    let mut positions: Vec<Vec3> = Vec::new();
+    let mut influences: Vec<([u8; 4], [f32; 4])> = Vec::new();
+    let mut triangles: Vec<[u16; 3]> = Vec::new();
+    for i in 0..n {
+        let child = bones.iter().position(|b| b.parent == Some(i));
+        let (from, to) = match child {
+            Some(c) if model[c].1.distance(model[i].1) > 0.02 => (model[i].1, model[c].1),
+            _ => (model[i].1, model[i].1 + model[i].0 * Vec3::X * 0.1),
+        };
+        // Short of both joints, so that no two boxes touch (coplanar faces would fight).
+        let (start, end) = (from.lerp(to, 0.1), from.lerp(to, 0.85));
+        let along = (end - start).normalize();
+        let side = along.any_orthonormal_vector() * 0.035;
+        let up = along.cross(side);
+        let first = positions.len() as u16;
+        for (k, centre) in [start, end].into_iter().enumerate() {
+            for (a, b) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+                positions.push(centre + side * a + up * b);
+                influences.push(match (k, child) {
+                    (1, Some(c)) => ([c as u8, i as u8, 7, 7], [0.25, 0.75, 0.0, 0.0]),
+                    _ => ([i as u8, 9, 9, 9], [1.0, 0.0, 0.0, 0.0]),
+                });
+            }
+        }
+        // The two ends and the four sides, wound outwards.
+        let quads = [
+            [0, 3, 2, 1],
+            [4, 5, 6, 7],
+            [0, 1, 5, 4],
+            [1, 2, 6, 5],
+            [2, 3, 7, 6],
+            [3, 0, 4, 7],
+        ];
+        for q in quads {
+            let q = q.map(|v| first + v);
+            triangles.push([q[0], q[1], q[2]]);
+            triangles.push([q[0], q[2], q[3]]);
+        }
+    }
+    // The node flags that give back the parents (§2.3).
+    let flags: Vec<u32> = (0..n)
+        .map(|i| {
+            let later_sibling = (i + 1..n).any(|j| bones[j].parent == bones[i].parent);
+            let leaf = !bones.iter().any(|b| b.parent == Some(i));
+            (if later_sibling { 2 } else { 0 }) | (if leaf { 1 } else { 0 })
+        })
+        .collect();
+    let mut b = Bytes::new();
+    b.chunk(0x10, stamp, |b| {
+        b.chunk(0x01, stamp, |b| {
+            b.i32(1).i32(0).i32(0);
+        });
+        b.chunk(0x0E, stamp, |b| {
+            b.chunk(0x01, stamp, |b| {
+                b.u32(1 + n as u32);
+                b.f32s(&[1., 0., 0., 0., 1., 0., 0., 0., 1., 0., 0., 0.])
+                    .i32(-1)
+                    .u32(0);
+                for bone in bones {
+                    // right, up, at: the columns of the rotation (§6.1).
+                    let m = Mat3::from_quat(bone.rest.rotation);
+                    b.f32s(&m.x_axis.to_array())
+                        .f32s(&m.y_axis.to_array())
+                        .f32s(&m.z_axis.to_array())
+                        .f32s(&bone.rest.translation.to_array())
+                        .i32(bone.parent.map_or(0, |p| p as i32 + 1))
+                        .u32(3);
+                }
+            });
+            // The clump's root: no name, no HAnim.
+            b.chunk(0x03, stamp, |_| {});
+            for (i, bone) in bones.iter().enumerate() {
+                b.chunk(0x03, stamp, |b| {
+                    b.chunk(0x11E, stamp, |b| {
+                        b.u32(0x100).i32(bone.id.unwrap_or(-1));
+                        if i == 0 {
+                            b.i32(n as i32).u32(0).i32(36);
+                            for (k, node) in bones.iter().enumerate() {
+                                b.i32(node.id.unwrap_or(-1)).i32(k as i32).u32(flags[k]);
+                            }
+                        } else {
+                            b.i32(0);
+                        }
+                    });
+                    b.chunk(0x253F2FE, stamp, |b| {
+                        b.raw(bone.name.as_bytes());
+                    });
+                });
+            }
+        });
+        b.chunk(0x1A, stamp, |b| {
+            b.chunk(0x01, stamp, |b| {
+                b.i32(1);
+            });
+            b.chunk(0x0F, stamp, |b| {
+                b.chunk(0x01, stamp, |b| {
+                    // POSITIONS | LIGHT, one morph target (no surface properties from 3.4 on)
+                    b.u32(0x22)
+                        .i32(triangles.len() as i32)
+                        .i32(positions.len() as i32)
+                        .i32(1);
+                    if stamp == III {
+                        b.f32s(&[1.0, 1.0, 1.0]);
+                    }
+                    // (a, b, c) stored as b, a, material, c
+                    for t in &triangles {
+                        b.u16(t[1]).u16(t[0]).u16(0).u16(t[2]);
+                    }
+                    b.f32s(&[0., 0., 0., 2.]).u32(1).u32(0);
+                    for p in &positions {
+                        b.f32s(&p.to_array());
+                    }
+                });
+                b.chunk(0x08, stamp, |b| {
+                    b.chunk(0x01, stamp, |b| {
+                        b.i32(1).i32(-1);
+                    });
+                    b.chunk(0x07, stamp, |b| {
+                        b.chunk(0x01, stamp, |b| {
+                            b.u32(0).raw(&[180, 140, 110, 255]).i32(0).u32(0);
+                            b.f32s(&[1.0, 1.0, 1.0]);
+                        });
+                        b.chunk(0x03, stamp, |_| {});
+                    });
+                });
+                b.chunk(0x03, stamp, |b| {
+                    b.chunk(0x116, stamp, |b| {
+                        // numBones, numUsedBones 0, maxWeights 0 (the old layout), padding
+                        b.u8(n as u8).u8(0).u8(0).u8(0);
+                        for (indices, _) in &influences {
+                            b.raw(indices);
+                        }
+                        for (_, weights) in &influences {
+                            b.f32s(weights);
+                        }
+                        // Each bone's inverse bind: the inverse of its model-space rest in the
+                        // atomic's frame (bone 0's), rows right, up, at, pos (§6.2).
+                        let bind0 = Mat4::from_rotation_translation(model[0].0, model[0].1);
+                        for (r, t) in &model {
+                            let bind = bind0.inverse() * Mat4::from_rotation_translation(*r, *t);
+                            let ibm = bind.inverse();
+                            b.u32(0xDEAD_DEAD);
+                            for (c, junk) in [(0, 0.0), (1, 0.0), (2, 2.0000012), (3, 1e-40)] {
+                                b.f32s(&ibm.col(c).truncate().to_array()).f32(junk);
+                            }
+                        }
+                    });
+                });
+            });
+        });
+        b.chunk(0x14, stamp, |b| {
+            b.chunk(0x01, stamp, |b| {
+                // On bone 0's frame, geometry 0, flags 5 (render, collision test)
+                b.i32(1).i32(0).u32(5).u32(0);
+            });
+            b.chunk(0x03, stamp, |_| {});
+        });
+        b.chunk(0x03, stamp, |_| {});
+    });
+    b.done()
+}
+
+/// The Vice City ped of [`skinned_ped`] reads as VC's: the old skin layout, HAnim parents as the
+/// Frame List has them, the skin's joints the bones in node order, inverse bind matrices with
+/// their junk column dropped; and a VC clip poses it where it poses VC's built-in skeleton.
+#[test]
+fn a_skinned_vice_city_ped_reads_and_plays_as_vcs_skeleton() {
+    let vc = Skeleton::gta_vc();
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let mut app = dff_app(&[
+        ("vc_ped.dff", skinned_ped(VC, &vc)),
+        (
+            "vc_ped.ifp",
+            std::fs::read(assets.join("anims/vc_ped.ifp")).unwrap(),
+        ),
+    ]);
+    let model: Handle<Dff> = load(&mut app, "vc_ped.dff");
+    {
+        let m = app.world().resource::<Assets<Dff>>().get(&model).unwrap();
+        assert_eq!(m.game, GtaGame::Vc);
+        let c = &m.clumps[0];
+        assert_eq!(c.bones.len(), vc.bones.len());
+        for (k, bone) in vc.bones.iter().enumerate() {
+            let frame = &c.frames[c.bones[k]];
+            assert_eq!(frame.name, bone.name);
+            assert_eq!(frame.bone_id, bone.id);
+            let parent = frame.parent.map(|p| c.bones.iter().position(|b| *b == p));
+            assert_eq!(
+                parent.flatten(),
+                bone.parent,
+                "the parent of {:?}",
+                bone.name
+            );
+        }
+        let skin = c.atomics[0].skin.as_ref().unwrap();
+        assert_eq!(skin.joints, c.bones);
+    }
+    let walk: Handle<RigClip> = load(&mut app, "vc_ped.ifp#walk");
+    let mut at = Playback::looping();
+    at.paused = true;
+    at.time = 0.4;
+    let ped = app
+        .world_mut()
+        .spawn((
+            GtaModel::new(model.clone()),
+            SkeletalClip::new(walk.clone()),
+            at.clone(),
+        ))
+        .id();
+    let skeleton = app
+        .world_mut()
+        .spawn((GtaSkeleton::VC, SkeletalClip::new(walk), at))
+        .id();
+    for _ in 0..4 {
+        app.update();
+    }
+    let on_model = joint_positions(&mut app, ped);
+    let on_skeleton = joint_positions(&mut app, skeleton);
+    let mut compared = 0;
+    let mut farthest = 0.0f32;
+    for (name, p) in &on_model {
+        if let Some((_, q)) = on_skeleton.iter().find(|(n, _)| n == name) {
+            farthest = farthest.max(p.distance(*q));
+            compared += 1;
+        }
+    }
+    println!("VC ped against VC's skeleton: {compared} joints, farthest {farthest} m");
+    assert_eq!(compared, vc.bones.len());
+    assert!(farthest < 1e-4, "{farthest} m");
+
+    // At rest, Bevy's skinning with the read inverse binds and weights puts every stored vertex
+    // where the atomic's frame (bone 0's) puts it: G(k)·IBMₖ = G(atomic frame) for every bone.
+    let rest = app.world_mut().spawn(GtaModel::new(model.clone())).id();
+    app.update();
+    app.update();
+    let skin = {
+        let world = app.world_mut();
+        let mut stack = vec![rest];
+        let mut found = Vec::new();
+        while let Some(e) = stack.pop() {
+            if let Some(s) = world.get::<SkinnedMesh>(e) {
+                found.push(s.clone());
+            }
+            if let Some(c) = world.get::<Children>(e) {
+                stack.extend(c.iter());
+            }
+        }
+        assert_eq!(found.len(), 1, "one skinned mesh on the rest ped");
+        found.remove(0)
+    };
+    let (joints, weights, positions) = {
+        let m = app.world().resource::<Assets<Dff>>().get(&model).unwrap();
+        let mesh0 = &m.clumps[0].atomics[0].parts[0].0;
+        let mesh = app.world().resource::<Assets<Mesh>>().get(mesh0).unwrap();
+        let Some(VertexAttributeValues::Uint16x4(j)) = mesh.attribute(Mesh::ATTRIBUTE_JOINT_INDEX)
+        else {
+            panic!("no joints")
+        };
+        let Some(VertexAttributeValues::Float32x4(w)) =
+            mesh.attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT)
+        else {
+            panic!("no weights")
+        };
+        let Some(VertexAttributeValues::Float32x3(p)) = mesh.attribute(Mesh::ATTRIBUTE_POSITION)
+        else {
+            panic!("no positions")
+        };
+        (j.clone(), w.clone(), p.clone())
+    };
+    // Corner 4 of each box (its child end) has the child at 0.25 and the bone at 0.75.
+    assert_eq!(weights[4], [0.25, 0.75, 0.0, 0.0]);
+    let frame = |app: &mut App, name: &str| {
+        let world = app.world_mut();
+        let mut q = world.query::<(&Name, &GlobalTransform)>();
+        let mut stack = vec![rest];
+        let mut found = None;
+        while let Some(e) = stack.pop() {
+            if let Ok((n, g)) = q.get(world, e)
+                && n.as_str() == name
+            {
+                found = Some(*g);
+            }
+            if let Some(c) = world.get::<Children>(e) {
+                stack.extend(c.iter());
+            }
+        }
+        found.unwrap()
+    };
+    let atomic_frame = frame(&mut app, &vc.bones[0].name);
+    let mut worst = 0.0f32;
+    for v in 0..positions.len() {
+        let p = Vec3::from(positions[v]);
+        let got = skinned(&mut app, &skin, joints[v], weights[v], p);
+        worst = worst.max(got.distance(atomic_frame.transform_point(p)));
+    }
+    println!(
+        "VC ped at rest: {} vertices skinned, {worst} m from the atomic's frame",
+        positions.len()
+    );
+    assert!(worst < 1e-5, "{worst} m");
+}
+
 /// A GTA III ped is parts on named frames: the frames are bound by name (III's `Swaist` is the
 /// pelvis, `Shead` the head), so an SA clip's pelvis and head tracks drive them, and each part's
 /// mesh moves with its frame.

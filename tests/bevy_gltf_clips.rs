@@ -243,7 +243,7 @@ fn a_gltf_animation_loaded_by_bevy_plays_on_each_games_ped_as_the_file_imported_
 fn a_gltf_animation_loaded_by_bevy_plays_on_a_dff_ped_as_on_the_sa_skeleton() {
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     let ped = std::fs::read(assets.join("characters/ped.dff")).unwrap();
-    let (compared, moved, farthest) = dff_ped_against_the_sa_skeleton(ped, 1.0);
+    let (compared, moved, farthest) = dff_ped_against_the_skeleton(ped, GtaSkeleton::SA, 1.0);
     println!(
         "DFF ped against the SA skeleton: {compared} joint positions, farthest {farthest} m; moved {moved} m"
     );
@@ -260,7 +260,7 @@ fn a_gltf_animation_loaded_by_bevy_plays_on_a_dff_ped_as_on_the_sa_skeleton() {
 fn a_gltf_animation_on_a_dff_ped_of_other_proportions_keeps_them() {
     let k = 1.25;
     let (compared, moved, farthest) =
-        dff_ped_against_the_sa_skeleton(crate::bevy_dff::scaled_ped(k), k);
+        dff_ped_against_the_skeleton(crate::bevy_dff::scaled_ped(k), GtaSkeleton::SA, k);
     println!(
         "DFF ped scaled by {k} against the SA skeleton: {compared} joint positions, farthest {farthest} m from {k} × its pose; moved {moved} m"
     );
@@ -270,19 +270,35 @@ fn a_gltf_animation_on_a_dff_ped_of_other_proportions_keeps_them() {
     // the bundled ped of SA's proportions (1.2589 m in 0.9 s, measured).
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     let ped = std::fs::read(assets.join("characters/ped.dff")).unwrap();
-    let (_, plain, _) = dff_ped_against_the_sa_skeleton(ped, 1.0);
+    let (_, plain, _) = dff_ped_against_the_skeleton(ped, GtaSkeleton::SA, 1.0);
     assert!(
         (moved - k * plain).abs() < 1e-3,
         "{moved} m against {plain} m"
     );
 }
 
-/// Plays the mocap walk, as a glTF loaded by Bevy, through `Retarget` on the built-in SA skeleton
-/// and on the DFF ped `ped`, paused at 0, 0.3, 0.6 and 0.9 s. Returns how many joint positions
+/// The same on a skinned Vice City ped (`bevy_dff::skinned_ped`, written field by field on VC's
+/// bones, the old skin layout): the glTF's clip through `Retarget` puts every joint where it
+/// puts the built-in VC skeleton's.
+#[test]
+fn a_gltf_animation_loaded_by_bevy_plays_on_a_vc_dff_ped_as_on_vcs_skeleton() {
+    use crate::bevy_dff::{VC, skinned_ped};
+    let ped = skinned_ped(VC, &rigplay::skeleton::Skeleton::gta_vc());
+    let (compared, moved, farthest) = dff_ped_against_the_skeleton(ped, GtaSkeleton::VC, 1.0);
+    println!(
+        "VC DFF ped against the VC skeleton: {compared} joint positions, farthest {farthest} m; moved {moved} m"
+    );
+    assert!(compared >= 4 * 20, "{compared}");
+    assert!(moved > 0.5, "{moved} m");
+    assert!(farthest < 1e-3, "{farthest} m");
+}
+
+/// Plays the mocap walk, as a glTF loaded by Bevy, through `Retarget` on the built-in skeleton
+/// `built_in` and on the DFF ped `ped`, paused at 0, 0.3, 0.6 and 0.9 s. Returns how many joint positions
 /// were compared, how far the ped's joints moved from their first pose, and the farthest a ped
 /// joint is from `k` times the skeleton's joint of the same name, both taken relative to the
 /// pelvis when `k ≠ 1` (the characters' roots otherwise).
-fn dff_ped_against_the_sa_skeleton(ped: Vec<u8>, k: f32) -> (usize, f32, f32) {
+fn dff_ped_against_the_skeleton(ped: Vec<u8>, built_in: GtaSkeleton, k: f32) -> (usize, f32, f32) {
     use crate::bevy_dff::joint_positions;
     let bvh = BvhFile::read(crate::bvh_fixtures::mocap_walk(31).as_bytes())
         .unwrap()
@@ -320,7 +336,7 @@ fn dff_ped_against_the_sa_skeleton(ped: Vec<u8>, k: f32) -> (usize, f32, f32) {
     let skeleton = app
         .world_mut()
         .spawn((
-            GtaSkeleton::SA,
+            built_in,
             retargeted(),
             SkeletalClip::new(clip.clone()),
             paused.clone(),

@@ -26,7 +26,7 @@ use rigplay::plugin::{
 };
 use rigplay::skeleton::GtaGame;
 use std::any::TypeId;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const W: u32 = 384;
@@ -816,96 +816,133 @@ fn a_gta_iii_ped_of_parts_draws_the_same_both_ways_in_a_crowd() {
             rigid_model(III, &frames, &[1, 2, 3]),
         )
         .unwrap();
-
-        let draw = |bevy_skinning: bool| -> (Vec<RgbaImage>, Vec<RgbaImage>) {
-            let mut app = crowd_app(&dir);
-            app.insert_resource(CrowdDrawSettings { bevy_skinning });
-            // The Bevy way's bone entities would be drawn as skeleton lines.
-            app.insert_resource(SkeletonGizmos {
-                enabled: false,
-                ..default()
-            });
-            let server = app.world().resource::<AssetServer>().clone();
-            let model: Handle<Dff> = server.load("player.dff");
-            let walk: Handle<RigClip> = server.load("sa_ped.ifp#walk");
-            let mut playback = Playback::looping();
-            playback.paused = true;
-            playback.seek(0.3);
-            let ped = app
-                .world_mut()
-                .spawn((
-                    CrowdCharacter::new(GtaGame::Iii, walk),
-                    CrowdModel(model),
-                    playback,
-                    Transform::from_rotation(Quat::from_rotation_y(0.5)),
-                ))
-                .id();
-            // Until the three parts are meshes in the world either way (the Bevy way's
-            // `GtaModel` spawns them once the model has loaded) and the ped is posed.
-            let meshes = count::<With<Mesh3d>>;
-            run_until(&mut app, 300, |app| {
-                meshes(app) == 3
-                    && app
-                        .world()
-                        .get::<CrowdPose>(ped)
-                        .is_some_and(|p| !p.bones.is_empty())
-            });
-            assert_eq!(meshes(&mut app), 3, "the three parts");
-            let pose = &app.world().get::<CrowdPose>(ped).expect("posed").bones;
-            let (lo, hi) = pose.iter().fold(
-                (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
-                |(lo, hi), m| (lo.min(m.translation.into()), hi.max(m.translation.into())),
-            );
-            // Six cameras 0.9 m from the joints' middle, on each axis: the fixture's triangles
-            // are one-sided and lie in their frames' XY planes, which the pose turns every way.
-            let middle = (lo + hi) / 2.0;
-            let images: Vec<Handle<Image>> =
-                [Vec3::X, -Vec3::X, Vec3::Y, -Vec3::Y, Vec3::Z, -Vec3::Z]
-                    .into_iter()
-                    .map(|axis| {
-                        let off = if axis.y != 0.0 {
-                            Vec3::Z * 0.01
-                        } else {
-                            Vec3::ZERO
-                        };
-                        camera(&mut app, middle + axis * 0.9 + off, middle).1
-                    })
-                    .collect();
-            app.world_mut().spawn((
-                DirectionalLight {
-                    illuminance: 8000.0,
-                    ..default()
-                },
-                Transform::from_xyz(2.0, 4.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
-            ));
-            app.world_mut().entity_mut(ped).insert(Visibility::Hidden);
-            let empty = settled(&mut app, &images);
-            app.world_mut().entity_mut(ped).insert(Visibility::Visible);
-            let shown = settled(&mut app, &images);
-            // Which way it was drawn.
-            let crowd_parts = count::<CrowdParts>(&mut app);
-            assert_eq!(crowd_parts, if bevy_skinning { 0 } else { 3 });
-            (shown, empty)
-        };
-        let (instanced, empty) = draw(false);
-        let (bevys, _) = draw(true);
-        let (mut shown, mut drawn) = (0, 0);
-        for (k, ((instanced, bevys), empty)) in instanced.iter().zip(&bevys).zip(&empty).enumerate()
-        {
-            shown += covered(bevys, empty);
-            drawn += covered(instanced, empty);
-            let (mean, worst, over) = difference(bevys, instanced);
-            let path = write_diff(&format!("crowd_iii_{k}"), instanced, bevys);
-            assert!(
-                mean <= 2.0 && worst <= 8,
-                "view {k}: mean {mean}, worst {worst}, {over} over 8/255 ({})",
-                path.display()
-            );
-        }
+        let (shown, drawn) = drawn_both_ways("iii", &dir, GtaGame::Iii, "sa_ped.ifp#walk", 3, 0.9);
         eprintln!("III parts: {shown} pixels the Bevy way, {drawn} instanced");
         assert!(shown > 300, "the parts show: {shown} pixels");
         assert!(drawn > 300, "the parts show: {drawn} pixels");
     });
+}
+
+/// A skinned Vice City ped (`bevy_dff::skinned_ped`: VC's 24 bones, the old skin layout with its
+/// junk matrix column, two weights on every box's far end) in a VC crowd playing VC's walk: the
+/// same picture drawn by instanced skinning and the Bevy way.
+#[test]
+fn a_skinned_vice_city_ped_draws_the_same_both_ways_in_a_crowd() {
+    on_gpu(|| {
+        use crate::bevy_dff::{VC, skinned_ped};
+        let dir = asset_dir(
+            "crowd_vc",
+            &[
+                ("anims/vc_ped.ifp", "vc_ped.ifp"),
+                ("anims/vc_ped.ifp.meta", "vc_ped.ifp.meta"),
+            ],
+        );
+        let ped = skinned_ped(VC, &rigplay::skeleton::Skeleton::gta_vc());
+        std::fs::write(dir.join("player.dff"), ped).unwrap();
+        let (shown, drawn) = drawn_both_ways("vc", &dir, GtaGame::Vc, "vc_ped.ifp#walk", 1, 2.2);
+        eprintln!("VC ped: {shown} pixels the Bevy way, {drawn} instanced");
+        assert!(shown > 1000, "the ped shows: {shown} pixels");
+        assert!(drawn > 1000, "the ped shows: {drawn} pixels");
+    });
+}
+
+/// The ped `dir/player.dff` (of `parts` meshes) as a crowd character of `game` paused 0.3 s into
+/// `clip`, seen from six sides `distance` from its joints' middle, drawn by instanced skinning in one app and the Bevy way in
+/// another. Asserts that every view agrees within the strict bounds (mean ≤ 2/255, every pixel
+/// ≤ 8/255) and returns the pixels the ped covers the Bevy way and instanced, summed over the
+/// views.
+fn drawn_both_ways(
+    label: &str,
+    dir: &Path,
+    game: GtaGame,
+    clip: &str,
+    parts: usize,
+    distance: f32,
+) -> (usize, usize) {
+    let draw = |bevy_skinning: bool| -> (Vec<RgbaImage>, Vec<RgbaImage>) {
+        let mut app = crowd_app(dir);
+        app.insert_resource(CrowdDrawSettings { bevy_skinning });
+        // The Bevy way's bone entities would be drawn as skeleton lines.
+        app.insert_resource(SkeletonGizmos {
+            enabled: false,
+            ..default()
+        });
+        let server = app.world().resource::<AssetServer>().clone();
+        let model: Handle<Dff> = server.load("player.dff");
+        let walk: Handle<RigClip> = server.load(clip.to_owned());
+        let mut playback = Playback::looping();
+        playback.paused = true;
+        playback.seek(0.3);
+        let ped = app
+            .world_mut()
+            .spawn((
+                CrowdCharacter::new(game, walk),
+                CrowdModel(model),
+                playback,
+                Transform::from_rotation(Quat::from_rotation_y(0.5)),
+            ))
+            .id();
+        // Until the parts are meshes in the world either way (the Bevy way's `GtaModel` spawns
+        // them once the model has loaded) and the ped is posed.
+        let meshes = count::<With<Mesh3d>>;
+        run_until(&mut app, 300, |app| {
+            meshes(app) == parts
+                && app
+                    .world()
+                    .get::<CrowdPose>(ped)
+                    .is_some_and(|p| !p.bones.is_empty())
+        });
+        assert_eq!(meshes(&mut app), parts, "the parts");
+        let pose = &app.world().get::<CrowdPose>(ped).expect("posed").bones;
+        let (lo, hi) = pose.iter().fold(
+            (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
+            |(lo, hi), m| (lo.min(m.translation.into()), hi.max(m.translation.into())),
+        );
+        // Six cameras `distance` from the joints' middle, on each axis: a pose turns
+        // one-sided triangles every way.
+        let middle = (lo + hi) / 2.0;
+        let images: Vec<Handle<Image>> = [Vec3::X, -Vec3::X, Vec3::Y, -Vec3::Y, Vec3::Z, -Vec3::Z]
+            .into_iter()
+            .map(|axis| {
+                let off = if axis.y != 0.0 {
+                    Vec3::Z * 0.01
+                } else {
+                    Vec3::ZERO
+                };
+                camera(&mut app, middle + axis * distance + off, middle).1
+            })
+            .collect();
+        app.world_mut().spawn((
+            DirectionalLight {
+                illuminance: 8000.0,
+                ..default()
+            },
+            Transform::from_xyz(2.0, 4.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
+        ));
+        app.world_mut().entity_mut(ped).insert(Visibility::Hidden);
+        let empty = settled(&mut app, &images);
+        app.world_mut().entity_mut(ped).insert(Visibility::Visible);
+        let shown = settled(&mut app, &images);
+        // Which way it was drawn.
+        let crowd_parts = count::<CrowdParts>(&mut app);
+        assert_eq!(crowd_parts, if bevy_skinning { 0 } else { parts });
+        (shown, empty)
+    };
+    let (instanced, empty) = draw(false);
+    let (bevys, _) = draw(true);
+    let (mut shown, mut drawn) = (0, 0);
+    for (k, ((instanced, bevys), empty)) in instanced.iter().zip(&bevys).zip(&empty).enumerate() {
+        shown += covered(bevys, empty);
+        drawn += covered(instanced, empty);
+        let (mean, worst, over) = difference(bevys, instanced);
+        let path = write_diff(&format!("crowd_{label}_{k}"), instanced, bevys);
+        assert!(
+            mean <= 2.0 && worst <= 8,
+            "{label} view {k}: mean {mean}, worst {worst}, {over} over 8/255 ({})",
+            path.display()
+        );
+    }
+    (shown, drawn)
 }
 
 /// The draws a frame's main passes make: per binned phase, one per multidrawable batch set, one
