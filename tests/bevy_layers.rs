@@ -1059,3 +1059,169 @@ fn a_mask_changed_while_the_layer_plays_moves_only_the_bones_it_weighs() {
         }
     }
 }
+
+/// Layers on the crowd path: a `CrowdCharacter` with `ClipLayers` and a skeleton with bone
+/// entities (`GtaSkeleton` + `SkeletalClip`) with the same layers, for each game's ped (SA's and
+/// VC's own packages; the III ped playing SA's, bound by bone id). The layers: the idle as a full
+/// layer at 0.4 fading out at 0.8 a second and removed when faded, the wave over the upper body
+/// as a partial layer fading in from 0.2 at 1 a second, and the idle again as an additive layer
+/// on the left arm at 0.3, referenced at 0 s, all carrying root translation. Every frame every
+/// joint of the crowd character is where the skeleton's is (relative to each character), both
+/// move by the same root motion, and each sees its idle layer removed once. Then the bottom clip
+/// cross-fades to the idle over 0.3 s: the crowd shows the fade under its layers (the skeleton
+/// with layers switches at once), and once the fade has run the two agree again.
+#[test]
+fn crowd_characters_play_layers_as_skeletons_with_bone_entities_do() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims");
+    let package = |name: &str| std::fs::read(root.join(name)).unwrap();
+    let meta = std::fs::read_to_string(root.join("sa_ped.ifp.meta")).unwrap();
+    let mut app = app(
+        &[
+            ("sa_ped.ifp", package("sa_ped.ifp")),
+            ("vc_ped.ifp", package("vc_ped.ifp")),
+        ],
+        &[("sa_ped.ifp", &meta), ("vc_ped.ifp", &meta)],
+        1.0 / 30.0,
+    );
+    let removed = Arc::new(Mutex::new(Vec::<Entity>::new()));
+    let seen = removed.clone();
+    app.add_observer(move |e: On<LayerRemoved>| seen.lock().unwrap().push(e.entity));
+    let games = [
+        (GtaGame::Sa, GtaSkeleton::SA, "sa_ped.ifp"),
+        (GtaGame::Vc, GtaSkeleton::VC, "vc_ped.ifp"),
+        (GtaGame::Iii, GtaSkeleton::III, "sa_ped.ifp"),
+    ];
+    let mut pairs = Vec::new();
+    for (k, (game, skeleton, file)) in games.into_iter().enumerate() {
+        let mut clip =
+            |name: &str| -> Handle<RigClip> { load(&mut app, &format!("{file}#{name}")) };
+        let (walk, idle, wave) = (clip("walk"), clip("idle"), clip("wave"));
+        let carries = LayerFlags {
+            root_translation: true,
+            ..LayerFlags::default()
+        };
+        let mut layers = ClipLayers::default();
+        let fading = layers.push(
+            Layer::new(idle.clone())
+                .with_flags(LayerFlags {
+                    remove_when_faded: true,
+                    ..carries
+                })
+                .with_weight(0.4)
+                .unwrap(),
+        );
+        layers.set_blend_delta(fading, -0.8);
+        let partial = layers.push(
+            Layer::new(wave)
+                .with_flags(LayerFlags {
+                    partial: true,
+                    ..carries
+                })
+                .with_mask(BoneMask::UpperBody)
+                .with_weight(0.2)
+                .unwrap(),
+        );
+        layers.set_blend_delta(partial, 1.0);
+        let mut additive = Layer::new(idle.clone())
+            .with_flags(carries)
+            .with_mask(BoneMask::LeftArm)
+            .with_weight(0.3)
+            .unwrap();
+        additive.additive = Some(0.0);
+        layers.push(additive);
+        let mut start = Playback::looping();
+        start.time = 0.25;
+        let x = 4.0 * k as f32;
+        let bones = app
+            .world_mut()
+            .spawn((
+                skeleton,
+                SkeletalClip::new(walk.clone()),
+                start.clone(),
+                layers.clone(),
+                RootMotion::applied(),
+                Transform::from_xyz(x, 0.0, 0.0),
+            ))
+            .id();
+        let crowd = app
+            .world_mut()
+            .spawn((
+                CrowdCharacter::new(game, walk),
+                start,
+                layers,
+                RootMotion::applied(),
+                Transform::from_xyz(x, 0.0, 5.0).with_rotation(Quat::from_rotation_y(1.0)),
+            ))
+            .id();
+        pairs.push((game, bones, crowd, idle));
+    }
+    // A joint's place relative to its character: the skeleton's bone entities, the crowd's pose.
+    let gap = |app: &mut App, bones: Entity, crowd: Entity| -> f32 {
+        let world = app.world_mut();
+        let root = *world.get::<GlobalTransform>(bones).unwrap();
+        let entities = world.get::<SkeletonBones>(bones).unwrap().0.clone();
+        let pose = world.get::<CrowdPose>(crowd).unwrap().bones.clone();
+        assert_eq!(pose.len(), entities.len());
+        (entities.iter().zip(&pose))
+            .map(|(e, m)| {
+                let g = world.get::<GlobalTransform>(*e).unwrap().translation();
+                let want = root.affine().inverse().transform_point3(g);
+                (want - Vec3::from(m.translation)).length()
+            })
+            .fold(0.0, f32::max)
+    };
+    let moved = |app: &App, e: Entity| app.world().get::<RootMotion>(e).unwrap().total;
+    for _ in 0..2 {
+        app.update();
+    }
+    let mut largest = 0.0f32;
+    for _ in 0..30 {
+        app.update();
+        for &(game, bones, crowd, _) in &pairs {
+            let d = gap(&mut app, bones, crowd);
+            assert!(d < 1e-4, "{game:?}: {d} m");
+            largest = largest.max(d);
+            let (a, b) = (moved(&app, bones), moved(&app, crowd));
+            assert!((a - b).length() < 1e-4, "{game:?}: moved {b} against {a}");
+        }
+    }
+    for &(game, bones, crowd, _) in &pairs {
+        // The idle layer faded out (0.4 at 0.8 a second: half a second) and went, on both.
+        let seen = removed.lock().unwrap();
+        for e in [bones, crowd] {
+            assert_eq!(seen.iter().filter(|r| **r == e).count(), 1, "{game:?}");
+            assert_eq!(app.world().get::<ClipLayers>(e).unwrap().layers().len(), 2);
+        }
+        // The walk's extracted root motion moved it (the same as the skeleton, above).
+        assert!(moved(&app, crowd).length() > 0.5, "{game:?}: it walked");
+    }
+    println!("crowd vs skeleton with layers, three games: {largest:e} m");
+
+    // The bottom clip cross-fades to the idle.
+    for (_, bones, crowd, idle) in &pairs {
+        let world = app.world_mut();
+        (world.get_mut::<SkeletalClip>(*bones).unwrap()).cross_fade(idle.clone(), 0.3);
+        (world.get_mut::<CrowdCharacter>(*crowd).unwrap()).cross_fade(idle.clone(), 0.3);
+    }
+    let mut mid = f32::MAX;
+    for frame in 0..20 {
+        app.update();
+        for &(game, bones, crowd, _) in &pairs {
+            let d = gap(&mut app, bones, crowd);
+            if frame == 3 {
+                mid = mid.min(d);
+            }
+            if frame >= 10 {
+                let t = |e: Entity| app.world().get::<Playback>(e).unwrap().time;
+                assert!(
+                    d < 1e-4,
+                    "{game:?} after the fade: {d} m; times {} {}",
+                    t(bones),
+                    t(crowd)
+                );
+            }
+        }
+    }
+    println!("mid-fade, the crowd's layered blend from the switched skeleton: {mid} m");
+    assert!(mid > 0.01, "the fade shows under the layers: {mid} m");
+}

@@ -244,7 +244,7 @@ impl Plugin for PlaybackPlugin {
 }
 
 /// Advances every playhead that knows its duration.
-fn advance_playbacks(
+pub(crate) fn advance_playbacks(
     mut commands: Commands,
     time: Res<Time>,
     mut playbacks: Query<(Entity, &mut Playback)>,

@@ -3,9 +3,13 @@
 //! spreads the characters over every core; nothing per bone enters the ECS, so no transform
 //! propagates. For crowds drawn by the user's own skinning, instancing or gizmos.
 
+use super::bind::unmatched_tracks;
 use super::fade::{fade_weight, outgoing_time};
+use super::layers::CrowdLayerBinding;
 use super::{ClipInfo, LoadedClips, RigClip, RootMotion, bone_target_id, step_displacement};
-use crate::animation::pose::{self, BlendLayer, LocalPose, PoseClip, PoseCursor, PoseSkeleton};
+use crate::animation::pose::{
+    self, BlendLayer, KeyedChannels, LocalPose, PoseClip, PoseCursor, PoseSkeleton,
+};
 use crate::animation::{BonePose, BoneRef, PlayMode};
 use crate::coords::{GTA_TO_BEVY, gta_vec_to_bevy};
 use crate::plugin::Playback;
@@ -125,10 +129,11 @@ pub struct CrowdLod {
 pub struct CrowdViewer;
 
 /// One game's skeleton as the crowd path uses it: the flat skeleton the pose pipeline runs on,
-/// target ids, the basis.
-struct CrowdSkeleton {
+/// target ids, names, the basis.
+pub(super) struct CrowdSkeleton {
     pose: PoseSkeleton,
     targets: Vec<AnimationTargetId>,
+    names: Vec<String>,
     parents: Arc<[Option<usize>]>,
     /// GTA's Z-up to Bevy's Y-up, lifted so that the lowest joint at rest is on the origin:
     /// composed into the root joint's (bone 0, the only root of the built-in skeletons) local
@@ -154,7 +159,9 @@ impl CrowdSkeleton {
             })
             .collect();
         let parents = skeleton.bones.iter().map(|b| b.parent).collect();
+        let names = skeleton.bones.iter().map(|b| b.name.clone()).collect();
         Self {
+            names,
             basis: Affine3A::from_rotation_translation(GTA_TO_BEVY, Vec3::Y * -lowest),
             pose: skeleton
                 .pose_skeleton()
@@ -162,6 +169,21 @@ impl CrowdSkeleton {
             targets,
             parents,
         }
+    }
+
+    /// The bones' names, in bone order.
+    pub(super) fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The bones' parents, in bone order.
+    pub(super) fn parents(&self) -> &[Option<usize>] {
+        &self.parents
+    }
+
+    /// The rest pose (GTA's axes: no basis in the root).
+    pub(super) fn rest(&self) -> &LocalPose {
+        self.pose.rest()
     }
 
     /// `root` (joint 0's local transform) with the basis composed into it.
@@ -209,7 +231,7 @@ impl CrowdSkeletons {
         &self.get(game).targets
     }
 
-    fn get(&self, game: GtaGame) -> &Arc<CrowdSkeleton> {
+    pub(super) fn get(&self, game: GtaGame) -> &Arc<CrowdSkeleton> {
         &self.skeletons[match game {
             GtaGame::Iii => 0,
             GtaGame::Vc => 1,
@@ -219,21 +241,38 @@ impl CrowdSkeletons {
 
     /// `info`'s clip laid out for `game`'s skeleton (its tracks bound to the bones by their
     /// target ids): built once per clip (again when it reloads).
-    fn clip(&mut self, id: AssetId<RigClip>, game: GtaGame, info: &Arc<ClipInfo>) -> Arc<PoseClip> {
+    pub(super) fn clip(
+        &mut self,
+        id: AssetId<RigClip>,
+        game: GtaGame,
+        info: &Arc<ClipInfo>,
+    ) -> Arc<PoseClip> {
         let skeleton = self.get(game).clone();
         match self.clips.get(&(id, game)) {
             Some((i, c)) if Arc::ptr_eq(i, info) => c.clone(),
             _ => {
-                let tracks: Vec<Option<usize>> = info
-                    .tracks
-                    .iter()
-                    .map(|(t, _)| skeleton.targets.iter().position(|b| b == t))
-                    .collect();
+                let tracks = skeleton.tracks(info);
                 let clip = Arc::new(PoseClip::new(&info.played, &skeleton.pose, &tracks));
                 self.clips.insert((id, game), (info.clone(), clip.clone()));
                 clip
             }
         }
+    }
+}
+
+impl CrowdSkeleton {
+    /// The bone each of `info`'s tracks drives (by target id).
+    fn tracks(&self, info: &ClipInfo) -> Vec<Option<usize>> {
+        (info.tracks.iter())
+            .map(|(t, _)| self.targets.iter().position(|b| b == t))
+            .collect()
+    }
+}
+
+impl CrowdSkeletons {
+    /// The descriptions of `info`'s tracks that drive no bone of `game`'s skeleton.
+    pub(super) fn unmatched(&self, game: GtaGame, info: &ClipInfo) -> Vec<String> {
+        unmatched_tracks(info, &self.get(game).tracks(info), None)
     }
 }
 
@@ -262,6 +301,8 @@ struct CrowdFading {
     /// `None`: the pose is a snapshot of the pose shown when the fade started (a fade started
     /// during another one), which fades out as it is.
     layout: Option<Arc<PoseClip>>,
+    /// The channels either clip keys (the blend's, for layers mixed onto it).
+    keyed: KeyedChannels,
     duration_of_clip: f32,
     cursor: PoseCursor,
     pose: LocalPose,
@@ -333,11 +374,25 @@ pub(crate) fn bind_crowds(
                 shown
             });
             let outgoing = clips.get(old.id());
+            let incoming = clips
+                .get(character.clip.id())
+                .map(|info| skeletons.clip(character.clip.id(), character.game, &info));
             binding.fading = outgoing.map(|info| {
                 let layout = snapshot
                     .is_none()
                     .then(|| skeletons.clip(old.id(), character.game, &info));
+                // A snapshot keys what the pose shown did: both clips, taken as every channel.
+                let joints = skeleton.pose.len();
+                let keys = |c: &Option<Arc<PoseClip>>, j| {
+                    c.as_ref()
+                        .map_or((true, true, true), |c| c.keyed().keys_joint(j))
+                };
+                let keyed = KeyedChannels::new(joints, |j| {
+                    let (a, b) = (keys(&layout, j), keys(&incoming, j));
+                    (a.0 || b.0, a.1 || b.1, a.2 || b.2)
+                });
                 Box::new(CrowdFading {
+                    keyed,
                     cursor: layout.as_deref().map(PoseCursor::new).unwrap_or_default(),
                     pose: snapshot.unwrap_or_else(|| skeleton.pose.rest().clone()),
                     layout,
@@ -395,6 +450,7 @@ pub(crate) fn pose_crowds(
         &mut CrowdPose,
         Option<(&mut RootMotion, &mut Transform)>,
         Option<&CrowdDrawn>,
+        Option<&mut CrowdLayerBinding>,
     )>,
     mut drawn: Option<ResMut<CrowdBoneRows>>,
 ) {
@@ -439,7 +495,7 @@ pub(crate) fn pose_crowds(
         }
     };
     characters.par_iter_mut().for_each(
-        |(entity, at, playback, mut binding, mut pose, root_motion, drawn)| {
+        |(entity, at, playback, mut binding, mut pose, root_motion, drawn, layers)| {
             let binding = &mut *binding;
             let (Some(info), Some(skeleton), Some(layout)) =
                 (&binding.info, &binding.skeleton, &binding.clip_layout)
@@ -448,8 +504,10 @@ pub(crate) fn pose_crowds(
             };
             // Extracted root motion moves the character (with `RootMotion::applied`) as it
             // moves a `GtaSkeleton`, every frame.
+            // Layers that carry root translation add theirs, by weight (§3.5).
             if let Some((mut motion, mut transform)) = root_motion {
-                let delta = gta_vec_to_bevy(step_displacement(info, playback));
+                let layered = layers.as_ref().map_or(Vec3::ZERO, |l| l.root_delta);
+                let delta = gta_vec_to_bevy(step_displacement(info, playback)) + layered;
                 motion.move_by(delta, &mut transform);
             }
             // A cross-fade moves on every frame, and ends when it has run its length.
@@ -470,8 +528,15 @@ pub(crate) fn pose_crowds(
                 &mut binding.cursor,
                 &mut binding.local,
             );
+            // Layers over the character's clip (its `ClipLayers`): mixed onto its pose (or onto
+            // the cross-fade's blend) by the games' rule, before the basis goes into the root.
+            let mut layers = layers.filter(|l| l.playing());
             let shown = match binding.fading.as_deref_mut() {
                 None => {
+                    if let Some(layers) = layers.as_mut() {
+                        let rest = skeleton.pose.rest();
+                        layers.mix_onto(layout.keyed(), rest, &mut binding.local);
+                    }
                     // The basis (Z-up to Y-up, lifted) composed into the root joint.
                     layout.map_joint(0, &mut binding.local, |root| skeleton.based(root));
                     &binding.local
@@ -498,6 +563,10 @@ pub(crate) fn pose_crowds(
                         skeleton.pose.rest(),
                         &mut binding.mixed,
                     );
+                    if let Some(layers) = layers.as_mut() {
+                        let rest = skeleton.pose.rest();
+                        layers.mix_onto(&fading.keyed, rest, &mut binding.mixed);
+                    }
                     let root = skeleton.based(binding.mixed.get(0));
                     binding.mixed.set(0, root);
                     &binding.mixed

@@ -120,7 +120,11 @@ impl Plugin for SkeletalPlugin {
                         .after(bevy::app::AnimationSystems)
                         .before(TransformSystems::Propagate),
                     (bind::prepare_skeletal, layers::bind_layers).in_set(PlaybackSystems::Prepare),
-                    layers::advance_layers.in_set(PlaybackSystems::Advance),
+                    // After the playheads: the bottom layer's root motion is the step its
+                    // `Playback` took this frame.
+                    layers::advance_layers
+                        .in_set(PlaybackSystems::Advance)
+                        .after(crate::plugin::playback::advance_playbacks),
                     (
                         sample::sample_skeletal,
                         sample::apply_skeletal,
@@ -129,7 +133,10 @@ impl Plugin for SkeletalPlugin {
                     )
                         .chain()
                         .in_set(PlaybackSystems::Apply),
-                    crowd::bind_crowds.in_set(PlaybackSystems::Prepare),
+                    (crowd::bind_crowds, layers::bind_crowd_layers)
+                        .chain()
+                        .in_set(PlaybackSystems::Prepare),
+                    layers::advance_crowd_layers.in_set(PlaybackSystems::Advance),
                     crowd::pose_crowds.in_set(PlaybackSystems::Apply),
                 ),
             );

@@ -13,7 +13,7 @@ use crate::plugin::skeletal::bind::{
 };
 use crate::plugin::skeletal::retargeted::gather_hierarchy;
 use crate::plugin::skeletal::{
-    LoadedClips, Retarget, RetargetMode, RigBone, RigClip, SkeletalClip,
+    CrowdCharacter, LoadedClips, Retarget, RetargetMode, RigBone, RigClip, SkeletalClip,
 };
 use bevy::ecs::system::ParamSet;
 use bevy::prelude::*;
@@ -30,14 +30,18 @@ pub(crate) fn bind_layers(
     clips: LoadedClips,
     bones_changed: Res<BonesChanged>,
     mut layouts: ResMut<PoseLayouts>,
-    mut characters: Query<(
-        Entity,
-        &ClipLayers,
-        Option<&mut LayerBinding>,
-        Option<&mut PoseSource>,
-        Option<(&SkeletalClip, &mut Playback)>,
-        Option<Ref<Retarget>>,
-    )>,
+    mut characters: Query<
+        (
+            Entity,
+            &ClipLayers,
+            Option<&mut LayerBinding>,
+            Option<&mut PoseSource>,
+            Option<(&mut SkeletalClip, &mut Playback)>,
+            Option<Ref<Retarget>>,
+        ),
+        // A crowd character's layers are bound on its crowd skeleton (`super::crowd`).
+        Without<CrowdCharacter>,
+    >,
     children: Query<&Children>,
     rig_bones: Query<&RigBone>,
     mut nodes: ParamSet<(
@@ -58,6 +62,19 @@ pub(crate) fn bind_layers(
             continue;
         };
         let binding = &mut *binding;
+        // A cross-fade of the bottom clip is not shown under layers: the new clip starts from
+        // 0 at once, as the fade would have started it (a held blend stays, for when the
+        // layers go).
+        if let Some((skeletal, playback)) = base.as_mut()
+            && skeletal
+                .fade
+                .as_ref()
+                .is_some_and(|f| !f.started && f.held.is_none())
+        {
+            skeletal.fade = None;
+            playback.time = 0.0;
+            playback.restart();
+        }
         let retarget = retarget.filter(|r| r.mode == RetargetMode::RestCompensated);
         let retarget_moved = retarget.as_ref().is_some_and(|r| r.is_changed())
             || retarget.is_some() != binding.target.is_some();
@@ -334,7 +351,7 @@ fn retag(
 }
 
 /// Warns once per layer and kind of problem.
-fn warn_new(entity: Entity, report: &LayerReport, warned: &mut HashSet<(u32, u8)>) {
+pub(super) fn warn_new(entity: Entity, report: &LayerReport, warned: &mut HashSet<(u32, u8)>) {
     for &l in &report.clips_not_loaded {
         if warned.insert((l, 0)) {
             debug!("{entity}: layer {l}'s clip is not loaded; the other layers play on");

@@ -8,10 +8,13 @@
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 mod bind;
+mod crowd;
 mod play;
 
 use crate::animation::layers::ResolvedMask;
 pub(crate) use bind::bind_layers;
+pub(crate) use crowd::{CrowdLayerBinding, advance_crowd_layers, bind_crowd_layers};
+use play::step_layers;
 pub(crate) use play::{advance_layers, sample_layers, unbind_layers};
 
 use super::retargeted::{RetargetPlan, TargetRig};
@@ -32,8 +35,10 @@ use std::sync::Arc;
 /// The clips a character plays at once, each a layer with its own playhead, weight and flags
 /// ([`Layer`]), mixed by the games' rule (§3.3–§3.6; [`crate::animation::pose::mix`]). Put it on a
 /// character with rigplay bones (a [`crate::plugin::GtaSkeleton`], a
-/// [`crate::plugin::GtaModel`], a [`crate::plugin::FlatSkeleton`]), or on a
-/// [`super::Retarget`] character, where each layer's clip is retargeted onto it. Beside a
+/// [`crate::plugin::GtaModel`], a [`crate::plugin::FlatSkeleton`]), on a
+/// [`super::Retarget`] character, where each layer's clip is retargeted onto it, or on a
+/// [`super::CrowdCharacter`], whose clip is then the bottom layer and whose cross-fades are
+/// shown under the layers. Beside a
 /// [`super::SkeletalClip`], that clip is the bottom layer (full, weight 1, played by the
 /// character's [`Playback`](crate::plugin::Playback), its extracted root motion applied) and the layers go over it; its
 /// cross-fades and held blends are not shown while the layers are there.

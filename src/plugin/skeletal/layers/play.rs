@@ -4,6 +4,7 @@
 //! Section numbers (§) refer to `docs/formats/ifp.md`.
 
 use super::{BASE, ClipLayers, LayerBinding, LayerFinished, LayerLooped, LayerRemoved, SlotPlay};
+use crate::animation::PlayStep;
 use crate::animation::layers::{LayerEvent, LayerFlags};
 use crate::animation::pose::{self, MixLayer, TranslationRule};
 use crate::plugin::Playback;
@@ -27,7 +28,6 @@ pub(crate) fn advance_layers(
         Option<&mut Transform>,
         Option<&Playback>,
     )>,
-    mut events: Local<Vec<LayerEvent<Handle<RigClip>>>>,
 ) {
     let dt = time.delta_secs();
     for (entity, mut layers, mut binding, motion, transform, playback) in &mut characters {
@@ -37,24 +37,14 @@ pub(crate) fn advance_layers(
             let id = h.id();
             frames.iter().find(|s| s.clip == id).map(|s| s.duration)
         };
-        events.clear();
-        layers
-            .stack
-            .step(dt, duration, &mut events, &mut binding.steps);
-        if events.iter().any(|e| matches!(e, LayerEvent::Removed(..))) {
-            layers.reshaped();
-        }
-        for e in events.drain(..) {
-            match e {
-                LayerEvent::Looped(layer) => commands.trigger(LayerLooped { entity, layer }),
-                LayerEvent::Finished(layer) => commands.trigger(LayerFinished { entity, layer }),
-                LayerEvent::Removed(layer, clip) => commands.trigger(LayerRemoved {
-                    entity,
-                    layer,
-                    clip,
-                }),
-            }
-        }
+        step_layers(
+            &mut commands,
+            entity,
+            &mut layers,
+            dt,
+            duration,
+            &mut binding.steps,
+        );
         let (Some(mut motion), Some(mut transform)) = (motion, transform) else {
             continue;
         };
@@ -78,6 +68,35 @@ pub(crate) fn advance_layers(
             }
         }
         motion.move_by(delta, &mut transform);
+    }
+}
+
+/// Moves `entity`'s layers by `dt` ([`LayerStack::step`](crate::animation::layers::LayerStack::step),
+/// each clip's length from `duration`, each layer's playhead step into `steps`) and triggers
+/// their events on it.
+pub(super) fn step_layers(
+    commands: &mut Commands,
+    entity: Entity,
+    layers: &mut ClipLayers,
+    dt: f32,
+    duration: impl Fn(&Handle<RigClip>) -> Option<f32>,
+    steps: &mut Vec<PlayStep>,
+) {
+    let mut events = Vec::new();
+    layers.stack.step(dt, duration, &mut events, steps);
+    if events.iter().any(|e| matches!(e, LayerEvent::Removed(..))) {
+        layers.reshaped();
+    }
+    for e in events {
+        match e {
+            LayerEvent::Looped(layer) => commands.trigger(LayerLooped { entity, layer }),
+            LayerEvent::Finished(layer) => commands.trigger(LayerFinished { entity, layer }),
+            LayerEvent::Removed(layer, clip) => commands.trigger(LayerRemoved {
+                entity,
+                layer,
+                clip,
+            }),
+        }
     }
 }
 
@@ -196,9 +215,9 @@ fn layer_of(layers: &ClipLayers, playback: Option<&Playback>, id: u32) -> Option
 }
 
 /// When a character's [`ClipLayers`] go, so does what they bound: a [`SkeletalClip`] of its own
-/// binds afresh.
+/// binds afresh (a crowd character plays its own clip alone).
 pub(crate) fn unbind_layers(removed: On<Remove, ClipLayers>, mut commands: Commands) {
     if let Ok(mut e) = commands.get_entity(removed.entity) {
-        e.try_remove::<(LayerBinding, PoseSource)>();
+        e.try_remove::<(LayerBinding, PoseSource, super::CrowdLayerBinding)>();
     }
 }
