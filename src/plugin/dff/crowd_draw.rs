@@ -737,18 +737,29 @@ fn write_crowd_bones(
     queue.write_buffer(&gpu.buffer, 0, &bytes[..n]);
 }
 
-/// Sets each part's bounds around its character's joints (worked out as the crowd is posed),
+/// How far past its character's posed bounds a part's box reaches ([`follow_poses`]), metres.
+const BOX_SLACK: f32 = 0.25;
+
+/// Keeps each part's bounds around its character's joints (worked out as the crowd is posed),
 /// grown by how far the model's flesh reaches from a joint, so that Bevy culls it where it is
-/// drawn.
+/// drawn. The box is set with [`BOX_SLACK`] to spare and set again only when the posed bounds
+/// leave it: a part whose box changes is extracted again by Bevy's renderer, and a ped walking
+/// (or standing) keeps its limbs within a box a little larger than one pose's.
 fn follow_poses(rows: Res<CrowdBoneRows>, mut parts: Query<(&MeshTag, &CrowdPart, &mut Aabb)>) {
     parts.par_iter_mut().for_each(|(tag, part, mut aabb)| {
         let Some(&(lo, hi)) = rows.bounds.get(tag.0 as usize) else {
             return;
         };
         let grown = Vec3A::splat(part.reach);
-        let bounds = Aabb::from_min_max((lo - grown).into(), (hi + grown).into());
-        if *aabb != bounds {
-            *aabb = bounds;
+        let (lo, hi) = (lo - grown, hi + grown);
+        let (min, max) = (aabb.min(), aabb.max());
+        let inside = lo.cmpge(min).all() && hi.cmple(max).all();
+        // Too large by more than twice the slack (a pose that has shrunk): fit it again.
+        let loose = (lo - min).max_element() > 2.0 * BOX_SLACK
+            || (max - hi).max_element() > 2.0 * BOX_SLACK;
+        if !inside || loose {
+            let slack = Vec3A::splat(BOX_SLACK);
+            *aabb = Aabb::from_min_max((lo - slack).into(), (hi + slack).into());
         }
     });
 }
