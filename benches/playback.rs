@@ -23,7 +23,8 @@
 //!   on the flat path with `CrowdLod` posing the half farther than 40 m from a viewer at the
 //!   grid's centre every other frame (`flat 10000, half at half rate`); and 10,000 on the flat
 //!   path wearing the sample DFF ped (`CrowdModel`), their skin matrices computed each frame
-//!   (`flat 10000, wearing a ped`).
+//!   (`flat 10000, wearing a ped`); and 10,000 on the flat path with the wave over the upper body
+//!   as a partial layer at 0.5 (`ClipLayers`; `flat 10000, an upper-body layer`).
 
 use bevy::animation::AnimationPlugin;
 use bevy::prelude::*;
@@ -78,6 +79,9 @@ enum Driver {
     CrowdLod,
     /// `CrowdCharacter`s wearing the sample DFF ped (`CrowdModel`): their skin matrices too.
     CrowdSkin,
+    /// `CrowdCharacter`s walking with the wave over their upper body (`ClipLayers`: one partial
+    /// layer at 0.5, masked to the upper body).
+    CrowdLayered,
     /// `ClipLayers` with this many layers.
     Layers(usize),
     /// Bevy's `AnimationGraph` with the same layers.
@@ -91,7 +95,8 @@ struct Clips {
     wave: Handle<RigClip>,
 }
 
-/// `n` (1, 2 or 4) layers as `ClipLayers` (see the module documentation).
+/// `n` (1, 2 or 4) layers as `ClipLayers` (see the module documentation); 0: the 2-layer
+/// scene's partial wave alone, over a crowd character's own walk.
 fn layers(clips: &Clips, n: usize, i: usize) -> rigplay::plugin::ClipLayers {
     use rigplay::animation::layers::{BoneMask, Layer, LayerFlags};
     let mut layers = rigplay::plugin::ClipLayers::default();
@@ -107,6 +112,10 @@ fn layers(clips: &Clips, n: usize, i: usize) -> rigplay::plugin::ClipLayers {
             .unwrap()
     };
     match n {
+        // Over a crowd character's own walk: the wave alone.
+        0 => {
+            layers.push(partial(&clips.wave, 0.5, BoneMask::UpperBody));
+        }
         1 => {
             layers.push(at(Layer::new(clips.walk.clone())));
         }
@@ -305,7 +314,10 @@ fn scene(driver: Driver, run: Run) -> App {
     });
     for i in 0..run.characters {
         let at = Transform::from_xyz((i % 100) as f32, 0.0, (i / 100) as f32);
-        if matches!(driver, Driver::Crowd | Driver::CrowdLod | Driver::CrowdSkin) {
+        if matches!(
+            driver,
+            Driver::Crowd | Driver::CrowdLod | Driver::CrowdSkin | Driver::CrowdLayered
+        ) {
             let mut p = Playback::looping();
             p.seek(phase(i));
             let mut e = app.world_mut().spawn((
@@ -313,6 +325,9 @@ fn scene(driver: Driver, run: Run) -> App {
                 p,
                 at,
             ));
+            if driver == Driver::CrowdLayered {
+                e.insert(layers(&clips, 0, i));
+            }
             if let Some(ped) = &ped {
                 e.insert((
                     rigplay::plugin::CrowdModel(ped.clone()),
@@ -363,7 +378,8 @@ fn scene(driver: Driver, run: Run) -> App {
             | Driver::Retarget
             | Driver::Crowd
             | Driver::CrowdLod
-            | Driver::CrowdSkin => {
+            | Driver::CrowdSkin
+            | Driver::CrowdLayered => {
                 unreachable!()
             }
         }
@@ -459,6 +475,18 @@ fn growth(c: &mut Criterion) {
         },
     );
     g.bench_function("flat 10000, wearing a ped", |b| b.iter(|| app.update()));
+    // The same 10,000 with the wave over their upper body.
+    let mut app = scene(
+        Driver::CrowdLayered,
+        Run {
+            characters: 10_000,
+            threads: 2,
+            propagate: true,
+        },
+    );
+    g.bench_function("flat 10000, an upper-body layer", |b| {
+        b.iter(|| app.update())
+    });
     g.finish();
 }
 

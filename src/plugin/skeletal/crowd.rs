@@ -10,6 +10,7 @@ use super::{ClipInfo, LoadedClips, RigClip, RootMotion, bone_target_id, step_dis
 use crate::animation::pose::{
     self, BlendLayer, KeyedChannels, LocalPose, PoseClip, PoseCursor, PoseSkeleton,
 };
+use crate::animation::layers::ResolvedMask;
 use crate::animation::{BonePose, BoneRef, PlayMode};
 use crate::coords::{GTA_TO_BEVY, gta_vec_to_bevy};
 use crate::plugin::Playback;
@@ -211,7 +212,13 @@ impl CrowdSkeleton {
 pub(crate) struct CrowdSkeletons {
     skeletons: [Arc<CrowdSkeleton>; 3],
     clips: std::collections::HashMap<(AssetId<RigClip>, GtaGame), (Arc<ClipInfo>, Arc<PoseClip>)>,
+    /// Clips laid out with only the bones a layer's mask weighs, by clip, game and mask (the
+    /// mask kept alive with its layout, so that its address names it).
+    masked: std::collections::HashMap<(AssetId<RigClip>, GtaGame, usize), MaskedLayout>,
 }
+
+/// A clip laid out for the bones a mask weighs ([`CrowdSkeletons::clip_masked`]).
+type MaskedLayout = (Arc<ClipInfo>, Arc<ResolvedMask>, Arc<PoseClip>);
 
 impl Default for CrowdSkeletons {
     fn default() -> Self {
@@ -219,6 +226,7 @@ impl Default for CrowdSkeletons {
             skeletons: [GtaGame::Iii, GtaGame::Vc, GtaGame::Sa]
                 .map(|g| Arc::new(CrowdSkeleton::new(g))),
             clips: Default::default(),
+            masked: Default::default(),
         }
     }
 }
@@ -270,6 +278,37 @@ impl CrowdSkeleton {
 }
 
 impl CrowdSkeletons {
+    /// [`Self::clip`] with only the tracks of the bones `mask` weighs: a bone a layer's mask
+    /// leaves out is, for the mix, a bone the layer does not key, so sampling skips it (an
+    /// upper-body layer samples the upper body). Shared by the characters of the same game and
+    /// mask.
+    pub(super) fn clip_masked(
+        &mut self,
+        id: AssetId<RigClip>,
+        game: GtaGame,
+        info: &Arc<ClipInfo>,
+        mask: &Arc<ResolvedMask>,
+    ) -> Arc<PoseClip> {
+        let key = (id, game, Arc::as_ptr(mask) as usize);
+        match self.masked.get(&key) {
+            Some((i, m, c)) if Arc::ptr_eq(i, info) && Arc::ptr_eq(m, mask) => c.clone(),
+            _ => {
+                if self.masked.len() > 64 {
+                    self.masked.retain(|_, (_, _, c)| Arc::strong_count(c) > 1);
+                }
+                let skeleton = self.get(game).clone();
+                let weighed = |b: &usize| mask.weights.get(*b).is_some_and(|w| *w > 0.0);
+                let tracks: Vec<Option<usize>> = (skeleton.tracks(info).into_iter())
+                    .map(|t| t.filter(weighed))
+                    .collect();
+                let clip = Arc::new(PoseClip::new(&info.played, &skeleton.pose, &tracks));
+                let value = (info.clone(), mask.clone(), clip.clone());
+                self.masked.insert(key, value);
+                clip
+            }
+        }
+    }
+
     /// The descriptions of `info`'s tracks that drive no bone of `game`'s skeleton.
     pub(super) fn unmatched(&self, game: GtaGame, info: &ClipInfo) -> Vec<String> {
         unmatched_tracks(info, &self.get(game).tracks(info), None)

@@ -7,7 +7,8 @@
 //! [`super::super::crowd::pose_crowds`] samples and mixes the layers as it poses the character.
 
 use super::bind::warn_new;
-use super::{ClipLayers, LayerReport, step_layers};
+use super::{ClipLayers, Few, LayerReport, step_stack, trigger_layer_events};
+use bevy::ecs::system::ParallelCommands;
 use crate::animation::PlayStep;
 use crate::animation::layers::{BoneMask, ResolvedMask};
 use crate::animation::pose::{self, KeyedChannels, LocalPose, MixLayer, PoseClip, PoseCursor};
@@ -26,7 +27,10 @@ pub(crate) struct CrowdLayerBinding {
     /// The [`ClipLayers::shape`], game and clip generation bound last.
     bound: Option<(u64, GtaGame, u64)>,
     slots: Vec<CrowdSlot>,
-    steps: Vec<PlayStep>,
+    /// Per slot, what every frame reads and writes, kept inline (in the component's table,
+    /// character after character) rather than in the slot on the heap: a cache miss per
+    /// character saved in the playheads' step and in the posing.
+    frames: Few<CrowdFrame>,
     /// This frame's root motion of the layers flagged to carry it (Bevy's axes), which
     /// [`super::super::crowd::pose_crowds`] adds to the bottom clip's.
     pub(crate) root_delta: Vec3,
@@ -34,7 +38,7 @@ pub(crate) struct CrowdLayerBinding {
     warned: HashSet<(u32, u8)>,
 }
 
-/// One layer's clip on the crowd skeleton, and how it plays this frame.
+/// One layer's clip on the crowd skeleton: its layout, sampling cache and pose, its mask.
 struct CrowdSlot {
     layer: u32,
     clip: AssetId<RigClip>,
@@ -46,7 +50,15 @@ struct CrowdSlot {
     mask: Option<Arc<ResolvedMask>>,
     /// An additive layer's reference time and the clip's pose there.
     reference: Option<(f32, Arc<LocalPose>)>,
-    /// This frame: the layer's time, weight and whether it is partial.
+}
+
+/// A slot's layer and clip, and how the layer plays this frame.
+#[derive(Clone, Copy)]
+struct CrowdFrame {
+    layer: u32,
+    clip: AssetId<RigClip>,
+    /// The clip's length.
+    duration: f32,
     time: f32,
     weight: f32,
     partial: bool,
@@ -87,7 +99,12 @@ pub(crate) fn bind_crowd_layers(
                 report.clips_not_loaded.push(layer.id());
                 continue;
             };
-            let layout = skeletons.clip(id, character.game, &info);
+            let mask = (layer.mask.as_ref())
+                .map(|m| layouts.mask(m, skeleton.names(), skeleton.parents()));
+            let layout = match &mask {
+                Some(mask) => skeletons.clip_masked(id, character.game, &info, mask),
+                None => skeletons.clip(id, character.game, &info),
+            };
             let kept = old
                 .iter()
                 .position(|s| {
@@ -97,8 +114,6 @@ pub(crate) fn bind_crowd_layers(
                 })
                 .map(|i| old.swap_remove(i));
             let mut slot = kept.unwrap_or_else(|| {
-                let mask = (layer.mask.as_ref())
-                    .map(|m| layouts.mask(m, skeleton.names(), skeleton.parents()));
                 CrowdSlot {
                     layer: layer.id(),
                     clip: id,
@@ -109,9 +124,6 @@ pub(crate) fn bind_crowd_layers(
                     mask_of: layer.mask.clone(),
                     mask,
                     reference: None,
-                    time: 0.0,
-                    weight: 0.0,
-                    partial: false,
                 }
             });
             match layer.additive {
@@ -132,6 +144,16 @@ pub(crate) fn bind_crowd_layers(
             }
             binding.slots.push(slot);
         }
+        binding.frames = (binding.slots.iter())
+            .map(|slot| CrowdFrame {
+                layer: slot.layer,
+                clip: slot.clip,
+                duration: slot.info.clip.duration(),
+                time: 0.0,
+                weight: 0.0,
+                partial: false,
+            })
+            .collect();
         if report != binding.report {
             warn_new(entity, &report, &mut binding.warned);
             binding.report = report.clone();
@@ -142,74 +164,84 @@ pub(crate) fn bind_crowd_layers(
 
 /// Moves every crowd character's layers by virtual time, as [`super::advance_layers`] moves a
 /// character's with bone entities (events triggered on it), notes each layer's time and weight
-/// for the posing, and sums the root motion of the layers that carry it (§3.5).
+/// for the posing, and sums the root motion of the layers that carry it (§3.5). The characters
+/// spread over the task pool's threads.
 pub(crate) fn advance_crowd_layers(
-    mut commands: Commands,
+    commands: ParallelCommands,
     time: Res<Time>,
     mut characters: Query<(Entity, &mut ClipLayers, &mut CrowdLayerBinding)>,
 ) {
     let dt = time.delta_secs();
-    for (entity, mut layers, mut binding) in &mut characters {
-        let binding = &mut *binding;
-        let slots = &binding.slots;
-        let duration = |h: &Handle<RigClip>| {
-            let id = h.id();
-            slots
-                .iter()
-                .find(|s| s.clip == id)
-                .map(|s| s.info.clip.duration())
-        };
-        step_layers(
-            &mut commands,
-            entity,
-            &mut layers,
-            dt,
-            duration,
-            &mut binding.steps,
-        );
-        binding.root_delta = Vec3::ZERO;
-        for slot in &mut binding.slots {
-            slot.weight = 0.0;
+    characters.par_iter_mut().for_each_init(
+        // Each thread's playhead steps, in its cache.
+        Vec::new,
+        |steps, (entity, mut layers, mut binding)| {
+            let binding = &mut *binding;
+            let frames = &binding.frames;
+            let duration = |h: &Handle<RigClip>| {
+                let id = h.id();
+                frames.iter().find(|f| f.clip == id).map(|f| f.duration)
+            };
+            let events = step_stack(&mut layers, dt, duration, steps);
+            if !events.is_empty() {
+                commands.command_scope(|mut commands| {
+                    trigger_layer_events(&mut commands, entity, events);
+                });
+            }
+            binding.play(&layers, steps);
+        },
+    );
+}
+
+impl CrowdLayerBinding {
+    /// Notes each layer's time, weight and kind for this frame's posing (`steps`: the layers'
+    /// playhead steps), and the root motion of those that carry it.
+    fn play(&mut self, layers: &ClipLayers, steps: &[PlayStep]) {
+        self.root_delta = Vec3::ZERO;
+        for frame in &mut self.frames {
+            frame.weight = 0.0;
         }
-        for (layer, step) in layers.layers().iter().zip(&binding.steps) {
-            let Some(slot) = binding.slots.iter_mut().find(|s| s.layer == layer.id()) else {
+        for (layer, step) in layers.layers().iter().zip(steps) {
+            let Some(k) = self.frames.iter().position(|f| f.layer == layer.id()) else {
                 continue;
             };
-            slot.time = layer.playhead.time;
-            slot.weight = layer.weight();
-            slot.partial = layer.flags.partial;
+            let frame = &mut self.frames[k];
+            frame.time = layer.playhead.time;
+            frame.weight = layer.weight();
+            frame.partial = layer.flags.partial;
             if layer.flags.root_translation {
                 let gta = playhead_displacement(
-                    &slot.info,
+                    &self.slots[k].info,
                     step,
                     layer.playhead.time,
                     layer.playhead.mode,
                 );
-                binding.root_delta += crate::coords::gta_vec_to_bevy(gta) * layer.weight();
+                self.root_delta += crate::coords::gta_vec_to_bevy(gta) * layer.weight();
             }
         }
     }
-}
 
-impl CrowdLayerBinding {
     /// Whether a layer weighs in this frame.
     pub(crate) fn playing(&self) -> bool {
-        self.slots.iter().any(|s| s.weight > 0.0)
+        self.frames.iter().any(|f| f.weight > 0.0)
     }
 
     /// Samples the layers that weigh in this frame and mixes them onto `out`, the bottom clip's
     /// pose (a full layer at weight 1, keying `base`), on a skeleton whose rest is `rest`.
     pub(crate) fn mix_onto(&mut self, base: &KeyedChannels, rest: &LocalPose, out: &mut LocalPose) {
         let mut layers: smallvec::SmallVec<[MixLayer; 8]> = smallvec::SmallVec::new();
-        for slot in self.slots.iter_mut().filter(|s| s.weight > 0.0) {
-            pose::sample(&slot.layout, slot.time, &mut slot.cursor, &mut slot.pose);
+        for (slot, frame) in (self.slots.iter_mut()).zip(&self.frames) {
+            if frame.weight > 0.0 {
+                pose::sample(&slot.layout, frame.time, &mut slot.cursor, &mut slot.pose);
+            }
         }
-        for slot in self.slots.iter().filter(|s| s.weight > 0.0) {
+        let playing = (self.slots.iter()).zip(&self.frames);
+        for (slot, frame) in playing.filter(|(_, f)| f.weight > 0.0) {
             layers.push(MixLayer {
                 pose: &slot.pose,
                 keyed: slot.layout.keyed(),
-                weight: slot.weight,
-                partial: slot.partial,
+                weight: frame.weight,
+                partial: frame.partial,
                 mask: slot.mask.as_deref().map(|m| &m.weights[..]),
                 additive: slot.reference.as_ref().map(|(_, p)| &**p),
             });

@@ -14,7 +14,7 @@ mod play;
 use crate::animation::layers::ResolvedMask;
 pub(crate) use bind::bind_layers;
 pub(crate) use crowd::{CrowdLayerBinding, advance_crowd_layers, bind_crowd_layers};
-use play::step_layers;
+use play::{step_stack, trigger_layer_events};
 pub(crate) use play::{advance_layers, sample_layers, unbind_layers};
 
 use super::retargeted::{RetargetPlan, TargetRig};

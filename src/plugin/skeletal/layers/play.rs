@@ -74,7 +74,7 @@ pub(crate) fn advance_layers(
 /// Moves `entity`'s layers by `dt` ([`LayerStack::step`](crate::animation::layers::LayerStack::step),
 /// each clip's length from `duration`, each layer's playhead step into `steps`) and triggers
 /// their events on it.
-pub(super) fn step_layers(
+fn step_layers(
     commands: &mut Commands,
     entity: Entity,
     layers: &mut ClipLayers,
@@ -82,11 +82,31 @@ pub(super) fn step_layers(
     duration: impl Fn(&Handle<RigClip>) -> Option<f32>,
     steps: &mut Vec<PlayStep>,
 ) {
+    let events = step_stack(layers, dt, duration, steps);
+    trigger_layer_events(commands, entity, events);
+}
+
+/// [`step_layers`] without the events triggered: they are returned.
+pub(super) fn step_stack(
+    layers: &mut ClipLayers,
+    dt: f32,
+    duration: impl Fn(&Handle<RigClip>) -> Option<f32>,
+    steps: &mut Vec<PlayStep>,
+) -> Vec<LayerEvent<Handle<RigClip>>> {
     let mut events = Vec::new();
     layers.stack.step(dt, duration, &mut events, steps);
     if events.iter().any(|e| matches!(e, LayerEvent::Removed(..))) {
         layers.reshaped();
     }
+    events
+}
+
+/// Triggers `events` (of `entity`'s layers) on `entity`.
+pub(super) fn trigger_layer_events(
+    commands: &mut Commands,
+    entity: Entity,
+    events: Vec<LayerEvent<Handle<RigClip>>>,
+) {
     for e in events {
         match e {
             LayerEvent::Looped(layer) => commands.trigger(LayerLooped { entity, layer }),
