@@ -124,12 +124,7 @@ fn main() -> AppExit {
                     ..default()
                 })
                 // Files by absolute path; no file watcher over all of `/`.
-                .set(AssetPlugin {
-                    file_path: "/".into(),
-                    unapproved_path_mode: bevy::asset::UnapprovedPathMode::Allow,
-                    watch_for_changes_override: Some(false),
-                    ..default()
-                }),
+                .set(rigplay_preview::watch::files_anywhere()),
         )
         .add_plugins((IfpPlugin, DanPlugin))
         .insert_resource(ClearColor(Color::srgb(0.12, 0.13, 0.15)))

@@ -73,7 +73,7 @@ use files::{
 use rigplay::plugin::*;
 use rigplay_preview::framing::View;
 use rigplay_preview::motion::register_motion_sources;
-use rigplay_preview::watch::{HotReload, reload_changed_files};
+use rigplay_preview::watch::{HotReload, files_anywhere, reload_changed_files};
 use screenshot::{Shot, screenshot};
 use std::path::{Path, PathBuf};
 
@@ -239,12 +239,7 @@ fn main() -> AppExit {
             })
             // Files are opened by absolute path, wherever they are. Bevy's file watcher
             // would watch all of `/`: `watch_files` looks at the open files instead.
-            .set(AssetPlugin {
-                file_path: "/".into(),
-                unapproved_path_mode: bevy::asset::UnapprovedPathMode::Allow,
-                watch_for_changes_override: Some(false),
-                ..default()
-            }),
+            .set(files_anywhere()),
     )
     .add_plugins((
         EguiPlugin::default(),

@@ -185,26 +185,13 @@ mod tests {
     /// game's ped, and a reload (as `F5` and hot reload ask it) keeps each on its ped.
     #[test]
     fn motion_loads_onto_each_sources_game_and_a_reload_keeps_it() {
-        use bevy::asset::{AssetPlugin, UnapprovedPathMode};
-        use rigplay::plugin::{IfpPlugin, Motion};
+        use rigplay::plugin::Motion;
         use std::time::{Duration, Instant};
         let dir = std::env::temp_dir().join(format!("rigplay-motion-src-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("walk.bvh");
         std::fs::write(&file, bvh_fixtures::mocap_walk(31)).unwrap();
-        let mut app = App::new();
-        register_motion_sources(&mut app, "/");
-        app.add_plugins((
-            MinimalPlugins,
-            AssetPlugin {
-                file_path: "/".into(),
-                unapproved_path_mode: UnapprovedPathMode::Allow,
-                watch_for_changes_override: Some(false),
-                ..default()
-            },
-            bevy::animation::AnimationPlugin,
-            IfpPlugin,
-        ));
+        let mut app = crate::watch::headless_app(|app| register_motion_sources(app, "/"));
         app.finish();
         app.cleanup();
         let path = file.to_string_lossy().trim_start_matches('/').to_owned();

@@ -63,6 +63,34 @@ impl Stamps {
     }
 }
 
+/// The asset settings of a tool that opens files anywhere on disk: the asset root at `/` (an
+/// asset path is the absolute path without its leading `/`), any path allowed, and no Bevy file
+/// watcher, which would watch all of `/` (the tool watches its open files: [`HotReload`]).
+pub fn files_anywhere() -> bevy::asset::AssetPlugin {
+    bevy::asset::AssetPlugin {
+        file_path: "/".into(),
+        unapproved_path_mode: bevy::asset::UnapprovedPathMode::Allow,
+        watch_for_changes_override: Some(false),
+        ..default()
+    }
+}
+
+/// A headless app reading files anywhere ([`files_anywhere`]) with rigplay's IFP plugin (its
+/// `.ifp` and motion loaders), `before` run on it first (to register asset sources, which go
+/// before the asset plugin).
+#[cfg(test)]
+pub(crate) fn headless_app(before: impl FnOnce(&mut App)) -> App {
+    let mut app = App::new();
+    before(&mut app);
+    app.add_plugins((
+        MinimalPlugins,
+        files_anywhere(),
+        bevy::animation::AnimationPlugin,
+        rigplay::plugin::IfpPlugin,
+    ));
+    app
+}
+
 /// An open file, and the asset path it was loaded from.
 #[derive(Debug, Clone)]
 pub struct OpenAsset {
@@ -168,8 +196,8 @@ mod tests {
     /// `.meta`, each picked up without a reload asked for in code.
     #[test]
     fn changed_files_reload_through_the_asset_server() {
-        use bevy::asset::{AssetPlugin, LoadState, UnapprovedPathMode};
-        use rigplay::plugin::{Ifp, IfpPlugin};
+        use bevy::asset::LoadState;
+        use rigplay::plugin::Ifp;
         use rigplay::skeleton::GtaGame;
         let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/anims");
         let sa = std::fs::read(assets.join("sa_ped.ifp")).unwrap();
@@ -179,19 +207,8 @@ mod tests {
         let file = dir.join("ped.ifp");
         std::fs::write(&file, &sa).unwrap();
 
-        let mut app = App::new();
-        app.add_plugins((
-            MinimalPlugins,
-            AssetPlugin {
-                file_path: "/".into(),
-                unapproved_path_mode: UnapprovedPathMode::Allow,
-                watch_for_changes_override: Some(false),
-                ..default()
-            },
-            bevy::animation::AnimationPlugin,
-            IfpPlugin,
-        ))
-        .insert_resource(HotReload {
+        let mut app = headless_app(|_| {});
+        app.insert_resource(HotReload {
             files: vec![OpenAsset::at(&file)],
             interval: 0.05,
             ..default()

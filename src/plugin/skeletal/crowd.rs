@@ -7,10 +7,10 @@ use super::bind::unmatched_tracks;
 use super::fade::{fade_weight, outgoing_time};
 use super::layers::CrowdLayerBinding;
 use super::{ClipInfo, LoadedClips, RigClip, RootMotion, bone_target_id, step_displacement};
+use crate::animation::layers::ResolvedMask;
 use crate::animation::pose::{
     self, BlendLayer, KeyedChannels, LocalPose, PoseClip, PoseCursor, PoseSkeleton,
 };
-use crate::animation::layers::ResolvedMask;
 use crate::animation::{BonePose, BoneRef, PlayMode};
 use crate::coords::{GTA_TO_BEVY, gta_vec_to_bevy};
 use crate::plugin::Playback;

@@ -8,7 +8,6 @@
 
 use super::bind::warn_new;
 use super::{ClipLayers, Few, LayerReport, step_stack, trigger_layer_events};
-use bevy::ecs::system::ParallelCommands;
 use crate::animation::PlayStep;
 use crate::animation::layers::{BoneMask, ResolvedMask};
 use crate::animation::pose::{self, KeyedChannels, LocalPose, MixLayer, PoseClip, PoseCursor};
@@ -17,6 +16,7 @@ use crate::plugin::skeletal::crowd::{CrowdCharacter, CrowdSkeletons};
 use crate::plugin::skeletal::root_motion::playhead_displacement;
 use crate::plugin::skeletal::{ClipInfo, LoadedClips, RigClip};
 use crate::skeleton::GtaGame;
+use bevy::ecs::system::ParallelCommands;
 use bevy::prelude::*;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -113,18 +113,16 @@ pub(crate) fn bind_crowd_layers(
                         && s.mask_of == layer.mask
                 })
                 .map(|i| old.swap_remove(i));
-            let mut slot = kept.unwrap_or_else(|| {
-                CrowdSlot {
-                    layer: layer.id(),
-                    clip: id,
-                    info: info.clone(),
-                    cursor: PoseCursor::new(&layout),
-                    pose: skeleton.rest().clone(),
-                    layout: layout.clone(),
-                    mask_of: layer.mask.clone(),
-                    mask,
-                    reference: None,
-                }
+            let mut slot = kept.unwrap_or_else(|| CrowdSlot {
+                layer: layer.id(),
+                clip: id,
+                info: info.clone(),
+                cursor: PoseCursor::new(&layout),
+                pose: skeleton.rest().clone(),
+                layout: layout.clone(),
+                mask_of: layer.mask.clone(),
+                mask,
+                reference: None,
             });
             match layer.additive {
                 Some(t) if slot.reference.as_ref().is_none_or(|(at, _)| *at != t) => {

@@ -14,8 +14,8 @@ mod play;
 use crate::animation::layers::ResolvedMask;
 pub(crate) use bind::bind_layers;
 pub(crate) use crowd::{CrowdLayerBinding, advance_crowd_layers, bind_crowd_layers};
-use play::{step_stack, trigger_layer_events};
 pub(crate) use play::{advance_layers, sample_layers, unbind_layers};
+use play::{step_stack, trigger_layer_events};
 
 use super::retargeted::{RetargetPlan, TargetRig};
 use super::{ClipInfo, RigClip, SkeletalClip};
