@@ -1065,7 +1065,9 @@ fn a_mask_changed_while_the_layer_plays_moves_only_the_bones_it_weighs() {
 /// VC's own packages; the III ped playing SA's, bound by bone id). The layers: the idle as a full
 /// layer at 0.4 fading out at 0.8 a second and removed when faded, the wave over the upper body
 /// as a partial layer fading in from 0.2 at 1 a second, and the idle again as an additive layer
-/// on the left arm at 0.3, referenced at 0 s, all carrying root translation. Every frame every
+/// on the left arm at 0.3, referenced at 0 s, all carrying root translation; beside them, a layer
+/// on a clip the package lacks and one whose mask names a bone the ped lacks, which both
+/// characters report alike (`LayerReport`) while the others play. Every frame every
 /// joint of the crowd character is where the skeleton's is (relative to each character), both
 /// move by the same root motion, and each sees its idle layer removed once. Then the bottom clip
 /// cross-fades to the idle over 0.3 s: the crowd shows the fade under its layers (the skeleton
@@ -1096,6 +1098,10 @@ fn crowd_characters_play_layers_as_skeletons_with_bone_entities_do() {
         let mut clip =
             |name: &str| -> Handle<RigClip> { load(&mut app, &format!("{file}#{name}")) };
         let (walk, idle, wave) = (clip("walk"), clip("idle"), clip("wave"));
+        let missing: Handle<RigClip> = app
+            .world()
+            .resource::<AssetServer>()
+            .load(format!("{file}#no_such_clip"));
         let carries = LayerFlags {
             root_translation: true,
             ..LayerFlags::default()
@@ -1129,6 +1135,19 @@ fn crowd_characters_play_layers_as_skeletons_with_bone_entities_do() {
             .unwrap();
         additive.additive = Some(0.0);
         layers.push(additive);
+        // Bad input beside them: a layer on a clip the package lacks, and one masked to a bone
+        // the ped lacks (and the right arm), at weight 0.
+        let lost = layers.push(Layer::new(missing).with_weight(0.5).unwrap());
+        let tail = BoneMask::Any(vec![
+            BoneMask::RightArm,
+            BoneMask::Bones(vec!["Tail".into()]),
+        ]);
+        let odd = layers.push(
+            Layer::new(idle.clone())
+                .with_mask(tail)
+                .with_weight(0.0)
+                .unwrap(),
+        );
         let mut start = Playback::looping();
         start.time = 0.25;
         let x = 4.0 * k as f32;
@@ -1153,7 +1172,7 @@ fn crowd_characters_play_layers_as_skeletons_with_bone_entities_do() {
                 Transform::from_xyz(x, 0.0, 5.0).with_rotation(Quat::from_rotation_y(1.0)),
             ))
             .id();
-        pairs.push((game, bones, crowd, idle));
+        pairs.push((game, bones, crowd, idle, lost, odd));
     }
     // A joint's place relative to its character: the skeleton's bone entities, the crowd's pose.
     let gap = |app: &mut App, bones: Entity, crowd: Entity| -> f32 {
@@ -1177,7 +1196,7 @@ fn crowd_characters_play_layers_as_skeletons_with_bone_entities_do() {
     let mut largest = 0.0f32;
     for _ in 0..30 {
         app.update();
-        for &(game, bones, crowd, _) in &pairs {
+        for &(game, bones, crowd, ..) in &pairs {
             let d = gap(&mut app, bones, crowd);
             assert!(d < 1e-4, "{game:?}: {d} m");
             largest = largest.max(d);
@@ -1185,20 +1204,31 @@ fn crowd_characters_play_layers_as_skeletons_with_bone_entities_do() {
             assert!((a - b).length() < 1e-4, "{game:?}: moved {b} against {a}");
         }
     }
-    for &(game, bones, crowd, _) in &pairs {
+    for &(game, bones, crowd, _, lost, odd) in &pairs {
         // The idle layer faded out (0.4 at 0.8 a second: half a second) and went, on both.
         let seen = removed.lock().unwrap();
         for e in [bones, crowd] {
             assert_eq!(seen.iter().filter(|r| **r == e).count(), 1, "{game:?}");
-            assert_eq!(app.world().get::<ClipLayers>(e).unwrap().layers().len(), 2);
+            assert_eq!(app.world().get::<ClipLayers>(e).unwrap().layers().len(), 4);
         }
+        // The crowd character reports the bad layers as the skeleton does; the others played.
+        let report = app.world().get::<LayerReport>(crowd).unwrap();
+        assert_eq!(report.clips_not_loaded, [lost], "{game:?}");
+        assert_eq!(
+            report.unknown_mask_bones,
+            [(odd, vec!["Tail".to_owned()])],
+            "{game:?}"
+        );
+        let bones_report = app.world().get::<LayerReport>(bones).unwrap();
+        assert_eq!(bones_report.clips_not_loaded, report.clips_not_loaded);
+        assert_eq!(bones_report.unknown_mask_bones, report.unknown_mask_bones);
         // The walk's extracted root motion moved it (the same as the skeleton, above).
         assert!(moved(&app, crowd).length() > 0.5, "{game:?}: it walked");
     }
     println!("crowd vs skeleton with layers, three games: {largest:e} m");
 
     // The bottom clip cross-fades to the idle.
-    for (_, bones, crowd, idle) in &pairs {
+    for (_, bones, crowd, idle, ..) in &pairs {
         let world = app.world_mut();
         (world.get_mut::<SkeletalClip>(*bones).unwrap()).cross_fade(idle.clone(), 0.3);
         (world.get_mut::<CrowdCharacter>(*crowd).unwrap()).cross_fade(idle.clone(), 0.3);
@@ -1206,7 +1236,7 @@ fn crowd_characters_play_layers_as_skeletons_with_bone_entities_do() {
     let mut mid = f32::MAX;
     for frame in 0..20 {
         app.update();
-        for &(game, bones, crowd, _) in &pairs {
+        for &(game, bones, crowd, ..) in &pairs {
             let d = gap(&mut app, bones, crowd);
             if frame == 3 {
                 mid = mid.min(d);
