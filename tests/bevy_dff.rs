@@ -682,44 +682,7 @@ pub(crate) fn skinned_ped(stamp: u32, skeleton: &Skeleton) -> Vec<u8> {
         b.chunk(0x01, stamp, |b| {
             b.i32(1).i32(0).i32(0);
         });
-        b.chunk(0x0E, stamp, |b| {
-            b.chunk(0x01, stamp, |b| {
-                b.u32(1 + n as u32);
-                b.f32s(&[1., 0., 0., 0., 1., 0., 0., 0., 1., 0., 0., 0.])
-                    .i32(-1)
-                    .u32(0);
-                for bone in bones {
-                    // right, up, at: the columns of the rotation (§6.1).
-                    let m = Mat3::from_quat(bone.rest.rotation);
-                    b.f32s(&m.x_axis.to_array())
-                        .f32s(&m.y_axis.to_array())
-                        .f32s(&m.z_axis.to_array())
-                        .f32s(&bone.rest.translation.to_array())
-                        .i32(bone.parent.map_or(0, |p| p as i32 + 1))
-                        .u32(3);
-                }
-            });
-            // The clump's root: no name, no HAnim.
-            b.chunk(0x03, stamp, |_| {});
-            for (i, bone) in bones.iter().enumerate() {
-                b.chunk(0x03, stamp, |b| {
-                    b.chunk(0x11E, stamp, |b| {
-                        b.u32(0x100).i32(bone.id.unwrap_or(-1));
-                        if i == 0 {
-                            b.i32(n as i32).u32(0).i32(36);
-                            for (k, node) in bones.iter().enumerate() {
-                                b.i32(node.id.unwrap_or(-1)).i32(k as i32).u32(flags[k]);
-                            }
-                        } else {
-                            b.i32(0);
-                        }
-                    });
-                    b.chunk(0x253F2FE, stamp, |b| {
-                        b.raw(bone.name.as_bytes());
-                    });
-                });
-            }
-        });
+        skeleton_frames(b, stamp, skeleton, Some(&flags));
         b.chunk(0x1A, stamp, |b| {
             b.chunk(0x01, stamp, |b| {
                 b.i32(1);
@@ -788,6 +751,109 @@ pub(crate) fn skinned_ped(stamp: u32, skeleton: &Skeleton) -> Vec<u8> {
             b.chunk(0x03, stamp, |_| {});
         });
         b.chunk(0x03, stamp, |_| {});
+    });
+    b.done()
+}
+
+/// The Frame List of a model on the bones of `skeleton` at their rest (§2.1, §2.2): frame 0
+/// the clump's root (no name), frame `1 + i` bone `i`, named as the skeleton names it. With
+/// `hanim` (the HAnim node flags per bone), each bone frame carries its HAnim PLG, bone 0's the
+/// hierarchy (§2.3).
+fn skeleton_frames(b: &mut Bytes, stamp: u32, skeleton: &Skeleton, hanim: Option<&[u32]>) {
+    let bones = &skeleton.bones;
+    let n = bones.len();
+    b.chunk(0x0E, stamp, |b| {
+        b.chunk(0x01, stamp, |b| {
+            b.u32(1 + n as u32);
+            b.f32s(&[1., 0., 0., 0., 1., 0., 0., 0., 1., 0., 0., 0.])
+                .i32(-1)
+                .u32(0);
+            for bone in bones {
+                // right, up, at: the columns of the rotation (§6.1).
+                let m = Mat3::from_quat(bone.rest.rotation);
+                b.f32s(&m.x_axis.to_array())
+                    .f32s(&m.y_axis.to_array())
+                    .f32s(&m.z_axis.to_array())
+                    .f32s(&bone.rest.translation.to_array())
+                    .i32(bone.parent.map_or(0, |p| p as i32 + 1))
+                    .u32(3);
+            }
+        });
+        // The clump's root: no name, no HAnim.
+        b.chunk(0x03, stamp, |_| {});
+        for (i, bone) in bones.iter().enumerate() {
+            b.chunk(0x03, stamp, |b| {
+                if let Some(flags) = hanim {
+                    b.chunk(0x11E, stamp, |b| {
+                        b.u32(0x100).i32(bone.id.unwrap_or(-1));
+                        if i == 0 {
+                            b.i32(n as i32).u32(0).i32(36);
+                            for (k, node) in bones.iter().enumerate() {
+                                b.i32(node.id.unwrap_or(-1)).i32(k as i32).u32(flags[k]);
+                            }
+                        } else {
+                            b.i32(0);
+                        }
+                    });
+                }
+                b.chunk(0x253F2FE, stamp, |b| {
+                    b.raw(bone.name.as_bytes());
+                });
+            });
+        }
+    });
+}
+
+/// A GTA III ped of parts written field by field (§2.1, §3.2–§3.4, §4.1, §4.2): the frames of
+/// `skeleton` at their rest (III's 16 named frames, no HAnim, no skin), and one atomic per bone
+/// frame drawing a triangle in that frame (positions only, untextured).
+pub(crate) fn parts_ped(skeleton: &Skeleton) -> Vec<u8> {
+    let n = skeleton.bones.len();
+    let mut b = Bytes::new();
+    b.chunk(0x10, III, |b| {
+        b.chunk(0x01, III, |b| {
+            b.i32(n as i32).i32(0).i32(0);
+        });
+        skeleton_frames(b, III, skeleton, None);
+        b.chunk(0x1A, III, |b| {
+            b.chunk(0x01, III, |b| {
+                b.i32(n as i32);
+            });
+            for _ in 0..n {
+                b.chunk(0x0F, III, |b| {
+                    b.chunk(0x01, III, |b| {
+                        // POSITIONS | LIGHT, 1 triangle, 3 vertices, 1 morph target; III's
+                        // surface properties
+                        b.u32(0x22).i32(1).i32(3).i32(1).f32s(&[1.0, 1.0, 1.0]);
+                        b.u16(1).u16(0).u16(0).u16(2);
+                        b.f32s(&[0., 0., 0., 0.1]).u32(1).u32(0);
+                        b.f32s(&[0., 0., 0., 0.05, 0., 0., 0., 0.05, 0.]);
+                    });
+                    b.chunk(0x08, III, |b| {
+                        b.chunk(0x01, III, |b| {
+                            b.i32(1).i32(-1);
+                        });
+                        b.chunk(0x07, III, |b| {
+                            b.chunk(0x01, III, |b| {
+                                b.u32(0).raw(&[200, 200, 200, 255]).i32(0).u32(0);
+                                b.f32s(&[1.0, 1.0, 1.0]);
+                            });
+                            b.chunk(0x03, III, |_| {});
+                        });
+                    });
+                    b.chunk(0x03, III, |_| {});
+                });
+            }
+        });
+        for g in 0..n {
+            b.chunk(0x14, III, |b| {
+                b.chunk(0x01, III, |b| {
+                    b.i32(1 + g as i32).i32(g as i32).u32(5).u32(0);
+                });
+                b.chunk(0x03, III, |_| {});
+            });
+        }
+        b.chunk(0x03, III, |_| {});
     });
     b.done()
 }

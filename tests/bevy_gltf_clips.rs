@@ -243,7 +243,7 @@ fn a_gltf_animation_loaded_by_bevy_plays_on_each_games_ped_as_the_file_imported_
 fn a_gltf_animation_loaded_by_bevy_plays_on_a_dff_ped_as_on_the_sa_skeleton() {
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     let ped = std::fs::read(assets.join("characters/ped.dff")).unwrap();
-    let (compared, moved, farthest) = dff_ped_against_the_skeleton(ped, GtaSkeleton::SA, 1.0);
+    let (compared, moved, farthest) = dff_ped_against_the_skeleton(ped, GtaSkeleton::SA, 1.0, None);
     println!(
         "DFF ped against the SA skeleton: {compared} joint positions, farthest {farthest} m; moved {moved} m"
     );
@@ -259,8 +259,12 @@ fn a_gltf_animation_loaded_by_bevy_plays_on_a_dff_ped_as_on_the_sa_skeleton() {
 #[test]
 fn a_gltf_animation_on_a_dff_ped_of_other_proportions_keeps_them() {
     let k = 1.25;
-    let (compared, moved, farthest) =
-        dff_ped_against_the_skeleton(crate::bevy_dff::scaled_ped(k), GtaSkeleton::SA, k);
+    let (compared, moved, farthest) = dff_ped_against_the_skeleton(
+        crate::bevy_dff::scaled_ped(k),
+        GtaSkeleton::SA,
+        k,
+        Some("pelvis"),
+    );
     println!(
         "DFF ped scaled by {k} against the SA skeleton: {compared} joint positions, farthest {farthest} m from {k} × its pose; moved {moved} m"
     );
@@ -270,7 +274,7 @@ fn a_gltf_animation_on_a_dff_ped_of_other_proportions_keeps_them() {
     // the bundled ped of SA's proportions (1.2589 m in 0.9 s, measured).
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     let ped = std::fs::read(assets.join("characters/ped.dff")).unwrap();
-    let (_, plain, _) = dff_ped_against_the_skeleton(ped, GtaSkeleton::SA, 1.0);
+    let (_, plain, _) = dff_ped_against_the_skeleton(ped, GtaSkeleton::SA, 1.0, None);
     assert!(
         (moved - k * plain).abs() < 1e-3,
         "{moved} m against {plain} m"
@@ -284,7 +288,7 @@ fn a_gltf_animation_on_a_dff_ped_of_other_proportions_keeps_them() {
 fn a_gltf_animation_loaded_by_bevy_plays_on_a_vc_dff_ped_as_on_vcs_skeleton() {
     use crate::bevy_dff::{VC, skinned_ped};
     let ped = skinned_ped(VC, &rigplay::skeleton::Skeleton::gta_vc());
-    let (compared, moved, farthest) = dff_ped_against_the_skeleton(ped, GtaSkeleton::VC, 1.0);
+    let (compared, moved, farthest) = dff_ped_against_the_skeleton(ped, GtaSkeleton::VC, 1.0, None);
     println!(
         "VC DFF ped against the VC skeleton: {compared} joint positions, farthest {farthest} m; moved {moved} m"
     );
@@ -293,12 +297,35 @@ fn a_gltf_animation_loaded_by_bevy_plays_on_a_vc_dff_ped_as_on_vcs_skeleton() {
     assert!(farthest < 1e-3, "{farthest} m");
 }
 
+/// The same on a GTA III ped of parts (`bevy_dff::parts_ped`, written field by field: III's 16
+/// named frames at the built-in III skeleton's rest, a rigid part on each, no skin): the glTF's
+/// clip through `Retarget` puts every frame where it puts the built-in III skeleton's bones.
+#[test]
+fn a_gltf_animation_loaded_by_bevy_plays_on_a_iii_ped_of_parts_as_on_iiis_skeleton() {
+    let ped = crate::bevy_dff::parts_ped(&rigplay::skeleton::Skeleton::gta_iii());
+    // Relative to the waist: the model stands on its lowest vertex (a part's triangle reaches
+    // 5 cm past the foot frames), the skeleton on its lowest joint.
+    let (compared, moved, farthest) =
+        dff_ped_against_the_skeleton(ped, GtaSkeleton::III, 1.0, Some("Swaist"));
+    println!(
+        "III DFF ped of parts against the III skeleton: {compared} joint positions, farthest {farthest} m; moved {moved} m"
+    );
+    assert!(compared >= 4 * 15, "{compared}");
+    assert!(moved > 0.5, "{moved} m");
+    assert!(farthest < 1e-3, "{farthest} m");
+}
+
 /// Plays the mocap walk, as a glTF loaded by Bevy, through `Retarget` on the built-in skeleton
 /// `built_in` and on the DFF ped `ped`, paused at 0, 0.3, 0.6 and 0.9 s. Returns how many joint positions
 /// were compared, how far the ped's joints moved from their first pose, and the farthest a ped
 /// joint is from `k` times the skeleton's joint of the same name, both taken relative to the
-/// pelvis when `k ≠ 1` (the characters' roots otherwise).
-fn dff_ped_against_the_skeleton(ped: Vec<u8>, built_in: GtaSkeleton, k: f32) -> (usize, f32, f32) {
+/// joint `relative_to` of each (the characters' roots with `None`).
+fn dff_ped_against_the_skeleton(
+    ped: Vec<u8>,
+    built_in: GtaSkeleton,
+    k: f32,
+    relative_to: Option<&str>,
+) -> (usize, f32, f32) {
     use crate::bevy_dff::joint_positions;
     let bvh = BvhFile::read(crate::bvh_fixtures::mocap_walk(31).as_bytes())
         .unwrap()
@@ -365,16 +392,15 @@ fn dff_ped_against_the_skeleton(ped: Vec<u8>, built_in: GtaSkeleton, k: f32) -> 
         let a = joint_positions(&mut app, skeleton);
         let b = joint_positions(&mut app, model);
         let at = |e: Entity| app.world().get::<GlobalTransform>(e).unwrap().translation();
-        let pelvis = |v: &[(String, Vec3)]| {
+        let joint = |v: &[(String, Vec3)], name: &str| {
             v.iter()
-                .find(|(n, _)| n.trim().eq_ignore_ascii_case("pelvis"))
+                .find(|(n, _)| n.trim().eq_ignore_ascii_case(name))
                 .unwrap()
                 .1
         };
-        let (ra, rb) = if k == 1.0 {
-            (at(skeleton), at(model))
-        } else {
-            (pelvis(&a), pelvis(&b))
+        let (ra, rb) = match relative_to {
+            None => (at(skeleton), at(model)),
+            Some(name) => (joint(&a, name), joint(&b, name)),
         };
         for (name, p) in &b {
             // The `Root` is left out: its rest differs between the two (the DFF's `Normal`).
