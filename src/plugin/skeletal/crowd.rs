@@ -172,6 +172,13 @@ impl CrowdSkeleton {
         }
     }
 
+    /// The bone each of `info`'s tracks drives (by target id).
+    fn tracks(&self, info: &ClipInfo) -> Vec<Option<usize>> {
+        (info.tracks.iter())
+            .map(|(t, _)| self.targets.iter().position(|b| b == t))
+            .collect()
+    }
+
     /// The bones' names, in bone order.
     pub(super) fn names(&self) -> &[String] {
         &self.names
@@ -211,14 +218,13 @@ impl CrowdSkeleton {
 #[derive(Resource)]
 pub(crate) struct CrowdSkeletons {
     skeletons: [Arc<CrowdSkeleton>; 3],
-    clips: std::collections::HashMap<(AssetId<RigClip>, GtaGame), (Arc<ClipInfo>, Arc<PoseClip>)>,
-    /// Clips laid out with only the bones a layer's mask weighs, by clip, game and mask (the
-    /// mask kept alive with its layout, so that its address names it).
-    masked: std::collections::HashMap<(AssetId<RigClip>, GtaGame, usize), MaskedLayout>,
+    /// By clip, game and mask (its address; 0: none), the clip's layout, with the clip's info
+    /// it was made from and the mask (kept alive with its layout, so that its address names it).
+    clips: std::collections::HashMap<(AssetId<RigClip>, GtaGame, usize), CachedLayout>,
 }
 
-/// A clip laid out for the bones a mask weighs ([`CrowdSkeletons::clip_masked`]).
-type MaskedLayout = (Arc<ClipInfo>, Arc<ResolvedMask>, Arc<PoseClip>);
+/// A layout of [`CrowdSkeletons::layout`], with what it was made from.
+type CachedLayout = (Arc<ClipInfo>, Option<Arc<ResolvedMask>>, Arc<PoseClip>);
 
 impl Default for CrowdSkeletons {
     fn default() -> Self {
@@ -226,7 +232,6 @@ impl Default for CrowdSkeletons {
             skeletons: [GtaGame::Iii, GtaGame::Vc, GtaGame::Sa]
                 .map(|g| Arc::new(CrowdSkeleton::new(g))),
             clips: Default::default(),
-            masked: Default::default(),
         }
     }
 }
@@ -255,55 +260,40 @@ impl CrowdSkeletons {
         game: GtaGame,
         info: &Arc<ClipInfo>,
     ) -> Arc<PoseClip> {
-        let skeleton = self.get(game).clone();
-        match self.clips.get(&(id, game)) {
-            Some((i, c)) if Arc::ptr_eq(i, info) => c.clone(),
-            _ => {
-                let tracks = skeleton.tracks(info);
-                let clip = Arc::new(PoseClip::new(&info.played, &skeleton.pose, &tracks));
-                self.clips.insert((id, game), (info.clone(), clip.clone()));
-                clip
-            }
-        }
+        self.layout(id, game, info, None)
     }
-}
 
-impl CrowdSkeleton {
-    /// The bone each of `info`'s tracks drives (by target id).
-    fn tracks(&self, info: &ClipInfo) -> Vec<Option<usize>> {
-        (info.tracks.iter())
-            .map(|(t, _)| self.targets.iter().position(|b| b == t))
-            .collect()
-    }
-}
-
-impl CrowdSkeletons {
-    /// [`Self::clip`] with only the tracks of the bones `mask` weighs: a bone a layer's mask
+    /// [`Self::clip`], with `mask` only the tracks of the bones it weighs: a bone a layer's mask
     /// leaves out is, for the mix, a bone the layer does not key, so sampling skips it (an
     /// upper-body layer samples the upper body). Shared by the characters of the same game and
     /// mask.
-    pub(super) fn clip_masked(
+    pub(super) fn layout(
         &mut self,
         id: AssetId<RigClip>,
         game: GtaGame,
         info: &Arc<ClipInfo>,
-        mask: &Arc<ResolvedMask>,
+        mask: Option<&Arc<ResolvedMask>>,
     ) -> Arc<PoseClip> {
-        let key = (id, game, Arc::as_ptr(mask) as usize);
-        match self.masked.get(&key) {
-            Some((i, m, c)) if Arc::ptr_eq(i, info) && Arc::ptr_eq(m, mask) => c.clone(),
+        let key = (id, game, mask.map_or(0, |m| Arc::as_ptr(m) as usize));
+        match self.clips.get(&key) {
+            Some((i, m, c))
+                if Arc::ptr_eq(i, info) && m.as_ref().map(Arc::as_ptr) == mask.map(Arc::as_ptr) =>
+            {
+                c.clone()
+            }
             _ => {
-                if self.masked.len() > 64 {
-                    self.masked.retain(|_, (_, _, c)| Arc::strong_count(c) > 1);
+                if self.clips.len() > 64 {
+                    self.clips.retain(|_, (_, _, c)| Arc::strong_count(c) > 1);
                 }
                 let skeleton = self.get(game).clone();
-                let weighed = |b: &usize| mask.weights.get(*b).is_some_and(|w| *w > 0.0);
+                let weighed =
+                    |b: &usize| mask.is_none_or(|m| m.weights.get(*b).is_some_and(|w| *w > 0.0));
                 let tracks: Vec<Option<usize>> = (skeleton.tracks(info).into_iter())
                     .map(|t| t.filter(weighed))
                     .collect();
                 let clip = Arc::new(PoseClip::new(&info.played, &skeleton.pose, &tracks));
-                let value = (info.clone(), mask.clone(), clip.clone());
-                self.masked.insert(key, value);
+                self.clips
+                    .insert(key, (info.clone(), mask.cloned(), clip.clone()));
                 clip
             }
         }

@@ -50,6 +50,8 @@ struct CrowdSlot {
     mask: Option<Arc<ResolvedMask>>,
     /// An additive layer's reference time and the clip's pose there.
     reference: Option<(f32, Arc<LocalPose>)>,
+    /// The clip's tracks that drive no bone.
+    unmatched: Vec<String>,
 }
 
 /// A slot's layer and clip, and how the layer plays this frame.
@@ -85,44 +87,52 @@ pub(crate) fn bind_crowd_layers(
             continue;
         };
         let binding = &mut *binding;
-        let now = (layers.shape, character.game, generation);
+        let game = character.game;
+        let now = (layers.shape, game, generation);
         if binding.bound == Some(now) && binding.report.clips_not_loaded.is_empty() {
             continue;
         }
+        // A slot is kept while its layer, clip (as loaded), mask and game are: a layer's
+        // playhead changed through `ClipLayers::get_mut` rebinds nothing.
+        let same_game = binding.bound.is_some_and(|(_, g, _)| g == game);
         binding.bound = Some(now);
-        let skeleton = skeletons.get(character.game).clone();
+        let skeleton = skeletons.get(game).clone();
         let mut report = LayerReport::default();
         let mut old = std::mem::take(&mut binding.slots);
+        if !same_game {
+            old.clear();
+        }
         for layer in layers.layers() {
             let id = layer.clip.id();
             let Some(info) = clips.get(id) else {
                 report.clips_not_loaded.push(layer.id());
                 continue;
             };
-            let mask = (layer.mask.as_ref())
-                .map(|m| layouts.mask(m, skeleton.names(), skeleton.parents()));
-            let layout = match &mask {
-                Some(mask) => skeletons.clip_masked(id, character.game, &info, mask),
-                None => skeletons.clip(id, character.game, &info),
-            };
             let kept = old
                 .iter()
                 .position(|s| {
                     s.layer == layer.id()
-                        && Arc::ptr_eq(&s.layout, &layout)
+                        && s.clip == id
+                        && Arc::ptr_eq(&s.info, &info)
                         && s.mask_of == layer.mask
                 })
                 .map(|i| old.swap_remove(i));
-            let mut slot = kept.unwrap_or_else(|| CrowdSlot {
-                layer: layer.id(),
-                clip: id,
-                info: info.clone(),
-                cursor: PoseCursor::new(&layout),
-                pose: skeleton.rest().clone(),
-                layout: layout.clone(),
-                mask_of: layer.mask.clone(),
-                mask,
-                reference: None,
+            let mut slot = kept.unwrap_or_else(|| {
+                let mask = (layer.mask.as_ref())
+                    .map(|m| layouts.mask(m, skeleton.names(), skeleton.parents()));
+                let layout = skeletons.layout(id, game, &info, mask.as_ref());
+                CrowdSlot {
+                    layer: layer.id(),
+                    clip: id,
+                    unmatched: skeletons.unmatched(game, &info),
+                    info: info.clone(),
+                    cursor: PoseCursor::new(&layout),
+                    pose: skeleton.rest().clone(),
+                    layout,
+                    mask_of: layer.mask.clone(),
+                    mask,
+                    reference: None,
+                }
             });
             match layer.additive {
                 Some(t) if slot.reference.as_ref().is_none_or(|(at, _)| *at != t) => {
@@ -136,9 +146,10 @@ pub(crate) fn bind_crowd_layers(
                     .unknown_mask_bones
                     .push((layer.id(), unknown.unknown.clone()));
             }
-            let unmatched = skeletons.unmatched(character.game, &info);
-            if !unmatched.is_empty() {
-                report.unmatched_tracks.push((layer.id(), unmatched));
+            if !slot.unmatched.is_empty() {
+                report
+                    .unmatched_tracks
+                    .push((layer.id(), slot.unmatched.clone()));
             }
             binding.slots.push(slot);
         }
