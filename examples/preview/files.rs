@@ -9,7 +9,7 @@ use rigplay::plugin::*;
 use rigplay::skeleton::GtaGame;
 use rigplay_preview::clips::{ClipRow, Pick, SortBy, pick};
 use rigplay_preview::motion::motion_path;
-use rigplay_preview::watch::{HotReload, OpenAsset};
+use rigplay_preview::watch::{HotReload, OpenAsset, rooted_asset_path as asset_path};
 use std::path::{Path, PathBuf};
 
 /// The frame rate for stepping a clip whose keys do not tell one (one key per channel).
@@ -349,14 +349,6 @@ pub fn view(index: usize, file: &OpenFile, loaded: &Loaded) -> Option<FileView> 
     }
 }
 
-/// The asset path of a file opened by its absolute path (the asset root is `/`).
-fn asset_path(absolute: &Path) -> String {
-    absolute
-        .to_string_lossy()
-        .trim_start_matches('/')
-        .to_string()
-}
-
 /// Every file open (the clip files, the model and the glTF character), with the asset path
 /// that reads it: a motion file's names the source of its ped's game
 /// ([`rigplay_preview::motion`]).
@@ -364,20 +356,19 @@ fn open_assets<'a>(
     preview: &'a Preview,
     assets: &'a AssetServer,
 ) -> impl Iterator<Item = OpenAsset> + 'a {
-    let files = preview.files.iter().map(|f| OpenAsset {
-        asset_path: match assets.get_path(f.handle.id()) {
-            Some(p) => p.without_label().to_string(),
-            None => asset_path(&f.path),
-        },
-        file: f.path.clone(),
-    });
+    let files = preview
+        .files
+        .iter()
+        .map(|f| match assets.get_path(f.handle.id()) {
+            Some(p) => OpenAsset {
+                file: f.path.clone(),
+                asset_path: p.without_label().to_string(),
+            },
+            None => OpenAsset::at(&f.path),
+        });
     let model = preview.model.as_ref().map(|m| m.path.as_path());
     let body = preview.body.as_ref().map(|b| b.path.as_path());
-    let others = model.into_iter().chain(body).map(|path| OpenAsset {
-        file: path.to_path_buf(),
-        asset_path: asset_path(path),
-    });
-    files.chain(others)
+    files.chain(model.into_iter().chain(body).map(OpenAsset::at))
 }
 
 /// `F5`: reads every open file again (clips, the model with the `.txd` beside it, the
@@ -436,10 +427,9 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         .as_ref()
         .and_then(|m| m.game)
         .unwrap_or_default();
-    let load_motion = |asset_path: String| load_motion(assets, game, &asset_path);
     if matches!(lower.as_str(), "bvh" | "vrma" | "vrm") {
         preview.files.push(OpenFile {
-            handle: FileHandle::Motion(load_motion(asset_path)),
+            handle: FileHandle::Motion(load_motion(assets, game, &asset_path)),
             path: absolute,
         });
         return;
@@ -457,7 +447,7 @@ pub fn open(preview: &mut Preview, assets: &AssetServer, path: &Path) {
         });
         if rigplay_preview::clips::gltf_has_animations(&absolute) {
             preview.files.push(OpenFile {
-                handle: FileHandle::Motion(load_motion(asset_path)),
+                handle: FileHandle::Motion(load_motion(assets, game, &asset_path)),
                 path: absolute,
             });
         }

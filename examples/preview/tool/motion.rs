@@ -194,7 +194,7 @@ mod tests {
         let mut app = crate::watch::headless_app(|app| register_motion_sources(app, "/"));
         app.finish();
         app.cleanup();
-        let path = file.to_string_lossy().trim_start_matches('/').to_owned();
+        let path = crate::watch::rooted_asset_path(&file);
         let load = |app: &App, game| {
             let server = app.world().resource::<AssetServer>();
             server.load::<Motion>(motion_path(game, &path))

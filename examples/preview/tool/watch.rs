@@ -106,9 +106,15 @@ impl OpenAsset {
     pub fn at(file: &Path) -> Self {
         Self {
             file: file.to_path_buf(),
-            asset_path: file.to_string_lossy().trim_start_matches('/').to_owned(),
+            asset_path: rooted_asset_path(file),
         }
     }
+}
+
+/// The asset path of the absolute path `file` through an asset root of `/` ([`files_anywhere`]):
+/// the path without its leading `/`.
+pub fn rooted_asset_path(file: &Path) -> String {
+    file.to_string_lossy().trim_start_matches('/').to_owned()
 }
 
 /// The files to keep up to date, for [`reload_changed_files`].
@@ -216,7 +222,7 @@ mod tests {
         .add_systems(Update, reload_changed_files);
         app.finish();
         app.cleanup();
-        let asset_path = file.to_string_lossy().trim_start_matches('/').to_owned();
+        let asset_path = rooted_asset_path(&file);
         let handle: Handle<Ifp> = app.world().resource::<AssetServer>().load(asset_path);
         let game = |app: &App| {
             app.world()
