@@ -20,23 +20,13 @@
 //! (or, sharing the tests' build: `cargo bench --profile dev --bench crowd_draw`, whose
 //! dependencies are built at O3 too).
 
-use bevy::app::{PluginsState, TaskPoolOptions, TaskPoolPlugin};
-use bevy::camera::RenderTarget;
 use bevy::prelude::*;
 use bevy::render::RenderPlugin;
-use bevy::render::pipelined_rendering::PipelinedRenderingPlugin;
-use bevy::render::render_resource::{TextureFormat, TextureUsages};
 use bevy::render::settings::RenderCreation;
-use bevy::time::TimeUpdateStrategy;
-use bevy::window::ExitCondition;
-use bevy::winit::WinitPlugin;
 use criterion::{Criterion, criterion_group, criterion_main};
-use rigplay::plugin::{
-    CrowdCharacter, CrowdDrawPlugin, CrowdLod, CrowdMaterial, CrowdModel, CrowdViewer, Dff,
-    DffPlugin, GtaModel, IfpPlugin, Playback, RigClip, SkeletalClip, SkeletonGizmos,
-};
-use rigplay::skeleton::GtaGame;
-use std::time::Duration;
+
+mod crowd_scene;
+use crowd_scene::{Peds, Stage};
 
 // The bench takes only the no-op renderer.
 #[allow(dead_code)]
@@ -44,172 +34,18 @@ use std::time::Duration;
 mod headless;
 use headless::noop_renderer;
 
-/// What the peds are.
-#[derive(Clone, Copy, PartialEq)]
-enum Peds {
-    Drawn,
-    /// Drawn, with the far half of the crowd (beyond the camera's distance to the grid's
-    /// centre) posed at half rate ([`CrowdLod`]).
-    DrawnHalfRate,
-    Flat,
-    SkinnedMesh,
-}
-
-/// The app with `count` peds, loaded, dressed and drawn once.
+/// The scene on the no-op renderer, two threads, 640×360, no shadows.
 fn scene(peds: Peds, count: usize) -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        DefaultPlugins
-            .set(TaskPoolPlugin {
-                task_pool_options: TaskPoolOptions::with_num_threads(2),
-            })
-            .set(WindowPlugin {
-                primary_window: None,
-                exit_condition: ExitCondition::DontExit,
-                close_when_requested: false,
-                ..default()
-            })
-            .set(AssetPlugin {
-                file_path: concat!(env!("CARGO_MANIFEST_DIR"), "/../assets").into(),
-                watch_for_changes_override: Some(false),
-                ..default()
-            })
-            .set(RenderPlugin {
-                render_creation: RenderCreation::Manual(noop_renderer(None)),
-                ..default()
-            })
-            .disable::<bevy::log::LogPlugin>()
-            .disable::<WinitPlugin>()
-            .disable::<PipelinedRenderingPlugin>(),
-        IfpPlugin,
-        DffPlugin,
-        CrowdDrawPlugin,
-    ))
-    .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
-        1.0 / 60.0,
-    )))
-    // Nothing but the peds is drawn: no skeleton lines or joints.
-    .insert_resource(SkeletonGizmos {
-        enabled: false,
-        ..default()
-    });
-    while app.plugins_state() == PluginsState::Adding {
-        bevy::tasks::tick_global_task_pools_on_main_thread();
-    }
-    app.finish();
-    app.cleanup();
-
-    let server = app.world().resource::<AssetServer>().clone();
-    let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
-    let ped: Handle<Dff> = server.load("characters/ped.dff");
-    for _ in 0..10_000 {
-        if server.is_loaded_with_dependencies(walk.id())
-            && server.is_loaded_with_dependencies(ped.id())
-        {
-            break;
-        }
-        app.update();
-    }
-    assert!(
-        server.is_loaded_with_dependencies(ped.id()),
-        "the ped loads"
-    );
-
-    let mut image = Image::new_target_texture(640, 360, TextureFormat::Rgba8UnormSrgb, None);
-    image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
-    let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
-    // A grid 1.2 m apart, seen whole from above one corner.
-    let columns = (count as f32).sqrt().ceil().max(1.0) as usize;
-    let extent = columns as f32 * 1.2;
-    // Ped `i`'s place on the grid.
-    let place = |i: usize| {
-        let (c, r) = ((i % columns) as f32, (i / columns) as f32);
-        Vec3::new(
-            (c - columns as f32 / 2.0) * 1.2,
-            0.0,
-            (r - columns as f32 / 2.0) * 1.2,
-        )
+    let stage = Stage {
+        render: RenderPlugin {
+            render_creation: RenderCreation::Manual(noop_renderer(None)),
+            ..default()
+        },
+        threads: Some(2),
+        size: UVec2::new(640, 360),
+        shadows: false,
     };
-    let eye = Vec3::new(0.0, 0.6 * extent + 3.0, 0.9 * extent + 4.0);
-    let camera = app
-        .world_mut()
-        .spawn((
-            Camera3d::default(),
-            RenderTarget::Image(target.into()),
-            Msaa::Off,
-            Transform::from_translation(eye).looking_at(Vec3::new(0.0, 0.9, 0.0), Vec3::Y),
-        ))
-        .id();
-    if peds == Peds::DrawnHalfRate {
-        let beyond = eye.length();
-        app.world_mut().entity_mut(camera).insert(CrowdViewer);
-        app.insert_resource(CrowdLod {
-            half_rate_beyond: Some(beyond),
-        });
-        let far = (0..count)
-            .filter(|&i| place(i).distance(eye) > beyond)
-            .count();
-        eprintln!("half rate beyond {beyond:.0} m: {far} of {count} peds");
-    }
-    app.world_mut().spawn((
-        DirectionalLight::default(),
-        Transform::from_xyz(1.0, 3.0, 2.0).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
-    for i in 0..count {
-        let at = Transform::from_translation(place(i));
-        let mut playback = Playback::looping();
-        playback.seek(((i * 7919) % 1000) as f32 / 1000.0 * 1.2);
-        let world = app.world_mut();
-        match peds {
-            Peds::Drawn | Peds::DrawnHalfRate => {
-                world.spawn((
-                    CrowdCharacter::new(GtaGame::Sa, walk.clone()),
-                    CrowdModel(ped.clone()),
-                    playback,
-                    at,
-                ));
-            }
-            Peds::Flat => {
-                world.spawn((CrowdCharacter::new(GtaGame::Sa, walk.clone()), playback, at));
-            }
-            Peds::SkinnedMesh => {
-                world.spawn((
-                    GtaModel::new(ped.clone()),
-                    SkeletalClip::new(walk.clone()),
-                    playback,
-                    at,
-                    Visibility::default(),
-                ));
-            }
-        }
-    }
-    // Until every ped is dressed (the crowd's parts, or Bevy's skinned meshes), and a few frames
-    // more for the pipelines.
-    let mut dressed = false;
-    for _ in 0..200 {
-        app.update();
-        let world = app.world_mut();
-        let parts = match peds {
-            Peds::Drawn | Peds::DrawnHalfRate => world
-                .query_filtered::<(), With<MeshMaterial3d<CrowdMaterial>>>()
-                .iter(world)
-                .count(),
-            Peds::SkinnedMesh => world
-                .query::<&bevy::mesh::skinning::SkinnedMesh>()
-                .iter(world)
-                .count(),
-            Peds::Flat => count,
-        };
-        if parts >= count {
-            dressed = true;
-            break;
-        }
-    }
-    assert!(dressed, "every ped is dressed");
-    for _ in 0..10 {
-        app.update();
-    }
-    app
+    crowd_scene::scene(peds, count, stage, ())
 }
 
 fn crowd_draw(c: &mut Criterion) {

@@ -1005,9 +1005,10 @@ fn the_retarget_example_takes_a_clip_name_in_any_case_and_ends_on_a_missing_one(
 #[test]
 fn every_example_refuses_an_option_it_does_not_know_with_a_usage_line_and_status_2() {
     // Parsed before any window opens: no display needed, and each ends at once.
-    let cases: [(&str, &[&str]); 6] = [
+    let cases: [(&str, &[&str]); 7] = [
         ("preview", &["--bogus-flag", "1"]),
         ("crowd", &["500", "--skin", "ped.dff"]),
+        ("crowd_gpu", &["500", "--bones"]),
         ("anie_crowd", &["--bones"]),
         ("retarget", &["a.glb", "b.ifp#walk", "--frame", "3"]),
         ("ifp_skeleton", &["walk", "--loop"]),
@@ -1044,6 +1045,56 @@ fn every_example_refuses_an_option_it_does_not_know_with_a_usage_line_and_status
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no/such/ped.dff is not a file"), "{err}");
+}
+
+#[test]
+fn crowd_gpu_times_every_case_on_the_adapter_and_the_whole_frame_holds_the_timed_passes() {
+    if !can_render() {
+        return;
+    }
+    // A small crowd in a small image: lavapipe's timestamps are real (its GPU is the CPU).
+    let out = example_command("crowd_gpu", &["40", "--frames", "8", "--size", "160x90"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("adapter: "), "{text}");
+    let cases = [
+        "flat (nothing drawn)",
+        "crowd renderer",
+        "crowd renderer, shadows",
+        "Bevy SkinnedMesh",
+        "Bevy SkinnedMesh, shadows",
+    ];
+    // Each case's block: its heading, then `  NAME  X ms GPU` lines.
+    let blocks: Vec<&str> = text.split("\n\n").skip(1).collect();
+    assert_eq!(blocks.len(), cases.len(), "{text}");
+    for (block, case) in blocks.iter().zip(cases) {
+        assert!(block.starts_with(&format!("{case}: set up in ")), "{block}");
+        if block.contains("no GPU times") {
+            // An adapter without timestamp queries: said, not guessed.
+            continue;
+        }
+        let gpu = |name: &str| -> f64 {
+            let line = block
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+                .unwrap_or_else(|| panic!("no {name} in {block}"));
+            line.split_whitespace()
+                .rev()
+                .find_map(|w| w.parse().ok())
+                .filter(|&ms: &f64| ms.is_finite() && ms >= 0.0)
+                .unwrap_or_else(|| panic!("{line}"))
+        };
+        let frame = gpu("frame");
+        let opaque = gpu("frame/main_opaque_pass_3d");
+        assert!(frame > 0.0 && opaque <= frame, "{block}");
+        assert!(gpu("frame, less the timed passes") >= 0.0, "{block}");
+    }
 }
 
 /// A GTA III ped of parts, written field by field (RenderWare 3.3, no HAnim): a root frame, then
