@@ -43,7 +43,8 @@ pub fn spawn_character(
     mut framing: ResMut<crate::camera::Framing>,
     shot: Res<crate::screenshot::Shot>,
     mut shown: Local<Shown>,
-    mut gizmos: ResMut<SkeletonGizmos>,
+    // The skeleton lines' settings, and the layers of the character on show.
+    (mut gizmos, layers): (ResMut<SkeletonGizmos>, Query<&ClipLayers>),
 ) {
     let model = preview.model.as_ref().map(|m| m.handle.clone());
     let model_changed = shown.model != model.as_ref().map(|m| m.id());
@@ -77,6 +78,11 @@ pub fn spawn_character(
         return;
     };
     let Some(clip) = v.clips.get(c) else { return };
+    // A model opened under the clip on show keeps the layers over it (a motion file's clips in
+    // them follow the file onto the model's ped: `layers_panel::follow_motion`).
+    let kept_layers = (model_changed && shown.clip == Some((f, c)))
+        .then(|| preview.character.and_then(|e| layers.get(e).ok().cloned()))
+        .flatten();
     if let Some(old) = preview.character.take() {
         commands.entity(old).despawn();
     }
@@ -105,14 +111,19 @@ pub fn spawn_character(
     match clip.character.clone() {
         // An opened model plays the clip instead of the stick skeleton (which gizmos draw over
         // its skin).
-        Character::Gta(skeleton) => match &model {
-            Some(m) => {
-                character.insert(GtaModel::new(m.clone()));
+        Character::Gta(skeleton) => {
+            match &model {
+                Some(m) => {
+                    character.insert(GtaModel::new(m.clone()));
+                }
+                None => {
+                    character.insert(skeleton);
+                }
             }
-            None => {
-                character.insert(skeleton);
+            if let Some(layers) = kept_layers {
+                character.insert(layers);
             }
-        },
+        }
         Character::Flat(skeleton) => {
             character.insert(skeleton);
         }

@@ -11,13 +11,14 @@
 //! none, or one made for it. A model of another game opened later loads the motion again from
 //! that game's source, and a reload reads the same `.meta` as the first load did.
 
+use bevy::asset::AssetPath;
 use bevy::asset::io::{
     AssetReader, AssetReaderError, AssetSource, AssetSourceBuilder, ErasedAssetReader, PathStream,
     Reader, VecReader,
 };
 use bevy::asset::meta::{AssetAction, AssetMeta};
 use bevy::prelude::*;
-use rigplay::plugin::{MotionLoader, MotionLoaderSettings};
+use rigplay::plugin::{ClipLayers, MotionLoader, MotionLoaderSettings};
 use rigplay::skeleton::GtaGame;
 use std::path::Path;
 
@@ -40,6 +41,42 @@ pub fn source_of(game: GtaGame) -> &'static str {
 /// retargeted onto `game`'s ped.
 pub fn motion_path(game: GtaGame, path: &str) -> String {
     format!("{}://{path}", source_of(game))
+}
+
+/// Layers that play motion clips, moved onto the ped their files are now imported onto.
+///
+/// A model of another game, opened after a motion file, imports the file again from that game's
+/// source. That makes another asset, and the layers placed before it still hold the clips of the
+/// old import. A layer whose clip comes from a motion source (`motion-*://`) takes the clip of the
+/// same label from the file's current source, where `open` (the asset paths of the open motion
+/// files) holds the file under another source. A layer keeps its id, playhead, weight, fades,
+/// flags and mask. A clip of a file that is no longer open keeps its version. Returns how many
+/// layers changed.
+pub fn follow_motion_files(
+    layers: &mut ClipLayers,
+    assets: &AssetServer,
+    open: &[AssetPath<'static>],
+) -> usize {
+    let moved: Vec<(u32, AssetPath<'static>)> = layers
+        .layers()
+        .iter()
+        .filter_map(|layer| {
+            let clip = assets.get_path(layer.clip.id())?;
+            let from = clip.source().as_str()?;
+            if !SOURCES.iter().any(|(_, s)| *s == from) {
+                return None;
+            }
+            let file = open.iter().find(|f| f.path() == clip.path())?;
+            let to = file.source().as_str()?;
+            (to != from).then(|| (layer.id(), clip.clone_owned().with_source(to.to_owned())))
+        })
+        .collect();
+    for (id, path) in &moved {
+        if let Some(layer) = layers.get_mut(*id) {
+            layer.clip = assets.load(path.clone());
+        }
+    }
+    moved.len()
 }
 
 /// Registers the three motion sources, each reading the file system under `root` (the
@@ -237,6 +274,89 @@ mod tests {
             .reload(motion_path(GtaGame::Iii, &path));
         until(&mut app, "reloaded", &|app| keys(app) != before);
         assert_eq!(game_of(&app, &iii), Some(GtaGame::Iii));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn layers_of_a_motion_clip_follow_their_file_onto_another_games_ped() {
+        use rigplay::animation::layers::Layer;
+        use rigplay::plugin::{Motion, RigClip};
+        use std::time::{Duration, Instant};
+        let dir =
+            std::env::temp_dir().join(format!("rigplay-motion-layers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("walk.bvh");
+        std::fs::write(&file, bvh_fixtures::mocap_walk(31)).unwrap();
+        let mut app = crate::watch::headless_app(|app| register_motion_sources(app, "/"));
+        app.finish();
+        app.cleanup();
+        let path = crate::watch::rooted_asset_path(&file);
+        let server = app.world().resource::<AssetServer>().clone();
+        let until = |app: &mut App, what: &str, done: &dyn Fn(&App) -> bool| {
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(20) {
+                app.update();
+                if done(app) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            panic!("{what}: not within 20 s");
+        };
+        // The motion open on SA's ped, its clip in a layer (half weight, partial), beside a
+        // layer of a plain package's clip.
+        let sa: Handle<Motion> = server.load(motion_path(GtaGame::Sa, &path));
+        let sa_clip: Handle<RigClip> =
+            server.load(format!("{}#Clip0", motion_path(GtaGame::Sa, &path)));
+        let ifp =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/anims/sa_ped.ifp");
+        let plain: Handle<RigClip> = server.load(format!(
+            "{}#walk",
+            crate::watch::rooted_asset_path(&ifp.canonicalize().unwrap())
+        ));
+        until(&mut app, "the SA import", &|app| {
+            app.world().resource::<Assets<Motion>>().get(&sa).is_some()
+        });
+        let mut layers = ClipLayers::default();
+        let mut layer = Layer::new(sa_clip.clone());
+        layer.set_weight(0.5).unwrap();
+        layer.flags.partial = true;
+        let moving = layers.push(layer);
+        let kept = layers.push(Layer::new(plain.clone()));
+        // Nothing to follow while the file is open on SA's ped.
+        let open_sa = [server.get_path(sa.id()).unwrap().clone_owned()];
+        assert_eq!(follow_motion_files(&mut layers, &server, &open_sa), 0);
+        // A III model opened: the file is imported again from III's source.
+        let iii: Handle<Motion> = server.load(motion_path(GtaGame::Iii, &path));
+        let open_iii = [server.get_path(iii.id()).unwrap().clone_owned()];
+        assert_eq!(follow_motion_files(&mut layers, &server, &open_iii), 1);
+        let moved = &layers.layers()[0];
+        assert_eq!(moved.id(), moving);
+        assert_eq!(moved.weight(), 0.5);
+        assert!(moved.flags.partial);
+        let to = server.get_path(moved.clip.id()).unwrap();
+        assert_eq!(
+            to.to_string(),
+            format!("{}#Clip0", motion_path(GtaGame::Iii, &path))
+        );
+        // The plain package's layer keeps its clip.
+        assert_eq!(layers.layers()[1].id(), kept);
+        assert_eq!(layers.layers()[1].clip, plain);
+        // The new clip is the III import's: it loads, and following again changes nothing.
+        let new_clip = moved.clip.clone();
+        until(&mut app, "the III import", &|app| {
+            app.world().resource::<Assets<Motion>>().get(&iii).is_some()
+        });
+        let motions = app.world().resource::<Assets<Motion>>();
+        let iii_ifp = &motions.get(&iii).unwrap().ifp;
+        assert_eq!(iii_ifp.game, GtaGame::Iii);
+        assert_eq!(iii_ifp.clips[0].handle, new_clip);
+        assert_eq!(follow_motion_files(&mut layers, &server, &open_iii), 0);
+        // Back onto SA's ped (an SA model opened), then the file closed: a clip of a file no
+        // longer open stays where it is.
+        assert_eq!(follow_motion_files(&mut layers, &server, &open_sa), 1);
+        assert_eq!(layers.layers()[0].clip, sa_clip);
+        assert_eq!(follow_motion_files(&mut layers, &server, &[]), 0);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
