@@ -1,10 +1,19 @@
 //! The character on show: spawned for the selected clip (a GTA or flat skeleton playing it, or
 //! an AnimeEffects project drawn by the GPU plugin on a 2D quad).
 
-use crate::files::{Character, FileHandle, Loaded, Preview, view};
+use crate::files::{Character, FileHandle, Loaded, Preview, open_motion_paths, view};
 use bevy::prelude::*;
 use bevy::world_serialization::WorldAssetRoot;
 use rigplay::plugin::*;
+use rigplay_preview::motion::{follow_motion_files, followed_motion_clip};
+
+/// What a character on show keeps when a model opens under its clip: its layers, its playhead
+/// and its held blend.
+type Kept = (
+    Option<&'static ClipLayers>,
+    Option<&'static Playback>,
+    Option<&'static SkeletalClip>,
+);
 
 /// The middle of the view between the panels, in 2D world units (pixels from the window's
 /// centre, +y up), and the size it offers.
@@ -43,8 +52,8 @@ pub fn spawn_character(
     mut framing: ResMut<crate::camera::Framing>,
     shot: Res<crate::screenshot::Shot>,
     mut shown: Local<Shown>,
-    // The skeleton lines' settings, and the layers of the character on show.
-    (mut gizmos, layers): (ResMut<SkeletonGizmos>, Query<&ClipLayers>),
+    // The skeleton lines' settings, and what a character on show keeps when a model opens.
+    (mut gizmos, on_show, assets): (ResMut<SkeletonGizmos>, Query<Kept>, Res<AssetServer>),
 ) {
     let model = preview.model.as_ref().map(|m| m.handle.clone());
     let model_changed = shown.model != model.as_ref().map(|m| m.id());
@@ -78,11 +87,26 @@ pub fn spawn_character(
         return;
     };
     let Some(clip) = v.clips.get(c) else { return };
-    // A model opened under the clip on show keeps the layers over it (a motion file's clips in
-    // them follow the file onto the model's ped: `layers_panel::follow_motion`).
-    let kept_layers = (model_changed && shown.clip == Some((f, c)))
-        .then(|| preview.character.and_then(|e| layers.get(e).ok().cloned()))
+    // A model opened under the clip on show: the new character goes on from the old one's
+    // playhead, with its layers and held blend (a motion file's clips among them follow the
+    // file onto the model's ped).
+    let kept = (model_changed && shown.clip == Some((f, c)))
+        .then(|| preview.character.and_then(|e| on_show.get(e).ok()))
         .flatten();
+    let open = open_motion_paths(&preview, &assets);
+    let follow = |clip: &Handle<RigClip>| match followed_motion_clip(clip, &assets, &open) {
+        Some(path) => assets.load(path),
+        None => clip.clone(),
+    };
+    let kept_layers = kept.and_then(|k| k.0.cloned()).map(|mut layers| {
+        follow_motion_files(&mut layers, &assets, &open);
+        layers
+    });
+    let kept_blend = kept
+        .and_then(|k| k.2)
+        .and_then(|s| s.held_blend())
+        .map(|(clip, weight)| (follow(clip), weight));
+    let kept_playhead = kept.and_then(|k| k.1).map(|p| (p.time, p.speed, p.paused));
     if let Some(old) = preview.character.take() {
         commands.entity(old).despawn();
     }
@@ -90,9 +114,20 @@ pub fn spawn_character(
     if !clip.looping {
         playback.mode = PlayMode::Once;
     }
+    if let Some((time, speed, paused)) = kept_playhead {
+        playback.time = time;
+        playback.speed = speed;
+        playback.paused = paused;
+    }
     let mut character = match &clip.handle {
         Some(handle) => commands.spawn((
-            SkeletalClip::new(handle.clone()),
+            {
+                let mut skeletal = SkeletalClip::new(handle.clone());
+                if let Some((other, weight)) = kept_blend {
+                    skeletal.hold_blend(other, weight);
+                }
+                skeletal
+            },
             playback,
             // Extracted root motion moves the character (the camera follows it); a screenshot
             // shows the pose where it stands.

@@ -395,6 +395,19 @@ pub fn watch_files(preview: Res<Preview>, assets: Res<AssetServer>, mut hot: Res
     hot.files.extend(open_assets(&preview, &assets));
 }
 
+/// The asset paths the open motion files load from (each names its ped's game's source).
+pub fn open_motion_paths(
+    preview: &Preview,
+    assets: &AssetServer,
+) -> Vec<bevy::asset::AssetPath<'static>> {
+    (preview.files.iter())
+        .filter_map(|f| match &f.handle {
+            FileHandle::Motion(h) => assets.get_path(h.id()).map(|p| p.clone_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Loads motion at `asset_path` (under the preview's root), retargeted onto `game`'s ped
 /// (unless the file's `.meta` names another).
 fn load_motion(assets: &AssetServer, game: GtaGame, asset_path: &str) -> Handle<Motion> {

@@ -3,7 +3,7 @@
 //! (repeatable) adds them from the command line, so that a layered pose can be shot without
 //! the window.
 
-use crate::files::{FileHandle, Loaded, Preview, view};
+use crate::files::{Loaded, Preview, open_motion_paths, view};
 use bevy::prelude::*;
 use bevy_egui::egui;
 use rigplay::animation::layers::{BoneMask, Layer, LayerFlags};
@@ -26,12 +26,7 @@ pub fn follow_motion(
     assets: Res<AssetServer>,
     mut characters: Query<&mut ClipLayers>,
 ) {
-    let open: Vec<_> = (preview.files.iter())
-        .filter_map(|f| match &f.handle {
-            FileHandle::Motion(h) => assets.get_path(h.id()).map(|p| p.clone_owned()),
-            _ => None,
-        })
-        .collect();
+    let open = open_motion_paths(&preview, &assets);
     if open.is_empty() {
         return;
     }

@@ -18,7 +18,7 @@ use bevy::asset::io::{
 };
 use bevy::asset::meta::{AssetAction, AssetMeta};
 use bevy::prelude::*;
-use rigplay::plugin::{ClipLayers, MotionLoader, MotionLoaderSettings};
+use rigplay::plugin::{ClipLayers, MotionLoader, MotionLoaderSettings, RigClip};
 use rigplay::skeleton::GtaGame;
 use std::path::Path;
 
@@ -43,33 +43,39 @@ pub fn motion_path(game: GtaGame, path: &str) -> String {
     format!("{}://{path}", source_of(game))
 }
 
-/// Layers that play motion clips, moved onto the ped their files are now imported onto.
+/// A clip of a motion file, moved onto the ped its file is now imported onto: the asset path of
+/// the clip of the same label from the file's current source, where `clip` comes from a motion
+/// source (`motion-*://`) and `open` (the asset paths of the open motion files) holds its file
+/// under another source. `None`: not a motion clip, its file not open, or already there.
 ///
 /// A model of another game, opened after a motion file, imports the file again from that game's
-/// source. That makes another asset, and the layers placed before it still hold the clips of the
-/// old import. A layer whose clip comes from a motion source (`motion-*://`) takes the clip of the
-/// same label from the file's current source, where `open` (the asset paths of the open motion
-/// files) holds the file under another source. A layer keeps its id, playhead, weight, fades,
-/// flags and mask. A clip of a file that is no longer open keeps its version. Returns how many
-/// layers changed.
+/// source. That makes another asset, and whatever held a clip of the old import (a layer, a held
+/// blend) still holds it.
+pub fn followed_motion_clip(
+    clip: &Handle<RigClip>,
+    assets: &AssetServer,
+    open: &[AssetPath<'static>],
+) -> Option<AssetPath<'static>> {
+    let path = assets.get_path(clip.id())?;
+    let from = path.source().as_str()?;
+    if !SOURCES.iter().any(|(_, s)| *s == from) {
+        return None;
+    }
+    let file = open.iter().find(|f| f.path() == path.path())?;
+    let to = file.source().as_str()?;
+    (to != from).then(|| path.clone_owned().with_source(to.to_owned()))
+}
+
+/// Layers that play motion clips, moved onto the ped their files are now imported onto
+/// ([`followed_motion_clip`]). A layer keeps its id, playhead, weight, fades, flags and mask; a
+/// clip of a file that is no longer open keeps its version. Returns how many layers changed.
 pub fn follow_motion_files(
     layers: &mut ClipLayers,
     assets: &AssetServer,
     open: &[AssetPath<'static>],
 ) -> usize {
-    let moved: Vec<(u32, AssetPath<'static>)> = layers
-        .layers()
-        .iter()
-        .filter_map(|layer| {
-            let clip = assets.get_path(layer.clip.id())?;
-            let from = clip.source().as_str()?;
-            if !SOURCES.iter().any(|(_, s)| *s == from) {
-                return None;
-            }
-            let file = open.iter().find(|f| f.path() == clip.path())?;
-            let to = file.source().as_str()?;
-            (to != from).then(|| (layer.id(), clip.clone_owned().with_source(to.to_owned())))
-        })
+    let moved: Vec<(u32, AssetPath<'static>)> = (layers.layers().iter())
+        .filter_map(|l| Some((l.id(), followed_motion_clip(&l.clip, assets, open)?)))
         .collect();
     for (id, path) in &moved {
         if let Some(layer) = layers.get_mut(*id) {
@@ -280,7 +286,7 @@ mod tests {
     #[test]
     fn layers_of_a_motion_clip_follow_their_file_onto_another_games_ped() {
         use rigplay::animation::layers::Layer;
-        use rigplay::plugin::{Motion, RigClip};
+        use rigplay::plugin::Motion;
         use std::time::{Duration, Instant};
         let dir =
             std::env::temp_dir().join(format!("rigplay-motion-layers-{}", std::process::id()));
