@@ -86,7 +86,13 @@ fn main() {
             size,
             shadows,
         };
-        let mut app = scene(peds, count, stage, (RenderDiagnosticsPlugin, FrameSpan));
+        let mut app = match scene(peds, count, stage, (RenderDiagnosticsPlugin, FrameSpan)) {
+            Ok(app) => app,
+            Err(e) => {
+                eprintln!("crowd_gpu: {name}: {e}");
+                std::process::exit(1);
+            }
+        };
         if name.starts_with("flat") {
             let info = &app
                 .sub_app(RenderApp)

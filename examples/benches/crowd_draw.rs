@@ -45,7 +45,7 @@ fn scene(peds: Peds, count: usize) -> App {
         size: UVec2::new(640, 360),
         shadows: false,
     };
-    crowd_scene::scene(peds, count, stage, ())
+    crowd_scene::scene(peds, count, stage, ()).unwrap_or_else(|e| panic!("crowd draw: {e}"))
 }
 
 fn crowd_draw(c: &mut Criterion) {

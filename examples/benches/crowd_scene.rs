@@ -47,8 +47,14 @@ pub struct Stage {
 }
 
 /// The app with `count` peds, loaded, dressed and drawn a few times. `more` are plugins added
-/// with Bevy's (before the app is finished).
-pub fn scene<M>(peds: Peds, count: usize, stage: Stage, more: impl Plugins<M>) -> App {
+/// with Bevy's (before the app is finished). An error says what did not happen in time (the
+/// assets did not load, or the peds were not all dressed).
+pub fn scene<M>(
+    peds: Peds,
+    count: usize,
+    stage: Stage,
+    more: impl Plugins<M>,
+) -> Result<App, String> {
     let mut app = App::new();
     let threads = match stage.threads {
         Some(n) => TaskPoolOptions::with_num_threads(n),
@@ -97,18 +103,33 @@ pub fn scene<M>(peds: Peds, count: usize, stage: Stage, more: impl Plugins<M>) -
     let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
     let ped: Handle<Dff> = server.load("characters/ped.dff");
     for _ in 0..10_000 {
-        if server.is_loaded_with_dependencies(walk.id())
-            && server.is_loaded_with_dependencies(ped.id())
+        let ids = [walk.id().untyped(), ped.id().untyped()];
+        if ids.iter().all(|id| server.is_loaded_with_dependencies(*id))
+            || ids
+                .iter()
+                .any(|id| server.recursive_dependency_load_state(*id).is_failed())
         {
             break;
         }
         app.update();
     }
-    assert!(
-        server.is_loaded_with_dependencies(ped.id()),
-        "the ped loads"
-    );
-
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets");
+    let paths = [
+        ("anims/sa_ped.ifp#walk", walk.id().untyped()),
+        ("characters/ped.dff", ped.id().untyped()),
+    ];
+    for (path, id) in paths {
+        if let bevy::asset::RecursiveDependencyLoadState::Failed(e) =
+            server.recursive_dependency_load_state(id)
+        {
+            return Err(format!("{path} (under {root}) failed to load: {e}"));
+        }
+    }
+    for (path, id) in paths {
+        if !server.is_loaded_with_dependencies(id) {
+            return Err(format!("{path} (under {root}) did not load in time"));
+        }
+    }
     let mut image = Image::new_target_texture(
         stage.size.x,
         stage.size.y,
@@ -207,9 +228,13 @@ pub fn scene<M>(peds: Peds, count: usize, stage: Stage, more: impl Plugins<M>) -
             break;
         }
     }
-    assert!(dressed, "every ped is dressed");
+    if !dressed {
+        return Err(format!(
+            "the {count} peds were not all dressed in 200 frames"
+        ));
+    }
     for _ in 0..10 {
         app.update();
     }
-    app
+    Ok(app)
 }
