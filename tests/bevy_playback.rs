@@ -671,6 +671,79 @@ fn a_crowd_character_poses_like_a_gta_skeleton_without_bone_entities() {
     println!("largest crowd vs skeleton joint difference: {largest:e} m");
 }
 
+/// A crowd character is bound again when something changes, not every frame: its clip swapped
+/// through `CrowdCharacter`, a playhead put on anew (without its length), and its clip replaced
+/// in the assets (as a reload replaces it) each show in its pose as in a `GtaSkeleton` given the
+/// same.
+#[test]
+fn a_crowd_character_is_bound_again_when_its_clip_changes_or_is_replaced() {
+    let mut app = sa_app(1.0 / 60.0);
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
+    let wave: Handle<RigClip> = load(&mut app, "sa_ped.ifp#wave");
+    let (skeleton, crowd) = skeleton_and_crowd(
+        &mut app,
+        &walk,
+        0.3,
+        Transform::IDENTITY,
+        Transform::from_xyz(2.0, 0.0, 0.0),
+    );
+    app.update();
+    app.update();
+    for _ in 0..5 {
+        app.update();
+    }
+    assert!(crowd_gap(&mut app, skeleton, crowd) < 1e-4);
+    let length = |app: &App, clip: &Handle<RigClip>| {
+        let clips = app.world().resource::<Assets<RigClip>>();
+        clips.get(clip).unwrap().info().clip.duration()
+    };
+    // The clip swapped on both characters.
+    app.world_mut()
+        .get_mut::<CrowdCharacter>(crowd)
+        .unwrap()
+        .clip = wave.clone();
+    app.world_mut()
+        .entity_mut(skeleton)
+        .insert(SkeletalClip::new(wave.clone()));
+    for _ in 0..3 {
+        app.update();
+    }
+    assert!(crowd_gap(&mut app, skeleton, crowd) < 1e-4);
+    let duration = app.world().get::<Playback>(crowd).unwrap().duration;
+    assert_eq!(duration, Some(length(&app, &wave)));
+    // A playhead put on anew, at one time on both: the crowd's learns its length again.
+    for e in [skeleton, crowd] {
+        let mut fresh = Playback::looping();
+        fresh.time = 0.5;
+        app.world_mut().entity_mut(e).insert(fresh);
+    }
+    app.update();
+    let duration = app.world().get::<Playback>(crowd).unwrap().duration;
+    assert_eq!(duration, Some(length(&app, &wave)));
+    assert!(crowd_gap(&mut app, skeleton, crowd) < 1e-4);
+    let wave_length = length(&app, &wave);
+    // The wave replaced in the assets by the walk (as a reload replaces a clip): both
+    // characters show the walk under the wave's handle.
+    let walk_asset = app
+        .world()
+        .resource::<Assets<RigClip>>()
+        .get(&walk)
+        .unwrap()
+        .clone();
+    app.world_mut()
+        .resource_mut::<Assets<RigClip>>()
+        .insert(wave.id(), walk_asset)
+        .unwrap();
+    for _ in 0..3 {
+        app.update();
+    }
+    // (The walk and the wave differ in length: the crowd's playhead took the walk's.)
+    assert_ne!(length(&app, &walk), wave_length);
+    let duration = app.world().get::<Playback>(crowd).unwrap().duration;
+    assert_eq!(duration, Some(length(&app, &walk)));
+    assert!(crowd_gap(&mut app, skeleton, crowd) < 1e-4);
+}
+
 /// Extracted root motion on the crowd path: the SA walk (extracted in X and Y by the bundled
 /// `.meta`) moves a `CrowdCharacter` with `RootMotion::applied()` exactly as it moves a
 /// `GtaSkeleton`, turned the way each character faces, across loop wraps.

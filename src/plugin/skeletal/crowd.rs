@@ -373,6 +373,8 @@ pub(crate) fn bind_crowds(
     mut commands: Commands,
     clips: LoadedClips,
     mut skeletons: ResMut<CrowdSkeletons>,
+    // The clips' generation the characters were last all looked at with.
+    mut looked_at: Local<Option<u64>>,
     mut characters: Query<(
         Entity,
         &mut CrowdCharacter,
@@ -381,11 +383,21 @@ pub(crate) fn bind_crowds(
         Option<&mut CrowdBinding>,
     )>,
 ) {
+    // A character is bound again only when it changed (its clip, game or a cross-fade asked
+    // for), when a clip was added, replaced or removed, or when its playhead lost its length:
+    // otherwise its binding stands, and the frame costs no lookup per character.
+    let generation = clips.generation();
+    let every = *looked_at != Some(generation);
+    *looked_at = Some(generation);
     for (entity, mut character, mut playback, mut pose, binding) in &mut characters {
         let Some(mut binding) = binding else {
             commands.entity(entity).insert(CrowdBinding::default());
             continue;
         };
+        // (A playhead put on anew, without its length, is given it again.)
+        if !every && !character.is_changed() && !binding.is_added() && playback.duration.is_some() {
+            continue;
+        }
         // A cross-fade asked for: the outgoing clip takes the playhead as it was (or, during
         // another fade, the pose shown fades out as it is), and the playhead starts the new
         // clip.
