@@ -195,6 +195,28 @@ mod tests {
         }
     }
 
+    /// A headless app reading motion through the three sources, rooted at `/`.
+    fn motion_app() -> App {
+        let mut app = crate::watch::headless_app(|app| register_motion_sources(app, "/"));
+        app.finish();
+        app.cleanup();
+        app
+    }
+
+    /// Updates `app` until `done`, failing the test after 20 s.
+    fn until(app: &mut App, what: &str, done: &dyn Fn(&App) -> bool) {
+        use std::time::{Duration, Instant};
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            app.update();
+            if done(app) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        panic!("{what}: not within 20 s");
+    }
+
     #[test]
     fn a_motion_meta_names_the_sources_game_unless_the_file_names_one() {
         // No `.meta`: one is made for the game.
@@ -229,14 +251,11 @@ mod tests {
     #[test]
     fn motion_loads_onto_each_sources_game_and_a_reload_keeps_it() {
         use rigplay::plugin::Motion;
-        use std::time::{Duration, Instant};
         let dir = std::env::temp_dir().join(format!("rigplay-motion-src-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("walk.bvh");
         std::fs::write(&file, bvh_fixtures::mocap_walk(31)).unwrap();
-        let mut app = crate::watch::headless_app(|app| register_motion_sources(app, "/"));
-        app.finish();
-        app.cleanup();
+        let mut app = motion_app();
         let path = crate::watch::rooted_asset_path(&file);
         let load = |app: &App, game| {
             let server = app.world().resource::<AssetServer>();
@@ -245,17 +264,6 @@ mod tests {
         let game_of = |app: &App, h: &Handle<Motion>| {
             let motions = app.world().resource::<Assets<Motion>>();
             motions.get(h).map(|m| m.ifp.game)
-        };
-        let until = |app: &mut App, what: &str, done: &dyn Fn(&App) -> bool| {
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_secs(20) {
-                app.update();
-                if done(app) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            panic!("{what}: not within 20 s");
         };
         let sa = load(&app, GtaGame::Sa);
         until(&mut app, "onto SA", &|app| game_of(app, &sa).is_some());
@@ -287,28 +295,14 @@ mod tests {
     fn layers_of_a_motion_clip_follow_their_file_onto_another_games_ped() {
         use rigplay::animation::layers::Layer;
         use rigplay::plugin::Motion;
-        use std::time::{Duration, Instant};
         let dir =
             std::env::temp_dir().join(format!("rigplay-motion-layers-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("walk.bvh");
         std::fs::write(&file, bvh_fixtures::mocap_walk(31)).unwrap();
-        let mut app = crate::watch::headless_app(|app| register_motion_sources(app, "/"));
-        app.finish();
-        app.cleanup();
+        let mut app = motion_app();
         let path = crate::watch::rooted_asset_path(&file);
         let server = app.world().resource::<AssetServer>().clone();
-        let until = |app: &mut App, what: &str, done: &dyn Fn(&App) -> bool| {
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_secs(20) {
-                app.update();
-                if done(app) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            panic!("{what}: not within 20 s");
-        };
         // The motion open on SA's ped, its clip in a layer (half weight, partial), beside a
         // layer of a plain package's clip.
         let sa: Handle<Motion> = server.load(motion_path(GtaGame::Sa, &path));
