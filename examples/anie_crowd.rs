@@ -1,8 +1,8 @@
-//! Many AnimeEffects rigs at once, with the frame time and the renderer's counters.
+//! Many AnimeEffects rigs at once, with the frame time, the GPU's and the renderer's counters.
 //!
 //! N copies of the bundled `character.anie` at random phases and speeds, each drawn by the GPU
-//! plugin into its own cell and shown on a 2D quad, with the frame time and the renderer's
-//! counters on screen.
+//! plugin into its own cell and shown on a 2D quad, with the frame time, the GPU's time of a
+//! frame (where the adapter has timestamp queries) and the renderer's counters on screen.
 //!
 //!     cargo run --release --example anie_crowd -- [N] [--screenshot OUT.png]   (N: 100)
 //!
@@ -15,7 +15,9 @@ use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use bevy::render::RenderApp;
 use rigplay::plugin::{AniePlugin, AnieRenderStats, AnieRig, Playback};
-use rigplay_preview::crowd::{Counter, counter_text, crowd_args, crowd_command, frame_ms, random};
+use rigplay_preview::crowd::{
+    Counter, GpuFrameTime, counter_text, crowd_args, crowd_command, frame_ms, gpu_frame_ms, random,
+};
 use rigplay_preview::shot::{ShotAfter, shot_after_frames};
 use std::sync::{Arc, Mutex};
 
@@ -48,6 +50,7 @@ fn main() {
                 ..default()
             }),
         FrameTimeDiagnosticsPlugin::default(),
+        GpuFrameTime,
         AniePlugin,
     ))
     .insert_resource(stats.clone())
@@ -100,9 +103,10 @@ fn show_counters(
     mut text: Single<&mut Text, With<Counter>>,
 ) {
     let ms = frame_ms(&diagnostics);
+    let gpu = gpu_frame_ms(&diagnostics).map_or_else(String::new, |g| format!(", GPU {g:.2} ms"));
     let s = *stats.0.lock().unwrap();
     text.0 = format!(
-        "{} rigs | frame {ms:.2} ms | last drawn: {} cells from {} programs, {} draws in {} passes, {} copies",
+        "{} rigs | frame {ms:.2} ms{gpu} | last drawn: {} cells from {} programs, {} draws in {} passes, {} copies",
         rigs.iter().count(),
         s.cells,
         s.programs,

@@ -13,7 +13,10 @@
 //! transform propagation), or with `--model` the model's own bone hierarchy drawn by Bevy's
 //! `SkinnedMesh` (`GtaModel`): the per-bone path, for comparison. `--lod M` poses the flat
 //! path's peds farther than M metres from the camera every other frame (`CrowdLod`).
-//! `--screenshot` saves the window after 120 frames and exits.
+//! `--screenshot` saves the window after 120 frames, prints the counter line and exits.
+//!
+//! The counter line gives the frame time and, where the adapter has timestamp queries (Vulkan,
+//! DX12), the GPU's time of a frame, shadows included (`GpuFrameTime`).
 
 use bevy::asset::io::AssetSourceBuilder;
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
@@ -23,7 +26,9 @@ use rigplay::plugin::{
     GtaSkeleton, IfpPlugin, Playback, RigClip, SkeletalClip, SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
-use rigplay_preview::crowd::{Counter, counter_text, crowd_args, crowd_command, frame_ms, random};
+use rigplay_preview::crowd::{
+    Counter, GpuFrameTime, counter_text, crowd_args, crowd_command, frame_ms, gpu_frame_ms, random,
+};
 use rigplay_preview::shot::{ShotAfter, shot_after_frames};
 
 /// What is on show: how many peds, and on which path.
@@ -123,6 +128,7 @@ fn main() {
                 ..default()
             }),
         FrameTimeDiagnosticsPlugin::default(),
+        GpuFrameTime,
         IfpPlugin,
         DffPlugin,
         CrowdDrawPlugin,
@@ -134,7 +140,7 @@ fn main() {
     .insert_resource(ShotAfter::new(shot))
     .insert_resource(gizmos)
     .add_systems(Startup, setup)
-    .add_systems(Update, (show_counters, shot_after_frames))
+    .add_systems(Update, (shot_after_frames, show_counters).chain())
     .run();
 }
 
@@ -219,15 +225,17 @@ fn setup(
 fn show_counters(
     diagnostics: Res<DiagnosticsStore>,
     crowd: Res<Crowd>,
+    shot: Res<ShotAfter>,
     mut text: Single<&mut Text, With<Counter>>,
 ) {
     let ms = frame_ms(&diagnostics);
+    let gpu = gpu_frame_ms(&diagnostics).map_or_else(String::new, |g| format!(", GPU {g:.2} ms"));
     let lod = match crowd.lod {
         Some(m) if !crowd.bones => format!(", half rate beyond {m} m"),
         _ => String::new(),
     };
     text.0 = format!(
-        "{} SA peds, {}{lod} | frame {ms:.2} ms",
+        "{} SA peds, {}{lod} | frame {ms:.2} ms{gpu}",
         crowd.count,
         match (crowd.bones, crowd.model.is_some()) {
             (true, false) => "bone entities (GtaSkeleton)",
@@ -236,4 +244,8 @@ fn show_counters(
             (false, true) => "flat (CrowdCharacter), drawn by GPU skinning (CrowdModel)",
         }
     );
+    // The frame the screenshot is asked for: the line goes to the terminal too.
+    if shot.path.is_some() && shot.frames == shot.frame {
+        println!("{}", text.0);
+    }
 }

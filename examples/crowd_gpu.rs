@@ -14,17 +14,16 @@
 //! the example says so.
 //!
 //! Bevy 0.19.1 times some passes and not others (its shadow passes have no span), so the example
-//! adds a span of its own, `frame`: a timestamp written before every render system's commands and
-//! one after them, by render systems of its own (a `RenderContext`'s command buffers are submitted
-//! in the systems' order). It needs timestamps between passes (`TIMESTAMP_QUERY_INSIDE_ENCODERS`).
+//! also times the whole frame with timestamp queries of its own, before every render system's
+//! commands and after them (`rigplay_preview::crowd::GpuFrameTime`, which the `crowd` example
+//! shows too). That needs timestamps between passes (`TIMESTAMP_QUERY_INSIDE_ENCODERS`).
+//! "frame, less the timed passes" is the frame's median less the sum of the passes' medians.
 
 use bevy::diagnostic::DiagnosticsStore;
 use bevy::prelude::*;
-use bevy::render::diagnostic::{
-    RecordDiagnostics, RenderDiagnosticsPlugin, begin_diagnostics_frame, resolve_encoder,
-};
-use bevy::render::renderer::{RenderAdapterInfo, RenderContext, RenderGraph, RenderGraphSystems};
+use bevy::render::renderer::RenderAdapterInfo;
 use bevy::render::{RenderApp, RenderPlugin};
+use rigplay_preview::crowd::{GPU_FRAME_TIME, GpuFrameTime};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -86,7 +85,7 @@ fn main() {
             size,
             shadows,
         };
-        let mut app = match scene(peds, count, stage, (RenderDiagnosticsPlugin, FrameSpan)) {
+        let mut app = match scene(peds, count, stage, GpuFrameTime) {
             Ok(app) => app,
             Err(e) => {
                 eprintln!("crowd_gpu: {name}: {e}");
@@ -119,80 +118,51 @@ fn main() {
             app.update();
             walls.push(start.elapsed().as_secs_f64() * 1e3);
         }
-        // Each pass's GPU times, frame by frame (the history keeps the latest 120; every pass
-        // is timed in every frame, so the histories line up).
+        // Each pass's GPU times as Bevy times them (the history keeps the latest 120), and the
+        // whole frame's (`GpuFrameTime`).
         let store = app.world().resource::<DiagnosticsStore>();
-        let histories: BTreeMap<String, Vec<f64>> = store
+        let history =
+            |d: &bevy::diagnostic::Diagnostic| -> Vec<f64> { d.values().copied().collect() };
+        let passes: BTreeMap<String, Vec<f64>> = store
             .iter()
             .filter_map(|d| {
                 let path = d.path().as_str();
                 let pass = path.strip_prefix("render/")?.strip_suffix("/elapsed_gpu")?;
-                Some((pass.to_string(), d.values().copied().collect()))
+                Some((pass.to_string(), history(d)))
             })
             .collect();
+        let frame = store.get(&GPU_FRAME_TIME).map(history).unwrap_or_default();
         let wall = median(&mut walls).unwrap_or(f64::NAN);
         println!("\n{name}: set up in {set_up:.1} s; whole frame (CPU wall) median {wall:.2} ms");
-        if histories.is_empty() {
+        if passes.is_empty() && frame.is_empty() {
             println!("  no GPU times: the adapter lacks timestamp queries");
             continue;
         }
-        for (pass, values) in &histories {
-            let n = values.len();
+        let mut timed = 0.0;
+        for (pass, values) in &passes {
             let ms = median(&mut values.clone()).unwrap_or(f64::NAN);
-            println!("  {pass:<40} {ms:>8.3} ms GPU  (median of {n})");
-        }
-        // Bevy's timed passes are spans inside `frame` (`frame/<pass>`); what `frame` holds
-        // besides them is mostly the shadow passes, which Bevy 0.19.1 does not time.
-        if let Some(frame) = histories.get("frame") {
-            let inside: Vec<&Vec<f64>> = histories
-                .iter()
-                .filter(|(p, _)| p.strip_prefix("frame/").is_some_and(|p| !p.contains('/')))
-                .map(|(_, v)| v)
-                .collect();
-            if inside.iter().all(|v| v.len() == frame.len()) {
-                let mut outside: Vec<f64> = (0..frame.len())
-                    .map(|i| frame[i] - inside.iter().map(|v| v[i]).sum::<f64>())
-                    .collect();
-                let ms = median(&mut outside).unwrap_or(f64::NAN);
-                println!("  {:<40} {ms:>8.3} ms GPU", "frame, less the timed passes");
-            } else {
-                println!("  (the passes were not timed in every frame: no difference taken)");
+            // (A span inside another is in its parent's time.)
+            if !pass.contains('/') {
+                timed += ms;
             }
+            println!(
+                "  {pass:<40} {ms:>8.3} ms GPU  (median of {})",
+                values.len()
+            );
         }
-    }
-}
-
-/// The `frame` span: from before the first render system's commands to after the last one's.
-struct FrameSpan;
-
-impl Plugin for FrameSpan {
-    fn build(&self, app: &mut App) {
-        app.sub_app_mut(RenderApp).add_systems(
-            RenderGraph,
-            (
-                frame_begins
-                    .in_set(RenderGraphSystems::Begin)
-                    .after(begin_diagnostics_frame),
-                frame_ends
-                    .after(RenderGraphSystems::Render)
-                    .before(resolve_encoder),
-            ),
-        );
-    }
-}
-
-/// Writes the `frame` span's first timestamp, in a command buffer submitted before the render
-/// systems' own (a `RenderContext`'s buffers are queued in the systems' order).
-fn frame_begins(mut context: RenderContext) {
-    if let Some(recorder) = context.diagnostic_recorder() {
-        recorder.begin_time_span(context.command_encoder(), "frame".into());
-    }
-}
-
-/// Writes the `frame` span's last timestamp, after every render system's commands.
-fn frame_ends(mut context: RenderContext) {
-    if let Some(recorder) = context.diagnostic_recorder() {
-        recorder.end_time_span(context.command_encoder());
+        if let Some(ms) = median(&mut frame.clone()) {
+            println!(
+                "  {:<40} {ms:>8.3} ms GPU  (median of {})",
+                "frame",
+                frame.len()
+            );
+            // What the frame holds besides the passes Bevy times: mostly the shadow passes.
+            println!(
+                "  {:<40} {:>8.3} ms GPU",
+                "frame, less the timed passes",
+                ms - timed
+            );
+        }
     }
 }
 

@@ -1,8 +1,23 @@
 //! What the crowd examples share: their command line, the deterministic random numbers that
-//! place their crowds, and the counter line with the frame time.
+//! place their crowds, the counter line with the frame time, and the GPU's time of a frame
+//! (`crowd_gpu`).
 
-use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
+use bevy::diagnostic::{
+    Diagnostic, DiagnosticPath, Diagnostics, DiagnosticsStore, FrameTimeDiagnosticsPlugin,
+    RegisterDiagnostic,
+};
 use bevy::prelude::*;
+use bevy::render::RenderApp;
+use bevy::render::diagnostic::RenderDiagnosticsPlugin;
+use bevy::render::renderer::{
+    RenderContext, RenderDevice, RenderGraph, RenderGraphSystems, RenderQueue,
+};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use wgpu::{
+    Buffer, BufferDescriptor, BufferUsages, Features as WgpuFeatures, MapMode, QuerySet,
+    QuerySetDescriptor, QueryType,
+};
 
 /// A crowd example's command line: `[N] [--screenshot OUT.png]` (`N` defaults to `count`), to
 /// which an example adds its own options. clap refuses an option it does not know, with a
@@ -72,4 +87,188 @@ pub fn frame_ms(diagnostics: &DiagnosticsStore) -> f64 {
         .get(&FrameTimeDiagnosticsPlugin::FRAME_TIME)
         .and_then(|d| d.smoothed())
         .unwrap_or(0.0)
+}
+
+/// The GPU's time of every frame, from timestamp queries of its own: one written before every
+/// render system's commands and one after them (a `RenderContext`'s command buffers are
+/// submitted in the systems' order), read back a few frames later, and kept as the diagnostic
+/// [`GPU_FRAME_TIME`]. Bevy 0.19.1 times its main passes but not its shadow passes; this time
+/// holds them all. It adds Bevy's [`RenderDiagnosticsPlugin`] too, for the passes it times
+/// (`render/<pass>/elapsed_gpu`).
+///
+/// The queries are rigplay's own rather than a span of Bevy's recorder: the recorder pairs a
+/// span's end with the last span opened *on the same thread*, and the render systems that
+/// would open and close it run on whichever threads the executor picks. Needs timestamps
+/// between passes (`TIMESTAMP_QUERY` and `TIMESTAMP_QUERY_INSIDE_ENCODERS`: Vulkan and DX12
+/// have them); without them there is no GPU time ([`gpu_frame_ms`] gives `None`).
+pub struct GpuFrameTime;
+
+/// The GPU's time of a frame, milliseconds ([`GpuFrameTime`]).
+pub const GPU_FRAME_TIME: DiagnosticPath = DiagnosticPath::const_new("gpu_frame_time");
+
+/// Readbacks in flight at most: a frame's times come back a frame or two later.
+const READBACKS: usize = 4;
+
+/// A readback's map callback ran and the buffer is mapped.
+const MAPPED: u8 = 1;
+/// A readback's map callback ran and the mapping failed.
+const FAILED: u8 = 2;
+
+/// The latest frame time read back, shared by the render world and the main world.
+#[derive(Resource, Clone, Default)]
+struct LatestGpuFrame(Arc<Mutex<Option<f64>>>);
+
+/// The render world's timestamp queries and readback buffers.
+#[derive(Resource)]
+struct FrameTimer {
+    queries: QuerySet,
+    resolved: Buffer,
+    /// Mappable copies of `resolved`, each with whether it is in flight and what its map
+    /// callback said ([`MAPPED`] or [`FAILED`]; 0 until it has run).
+    readbacks: Vec<(Buffer, bool, Arc<AtomicU8>)>,
+    /// Nanoseconds per timestamp tick.
+    period: f64,
+    /// The readback this frame writes into, if one was free at its start.
+    this_frame: Option<usize>,
+    latest: LatestGpuFrame,
+}
+
+impl Plugin for GpuFrameTime {
+    fn build(&self, app: &mut App) {
+        let latest = LatestGpuFrame::default();
+        app.add_plugins(RenderDiagnosticsPlugin)
+            .register_diagnostic(Diagnostic::new(GPU_FRAME_TIME).with_suffix("ms"))
+            .insert_resource(latest.clone())
+            .add_systems(PreUpdate, measure_gpu_frame);
+        if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
+            render_app.insert_resource(latest).add_systems(
+                RenderGraph,
+                (
+                    frame_begins.in_set(RenderGraphSystems::Begin),
+                    frame_ends
+                        .after(RenderGraphSystems::Render)
+                        .before(RenderGraphSystems::Submit),
+                ),
+            );
+        }
+    }
+
+    fn finish(&self, app: &mut App) {
+        let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
+            return;
+        };
+        let world = render_app.world();
+        let (Some(device), Some(queue), Some(latest)) = (
+            world.get_resource::<RenderDevice>(),
+            world.get_resource::<RenderQueue>(),
+            world.get_resource::<LatestGpuFrame>(),
+        ) else {
+            return;
+        };
+        let needed = WgpuFeatures::TIMESTAMP_QUERY | WgpuFeatures::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+        if !device.features().contains(needed) {
+            return;
+        }
+        let device = device.wgpu_device();
+        let queries = device.create_query_set(&QuerySetDescriptor {
+            label: Some("gpu_frame_time"),
+            ty: QueryType::Timestamp,
+            count: 2,
+        });
+        let buffer = |usage| {
+            device.create_buffer(&BufferDescriptor {
+                label: Some("gpu_frame_time"),
+                size: 16,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let timer = FrameTimer {
+            queries,
+            resolved: buffer(BufferUsages::QUERY_RESOLVE | BufferUsages::COPY_SRC),
+            readbacks: (0..READBACKS)
+                .map(|_| {
+                    let b = buffer(BufferUsages::MAP_READ | BufferUsages::COPY_DST);
+                    (b, false, Arc::new(AtomicU8::new(0)))
+                })
+                .collect(),
+            period: f64::from(queue.get_timestamp_period()),
+            this_frame: None,
+            latest: latest.clone(),
+        };
+        render_app.insert_resource(timer);
+    }
+}
+
+/// Reads back the frames whose times have come, and writes the first timestamp of this one.
+fn frame_begins(mut context: RenderContext, timer: Option<ResMut<FrameTimer>>) {
+    let Some(mut timer) = timer else { return };
+    let timer = &mut *timer;
+    for (buffer, in_flight, state) in &mut timer.readbacks {
+        if !*in_flight {
+            continue;
+        }
+        let now = state.swap(0, Ordering::Acquire);
+        if now == FAILED {
+            // Nothing mapped: the slot is free again, and that frame has no time.
+            *in_flight = false;
+        } else if now == MAPPED {
+            let ticks: Vec<u64> = {
+                let bytes = buffer.slice(..).get_mapped_range();
+                bytes
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                    .collect()
+            };
+            buffer.unmap();
+            *in_flight = false;
+            if let [begin, end] = ticks[..]
+                && end >= begin
+            {
+                let ms = (end - begin) as f64 * timer.period / 1e6;
+                *timer.latest.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(ms);
+            }
+        }
+    }
+    timer.this_frame = timer.readbacks.iter().position(|r| !r.1);
+    if timer.this_frame.is_some() {
+        context.command_encoder().write_timestamp(&timer.queries, 0);
+    }
+}
+
+/// Writes this frame's last timestamp, after every render system's commands, and sends both
+/// to a readback buffer mapped once the frame is done.
+fn frame_ends(mut context: RenderContext, timer: Option<ResMut<FrameTimer>>) {
+    let Some(mut timer) = timer else { return };
+    let timer = &mut *timer;
+    let Some(slot) = timer.this_frame.take() else {
+        return;
+    };
+    let encoder = context.command_encoder();
+    encoder.write_timestamp(&timer.queries, 1);
+    encoder.resolve_query_set(&timer.queries, 0..2, &timer.resolved, 0);
+    let (buffer, in_flight, mapped) = &mut timer.readbacks[slot];
+    encoder.copy_buffer_to_buffer(&timer.resolved, 0, buffer, 0, Some(16));
+    let state = mapped.clone();
+    encoder.map_buffer_on_submit(buffer, MapMode::Read, .., move |result| {
+        state.store(
+            if result.is_ok() { MAPPED } else { FAILED },
+            Ordering::Release,
+        );
+    });
+    *in_flight = true;
+}
+
+/// Moves the latest GPU frame time into the diagnostics.
+fn measure_gpu_frame(latest: Res<LatestGpuFrame>, mut diagnostics: Diagnostics) {
+    let ms = latest.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(ms) = ms {
+        diagnostics.add_measurement(&GPU_FRAME_TIME, || ms);
+    }
+}
+
+/// The smoothed GPU time of a frame in milliseconds ([`GpuFrameTime`]); `None` where the
+/// adapter gives no timestamps, or before the first frame's have come back.
+pub fn gpu_frame_ms(diagnostics: &DiagnosticsStore) -> Option<f64> {
+    diagnostics.get(&GPU_FRAME_TIME).and_then(|d| d.smoothed())
 }
