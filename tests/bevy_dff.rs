@@ -537,7 +537,6 @@ pub(crate) fn rigid_model(
     frames: &[(&str, i32, [f32; 3])],
     atomics: &[i32],
 ) -> Vec<u8> {
-    let old = stamp == III;
     let mut b = Bytes::new();
     b.chunk(0x10, stamp, |b| {
         b.chunk(0x01, stamp, |b| {
@@ -563,50 +562,60 @@ pub(crate) fn rigid_model(
                 });
             }
         });
-        b.chunk(0x1A, stamp, |b| {
-            b.chunk(0x01, stamp, |b| {
-                b.i32(atomics.len() as i32);
-            });
-            for _ in atomics {
-                b.chunk(0x0F, stamp, |b| {
-                    b.chunk(0x01, stamp, |b| {
-                        // POSITIONS | LIGHT, 1 triangle, 3 vertices, 1 morph target
-                        b.u32(0x22).i32(1).i32(3).i32(1);
-                        if old {
-                            b.f32s(&[1.0, 1.0, 1.0]);
-                        }
-                        // (a, b, c) = (0, 1, 2) stored as b, a, material, c
-                        b.u16(1).u16(0).u16(0).u16(2);
-                        b.f32s(&[0., 0., 0., 1.]).u32(1).u32(0);
-                        b.f32s(&[0., 0., 0., 0.1, 0., 0., 0., 0.1, 0.]);
-                    });
-                    b.chunk(0x08, stamp, |b| {
-                        b.chunk(0x01, stamp, |b| {
-                            b.i32(1).i32(-1);
-                        });
-                        b.chunk(0x07, stamp, |b| {
-                            b.chunk(0x01, stamp, |b| {
-                                b.u32(0).raw(&[200, 200, 200, 255]).i32(0).u32(0);
-                                b.f32s(&[1.0, 1.0, 1.0]);
-                            });
-                            b.chunk(0x03, stamp, |_| {});
-                        });
-                    });
-                    b.chunk(0x03, stamp, |_| {});
-                });
-            }
+        // Triangles 0.1 m a side in a bounding sphere of 1 m.
+        triangle_atomics(b, stamp, atomics, 0.1, 1.0);
+        b.chunk(0x03, stamp, |_| {});
+    });
+    b.done()
+}
+
+/// A Geometry List and Atomics (§3.2–§3.4, §4.1): per entry of `atomics` (a frame index) one
+/// geometry of one triangle, `side` metres along x and y in its frame (positions only, no
+/// UVs or normals, one untextured material), in a bounding sphere of `radius`, and one atomic
+/// drawing it on that frame. III files (stamp `III`) carry the geometry's surface properties.
+fn triangle_atomics(b: &mut Bytes, stamp: u32, atomics: &[i32], side: f32, radius: f32) {
+    let old = stamp == III;
+    b.chunk(0x1A, stamp, |b| {
+        b.chunk(0x01, stamp, |b| {
+            b.i32(atomics.len() as i32);
         });
-        for (g, frame) in atomics.iter().enumerate() {
-            b.chunk(0x14, stamp, |b| {
+        for _ in atomics {
+            b.chunk(0x0F, stamp, |b| {
                 b.chunk(0x01, stamp, |b| {
-                    b.i32(*frame).i32(g as i32).u32(5).u32(0);
+                    // POSITIONS | LIGHT, 1 triangle, 3 vertices, 1 morph target
+                    b.u32(0x22).i32(1).i32(3).i32(1);
+                    if old {
+                        b.f32s(&[1.0, 1.0, 1.0]);
+                    }
+                    // (a, b, c) = (0, 1, 2) stored as b, a, material, c
+                    b.u16(1).u16(0).u16(0).u16(2);
+                    b.f32s(&[0., 0., 0., radius]).u32(1).u32(0);
+                    b.f32s(&[0., 0., 0., side, 0., 0., 0., side, 0.]);
+                });
+                b.chunk(0x08, stamp, |b| {
+                    b.chunk(0x01, stamp, |b| {
+                        b.i32(1).i32(-1);
+                    });
+                    b.chunk(0x07, stamp, |b| {
+                        b.chunk(0x01, stamp, |b| {
+                            b.u32(0).raw(&[200, 200, 200, 255]).i32(0).u32(0);
+                            b.f32s(&[1.0, 1.0, 1.0]);
+                        });
+                        b.chunk(0x03, stamp, |_| {});
+                    });
                 });
                 b.chunk(0x03, stamp, |_| {});
             });
         }
-        b.chunk(0x03, stamp, |_| {});
     });
-    b.done()
+    for (g, frame) in atomics.iter().enumerate() {
+        b.chunk(0x14, stamp, |b| {
+            b.chunk(0x01, stamp, |b| {
+                b.i32(*frame).i32(g as i32).u32(5).u32(0);
+            });
+            b.chunk(0x03, stamp, |_| {});
+        });
+    }
 }
 
 /// Vice City PC (3.4.0.3, §1.2): skinned peds with HAnim bones, the old Skin PLG layout.
@@ -815,44 +824,10 @@ pub(crate) fn parts_ped(skeleton: &Skeleton) -> Vec<u8> {
             b.i32(n as i32).i32(0).i32(0);
         });
         skeleton_frames(b, III, skeleton, None);
-        b.chunk(0x1A, III, |b| {
-            b.chunk(0x01, III, |b| {
-                b.i32(n as i32);
-            });
-            for _ in 0..n {
-                b.chunk(0x0F, III, |b| {
-                    b.chunk(0x01, III, |b| {
-                        // POSITIONS | LIGHT, 1 triangle, 3 vertices, 1 morph target; III's
-                        // surface properties
-                        b.u32(0x22).i32(1).i32(3).i32(1).f32s(&[1.0, 1.0, 1.0]);
-                        b.u16(1).u16(0).u16(0).u16(2);
-                        b.f32s(&[0., 0., 0., 0.1]).u32(1).u32(0);
-                        b.f32s(&[0., 0., 0., 0.05, 0., 0., 0., 0.05, 0.]);
-                    });
-                    b.chunk(0x08, III, |b| {
-                        b.chunk(0x01, III, |b| {
-                            b.i32(1).i32(-1);
-                        });
-                        b.chunk(0x07, III, |b| {
-                            b.chunk(0x01, III, |b| {
-                                b.u32(0).raw(&[200, 200, 200, 255]).i32(0).u32(0);
-                                b.f32s(&[1.0, 1.0, 1.0]);
-                            });
-                            b.chunk(0x03, III, |_| {});
-                        });
-                    });
-                    b.chunk(0x03, III, |_| {});
-                });
-            }
-        });
-        for g in 0..n {
-            b.chunk(0x14, III, |b| {
-                b.chunk(0x01, III, |b| {
-                    b.i32(1 + g as i32).i32(g as i32).u32(5).u32(0);
-                });
-                b.chunk(0x03, III, |_| {});
-            });
-        }
+        // Frame 0 is the clump's root: bone `i` is frame `1 + i`. Triangles 5 cm a side (the
+        // model's lowest vertex is 5 cm below its lowest joint), in a sphere of 0.1 m.
+        let frames: Vec<i32> = (1..=n as i32).collect();
+        triangle_atomics(b, III, &frames, 0.05, 0.1);
         b.chunk(0x03, III, |_| {});
     });
     b.done()
