@@ -93,20 +93,26 @@ pub fn spawn_character(
     let kept = (model_changed && shown.clip == Some((f, c)))
         .then(|| preview.character.and_then(|e| on_show.get(e).ok()))
         .flatten();
-    let open = open_motion_paths(&preview, &assets);
-    let follow = |clip: &Handle<RigClip>| match followed_motion_clip(clip, &assets, &open) {
-        Some(path) => assets.load(path),
-        None => clip.clone(),
+    let (kept_layers, kept_blend, kept_playhead) = match kept {
+        None => (None, None, None),
+        Some((layers, playback, skeletal)) => {
+            // The motion files were loaded again onto the model's ped when it opened.
+            let open = open_motion_paths(&preview, &assets);
+            let layers = layers.cloned().map(|mut layers| {
+                follow_motion_files(&mut layers, &assets, &open);
+                layers
+            });
+            let blend = skeletal.and_then(|s| s.held_blend()).map(|(clip, weight)| {
+                let clip = match followed_motion_clip(clip, &assets, &open) {
+                    Some(path) => assets.load(path),
+                    None => clip.clone(),
+                };
+                (clip, weight)
+            });
+            let playhead = playback.map(|p| (p.time, p.speed, p.paused));
+            (layers, blend, playhead)
+        }
     };
-    let kept_layers = kept.and_then(|k| k.0.cloned()).map(|mut layers| {
-        follow_motion_files(&mut layers, &assets, &open);
-        layers
-    });
-    let kept_blend = kept
-        .and_then(|k| k.2)
-        .and_then(|s| s.held_blend())
-        .map(|(clip, weight)| (follow(clip), weight));
-    let kept_playhead = kept.and_then(|k| k.1).map(|p| (p.time, p.speed, p.paused));
     if let Some(old) = preview.character.take() {
         commands.entity(old).despawn();
     }

@@ -3,39 +3,18 @@
 //! (repeatable) adds them from the command line, so that a layered pose can be shot without
 //! the window.
 
-use crate::files::{Loaded, Preview, open_motion_paths, view};
+use crate::files::{Loaded, Preview, view};
 use bevy::prelude::*;
 use bevy_egui::egui;
 use rigplay::animation::layers::{BoneMask, Layer, LayerFlags};
 use rigplay::plugin::*;
 use rigplay_preview::clips::{Pick, pick};
-use rigplay_preview::motion::follow_motion_files;
 
 /// The layers asked for on the command line, and the character they were put on.
 #[derive(Resource, Default)]
 pub struct LayerArgs {
     pub wanted: Vec<(String, f32)>,
     pub done_for: Option<Entity>,
-}
-
-/// Layers of a motion file's clips follow the file when a model of another game imports it
-/// again onto its ped ([`follow_motion_files`]): a layer placed before the model opened plays
-/// the new import, not the old one.
-pub fn follow_motion(
-    preview: Res<Preview>,
-    assets: Res<AssetServer>,
-    mut characters: Query<&mut ClipLayers>,
-) {
-    let open = open_motion_paths(&preview, &assets);
-    if open.is_empty() {
-        return;
-    }
-    for mut layers in &mut characters {
-        // Marked changed only when a layer moved: a change rebinds the layers.
-        if follow_motion_files(layers.bypass_change_detection(), &assets, &open) > 0 {
-            layers.set_changed();
-        }
-    }
 }
 
 /// Parses `NAME[:WEIGHT]` (a weight from 0 to 1, 1 when not given).

@@ -301,7 +301,6 @@ fn main() -> AppExit {
             pick_first_clip,
             spawn_character,
             layers_panel::apply_layer_args,
-            layers_panel::follow_motion,
             log_model_shown,
             select_wanted_bone,
             spawn_body,
