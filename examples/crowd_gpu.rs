@@ -47,7 +47,7 @@ fn main() {
                 .long("frames")
                 .value_name("F")
                 .default_value("120")
-                .value_parser(clap::value_parser!(usize)),
+                .value_parser(clap::value_parser!(u16).range(1..=1000)),
         )
         .arg(
             clap::Arg::new("size")
@@ -57,7 +57,7 @@ fn main() {
         )
         .get_matches();
     let count = *m.get_one::<usize>("count").expect("defaulted");
-    let frames = (*m.get_one::<usize>("frames").expect("defaulted")).clamp(1, 1000);
+    let frames = usize::from(*m.get_one::<u16>("frames").expect("defaulted"));
     let size = m.get_one::<String>("size").expect("defaulted");
     let Some(size) = size
         .split_once('x')

@@ -109,10 +109,19 @@ pub const GPU_FRAME_TIME: DiagnosticPath = DiagnosticPath::const_new("gpu_frame_
 /// Readbacks in flight at most: a frame's times come back a frame or two later.
 const READBACKS: usize = 4;
 
-/// A readback's map callback ran and the buffer is mapped.
-const MAPPED: u8 = 1;
-/// A readback's map callback ran and the mapping failed.
-const FAILED: u8 = 2;
+/// A readback buffer's states: free, written by a frame and waiting for its mapping, mapped
+/// (its map callback ran), or its mapping failed.
+const FREE: u8 = 0;
+const PENDING: u8 = 1;
+const MAPPED: u8 = 2;
+const FAILED: u8 = 3;
+
+/// A mappable copy of a frame's two resolved timestamps, and its state (set by the render
+/// systems, and by its map callback on whichever thread wgpu runs it).
+struct Readback {
+    buffer: Buffer,
+    state: Arc<AtomicU8>,
+}
 
 /// The latest frame time read back, shared by the render world and the main world.
 #[derive(Resource, Clone, Default)]
@@ -123,9 +132,7 @@ struct LatestGpuFrame(Arc<Mutex<Option<f64>>>);
 struct FrameTimer {
     queries: QuerySet,
     resolved: Buffer,
-    /// Mappable copies of `resolved`, each with whether it is in flight and what its map
-    /// callback said ([`MAPPED`] or [`FAILED`]; 0 until it has run).
-    readbacks: Vec<(Buffer, bool, Arc<AtomicU8>)>,
+    readbacks: Vec<Readback>,
     /// Nanoseconds per timestamp tick.
     period: f64,
     /// The readback this frame writes into, if one was free at its start.
@@ -187,9 +194,9 @@ impl Plugin for GpuFrameTime {
             queries,
             resolved: buffer(BufferUsages::QUERY_RESOLVE | BufferUsages::COPY_SRC),
             readbacks: (0..READBACKS)
-                .map(|_| {
-                    let b = buffer(BufferUsages::MAP_READ | BufferUsages::COPY_DST);
-                    (b, false, Arc::new(AtomicU8::new(0)))
+                .map(|_| Readback {
+                    buffer: buffer(BufferUsages::MAP_READ | BufferUsages::COPY_DST),
+                    state: Arc::new(AtomicU8::new(FREE)),
                 })
                 .collect(),
             period: f64::from(queue.get_timestamp_period()),
@@ -204,33 +211,30 @@ impl Plugin for GpuFrameTime {
 fn frame_begins(mut context: RenderContext, timer: Option<ResMut<FrameTimer>>) {
     let Some(mut timer) = timer else { return };
     let timer = &mut *timer;
-    for (buffer, in_flight, state) in &mut timer.readbacks {
-        if !*in_flight {
-            continue;
-        }
-        let now = state.swap(0, Ordering::Acquire);
-        if now == FAILED {
-            // Nothing mapped: the slot is free again, and that frame has no time.
-            *in_flight = false;
-        } else if now == MAPPED {
-            let ticks: Vec<u64> = {
-                let bytes = buffer.slice(..).get_mapped_range();
-                bytes
-                    .chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                    .collect()
-            };
-            buffer.unmap();
-            *in_flight = false;
-            if let [begin, end] = ticks[..]
-                && end >= begin
-            {
-                let ms = (end - begin) as f64 * timer.period / 1e6;
-                *timer.latest.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(ms);
+    for readback in &timer.readbacks {
+        match readback.state.load(Ordering::Acquire) {
+            MAPPED => {
+                let (begin, end) = {
+                    let bytes = readback.buffer.slice(..).get_mapped_range();
+                    let tick = |i: usize| {
+                        u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]))
+                    };
+                    (tick(0), tick(1))
+                };
+                readback.buffer.unmap();
+                if end >= begin {
+                    let ms = (end - begin) as f64 * timer.period / 1e6;
+                    *timer.latest.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(ms);
+                }
+                readback.state.store(FREE, Ordering::Release);
             }
+            // Nothing mapped: that frame has no time.
+            FAILED => readback.state.store(FREE, Ordering::Release),
+            _ => {}
         }
     }
-    timer.this_frame = timer.readbacks.iter().position(|r| !r.1);
+    timer.this_frame =
+        (timer.readbacks.iter()).position(|r| r.state.load(Ordering::Acquire) == FREE);
     if timer.this_frame.is_some() {
         context.command_encoder().write_timestamp(&timer.queries, 0);
     }
@@ -247,16 +251,14 @@ fn frame_ends(mut context: RenderContext, timer: Option<ResMut<FrameTimer>>) {
     let encoder = context.command_encoder();
     encoder.write_timestamp(&timer.queries, 1);
     encoder.resolve_query_set(&timer.queries, 0..2, &timer.resolved, 0);
-    let (buffer, in_flight, mapped) = &mut timer.readbacks[slot];
-    encoder.copy_buffer_to_buffer(&timer.resolved, 0, buffer, 0, Some(16));
-    let state = mapped.clone();
-    encoder.map_buffer_on_submit(buffer, MapMode::Read, .., move |result| {
-        state.store(
-            if result.is_ok() { MAPPED } else { FAILED },
-            Ordering::Release,
-        );
+    let readback = &timer.readbacks[slot];
+    encoder.copy_buffer_to_buffer(&timer.resolved, 0, &readback.buffer, 0, Some(16));
+    readback.state.store(PENDING, Ordering::Release);
+    let state = readback.state.clone();
+    encoder.map_buffer_on_submit(&readback.buffer, MapMode::Read, .., move |result| {
+        let now = if result.is_ok() { MAPPED } else { FAILED };
+        state.store(now, Ordering::Release);
     });
-    *in_flight = true;
 }
 
 /// Moves the latest GPU frame time into the diagnostics.
