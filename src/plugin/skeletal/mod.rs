@@ -103,15 +103,20 @@ impl Plugin for SkeletalPlugin {
             .add_observer(bind::note_new_bone)
             .add_observer(layers::unbind_layers)
             .add_observer(retarget::note_new_name)
+            // In `PostUpdate`, after `SpawnScene` and before anything is posed: a glTF scene
+            // spawned this frame has its nodes made bones, at rest, before its character first
+            // poses them (in `Update`, the next frame's run took the posed transforms for rests).
             .add_systems(
-                Update,
+                PostUpdate,
                 (
                     retarget::retarget,
                     retarget::report_humanoid_bones,
                     play_animation::start_animations,
                     retarget::warn_unmatched,
                 )
-                    .chain(),
+                    .chain()
+                    .before(PlaybackSystems::Prepare)
+                    .before(bevy::app::AnimationSystems),
             )
             .add_systems(
                 PostUpdate,

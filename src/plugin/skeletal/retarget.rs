@@ -167,14 +167,17 @@ impl RetargetReport {
     }
 }
 
-/// Set when a `Name` is added anywhere (a glTF scene spawned), so that [`retarget`] and
-/// [`report_humanoid_bones`] look at their roots again; cheaper than each scanning every named
-/// entity (every bone of every character) for `Added<Name>` each frame. Cleared by the latter.
+/// Counts the `Name`s added anywhere (a glTF scene spawned), so that [`retarget`] and
+/// [`report_humanoid_bones`] look at their roots again when it moved since they last did;
+/// cheaper than each scanning every named entity (every bone of every character) for
+/// `Added<Name>` each frame. Each system keeps the count it last saw: a flag cleared by one of
+/// them lost the names added between the two (a scene spawned while `Update` ran), and that
+/// character's nodes never became bones.
 #[derive(Resource, Default)]
-pub(crate) struct NamesAdded(pub(crate) bool);
+pub(crate) struct NamesAdded(pub(crate) u64);
 
 pub(crate) fn note_new_name(_: On<Add, Name>, mut added: ResMut<NamesAdded>) {
-    added.0 = true;
+    added.0 = added.0.wrapping_add(1);
 }
 
 /// Works out each [`Retarget`] root's [`RetargetReport`] when its hierarchy gains names or its
@@ -184,11 +187,11 @@ pub(crate) fn report_humanoid_bones(
     roots: Query<(Entity, &Retarget)>,
     children: Query<&Children>,
     names: Query<&Name>,
-    mut named: ResMut<NamesAdded>,
+    named: Res<NamesAdded>,
+    mut seen: Local<u64>,
     changed_roots: Query<(), Changed<Retarget>>,
 ) {
-    // Runs after `retarget`, which reads the same flag.
-    let named = std::mem::take(&mut named.0);
+    let named = std::mem::replace(&mut *seen, named.0) != named.0;
     if roots.is_empty() || (!named && changed_roots.is_empty()) {
         return;
     }
@@ -211,9 +214,11 @@ pub(crate) fn retarget(
     children: Query<&Children>,
     bones: Query<(Option<&Name>, Option<&GtaBoneId>, &Transform), Without<RigBone>>,
     named: Res<NamesAdded>,
+    mut seen: Local<u64>,
     added_roots: Query<(), Added<Retarget>>,
 ) {
-    if roots.is_empty() || (!named.0 && added_roots.is_empty()) {
+    let named = std::mem::replace(&mut *seen, named.0) != named.0;
+    if roots.is_empty() || (!named && added_roots.is_empty()) {
         return;
     }
     for (root, retarget, has_player) in &roots {
