@@ -8,6 +8,7 @@ use crate::bevy_ifp::{app_with, load};
 use crate::humanoid::{Arms, Character, Naming, Spec, build, gltf_json};
 use crate::retarget_characters::{CHAINS, both_directed, size_of};
 use bevy::gltf::GltfPlugin;
+use bevy::math::Affine3A;
 use bevy::mesh::MeshPlugin;
 use bevy::prelude::*;
 use bevy::world_serialization::{WorldAsset, WorldAssetRoot, WorldSerializationPlugin};
@@ -968,4 +969,184 @@ fn layers_on_retargeted_characters_point_every_bone_where_the_sa_skeletons_layer
         "{} vs {scale}",
         dc.length() / dr.length()
     );
+}
+
+/// Every node's transform under `root` in `root`'s space, by name.
+fn nodes_under(app: &mut App, root: Entity) -> std::collections::HashMap<String, Affine3A> {
+    let world = app.world_mut();
+    let base = world
+        .get::<GlobalTransform>(root)
+        .unwrap()
+        .affine()
+        .inverse();
+    let mut out = std::collections::HashMap::new();
+    let mut stack = vec![root];
+    while let Some(e) = stack.pop() {
+        if let Some(children) = world.get::<Children>(e) {
+            stack.extend(children.iter());
+        }
+        if let (Some(name), Some(at)) = (world.get::<Name>(e), world.get::<GlobalTransform>(e)) {
+            out.insert(name.as_str().to_owned(), base * at.affine());
+        }
+    }
+    out
+}
+
+/// The largest distance between a crowd character's nodes and its twin's (bone entities,
+/// `Retarget`), over the nodes the crowd poses, and the node where it is.
+fn crowd_against_twin(app: &mut App, crowd: Entity, twin: Entity) -> (f32, String) {
+    let nodes = nodes_under(app, twin);
+    let pose = app.world().get::<CrowdPose>(crowd).unwrap().clone();
+    assert!(!pose.bones.is_empty(), "the crowd character is posed");
+    let mut worst = (0.0f32, String::new());
+    let mut compared = 0;
+    for (b, m) in pose.bones.iter().enumerate() {
+        let name = pose.names[b].clone();
+        let Some(twin) = nodes.get(&name) else {
+            continue;
+        };
+        compared += 1;
+        let d = Vec3::from(m.translation).distance(twin.translation.into());
+        if d > worst.0 {
+            worst = (d, name);
+        }
+    }
+    assert!(
+        compared + 1 >= pose.bones.len(),
+        "{compared} of {} nodes found",
+        pose.bones.len()
+    );
+    worst
+}
+
+#[test]
+fn a_gltf_crowd_character_puts_every_node_where_its_retargeted_twin_with_bone_entities_does() {
+    // The three characters of `specs` (a Mixamo T-pose under a turned and scaled Blender
+    // armature, an Unreal A-pose in centimetres, a small VRoid without a left arm or a right
+    // toe), each as a crowd character wearing its glTF and as a `Retarget` character with bone
+    // entities, playing the SA walk: every node at the same place, at 21 times of the walk,
+    // through a cross-fade to the idle and after it, and with layers over the idle (a partial
+    // wave, an additive left arm).
+    //
+    // Both retarget with the same maths, each for its own rig: the twin's hierarchy has nodes
+    // the file has not (the scene's root, the mesh's primitives), so its plan is made apart and
+    // refined on its own, and a bone taking a product of source bones is within 1e-4 rad of
+    // the exact turn either way (`RETARGET_TOLERANCE`). Over a chain of at most 10 bones, each
+    // with a lever of at most twice the hip height h, two such plans can put a node
+    // 2 · 10 · 1e-4 · 2h = 4e-3 h apart: the bound. (Measured: at most about 5e-4 h.)
+    let list = built(specs());
+    let sizes: Vec<f32> = list.iter().map(|(_, c, _)| c.hip_height).collect();
+    let mut app = gltf_app(
+        &files(&list)
+            .iter()
+            .map(|(p, b)| (p.as_str(), b.clone()))
+            .collect::<Vec<_>>(),
+    );
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
+    let idle: Handle<RigClip> = load(&mut app, "sa_ped.ifp#idle");
+    let retargets: Vec<Retarget> = list.iter().map(|(_, _, r)| r.clone()).collect();
+    let twins = spawn_characters(&mut app, list, &walk);
+    let crowd: Vec<Entity> = (0..twins.len())
+        .map(|i| {
+            let model: Handle<bevy::gltf::Gltf> = load(&mut app, &format!("character{i}.gltf"));
+            app.world_mut()
+                .spawn((
+                    CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                    CrowdGltfModel {
+                        model,
+                        retarget: retargets[i].clone(),
+                    },
+                    Playback::looping(),
+                    Transform::from_xyz(2.0 * i as f32, 0.0, 5.0),
+                ))
+                .id()
+        })
+        .collect();
+    let mut all: Vec<Entity> = twins.iter().map(|t| t.root).collect();
+    all.extend(&crowd);
+    // Every twin's nodes were made bones at their rest as the file gives it, whichever frame
+    // its scene spawned in (its clip was playing from the start, so a bone made after the first
+    // posed frame took a posed transform for its rest).
+    for (i, twin) in twins.iter().enumerate() {
+        let model: Handle<bevy::gltf::Gltf> = load(&mut app, &format!("character{i}.gltf"));
+        let world = app.world_mut();
+        let file = world
+            .resource::<Assets<bevy::gltf::Gltf>>()
+            .get(&model)
+            .unwrap();
+        let nodes = world.resource::<Assets<bevy::gltf::GltfNode>>();
+        let rests: std::collections::HashMap<String, Transform> = (file.nodes.iter())
+            .map(|h| nodes.get(h).unwrap())
+            .map(|n| (n.name.clone(), n.transform))
+            .collect();
+        let mut stack = vec![twin.root];
+        let mut bones = 0;
+        while let Some(e) = stack.pop() {
+            if let Some(children) = world.get::<Children>(e) {
+                stack.extend(children.iter());
+            }
+            let (Some(name), Some(bone)) = (world.get::<Name>(e), world.get::<RigBone>(e)) else {
+                continue;
+            };
+            let Some(rest) = rests.get(name.as_str()) else {
+                continue;
+            };
+            bones += 1;
+            assert_eq!(bone.rest, *rest, "{}: {name}'s rest", twin.label);
+        }
+        assert_eq!(bones, rests.len(), "{}: every node a bone", twin.label);
+    }
+    set_time(&mut app, &all, 0.0);
+    set_time(&mut app, &all, 0.0);
+    let duration = app.world().get::<Playback>(crowd[0]).unwrap().duration;
+    let duration = duration.expect("the crowd character is bound");
+    let mut worst = 0.0f32;
+    let mut check = |app: &mut App, when: &str| {
+        for (i, twin) in twins.iter().enumerate() {
+            let (d, node) = crowd_against_twin(app, crowd[i], twin.root);
+            worst = worst.max(d / sizes[i]);
+            assert!(
+                d <= 4e-3 * sizes[i],
+                "{}: {node} {d} apart {when} (size {})",
+                twin.label,
+                sizes[i]
+            );
+        }
+    };
+    for k in 0..21 {
+        let t = duration * k as f32 / 20.0;
+        set_time(&mut app, &all, t);
+        check(&mut app, &format!("at {t:.3} s"));
+    }
+    // A cross-fade to the idle, on both, playing.
+    for (twin, &c) in twins.iter().zip(&crowd) {
+        let world = app.world_mut();
+        world.get_mut::<Playback>(twin.root).unwrap().paused = false;
+        world.get_mut::<Playback>(c).unwrap().paused = false;
+        (world.get_mut::<SkeletalClip>(twin.root).unwrap()).cross_fade(idle.clone(), 0.5);
+        (world.get_mut::<CrowdCharacter>(c).unwrap()).cross_fade(idle.clone(), 0.5);
+    }
+    for (frames, when) in [(8, "8 frames into the fade"), (30, "after the fade")] {
+        for _ in 0..frames {
+            app.update();
+        }
+        check(&mut app, when);
+    }
+    // Layers over the idle: the wave (partial, weight 1) and the walk's left arm added at 0.5,
+    // on both, through a run of frames.
+    let wave: Handle<RigClip> = load(&mut app, "sa_ped.ifp#wave");
+    for &e in &all {
+        use rigplay::animation::layers::{BoneMask, LayerFlags};
+        let mut layers = ClipLayers::default();
+        layers.push(paused_layer(&wave, 0.4).with_flags(LayerFlags::PARTIAL));
+        let arm = paused_layer(&walk, 0.3).with_mask(BoneMask::LeftArm);
+        layers.push(arm.additive(0.0).with_weight(0.5).expect("a weight"));
+        app.world_mut().entity_mut(e).insert(layers);
+    }
+    for k in 0..3 {
+        app.update();
+        app.update();
+        check(&mut app, &format!("with layers, {k}"));
+    }
+    eprintln!("the farthest a node was from its twin's: {worst:.2e} of the hip height");
 }

@@ -20,9 +20,9 @@ use bevy::time::TimeUpdateStrategy;
 use rigplay::anie::cpu::RgbaImage;
 use rigplay::animation::BoneRef;
 use rigplay::plugin::{
-    CrowdCharacter, CrowdDrawPlugin, CrowdDrawSettings, CrowdMaterial, CrowdModel, CrowdPose, Dff,
-    DffPlugin, GtaModel, IfpPlugin, Playback, RigClip, SkeletalClip, SkeletonGizmos,
-    bone_target_id,
+    CrowdCharacter, CrowdDrawPlugin, CrowdDrawSettings, CrowdGltfModel, CrowdMaterial, CrowdModel,
+    CrowdPose, Dff, DffPlugin, GtaModel, IfpPlugin, Playback, Retarget, RigClip, SkeletalClip,
+    SkeletonGizmos, bone_target_id,
 };
 use rigplay::skeleton::GtaGame;
 use std::any::TypeId;
@@ -1049,5 +1049,395 @@ fn the_crowd_draws_once_per_part_however_many_peds() {
         // lavapipe: 2 opaque multidraws and 1 alpha-masked).
         assert_eq!(counts[0].iter().sum::<usize>(), 3, "{counts:?}");
         assert_eq!(counts[0], counts[1], "as many draws for 40 peds as for 4");
+    });
+}
+
+/// The glTF character `model` (an asset path) in the crowd and as a `Retarget` character with
+/// bone entities drawn by Bevy's `SkinnedMesh`, paired as [`spawn_pair`] pairs DFF peds: the
+/// same clip, time, place and light. Returns the pairs.
+fn spawn_gltf_pairs(app: &mut App, model: &str) -> Vec<Pair> {
+    let server = app.world().resource::<AssetServer>().clone();
+    let file: Handle<bevy::gltf::Gltf> = server.load(model.to_owned());
+    let scene: Handle<bevy::world_serialization::WorldAsset> =
+        server.load(format!("{model}#Scene0"));
+    let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
+    let at = |x: f32, z: f32, turn: f32| {
+        Transform::from_xyz(x, 0.0, z).with_rotation(Quat::from_rotation_y(turn))
+    };
+    let far = Vec3::new(2000.0, 0.0, -2000.0);
+    [
+        (at(-0.7, 0.0, 0.3), 0.4),
+        (at(0.7, 0.0, -0.4), 0.2),
+        // Half out of the picture on the left.
+        (at(-1.9, 0.0, 0.0), 0.7),
+        (Transform::from_translation(far), 0.6),
+    ]
+    .into_iter()
+    .map(|(at, t)| {
+        let mut playback = Playback::looping();
+        playback.paused = true;
+        playback.seek(t);
+        let model = app
+            .world_mut()
+            .spawn((
+                bevy::world_serialization::WorldAssetRoot(scene.clone()),
+                Retarget::new(),
+                SkeletalClip::new(walk.clone()),
+                playback.clone(),
+                at,
+                Visibility::Visible,
+            ))
+            .id();
+        let crowd = app
+            .world_mut()
+            .spawn((
+                CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                CrowdGltfModel::new(file.clone()),
+                playback,
+                at,
+                Visibility::Hidden,
+            ))
+            .id();
+        Pair { model, crowd }
+    })
+    .collect()
+}
+
+/// The glTF pairs of [`spawn_gltf_pairs`] (of `model` under `root`, which has the sample's
+/// `anims/` and `characters/`) drawn both ways, with the crowd drawing by instanced skinning or
+/// (`bevy_skinning`) the Bevy way. The second pair cross-fades into the wave (halfway); the
+/// fourth stands 2.8 km out, with its own camera. With `ped`, a pair of the sample DFF ped is
+/// drawn (dressed) first, beside them. Returns, per camera (near, far), the images with every
+/// character hidden, drawn by Bevy's skinned meshes and by the crowd.
+fn gltf_pairs_drawn(
+    root: &Path,
+    model: &str,
+    bevy_skinning: bool,
+    ped: bool,
+) -> [[RgbaImage; 3]; 2] {
+    let mut app = crowd_app(root);
+    app.insert_resource(CrowdDrawSettings { bevy_skinning });
+    app.insert_resource(SkeletonGizmos {
+        enabled: false,
+        ..default()
+    });
+    let far = Vec3::new(2000.0, 0.0, -2000.0);
+    let (_, near_image) = camera(&mut app, Vec3::new(0.0, 1.0, 3.4), Vec3::new(0.0, 0.8, 0.0));
+    let (_, far_image) = camera(
+        &mut app,
+        far + Vec3::new(0.0, 1.0, 2.4),
+        far + Vec3::new(0.0, 0.8, 0.0),
+    );
+    app.world_mut().spawn((
+        DirectionalLight {
+            shadow_maps_enabled: true,
+            illuminance: 8000.0,
+            ..default()
+        },
+        Transform::from_xyz(2.0, 4.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    let ground = app
+        .world_mut()
+        .resource_mut::<Assets<Mesh>>()
+        .add(Plane3d::default().mesh().size(8.0, 8.0));
+    let grey = app
+        .world_mut()
+        .resource_mut::<Assets<StandardMaterial>>()
+        .add(Color::srgb(0.6, 0.6, 0.55));
+    for at in [Vec3::ZERO, far] {
+        app.world_mut().spawn((
+            Mesh3d(ground.clone()),
+            MeshMaterial3d(grey.clone()),
+            Transform::from_translation(at),
+        ));
+    }
+    let skinned = count::<With<SkinnedMesh>>;
+    let crowd_parts = count::<CrowdParts>;
+    let mut pairs = Vec::new();
+    // The ped's own parts: 2 skinned meshes and a rigid cap (as `crowd_peds_draw_as…`).
+    let (mut want_skinned, mut want_parts) = (0, 0);
+    if ped {
+        let (dff, walk, _) = sample_ped(&app);
+        let at = Transform::from_xyz(1.6, 0.0, -0.6);
+        pairs.push(spawn_pair(&mut app, &dff, &walk, at, 0.5));
+        (want_skinned, want_parts) = (2, 3);
+        run_until(&mut app, 600, |app| crowd_parts(app) == 3);
+        assert_eq!(crowd_parts(&mut app), 3, "the ped is dressed first");
+        assert_eq!(strides(&app), [32], "the ped's slots");
+    }
+    let gltf_pairs = spawn_gltf_pairs(&mut app, model);
+    // Until every twin's scene and every crowd character's parts (or, the Bevy way, its scene)
+    // are meshes, and every crowd character is posed. The character: one skinned mesh of one
+    // primitive.
+    if bevy_skinning {
+        want_skinned += 2 * gltf_pairs.len();
+    } else {
+        want_skinned += gltf_pairs.len();
+        want_parts += gltf_pairs.len();
+    }
+    let fading = ped as usize + 1;
+    pairs.extend(gltf_pairs);
+    let posed = |app: &App| {
+        (pairs.iter())
+            .all(|p| (app.world().get::<CrowdPose>(p.crowd)).is_some_and(|c| !c.bones.is_empty()))
+    };
+    run_until(&mut app, 600, |app| {
+        skinned(app) == want_skinned && crowd_parts(app) == want_parts && posed(app)
+    });
+    assert_eq!(skinned(&mut app), want_skinned, "skinned meshes");
+    if ped && !bevy_skinning {
+        // Every material, the ped's too, at the widest rig's bones a slot.
+        let rig = app
+            .world()
+            .get::<CrowdPose>(pairs[1].crowd)
+            .unwrap()
+            .bones
+            .len();
+        assert_eq!(strides(&app), [rig as u32], "every slot widened");
+    }
+    assert_eq!(crowd_parts(&mut app), want_parts, "crowd parts");
+    assert!(posed(&app), "the crowd is posed");
+    let server = app.world().resource::<AssetServer>().clone();
+    let wave: Handle<RigClip> = server.load("anims/sa_ped.ifp#wave");
+    run_until(&mut app, 300, |app| {
+        app.world().resource::<Assets<RigClip>>().contains(&wave)
+    });
+    cross_fade_halfway(&mut app, &pairs[fading], &wave);
+    let weight = (app
+        .world()
+        .get::<SkeletalClip>(pairs[fading].model)
+        .unwrap())
+    .fade_weight();
+    assert!(
+        weight.is_some_and(|w| (0.2..0.8).contains(&w)),
+        "mid-fade: {weight:?}"
+    );
+    let targets = [near_image, far_image];
+    let show = |app: &mut App, shown: &[bool; 2]| {
+        for pair in &pairs {
+            for (e, on) in [pair.model, pair.crowd].into_iter().zip(shown) {
+                let visibility = if *on {
+                    Visibility::Visible
+                } else {
+                    Visibility::Hidden
+                };
+                app.world_mut().entity_mut(e).insert(visibility);
+            }
+        }
+    };
+    show(&mut app, &[false, false]);
+    let empty = settled(&mut app, &targets);
+    show(&mut app, &[true, false]);
+    let bevys = settled(&mut app, &targets);
+    show(&mut app, &[false, true]);
+    let crowds = settled(&mut app, &targets);
+    let [e0, e1] = empty.try_into().unwrap();
+    let [b0, b1] = bevys.try_into().unwrap();
+    let [c0, c1] = crowds.try_into().unwrap();
+    [[e0, b0, c0], [e1, b1, c1]]
+}
+
+/// glTF characters in the crowd draw as their twins with bone entities do (`Retarget` on the
+/// file's scene, Bevy's `SkinnedMesh`), drawn by instanced skinning and, where asked for (as on
+/// a device without storage buffers), the Bevy way: a paused walk, one cross-fading into the
+/// wave, one half out of the picture, one 2.8 km out. The two retarget the same clip each for
+/// its own rig (the twin's hierarchy has the scene's root and the mesh's node beside the
+/// file's joints), which puts a joint at most 5e-4 of the hip height apart
+/// (`bevy_retarget::a_gltf_crowd_character_puts_every_node_where_its_retargeted_twin_with_bone_entities_does`):
+/// under a pixel here. Bounds as for DFF peds (`compare`): strict near the origin, 0.5 % of
+/// the characters' pixels over 8/255 far out.
+#[test]
+fn gltf_crowd_characters_draw_as_their_twins_skinned_meshes_do() {
+    on_gpu(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        for bevy_skinning in [false, true] {
+            let way = if bevy_skinning {
+                "the Bevy way"
+            } else {
+                "instanced"
+            };
+            let model = "characters/humanoid.glb";
+            let [[e0, b0, c0], [e1, b1, c1]] = gltf_pairs_drawn(&root, model, bevy_skinning, false);
+            compare(&format!("glTF near, {way}"), true, &b0, &c0, &e0);
+            compare(&format!("glTF far, {way}"), false, &b1, &c1, &e1);
+        }
+    });
+}
+
+/// The bones a slot of every crowd material's skin, each stride once.
+fn strides(app: &App) -> Vec<u32> {
+    let materials = app.world().resource::<Assets<CrowdMaterial>>();
+    let mut strides: Vec<u32> = materials.iter().map(|(_, m)| m.extension.stride).collect();
+    strides.sort_unstable();
+    strides.dedup();
+    strides
+}
+
+/// `glb` (a binary glTF) with `extra` more nodes, empty, children of node `under` listed
+/// before its own: in a crowd rig (a walk from the roots) they come before the joints below
+/// `under`, which move up by `extra` bones.
+fn with_extra_nodes(glb: &[u8], under: usize, extra: usize) -> Vec<u8> {
+    let json_len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    let mut json: serde_json::Value = serde_json::from_slice(&glb[20..20 + json_len]).unwrap();
+    let bin = &glb[20 + json_len..];
+    let nodes = json["nodes"].as_array_mut().unwrap();
+    let first = nodes.len();
+    for k in 0..extra {
+        let at = [0.0, 0.01 * k as f32, 0.0];
+        nodes.push(serde_json::json!({"name": format!("extra{k}"), "translation": at}));
+    }
+    let children = nodes[under]["children"].as_array().unwrap().clone();
+    let mut listed: Vec<serde_json::Value> = (first..first + extra).map(|i| i.into()).collect();
+    listed.extend(children);
+    nodes[under]["children"] = listed.into();
+    let mut text = serde_json::to_vec(&json).unwrap();
+    while !text.len().is_multiple_of(4) {
+        text.push(b' ');
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&((12 + 8 + text.len() + bin.len()) as u32).to_le_bytes());
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&text);
+    out.extend_from_slice(bin);
+    out
+}
+
+/// A glTF character of more nodes than the crowd's 32 bones a slot: the sample character with
+/// 24 empty nodes before its joints (53 in all, the skin's joints moved to bones 25 to 52),
+/// drawn after a DFF ped is already drawn at 32 bones a slot. The bone buffer and every
+/// material, the ped's included, are laid out again at 53 a slot, and both still draw as Bevy
+/// draws them.
+#[test]
+fn a_gltf_character_of_more_bones_than_a_slot_widens_every_slot() {
+    on_gpu(|| {
+        let dir = asset_dir("crowd_wide_rig", &[]);
+        let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        for sub in ["anims", "characters"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        for file in [
+            "anims/sa_ped.ifp",
+            "anims/sa_ped.ifp.meta",
+            "characters/ped.dff",
+            "characters/ped.txd",
+        ] {
+            std::fs::copy(assets.join(file), dir.join(file)).unwrap();
+        }
+        let glb = std::fs::read(assets.join("characters/humanoid.glb")).unwrap();
+        // Node 28 is the `Armature`, the scene's root.
+        let wide = with_extra_nodes(&glb, 28, 24);
+        std::fs::write(dir.join("characters/wide.glb"), wide).unwrap();
+        let drawn = gltf_pairs_drawn(&dir, "characters/wide.glb", false, true);
+        let [[e0, b0, c0], [e1, b1, c1]] = drawn;
+        compare("wide glTF and a ped, near", true, &b0, &c0, &e0);
+        compare("wide glTF, far", false, &b1, &c1, &e1);
+    });
+}
+
+/// Faults with glTF models in the crowd: a file that fails to load leaves its characters
+/// unposed and undrawn while they play on; the file modified under the crowd (as a reload
+/// does) poses and dresses its characters anew and keeps every playhead; a character that
+/// takes the model off is undressed, gives its slot back, and poses its game's ped again.
+#[test]
+fn a_failed_or_reloaded_gltf_crowd_model_keeps_the_crowd_playing() {
+    on_gpu(|| {
+        let dir = asset_dir(
+            "crowd_gltf_faults",
+            &[
+                ("characters/humanoid.glb", "humanoid.glb"),
+                ("anims/sa_ped.ifp", "sa_ped.ifp"),
+                ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
+            ],
+        );
+        // A binary glTF header promising more bytes than the file has.
+        std::fs::write(dir.join("broken.glb"), b"glTF\x02\0\0\0\xff\xff\0\0").unwrap();
+        let mut app = crowd_app(&dir);
+        let server = app.world().resource::<AssetServer>().clone();
+        let model: Handle<bevy::gltf::Gltf> = server.load("humanoid.glb");
+        let broken: Handle<bevy::gltf::Gltf> = server.load("broken.glb");
+        let walk: Handle<RigClip> = server.load("sa_ped.ifp#walk");
+        let spawn = |app: &mut App, model: &Handle<bevy::gltf::Gltf>| {
+            app.world_mut()
+                .spawn((
+                    CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                    CrowdGltfModel::new(model.clone()),
+                ))
+                .id()
+        };
+        let worn = [spawn(&mut app, &model), spawn(&mut app, &model)];
+        let failed = spawn(&mut app, &broken);
+        let parts = |app: &App, e: Entity| {
+            app.world().get::<Children>(e).map_or(0, |c| {
+                let crowd = |p: &Entity| app.world().get::<MeshMaterial3d<CrowdMaterial>>(*p);
+                c.iter().filter(|p| crowd(p).is_some()).count()
+            })
+        };
+        let bones = |app: &App, e: Entity| app.world().get::<CrowdPose>(e).unwrap().bones.len();
+        run_until(&mut app, 600, |app| {
+            worn.iter()
+                .all(|&e| parts(app, e) == 1 && bones(app, e) > 0)
+                && server.load_state(&broken).is_failed()
+        });
+        assert!(server.load_state(&broken).is_failed());
+        assert!(worn.iter().all(|&e| parts(&app, e) == 1), "dressed");
+        let time = |app: &App, e: Entity| app.world().get::<Playback>(e).unwrap().time;
+        // The file's 29 nodes.
+        assert_eq!(bones(&app, worn[0]), 29);
+        let before = time(&app, failed);
+        for _ in 0..5 {
+            app.update();
+        }
+        assert_eq!(parts(&app, failed), 0, "a file that failed draws nothing");
+        assert_eq!(bones(&app, failed), 0, "and poses nothing");
+        // (It waits for its rig: its playhead has no clip length to play against.)
+        assert_eq!(time(&app, failed), before);
+
+        // The file modified under the playing crowd: new parts, the playheads going on.
+        let old_parts: Vec<Entity> = app.world().get::<Children>(worn[0]).unwrap().to_vec();
+        let times = worn.map(|e| time(&app, e));
+        let gltfs = app.world_mut().resource_mut::<Assets<bevy::gltf::Gltf>>();
+        // (Taken mutably: the asset is marked modified.)
+        gltfs.into_inner().get_mut(&model).unwrap().into_inner();
+        app.update();
+        for (e, t) in worn.iter().zip(times) {
+            let now = time(&app, *e);
+            assert!(now > t || now < 0.1, "the playhead goes on: {t} → {now}");
+        }
+        for _ in 0..3 {
+            app.update();
+        }
+        let new_parts: Vec<Entity> = app.world().get::<Children>(worn[0]).unwrap().to_vec();
+        assert_eq!(parts(&app, worn[0]), 1, "dressed again");
+        assert!(new_parts.iter().all(|p| !old_parts.contains(p)), "anew");
+        assert_eq!(bones(&app, worn[0]), 29, "posed");
+
+        // The model taken off: undressed, and the SA ped's 32 bones posed.
+        let before = time(&app, worn[1]);
+        app.world_mut()
+            .entity_mut(worn[1])
+            .remove::<CrowdGltfModel>();
+        for _ in 0..3 {
+            app.update();
+        }
+        assert_eq!(parts(&app, worn[1]), 0, "undressed");
+        assert!(time(&app, worn[1]) > before, "plays on");
+        assert_eq!(bones(&app, worn[1]), 32, "the SA ped's bones");
+        let again = spawn(&mut app, &model);
+        for _ in 0..3 {
+            app.update();
+        }
+        let tag = |app: &App, e: Entity| {
+            let child = app.world().get::<Children>(e).unwrap()[0];
+            app.world().get::<bevy::mesh::MeshTag>(child).unwrap().0
+        };
+        assert_ne!(tag(&app, again), tag(&app, worn[0]));
+        assert!(
+            tag(&app, again) < 3,
+            "a slot given back: {}",
+            tag(&app, again)
+        );
     });
 }

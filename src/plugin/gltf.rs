@@ -19,6 +19,7 @@
 //! in the warnings), and files Bevy loaded with `convert_coordinates` on (the source is taken
 //! to be in glTF's axes).
 
+use super::skeletal::{CrowdRig, CrowdSkeleton, TargetRig};
 use super::{ClipInfo, ClipSettings, RigClip, RootMotionMode};
 use crate::animation::{BoneRef, BoneTrack, ClipBuilder};
 use crate::convert::import::{ImportError, gltf_source};
@@ -409,4 +410,216 @@ fn values<T: Copy + Default + 'static>(curve: &dyn AnimationCurve, times: &[f32]
                 .map_or_else(|_| T::default(), |v| *v)
         })
         .collect()
+}
+
+/// The glTF character a [`CrowdCharacter`](super::CrowdCharacter) wears: the crowd poses the
+/// file's own hierarchy (every node, its rest as the file gives it) with each clip retargeted
+/// onto it as [`Retarget`](super::Retarget) retargets it (`retarget`'s settings: axes, bone
+/// map, rest alignment; its mode and game are not used), once per clip and rig, so that a frame
+/// samples the clip as for a GTA ped. Its [`CrowdPose`](super::CrowdPose) holds the file's nodes
+/// in the file's order of a walk from its roots, parents before children; the pose is in the
+/// character's space, the scene's root at its origin, as a `WorldAssetRoot` of the file's scene
+/// places it. Cross-fades, [`ClipLayers`](super::ClipLayers) (masks resolved on the file's
+/// names) and root motion (scaled like the hips, in the file's axes) work as on a GTA ped.
+///
+/// With the `dff` feature's [`CrowdDrawPlugin`](super::CrowdDrawPlugin) the character is drawn
+/// by instanced GPU skinning: every skinned mesh of the file and every mesh on a node.
+///
+/// Until the file and its nodes and skins have loaded the character is not posed. A file that
+/// fails to load, or whose nodes cannot be a skeleton, leaves it unposed with a warning.
+///
+/// ```no_run
+/// # use bevy::prelude::*;
+/// # use rigplay::prelude::*;
+/// fn spawn(mut commands: Commands, assets: Res<AssetServer>) {
+///     let walk = assets.load("anims/sa_ped.ifp#walk");
+///     let model = assets.load("characters/humanoid.glb");
+///     for i in 0..1000 {
+///         let at = Transform::from_xyz((i % 40) as f32, 0.0, (i / 40) as f32);
+///         commands.spawn((
+///             CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+///             CrowdGltfModel::new(model.clone()),
+///             at,
+///         ));
+///     }
+/// }
+/// ```
+#[derive(Component, Debug, Clone)]
+#[require(CrowdRig)]
+pub struct CrowdGltfModel {
+    /// The glTF file.
+    pub model: Handle<Gltf>,
+    /// How clips are retargeted onto it.
+    pub retarget: super::Retarget,
+}
+
+impl CrowdGltfModel {
+    /// `model` with [`Retarget::new`](super::Retarget::new)'s settings.
+    pub fn new(model: Handle<Gltf>) -> Self {
+        Self {
+            model,
+            retarget: super::Retarget::new(),
+        }
+    }
+}
+
+/// A glTF file's nodes as a crowd skeleton's: parents before children (a walk from the roots,
+/// each node's children in the file's order), with each node's index in the file.
+pub(crate) struct CrowdRigNodes {
+    /// Per bone, its node's index in the file.
+    pub(crate) file_index: Vec<usize>,
+    pub(crate) parents: Vec<Option<usize>>,
+    pub(crate) rests: Vec<crate::animation::BonePose>,
+    pub(crate) names: Vec<String>,
+    pub(crate) targets: Vec<AnimationTargetId>,
+}
+
+impl GltfClips<'_> {
+    /// `file`'s nodes in the order a crowd skeleton takes them (see [`CrowdRigNodes`]).
+    pub(crate) fn rig_nodes(&self, file: &Gltf) -> Result<CrowdRigNodes, GltfClipError> {
+        let (scene, targets) = self.skeleton(file)?;
+        let nodes = &scene.nodes;
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            if let Some(p) = n.parent.filter(|p| *p < nodes.len()) {
+                children[p].push(i);
+            }
+        }
+        // Depth first from each root, in the file's order (a node is placed once).
+        let mut order = Vec::with_capacity(nodes.len());
+        let mut placed = vec![false; nodes.len()];
+        for root in (0..nodes.len()).filter(|&i| nodes[i].parent.is_none()) {
+            let mut stack = vec![root];
+            while let Some(i) = stack.pop() {
+                if std::mem::replace(&mut placed[i], true) {
+                    continue;
+                }
+                order.push(i);
+                stack.extend(children[i].iter().rev());
+            }
+        }
+        let mut bone_of = vec![usize::MAX; nodes.len()];
+        for (b, &i) in order.iter().enumerate() {
+            bone_of[i] = b;
+        }
+        Ok(CrowdRigNodes {
+            names: order.iter().map(|&i| nodes[i].name.clone()).collect(),
+            targets: order.iter().map(|&i| targets[i]).collect(),
+            parents: (order.iter())
+                .map(|&i| nodes[i].parent.map(|p| bone_of[p]))
+                .collect(),
+            rests: (order.iter())
+                .map(|&i| {
+                    let (translation, rotation, scale) = nodes[i].rest;
+                    crate::animation::BonePose {
+                        translation,
+                        rotation,
+                        scale,
+                    }
+                })
+                .collect(),
+            // (`skeleton` lists the nodes by their index in the file, 0 to n − 1.)
+            file_index: order,
+        })
+    }
+}
+
+/// Gives each crowd character wearing a glTF model ([`CrowdGltfModel`]) its rig once the file
+/// has loaded (again when the model, its settings or the file change), shared by the
+/// characters of one file and settings.
+pub(crate) fn rig_gltf_crowds(
+    gltf: GltfClips,
+    assets: Res<AssetServer>,
+    mut events: MessageReader<AssetEvent<Gltf>>,
+    // By file: the rigs made of it (each with the settings' fingerprint), and the files warned
+    // of.
+    mut rigs: Local<HashMap<AssetId<Gltf>, Vec<(u64, Arc<CrowdSkeleton>)>>>,
+    mut warned: Local<std::collections::HashSet<AssetId<Gltf>>>,
+    mut characters: Query<(Ref<CrowdGltfModel>, &mut CrowdRig)>,
+) {
+    let mut changed = std::collections::HashSet::new();
+    for event in events.read() {
+        if let AssetEvent::Modified { id } | AssetEvent::Removed { id } = event {
+            rigs.remove(id);
+            warned.remove(id);
+            changed.insert(*id);
+        }
+    }
+    for (model, mut rig) in &mut characters {
+        let id = model.model.id();
+        let stale = changed.contains(&id) || model.is_changed();
+        if rig.0.is_some() && !stale {
+            continue;
+        }
+        if stale && rig.0.is_some() {
+            rig.0 = None;
+        }
+        let Some(file) = gltf.gltfs.get(id) else {
+            if assets.load_state(&model.model).is_failed() && warned.insert(id) {
+                warn!(
+                    "crowd characters wearing {:?} are not posed: the file failed to load",
+                    model.model.path()
+                );
+            }
+            continue;
+        };
+        let nodes = match gltf.rig_nodes(file) {
+            Ok(nodes) => nodes,
+            Err(GltfClipError::NotLoaded) => continue,
+            Err(why) => {
+                if warned.insert(id) {
+                    warn!(
+                        "crowd characters wearing {:?} are not posed: {why}",
+                        model.model.path()
+                    );
+                }
+                continue;
+            }
+        };
+        let Some(target) = TargetRig::new(
+            &model.retarget,
+            &nodes.rests,
+            nodes.parents.clone(),
+            nodes.names.clone(),
+        ) else {
+            if warned.insert(id) {
+                warn!(
+                    "crowd characters wearing {:?} are not posed: its nodes are no skeleton",
+                    model.model.path()
+                );
+            }
+            continue;
+        };
+        let made = rigs.entry(id).or_default();
+        let skeleton = match made.iter().find(|(f, _)| *f == target.fingerprint) {
+            Some((_, s)) => s.clone(),
+            None => {
+                let fingerprint = target.fingerprint;
+                let Some(skeleton) =
+                    CrowdSkeleton::for_rig(target, nodes.parents, nodes.targets, nodes.file_index)
+                else {
+                    continue;
+                };
+                let skeleton = Arc::new(skeleton);
+                made.push((fingerprint, skeleton.clone()));
+                skeleton
+            }
+        };
+        rig.0 = Some(skeleton);
+    }
+}
+
+/// A crowd character that takes off its glTF model loses its rig, and poses its game's
+/// skeleton again from the next frame (its character marked changed, so that it binds anew).
+pub(crate) fn drop_crowd_rig(
+    removed: On<Remove, CrowdGltfModel>,
+    mut commands: Commands,
+    mut characters: Query<&mut super::CrowdCharacter>,
+) {
+    if let Ok(mut character) = characters.get_mut(removed.entity) {
+        character.set_changed();
+    }
+    if let Ok(mut entity) = commands.get_entity(removed.entity) {
+        entity.try_remove::<CrowdRig>();
+    }
 }

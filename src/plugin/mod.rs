@@ -55,7 +55,7 @@ pub use dff::{
     SkinPalette,
 };
 #[cfg(feature = "gltf")]
-pub use gltf::{GltfClipError, GltfClips, GltfRigClip};
+pub use gltf::{CrowdGltfModel, GltfClipError, GltfClips, GltfRigClip};
 pub use ifp::{
     GtaSkeleton, Ifp, IfpAssetLabel, IfpClipAsset, IfpLoadError, IfpLoader, IfpLoaderSettings,
     IfpPlugin, Motion, MotionError, MotionLoadError, MotionLoader, MotionLoaderSettings,

@@ -1,5 +1,6 @@
 //! Crowd characters drawn by instanced GPU skinning: [`CrowdDrawPlugin`]. A [`CrowdCharacter`]
-//! wearing a [`CrowdModel`] gets one child entity per (atomic, material) of the model,
+//! wearing a [`CrowdModel`] (or, with the `gltf` feature, a glTF character:
+//! `crate::plugin::CrowdGltfModel`) gets one child entity per (atomic, material) of the model,
 //! drawn through Bevy's own mesh pipeline with a [`CrowdMaterial`] whose vertex shader skins
 //! from one buffer of every drawn character's bones. Bevy batches the children of a model into
 //! one draw per part, culls each against the frustum, and shades them as `StandardMaterial`
@@ -14,7 +15,7 @@ use crate::plugin::skeletal::{
 };
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
-use bevy::asset::{AssetId, RenderAssetUsages, embedded_asset};
+use bevy::asset::{AssetId, RenderAssetUsages, UntypedAssetId, embedded_asset};
 use bevy::camera::primitives::Aabb;
 use bevy::camera::visibility::NoAutoAabb;
 use bevy::math::{Affine3A, Vec3A};
@@ -104,9 +105,16 @@ impl MaterialExtension for CrowdSkin {
     }
 }
 
-/// Draws every [`CrowdCharacter`] that wears a [`CrowdModel`] by instanced GPU skinning. Needs
-/// [`super::DffPlugin`] and Bevy's rendering (`DefaultPlugins`).
+/// Draws every [`CrowdCharacter`] that wears a [`CrowdModel`] (a DFF ped) or, with the `gltf`
+/// feature, a `CrowdGltfModel` (a glTF character, its clips retargeted onto its own rig) by
+/// instanced GPU skinning. Needs [`super::DffPlugin`] and Bevy's rendering (`DefaultPlugins`).
 ///
+/// - A glTF character gets one child per primitive of each mesh of the file: a skinned mesh
+///   skins from its skin's joints (its own node's transform ignored, as glTF and Bevy's
+///   `SkinnedMesh` do), a mesh on a node without a skin moves with that node. Its materials are
+///   the `StandardMaterial`s Bevy's glTF loader made of the file's.
+/// - A slot holds as many bones as the largest skeleton drawn: 32 (the SA ped's) until a glTF
+///   rig of more nodes is drawn, when every slot (and every material) is laid out again.
 /// - Each character gets one child per (atomic, material) of its model's first clump that has
 ///   bones, skinned atomics and rigid ones (a cap on the head, a GTA III ped's parts) alike,
 ///   but not the hidden (`_dam`, `_vlo`) ones: `Mesh3d` (a copy of the DFF's mesh, its joints under
@@ -121,8 +129,9 @@ impl MaterialExtension for CrowdSkin {
 ///   from the next frame; the playheads are the characters' and do not change.
 /// - Where the device has no storage buffers (WebGL2), one warning is logged and each character
 ///   is drawn the Bevy way instead: a child [`super::GtaModel`] of its model (bone entities and
-///   `SkinnedMesh`es), whose bones follow the character's [`crate::plugin::CrowdPose`] every
-///   frame. That costs what `GtaModel` costs (an entity per bone).
+///   `SkinnedMesh`es), or the glTF file's scene, whose bones follow the character's
+///   [`crate::plugin::CrowdPose`] every frame (a glTF's nodes matched by name). That costs what
+///   `GtaModel` costs (an entity per bone).
 ///   [`CrowdDrawSettings::bevy_skinning`] asks for that way on any device.
 ///
 /// The CPU palettes of [`super::CrowdSkinPose`] are not needed for drawing: add that component
@@ -161,7 +170,12 @@ impl Plugin for CrowdDrawPlugin {
                 PostUpdate,
                 (
                     // The crowd's posing (in `Apply`) writes the bone rows these size.
-                    (dress_crowd, size_crowd_bones)
+                    (
+                        dress_crowd,
+                        #[cfg(feature = "gltf")]
+                        super::crowd_gltf::dress_gltf_crowd,
+                        size_crowd_bones,
+                    )
                         .chain()
                         .after(PlaybackSystems::Prepare)
                         .before(PlaybackSystems::Apply),
@@ -185,28 +199,54 @@ impl Plugin for CrowdDrawPlugin {
     }
 }
 
-/// A drawn model, built once per (model, game): its parts and how far its flesh reaches from a
-/// joint.
-struct DrawnModel {
-    parts: Vec<(Handle<Mesh>, Handle<CrowdMaterial>)>,
+/// A drawn model, built once per (model, skeleton): its parts and how far its flesh reaches
+/// from a joint.
+pub(super) struct DrawnModel {
+    pub(super) parts: Vec<(Handle<Mesh>, Handle<CrowdMaterial>)>,
     /// The farthest a vertex lies from its most weighted joint (metres): the margin around the
     /// joints that the parts' bounds take.
-    reach: f32,
+    pub(super) reach: f32,
+    /// A glTF model's rig (kept, so that its address in the model's key names it).
+    #[cfg(feature = "gltf")]
+    pub(super) _rig: Option<Arc<crate::plugin::skeletal::CrowdSkeleton>>,
+}
+
+/// What a drawn model is built for: a DFF on a game's skeleton, or a glTF on its rig (the rig's
+/// address).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum ModelKey {
+    Dff(AssetId<Dff>, GtaGame),
+    #[cfg(feature = "gltf")]
+    Gltf(AssetId<bevy::gltf::Gltf>, usize),
+}
+
+impl ModelKey {
+    /// The model's asset.
+    fn asset(self) -> UntypedAssetId {
+        match self {
+            ModelKey::Dff(id, _) => id.untyped(),
+            #[cfg(feature = "gltf")]
+            ModelKey::Gltf(id, _) => id.untyped(),
+        }
+    }
 }
 
 /// The crowd's drawing state: the bone buffer, the slots, the models built.
 #[derive(Resource, Default)]
-struct CrowdDraw {
-    bones: Option<Handle<ShaderBuffer>>,
-    /// Bones per slot: the most bones of the three games' crowd skeletons.
-    stride: u32,
+pub(super) struct CrowdDraw {
+    pub(super) bones: Option<Handle<ShaderBuffer>>,
+    /// Bones per slot: the most bones of the three games' crowd skeletons and of the glTF
+    /// rigs drawn.
+    pub(super) stride: u32,
+    /// The stride the bone buffer and the materials are laid out for.
+    laid_stride: u32,
     /// Each slot's character.
     slots: Vec<Option<Entity>>,
     free: Vec<u32>,
     slot_of: HashMap<Entity, u32>,
-    models: HashMap<(AssetId<Dff>, GtaGame), Arc<DrawnModel>>,
+    pub(super) models: HashMap<ModelKey, Arc<DrawnModel>>,
     /// Models that cannot be drawn, each warned of once (again when they change).
-    undrawable: HashSet<AssetId<Dff>>,
+    pub(super) undrawable: HashSet<UntypedAssetId>,
     /// Whether the missing storage buffers were warned of.
     no_storage_warned: bool,
     /// The slots the bone buffer holds (a power of two, so that it is rarely made anew).
@@ -222,6 +262,109 @@ struct CrowdDraw {
 const BONE_BYTES: usize = size_of::<BoneRows>();
 
 impl CrowdDraw {
+    /// The stride, first worked out from the games' skeletons.
+    pub(super) fn init_stride(&mut self, skeletons: &CrowdSkeletons) {
+        if self.stride == 0 {
+            self.stride = [GtaGame::Iii, GtaGame::Vc, GtaGame::Sa]
+                .map(|g| skeletons.targets(g).len() as u32)
+                .into_iter()
+                .max()
+                .unwrap_or(1);
+        }
+    }
+
+    /// Whether characters are drawn as Bevy's skinned meshes (no storage buffers on `device`,
+    /// or asked for), warning once of missing storage buffers.
+    pub(super) fn fallback(
+        &mut self,
+        device: Option<&RenderDevice>,
+        settings: &CrowdDrawSettings,
+    ) -> bool {
+        let no_storage =
+            device.is_some_and(|d| d.limits().max_storage_buffers_per_shader_stage < 4);
+        if no_storage && !self.no_storage_warned {
+            warn!(
+                "the device has no storage buffers (WebGL2?): crowd characters are drawn as Bevy's skinned meshes, with an entity per bone"
+            );
+            self.no_storage_warned = true;
+        }
+        no_storage || settings.bevy_skinning
+    }
+
+    /// The bone buffer, made on first use.
+    pub(super) fn bone_buffer(
+        &mut self,
+        buffers: &mut Assets<ShaderBuffer>,
+    ) -> Handle<ShaderBuffer> {
+        self.bones
+            .get_or_insert_with(|| {
+                buffers.add(ShaderBuffer::with_size(
+                    BONE_BYTES,
+                    RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
+                ))
+            })
+            .clone()
+    }
+
+    /// Gives `entity` a slot and the parts of `drawn` (children tagged with the slot), built
+    /// for `key`.
+    pub(super) fn dress(
+        &mut self,
+        commands: &mut Commands,
+        entity: Entity,
+        drawn: &DrawnModel,
+        key: ModelKey,
+    ) {
+        let slot = self.take_slot(entity);
+        let parts: Vec<Entity> = drawn
+            .parts
+            .iter()
+            .map(|(mesh, material)| {
+                commands
+                    .spawn((
+                        Mesh3d(mesh.clone()),
+                        MeshMaterial3d(material.clone()),
+                        MeshTag(slot),
+                        NoAutoAabb,
+                        Aabb::default(),
+                        CrowdPart { reach: drawn.reach },
+                        ChildOf(entity),
+                    ))
+                    .id()
+            })
+            .collect();
+        commands
+            .entity(entity)
+            .insert((CrowdDressed { model: key, parts }, CrowdDrawn { slot }));
+    }
+
+    /// Dresses `entity` the Bevy way: `model` (spawned as its child) drawn by Bevy's skinned
+    /// meshes, its frames matched to the pose's bones by animation target, or by name.
+    pub(super) fn dress_fallback(
+        &mut self,
+        commands: &mut Commands,
+        entity: Entity,
+        model: impl Bundle,
+        key: ModelKey,
+        by_name: bool,
+    ) {
+        let model = commands.spawn((model, ChildOf(entity))).id();
+        commands.entity(entity).insert((
+            CrowdDressed {
+                model: key,
+                parts: vec![model],
+            },
+            CrowdDrawn { slot: NO_SLOT },
+            CrowdFallback { model, by_name },
+        ));
+    }
+
+    /// Forgets the models of `id` (changed or gone): built again, and warned of again.
+    pub(super) fn forget(&mut self, id: UntypedAssetId) {
+        self.models.retain(|key, _| key.asset() != id);
+        self.undrawable.remove(&id);
+    }
+
     fn take_slot(&mut self, character: Entity) -> u32 {
         if let Some(&slot) = self.slot_of.get(&character) {
             return slot;
@@ -245,9 +388,8 @@ impl CrowdDraw {
 
 /// On a drawn crowd character: its model and parts.
 #[derive(Component)]
-struct CrowdDressed {
-    model: AssetId<Dff>,
-    game: GtaGame,
+pub(super) struct CrowdDressed {
+    pub(super) model: ModelKey,
     parts: Vec<Entity>,
 }
 
@@ -262,10 +404,12 @@ pub struct CrowdDrawSettings {
 }
 
 /// On a crowd character drawn by Bevy's skinned meshes (no storage buffers): the child
-/// [`GtaModel`] whose bones follow its pose.
+/// [`GtaModel`] (or glTF scene) whose bones follow its pose, matched by animation target (or,
+/// `by_name`, by name).
 #[derive(Component)]
 struct CrowdFallback {
     model: Entity,
+    by_name: bool,
 }
 
 /// A slot no character has: a character drawn by Bevy's skinned meshes writes no bone rows.
@@ -277,8 +421,8 @@ struct CrowdPart {
     reach: f32,
 }
 
-/// Gives every crowd character wearing a loaded model its parts (and takes them away when the
-/// model changes, reloads or goes).
+/// Gives every crowd character wearing a loaded DFF model its parts (and takes them away when
+/// the model changes, reloads or goes).
 #[allow(clippy::too_many_arguments)]
 fn dress_crowd(
     mut commands: Commands,
@@ -300,23 +444,8 @@ fn dress_crowd(
     worn: Query<&CrowdDressed>,
 ) {
     let draw = &mut *draw;
-    if draw.stride == 0 {
-        draw.stride = [GtaGame::Iii, GtaGame::Vc, GtaGame::Sa]
-            .map(|g| skeletons.targets(g).len() as u32)
-            .into_iter()
-            .max()
-            .unwrap_or(1);
-    }
-    let no_storage = device
-        .as_ref()
-        .is_some_and(|d| d.limits().max_storage_buffers_per_shader_stage < 4);
-    let fallback = no_storage || settings.bevy_skinning;
-    if no_storage && !draw.no_storage_warned {
-        warn!(
-            "the device has no storage buffers (WebGL2?): crowd characters are drawn as Bevy's skinned meshes, with an entity per bone"
-        );
-        draw.no_storage_warned = true;
-    }
+    draw.init_stride(&skeletons);
+    let fallback = draw.fallback(device.as_deref(), &settings);
     // Characters whose model changed, reloaded or went are undressed (and dressed again below,
     // from the next frame).
     let mut changed: HashSet<AssetId<Dff>> = HashSet::new();
@@ -326,8 +455,7 @@ fn dress_crowd(
         }
     }
     for id in &changed {
-        draw.models.retain(|(model, _), _| model != id);
-        draw.undrawable.remove(id);
+        draw.forget(id.untyped());
     }
     // Every dressed character where a model changed; else only those whose model or game may
     // have (not the whole crowd every frame).
@@ -337,10 +465,8 @@ fn dress_crowd(
         dressed.iter().collect()
     };
     for (entity, character, model, dressed) in suspects {
-        if changed.contains(&dressed.model)
-            || dressed.model != model.0.id()
-            || dressed.game != character.game
-        {
+        let key = ModelKey::Dff(model.0.id(), character.game);
+        if changed.contains(&model.0.id()) || dressed.model != key {
             undress(&mut commands, draw, entity, dressed);
         }
     }
@@ -354,44 +480,27 @@ fn dress_crowd(
     if fallback {
         for (entity, character, model) in &undressed {
             let id = model.0.id();
-            if draw.undrawable.contains(&id) {
+            if draw.undrawable.contains(&id.untyped()) || failed_to_load(draw, &assets, &model.0) {
                 continue;
             }
-            if failed_to_load(draw, &assets, &model.0) {
-                continue;
-            }
-            let model_entity = commands
-                .spawn((GtaModel::new(model.0.clone()), ChildOf(entity)))
-                .id();
-            commands.entity(entity).insert((
-                CrowdDressed {
-                    model: id,
-                    game: character.game,
-                    parts: vec![model_entity],
-                },
-                CrowdDrawn { slot: NO_SLOT },
-                CrowdFallback {
-                    model: model_entity,
-                },
-            ));
+            let key = ModelKey::Dff(id, character.game);
+            draw.dress_fallback(
+                &mut commands,
+                entity,
+                GtaModel::new(model.0.clone()),
+                key,
+                false,
+            );
         }
         return;
     }
-    let bones = draw
-        .bones
-        .get_or_insert_with(|| {
-            build.buffers.add(ShaderBuffer::with_size(
-                BONE_BYTES,
-                RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
-            ))
-        })
-        .clone();
+    let bones = draw.bone_buffer(&mut build.buffers);
     for (entity, character, model) in &undressed {
         let id = model.0.id();
-        if draw.undrawable.contains(&id) {
+        if draw.undrawable.contains(&id.untyped()) {
             continue;
         }
-        let key = (id, character.game);
+        let key = ModelKey::Dff(id, character.game);
         let drawn = match draw.models.get(&key) {
             Some(drawn) => drawn.clone(),
             None => {
@@ -414,43 +523,22 @@ fn dress_crowd(
                             "crowd characters wearing {:?} are not drawn: {why}",
                             model.0.path()
                         );
-                        draw.undrawable.insert(id);
+                        draw.undrawable.insert(id.untyped());
                         continue;
                     }
                 }
             }
         };
-        let slot = draw.take_slot(entity);
-        let parts: Vec<Entity> = drawn
-            .parts
-            .iter()
-            .map(|(mesh, material)| {
-                commands
-                    .spawn((
-                        Mesh3d(mesh.clone()),
-                        MeshMaterial3d(material.clone()),
-                        MeshTag(slot),
-                        NoAutoAabb,
-                        Aabb::default(),
-                        CrowdPart { reach: drawn.reach },
-                        ChildOf(entity),
-                    ))
-                    .id()
-            })
-            .collect();
-        commands.entity(entity).insert((
-            CrowdDressed {
-                model: id,
-                game: character.game,
-                parts,
-            },
-            CrowdDrawn { slot },
-        ));
+        draw.dress(&mut commands, entity, &drawn, key);
     }
 }
 
 /// Whether `model` failed to load; if so, it is warned of (once) and remembered as undrawable.
-fn failed_to_load(draw: &mut CrowdDraw, assets: &AssetServer, model: &Handle<Dff>) -> bool {
+pub(super) fn failed_to_load<A: Asset>(
+    draw: &mut CrowdDraw,
+    assets: &AssetServer,
+    model: &Handle<A>,
+) -> bool {
     if !assets.load_state(model).is_failed() {
         return false;
     }
@@ -458,11 +546,16 @@ fn failed_to_load(draw: &mut CrowdDraw, assets: &AssetServer, model: &Handle<Dff
         "crowd characters wearing {:?} are not drawn: the model failed to load",
         model.path()
     );
-    draw.undrawable.insert(model.id());
+    draw.undrawable.insert(model.id().untyped());
     true
 }
 
-fn undress(commands: &mut Commands, draw: &mut CrowdDraw, entity: Entity, dressed: &CrowdDressed) {
+pub(super) fn undress(
+    commands: &mut Commands,
+    draw: &mut CrowdDraw,
+    entity: Entity,
+    dressed: &CrowdDressed,
+) {
     for &part in &dressed.parts {
         commands.entity(part).try_despawn();
     }
@@ -474,12 +567,12 @@ fn undress(commands: &mut Commands, draw: &mut CrowdDraw, entity: Entity, dresse
 
 /// What building a drawn model writes to.
 #[derive(bevy::ecs::system::SystemParam)]
-struct BuildParams<'w> {
+pub(super) struct BuildParams<'w> {
     meshes: ResMut<'w, Assets<Mesh>>,
     standard: Res<'w, Assets<StandardMaterial>>,
     materials: ResMut<'w, Assets<CrowdMaterial>>,
-    buffers: ResMut<'w, Assets<ShaderBuffer>>,
-    ibms: Res<'w, Assets<SkinnedMeshInverseBindposes>>,
+    pub(super) buffers: ResMut<'w, Assets<ShaderBuffer>>,
+    pub(super) ibms: Res<'w, Assets<SkinnedMeshInverseBindposes>>,
 }
 
 /// A model's parts for the crowd: per drawn atomic of its first clump that has bones, its joint
@@ -518,42 +611,17 @@ fn build_model(
                 }
             },
         };
-        let mut table = Vec::with_capacity(joint_bones.len() * 64);
-        for (&bone, ibm) in joint_bones.iter().zip(&inverse_binds) {
-            push_rows(&mut table, ibm);
-            table.extend_from_slice(&(bone as u32).to_le_bytes());
-            table.extend_from_slice(&[0; 12]);
-        }
-        let joints = build.buffers.add(ShaderBuffer::new(
-            &table,
-            RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
-        ));
-        // Where each joint sits at bind time, in the mesh's space.
-        let bind_points: Vec<Vec3A> = inverse_binds
-            .iter()
-            .map(|m| m.inverse().translation)
-            .collect();
-        for (mesh, material) in &atomic.parts {
-            let mesh = build.meshes.get(mesh).ok_or("a mesh has not loaded")?;
-            let (mesh, part_reach) = crowd_mesh(mesh, &bind_points, skin.is_some())?;
-            reach = reach.max(part_reach);
-            let base = build
-                .standard
-                .get(material)
-                .ok_or("a material has not loaded")?
-                .clone();
-            parts.push((
-                build.meshes.add(mesh),
-                build.materials.add(CrowdMaterial {
-                    base,
-                    extension: CrowdSkin {
-                        bones: bones.clone(),
-                        joints: joints.clone(),
-                        stride,
-                    },
-                }),
-            ));
-        }
+        let joints: Vec<(usize, Affine3A)> = joint_bones.into_iter().zip(inverse_binds).collect();
+        let part_reach = add_parts(
+            &joints,
+            &atomic.parts,
+            skin.is_some(),
+            bones,
+            stride,
+            build,
+            &mut parts,
+        )?;
+        reach = reach.max(part_reach);
     }
     if unhung > 0 {
         warn!("{unhung} atomic(s) of a crowd model hang on no bone and are not drawn");
@@ -561,7 +629,64 @@ fn build_model(
     if parts.is_empty() {
         return Err("it has no atomic on a bone to draw".into());
     }
-    Ok(DrawnModel { parts, reach })
+    Ok(DrawnModel {
+        parts,
+        reach,
+        #[cfg(feature = "gltf")]
+        _rig: None,
+    })
+}
+
+/// One drawn mesh's joint table: per joint, its bone in the crowd skeleton and its inverse bind
+/// matrix. Adds the part of each (mesh, material) to `parts` and returns the farthest its flesh
+/// reaches from a joint.
+pub(super) fn add_parts(
+    joints: &[(usize, Affine3A)],
+    meshes: &[(Handle<Mesh>, Handle<StandardMaterial>)],
+    skinned: bool,
+    bones: &Handle<ShaderBuffer>,
+    stride: u32,
+    build: &mut BuildParams,
+    parts: &mut Vec<(Handle<Mesh>, Handle<CrowdMaterial>)>,
+) -> Result<f32, String> {
+    let mut table = Vec::with_capacity(joints.len() * 64);
+    for (bone, ibm) in joints {
+        push_rows(&mut table, ibm);
+        table.extend_from_slice(&(*bone as u32).to_le_bytes());
+        table.extend_from_slice(&[0; 12]);
+    }
+    let table = build.buffers.add(ShaderBuffer::new(
+        &table,
+        RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
+    ));
+    // Where each joint sits at bind time, in the mesh's space.
+    let bind_points: Vec<Vec3A> = joints
+        .iter()
+        .map(|(_, m)| m.inverse().translation)
+        .collect();
+    let mut reach = 0.0f32;
+    for (mesh, material) in meshes {
+        let mesh = build.meshes.get(mesh).ok_or("a mesh has not loaded")?;
+        let (mesh, part_reach) = crowd_mesh(mesh, &bind_points, skinned)?;
+        reach = reach.max(part_reach);
+        let base = build
+            .standard
+            .get(material)
+            .ok_or("a material has not loaded")?
+            .clone();
+        parts.push((
+            build.meshes.add(mesh),
+            build.materials.add(CrowdMaterial {
+                base,
+                extension: CrowdSkin {
+                    bones: bones.clone(),
+                    joints: table.clone(),
+                    stride,
+                },
+            }),
+        ));
+    }
+    Ok(reach)
 }
 
 /// The crowd bone a rigid atomic on `frame` moves with: the nearest frame at or above it that is
@@ -666,8 +791,11 @@ fn size_crowd_bones(
     }
     let stride = draw.stride as usize;
     let capacity = draw.slots.len().next_power_of_two().max(64);
-    if capacity != draw.capacity {
+    // A glTF rig with more bones than the stride widened it: every slot is laid out again.
+    let restrided = draw.laid_stride != draw.stride;
+    if capacity != draw.capacity || restrided {
         draw.capacity = capacity;
+        draw.laid_stride = draw.stride;
         // For two frames: the buffer is prepared in the frame it changes.
         draw.rebind = 2;
         if let Some(mut buffer) = buffers.get_mut(handle) {
@@ -681,8 +809,8 @@ fn size_crowd_bones(
         draw.rebind -= 1;
         for model in draw.models.values() {
             for (_, material) in &model.parts {
-                if let Some(m) = materials.get_mut(material) {
-                    m.into_inner();
+                if let Some(mut m) = materials.get_mut(material) {
+                    m.extension.stride = draw.stride;
                 }
             }
         }
@@ -773,13 +901,20 @@ fn pose_fallback_models(
     skeletons: Res<CrowdSkeletons>,
     characters: Query<(&CrowdCharacter, &CrowdPose, &CrowdFallback)>,
     children: Query<&Children>,
-    mut frames: Query<(&mut Transform, Option<&AnimationTargetId>)>,
+    mut frames: Query<(&mut Transform, Option<&AnimationTargetId>, Option<&Name>)>,
 ) {
     let mut index: HashMap<GtaGame, HashMap<AnimationTargetId, usize>> = HashMap::new();
     for (character, pose, fallback) in &characters {
         if pose.bones.is_empty() {
             continue;
         }
+        // A glTF scene's nodes, by name (its own pose's names).
+        let by_name: HashMap<&str, usize> = match fallback.by_name {
+            true => (pose.names.iter().enumerate())
+                .map(|(i, n)| (n.as_str(), i))
+                .collect(),
+            false => HashMap::new(),
+        };
         let index = index.entry(character.game).or_insert_with(|| {
             let targets = skeletons.targets(character.game);
             targets.iter().enumerate().map(|(i, t)| (*t, i)).collect()
@@ -790,12 +925,14 @@ fn pose_fallback_models(
             .map(|c| c.iter().map(|e| (e, Affine3A::IDENTITY)).collect())
             .unwrap_or_default();
         while let Some((entity, parent)) = stack.pop() {
-            let Ok((mut transform, target)) = frames.get_mut(entity) else {
+            let Ok((mut transform, target, name)) = frames.get_mut(entity) else {
                 continue;
             };
-            let posed = target
-                .and_then(|t| index.get(t))
-                .and_then(|&i| pose.bones.get(i));
+            let bone = match fallback.by_name {
+                true => name.and_then(|n| by_name.get(n.as_str())),
+                false => target.and_then(|t| index.get(t)),
+            };
+            let posed = bone.and_then(|&i| pose.bones.get(i));
             let model = match posed {
                 Some(&model) => {
                     let local = Transform::from_matrix((parent.inverse() * model).into());

@@ -4,6 +4,8 @@
 
 mod asset;
 mod crowd_draw;
+#[cfg(feature = "gltf")]
+mod crowd_gltf;
 mod crowd_skin;
 mod loader;
 mod spawn;

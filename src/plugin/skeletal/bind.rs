@@ -127,15 +127,14 @@ impl PoseLayouts {
             .clone()
     }
 
-    /// `info`'s clip retargeted onto a character of rig `target` (`bones`: its bones and
-    /// rests), the [`RetargetPlan`] shared with every character of an equal rig; `None` when
-    /// the clip cannot be retargeted (see [`RetargetPlan::new`]).
+    /// `info`'s clip retargeted onto a character of rig `target`, the [`RetargetPlan`] shared
+    /// with every character of an equal rig; `None` when the clip cannot be retargeted (see
+    /// [`RetargetPlan::new`]).
     pub(super) fn retargeting(
         &mut self,
         id: AssetId<RigClip>,
         info: &Arc<ClipInfo>,
         target: &TargetRig,
-        bones: &[(Entity, BonePose, AnimationTargetId)],
     ) -> Option<Arc<RetargetPlan>> {
         let key = (id, target.fingerprint);
         match self.retargeted.get(&key) {
@@ -144,7 +143,7 @@ impl PoseLayouts {
                 if self.retargeted.len() > 64 {
                     self.retargeted.retain(|_, (i, _)| Arc::strong_count(i) > 1);
                 }
-                let plan = RetargetPlan::new(info, target, bones).map(Arc::new);
+                let plan = RetargetPlan::new(info, target).map(Arc::new);
                 self.retargeted.insert(key, (info.clone(), plan.clone()));
                 plan
             }
@@ -490,7 +489,7 @@ pub(crate) fn prepare_skeletal(
             binding.retarget = binding
                 .target
                 .as_deref()
-                .and_then(|t| layouts.retargeting(id, &info, t, &bones));
+                .and_then(|t| layouts.retargeting(id, &info, t));
             let tracks = if binding.retarget.is_some() {
                 vec![None; info.tracks.len()]
             } else {

@@ -3,9 +3,10 @@
 //! spreads the characters over every core; nothing per bone enters the ECS, so no transform
 //! propagates. For crowds drawn by the user's own skinning, instancing or gizmos.
 
-use super::bind::unmatched_tracks;
+use super::bind::{PoseLayouts, unmatched_tracks};
 use super::fade::{fade_weight, outgoing_time};
 use super::layers::CrowdLayerBinding;
+use super::retargeted::{RetargetPlan, TargetRig};
 use super::{ClipInfo, LoadedClips, RigClip, RootMotion, bone_target_id, step_displacement};
 use crate::animation::layers::ResolvedMask;
 use crate::animation::pose::{
@@ -23,6 +24,8 @@ use std::sync::{Arc, Mutex};
 /// A GTA ped skeleton with no bone entities, playing `clip` on its [`Playback`]: its pose lands
 /// in [`CrowdPose`] each frame, in the skeleton's bone order, in the character's own space
 /// (Bevy's axes, the feet on the origin, as [`crate::plugin::GtaSkeleton`] places its bones).
+/// With a `CrowdGltfModel` (the `gltf` feature) it poses that glTF character's own nodes
+/// instead, every clip retargeted onto them.
 /// With a [`RootMotion`], a clip whose root motion is extracted reports (and, applied, moves the
 /// character by) its root's movement, as it does for a skeleton with bone entities.
 ///
@@ -85,6 +88,8 @@ pub struct CrowdPose {
     pub bones: Vec<Affine3A>,
     /// The skeleton's parents (for drawing bones as lines).
     pub parents: Arc<[Option<usize>]>,
+    /// The bones' names: a game's bone names, or a glTF model's node names.
+    pub names: Arc<[String]>,
 }
 
 impl CrowdPose {
@@ -129,17 +134,26 @@ pub struct CrowdLod {
 #[reflect(Component, Default)]
 pub struct CrowdViewer;
 
-/// One game's skeleton as the crowd path uses it: the flat skeleton the pose pipeline runs on,
-/// target ids, names, the basis.
-pub(super) struct CrowdSkeleton {
+/// A skeleton as the crowd path uses it, one game's or a glTF character's: the flat skeleton the
+/// pose pipeline runs on, target ids, names, the basis, and for a glTF character the rig clips
+/// are retargeted onto.
+pub(crate) struct CrowdSkeleton {
     pose: PoseSkeleton,
     targets: Vec<AnimationTargetId>,
-    names: Vec<String>,
+    names: Arc<[String]>,
     parents: Arc<[Option<usize>]>,
-    /// GTA's Z-up to Bevy's Y-up, lifted so that the lowest joint at rest is on the origin:
-    /// composed into the root joint's (bone 0, the only root of the built-in skeletons) local
-    /// transform each frame.
+    /// A game's: GTA's Z-up to Bevy's Y-up, lifted so that the lowest joint at rest is on the
+    /// origin: composed into the root joint's (bone 0, the only root of the built-in skeletons)
+    /// local transform each frame. A glTF character's: the identity (its clips are retargeted
+    /// into its own axes).
     basis: Affine3A,
+    /// The basis's rotation.
+    turn: Quat,
+    /// A glTF character's rig, which clips are retargeted onto.
+    rig: Option<Arc<TargetRig>>,
+    /// A glTF character's: per bone, its node's index in the file.
+    #[cfg_attr(not(all(feature = "dff", feature = "gltf")), allow(dead_code))]
+    file_nodes: Vec<usize>,
 }
 
 impl CrowdSkeleton {
@@ -164,12 +178,57 @@ impl CrowdSkeleton {
         Self {
             names,
             basis: Affine3A::from_rotation_translation(GTA_TO_BEVY, Vec3::Y * -lowest),
+            turn: GTA_TO_BEVY,
             pose: skeleton
                 .pose_skeleton()
                 .expect("the built-in skeletons list parents before children"),
             targets,
             parents,
+            rig: None,
+            file_nodes: Vec::new(),
         }
+    }
+
+    /// A glTF character's skeleton: `rig`'s nodes (parents before children, `parents` as
+    /// `rig` was made with), each with its animation target and its index in the file. `None`
+    /// when a parent comes after its child or the lists differ in length.
+    #[cfg(feature = "gltf")]
+    pub(crate) fn for_rig(
+        rig: TargetRig,
+        parents: Vec<Option<usize>>,
+        targets: Vec<AnimationTargetId>,
+        file_nodes: Vec<usize>,
+    ) -> Option<Self> {
+        let n = parents.len();
+        let ordered = parents
+            .iter()
+            .enumerate()
+            .all(|(i, p)| p.is_none_or(|p| p < i));
+        if !ordered || targets.len() != n || rig.rests().len() != n || file_nodes.len() != n {
+            return None;
+        }
+        Some(Self {
+            pose: PoseSkeleton::new(&parents, rig.rests()).ok()?,
+            names: rig.names().into(),
+            targets,
+            parents: parents.into(),
+            basis: Affine3A::IDENTITY,
+            turn: Quat::IDENTITY,
+            rig: Some(Arc::new(rig)),
+            file_nodes,
+        })
+    }
+
+    /// A glTF character's: per bone, its node's index in the file (empty for a game's).
+    #[cfg(all(feature = "dff", feature = "gltf"))]
+    pub(crate) fn file_nodes(&self) -> &[usize] {
+        &self.file_nodes
+    }
+
+    /// How many bones it has.
+    #[cfg(all(feature = "dff", feature = "gltf"))]
+    pub(crate) fn len(&self) -> usize {
+        self.names.len()
     }
 
     /// The bone each of `info`'s tracks drives (by target id).
@@ -197,7 +256,7 @@ impl CrowdSkeleton {
     /// `root` (joint 0's local transform) with the basis composed into it.
     fn based(&self, root: BonePose) -> BonePose {
         BonePose {
-            rotation: GTA_TO_BEVY * root.rotation,
+            rotation: self.turn * root.rotation,
             translation: self.basis.transform_point3(root.translation),
             scale: root.scale,
         }
@@ -206,25 +265,56 @@ impl CrowdSkeleton {
     /// The basis taken out of the root joint again ([`Self::based`] undone).
     fn unbased(&self, root: BonePose) -> BonePose {
         BonePose {
-            rotation: GTA_TO_BEVY.inverse() * root.rotation,
+            rotation: self.turn.inverse() * root.rotation,
             translation: self.basis.inverse().transform_point3(root.translation),
             scale: root.scale,
         }
     }
 }
 
-/// The three games' crowd skeletons, built once, and every clip laid out for them (shared by
-/// all the characters that play it).
+/// The three games' crowd skeletons, built once, and every clip laid out for a crowd skeleton
+/// (shared by all the characters that play it).
 #[derive(Resource)]
 pub(crate) struct CrowdSkeletons {
     skeletons: [Arc<CrowdSkeleton>; 3],
-    /// By clip, game and mask (its address; 0: none), the clip's layout, with the clip's info
-    /// it was made from and the mask (kept alive with its layout, so that its address names it).
-    clips: std::collections::HashMap<(AssetId<RigClip>, GtaGame, usize), CachedLayout>,
+    /// By clip, skeleton and mask (their addresses; 0: no mask), the clip's layout, with what
+    /// it was made from (kept alive with its layout, so that their addresses name them).
+    clips: std::collections::HashMap<(AssetId<RigClip>, usize, usize), CachedLayout>,
 }
 
 /// A layout of [`CrowdSkeletons::layout`], with what it was made from.
-type CachedLayout = (Arc<ClipInfo>, Option<Arc<ResolvedMask>>, Arc<PoseClip>);
+type CachedLayout = (
+    Arc<ClipInfo>,
+    Arc<CrowdSkeleton>,
+    Option<Arc<ResolvedMask>>,
+    CrowdClip,
+);
+
+/// A clip laid out for a crowd skeleton: the layout sampled, and for a glTF character the
+/// retargeting it was baked by (which channels the source keys, how root motion turns).
+#[derive(Clone)]
+pub(crate) struct CrowdClip {
+    pub(super) layout: Arc<PoseClip>,
+    plan: Option<Arc<RetargetPlan>>,
+}
+
+impl CrowdClip {
+    /// The channels the clip keys (a retargeted clip's: those its source keys).
+    pub(super) fn keyed(&self) -> &KeyedChannels {
+        self.plan
+            .as_ref()
+            .map_or(self.layout.keyed(), |p| p.keyed())
+    }
+
+    /// The root's movement `gta` (the clip's axes) in the character's axes (Bevy's for a
+    /// game's skeleton; a glTF character's own, scaled like its hips).
+    pub(super) fn root_motion(&self, gta: Vec3) -> Vec3 {
+        match &self.plan {
+            Some(plan) => plan.root_motion(gta),
+            None => gta_vec_to_bevy(gta),
+        }
+    }
+}
 
 impl Default for CrowdSkeletons {
     fn default() -> Self {
@@ -244,7 +334,7 @@ impl CrowdSkeletons {
         &self.get(game).targets
     }
 
-    pub(super) fn get(&self, game: GtaGame) -> &Arc<CrowdSkeleton> {
+    pub(crate) fn get(&self, game: GtaGame) -> &Arc<CrowdSkeleton> {
         &self.skeletons[match game {
             GtaGame::Iii => 0,
             GtaGame::Vc => 1,
@@ -252,67 +342,103 @@ impl CrowdSkeletons {
         }]
     }
 
-    /// `info`'s clip laid out for `game`'s skeleton (its tracks bound to the bones by their
-    /// target ids): built once per clip (again when it reloads).
+    /// `info`'s clip laid out for `skeleton`: a game's, its tracks bound to the bones by their
+    /// target ids; a glTF character's, retargeted onto its rig (shared through `layouts` with
+    /// the characters of an equal rig that have bone entities), else bound by target ids too.
+    /// Built once per clip and skeleton (again when the clip reloads).
     pub(super) fn clip(
         &mut self,
         id: AssetId<RigClip>,
-        game: GtaGame,
+        skeleton: &Arc<CrowdSkeleton>,
         info: &Arc<ClipInfo>,
-    ) -> Arc<PoseClip> {
-        self.layout(id, game, info, None)
+        layouts: &mut PoseLayouts,
+    ) -> CrowdClip {
+        self.layout(id, skeleton, info, None, layouts)
     }
 
     /// [`Self::clip`], with `mask` only the tracks of the bones it weighs: a bone a layer's mask
     /// leaves out is, for the mix, a bone the layer does not key, so sampling skips it (an
-    /// upper-body layer samples the upper body). Shared by the characters of the same game and
-    /// mask.
+    /// upper-body layer samples the upper body). Shared by the characters of the same skeleton
+    /// and mask. (A retargeted clip is sampled whole; the mix weighs it by the mask all the
+    /// same.)
     pub(super) fn layout(
         &mut self,
         id: AssetId<RigClip>,
-        game: GtaGame,
+        skeleton: &Arc<CrowdSkeleton>,
         info: &Arc<ClipInfo>,
         mask: Option<&Arc<ResolvedMask>>,
-    ) -> Arc<PoseClip> {
-        let key = (id, game, mask.map_or(0, |m| Arc::as_ptr(m) as usize));
+        layouts: &mut PoseLayouts,
+    ) -> CrowdClip {
+        let key = (
+            id,
+            Arc::as_ptr(skeleton) as usize,
+            mask.map_or(0, |m| Arc::as_ptr(m) as usize),
+        );
         match self.clips.get(&key) {
-            Some((i, m, c))
-                if Arc::ptr_eq(i, info) && m.as_ref().map(Arc::as_ptr) == mask.map(Arc::as_ptr) =>
+            Some((i, k, m, c))
+                if Arc::ptr_eq(i, info)
+                    && Arc::ptr_eq(k, skeleton)
+                    && m.as_ref().map(Arc::as_ptr) == mask.map(Arc::as_ptr) =>
             {
                 c.clone()
             }
             _ => {
                 if self.clips.len() > 64 {
-                    self.clips.retain(|_, (_, _, c)| Arc::strong_count(c) > 1);
+                    self.clips
+                        .retain(|_, (_, _, _, c)| Arc::strong_count(&c.layout) > 1);
                 }
-                let skeleton = self.get(game).clone();
-                let weighed =
-                    |b: &usize| mask.is_none_or(|m| m.weights.get(*b).is_some_and(|w| *w > 0.0));
-                let tracks: Vec<Option<usize>> = (skeleton.tracks(info).into_iter())
-                    .map(|t| t.filter(weighed))
-                    .collect();
-                let clip = Arc::new(PoseClip::new(&info.played, &skeleton.pose, &tracks));
-                self.clips
-                    .insert(key, (info.clone(), mask.cloned(), clip.clone()));
+                let plan = (skeleton.rig.as_deref()).and_then(|r| layouts.retargeting(id, info, r));
+                let clip = match plan {
+                    Some(plan) => CrowdClip {
+                        layout: plan.layout.clone(),
+                        plan: Some(plan),
+                    },
+                    None => {
+                        let weighed = |b: &usize| {
+                            mask.is_none_or(|m| m.weights.get(*b).is_some_and(|w| *w > 0.0))
+                        };
+                        let tracks: Vec<Option<usize>> = (skeleton.tracks(info).into_iter())
+                            .map(|t| t.filter(weighed))
+                            .collect();
+                        CrowdClip {
+                            layout: Arc::new(PoseClip::new(&info.played, &skeleton.pose, &tracks)),
+                            plan: None,
+                        }
+                    }
+                };
+                let made = (info.clone(), skeleton.clone(), mask.cloned(), clip.clone());
+                self.clips.insert(key, made);
                 clip
             }
         }
     }
 
-    /// The descriptions of `info`'s tracks that drive no bone of `game`'s skeleton.
-    pub(super) fn unmatched(&self, game: GtaGame, info: &ClipInfo) -> Vec<String> {
-        unmatched_tracks(info, &self.get(game).tracks(info), None)
+    /// The descriptions of `info`'s tracks that drive no bone of `skeleton` (`clip`: the clip
+    /// laid out for it).
+    pub(super) fn unmatched(
+        skeleton: &CrowdSkeleton,
+        info: &ClipInfo,
+        clip: &CrowdClip,
+    ) -> Vec<String> {
+        match &clip.plan {
+            Some(plan) => unmatched_tracks(info, &[], Some(plan)),
+            None => unmatched_tracks(info, &skeleton.tracks(info), None),
+        }
     }
 }
+
+/// The skeleton a [`CrowdCharacter`] wearing a glTF model poses (its rig), set by the glTF wing
+/// when the model has loaded; `None` until then, and the character is not posed meanwhile.
+#[derive(Component, Default, Clone)]
+pub(crate) struct CrowdRig(pub(crate) Option<Arc<CrowdSkeleton>>);
 
 /// What a crowd character is bound to.
 #[derive(Component, Default)]
 pub(crate) struct CrowdBinding {
     clip: Option<AssetId<RigClip>>,
-    game: Option<GtaGame>,
     info: Option<Arc<ClipInfo>>,
     skeleton: Option<Arc<CrowdSkeleton>>,
-    clip_layout: Option<Arc<PoseClip>>,
+    clip_layout: Option<CrowdClip>,
     cursor: PoseCursor,
     local: LocalPose,
     /// Whether the pose has been computed since the character bound (a far character waits
@@ -329,7 +455,7 @@ pub(crate) struct CrowdBinding {
 struct CrowdFading {
     /// `None`: the pose is a snapshot of the pose shown when the fade started (a fade started
     /// during another one), which fades out as it is.
-    layout: Option<Arc<PoseClip>>,
+    layout: Option<CrowdClip>,
     /// The channels either clip keys (the blend's, for layers mixed onto it).
     keyed: KeyedChannels,
     duration_of_clip: f32,
@@ -373,6 +499,7 @@ pub(crate) fn bind_crowds(
     mut commands: Commands,
     clips: LoadedClips,
     mut skeletons: ResMut<CrowdSkeletons>,
+    mut layouts: ResMut<PoseLayouts>,
     // The clips' generation the characters were last all looked at with.
     mut looked_at: Local<Option<u64>>,
     mut characters: Query<(
@@ -381,6 +508,7 @@ pub(crate) fn bind_crowds(
         &mut Playback,
         &mut CrowdPose,
         Option<&mut CrowdBinding>,
+        Option<Ref<CrowdRig>>,
     )>,
 ) {
     // A character is bound again only when it changed (its clip, game or a cross-fade asked
@@ -389,15 +517,32 @@ pub(crate) fn bind_crowds(
     let generation = clips.generation();
     let every = *looked_at != Some(generation);
     *looked_at = Some(generation);
-    for (entity, mut character, mut playback, mut pose, binding) in &mut characters {
+    for (entity, mut character, mut playback, mut pose, binding, rig) in &mut characters {
         let Some(mut binding) = binding else {
             commands.entity(entity).insert(CrowdBinding::default());
             continue;
         };
+        let rig_changed = rig.as_ref().is_some_and(Ref::is_changed);
         // (A playhead put on anew, without its length, is given it again.)
-        if !every && !character.is_changed() && !binding.is_added() && playback.duration.is_some() {
+        if !every
+            && !character.is_changed()
+            && !rig_changed
+            && !binding.is_added()
+            && playback.duration.is_some()
+        {
             continue;
         }
+        // A glTF character's rig, or its game's skeleton; a glTF character whose model has not
+        // loaded waits for it.
+        let skeleton = match rig.as_deref() {
+            Some(CrowdRig(Some(rig))) => rig.clone(),
+            Some(CrowdRig(None)) => {
+                binding.info = None;
+                playback.duration = None;
+                continue;
+            }
+            None => skeletons.get(character.game).clone(),
+        };
         // A cross-fade asked for: the outgoing clip takes the playhead as it was (or, during
         // another fade, the pose shown fades out as it is), and the playhead starts the new
         // clip.
@@ -407,7 +552,6 @@ pub(crate) fn bind_crowds(
                 .fade
                 .take()
                 .expect("checked above");
-            let skeleton = skeletons.get(character.game).clone();
             // (During a fade, the pose shown is the blend.)
             let snapshot = (binding.fading.is_some() && binding.posed).then(|| {
                 let mut shown = binding.mixed.clone();
@@ -417,14 +561,14 @@ pub(crate) fn bind_crowds(
             let outgoing = clips.get(old.id());
             let incoming = clips
                 .get(character.clip.id())
-                .map(|info| skeletons.clip(character.clip.id(), character.game, &info));
+                .map(|info| skeletons.clip(character.clip.id(), &skeleton, &info, &mut layouts));
             binding.fading = outgoing.map(|info| {
                 let layout = snapshot
                     .is_none()
-                    .then(|| skeletons.clip(old.id(), character.game, &info));
+                    .then(|| skeletons.clip(old.id(), &skeleton, &info, &mut layouts));
                 // A snapshot keys what the pose shown did: both clips, taken as every channel.
                 let joints = skeleton.pose.len();
-                let keys = |c: &Option<Arc<PoseClip>>, j| {
+                let keys = |c: &Option<CrowdClip>, j| {
                     c.as_ref()
                         .map_or((true, true, true), |c| c.keyed().keys_joint(j))
                 };
@@ -434,7 +578,9 @@ pub(crate) fn bind_crowds(
                 });
                 Box::new(CrowdFading {
                     keyed,
-                    cursor: layout.as_deref().map(PoseCursor::new).unwrap_or_default(),
+                    cursor: (layout.as_ref())
+                        .map(|c| PoseCursor::new(&c.layout))
+                        .unwrap_or_default(),
                     pose: snapshot.unwrap_or_else(|| skeleton.pose.rest().clone()),
                     layout,
                     duration_of_clip: info.clip.duration(),
@@ -455,18 +601,20 @@ pub(crate) fn bind_crowds(
             continue;
         };
         let same = binding.clip == Some(id)
-            && binding.game == Some(character.game)
+            && binding
+                .skeleton
+                .as_ref()
+                .is_some_and(|s| Arc::ptr_eq(s, &skeleton))
             && binding.info.as_ref().is_some_and(|i| Arc::ptr_eq(i, &info));
         if !same {
-            let skeleton = skeletons.get(character.game).clone();
-            let layout = skeletons.clip(id, character.game, &info);
-            binding.cursor = PoseCursor::new(&layout);
+            let layout = skeletons.clip(id, &skeleton, &info, &mut layouts);
+            binding.cursor = PoseCursor::new(&layout.layout);
             binding.local = LocalPose::new(skeleton.pose.len());
             pose.bones = vec![Affine3A::IDENTITY; skeleton.pose.len()];
             pose.parents = skeleton.parents.clone();
+            pose.names = skeleton.names.clone();
             binding.clip_layout = Some(layout);
             binding.clip = Some(id);
-            binding.game = Some(character.game);
             binding.skeleton = Some(skeleton);
             binding.info = Some(info.clone());
             binding.posed = false;
@@ -548,7 +696,7 @@ pub(crate) fn pose_crowds(
             // Layers that carry root translation add theirs, by weight (§3.5).
             if let Some((mut motion, mut transform)) = root_motion {
                 let layered = layers.as_ref().map_or(Vec3::ZERO, |l| l.root_delta);
-                let delta = gta_vec_to_bevy(step_displacement(info, playback)) + layered;
+                let delta = layout.root_motion(step_displacement(info, playback)) + layered;
                 motion.move_by(delta, &mut transform);
             }
             // A cross-fade moves on every frame, and ends when it has run its length.
@@ -564,7 +712,7 @@ pub(crate) fn pose_crowds(
                 return;
             }
             pose::sample(
-                layout,
+                &layout.layout,
                 playback.time,
                 &mut binding.cursor,
                 &mut binding.local,
@@ -579,12 +727,13 @@ pub(crate) fn pose_crowds(
                         layers.mix_onto(layout.keyed(), rest, &mut binding.local);
                     }
                     // The basis (Z-up to Y-up, lifted) composed into the root joint.
-                    layout.map_joint(0, &mut binding.local, |root| skeleton.based(root));
+                    (layout.layout).map_joint(0, &mut binding.local, |root| skeleton.based(root));
                     &binding.local
                 }
                 Some(fading) => {
                     // As the games blend clips: a normalised weighted sum.
                     if let Some(old) = &fading.layout {
+                        let old = &old.layout;
                         pose::sample(old, fading.time, &mut fading.cursor, &mut fading.pose);
                     }
                     let w = fading.weight();

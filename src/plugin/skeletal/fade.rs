@@ -47,7 +47,7 @@ impl FadingBinding {
             let retarget = binding
                 .target
                 .as_deref()
-                .and_then(|t: &TargetRig| layouts.retargeting(id, &info, t, bones));
+                .and_then(|t: &TargetRig| layouts.retargeting(id, &info, t));
             if let Some(plan) = retarget {
                 for &b in plan.mapped() {
                     drives[b] = true;

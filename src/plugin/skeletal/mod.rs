@@ -43,11 +43,15 @@ pub use clip::animation_clip;
 #[cfg(feature = "dff")]
 pub(crate) use crowd::{BoneRows, CrowdBoneRows, CrowdDrawn, CrowdSkeletons, bone_rows};
 pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer};
+#[cfg(feature = "gltf")]
+pub(crate) use crowd::{CrowdRig, CrowdSkeleton};
 #[cfg(feature = "gizmos")]
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
 pub use layers::{ClipLayers, LayerFinished, LayerLooped, LayerRemoved, LayerReport};
 pub use play_animation::{PlayAnimation, PlayingNode};
 pub use retarget::{CharacterAxes, Retarget, RetargetMode, RetargetReport, UnmatchedTracks};
+#[cfg(feature = "gltf")]
+pub(crate) use retargeted::TargetRig;
 pub(crate) use rig_clip::LoadedClips;
 pub use rig_clip::{ClipInfo, RigClip};
 pub use root_motion::RootMotion;
@@ -69,6 +73,11 @@ pub struct SkeletalPlugin;
 #[derive(Resource)]
 struct SkeletalInstalled;
 
+/// Marks that the glTF crowd rigs' system is added (by [`SkeletalPlugin::finish`], once).
+#[cfg(feature = "gltf")]
+#[derive(Resource)]
+struct GltfCrowdsInstalled;
+
 impl Plugin for SkeletalPlugin {
     fn is_unique(&self) -> bool {
         false
@@ -77,6 +86,20 @@ impl Plugin for SkeletalPlugin {
     fn finish(&self, _app: &mut App) {
         #[cfg(feature = "gizmos")]
         Self::init_gizmos(_app);
+        // Crowd characters wearing glTF models, where Bevy's glTF loader is (once).
+        #[cfg(feature = "gltf")]
+        if _app.world().contains_resource::<Assets<bevy::gltf::Gltf>>()
+            && !_app.world().contains_resource::<GltfCrowdsInstalled>()
+        {
+            _app.insert_resource(GltfCrowdsInstalled)
+                .add_observer(crate::plugin::gltf::drop_crowd_rig)
+                .add_systems(
+                    PostUpdate,
+                    crate::plugin::gltf::rig_gltf_crowds
+                        .in_set(PlaybackSystems::Prepare)
+                        .before(crowd::bind_crowds),
+                );
+        }
     }
 
     fn build(&self, app: &mut App) {

@@ -49,7 +49,8 @@ pub(super) fn gather_hierarchy(
             Err(_) => (None, String::new()),
         })
         .unzip();
-    let rig = TargetRig::new(retarget, &bones, parents, names);
+    let rests: Vec<BonePose> = bones.iter().map(|b| b.1).collect();
+    let rig = TargetRig::new(retarget, &rests, parents, names);
     (bones, rig)
 }
 
@@ -58,6 +59,8 @@ pub(super) fn gather_hierarchy(
 /// character's settings. Built when the character is bound.
 pub(crate) struct TargetRig {
     rest: RestPose,
+    /// Per node, its rest as the character's hierarchy holds it.
+    rests: Vec<BonePose>,
     /// Per node, its own and its ancestors' scales (what its children's offsets are scaled by).
     child_scales: Vec<Vec3>,
     names: Vec<String>,
@@ -66,21 +69,21 @@ pub(crate) struct TargetRig {
     up: Vec3,
     alignment: RestAlignment,
     /// A hash of all of the above: characters of equal rigs share their retargeting.
-    pub(super) fingerprint: u64,
+    pub(crate) fingerprint: u64,
 }
 
 impl TargetRig {
-    /// `None` when the hierarchy cannot be a skeleton (it always can, coming from Bevy's
-    /// parent links; kept for safety).
-    pub(super) fn new(
+    /// The hierarchy of nodes with these rests, parents and names under `retarget`'s settings;
+    /// `None` when it cannot be a skeleton (a parent out of range or after its child, a cycle).
+    pub(crate) fn new(
         retarget: &Retarget,
-        bones: &[(Entity, BonePose, AnimationTargetId)],
+        rests: &[BonePose],
         parents: Vec<Option<usize>>,
         names: Vec<String>,
     ) -> Option<Self> {
-        let trs: Vec<(Vec3, Quat, Vec3)> = bones
+        let trs: Vec<(Vec3, Quat, Vec3)> = rests
             .iter()
-            .map(|(_, p, _)| (p.translation, p.rotation, p.scale))
+            .map(|p| (p.translation, p.rotation, p.scale))
             .collect();
         let (rest, child_scales) = RestPose::from_trs(parents, &trs).ok()?;
         let (from_gltf, up, alignment) = (
@@ -105,6 +108,7 @@ impl TargetRig {
         };
         Some(Self {
             rest,
+            rests: rests.to_vec(),
             child_scales,
             names,
             user: retarget.bone_map.clone(),
@@ -113,6 +117,17 @@ impl TargetRig {
             alignment,
             fingerprint,
         })
+    }
+    /// Each node's rest, in the hierarchy's order.
+    #[cfg(feature = "gltf")]
+    pub(crate) fn rests(&self) -> &[BonePose] {
+        &self.rests
+    }
+
+    /// Each node's name, in the hierarchy's order.
+    #[cfg(feature = "gltf")]
+    pub(crate) fn names(&self) -> &[String] {
+        &self.names
     }
 }
 
@@ -140,13 +155,8 @@ const RETARGET_TOLERANCE: f32 = 1e-4;
 
 impl RetargetPlan {
     /// `None` when the clip does not know its source skeleton or the maths refuses the pair
-    /// (the clip then plays on the character by bone name). `bones`: the character's bones
-    /// and rests, those `target` was gathered from.
-    pub(super) fn new(
-        info: &ClipInfo,
-        target: &TargetRig,
-        bones: &[(Entity, BonePose, AnimationTargetId)],
-    ) -> Option<Self> {
+    /// (the clip then plays on the character by bone name).
+    pub(super) fn new(info: &ClipInfo, target: &TargetRig) -> Option<Self> {
         let source = info.source.clone()?;
         let source_names: Vec<&str> = source.names.iter().map(String::as_str).collect();
         let target_names: Vec<&str> = target.names.iter().map(String::as_str).collect();
@@ -177,10 +187,10 @@ impl RetargetPlan {
             |p| hips_parent_inverse.transform_point3(p),
             RETARGET_TOLERANCE,
         );
-        let rests: Vec<BonePose> = bones.iter().map(|b| b.1).collect();
-        let skeleton = PoseSkeleton::new(&vec![None; rests.len()], &rests).ok()?;
+        let rests = &target.rests;
+        let skeleton = PoseSkeleton::new(&vec![None; rests.len()], rests).ok()?;
         let layout = Arc::new(PoseClip::new(&baked.clip, &skeleton, &baked.targets));
-        let keyed = KeyedChannels::new(bones.len(), |b| {
+        let keyed = KeyedChannels::new(rests.len(), |b| {
             let (r, t) = baked.keyed.get(b).copied().unwrap_or_default();
             (r, t, false)
         });

@@ -280,7 +280,7 @@ fn bind_slot(
     let retargeted = binding
         .target
         .as_deref()
-        .and_then(|t| layouts.retargeting(id, &info, t, &binding.bones));
+        .and_then(|t| layouts.retargeting(id, &info, t));
     let (layout, unmatched) = match &retargeted {
         Some(plan) => (
             plan.layout.clone(),

@@ -1,6 +1,7 @@
 //! Layers on crowd characters: a [`ClipLayers`] beside a [`CrowdCharacter`] plays its layers
 //! over the character's own clip (the bottom layer: full, weight 1, on the character's
-//! [`Playback`], its cross-fades shown), on the game's crowd skeleton, mixed by the games' rule
+//! [`Playback`], its cross-fades shown), on its crowd skeleton (its game's, or its glTF model's
+//! rig with every clip retargeted onto it), mixed by the games' rule
 //! as on a character with bone entities ([`pose::mix_onto`]). The crowd has no bone entities,
 //! so this is its own binding: each layer's clip laid out on the crowd skeleton (the layouts the
 //! crowd's own clips share), masks resolved on its bone names, additive reference poses shared.
@@ -10,22 +11,25 @@ use super::bind::warn_new;
 use super::{ClipLayers, Few, LayerReport, step_stack, trigger_layer_events};
 use crate::animation::PlayStep;
 use crate::animation::layers::{BoneMask, ResolvedMask};
-use crate::animation::pose::{self, KeyedChannels, LocalPose, MixLayer, PoseClip, PoseCursor};
+use crate::animation::pose::{self, KeyedChannels, LocalPose, MixLayer, PoseCursor};
 use crate::plugin::skeletal::bind::PoseLayouts;
-use crate::plugin::skeletal::crowd::{CrowdCharacter, CrowdSkeletons};
+use crate::plugin::skeletal::crowd::{
+    CrowdCharacter, CrowdClip, CrowdRig, CrowdSkeleton, CrowdSkeletons,
+};
 use crate::plugin::skeletal::root_motion::playhead_displacement;
 use crate::plugin::skeletal::{ClipInfo, LoadedClips, RigClip};
-use crate::skeleton::GtaGame;
 use bevy::ecs::system::ParallelCommands;
 use bevy::prelude::*;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// A crowd character's [`ClipLayers`] bound to its game's crowd skeleton.
+/// A crowd character's [`ClipLayers`] bound to its crowd skeleton.
 #[derive(Component, Default)]
 pub(crate) struct CrowdLayerBinding {
-    /// The [`ClipLayers::shape`], game and clip generation bound last.
-    bound: Option<(u64, GtaGame, u64)>,
+    /// The [`ClipLayers::shape`], skeleton (its address) and clip generation bound last.
+    bound: Option<(u64, usize, u64)>,
+    /// The skeleton bound to (kept, so that its address names it).
+    skeleton: Option<Arc<CrowdSkeleton>>,
     slots: Vec<CrowdSlot>,
     /// Per slot, what every frame reads and writes, kept inline (in the component's table,
     /// character after character) rather than in the slot on the heap: a cache miss per
@@ -43,7 +47,7 @@ struct CrowdSlot {
     layer: u32,
     clip: AssetId<RigClip>,
     info: Arc<ClipInfo>,
-    layout: Arc<PoseClip>,
+    layout: CrowdClip,
     cursor: PoseCursor,
     pose: LocalPose,
     mask_of: Option<BoneMask>,
@@ -78,28 +82,34 @@ pub(crate) fn bind_crowd_layers(
         &CrowdCharacter,
         &ClipLayers,
         Option<&mut CrowdLayerBinding>,
+        Option<&CrowdRig>,
     )>,
 ) {
     let generation = clips.generation();
-    for (entity, character, layers, binding) in &mut characters {
+    for (entity, character, layers, binding, rig) in &mut characters {
         let Some(mut binding) = binding else {
             commands.entity(entity).insert(CrowdLayerBinding::default());
             continue;
         };
         let binding = &mut *binding;
-        let game = character.game;
-        let now = (layers.shape, game, generation);
+        // A glTF character's rig (none yet: its layers wait for it), or its game's skeleton.
+        let skeleton = match rig {
+            Some(CrowdRig(Some(rig))) => rig.clone(),
+            Some(CrowdRig(None)) => continue,
+            None => skeletons.get(character.game).clone(),
+        };
+        let now = (layers.shape, Arc::as_ptr(&skeleton) as usize, generation);
         if binding.bound == Some(now) && binding.report.clips_not_loaded.is_empty() {
             continue;
         }
-        // A slot is kept while its layer, clip (as loaded), mask and game are: a layer's
+        // A slot is kept while its layer, clip (as loaded), mask and skeleton are: a layer's
         // playhead changed through `ClipLayers::get_mut` rebinds nothing.
-        let same_game = binding.bound.is_some_and(|(_, g, _)| g == game);
+        let same_skeleton = binding.bound.is_some_and(|(_, s, _)| s == now.1);
         binding.bound = Some(now);
-        let skeleton = skeletons.get(game).clone();
+        binding.skeleton = Some(skeleton.clone());
         let mut report = LayerReport::default();
         let mut old = std::mem::take(&mut binding.slots);
-        if !same_game {
+        if !same_skeleton {
             old.clear();
         }
         for layer in layers.layers() {
@@ -120,13 +130,13 @@ pub(crate) fn bind_crowd_layers(
             let mut slot = kept.unwrap_or_else(|| {
                 let mask = (layer.mask.as_ref())
                     .map(|m| layouts.mask(m, skeleton.names(), skeleton.parents()));
-                let layout = skeletons.layout(id, game, &info, mask.as_ref());
+                let layout = skeletons.layout(id, &skeleton, &info, mask.as_ref(), &mut layouts);
                 CrowdSlot {
                     layer: layer.id(),
                     clip: id,
-                    unmatched: skeletons.unmatched(game, &info),
+                    unmatched: CrowdSkeletons::unmatched(&skeleton, &info, &layout),
                     info: info.clone(),
-                    cursor: PoseCursor::new(&layout),
+                    cursor: PoseCursor::new(&layout.layout),
                     pose: skeleton.rest().clone(),
                     layout,
                     mask_of: layer.mask.clone(),
@@ -136,7 +146,7 @@ pub(crate) fn bind_crowd_layers(
             });
             match layer.additive {
                 Some(t) if slot.reference.as_ref().is_none_or(|(at, _)| *at != t) => {
-                    slot.reference = Some((t, layouts.reference(&slot.layout, t)));
+                    slot.reference = Some((t, layouts.reference(&slot.layout.layout, t)));
                 }
                 Some(_) => {}
                 None => slot.reference = None,
@@ -225,7 +235,7 @@ impl CrowdLayerBinding {
                     layer.playhead.time,
                     layer.playhead.mode,
                 );
-                self.root_delta += crate::coords::gta_vec_to_bevy(gta) * layer.weight();
+                self.root_delta += self.slots[k].layout.root_motion(gta) * layer.weight();
             }
         }
     }
@@ -241,7 +251,12 @@ impl CrowdLayerBinding {
         let mut layers: smallvec::SmallVec<[MixLayer; 8]> = smallvec::SmallVec::new();
         for (slot, frame) in (self.slots.iter_mut()).zip(&self.frames) {
             if frame.weight > 0.0 {
-                pose::sample(&slot.layout, frame.time, &mut slot.cursor, &mut slot.pose);
+                pose::sample(
+                    &slot.layout.layout,
+                    frame.time,
+                    &mut slot.cursor,
+                    &mut slot.pose,
+                );
             }
         }
         let playing = (self.slots.iter()).zip(&self.frames);

@@ -1,0 +1,278 @@
+//! glTF characters in the drawn crowd (the `gltf` feature): a [`CrowdCharacter`] wearing a
+//! [`CrowdGltfModel`] is drawn by [`super::CrowdDrawPlugin`]'s instanced skinning as a DFF ped
+//! is, its joints the file's nodes as its rig poses them. Where the device has no storage
+//! buffers (or [`super::CrowdDrawSettings::bevy_skinning`] asks for it), the file's scene is
+//! spawned under the character instead and its nodes follow the pose by name.
+
+use super::crowd_draw::{
+    BuildParams, CrowdDraw, CrowdDrawSettings, CrowdDressed, DrawnModel, ModelKey, add_parts,
+    undress,
+};
+use crate::plugin::CrowdGltfModel;
+use crate::plugin::skeletal::{CrowdCharacter, CrowdRig, CrowdSkeleton, CrowdSkeletons};
+use bevy::asset::AssetPath;
+use bevy::ecs::system::SystemParam;
+use bevy::gltf::{Gltf, GltfMesh, GltfNode, GltfSkin};
+use bevy::math::Affine3A;
+use bevy::platform::collections::HashSet;
+use bevy::prelude::*;
+use bevy::render::renderer::RenderDevice;
+use bevy::render::storage::ShaderBuffer;
+use bevy::world_serialization::WorldAssetRoot;
+use std::sync::Arc;
+
+/// The parts of loaded glTF files a drawn model is built from.
+#[derive(SystemParam)]
+pub(super) struct GltfParts<'w> {
+    files: Res<'w, Assets<Gltf>>,
+    nodes: Res<'w, Assets<GltfNode>>,
+    meshes: Res<'w, Assets<GltfMesh>>,
+    skins: Res<'w, Assets<GltfSkin>>,
+}
+
+/// The crowd characters wearing glTF models, as [`dress_gltf_crowd`] looks at them.
+#[derive(SystemParam)]
+pub(super) struct GltfWearers<'w, 's> {
+    removed: RemovedComponents<'w, 's, CrowdGltfModel>,
+    undressed: Query<
+        'w,
+        's,
+        (Entity, &'static CrowdGltfModel, &'static CrowdRig),
+        (With<CrowdCharacter>, Without<CrowdDressed>),
+    >,
+    dressed: Query<
+        'w,
+        's,
+        (
+            Entity,
+            &'static CrowdGltfModel,
+            &'static CrowdRig,
+            &'static CrowdDressed,
+        ),
+    >,
+    restyled: Query<
+        'w,
+        's,
+        (
+            Entity,
+            &'static CrowdGltfModel,
+            &'static CrowdRig,
+            &'static CrowdDressed,
+        ),
+        Or<(Changed<CrowdGltfModel>, Changed<CrowdRig>)>,
+    >,
+    worn: Query<'w, 's, &'static CrowdDressed>,
+}
+
+/// The key of a glTF model drawn on `rig`.
+fn key(model: &CrowdGltfModel, rig: &Arc<CrowdSkeleton>) -> ModelKey {
+    ModelKey::Gltf(model.model.id(), Arc::as_ptr(rig) as usize)
+}
+
+/// Gives every crowd character wearing a loaded glTF model (its rig made) its parts, and takes
+/// them away when the model, its rig or the file change, or the model goes.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn dress_gltf_crowd(
+    mut commands: Commands,
+    mut draw: ResMut<CrowdDraw>,
+    device: Option<Res<RenderDevice>>,
+    assets: Res<AssetServer>,
+    skeletons: Res<CrowdSkeletons>,
+    settings: Res<CrowdDrawSettings>,
+    files: GltfParts,
+    mut build: BuildParams,
+    mut events: MessageReader<AssetEvent<Gltf>>,
+    mut wearers: GltfWearers,
+) {
+    let draw = &mut *draw;
+    draw.init_stride(&skeletons);
+    let fallback = draw.fallback(device.as_deref(), &settings);
+    let mut changed: HashSet<AssetId<Gltf>> = HashSet::new();
+    for event in events.read() {
+        if let AssetEvent::Modified { id } | AssetEvent::Removed { id } = event {
+            changed.insert(*id);
+        }
+    }
+    for id in &changed {
+        draw.forget(id.untyped());
+    }
+    let suspects = if changed.is_empty() {
+        wearers.restyled.iter().collect::<Vec<_>>()
+    } else {
+        wearers.dressed.iter().collect()
+    };
+    for (entity, model, rig, dressed) in suspects {
+        let same = rig
+            .0
+            .as_ref()
+            .is_some_and(|r| dressed.model == key(model, r));
+        if changed.contains(&model.model.id()) || !same {
+            undress(&mut commands, draw, entity, dressed);
+        }
+    }
+    for entity in wearers.removed.read() {
+        if let Ok(dressed) = wearers.worn.get(entity) {
+            undress(&mut commands, draw, entity, dressed);
+        }
+    }
+    let bones = draw.bone_buffer(&mut build.buffers);
+    for (entity, model, rig) in &wearers.undressed {
+        let id = model.model.id();
+        if draw.undrawable.contains(&id.untyped()) {
+            continue;
+        }
+        // The rig is made once the file and its parts have loaded (a file that fails to load
+        // is warned of by the rig's system, once).
+        let (Some(rig), Some(file)) = (&rig.0, files.files.get(id)) else {
+            continue;
+        };
+        let key = key(model, rig);
+        if fallback {
+            let Some(scene) = file.default_scene.clone().or(file.scenes.first().cloned()) else {
+                warn!(
+                    "crowd characters wearing {:?} are not drawn: the file has no scene",
+                    model.model.path()
+                );
+                draw.undrawable.insert(id.untyped());
+                continue;
+            };
+            draw.dress_fallback(&mut commands, entity, WorldAssetRoot(scene), key, true);
+            continue;
+        }
+        let drawn = match draw.models.get(&key) {
+            Some(drawn) => drawn.clone(),
+            None => {
+                // A rig of more bones than a slot holds widens every slot.
+                draw.stride = draw.stride.max(rig.len() as u32);
+                let built = build_gltf_model(
+                    file,
+                    &model.model,
+                    rig,
+                    &files,
+                    &assets,
+                    &bones,
+                    draw.stride,
+                    &mut build,
+                );
+                match built {
+                    Ok(drawn) => {
+                        let drawn = Arc::new(drawn);
+                        draw.models.insert(key, drawn.clone());
+                        drawn
+                    }
+                    Err(why) => {
+                        warn!(
+                            "crowd characters wearing {:?} are not drawn: {why}",
+                            model.model.path()
+                        );
+                        draw.undrawable.insert(id.untyped());
+                        continue;
+                    }
+                }
+            }
+        };
+        draw.dress(&mut commands, entity, &drawn, key);
+    }
+}
+
+/// A glTF file's parts for the crowd: per node with a mesh, its joint table (a skinned mesh's
+/// skin joints, matched to the rig's bones by node, with their inverse bind matrices; a mesh on
+/// a node without a skin moves with that node) and per primitive a copy of its mesh with the
+/// crowd's joint attributes and a [`super::CrowdMaterial`] made from the file's
+/// `StandardMaterial` for it. As glTF says (and Bevy's `SkinnedMesh` does), a skinned mesh
+/// ignores its own node's transform.
+#[allow(clippy::too_many_arguments)]
+fn build_gltf_model(
+    file: &Gltf,
+    handle: &Handle<Gltf>,
+    rig: &Arc<CrowdSkeleton>,
+    parts_of: &GltfParts,
+    assets: &AssetServer,
+    bones: &Handle<ShaderBuffer>,
+    stride: u32,
+    build: &mut BuildParams,
+) -> Result<DrawnModel, String> {
+    const NOT_LOADED: &str = "a part of the file is not loaded";
+    let path = handle.path().ok_or("the file has no asset path")?;
+    // Each node's bone, by the node's index in the file.
+    let mut bone_of = vec![None; rig.file_nodes().iter().max().map_or(0, |m| m + 1)];
+    for (bone, &node) in rig.file_nodes().iter().enumerate() {
+        bone_of[node] = Some(bone);
+    }
+    let bone = |node: &GltfNode| bone_of.get(node.index).copied().flatten();
+    // The `StandardMaterial` Bevy's loader made for a primitive's material ("…/std").
+    let standard = |material: Option<&Handle<bevy::gltf::GltfMaterial>>| {
+        let label = match material {
+            Some(m) => m
+                .path()
+                .and_then(|p| p.label().map(str::to_owned))
+                .ok_or("a material has no asset path")?,
+            None => "DefaultMaterial".to_owned(),
+        };
+        let at: AssetPath = path.clone().with_label(format!("{label}/std"));
+        assets
+            .get_handle::<StandardMaterial>(&at)
+            .ok_or("a material was not made a StandardMaterial (is Bevy's PBR plugin added?)")
+    };
+    let mut parts = Vec::new();
+    let mut reach = 0.0f32;
+    let mut nodes: Vec<&GltfNode> = Vec::with_capacity(file.nodes.len());
+    for handle in &file.nodes {
+        nodes.push(parts_of.nodes.get(handle).ok_or(NOT_LOADED)?);
+    }
+    nodes.sort_by_key(|n| n.index);
+    for node in nodes {
+        let Some(mesh) = &node.mesh else {
+            continue;
+        };
+        let mesh = parts_of.meshes.get(mesh).ok_or(NOT_LOADED)?;
+        let joints: Vec<(usize, Affine3A)> = match &node.skin {
+            Some(skin) => {
+                let skin = parts_of.skins.get(skin).ok_or(NOT_LOADED)?;
+                let ibms = build
+                    .ibms
+                    .get(&skin.inverse_bind_matrices)
+                    .ok_or(NOT_LOADED)?;
+                if ibms.len() != skin.joints.len() {
+                    return Err("a skin has not one inverse bind matrix per joint".into());
+                }
+                let mut joints = Vec::with_capacity(skin.joints.len());
+                for (joint, ibm) in skin.joints.iter().zip(ibms.iter()) {
+                    let joint = parts_of.nodes.get(joint).ok_or(NOT_LOADED)?;
+                    let bone = bone(joint).ok_or("a skin's joint is no node of the rig")?;
+                    joints.push((bone, Affine3A::from_mat4(*ibm)));
+                }
+                joints
+            }
+            None => vec![(
+                bone(node).ok_or("a mesh's node is no node of the rig")?,
+                Affine3A::IDENTITY,
+            )],
+        };
+        let mut meshes = Vec::with_capacity(mesh.primitives.len());
+        for primitive in &mesh.primitives {
+            meshes.push((
+                primitive.mesh.clone(),
+                standard(primitive.material.as_ref())?,
+            ));
+        }
+        let part_reach = add_parts(
+            &joints,
+            &meshes,
+            node.skin.is_some(),
+            bones,
+            stride,
+            build,
+            &mut parts,
+        )?;
+        reach = reach.max(part_reach);
+    }
+    if parts.is_empty() {
+        return Err("it has no mesh to draw".into());
+    }
+    Ok(DrawnModel {
+        parts,
+        reach,
+        _rig: Some(rig.clone()),
+    })
+}
