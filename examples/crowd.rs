@@ -4,14 +4,16 @@
 //! (`CrowdCharacter`: no bone entities, each pose computed into model-space matrices over both
 //! cores and drawn as lines), with the frame time on screen.
 //!
-//!     cargo run --release --example crowd -- [N] [--model PED.dff] [--bones] [--lod M]
-//!         [--screenshot OUT.png]
+//!     cargo run --release --example crowd -- [N] [--model PED.dff|CHARACTER.glb] [--bones]
+//!         [--lod M] [--screenshot OUT.png]
 //!
 //! (N: 1000.) `--model` dresses every ped in a DFF model (its `.txd` beside it), drawn by
-//! instanced GPU skinning (`CrowdModel` with `CrowdDrawPlugin`), lit by a sun with shadows.
+//! instanced GPU skinning (`CrowdModel` with `CrowdDrawPlugin`), lit by a sun with shadows; a
+//! `.glb` or `.gltf` humanoid plays the walk retargeted onto its own rig (`CrowdGltfModel`).
 //! `--bones` spawns `GtaSkeleton`s instead (one entity per bone, posed by `SkeletalClip`, with
 //! transform propagation), or with `--model` the model's own bone hierarchy drawn by Bevy's
-//! `SkinnedMesh` (`GtaModel`): the per-bone path, for comparison. `--lod M` poses the flat
+//! `SkinnedMesh` (`GtaModel`, or the glTF's scene with `Retarget`): the per-bone path, for
+//! comparison. `--lod M` poses the flat
 //! path's peds farther than M metres from the camera every other frame (`CrowdLod`).
 //! `--screenshot` saves the window after 120 frames, prints the counter line and exits.
 //!
@@ -20,10 +22,13 @@
 
 use bevy::asset::io::AssetSourceBuilder;
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
+use bevy::gltf::Gltf;
 use bevy::prelude::*;
+use bevy::world_serialization::{WorldAsset, WorldAssetRoot};
 use rigplay::plugin::{
-    CrowdCharacter, CrowdDrawPlugin, CrowdLod, CrowdModel, CrowdViewer, Dff, DffPlugin, GtaModel,
-    GtaSkeleton, IfpPlugin, Playback, RigClip, SkeletalClip, SkeletonGizmos,
+    CrowdCharacter, CrowdDrawPlugin, CrowdGltfModel, CrowdLod, CrowdModel, CrowdViewer, Dff,
+    DffPlugin, GtaModel, GtaSkeleton, IfpPlugin, Playback, Retarget, RigClip, SkeletalClip,
+    SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
 use rigplay_preview::crowd::{
@@ -67,9 +72,11 @@ fn main() {
     .arg(
         clap::Arg::new("model")
             .long("model")
-            .value_name("PED.dff")
+            .value_name("PED.dff|CHARACTER.glb")
             .value_parser(clap::value_parser!(std::path::PathBuf))
-            .help("dress the peds in this DFF model (its .txd beside it), drawn by GPU skinning"),
+            .help(
+                "dress the peds in this DFF model (its .txd beside it) or glTF humanoid, drawn by GPU skinning",
+            ),
     )
     .get_matches();
     let (count, shot) = crowd_args(&m);
@@ -86,6 +93,13 @@ fn main() {
         };
         if !path.is_file() {
             eprintln!("crowd: {} is not a file", path.display());
+            std::process::exit(2);
+        }
+        if !is_gltf(path) && !has_extension(path, "dff") {
+            eprintln!(
+                "crowd: --model takes a .dff, .glb or .gltf, not {}",
+                path.display()
+            );
             std::process::exit(2);
         }
         let dir = if dir.as_os_str().is_empty() {
@@ -144,6 +158,24 @@ fn main() {
     .run();
 }
 
+/// Whether `path`'s extension is `ext`, in any case.
+fn has_extension(path: &std::path::Path, ext: &str) -> bool {
+    path.extension()
+        .is_some_and(|e| e.to_string_lossy().eq_ignore_ascii_case(ext))
+}
+
+/// Whether `path` names a glTF file.
+fn is_gltf(path: &std::path::Path) -> bool {
+    has_extension(path, "glb") || has_extension(path, "gltf")
+}
+
+/// The model the peds wear.
+enum Wear {
+    Dff(Handle<Dff>),
+    /// The file, and its first scene (for `--bones`).
+    Gltf(Handle<Gltf>, Handle<WorldAsset>),
+}
+
 fn setup(
     mut commands: Commands,
     assets: Res<AssetServer>,
@@ -152,7 +184,16 @@ fn setup(
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
     let walk: Handle<RigClip> = assets.load("anims/sa_ped.ifp#walk");
-    let ped: Option<Handle<Dff>> = crowd.model.as_ref().map(|path| assets.load(path.clone()));
+    let ped: Option<Wear> = crowd.model.as_ref().map(|path| {
+        if is_gltf(std::path::Path::new(path)) {
+            Wear::Gltf(
+                assets.load(path.clone()),
+                assets.load(format!("{path}#Scene0")),
+            )
+        } else {
+            Wear::Dff(assets.load(path.clone()))
+        }
+    });
     // A square grid, 1.2 m apart, walking in place (the clip's root motion is extracted).
     let columns = (crowd.count as f32).sqrt().ceil().max(1.0) as usize;
     let spacing = 1.2;
@@ -163,8 +204,12 @@ fn setup(
             (c - columns as f32 / 2.0) * spacing,
             0.0,
             (r - columns as f32 / 2.0) * spacing,
-        )
-        .with_rotation(Quat::from_rotation_y(std::f32::consts::PI));
+        );
+        // Towards the camera: a GTA ped faces −Z, a glTF character +Z.
+        let at = match &ped {
+            Some(Wear::Gltf(..)) => at,
+            _ => at.with_rotation(Quat::from_rotation_y(std::f32::consts::PI)),
+        };
         let mut playback = Playback::looping().with_speed(0.8 + 0.4 * random(&mut seed));
         playback.time = random(&mut seed) * 1.2;
         match (&ped, crowd.bones) {
@@ -176,9 +221,19 @@ fn setup(
                     at,
                 ));
             }
-            (Some(ped), true) => {
+            (Some(Wear::Dff(ped)), true) => {
                 commands.spawn((
                     GtaModel::new(ped.clone()),
+                    SkeletalClip::new(walk.clone()),
+                    playback,
+                    at,
+                    Visibility::default(),
+                ));
+            }
+            (Some(Wear::Gltf(_, scene)), true) => {
+                commands.spawn((
+                    WorldAssetRoot(scene.clone()),
+                    Retarget::new(),
                     SkeletalClip::new(walk.clone()),
                     playback,
                     at,
@@ -188,10 +243,18 @@ fn setup(
             (None, false) => {
                 commands.spawn((CrowdCharacter::new(GtaGame::Sa, walk.clone()), playback, at));
             }
-            (Some(ped), false) => {
+            (Some(Wear::Dff(ped)), false) => {
                 commands.spawn((
                     CrowdCharacter::new(GtaGame::Sa, walk.clone()),
                     CrowdModel(ped.clone()),
+                    playback,
+                    at,
+                ));
+            }
+            (Some(Wear::Gltf(file, _)), false) => {
+                commands.spawn((
+                    CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                    CrowdGltfModel::new(file.clone()),
                     playback,
                     at,
                 ));
@@ -234,14 +297,21 @@ fn show_counters(
         Some(m) if !crowd.bones => format!(", half rate beyond {m} m"),
         _ => String::new(),
     };
+    let gltf = crowd
+        .model
+        .as_ref()
+        .is_some_and(|m| is_gltf(std::path::Path::new(m)));
     text.0 = format!(
         "{} SA peds, {}{lod} | frame {ms:.2} ms{gpu}",
         crowd.count,
-        match (crowd.bones, crowd.model.is_some()) {
-            (true, false) => "bone entities (GtaSkeleton)",
-            (true, true) => "bone entities (GtaModel, SkinnedMesh)",
-            (false, false) => "flat (CrowdCharacter)",
-            (false, true) => "flat (CrowdCharacter), drawn by GPU skinning (CrowdModel)",
+        match (crowd.bones, crowd.model.is_some(), gltf) {
+            (true, false, _) => "bone entities (GtaSkeleton)",
+            (true, true, false) => "bone entities (GtaModel, SkinnedMesh)",
+            (true, true, true) => "bone entities (glTF scene, Retarget, SkinnedMesh)",
+            (false, false, _) => "flat (CrowdCharacter)",
+            (false, true, false) => "flat (CrowdCharacter), drawn by GPU skinning (CrowdModel)",
+            (false, true, true) =>
+                "flat (CrowdCharacter), drawn by GPU skinning (CrowdGltfModel, retargeted)",
         }
     );
     // The frame the screenshot is asked for: the line goes to the terminal too.

@@ -829,6 +829,62 @@ fn the_crowd_example_draws_textured_peds_with_a_model() {
     assert!(lines < 50, "{lines} skeleton pixels");
 }
 
+/// `--model` with a glTF humanoid: the crowd dressed in the sample character (blue shirt, skin
+/// of its vertex colours), the walk retargeted onto its rig, drawn by `CrowdDrawPlugin`, with
+/// no skeleton lines over it. A wrong file type is refused with a message.
+#[test]
+fn the_crowd_example_draws_gltf_characters_with_a_gltf_model() {
+    if !can_render() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rigplay-crowd-gltf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("gltf.png");
+    let character = repo_root().join("assets/characters/humanoid.glb");
+    let out = example_command(
+        "crowd",
+        &[
+            "9",
+            "--model",
+            character.to_str().unwrap(),
+            "--screenshot",
+            png.to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && png.exists(),
+        "{said}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("CrowdGltfModel"), "{said}");
+    let img = image::open(&png).unwrap().to_rgb8();
+    let blue = img
+        .pixels()
+        .filter(|p| p[2] > 120 && u16::from(p[2]) > u16::from(p[0]) + 40)
+        .count();
+    let skin = img
+        .pixels()
+        .filter(|p| p[0] > 180 && p[1] > 140 && p[2] > 100 && p[0] > p[2].saturating_add(40))
+        .count();
+    let lines = img.pixels().filter(|p| is_skeleton(p)).count();
+    println!(
+        "crowd --model humanoid.glb: {blue} blue (shirt), {skin} skin, {lines} skeleton pixels"
+    );
+    assert!(blue > 2000, "{blue} shirt pixels");
+    assert!(skin > 500, "{skin} skin pixels");
+    assert!(lines < 50, "{lines} skeleton pixels");
+    let txd = repo_root().join("assets/characters/ped.txd");
+    let out = example_command("crowd", &["9", "--model", txd.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("takes a .dff, .glb or .gltf"), "{said}");
+}
+
 /// The joints file's world positions (Bevy axes), by name.
 fn world_joints(png: &Path) -> Vec<(String, [f32; 3])> {
     let text = std::fs::read_to_string(format!("{}.joints.json", png.display())).unwrap();
