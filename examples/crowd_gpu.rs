@@ -6,8 +6,9 @@
 //!     cargo run --release --example crowd_gpu -- [N] [--frames F] [--size WxH]
 //!
 //! (N: 10000; F: 120 measured frames, after 30 unmeasured; size: 1920x1080.) Cases: the flat
-//! path (posed, nothing drawn), the crowd renderer without and with a shadow-casting sun, and
-//! Bevy's own `SkinnedMesh` per ped (bone entities) without and with shadows. For each it prints
+//! path (posed, nothing drawn), the crowd renderer without and with a shadow-casting sun, the
+//! crowd renderer drawing the sample glTF humanoid (`CrowdGltfModel`), and Bevy's own
+//! `SkinnedMesh` per ped (bone entities) without and with shadows. For each it prints
 //! the median GPU milliseconds of every pass over the measured frames, their sum, and the median
 //! wall time of a whole frame (`App::update`, pipelined rendering off, every core). The adapter
 //! has to support timestamp queries (Vulkan and DX12 do); without them only CPU times exist and
@@ -75,6 +76,7 @@ fn main() {
         ("flat (nothing drawn)", Peds::Flat, false),
         ("crowd renderer", Peds::Drawn, false),
         ("crowd renderer, shadows", Peds::Drawn, true),
+        ("crowd renderer, glTF humanoid", Peds::DrawnGltf, false),
         ("Bevy SkinnedMesh", Peds::SkinnedMesh, false),
         ("Bevy SkinnedMesh, shadows", Peds::SkinnedMesh, true),
     ] {

@@ -1348,6 +1348,8 @@ fn a_failed_or_reloaded_gltf_crowd_model_keeps_the_crowd_playing() {
             "crowd_gltf_faults",
             &[
                 ("characters/humanoid.glb", "humanoid.glb"),
+                ("characters/ped.dff", "ped.dff"),
+                ("characters/ped.txd", "ped.txd"),
                 ("anims/sa_ped.ifp", "sa_ped.ifp"),
                 ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
             ],
@@ -1439,5 +1441,26 @@ fn a_failed_or_reloaded_gltf_crowd_model_keeps_the_crowd_playing() {
             "a slot given back: {}",
             tag(&app, again)
         );
+
+        // A character in the sample DFF ped, given the glTF model too: posed on the glTF rig and
+        // dressed in the glTF model alone (the ped's three parts go).
+        let ped: Handle<Dff> = server.load("ped.dff");
+        let both = app
+            .world_mut()
+            .spawn((
+                CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                CrowdModel(ped),
+            ))
+            .id();
+        run_until(&mut app, 300, |app| parts(app, both) == 3);
+        assert_eq!(parts(&app, both), 3, "dressed in the ped");
+        app.world_mut()
+            .entity_mut(both)
+            .insert(CrowdGltfModel::new(model.clone()));
+        for _ in 0..4 {
+            app.update();
+        }
+        assert_eq!(parts(&app, both), 1, "dressed in the glTF model alone");
+        assert_eq!(bones(&app, both), 29, "posed on its rig");
     });
 }

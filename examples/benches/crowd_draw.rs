@@ -8,6 +8,8 @@
 //!
 //! Cases, for N = 100, 1,000 and 10,000:
 //! * `drawn N`: `CrowdCharacter` + `CrowdModel` of the sample ped, drawn by `CrowdDrawPlugin`;
+//! * `drawn glTF N` (1,000 and 10,000): `CrowdCharacter` + `CrowdGltfModel` of the sample glTF
+//!   humanoid, the walk retargeted onto its 29 nodes, drawn by `CrowdDrawPlugin`;
 //! * `flat N`: the same `CrowdCharacter`s without a model (posed, nothing drawn);
 //! * `skinned mesh N`: the ped spawned with bone entities (`GtaModel` + `SkeletalClip`), drawn by
 //!   Bevy's `SkinnedMesh`;
@@ -69,6 +71,9 @@ fn crowd_draw(c: &mut Criterion) {
         ] {
             case(format!("{name} {count}"), peds, count);
         }
+    }
+    for count in [1_000, 10_000] {
+        case(format!("drawn glTF {count}"), Peds::DrawnGltf, count);
     }
     case(
         "drawn, far half at half rate 10000".into(),

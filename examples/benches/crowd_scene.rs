@@ -13,8 +13,9 @@ use bevy::time::TimeUpdateStrategy;
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use rigplay::plugin::{
-    CrowdCharacter, CrowdDrawPlugin, CrowdLod, CrowdMaterial, CrowdModel, CrowdViewer, Dff,
-    DffPlugin, GtaModel, IfpPlugin, Playback, RigClip, SkeletalClip, SkeletonGizmos,
+    CrowdCharacter, CrowdDrawPlugin, CrowdGltfModel, CrowdLod, CrowdMaterial, CrowdModel,
+    CrowdViewer, Dff, DffPlugin, GtaModel, IfpPlugin, Playback, RigClip, SkeletalClip,
+    SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
 use std::time::Duration;
@@ -29,6 +30,9 @@ pub enum Peds {
     DrawnHalfRate,
     /// The same `CrowdCharacter`s without a model: posed, nothing drawn.
     Flat,
+    /// `CrowdCharacter` + `CrowdGltfModel` of the sample glTF humanoid (29 nodes, the walk
+    /// retargeted onto them), drawn by `CrowdDrawPlugin`.
+    DrawnGltf,
     /// The ped spawned with bone entities (`GtaModel` + `SkeletalClip`), drawn by Bevy's
     /// `SkinnedMesh`.
     SkinnedMesh,
@@ -102,8 +106,13 @@ pub fn scene<M>(
     let server = app.world().resource::<AssetServer>().clone();
     let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
     let ped: Handle<Dff> = server.load("characters/ped.dff");
+    let humanoid: Handle<bevy::gltf::Gltf> = server.load("characters/humanoid.glb");
     for _ in 0..10_000 {
-        let ids = [walk.id().untyped(), ped.id().untyped()];
+        let ids = [
+            walk.id().untyped(),
+            ped.id().untyped(),
+            humanoid.id().untyped(),
+        ];
         if ids.iter().all(|id| server.is_loaded_with_dependencies(*id))
             || ids
                 .iter()
@@ -117,6 +126,7 @@ pub fn scene<M>(
     let paths = [
         ("anims/sa_ped.ifp#walk", walk.id().untyped()),
         ("characters/ped.dff", ped.id().untyped()),
+        ("characters/humanoid.glb", humanoid.id().untyped()),
     ];
     for (path, id) in paths {
         if let bevy::asset::RecursiveDependencyLoadState::Failed(e) =
@@ -195,6 +205,14 @@ pub fn scene<M>(
             Peds::Flat => {
                 world.spawn((CrowdCharacter::new(GtaGame::Sa, walk.clone()), playback, at));
             }
+            Peds::DrawnGltf => {
+                world.spawn((
+                    CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                    CrowdGltfModel::new(humanoid.clone()),
+                    playback,
+                    at,
+                ));
+            }
             Peds::SkinnedMesh => {
                 world.spawn((
                     GtaModel::new(ped.clone()),
@@ -213,7 +231,7 @@ pub fn scene<M>(
         app.update();
         let world = app.world_mut();
         let parts = match peds {
-            Peds::Drawn | Peds::DrawnHalfRate => world
+            Peds::Drawn | Peds::DrawnHalfRate | Peds::DrawnGltf => world
                 .query_filtered::<(), With<MeshMaterial3d<CrowdMaterial>>>()
                 .iter(world)
                 .count(),

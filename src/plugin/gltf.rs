@@ -609,6 +609,17 @@ pub(crate) fn rig_gltf_crowds(
     }
 }
 
+/// A crowd character given a glTF model is marked changed, so that it is bound (and dressed)
+/// anew.
+pub(crate) fn note_crowd_gltf(
+    inserted: On<Insert, CrowdGltfModel>,
+    mut characters: Query<&mut super::CrowdCharacter>,
+) {
+    if let Ok(mut character) = characters.get_mut(inserted.entity) {
+        character.set_changed();
+    }
+}
+
 /// A crowd character that takes off its glTF model loses its rig, and poses its game's
 /// skeleton again from the next frame (its character marked changed, so that it binds anew).
 pub(crate) fn drop_crowd_rig(

@@ -442,7 +442,14 @@ fn dress_crowd(
         Or<(Changed<CrowdModel>, Changed<CrowdCharacter>)>,
     >,
     worn: Query<&CrowdDressed>,
+    // A character wearing a glTF model too is posed on its rig, and dressed in that alone.
+    #[cfg(feature = "gltf")] gltf_worn: Query<(), With<crate::plugin::CrowdGltfModel>>,
 ) {
+    #[cfg(feature = "gltf")]
+    let wears_gltf = |e: Entity| gltf_worn.contains(e);
+    #[cfg(not(feature = "gltf"))]
+    let wears_gltf = |_: Entity| false;
+    let undressed = undressed.iter().filter(|(e, _, _)| !wears_gltf(*e));
     let draw = &mut *draw;
     draw.init_stride(&skeletons);
     let fallback = draw.fallback(device.as_deref(), &settings);
@@ -466,7 +473,7 @@ fn dress_crowd(
     };
     for (entity, character, model, dressed) in suspects {
         let key = ModelKey::Dff(model.0.id(), character.game);
-        if changed.contains(&model.0.id()) || dressed.model != key {
+        if changed.contains(&model.0.id()) || dressed.model != key || wears_gltf(entity) {
             undress(&mut commands, draw, entity, dressed);
         }
     }
@@ -478,7 +485,7 @@ fn dress_crowd(
         }
     }
     if fallback {
-        for (entity, character, model) in &undressed {
+        for (entity, character, model) in undressed {
             let id = model.0.id();
             if draw.undrawable.contains(&id.untyped()) || failed_to_load(draw, &assets, &model.0) {
                 continue;
@@ -495,7 +502,7 @@ fn dress_crowd(
         return;
     }
     let bones = draw.bone_buffer(&mut build.buffers);
-    for (entity, character, model) in &undressed {
+    for (entity, character, model) in undressed {
         let id = model.0.id();
         if draw.undrawable.contains(&id.untyped()) {
             continue;

@@ -93,6 +93,7 @@ impl Plugin for SkeletalPlugin {
         {
             _app.insert_resource(GltfCrowdsInstalled)
                 .add_observer(crate::plugin::gltf::drop_crowd_rig)
+                .add_observer(crate::plugin::gltf::note_crowd_gltf)
                 .add_systems(
                     PostUpdate,
                     crate::plugin::gltf::rig_gltf_crowds
