@@ -209,6 +209,45 @@ fn settled(app: &mut App, targets: &[Handle<Image>]) -> Vec<RgbaImage> {
     panic!("the images never settled");
 }
 
+/// Where the far characters stand: 2.8 km out, at the corner of San Andreas' map.
+const FAR: Vec3 = Vec3::new(2000.0, 0.0, -2000.0);
+
+/// Two cameras, at the origin and at [`FAR`], each `back` metres out on +Z (`back − 1` at
+/// `FAR`) and `up` high looking at 0.8 m above its place, a sun with shadows, and a ground of
+/// 8 × 8 m under each: the scene the crowd's pixel tests draw in.
+fn near_and_far(app: &mut App, up: f32, back: f32) -> [(Entity, Handle<Image>); 2] {
+    let near = camera(app, Vec3::new(0.0, up, back), Vec3::new(0.0, 0.8, 0.0));
+    let far = camera(
+        app,
+        FAR + Vec3::new(0.0, up, back - 1.0),
+        FAR + Vec3::new(0.0, 0.8, 0.0),
+    );
+    app.world_mut().spawn((
+        DirectionalLight {
+            shadow_maps_enabled: true,
+            illuminance: 8000.0,
+            ..default()
+        },
+        Transform::from_xyz(2.0, 4.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    let ground = app
+        .world_mut()
+        .resource_mut::<Assets<Mesh>>()
+        .add(Plane3d::default().mesh().size(8.0, 8.0));
+    let grey = app
+        .world_mut()
+        .resource_mut::<Assets<StandardMaterial>>()
+        .add(Color::srgb(0.6, 0.6, 0.55));
+    for at in [Vec3::ZERO, FAR] {
+        app.world_mut().spawn((
+            Mesh3d(ground.clone()),
+            MeshMaterial3d(grey.clone()),
+            Transform::from_translation(at),
+        ));
+    }
+    [near, far]
+}
+
 /// Mean and largest absolute difference per channel (RGB), in 1/255.
 fn difference(a: &RgbaImage, b: &RgbaImage) -> (f64, u8, usize) {
     let (mut sum, mut worst, mut over) = (0u64, 0u8, 0usize);
@@ -254,37 +293,8 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
         let mut app = crowd_app(&root);
         let (ped, walk, wave) = sample_ped(&app);
 
-        let far = Vec3::new(2000.0, 0.0, -2000.0);
-        let (near_camera, near_image) =
-            camera(&mut app, Vec3::new(0.0, 1.2, 3.6), Vec3::new(0.0, 0.8, 0.0));
-        let (far_camera, far_image) = camera(
-            &mut app,
-            far + Vec3::new(0.0, 1.2, 2.6),
-            far + Vec3::new(0.0, 0.8, 0.0),
-        );
-        app.world_mut().spawn((
-            DirectionalLight {
-                shadow_maps_enabled: true,
-                illuminance: 8000.0,
-                ..default()
-            },
-            Transform::from_xyz(2.0, 4.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
-        ));
-        let ground = app
-            .world_mut()
-            .resource_mut::<Assets<Mesh>>()
-            .add(Plane3d::default().mesh().size(8.0, 8.0));
-        let grey = app
-            .world_mut()
-            .resource_mut::<Assets<StandardMaterial>>()
-            .add(Color::srgb(0.6, 0.6, 0.55));
-        for at in [Vec3::ZERO, far] {
-            app.world_mut().spawn((
-                Mesh3d(ground.clone()),
-                MeshMaterial3d(grey.clone()),
-                Transform::from_translation(at),
-            ));
-        }
+        let far = FAR;
+        let [(near_camera, near_image), (far_camera, far_image)] = near_and_far(&mut app, 1.2, 3.6);
         let facing = |x: f32, z: f32| Transform::from_xyz(x, 0.0, z);
         let pairs = [
             spawn_pair(&mut app, &ped, &walk, facing(-0.7, 0.0), 0.4),
@@ -1064,13 +1074,12 @@ fn spawn_gltf_pairs(app: &mut App, model: &str) -> Vec<Pair> {
     let at = |x: f32, z: f32, turn: f32| {
         Transform::from_xyz(x, 0.0, z).with_rotation(Quat::from_rotation_y(turn))
     };
-    let far = Vec3::new(2000.0, 0.0, -2000.0);
     [
         (at(-0.7, 0.0, 0.3), 0.4),
         (at(0.7, 0.0, -0.4), 0.2),
         // Half out of the picture on the left.
         (at(-1.9, 0.0, 0.0), 0.7),
-        (Transform::from_translation(far), 0.6),
+        (Transform::from_translation(FAR), 0.6),
     ]
     .into_iter()
     .map(|(at, t)| {
@@ -1121,36 +1130,7 @@ fn gltf_pairs_drawn(
         enabled: false,
         ..default()
     });
-    let far = Vec3::new(2000.0, 0.0, -2000.0);
-    let (_, near_image) = camera(&mut app, Vec3::new(0.0, 1.0, 3.4), Vec3::new(0.0, 0.8, 0.0));
-    let (_, far_image) = camera(
-        &mut app,
-        far + Vec3::new(0.0, 1.0, 2.4),
-        far + Vec3::new(0.0, 0.8, 0.0),
-    );
-    app.world_mut().spawn((
-        DirectionalLight {
-            shadow_maps_enabled: true,
-            illuminance: 8000.0,
-            ..default()
-        },
-        Transform::from_xyz(2.0, 4.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
-    let ground = app
-        .world_mut()
-        .resource_mut::<Assets<Mesh>>()
-        .add(Plane3d::default().mesh().size(8.0, 8.0));
-    let grey = app
-        .world_mut()
-        .resource_mut::<Assets<StandardMaterial>>()
-        .add(Color::srgb(0.6, 0.6, 0.55));
-    for at in [Vec3::ZERO, far] {
-        app.world_mut().spawn((
-            Mesh3d(ground.clone()),
-            MeshMaterial3d(grey.clone()),
-            Transform::from_translation(at),
-        ));
-    }
+    let [(_, near_image), (_, far_image)] = near_and_far(&mut app, 1.0, 3.4);
     let skinned = count::<With<SkinnedMesh>>;
     let crowd_parts = count::<CrowdParts>;
     let mut pairs = Vec::new();
@@ -1273,36 +1253,115 @@ fn strides(app: &App) -> Vec<u32> {
     strides
 }
 
-/// `glb` (a binary glTF) with `extra` more nodes, empty, children of node `under` listed
-/// before its own: in a crowd rig (a walk from the roots) they come before the joints below
-/// `under`, which move up by `extra` bones.
-fn with_extra_nodes(glb: &[u8], under: usize, extra: usize) -> Vec<u8> {
+/// `glb` (a binary glTF) with its JSON and binary chunk changed by `change`.
+fn rewrite_glb(glb: &[u8], change: impl FnOnce(&mut serde_json::Value, &mut Vec<u8>)) -> Vec<u8> {
     let json_len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
     let mut json: serde_json::Value = serde_json::from_slice(&glb[20..20 + json_len]).unwrap();
-    let bin = &glb[20 + json_len..];
-    let nodes = json["nodes"].as_array_mut().unwrap();
-    let first = nodes.len();
-    for k in 0..extra {
-        let at = [0.0, 0.01 * k as f32, 0.0];
-        nodes.push(serde_json::json!({"name": format!("extra{k}"), "translation": at}));
-    }
-    let children = nodes[under]["children"].as_array().unwrap().clone();
-    let mut listed: Vec<serde_json::Value> = (first..first + extra).map(|i| i.into()).collect();
-    listed.extend(children);
-    nodes[under]["children"] = listed.into();
+    // The binary chunk: its length, "BIN\0", its bytes.
+    let at = 20 + json_len;
+    let bin_len = u32::from_le_bytes(glb[at..at + 4].try_into().unwrap()) as usize;
+    let mut bin = glb[at + 8..at + 8 + bin_len].to_vec();
+    change(&mut json, &mut bin);
     let mut text = serde_json::to_vec(&json).unwrap();
     while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
+    while !bin.len().is_multiple_of(4) {
+        bin.push(0);
+    }
     let mut out = Vec::new();
     out.extend_from_slice(b"glTF");
     out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&((12 + 8 + text.len() + bin.len()) as u32).to_le_bytes());
+    out.extend_from_slice(&((12 + 8 + text.len() + 8 + bin.len()) as u32).to_le_bytes());
     out.extend_from_slice(&(text.len() as u32).to_le_bytes());
     out.extend_from_slice(b"JSON");
     out.extend_from_slice(&text);
-    out.extend_from_slice(bin);
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(&bin);
     out
+}
+
+/// `glb` with `extra` more nodes, empty, children of node `under` listed before its own: in a
+/// crowd rig (a walk from the roots) they come before the joints below `under`, which move up by
+/// `extra` bones.
+fn with_extra_nodes(glb: &[u8], under: usize, extra: usize) -> Vec<u8> {
+    rewrite_glb(glb, |json, _| {
+        let nodes = json["nodes"].as_array_mut().unwrap();
+        let first = nodes.len();
+        for k in 0..extra {
+            let at = [0.0, 0.01 * k as f32, 0.0];
+            nodes.push(serde_json::json!({"name": format!("extra{k}"), "translation": at}));
+        }
+        let children = nodes[under]["children"].as_array().unwrap().clone();
+        let mut listed: Vec<serde_json::Value> = (first..first + extra).map(|i| i.into()).collect();
+        listed.extend(children);
+        nodes[under]["children"] = listed.into();
+    })
+}
+
+/// `glb` with a morph target (a blend shape, as VRM faces have) on every primitive: positions
+/// moved by `by` at full weight, weight 0 by default (the mesh's `weights`).
+fn with_morph_target(glb: &[u8], by: [f32; 3]) -> Vec<u8> {
+    rewrite_glb(glb, |json, bin| {
+        let meshes = json["meshes"].as_array().unwrap().len();
+        for m in 0..meshes {
+            let primitives = json["meshes"][m]["primitives"].as_array().unwrap().len();
+            for p in 0..primitives {
+                let positions = json["meshes"][m]["primitives"][p]["attributes"]["POSITION"]
+                    .as_u64()
+                    .unwrap() as usize;
+                let count = json["accessors"][positions]["count"].as_u64().unwrap() as usize;
+                let offset = bin.len();
+                for _ in 0..count {
+                    for v in by {
+                        bin.extend_from_slice(&v.to_le_bytes());
+                    }
+                }
+                let views = json["bufferViews"].as_array_mut().unwrap();
+                views.push(serde_json::json!({
+                    "buffer": 0, "byteOffset": offset, "byteLength": count * 12,
+                }));
+                let view = views.len() - 1;
+                let accessors = json["accessors"].as_array_mut().unwrap();
+                accessors.push(serde_json::json!({
+                    "bufferView": view, "componentType": 5126, "count": count, "type": "VEC3",
+                    "min": by, "max": by,
+                }));
+                let accessor = accessors.len() - 1;
+                json["meshes"][m]["primitives"][p]["targets"] =
+                    serde_json::json!([{ "POSITION": accessor }]);
+            }
+            json["meshes"][m]["weights"] = serde_json::json!([0.0]);
+        }
+        json["buffers"][0]["byteLength"] = bin.len().into();
+    })
+}
+
+/// A glTF character whose mesh has a morph target (VRM faces have dozens) is drawn, by Bevy's
+/// mesh pipeline keyed for morph targets, without morphing (the crowd's vertex shader reads no
+/// morph weights): at the file's weights of 0, what Bevy's `SkinnedMesh` draws. The target
+/// moves every vertex 10 cm up; with the file's weight at 1 the twin is drawn moved and the
+/// crowd is not (measured: mean 8.5/255 apart), so the target is loaded and a morph would show.
+#[test]
+fn a_gltf_character_with_a_morph_target_draws_unmorphed() {
+    on_gpu(|| {
+        let dir = asset_dir("crowd_morph", &[]);
+        let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        for sub in ["anims", "characters"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        for file in ["anims/sa_ped.ifp", "anims/sa_ped.ifp.meta"] {
+            std::fs::copy(assets.join(file), dir.join(file)).unwrap();
+        }
+        let glb = std::fs::read(assets.join("characters/humanoid.glb")).unwrap();
+        let morphed = with_morph_target(&glb, [0.0, 0.1, 0.0]);
+        std::fs::write(dir.join("characters/morphed.glb"), morphed).unwrap();
+        let drawn = gltf_pairs_drawn(&dir, "characters/morphed.glb", false, false);
+        let [[e0, b0, c0], [e1, b1, c1]] = drawn;
+        compare("glTF with a morph target, near", true, &b0, &c0, &e0);
+        compare("glTF with a morph target, far", false, &b1, &c1, &e1);
+    });
 }
 
 /// A glTF character of more nodes than the crowd's 32 bones a slot: the sample character with

@@ -774,33 +774,40 @@ fn the_crowd_example_draws_every_ped_on_the_flat_path() {
 
 /// `--model`: the crowd dressed in the sample ped and drawn by `CrowdDrawPlugin`, textured (the
 /// cap's red, the shirt's blue), with no skeleton lines over it.
-#[test]
-fn the_crowd_example_draws_textured_peds_with_a_model() {
-    if !can_render() {
-        return;
-    }
+/// The crowd example's screenshot of 9 peds in the repository's `model` (under `assets/`), and
+/// what it printed.
+fn crowd_in_model(model: &str) -> (image::RgbImage, String) {
     let dir = std::env::temp_dir().join(format!("rigplay-crowd-model-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let png = dir.join("model.png");
-    let ped = repo_root().join("assets/characters/ped.dff");
+    let png = dir.join(format!("{}.png", model.replace(['/', '.'], "_")));
+    let model = repo_root().join("assets").join(model);
     let out = example_command(
         "crowd",
         &[
             "9",
             "--model",
-            ped.to_str().unwrap(),
+            model.to_str().unwrap(),
             "--screenshot",
             png.to_str().unwrap(),
         ],
     )
     .output()
     .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success() && png.exists(),
         "{said}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    (image::open(&png).unwrap().to_rgb8(), said)
+}
+
+#[test]
+fn the_crowd_example_draws_textured_peds_with_a_model() {
+    if !can_render() {
+        return;
+    }
+    let (img, said) = crowd_in_model("characters/ped.dff");
     // The counter line, printed as the screenshot is taken: the frame time and the GPU's
     // (lavapipe has timestamp queries; its GPU is the CPU).
     let line = said
@@ -813,7 +820,6 @@ fn the_crowd_example_draws_textured_peds_with_a_model() {
     };
     assert!(ms_after("| frame ") > 0.0, "{line}");
     assert!(ms_after(", GPU ") > 0.0, "{line}");
-    let img = image::open(&png).unwrap().to_rgb8();
     let red = img
         .pixels()
         .filter(|p| p[0] > 140 && p[1] < 90 && p[2] < 90)
@@ -837,30 +843,8 @@ fn the_crowd_example_draws_gltf_characters_with_a_gltf_model() {
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-crowd-gltf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let png = dir.join("gltf.png");
-    let character = repo_root().join("assets/characters/humanoid.glb");
-    let out = example_command(
-        "crowd",
-        &[
-            "9",
-            "--model",
-            character.to_str().unwrap(),
-            "--screenshot",
-            png.to_str().unwrap(),
-        ],
-    )
-    .output()
-    .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && png.exists(),
-        "{said}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (img, said) = crowd_in_model("characters/humanoid.glb");
     assert!(said.contains("CrowdGltfModel"), "{said}");
-    let img = image::open(&png).unwrap().to_rgb8();
     let blue = img
         .pixels()
         .filter(|p| p[2] > 120 && u16::from(p[2]) > u16::from(p[0]) + 40)

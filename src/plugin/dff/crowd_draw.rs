@@ -359,10 +359,24 @@ impl CrowdDraw {
         ));
     }
 
-    /// Forgets the models of `id` (changed or gone): built again, and warned of again.
-    pub(super) fn forget(&mut self, id: UntypedAssetId) {
-        self.models.retain(|key, _| key.asset() != id);
-        self.undrawable.remove(&id);
+    /// Forgets the models that `events` say changed or went (built again, and warned of
+    /// again), and returns them.
+    pub(super) fn forget_changed<A: Asset>(
+        &mut self,
+        events: &mut MessageReader<AssetEvent<A>>,
+    ) -> HashSet<AssetId<A>> {
+        let mut changed = HashSet::new();
+        for event in events.read() {
+            if let AssetEvent::Modified { id } | AssetEvent::Removed { id } = event {
+                changed.insert(*id);
+            }
+        }
+        for id in &changed {
+            let id = id.untyped();
+            self.models.retain(|key, _| key.asset() != id);
+            self.undrawable.remove(&id);
+        }
+        changed
     }
 
     fn take_slot(&mut self, character: Entity) -> u32 {
@@ -455,15 +469,7 @@ fn dress_crowd(
     let fallback = draw.fallback(device.as_deref(), &settings);
     // Characters whose model changed, reloaded or went are undressed (and dressed again below,
     // from the next frame).
-    let mut changed: HashSet<AssetId<Dff>> = HashSet::new();
-    for event in events.read() {
-        if let AssetEvent::Modified { id } | AssetEvent::Removed { id } = event {
-            changed.insert(*id);
-        }
-    }
-    for id in &changed {
-        draw.forget(id.untyped());
-    }
+    let changed = draw.forget_changed(&mut events);
     // Every dressed character where a model changed; else only those whose model or game may
     // have (not the whole crowd every frame).
     let suspects = if changed.is_empty() {

@@ -14,7 +14,6 @@ use bevy::asset::AssetPath;
 use bevy::ecs::system::SystemParam;
 use bevy::gltf::{Gltf, GltfMesh, GltfNode, GltfSkin};
 use bevy::math::Affine3A;
-use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
 use bevy::render::renderer::RenderDevice;
 use bevy::render::storage::ShaderBuffer;
@@ -30,6 +29,14 @@ pub(super) struct GltfParts<'w> {
     skins: Res<'w, Assets<GltfSkin>>,
 }
 
+/// A dressed crowd character wearing a glTF model.
+type Dressed = (
+    Entity,
+    &'static CrowdGltfModel,
+    &'static CrowdRig,
+    &'static CrowdDressed,
+);
+
 /// The crowd characters wearing glTF models, as [`dress_gltf_crowd`] looks at them.
 #[derive(SystemParam)]
 pub(super) struct GltfWearers<'w, 's> {
@@ -40,27 +47,8 @@ pub(super) struct GltfWearers<'w, 's> {
         (Entity, &'static CrowdGltfModel, &'static CrowdRig),
         (With<CrowdCharacter>, Without<CrowdDressed>),
     >,
-    dressed: Query<
-        'w,
-        's,
-        (
-            Entity,
-            &'static CrowdGltfModel,
-            &'static CrowdRig,
-            &'static CrowdDressed,
-        ),
-    >,
-    restyled: Query<
-        'w,
-        's,
-        (
-            Entity,
-            &'static CrowdGltfModel,
-            &'static CrowdRig,
-            &'static CrowdDressed,
-        ),
-        Or<(Changed<CrowdGltfModel>, Changed<CrowdRig>)>,
-    >,
+    dressed: Query<'w, 's, Dressed>,
+    restyled: Query<'w, 's, Dressed, Or<(Changed<CrowdGltfModel>, Changed<CrowdRig>)>>,
     worn: Query<'w, 's, &'static CrowdDressed>,
 }
 
@@ -87,15 +75,7 @@ pub(super) fn dress_gltf_crowd(
     let draw = &mut *draw;
     draw.init_stride(&skeletons);
     let fallback = draw.fallback(device.as_deref(), &settings);
-    let mut changed: HashSet<AssetId<Gltf>> = HashSet::new();
-    for event in events.read() {
-        if let AssetEvent::Modified { id } | AssetEvent::Removed { id } = event {
-            changed.insert(*id);
-        }
-    }
-    for id in &changed {
-        draw.forget(id.untyped());
-    }
+    let changed = draw.forget_changed(&mut events);
     let suspects = if changed.is_empty() {
         wearers.restyled.iter().collect::<Vec<_>>()
     } else {
