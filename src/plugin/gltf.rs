@@ -535,16 +535,30 @@ pub(crate) fn rig_gltf_crowds(
     // of.
     mut rigs: Local<HashMap<AssetId<Gltf>, Vec<(u64, Arc<CrowdSkeleton>)>>>,
     mut warned: Local<std::collections::HashSet<AssetId<Gltf>>>,
+    // Whether a character was left waiting for its rig (a file still loading, or failed).
+    mut waiting: Local<bool>,
+    changed_models: Query<(), Changed<CrowdGltfModel>>,
     mut characters: Query<(Ref<CrowdGltfModel>, &mut CrowdRig)>,
 ) {
     let mut changed = std::collections::HashSet::new();
+    // A file loaded at last (once it failed, its path fixed and loaded again, say).
+    let mut loaded = false;
     for event in events.read() {
-        if let AssetEvent::Modified { id } | AssetEvent::Removed { id } = event {
-            rigs.remove(id);
-            warned.remove(id);
-            changed.insert(*id);
+        match event {
+            AssetEvent::Modified { id } | AssetEvent::Removed { id } => {
+                rigs.remove(id);
+                warned.remove(id);
+                changed.insert(*id);
+            }
+            AssetEvent::Added { .. } | AssetEvent::LoadedWithDependencies { .. } => loaded = true,
+            AssetEvent::Unused { .. } => {}
         }
     }
+    // Nothing to do (the usual frame): no pass over the characters.
+    if !*waiting && !loaded && changed.is_empty() && changed_models.is_empty() {
+        return;
+    }
+    *waiting = false;
     for (model, mut rig) in &mut characters {
         let id = model.model.id();
         let stale = changed.contains(&id) || model.is_changed();
@@ -555,7 +569,10 @@ pub(crate) fn rig_gltf_crowds(
             rig.0 = None;
         }
         let Some(file) = gltf.gltfs.get(id) else {
-            if assets.load_state(&model.model).is_failed() && warned.insert(id) {
+            if !assets.load_state(&model.model).is_failed() {
+                // Still loading: looked at again next frame.
+                *waiting = true;
+            } else if warned.insert(id) {
                 warn!(
                     "crowd characters wearing {:?} are not posed: the file failed to load",
                     model.model.path()
@@ -565,7 +582,11 @@ pub(crate) fn rig_gltf_crowds(
         };
         let nodes = match gltf.rig_nodes(file) {
             Ok(nodes) => nodes,
-            Err(GltfClipError::NotLoaded) => continue,
+            // Its nodes, skins or inverse bind matrices still loading.
+            Err(GltfClipError::NotLoaded) => {
+                *waiting = true;
+                continue;
+            }
             Err(why) => {
                 if warned.insert(id) {
                     warn!(

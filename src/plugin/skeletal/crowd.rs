@@ -726,8 +726,12 @@ pub(crate) fn pose_crowds(
                         let rest = skeleton.pose.rest();
                         layers.mix_onto(layout.keyed(), rest, &mut binding.local);
                     }
-                    // The basis (Z-up to Y-up, lifted) composed into the root joint.
-                    (layout.layout).map_joint(0, &mut binding.local, |root| skeleton.based(root));
+                    // The basis (Z-up to Y-up, lifted) composed into the root joint (a glTF
+                    // rig's is the identity).
+                    if skeleton.rig.is_none() {
+                        let local = &mut binding.local;
+                        (layout.layout).map_joint(0, local, |root| skeleton.based(root));
+                    }
                     &binding.local
                 }
                 Some(fading) => {
@@ -757,8 +761,10 @@ pub(crate) fn pose_crowds(
                         let rest = skeleton.pose.rest();
                         layers.mix_onto(&fading.keyed, rest, &mut binding.mixed);
                     }
-                    let root = skeleton.based(binding.mixed.get(0));
-                    binding.mixed.set(0, root);
+                    if skeleton.rig.is_none() {
+                        let root = skeleton.based(binding.mixed.get(0));
+                        binding.mixed.set(0, root);
+                    }
                     &binding.mixed
                 }
             };
