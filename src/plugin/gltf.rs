@@ -559,6 +559,8 @@ pub(crate) fn rig_gltf_crowds(
         return;
     }
     *waiting = false;
+    // Each file's nodes, read once a pass (a crowd is many characters of few files).
+    let mut read: HashMap<AssetId<Gltf>, Arc<CrowdRigNodes>> = HashMap::new();
     for (model, mut rig) in &mut characters {
         let id = model.model.id();
         let stale = changed.contains(&id) || model.is_changed();
@@ -580,8 +582,15 @@ pub(crate) fn rig_gltf_crowds(
             }
             continue;
         };
-        let nodes = match gltf.rig_nodes(file) {
-            Ok(nodes) => nodes,
+        let nodes = match read.get(&id) {
+            Some(nodes) => Ok(nodes.clone()),
+            None => gltf.rig_nodes(file).map(Arc::new),
+        };
+        let nodes = match nodes {
+            Ok(nodes) => {
+                read.insert(id, nodes.clone());
+                nodes
+            }
             // Its nodes, skins or inverse bind matrices still loading.
             Err(GltfClipError::NotLoaded) => {
                 *waiting = true;
@@ -616,9 +625,12 @@ pub(crate) fn rig_gltf_crowds(
             Some((_, s)) => s.clone(),
             None => {
                 let fingerprint = target.fingerprint;
-                let Some(skeleton) =
-                    CrowdSkeleton::for_rig(target, nodes.parents, nodes.targets, nodes.file_index)
-                else {
+                let Some(skeleton) = CrowdSkeleton::for_rig(
+                    target,
+                    nodes.parents.clone(),
+                    nodes.targets.clone(),
+                    nodes.file_index.clone(),
+                ) else {
                     continue;
                 };
                 let skeleton = Arc::new(skeleton);
