@@ -1500,6 +1500,15 @@ fn a_failed_or_reloaded_gltf_crowd_model_keeps_the_crowd_playing() {
             "a slot given back: {}",
             tag(&app, again)
         );
+        // A character despawned gives its slot back too: the next one dressed takes it.
+        let slot = tag(&app, again);
+        app.world_mut().despawn(again);
+        app.update();
+        let next = spawn(&mut app, &model);
+        for _ in 0..3 {
+            app.update();
+        }
+        assert_eq!(tag(&app, next), slot, "the despawned character's slot");
 
         // A character in the sample DFF ped, given the glTF model too: posed on the glTF rig and
         // dressed in the glTF model alone (the ped's three parts go).

@@ -631,6 +631,12 @@ pub(crate) fn rig_gltf_crowds(
                     nodes.targets.clone(),
                     nodes.file_index.clone(),
                 ) else {
+                    if warned.insert(id) {
+                        warn!(
+                            "crowd characters wearing {:?} are not posed: its nodes are no skeleton",
+                            model.model.path()
+                        );
+                    }
                     continue;
                 };
                 let skeleton = Arc::new(skeleton);

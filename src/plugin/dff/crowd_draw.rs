@@ -172,8 +172,10 @@ impl Plugin for CrowdDrawPlugin {
                     // The crowd's posing (in `Apply`) writes the bone rows these size.
                     (
                         dress_crowd,
+                        // (Where Bevy's glTF loader is.)
                         #[cfg(feature = "gltf")]
-                        super::crowd_gltf::dress_gltf_crowd,
+                        super::crowd_gltf::dress_gltf_crowd
+                            .run_if(resource_exists::<Assets<bevy::gltf::Gltf>>),
                         size_crowd_bones,
                     )
                         .chain()
@@ -392,7 +394,7 @@ impl CrowdDraw {
         slot
     }
 
-    fn give_back(&mut self, character: Entity) {
+    pub(super) fn give_back(&mut self, character: Entity) {
         if let Some(slot) = self.slot_of.remove(&character) {
             self.slots[slot as usize] = None;
             self.free.push(slot);
@@ -477,6 +479,10 @@ fn dress_crowd(
     } else {
         dressed.iter().collect()
     };
+    // (A character dressed in a glTF model is the glTF wing's.)
+    let suspects = suspects
+        .into_iter()
+        .filter(|s| matches!(s.3.model, ModelKey::Dff(..)));
     for (entity, character, model, dressed) in suspects {
         let key = ModelKey::Dff(model.0.id(), character.game);
         if changed.contains(&model.0.id()) || dressed.model != key || wears_gltf(entity) {

@@ -90,9 +90,11 @@ pub(super) fn dress_gltf_crowd(
             undress(&mut commands, draw, entity, dressed);
         }
     }
+    // A character that lost its model (or went: its parts went with it) gives its slot back.
     for entity in wearers.removed.read() {
-        if let Ok(dressed) = wearers.worn.get(entity) {
-            undress(&mut commands, draw, entity, dressed);
+        match wearers.worn.get(entity) {
+            Ok(dressed) => undress(&mut commands, draw, entity, dressed),
+            Err(_) => draw.give_back(entity),
         }
     }
     let bones = draw.bone_buffer(&mut build.buffers);

@@ -384,8 +384,11 @@ impl CrowdSkeletons {
             }
             _ => {
                 if self.clips.len() > 64 {
-                    self.clips
-                        .retain(|_, (_, _, _, c)| Arc::strong_count(&c.layout) > 1);
+                    // Kept while a character holds its layout (a retargeted one's plan holds it
+                    // too).
+                    self.clips.retain(|_, (_, _, _, c)| {
+                        Arc::strong_count(&c.layout) > 1 + usize::from(c.plan.is_some())
+                    });
                 }
                 let plan = (skeleton.rig.as_deref()).and_then(|r| layouts.retargeting(id, info, r));
                 let clip = match plan {
@@ -607,6 +610,10 @@ pub(crate) fn bind_crowds(
                 .is_some_and(|s| Arc::ptr_eq(s, &skeleton))
             && binding.info.as_ref().is_some_and(|i| Arc::ptr_eq(i, &info));
         if !same {
+            // A fade's poses are of the skeleton it started on: another one cuts it.
+            if (binding.skeleton.as_ref()).is_some_and(|s| !Arc::ptr_eq(s, &skeleton)) {
+                binding.fading = None;
+            }
             let layout = skeletons.clip(id, &skeleton, &info, &mut layouts);
             binding.cursor = PoseCursor::new(&layout.layout);
             binding.local = LocalPose::new(skeleton.pose.len());
