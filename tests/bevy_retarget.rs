@@ -1150,3 +1150,79 @@ fn a_gltf_crowd_character_puts_every_node_where_its_retargeted_twin_with_bone_en
     }
     eprintln!("the farthest a node was from its twin's: {worst:.2e} of the hip height");
 }
+
+#[test]
+fn a_non_humanoid_or_broken_gltf_in_the_crowd_rests_and_plays_on() {
+    // The vehicle of `broken_and_non_humanoid_gltf_give_a_report_not_a_panic` as a crowd
+    // character: its nodes rest where the file puts them (a warning says the walk drives none of
+    // them), and its playhead runs. A file that fails to load leaves its character unposed.
+    let vehicle = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+        "nodes":[{"name":"chassis","children":[1,2]},{"name":"wheel_fl","translation":[1,0,1]},
+        {"name":"wheel_fr","translation":[-1,0,1],"rotation":[0,0,0,1]}]}"#;
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("vehicle.gltf", vehicle.as_bytes().to_vec()),
+        (
+            "broken.gltf",
+            b"{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [".to_vec(),
+        ),
+        ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
+    ];
+    let mut app = gltf_app(&files);
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
+    let model: Handle<bevy::gltf::Gltf> = load(&mut app, "vehicle.gltf");
+    let broken: Handle<bevy::gltf::Gltf> =
+        app.world().resource::<AssetServer>().load("broken.gltf");
+    let spawn = |app: &mut App, model: &Handle<bevy::gltf::Gltf>| {
+        app.world_mut()
+            .spawn((
+                CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                CrowdGltfModel::new(model.clone()),
+                Playback::looping(),
+            ))
+            .id()
+    };
+    let car = spawn(&mut app, &model);
+    let nothing = spawn(&mut app, &broken);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        app.update();
+        let failed = app
+            .world()
+            .resource::<AssetServer>()
+            .load_state(&broken)
+            .is_failed();
+        let posed = !app.world().get::<CrowdPose>(car).unwrap().bones.is_empty();
+        if failed && posed {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no outcome after 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    for _ in 0..5 {
+        app.update();
+    }
+    let pose = app.world().get::<CrowdPose>(car).unwrap();
+    assert_eq!(&pose.names[..], ["chassis", "wheel_fl", "wheel_fr"]);
+    assert_eq!(
+        Vec3::from(pose.bones[1].translation),
+        Vec3::new(1.0, 0.0, 1.0)
+    );
+    assert_eq!(
+        Vec3::from(pose.bones[2].translation),
+        Vec3::new(-1.0, 0.0, 1.0)
+    );
+    assert!(
+        app.world().get::<Playback>(car).unwrap().time > 0.0,
+        "plays on"
+    );
+    assert!(
+        app.world()
+            .get::<CrowdPose>(nothing)
+            .unwrap()
+            .bones
+            .is_empty()
+    );
+}

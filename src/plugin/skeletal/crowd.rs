@@ -391,6 +391,15 @@ impl CrowdSkeletons {
                     });
                 }
                 let plan = (skeleton.rig.as_deref()).and_then(|r| layouts.retargeting(id, info, r));
+                // (Once per clip and rig: the layout is kept.)
+                if skeleton.rig.is_some() && plan.as_ref().is_none_or(|p| p.mapped().is_empty()) {
+                    warn!(
+                        "a clip of {} tracks drives no node of a glTF crowd character's rig ({} nodes, the first {:?}): the two have no humanoid bone in common, or the clip's source skeleton is unknown; those characters stay at rest",
+                        info.tracks.len(),
+                        skeleton.names.len(),
+                        skeleton.names.first().map_or("", String::as_str),
+                    );
+                }
                 let clip = match plan {
                     Some(plan) => CrowdClip {
                         layout: plan.layout.clone(),
