@@ -26,6 +26,8 @@
 
 #[cfg(feature = "anie")]
 mod anie;
+#[cfg(feature = "dff")]
+mod crowd_draw;
 mod dan;
 #[cfg(feature = "dff")]
 mod dff;
@@ -44,15 +46,18 @@ pub use anie::{
     AnieLoaderSettings, AniePlugin, AnieRenderSettings, AnieRenderStats, AnieRig, AnieSystems,
     CardCell, CardGrid, CellDraw, card_mesh,
 };
+#[cfg(feature = "dff")]
+pub use crowd_draw::{
+    ATTRIBUTE_CROWD_JOINT_INDEX, ATTRIBUTE_CROWD_JOINT_WEIGHT, CrowdDrawPlugin, CrowdDrawSettings,
+    CrowdMaterial, CrowdSkin,
+};
 pub use dan::{
     Dan, DanAssetLabel, DanLoadError, DanLoader, DanLoaderSettings, DanPlugin, FlatSkeleton,
 };
 #[cfg(feature = "dff")]
 pub use dff::{
-    ATTRIBUTE_CROWD_JOINT_INDEX, ATTRIBUTE_CROWD_JOINT_WEIGHT, CrowdDrawPlugin, CrowdDrawSettings,
-    CrowdMaterial, CrowdModel, CrowdSkin, CrowdSkinPose, Dff, DffAssetLabel, DffAtomic, DffClump,
-    DffFrame, DffLoadError, DffLoader, DffLoaderSettings, DffPlugin, DffSkin, GtaModel,
-    SkinPalette,
+    CrowdModel, CrowdSkinPose, Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffLoadError,
+    DffLoader, DffLoaderSettings, DffPlugin, DffSkin, GtaModel, SkinPalette,
 };
 #[cfg(feature = "gltf")]
 pub use gltf::{CrowdGltfModel, GltfClipError, GltfClips, GltfRigClip};

@@ -13,7 +13,7 @@ use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 /// The DFF model a [`CrowdCharacter`] wears (its first clump that has bones). With
-/// [`super::CrowdDrawPlugin`] the character is drawn in it by instanced GPU skinning. The skin's
+/// [`crate::plugin::CrowdDrawPlugin`] the character is drawn in it by instanced GPU skinning. The skin's
 /// joints are matched to the character's bones as clips bind to bones: by HAnim bone id, else by
 /// name as the games match names.
 ///
@@ -59,10 +59,10 @@ pub struct SkinPalette {
 /// How one skinned atomic's joints map to a crowd skeleton's bones, and its inverse bind
 /// matrices: worked out once per (model, game).
 #[derive(Debug, Clone)]
-pub(super) struct SkinBinding {
-    pub(super) atomic: usize,
-    pub(super) bones: Vec<usize>,
-    pub(super) inverse_binds: Vec<Affine3A>,
+pub(crate) struct SkinBinding {
+    pub(crate) atomic: usize,
+    pub(crate) bones: Vec<usize>,
+    pub(crate) inverse_binds: Vec<Affine3A>,
 }
 
 /// Fills the [`CrowdSkinPose`] of every posed crowd character that wears a model.
@@ -121,7 +121,7 @@ pub(crate) fn pose_crowd_skins(
 /// The skinned atomics of `dff`'s first clump that has bones, their joints matched to the bones
 /// whose animation targets are `targets`; `None` until every skin's inverse bind matrices have
 /// loaded.
-pub(super) fn bind(
+pub(crate) fn bind(
     dff: &Dff,
     targets: &[AnimationTargetId],
     inverse_bindposes: &Assets<SkinnedMeshInverseBindposes>,

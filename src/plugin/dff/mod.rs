@@ -3,19 +3,13 @@
 //! spawns a model whose bones IFP clips drive.
 
 mod asset;
-mod crowd_draw;
-#[cfg(feature = "gltf")]
-mod crowd_gltf;
 mod crowd_skin;
 mod loader;
 mod spawn;
 
 pub use asset::{Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffSkin};
-pub use crowd_draw::{
-    ATTRIBUTE_CROWD_JOINT_INDEX, ATTRIBUTE_CROWD_JOINT_WEIGHT, CrowdDrawPlugin, CrowdDrawSettings,
-    CrowdMaterial, CrowdSkin,
-};
 pub use crowd_skin::{CrowdModel, CrowdSkinPose, SkinPalette};
+pub(crate) use crowd_skin::{SkinBinding, bind};
 pub use loader::{DffLoadError, DffLoader, DffLoaderSettings};
 pub use spawn::GtaModel;
 

@@ -4,10 +4,8 @@
 //! buffers (or [`super::CrowdDrawSettings::bevy_skinning`] asks for it), the file's scene is
 //! spawned under the character instead and its nodes follow the pose by name.
 
-use super::crowd_draw::{
-    BuildParams, CrowdDraw, CrowdDrawSettings, CrowdDressed, DrawnModel, ModelKey, add_parts,
-    undress,
-};
+use super::parts::{BuildParams, add_parts};
+use super::state::{CrowdDraw, CrowdDrawSettings, CrowdDressed, DrawnModel, ModelKey, undress};
 use crate::plugin::CrowdGltfModel;
 use crate::plugin::skeletal::{CrowdCharacter, CrowdRig, CrowdSkeleton, CrowdSkeletons};
 use bevy::asset::AssetPath;
@@ -30,7 +28,7 @@ pub(super) struct GltfParts<'w> {
 }
 
 /// A dressed crowd character wearing a glTF model.
-type Dressed = (
+pub(super) type Dressed = (
     Entity,
     &'static CrowdGltfModel,
     &'static CrowdRig,
@@ -53,7 +51,7 @@ pub(super) struct GltfWearers<'w, 's> {
 }
 
 /// The key of a glTF model drawn on `rig`.
-fn key(model: &CrowdGltfModel, rig: &Arc<CrowdSkeleton>) -> ModelKey {
+pub(super) fn key(model: &CrowdGltfModel, rig: &Arc<CrowdSkeleton>) -> ModelKey {
     ModelKey::Gltf(model.model.id(), Arc::as_ptr(rig) as usize)
 }
 
@@ -164,7 +162,7 @@ pub(super) fn dress_gltf_crowd(
 /// `StandardMaterial` for it. As glTF says (and Bevy's `SkinnedMesh` does), a skinned mesh
 /// ignores its own node's transform.
 #[allow(clippy::too_many_arguments)]
-fn build_gltf_model(
+pub(super) fn build_gltf_model(
     file: &Gltf,
     handle: &Handle<Gltf>,
     rig: &Arc<CrowdSkeleton>,

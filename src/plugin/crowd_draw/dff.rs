@@ -1,0 +1,214 @@
+//! DFF peds in the drawn crowd ([`crate::plugin::CrowdModel`]): dressing the characters, and a
+//! model's parts built from its first clump that has bones.
+
+use super::parts::{BuildParams, add_parts};
+use super::state::{
+    CrowdDraw, CrowdDrawSettings, CrowdDressed, DrawnModel, ModelKey, failed_to_load, undress,
+};
+use crate::plugin::dff::{CrowdModel, Dff, DffClump, GtaModel, SkinBinding, bind};
+use crate::plugin::skeletal::{CrowdCharacter, CrowdSkeletons};
+use bevy::animation::AnimationTargetId;
+use bevy::math::Affine3A;
+use bevy::prelude::*;
+use bevy::render::renderer::RenderDevice;
+use bevy::render::storage::ShaderBuffer;
+use std::sync::Arc;
+
+/// Gives every crowd character wearing a loaded DFF model its parts (and takes them away when
+/// the model changes, reloads or goes).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn dress_crowd(
+    mut commands: Commands,
+    mut draw: ResMut<CrowdDraw>,
+    device: Option<Res<RenderDevice>>,
+    assets: Res<AssetServer>,
+    models: Res<Assets<Dff>>,
+    skeletons: Res<CrowdSkeletons>,
+    settings: Res<CrowdDrawSettings>,
+    mut build: BuildParams,
+    mut events: MessageReader<AssetEvent<Dff>>,
+    mut removed: RemovedComponents<CrowdModel>,
+    undressed: Query<(Entity, &CrowdCharacter, &CrowdModel), Without<CrowdDressed>>,
+    dressed: Query<(Entity, &CrowdCharacter, &CrowdModel, &CrowdDressed)>,
+    restyled: Query<
+        (Entity, &CrowdCharacter, &CrowdModel, &CrowdDressed),
+        Or<(Changed<CrowdModel>, Changed<CrowdCharacter>)>,
+    >,
+    worn: Query<&CrowdDressed>,
+    // A character wearing a glTF model too is posed on its rig, and dressed in that alone.
+    #[cfg(feature = "gltf")] gltf_worn: Query<(), With<crate::plugin::CrowdGltfModel>>,
+) {
+    #[cfg(feature = "gltf")]
+    let wears_gltf = |e: Entity| gltf_worn.contains(e);
+    #[cfg(not(feature = "gltf"))]
+    let wears_gltf = |_: Entity| false;
+    let undressed = undressed.iter().filter(|(e, _, _)| !wears_gltf(*e));
+    let draw = &mut *draw;
+    draw.init_stride(&skeletons);
+    let fallback = draw.fallback(device.as_deref(), &settings);
+    // Characters whose model changed, reloaded or went are undressed (and dressed again below,
+    // from the next frame).
+    let changed = draw.forget_changed(&mut events);
+    // Every dressed character where a model changed; else only those whose model or game may
+    // have (not the whole crowd every frame).
+    let suspects = if changed.is_empty() {
+        restyled.iter().collect::<Vec<_>>()
+    } else {
+        dressed.iter().collect()
+    };
+    // (A character dressed in a glTF model is the glTF wing's.)
+    let suspects = suspects
+        .into_iter()
+        .filter(|s| matches!(s.3.model, ModelKey::Dff(..)));
+    for (entity, character, model, dressed) in suspects {
+        let key = ModelKey::Dff(model.0.id(), character.game);
+        if changed.contains(&model.0.id()) || dressed.model != key || wears_gltf(entity) {
+            undress(&mut commands, draw, entity, dressed);
+        }
+    }
+    // A character that lost its model (or went: its parts went with it) gives its slot back.
+    for entity in removed.read() {
+        match worn.get(entity) {
+            Ok(dressed) => undress(&mut commands, draw, entity, dressed),
+            Err(_) => draw.give_back(entity),
+        }
+    }
+    if fallback {
+        for (entity, character, model) in undressed {
+            let id = model.0.id();
+            if draw.undrawable.contains(&id.untyped()) || failed_to_load(draw, &assets, &model.0) {
+                continue;
+            }
+            let key = ModelKey::Dff(id, character.game);
+            draw.dress_fallback(
+                &mut commands,
+                entity,
+                GtaModel::new(model.0.clone()),
+                key,
+                false,
+            );
+        }
+        return;
+    }
+    let bones = draw.bone_buffer(&mut build.buffers);
+    for (entity, character, model) in undressed {
+        let id = model.0.id();
+        if draw.undrawable.contains(&id.untyped()) {
+            continue;
+        }
+        let key = ModelKey::Dff(id, character.game);
+        let drawn = match draw.models.get(&key) {
+            Some(drawn) => drawn.clone(),
+            None => {
+                let Some(dff) = models.get(&model.0) else {
+                    failed_to_load(draw, &assets, &model.0);
+                    continue;
+                };
+                let targets = skeletons.targets(character.game);
+                let Some(binding) = bind(dff, targets, &build.ibms) else {
+                    continue;
+                };
+                match build_model(dff, &binding, targets, &bones, draw.stride, &mut build) {
+                    Ok(drawn) => {
+                        let drawn = Arc::new(drawn);
+                        draw.models.insert(key, drawn.clone());
+                        drawn
+                    }
+                    Err(why) => {
+                        warn!(
+                            "crowd characters wearing {:?} are not drawn: {why}",
+                            model.0.path()
+                        );
+                        draw.undrawable.insert(id.untyped());
+                        continue;
+                    }
+                }
+            }
+        };
+        draw.dress(&mut commands, entity, &drawn, key);
+    }
+}
+
+/// A model's parts for the crowd: per drawn atomic of its first clump that has bones, its joint
+/// table, and per material a copy of the mesh with the crowd's joint attributes and a
+/// [`CrowdMaterial`]. A skinned atomic's joints are its skin's; a rigid one (a cap on the head,
+/// a GTA III ped's parts) has one joint: the nearest bone at or above its frame, with the rest
+/// transforms of the frames between as its "inverse bind" matrix.
+pub(super) fn build_model(
+    dff: &Dff,
+    binding: &[SkinBinding],
+    targets: &[AnimationTargetId],
+    bones: &Handle<ShaderBuffer>,
+    stride: u32,
+    build: &mut BuildParams,
+) -> Result<DrawnModel, String> {
+    let clump = dff
+        .clumps
+        .iter()
+        .find(|c| !c.bones.is_empty())
+        .ok_or("it has no bones")?;
+    let mut parts = Vec::new();
+    let mut reach = 0.0f32;
+    let mut unhung = 0;
+    for (a, atomic) in clump.atomics.iter().enumerate() {
+        if atomic.hidden {
+            continue;
+        }
+        let skin = binding.iter().find(|b| b.atomic == a);
+        let (joint_bones, inverse_binds) = match skin {
+            Some(b) => (b.bones.clone(), b.inverse_binds.clone()),
+            None => match rigid_joint(clump, atomic.frame, targets) {
+                Some((bone, offset)) => (vec![bone], vec![offset]),
+                None => {
+                    unhung += 1;
+                    continue;
+                }
+            },
+        };
+        let joints: Vec<(usize, Affine3A)> = joint_bones.into_iter().zip(inverse_binds).collect();
+        let part_reach = add_parts(
+            &joints,
+            &atomic.parts,
+            skin.is_some(),
+            bones,
+            stride,
+            build,
+            &mut parts,
+        )?;
+        reach = reach.max(part_reach);
+    }
+    if unhung > 0 {
+        warn!("{unhung} atomic(s) of a crowd model hang on no bone and are not drawn");
+    }
+    if parts.is_empty() {
+        return Err("it has no atomic on a bone to draw".into());
+    }
+    Ok(DrawnModel {
+        parts,
+        reach,
+        #[cfg(feature = "gltf")]
+        _rig: None,
+    })
+}
+
+/// The crowd bone a rigid atomic on `frame` moves with: the nearest frame at or above it that is
+/// one of the crowd skeleton's bones (`targets`), and the rest transforms of the frames from
+/// there down to `frame` (not animated: they stay at rest on a model spawned with bones too).
+pub(super) fn rigid_joint(
+    clump: &DffClump,
+    frame: usize,
+    targets: &[AnimationTargetId],
+) -> Option<(usize, Affine3A)> {
+    let mut offset = Affine3A::IDENTITY;
+    let mut at = Some(frame);
+    // A frame's parent chain is at most as long as the frames (a cycle ends the walk).
+    for _ in 0..=clump.frames.len() {
+        let f = clump.frames.get(at?)?;
+        if let Some(bone) = f.target.and_then(|t| targets.iter().position(|x| *x == t)) {
+            return Some((bone, offset));
+        }
+        offset = f.rest.compute_affine() * offset;
+        at = f.parent;
+    }
+    None
+}

@@ -1,0 +1,198 @@
+//! What runs every frame: the bone rows sized and uploaded, the parts' boxes kept around their
+//! poses, and the characters drawn the Bevy way posed.
+
+use super::material::CrowdMaterial;
+use super::state::{BONE_BYTES, CrowdDraw, CrowdFallback, CrowdPart};
+use crate::plugin::skeletal::{BoneRows, CrowdBoneRows, CrowdCharacter, CrowdPose, CrowdSkeletons};
+use crate::skeleton::GtaGame;
+use bevy::animation::AnimationTargetId;
+use bevy::asset::{AssetId, RenderAssetUsages};
+use bevy::camera::primitives::Aabb;
+use bevy::math::{Affine3A, Vec3A};
+use bevy::mesh::MeshTag;
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+use bevy::render::MainWorld;
+use bevy::render::render_asset::RenderAssets;
+use bevy::render::renderer::RenderQueue;
+use bevy::render::storage::{GpuShaderBuffer, ShaderBuffer};
+
+/// Sizes the bone rows for every slot (the crowd's posing writes each drawn character's into its
+/// slot), and the bone buffer for the slots, in powers of two (a buffer of another size is a new
+/// GPU buffer, and every crowd material's bind group is made again).
+pub(super) fn size_crowd_bones(
+    mut draw: ResMut<CrowdDraw>,
+    mut rows: ResMut<CrowdBoneRows>,
+    mut buffers: ResMut<Assets<ShaderBuffer>>,
+    mut materials: ResMut<Assets<CrowdMaterial>>,
+) {
+    let draw = &mut *draw;
+    let Some(handle) = &draw.bones else {
+        return;
+    };
+    if draw.slots.is_empty() {
+        return;
+    }
+    let stride = draw.stride as usize;
+    let capacity = draw.slots.len().next_power_of_two().max(64);
+    // A glTF rig with more bones than the stride widened it: every slot is laid out again.
+    let restrided = draw.laid_stride != draw.stride;
+    if capacity != draw.capacity || restrided {
+        draw.capacity = capacity;
+        draw.laid_stride = draw.stride;
+        // For two frames: the buffer is prepared in the frame it changes.
+        draw.rebind = 2;
+        if let Some(mut buffer) = buffers.get_mut(handle) {
+            *buffer = ShaderBuffer::with_size(
+                capacity * stride * BONE_BYTES,
+                RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
+            );
+        }
+    }
+    if draw.rebind > 0 {
+        draw.rebind -= 1;
+        for model in draw.models.values() {
+            for (_, material) in &model.parts {
+                if let Some(mut m) = materials.get_mut(material) {
+                    m.extension.stride = draw.stride;
+                }
+            }
+        }
+    }
+    let rows = &mut *rows;
+    rows.stride = stride;
+    rows.rows.resize(draw.slots.len() * stride, [0.0; 12]);
+    rows.bounds
+        .resize(draw.slots.len(), (Vec3A::ZERO, Vec3A::ZERO));
+    draw.written = true;
+}
+
+/// The crowd's bone bytes on their way to the GPU: this frame's, swapped in from the main world at
+/// extraction.
+#[derive(Resource, Default)]
+pub(super) struct CrowdBoneUpload {
+    buffer: Option<AssetId<ShaderBuffer>>,
+    bones: Vec<BoneRows>,
+    fresh: bool,
+}
+
+/// Takes the bone rows the main world wrote this frame, giving it last frame's to write into.
+pub(super) fn extract_crowd_bones(main: ResMut<MainWorld>, mut upload: ResMut<CrowdBoneUpload>) {
+    let world = main.into_inner();
+    let Some(mut draw) = world.get_resource_mut::<CrowdDraw>() else {
+        return;
+    };
+    if !std::mem::take(&mut draw.written) {
+        return;
+    }
+    upload.buffer = draw.bones.as_ref().map(Handle::id);
+    if let Some(mut rows) = world.get_resource_mut::<CrowdBoneRows>() {
+        std::mem::swap(&mut rows.rows, &mut upload.bones);
+        upload.fresh = true;
+    }
+}
+
+/// Writes the bone bytes into the bone buffer (after Bevy prepared it, made anew when it grew).
+pub(super) fn write_crowd_bones(
+    mut upload: ResMut<CrowdBoneUpload>,
+    buffers: Res<RenderAssets<GpuShaderBuffer>>,
+    queue: Res<RenderQueue>,
+) {
+    if !std::mem::take(&mut upload.fresh) {
+        return;
+    }
+    let Some(gpu) = upload.buffer.and_then(|id| buffers.get(id)) else {
+        return;
+    };
+    let bytes: &[u8] = bytemuck::cast_slice(&upload.bones);
+    let n = bytes.len().min(gpu.buffer.size() as usize);
+    queue.write_buffer(&gpu.buffer, 0, &bytes[..n]);
+}
+
+/// How far past its character's posed bounds a part's box reaches ([`follow_poses`]), metres.
+pub(super) const BOX_SLACK: f32 = 0.25;
+
+/// Keeps each part's bounds around its character's joints (worked out as the crowd is posed),
+/// grown by how far the model's flesh reaches from a joint, so that Bevy culls it where it is
+/// drawn. The box is set with [`BOX_SLACK`] to spare and set again only when the posed bounds
+/// leave it: a part whose box changes is extracted again by Bevy's renderer, and a ped walking
+/// (or standing) keeps its limbs within a box a little larger than one pose's.
+pub(super) fn follow_poses(
+    rows: Res<CrowdBoneRows>,
+    mut parts: Query<(&MeshTag, &CrowdPart, &mut Aabb)>,
+) {
+    parts.par_iter_mut().for_each(|(tag, part, mut aabb)| {
+        let Some(&(lo, hi)) = rows.bounds.get(tag.0 as usize) else {
+            return;
+        };
+        let grown = Vec3A::splat(part.reach);
+        let (lo, hi) = (lo - grown, hi + grown);
+        let (min, max) = (aabb.min(), aabb.max());
+        let inside = lo.cmpge(min).all() && hi.cmple(max).all();
+        // Too large by more than twice the slack (a pose that has shrunk): fit it again.
+        let loose = (lo - min).max_element() > 2.0 * BOX_SLACK
+            || (max - hi).max_element() > 2.0 * BOX_SLACK;
+        if !inside || loose {
+            let slack = Vec3A::splat(BOX_SLACK);
+            *aabb = Aabb::from_min_max((lo - slack).into(), (hi + slack).into());
+        }
+    });
+}
+
+/// Poses the bone entities of each character drawn by Bevy's skinned meshes ([`CrowdFallback`])
+/// from its [`CrowdPose`]: a bone of the crowd skeleton (matched by animation target) takes the
+/// pose's model-space transform, through whatever frames lie between it and the model; every
+/// other frame keeps its own. The model's space is the character's (the model is its child at
+/// the origin), as the pose's is.
+pub(super) fn pose_fallback_models(
+    skeletons: Res<CrowdSkeletons>,
+    characters: Query<(&CrowdCharacter, &CrowdPose, &CrowdFallback)>,
+    children: Query<&Children>,
+    mut frames: Query<(&mut Transform, Option<&AnimationTargetId>, Option<&Name>)>,
+) {
+    let mut index: HashMap<GtaGame, HashMap<AnimationTargetId, usize>> = HashMap::new();
+    for (character, pose, fallback) in &characters {
+        if pose.bones.is_empty() {
+            continue;
+        }
+        // A glTF scene's nodes, by name (its own pose's names).
+        let by_name: HashMap<&str, usize> = match fallback.by_name {
+            true => (pose.names.iter().enumerate())
+                .map(|(i, n)| (n.as_str(), i))
+                .collect(),
+            false => HashMap::new(),
+        };
+        let index = index.entry(character.game).or_insert_with(|| {
+            let targets = skeletons.targets(character.game);
+            targets.iter().enumerate().map(|(i, t)| (*t, i)).collect()
+        });
+        // Depth first from the model, each frame with its parent's model-space transform.
+        let mut stack: Vec<(Entity, Affine3A)> = children
+            .get(fallback.model)
+            .map(|c| c.iter().map(|e| (e, Affine3A::IDENTITY)).collect())
+            .unwrap_or_default();
+        while let Some((entity, parent)) = stack.pop() {
+            let Ok((mut transform, target, name)) = frames.get_mut(entity) else {
+                continue;
+            };
+            let bone = match fallback.by_name {
+                true => name.and_then(|n| by_name.get(n.as_str())),
+                false => target.and_then(|t| index.get(t)),
+            };
+            let posed = bone.and_then(|&i| pose.bones.get(i));
+            let model = match posed {
+                Some(&model) => {
+                    let local = Transform::from_matrix((parent.inverse() * model).into());
+                    if *transform != local {
+                        *transform = local;
+                    }
+                    model
+                }
+                None => parent * transform.compute_affine(),
+            };
+            if let Ok(c) = children.get(entity) {
+                stack.extend(c.iter().map(|e| (e, model)));
+            }
+        }
+    }
+}

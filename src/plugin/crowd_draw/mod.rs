@@ -1,0 +1,129 @@
+//! Crowd characters drawn by instanced GPU skinning: [`CrowdDrawPlugin`]. A
+//! [`crate::plugin::CrowdCharacter`] wearing a [`crate::plugin::CrowdModel`] (or, with the `gltf` feature, a glTF character:
+//! `crate::plugin::CrowdGltfModel`) gets one child entity per (atomic, material) of the model,
+//! drawn through Bevy's own mesh pipeline with a [`CrowdMaterial`] whose vertex shader skins
+//! from one buffer of every drawn character's bones. Bevy batches the children of a model into
+//! one draw per part, culls each against the frustum, and shades them as `StandardMaterial`
+//! shades a single ped. The design and what was measured: the repository's
+//! `docs/design/crowd-gpu.md`.
+
+mod dff;
+mod frame;
+#[cfg(feature = "gltf")]
+mod gltf;
+mod material;
+mod parts;
+mod state;
+
+pub use material::{
+    ATTRIBUTE_CROWD_JOINT_INDEX, ATTRIBUTE_CROWD_JOINT_WEIGHT, CrowdMaterial, CrowdSkin,
+};
+pub use state::CrowdDrawSettings;
+
+use self::dff::dress_crowd;
+use self::frame::{
+    CrowdBoneUpload, extract_crowd_bones, follow_poses, pose_fallback_models, size_crowd_bones,
+    write_crowd_bones,
+};
+use self::state::CrowdDraw;
+use crate::plugin::PlaybackSystems;
+use crate::plugin::skeletal::CrowdBoneRows;
+use bevy::asset::embedded_asset;
+use bevy::prelude::*;
+use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
+
+/// Draws every [`crate::plugin::CrowdCharacter`] that wears a [`crate::plugin::CrowdModel`] (a
+/// DFF ped) or, with the `gltf`
+/// feature, a `CrowdGltfModel` (a glTF character, its clips retargeted onto its own rig) by
+/// instanced GPU skinning. Needs [`super::DffPlugin`] and Bevy's rendering (`DefaultPlugins`).
+///
+/// - A glTF character gets one child per primitive of each mesh of the file: a skinned mesh
+///   skins from its skin's joints (its own node's transform ignored, as glTF and Bevy's
+///   `SkinnedMesh` do), a mesh on a node without a skin moves with that node. Its materials are
+///   the `StandardMaterial`s Bevy's glTF loader made of the file's.
+/// - A slot holds as many bones as the largest skeleton drawn: 32 (the SA ped's) until a glTF
+///   rig of more nodes is drawn, when every slot (and every material) is laid out again.
+/// - Each character gets one child per (atomic, material) of its model's first clump that has
+///   bones, skinned atomics and rigid ones (a cap on the head, a GTA III ped's parts) alike,
+///   but not the hidden (`_dam`, `_vlo`) ones: `Mesh3d` (a copy of the DFF's mesh, its joints under
+///   [`ATTRIBUTE_CROWD_JOINT_INDEX`] and [`ATTRIBUTE_CROWD_JOINT_WEIGHT`]), a [`CrowdMaterial`]
+///   shared by every character of the model, a `MeshTag` (the character's slot in the bone
+///   buffer) and an `Aabb` that follows the pose, for Bevy's frustum culling.
+/// - Each frame, after the crowd is posed, the bones of every drawn character are written into
+///   one storage buffer, uploaded whole.
+/// - A drawn character's bones are not drawn as skeleton gizmo lines over it.
+/// - A model that fails to load, or has no atomic on a bone, leaves its characters undrawn with
+///   one warning. A model reloaded while the crowd plays is drawn anew
+///   from the next frame; the playheads are the characters' and do not change.
+/// - Where the device has no storage buffers (WebGL2), one warning is logged and each character
+///   is drawn the Bevy way instead: a child [`super::GtaModel`] of its model (bone entities and
+///   `SkinnedMesh`es), or the glTF file's scene, whose bones follow the character's
+///   [`crate::plugin::CrowdPose`] every frame (a glTF's nodes matched by name). That costs what
+///   `GtaModel` costs (an entity per bone).
+///   [`CrowdDrawSettings::bevy_skinning`] asks for that way on any device.
+///
+/// The CPU palettes of [`super::CrowdSkinPose`] are not needed for drawing: add that component
+/// only where you want them.
+///
+/// ```no_run
+/// # use bevy::prelude::*;
+/// # use rigplay::prelude::*;
+/// # use rigplay::plugin::CrowdDrawPlugin;
+/// fn main() {
+///     App::new()
+///         .add_plugins((DefaultPlugins, IfpPlugin, DffPlugin, CrowdDrawPlugin))
+///         .add_systems(Startup, spawn)
+///         .run();
+/// }
+///
+/// fn spawn(mut commands: Commands, assets: Res<AssetServer>) {
+///     let walk = assets.load("anims/sa_ped.ifp#walk");
+///     let ped = assets.load("characters/ped.dff");
+///     for i in 0..1000 {
+///         let at = Transform::from_xyz((i % 40) as f32, 0.0, (i / 40) as f32);
+///         commands.spawn((CrowdCharacter::new(GtaGame::Sa, walk.clone()), CrowdModel(ped.clone()), at));
+///     }
+/// }
+/// ```
+pub struct CrowdDrawPlugin;
+
+impl Plugin for CrowdDrawPlugin {
+    fn build(&self, app: &mut App) {
+        embedded_asset!(app, "crowd_draw.wgsl");
+        app.add_plugins(MaterialPlugin::<CrowdMaterial>::default())
+            .init_resource::<CrowdDraw>()
+            .init_resource::<CrowdDrawSettings>()
+            .init_resource::<CrowdBoneRows>()
+            .add_systems(
+                PostUpdate,
+                (
+                    // The crowd's posing (in `Apply`) writes the bone rows these size.
+                    (
+                        dress_crowd,
+                        // (Where Bevy's glTF loader is.)
+                        #[cfg(feature = "gltf")]
+                        gltf::dress_gltf_crowd.run_if(resource_exists::<Assets<bevy::gltf::Gltf>>),
+                        size_crowd_bones,
+                    )
+                        .chain()
+                        .after(PlaybackSystems::Prepare)
+                        .before(PlaybackSystems::Apply),
+                    follow_poses
+                        .after(PlaybackSystems::Apply)
+                        .before(bevy::camera::visibility::VisibilitySystems::CheckVisibility),
+                    pose_fallback_models
+                        .after(PlaybackSystems::Apply)
+                        .before(bevy::transform::TransformSystems::Propagate),
+                ),
+            );
+        if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
+            render_app
+                .init_resource::<CrowdBoneUpload>()
+                .add_systems(ExtractSchedule, extract_crowd_bones)
+                .add_systems(
+                    Render,
+                    write_crowd_bones.in_set(RenderSystems::PrepareResources),
+                );
+        }
+    }
+}

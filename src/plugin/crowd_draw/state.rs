@@ -1,0 +1,284 @@
+//! The crowd's drawing state: the bone buffer's slots, the models built, and the components
+//! of a dressed character and its parts.
+
+use super::material::CrowdMaterial;
+use crate::plugin::dff::Dff;
+use crate::plugin::skeletal::{BoneRows, CrowdDrawn, CrowdSkeletons};
+use crate::skeleton::GtaGame;
+use bevy::asset::{AssetId, RenderAssetUsages, UntypedAssetId};
+use bevy::camera::primitives::Aabb;
+use bevy::camera::visibility::NoAutoAabb;
+use bevy::mesh::MeshTag;
+use bevy::platform::collections::{HashMap, HashSet};
+use bevy::prelude::*;
+use bevy::render::renderer::RenderDevice;
+use bevy::render::storage::ShaderBuffer;
+use std::sync::Arc;
+
+/// A drawn model, built once per (model, skeleton): its parts and how far its flesh reaches
+/// from a joint.
+pub(super) struct DrawnModel {
+    pub(super) parts: Vec<(Handle<Mesh>, Handle<CrowdMaterial>)>,
+    /// The farthest a vertex lies from its most weighted joint (metres): the margin around the
+    /// joints that the parts' bounds take.
+    pub(super) reach: f32,
+    /// A glTF model's rig (kept, so that its address in the model's key names it).
+    #[cfg(feature = "gltf")]
+    pub(super) _rig: Option<Arc<crate::plugin::skeletal::CrowdSkeleton>>,
+}
+
+/// What a drawn model is built for: a DFF on a game's skeleton, or a glTF on its rig (the rig's
+/// address).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum ModelKey {
+    Dff(AssetId<Dff>, GtaGame),
+    #[cfg(feature = "gltf")]
+    Gltf(AssetId<bevy::gltf::Gltf>, usize),
+}
+
+impl ModelKey {
+    /// The model's asset.
+    fn asset(self) -> UntypedAssetId {
+        match self {
+            ModelKey::Dff(id, _) => id.untyped(),
+            #[cfg(feature = "gltf")]
+            ModelKey::Gltf(id, _) => id.untyped(),
+        }
+    }
+}
+
+/// The crowd's drawing state: the bone buffer, the slots, the models built.
+#[derive(Resource, Default)]
+pub(super) struct CrowdDraw {
+    pub(super) bones: Option<Handle<ShaderBuffer>>,
+    /// Bones per slot: the most bones of the three games' crowd skeletons and of the glTF
+    /// rigs drawn.
+    pub(super) stride: u32,
+    /// The stride the bone buffer and the materials are laid out for.
+    pub(super) laid_stride: u32,
+    /// Each slot's character.
+    pub(super) slots: Vec<Option<Entity>>,
+    pub(super) free: Vec<u32>,
+    pub(super) slot_of: HashMap<Entity, u32>,
+    pub(super) models: HashMap<ModelKey, Arc<DrawnModel>>,
+    /// Models that cannot be drawn, each warned of once (again when they change).
+    pub(super) undrawable: HashSet<UntypedAssetId>,
+    /// Whether the missing storage buffers were warned of.
+    pub(super) no_storage_warned: bool,
+    /// The slots the bone buffer holds (a power of two, so that it is rarely made anew).
+    pub(super) capacity: usize,
+    /// Frames left in which every crowd material is marked changed, so that its bind group
+    /// takes the bone buffer made anew when the capacity grew.
+    pub(super) rebind: u8,
+    /// Whether the bone rows are written this frame (and not yet sent to the render world).
+    pub(super) written: bool,
+}
+
+/// A bone in the bone buffer.
+pub(super) const BONE_BYTES: usize = size_of::<BoneRows>();
+
+impl CrowdDraw {
+    /// The stride, first worked out from the games' skeletons.
+    pub(super) fn init_stride(&mut self, skeletons: &CrowdSkeletons) {
+        if self.stride == 0 {
+            self.stride = [GtaGame::Iii, GtaGame::Vc, GtaGame::Sa]
+                .map(|g| skeletons.targets(g).len() as u32)
+                .into_iter()
+                .max()
+                .unwrap_or(1);
+        }
+    }
+
+    /// Whether characters are drawn as Bevy's skinned meshes (no storage buffers on `device`,
+    /// or asked for), warning once of missing storage buffers.
+    pub(super) fn fallback(
+        &mut self,
+        device: Option<&RenderDevice>,
+        settings: &CrowdDrawSettings,
+    ) -> bool {
+        let no_storage =
+            device.is_some_and(|d| d.limits().max_storage_buffers_per_shader_stage < 4);
+        if no_storage && !self.no_storage_warned {
+            warn!(
+                "the device has no storage buffers (WebGL2?): crowd characters are drawn as Bevy's skinned meshes, with an entity per bone"
+            );
+            self.no_storage_warned = true;
+        }
+        no_storage || settings.bevy_skinning
+    }
+
+    /// The bone buffer, made on first use.
+    pub(super) fn bone_buffer(
+        &mut self,
+        buffers: &mut Assets<ShaderBuffer>,
+    ) -> Handle<ShaderBuffer> {
+        self.bones
+            .get_or_insert_with(|| {
+                buffers.add(ShaderBuffer::with_size(
+                    BONE_BYTES,
+                    RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
+                ))
+            })
+            .clone()
+    }
+
+    /// Gives `entity` a slot and the parts of `drawn` (children tagged with the slot), built
+    /// for `key`.
+    pub(super) fn dress(
+        &mut self,
+        commands: &mut Commands,
+        entity: Entity,
+        drawn: &DrawnModel,
+        key: ModelKey,
+    ) {
+        let slot = self.take_slot(entity);
+        let parts: Vec<Entity> = drawn
+            .parts
+            .iter()
+            .map(|(mesh, material)| {
+                commands
+                    .spawn((
+                        Mesh3d(mesh.clone()),
+                        MeshMaterial3d(material.clone()),
+                        MeshTag(slot),
+                        NoAutoAabb,
+                        Aabb::default(),
+                        CrowdPart { reach: drawn.reach },
+                        ChildOf(entity),
+                    ))
+                    .id()
+            })
+            .collect();
+        commands
+            .entity(entity)
+            .insert((CrowdDressed { model: key, parts }, CrowdDrawn { slot }));
+    }
+
+    /// Dresses `entity` the Bevy way: `model` (spawned as its child) drawn by Bevy's skinned
+    /// meshes, its frames matched to the pose's bones by animation target, or by name.
+    pub(super) fn dress_fallback(
+        &mut self,
+        commands: &mut Commands,
+        entity: Entity,
+        model: impl Bundle,
+        key: ModelKey,
+        by_name: bool,
+    ) {
+        let model = commands.spawn((model, ChildOf(entity))).id();
+        commands.entity(entity).insert((
+            CrowdDressed {
+                model: key,
+                parts: vec![model],
+            },
+            CrowdDrawn { slot: NO_SLOT },
+            CrowdFallback { model, by_name },
+        ));
+    }
+
+    /// Forgets the models that `events` say changed or went (built again, and warned of
+    /// again), and returns them.
+    pub(super) fn forget_changed<A: Asset>(
+        &mut self,
+        events: &mut MessageReader<AssetEvent<A>>,
+    ) -> HashSet<AssetId<A>> {
+        let mut changed = HashSet::new();
+        for event in events.read() {
+            if let AssetEvent::Modified { id } | AssetEvent::Removed { id } = event {
+                changed.insert(*id);
+            }
+        }
+        for id in &changed {
+            let id = id.untyped();
+            self.models.retain(|key, _| key.asset() != id);
+            self.undrawable.remove(&id);
+        }
+        changed
+    }
+
+    fn take_slot(&mut self, character: Entity) -> u32 {
+        if let Some(&slot) = self.slot_of.get(&character) {
+            return slot;
+        }
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(None);
+            self.slots.len() as u32 - 1
+        });
+        self.slots[slot as usize] = Some(character);
+        self.slot_of.insert(character, slot);
+        slot
+    }
+
+    pub(super) fn give_back(&mut self, character: Entity) {
+        if let Some(slot) = self.slot_of.remove(&character) {
+            self.slots[slot as usize] = None;
+            self.free.push(slot);
+        }
+    }
+}
+
+/// On a drawn crowd character: its model and parts.
+#[derive(Component)]
+pub(super) struct CrowdDressed {
+    pub(super) model: ModelKey,
+    pub(super) parts: Vec<Entity>,
+}
+
+/// How [`super::CrowdDrawPlugin`] draws the crowd.
+#[derive(Resource, Debug, Clone, Default, Reflect)]
+#[reflect(Resource)]
+pub struct CrowdDrawSettings {
+    /// Draw every crowd character as Bevy's skinned meshes (a [`crate::plugin::GtaModel`] with bone entities,
+    /// posed from the character's pose), as on a device without storage buffers, rather than by
+    /// instanced skinning. Characters already drawn keep their way until their model changes.
+    pub bevy_skinning: bool,
+}
+
+/// On a crowd character drawn by Bevy's skinned meshes (no storage buffers): the child
+/// [`GtaModel`] (or glTF scene) whose bones follow its pose, matched by animation target (or,
+/// `by_name`, by name).
+#[derive(Component)]
+pub(super) struct CrowdFallback {
+    pub(super) model: Entity,
+    pub(super) by_name: bool,
+}
+
+/// A slot no character has: a character drawn by Bevy's skinned meshes writes no bone rows.
+pub(super) const NO_SLOT: u32 = u32::MAX;
+
+/// On a part of a drawn crowd character: how far its flesh reaches from the joints.
+#[derive(Component)]
+pub(super) struct CrowdPart {
+    pub(super) reach: f32,
+}
+
+/// Whether `model` failed to load; if so, it is warned of (once) and remembered as undrawable.
+pub(super) fn failed_to_load<A: Asset>(
+    draw: &mut CrowdDraw,
+    assets: &AssetServer,
+    model: &Handle<A>,
+) -> bool {
+    if !assets.load_state(model).is_failed() {
+        return false;
+    }
+    warn!(
+        "crowd characters wearing {:?} are not drawn: the model failed to load",
+        model.path()
+    );
+    draw.undrawable.insert(model.id().untyped());
+    true
+}
+
+pub(super) fn undress(
+    commands: &mut Commands,
+    draw: &mut CrowdDraw,
+    entity: Entity,
+    dressed: &CrowdDressed,
+) {
+    for &part in &dressed.parts {
+        commands.entity(part).try_despawn();
+    }
+    if let Ok(mut e) = commands.get_entity(entity) {
+        e.try_remove::<(CrowdDressed, CrowdDrawn, CrowdFallback)>();
+    }
+    draw.give_back(entity);
+}
