@@ -96,7 +96,7 @@
 //! | `gizmos` | yes | Skeletons drawn with gizmos, bone names as UI text (`SkeletonGizmos`). | gizmos, UI |
 //! | `dff` | yes | GTA's `.dff` models with their `.txd` textures (`DffPlugin`, `GtaModel`). | PBR, scenes |
 //! | `anie` | yes | AnimeEffects rigs in Bevy: the `.anie` loader and GPU renderer (`AniePlugin`). | render, core pipeline, 2D sprites, PBR |
-//! | `gltf` | yes | A glTF's own animations, as Bevy's glTF loader loads them, played on a GTA ped through `Retarget` (`GltfClips`). | glTF, animation, mesh |
+//! | `gltf` | yes | A glTF's own animations, as Bevy's glTF loader loads them, played on a GTA ped through `Retarget` (`GltfClips`); glTF characters in the crowd (`CrowdGltfModel`, drawn with `dff`'s `CrowdDrawPlugin`). | glTF, animation, mesh |
 //! | `serde` | with `bevy` | `Serialize` / `Deserialize` on the core's settings types (the loaders' `.meta` files). | |
 //! | `file_watcher` | no | Bevy's file watcher: files changed on disk reload under the characters playing them. | `file_watcher` |
 //!
