@@ -488,19 +488,25 @@ fn by_name_copies_fail_and_a_user_map_fixes_unknown_names() {
     );
 }
 
-#[test]
-fn broken_and_non_humanoid_gltf_give_a_report_not_a_panic() {
+/// A vehicle (three nodes, no humanoid bone) as `vehicle.gltf`, a glTF cut short as
+/// `broken.gltf`, and the SA sample as `sa_ped.ifp`.
+fn vehicle_and_broken_gltf() -> Vec<(&'static str, Vec<u8>)> {
     let vehicle = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
         "nodes":[{"name":"chassis","children":[1,2]},{"name":"wheel_fl","translation":[1,0,1]},
         {"name":"wheel_fr","translation":[-1,0,1],"rotation":[0,0,0,1]}]}"#;
-    let files: Vec<(&str, Vec<u8>)> = vec![
+    vec![
         ("vehicle.gltf", vehicle.as_bytes().to_vec()),
         (
             "broken.gltf",
             b"{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [".to_vec(),
         ),
         ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
-    ];
+    ]
+}
+
+#[test]
+fn broken_and_non_humanoid_gltf_give_a_report_not_a_panic() {
+    let files = vehicle_and_broken_gltf();
     let mut app = gltf_app(&files);
     let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let scene: Handle<WorldAsset> = load(&mut app, "vehicle.gltf#Scene0");
@@ -1156,17 +1162,7 @@ fn a_non_humanoid_or_broken_gltf_in_the_crowd_rests_and_plays_on() {
     // The vehicle of `broken_and_non_humanoid_gltf_give_a_report_not_a_panic` as a crowd
     // character: its nodes rest where the file puts them (a warning says the walk drives none of
     // them), and its playhead runs. A file that fails to load leaves its character unposed.
-    let vehicle = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
-        "nodes":[{"name":"chassis","children":[1,2]},{"name":"wheel_fl","translation":[1,0,1]},
-        {"name":"wheel_fr","translation":[-1,0,1],"rotation":[0,0,0,1]}]}"#;
-    let files: Vec<(&str, Vec<u8>)> = vec![
-        ("vehicle.gltf", vehicle.as_bytes().to_vec()),
-        (
-            "broken.gltf",
-            b"{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [".to_vec(),
-        ),
-        ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
-    ];
+    let files = vehicle_and_broken_gltf();
     let mut app = gltf_app(&files);
     let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let model: Handle<bevy::gltf::Gltf> = load(&mut app, "vehicle.gltf");

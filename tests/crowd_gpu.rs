@@ -1253,6 +1253,39 @@ fn strides(app: &App) -> Vec<u32> {
     strides
 }
 
+/// [`gltf_pairs_drawn`] instanced (with the DFF ped beside, where `ped`), compared with
+/// [`compare`]: strictly near the origin, within 0.5 % of the pixels far out.
+fn drawn_like_twins(root: &Path, model: &str, ped: bool, label: &str) {
+    let [[e0, b0, c0], [e1, b1, c1]] = gltf_pairs_drawn(root, model, false, ped);
+    compare(&format!("{label}, near"), true, &b0, &c0, &e0);
+    compare(&format!("{label}, far"), false, &b1, &c1, &e1);
+}
+
+/// A folder of the test build's own named `name` holding the sample walk (with its `.meta`),
+/// the repository's `also` (asset paths), and `characters/NAME` (`model`): the sample glTF
+/// character changed by `change`.
+fn changed_sample(
+    name: &str,
+    model: &str,
+    also: &[&str],
+    change: impl FnOnce(&[u8]) -> Vec<u8>,
+) -> PathBuf {
+    let dir = asset_dir(name, &[]);
+    let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+    for sub in ["anims", "characters"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    for file in ["anims/sa_ped.ifp", "anims/sa_ped.ifp.meta"]
+        .iter()
+        .chain(also)
+    {
+        std::fs::copy(assets.join(file), dir.join(file)).unwrap();
+    }
+    let glb = std::fs::read(assets.join("characters/humanoid.glb")).unwrap();
+    std::fs::write(dir.join("characters").join(model), change(&glb)).unwrap();
+    dir
+}
+
 /// `glb` (a binary glTF) with its JSON and binary chunk changed by `change`.
 fn rewrite_glb(glb: &[u8], change: impl FnOnce(&mut serde_json::Value, &mut Vec<u8>)) -> Vec<u8> {
     let json_len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
@@ -1262,24 +1295,7 @@ fn rewrite_glb(glb: &[u8], change: impl FnOnce(&mut serde_json::Value, &mut Vec<
     let bin_len = u32::from_le_bytes(glb[at..at + 4].try_into().unwrap()) as usize;
     let mut bin = glb[at + 8..at + 8 + bin_len].to_vec();
     change(&mut json, &mut bin);
-    let mut text = serde_json::to_vec(&json).unwrap();
-    while !text.len().is_multiple_of(4) {
-        text.push(b' ');
-    }
-    while !bin.len().is_multiple_of(4) {
-        bin.push(0);
-    }
-    let mut out = Vec::new();
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&((12 + 8 + text.len() + 8 + bin.len()) as u32).to_le_bytes());
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&text);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(&bin);
-    out
+    crate::gltf_import::glb_of(&json, bin)
 }
 
 /// `glb` with `extra` more nodes, empty, children of node `under` listed before its own: in a
@@ -1346,21 +1362,15 @@ fn with_morph_target(glb: &[u8], by: [f32; 3]) -> Vec<u8> {
 #[test]
 fn a_gltf_character_with_a_morph_target_draws_unmorphed() {
     on_gpu(|| {
-        let dir = asset_dir("crowd_morph", &[]);
-        let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
-        for sub in ["anims", "characters"] {
-            std::fs::create_dir_all(dir.join(sub)).unwrap();
-        }
-        for file in ["anims/sa_ped.ifp", "anims/sa_ped.ifp.meta"] {
-            std::fs::copy(assets.join(file), dir.join(file)).unwrap();
-        }
-        let glb = std::fs::read(assets.join("characters/humanoid.glb")).unwrap();
-        let morphed = with_morph_target(&glb, [0.0, 0.1, 0.0]);
-        std::fs::write(dir.join("characters/morphed.glb"), morphed).unwrap();
-        let drawn = gltf_pairs_drawn(&dir, "characters/morphed.glb", false, false);
-        let [[e0, b0, c0], [e1, b1, c1]] = drawn;
-        compare("glTF with a morph target, near", true, &b0, &c0, &e0);
-        compare("glTF with a morph target, far", false, &b1, &c1, &e1);
+        let dir = changed_sample("crowd_morph", "morphed.glb", &[], |glb| {
+            with_morph_target(glb, [0.0, 0.1, 0.0])
+        });
+        drawn_like_twins(
+            &dir,
+            "characters/morphed.glb",
+            false,
+            "glTF with a morph target",
+        );
     });
 }
 
@@ -1372,27 +1382,12 @@ fn a_gltf_character_with_a_morph_target_draws_unmorphed() {
 #[test]
 fn a_gltf_character_of_more_bones_than_a_slot_widens_every_slot() {
     on_gpu(|| {
-        let dir = asset_dir("crowd_wide_rig", &[]);
-        let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
-        for sub in ["anims", "characters"] {
-            std::fs::create_dir_all(dir.join(sub)).unwrap();
-        }
-        for file in [
-            "anims/sa_ped.ifp",
-            "anims/sa_ped.ifp.meta",
-            "characters/ped.dff",
-            "characters/ped.txd",
-        ] {
-            std::fs::copy(assets.join(file), dir.join(file)).unwrap();
-        }
-        let glb = std::fs::read(assets.join("characters/humanoid.glb")).unwrap();
+        let ped = ["characters/ped.dff", "characters/ped.txd"];
         // Node 28 is the `Armature`, the scene's root.
-        let wide = with_extra_nodes(&glb, 28, 24);
-        std::fs::write(dir.join("characters/wide.glb"), wide).unwrap();
-        let drawn = gltf_pairs_drawn(&dir, "characters/wide.glb", false, true);
-        let [[e0, b0, c0], [e1, b1, c1]] = drawn;
-        compare("wide glTF and a ped, near", true, &b0, &c0, &e0);
-        compare("wide glTF, far", false, &b1, &c1, &e1);
+        let dir = changed_sample("crowd_wide_rig", "wide.glb", &ped, |glb| {
+            with_extra_nodes(glb, 28, 24)
+        });
+        drawn_like_twins(&dir, "characters/wide.glb", true, "wide glTF and a ped");
     });
 }
 

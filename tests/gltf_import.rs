@@ -305,7 +305,7 @@ fn gltf_in(bvh: &BvhFile, naming: Naming, glb: bool, posed: bool) -> Vec<u8> {
             doc["extensions"] = json!({"VRM": {"humanoid": {"humanBones": list}}});
         }
     }
-    let mut bin = buf.bin;
+    let bin = buf.bin;
     if !glb {
         doc["buffers"][0]["uri"] = json!(format!(
             "data:application/octet-stream;base64,{}",
@@ -313,7 +313,13 @@ fn gltf_in(bvh: &BvhFile, naming: Naming, glb: bool, posed: bool) -> Vec<u8> {
         ));
         return serde_json::to_vec(&doc).unwrap();
     }
-    let mut text = serde_json::to_vec(&doc).unwrap();
+    glb_of(&doc, bin)
+}
+
+/// A binary glTF of `doc` and `bin`, each chunk padded to 4 bytes (JSON with spaces, the binary
+/// with zeros), laid out as the glTF 2.0 spec's GLB section says.
+pub(crate) fn glb_of(doc: &serde_json::Value, mut bin: Vec<u8>) -> Vec<u8> {
+    let mut text = serde_json::to_vec(doc).unwrap();
     while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }

@@ -563,6 +563,14 @@ pub(crate) fn rig_gltf_crowds(
     let mut read: HashMap<AssetId<Gltf>, Arc<CrowdRigNodes>> = HashMap::new();
     for (model, mut rig) in &mut characters {
         let id = model.model.id();
+        let mut no_skeleton = || {
+            if warned.insert(id) {
+                warn!(
+                    "crowd characters wearing {:?} are not posed: its nodes are no skeleton",
+                    model.model.path()
+                );
+            }
+        };
         let stale = changed.contains(&id) || model.is_changed();
         if rig.0.is_some() && !stale {
             continue;
@@ -612,12 +620,7 @@ pub(crate) fn rig_gltf_crowds(
             nodes.parents.clone(),
             nodes.names.clone(),
         ) else {
-            if warned.insert(id) {
-                warn!(
-                    "crowd characters wearing {:?} are not posed: its nodes are no skeleton",
-                    model.model.path()
-                );
-            }
+            no_skeleton();
             continue;
         };
         let made = rigs.entry(id).or_default();
@@ -631,12 +634,7 @@ pub(crate) fn rig_gltf_crowds(
                     nodes.targets.clone(),
                     nodes.file_index.clone(),
                 ) else {
-                    if warned.insert(id) {
-                        warn!(
-                            "crowd characters wearing {:?} are not posed: its nodes are no skeleton",
-                            model.model.path()
-                        );
-                    }
+                    no_skeleton();
                     continue;
                 };
                 let skeleton = Arc::new(skeleton);

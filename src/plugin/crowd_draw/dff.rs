@@ -12,7 +12,6 @@ use bevy::math::Affine3A;
 use bevy::prelude::*;
 use bevy::render::renderer::RenderDevice;
 use bevy::render::storage::ShaderBuffer;
-use std::sync::Arc;
 
 /// Gives every crowd character wearing a loaded DFF model its parts (and takes them away when
 /// the model changes, reloads or goes).
@@ -108,21 +107,11 @@ pub(super) fn dress_crowd(
                 let Some(binding) = bind(dff, targets, &build.ibms) else {
                     continue;
                 };
-                match build_model(dff, &binding, targets, &bones, draw.stride, &mut build) {
-                    Ok(drawn) => {
-                        let drawn = Arc::new(drawn);
-                        draw.models.insert(key, drawn.clone());
-                        drawn
-                    }
-                    Err(why) => {
-                        warn!(
-                            "crowd characters wearing {:?} are not drawn: {why}",
-                            model.0.path()
-                        );
-                        draw.undrawable.insert(id.untyped());
-                        continue;
-                    }
-                }
+                let built = build_model(dff, &binding, targets, &bones, draw.stride, &mut build);
+                let Some(drawn) = draw.keep_built(key, built, model.0.path()) else {
+                    continue;
+                };
+                drawn
             }
         };
         draw.dress(&mut commands, entity, &drawn, key);

@@ -134,21 +134,10 @@ pub(super) fn dress_gltf_crowd(
                     draw.stride,
                     &mut build,
                 );
-                match built {
-                    Ok(drawn) => {
-                        let drawn = Arc::new(drawn);
-                        draw.models.insert(key, drawn.clone());
-                        drawn
-                    }
-                    Err(why) => {
-                        warn!(
-                            "crowd characters wearing {:?} are not drawn: {why}",
-                            model.model.path()
-                        );
-                        draw.undrawable.insert(id.untyped());
-                        continue;
-                    }
-                }
+                let Some(drawn) = draw.keep_built(key, built, model.model.path()) else {
+                    continue;
+                };
+                drawn
             }
         };
         draw.dress(&mut commands, entity, &drawn, key);

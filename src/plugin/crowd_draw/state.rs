@@ -175,6 +175,28 @@ impl CrowdDraw {
         ));
     }
 
+    /// `built` (the model of `key`, at `path`) kept for the characters that wear it; if it
+    /// could not be built, the model is warned of once and remembered as undrawable.
+    pub(super) fn keep_built(
+        &mut self,
+        key: ModelKey,
+        built: Result<DrawnModel, String>,
+        path: Option<&bevy::asset::AssetPath>,
+    ) -> Option<Arc<DrawnModel>> {
+        match built {
+            Ok(drawn) => {
+                let drawn = Arc::new(drawn);
+                self.models.insert(key, drawn.clone());
+                Some(drawn)
+            }
+            Err(why) => {
+                warn!("crowd characters wearing {path:?} are not drawn: {why}");
+                self.undrawable.insert(key.asset());
+                None
+            }
+        }
+    }
+
     /// Forgets the models that `events` say changed or went (built again, and warned of
     /// again), and returns them.
     pub(super) fn forget_changed<A: Asset>(
