@@ -637,6 +637,21 @@ pub(crate) fn rig_gltf_crowds(
                     no_skeleton();
                     continue;
                 };
+                // What the retargeting found in it, said once per rig (a `Retarget` character
+                // has it as its `RetargetReport`; a crowd of thousands would hold as many).
+                let report = super::RetargetReport::new(&model.retarget, nodes.names.clone());
+                info!(
+                    "crowd rig of {:?}: {} nodes, {:?} names, {} of {} humanoid bones found{}",
+                    model.model.path(),
+                    nodes.names.len(),
+                    report.preset,
+                    report.report.matched.len(),
+                    crate::animation::retarget::HumanoidBone::COUNT,
+                    match report.report.unmatched.is_empty() {
+                        true => String::new(),
+                        false => format!(" (none for {:?})", report.report.unmatched),
+                    },
+                );
                 let skeleton = Arc::new(skeleton);
                 made.push((fingerprint, skeleton.clone()));
                 skeleton
