@@ -1527,3 +1527,61 @@ fn a_failed_or_reloaded_gltf_crowd_model_keeps_the_crowd_playing() {
         assert_eq!(bones(&app, both), 29, "posed on its rig");
     });
 }
+
+/// Drawn the Bevy way (as without storage buffers), a glTF character's scene follows its pose
+/// node by node, matched by name under the node matched above: two nodes of one name in two
+/// places (an `end` under `A` and one under `B`) each stay at their own rest (a match by name
+/// alone put both where the last was).
+#[test]
+fn the_bevy_way_a_gltf_scenes_nodes_of_one_name_keep_their_own_places() {
+    on_gpu(|| {
+        let dir = asset_dir("crowd_same_names", &[("anims/sa_ped.ifp", "sa_ped.ifp")]);
+        let file = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+            "nodes":[{"name":"Armature","children":[1,3]},
+            {"name":"A","translation":[0.5,0,0],"children":[2]},
+            {"name":"end","translation":[0,1,0]},
+            {"name":"B","translation":[-0.5,0,0],"children":[4]},
+            {"name":"end","translation":[0,2,0]}]}"#;
+        std::fs::write(dir.join("same_names.gltf"), file).unwrap();
+        let mut app = crowd_app(&dir);
+        app.insert_resource(CrowdDrawSettings {
+            bevy_skinning: true,
+        });
+        let server = app.world().resource::<AssetServer>().clone();
+        let walk: Handle<RigClip> = server.load("sa_ped.ifp#walk");
+        let model: Handle<bevy::gltf::Gltf> = server.load("same_names.gltf");
+        let character = app
+            .world_mut()
+            .spawn((
+                CrowdCharacter::new(GtaGame::Sa, walk),
+                CrowdGltfModel::new(model),
+                Transform::from_xyz(3.0, 0.0, 0.0),
+            ))
+            .id();
+        let ends = |app: &mut App| -> Vec<Vec3> {
+            let world = app.world_mut();
+            let mut q = world.query::<(&Name, &GlobalTransform)>();
+            let mut at: Vec<Vec3> = (q.iter(world))
+                .filter(|(n, _)| n.as_str() == "end")
+                .map(|(_, g)| g.translation())
+                .collect();
+            at.sort_by(|a, b| a.y.total_cmp(&b.y));
+            at
+        };
+        let posed = |app: &App| {
+            app.world()
+                .get::<CrowdPose>(character)
+                .is_some_and(|p| !p.bones.is_empty())
+        };
+        run_until(&mut app, 300, |app| posed(app) && ends(app).len() == 2);
+        for _ in 0..3 {
+            app.update();
+        }
+        let at = ends(&mut app);
+        assert_eq!(at.len(), 2, "the scene spawned under the character");
+        let expected = [Vec3::new(3.5, 1.0, 0.0), Vec3::new(2.5, 2.0, 0.0)];
+        for (got, want) in at.iter().zip(expected) {
+            assert!(got.distance(want) < 1e-5, "{at:?} against {expected:?}");
+        }
+    });
+}

@@ -155,31 +155,42 @@ pub(super) fn pose_fallback_models(
         if pose.bones.is_empty() {
             continue;
         }
-        // A glTF scene's nodes, by name (its own pose's names).
-        let by_name: HashMap<&str, usize> = match fallback.by_name {
-            true => (pose.names.iter().enumerate())
-                .map(|(i, n)| (n.as_str(), i))
-                .collect(),
-            false => HashMap::new(),
-        };
+        // A glTF scene's nodes are matched to the pose's bones by name among the children of
+        // the bone matched above them (the roots among the pose's roots), so that two nodes of
+        // one name in different places each take their own bone.
+        let mut under: Vec<Vec<usize>> = Vec::new();
+        if fallback.by_name {
+            under.resize(pose.bones.len() + 1, Vec::new());
+            for (b, p) in pose.parents.iter().enumerate() {
+                // (The roots are listed last, under "no bone".)
+                under[p.unwrap_or(pose.bones.len())].push(b);
+            }
+        }
         let index = index.entry(character.game).or_insert_with(|| {
             let targets = skeletons.targets(character.game);
             targets.iter().enumerate().map(|(i, t)| (*t, i)).collect()
         });
-        // Depth first from the model, each frame with its parent's model-space transform.
-        let mut stack: Vec<(Entity, Affine3A)> = children
+        // Depth first from the model, each frame with its parent's model-space transform and
+        // (by name) the bone matched above it.
+        let mut stack: Vec<(Entity, Affine3A, Option<usize>)> = children
             .get(fallback.model)
-            .map(|c| c.iter().map(|e| (e, Affine3A::IDENTITY)).collect())
+            .map(|c| c.iter().map(|e| (e, Affine3A::IDENTITY, None)).collect())
             .unwrap_or_default();
-        while let Some((entity, parent)) = stack.pop() {
+        while let Some((entity, parent, above)) = stack.pop() {
             let Ok((mut transform, target, name)) = frames.get_mut(entity) else {
                 continue;
             };
             let bone = match fallback.by_name {
-                true => name.and_then(|n| by_name.get(n.as_str())),
-                false => target.and_then(|t| index.get(t)),
+                true => name.and_then(|n| {
+                    let candidates = &under[above.unwrap_or(pose.bones.len())];
+                    candidates
+                        .iter()
+                        .copied()
+                        .find(|&b| pose.names.get(b).is_some_and(|m| m == n.as_str()))
+                }),
+                false => target.and_then(|t| index.get(t)).copied(),
             };
-            let posed = bone.and_then(|&i| pose.bones.get(i));
+            let posed = bone.and_then(|i| pose.bones.get(i));
             let model = match posed {
                 Some(&model) => {
                     let local = Transform::from_matrix((parent.inverse() * model).into());
@@ -191,7 +202,10 @@ pub(super) fn pose_fallback_models(
                 None => parent * transform.compute_affine(),
             };
             if let Ok(c) = children.get(entity) {
-                stack.extend(c.iter().map(|e| (e, model)));
+                // Below a bone, its children are looked for among that bone's; above the first
+                // one (the scene's own root), among the roots.
+                let above = bone.or(above);
+                stack.extend(c.iter().map(|e| (e, model, above)));
             }
         }
     }

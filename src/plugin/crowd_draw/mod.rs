@@ -58,7 +58,7 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 /// - Where the device has no storage buffers (WebGL2), one warning is logged and each character
 ///   is drawn the Bevy way instead: a child [`super::GtaModel`] of its model (bone entities and
 ///   `SkinnedMesh`es), or the glTF file's scene, whose bones follow the character's
-///   [`crate::plugin::CrowdPose`] every frame (a glTF's nodes matched by name). That costs what
+///   [`crate::plugin::CrowdPose`] every frame (a glTF's nodes matched by name under the node matched above them). That costs what
 ///   `GtaModel` costs (an entity per bone).
 ///   [`CrowdDrawSettings::bevy_skinning`] asks for that way on any device.
 ///
