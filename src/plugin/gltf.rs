@@ -628,12 +628,9 @@ pub(crate) fn rig_gltf_crowds(
             Some((_, s)) => s.clone(),
             None => {
                 let fingerprint = target.fingerprint;
-                let Some(skeleton) = CrowdSkeleton::for_rig(
-                    target,
-                    nodes.parents.clone(),
-                    nodes.targets.clone(),
-                    nodes.file_index.clone(),
-                ) else {
+                let built =
+                    CrowdSkeleton::for_rig(target, nodes.targets.clone(), nodes.file_index.clone());
+                let Some(skeleton) = built else {
                     no_skeleton();
                     continue;
                 };

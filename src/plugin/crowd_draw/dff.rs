@@ -4,6 +4,7 @@
 use super::parts::{BuildParams, add_parts};
 use super::state::{
     CrowdDraw, CrowdDrawSettings, CrowdDressed, DrawnModel, ModelKey, failed_to_load, undress,
+    undress_removed,
 };
 use crate::plugin::dff::{CrowdModel, Dff, DffClump, GtaModel, SkinBinding, bind};
 use crate::plugin::skeletal::{CrowdCharacter, CrowdSkeletons};
@@ -65,13 +66,7 @@ pub(super) fn dress_crowd(
             undress(&mut commands, draw, entity, dressed);
         }
     }
-    // A character that lost its model (or went: its parts went with it) gives its slot back.
-    for entity in removed.read() {
-        match worn.get(entity) {
-            Ok(dressed) => undress(&mut commands, draw, entity, dressed),
-            Err(_) => draw.give_back(entity),
-        }
-    }
+    undress_removed(&mut commands, draw, removed.read(), &worn);
     if fallback {
         for (entity, character, model) in undressed {
             let id = model.0.id();

@@ -5,7 +5,9 @@
 //! spawned under the character instead and its nodes follow the pose by name.
 
 use super::parts::{BuildParams, add_parts};
-use super::state::{CrowdDraw, CrowdDrawSettings, CrowdDressed, DrawnModel, ModelKey, undress};
+use super::state::{
+    CrowdDraw, CrowdDrawSettings, CrowdDressed, DrawnModel, ModelKey, undress, undress_removed,
+};
 use crate::plugin::CrowdGltfModel;
 use crate::plugin::skeletal::{CrowdCharacter, CrowdRig, CrowdSkeleton, CrowdSkeletons};
 use bevy::asset::AssetPath;
@@ -88,13 +90,7 @@ pub(super) fn dress_gltf_crowd(
             undress(&mut commands, draw, entity, dressed);
         }
     }
-    // A character that lost its model (or went: its parts went with it) gives its slot back.
-    for entity in wearers.removed.read() {
-        match wearers.worn.get(entity) {
-            Ok(dressed) => undress(&mut commands, draw, entity, dressed),
-            Err(_) => draw.give_back(entity),
-        }
-    }
+    undress_removed(&mut commands, draw, wearers.removed.read(), &wearers.worn);
     let bones = draw.bone_buffer(&mut build.buffers);
     for (entity, model, rig) in &wearers.undressed {
         let id = model.model.id();

@@ -230,7 +230,7 @@ impl CrowdDraw {
         slot
     }
 
-    pub(super) fn give_back(&mut self, character: Entity) {
+    fn give_back(&mut self, character: Entity) {
         if let Some(slot) = self.slot_of.remove(&character) {
             self.slots[slot as usize] = None;
             self.free.push(slot);
@@ -288,6 +288,22 @@ pub(super) fn failed_to_load<A: Asset>(
     );
     draw.undrawable.insert(model.id().untyped());
     true
+}
+
+/// Undresses the characters that lost their model, `removed`; one that went (its parts went
+/// with it) gives its slot back.
+pub(super) fn undress_removed(
+    commands: &mut Commands,
+    draw: &mut CrowdDraw,
+    removed: impl Iterator<Item = Entity>,
+    worn: &Query<&CrowdDressed>,
+) {
+    for entity in removed {
+        match worn.get(entity) {
+            Ok(dressed) => undress(commands, draw, entity, dressed),
+            Err(_) => draw.give_back(entity),
+        }
+    }
 }
 
 pub(super) fn undress(

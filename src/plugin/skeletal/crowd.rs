@@ -144,11 +144,9 @@ pub(crate) struct CrowdSkeleton {
     parents: Arc<[Option<usize>]>,
     /// A game's: GTA's Z-up to Bevy's Y-up, lifted so that the lowest joint at rest is on the
     /// origin: composed into the root joint's (bone 0, the only root of the built-in skeletons)
-    /// local transform each frame. A glTF character's: the identity (its clips are retargeted
-    /// into its own axes).
-    basis: Affine3A,
-    /// The basis's rotation.
-    turn: Quat,
+    /// local transform each frame. A glTF character has none (its clips are retargeted into its
+    /// own axes).
+    basis: Option<Affine3A>,
     /// A glTF character's rig, which clips are retargeted onto.
     rig: Option<Arc<TargetRig>>,
     /// A glTF character's: per bone, its node's index in the file.
@@ -177,8 +175,10 @@ impl CrowdSkeleton {
         let names = skeleton.bones.iter().map(|b| b.name.clone()).collect();
         Self {
             names,
-            basis: Affine3A::from_rotation_translation(GTA_TO_BEVY, Vec3::Y * -lowest),
-            turn: GTA_TO_BEVY,
+            basis: Some(Affine3A::from_rotation_translation(
+                GTA_TO_BEVY,
+                Vec3::Y * -lowest,
+            )),
             pose: skeleton
                 .pose_skeleton()
                 .expect("the built-in skeletons list parents before children"),
@@ -189,31 +189,27 @@ impl CrowdSkeleton {
         }
     }
 
-    /// A glTF character's skeleton: `rig`'s nodes (parents before children, `parents` as
-    /// `rig` was made with), each with its animation target and its index in the file. `None`
-    /// when a parent comes after its child or the lists differ in length.
+    /// A glTF character's skeleton: `rig`'s nodes (parents before children), each with its
+    /// animation target and its index in the file. `None` when a parent comes after its child
+    /// or the lists differ in length.
     #[cfg(feature = "gltf")]
     pub(crate) fn for_rig(
         rig: TargetRig,
-        parents: Vec<Option<usize>>,
         targets: Vec<AnimationTargetId>,
         file_nodes: Vec<usize>,
     ) -> Option<Self> {
+        let parents = rig.parents();
         let n = parents.len();
-        let ordered = parents
-            .iter()
-            .enumerate()
-            .all(|(i, p)| p.is_none_or(|p| p < i));
-        if !ordered || targets.len() != n || rig.rests().len() != n || file_nodes.len() != n {
+        if targets.len() != n || file_nodes.len() != n {
             return None;
         }
         Some(Self {
-            pose: PoseSkeleton::new(&parents, rig.rests()).ok()?,
+            // (Refuses a parent after its child.)
+            pose: PoseSkeleton::new(parents, rig.rests()).ok()?,
             names: rig.names().into(),
             targets,
             parents: parents.into(),
-            basis: Affine3A::IDENTITY,
-            turn: Quat::IDENTITY,
+            basis: None,
             rig: Some(Arc::new(rig)),
             file_nodes,
         })
@@ -253,20 +249,23 @@ impl CrowdSkeleton {
         self.pose.rest()
     }
 
-    /// `root` (joint 0's local transform) with the basis composed into it.
-    fn based(&self, root: BonePose) -> BonePose {
+    /// `root` (joint 0's local transform) with `basis` composed into it.
+    fn based(basis: &Affine3A, root: BonePose) -> BonePose {
         BonePose {
-            rotation: self.turn * root.rotation,
-            translation: self.basis.transform_point3(root.translation),
+            rotation: GTA_TO_BEVY * root.rotation,
+            translation: basis.transform_point3(root.translation),
             scale: root.scale,
         }
     }
 
-    /// The basis taken out of the root joint again ([`Self::based`] undone).
+    /// `root` with the basis (if any) taken out of it again ([`Self::based`] undone).
     fn unbased(&self, root: BonePose) -> BonePose {
+        let Some(basis) = &self.basis else {
+            return root;
+        };
         BonePose {
-            rotation: self.turn.inverse() * root.rotation,
-            translation: self.basis.inverse().transform_point3(root.translation),
+            rotation: GTA_TO_BEVY.inverse() * root.rotation,
+            translation: basis.inverse().transform_point3(root.translation),
             scale: root.scale,
         }
     }
@@ -743,10 +742,11 @@ pub(crate) fn pose_crowds(
                         layers.mix_onto(layout.keyed(), rest, &mut binding.local);
                     }
                     // The basis (Z-up to Y-up, lifted) composed into the root joint (a glTF
-                    // rig's is the identity).
-                    if skeleton.rig.is_none() {
+                    // rig has none).
+                    if let Some(basis) = &skeleton.basis {
                         let local = &mut binding.local;
-                        (layout.layout).map_joint(0, local, |root| skeleton.based(root));
+                        let based = |root| CrowdSkeleton::based(basis, root);
+                        (layout.layout).map_joint(0, local, based);
                     }
                     &binding.local
                 }
@@ -777,8 +777,8 @@ pub(crate) fn pose_crowds(
                         let rest = skeleton.pose.rest();
                         layers.mix_onto(&fading.keyed, rest, &mut binding.mixed);
                     }
-                    if skeleton.rig.is_none() {
-                        let root = skeleton.based(binding.mixed.get(0));
+                    if let Some(basis) = &skeleton.basis {
+                        let root = CrowdSkeleton::based(basis, binding.mixed.get(0));
                         binding.mixed.set(0, root);
                     }
                     &binding.mixed

@@ -124,6 +124,12 @@ impl TargetRig {
         &self.rests
     }
 
+    /// Each node's parent, in the hierarchy's order.
+    #[cfg(feature = "gltf")]
+    pub(crate) fn parents(&self) -> &[Option<usize>] {
+        &self.rest.parents
+    }
+
     /// Each node's name, in the hierarchy's order.
     #[cfg(feature = "gltf")]
     pub(crate) fn names(&self) -> &[String] {
