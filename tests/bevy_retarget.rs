@@ -1031,8 +1031,8 @@ fn a_gltf_crowd_character_puts_every_node_where_its_retargeted_twin_with_bone_en
     // armature, an Unreal A-pose in centimetres, a small VRoid without a left arm or a right
     // toe), each as a crowd character wearing its glTF and as a `Retarget` character with bone
     // entities, playing the SA walk: every node at the same place, at 21 times of the walk,
-    // through a cross-fade to the idle and after it, and with layers over the idle (a partial
-    // wave, an additive left arm).
+    // at 11 times of the VC walk, through a cross-fade to the idle and after it,
+    // and with layers over the idle (a partial wave, an additive left arm).
     //
     // Both retarget with the same maths, each for its own rig: the twin's hierarchy has nodes
     // the file has not (the scene's root, the mesh's primitives), so its plan is made apart and
@@ -1042,8 +1042,10 @@ fn a_gltf_crowd_character_puts_every_node_where_its_retargeted_twin_with_bone_en
     // 2 · 10 · 1e-4 · 2h = 4e-3 h apart: the bound. (Measured: at most about 5e-4 h.)
     let list = built(specs());
     let sizes: Vec<f32> = list.iter().map(|(_, c, _)| c.hip_height).collect();
+    let mut files = files(&list);
+    files.push(("vc_ped.ifp".into(), crate::assets::read("anims/vc_ped.ifp")));
     let mut app = gltf_app(
-        &files(&list)
+        &files
             .iter()
             .map(|(p, b)| (p.as_str(), b.clone()))
             .collect::<Vec<_>>(),
@@ -1123,6 +1125,38 @@ fn a_gltf_crowd_character_puts_every_node_where_its_retargeted_twin_with_bone_en
         let t = duration * k as f32 / 20.0;
         set_time(&mut app, &all, t);
         check(&mut app, &format!("at {t:.3} s"));
+    }
+    // VC's walk, then the SA walk again. (A GTA III clip is not here: the two disagree on it,
+    // see the note of issue 29.)
+    for path in ["vc_ped.ifp#walk", "sa_ped.ifp#walk"] {
+        let clip: Handle<RigClip> = load(&mut app, path);
+        for (twin, &c) in twins.iter().zip(&crowd) {
+            let world = app.world_mut();
+            world.get_mut::<SkeletalClip>(twin.root).unwrap().clip = clip.clone();
+            world.get_mut::<CrowdCharacter>(c).unwrap().clip = clip.clone();
+        }
+        set_time(&mut app, &all, 0.0);
+        let duration = app.world().get::<Playback>(crowd[0]).unwrap().duration;
+        let duration = duration.unwrap_or_else(|| panic!("{path}: bound"));
+        // (And the clip moves the character: some node goes 1 % of its hip height or more.)
+        let pose = |app: &App| {
+            app.world()
+                .get::<CrowdPose>(crowd[0])
+                .unwrap()
+                .bones
+                .clone()
+        };
+        let first = pose(&app);
+        let mut moved = 0.0f32;
+        for k in 0..11 {
+            let t = duration * k as f32 / 10.0;
+            set_time(&mut app, &all, t);
+            check(&mut app, &format!("{path} at {t:.3} s"));
+            for (a, b) in first.iter().zip(pose(&app)) {
+                moved = moved.max(Vec3::from(a.translation).distance(b.translation.into()));
+            }
+        }
+        assert!(moved >= 0.01 * sizes[0], "{path} moved a node {moved}");
     }
     // A cross-fade to the idle, on both, playing.
     for (twin, &c) in twins.iter().zip(&crowd) {
