@@ -1014,3 +1014,96 @@ fn the_same_skeleton_stored_in_another_order_is_posed_the_same() {
     let moved = (a[knee].0 - rest[knee].0).length();
     assert!(moved > 0.05, "the knee moved {moved} m");
 }
+
+/// A character's hips under nodes the map leaves out (a scene's root placing it, an Unreal-style
+/// `root` at its feet) are posed as the same character with the hips at the top. The rest
+/// alignment once took a bone's chain from its parent, mapped or not: under such a node the hips
+/// carried on a chain from it (up from the feet) and were matched to the source's spine alone,
+/// not to the spine and thighs together as a root is. With GTA III's waist turned a quarter
+/// from its rest, the VRoid's hips came out 16° apart (a crowd character, posed from the file's
+/// nodes, against its twin with bone entities under the scene's root).
+#[test]
+fn unmapped_nodes_above_the_hips_do_not_change_the_pose() {
+    use crate::humanoid::{Arms, Naming, Spec, build};
+    let c = build(&Spec {
+        size: 0.3,
+        leg: 0.7,
+        seed: 43,
+        missing: vec![HumanoidBone::LeftUpperArm, HumanoidBone::RightToes],
+        ..Spec::new(Naming::VRoid, Arms::A(30.0))
+    });
+    let n = c.names.len();
+    // As built (the hips at the top), under a placing root, under a `root` at the origin.
+    let above = |node: Option<(&str, Vec3)>| {
+        let mut names = c.names.clone();
+        let mut parents = c.parents.clone();
+        let mut trs = c.trs.clone();
+        if let Some((name, at)) = node {
+            names.insert(0, name.to_owned());
+            parents = std::iter::once(None)
+                .chain(c.parents.iter().map(|p| Some(p.map_or(0, |p| p + 1))))
+                .collect();
+            trs.insert(0, (at, Quat::IDENTITY, Vec3::ONE));
+        }
+        let (rest, _) = RestPose::from_trs(parents, &trs).unwrap();
+        (names, rest)
+    };
+    let variants = [
+        above(None),
+        above(Some(("Scene0", Vec3::new(1.5, 0.0, -2.0)))),
+        above(Some(("root", Vec3::ZERO))),
+    ];
+    for (game, skeleton) in [
+        ("III", Skeleton::gta_iii()),
+        ("VC", Skeleton::gta_vc()),
+        ("SA", Skeleton::gta_sa()),
+    ] {
+        let source = RestPose::from(&skeleton);
+        let source_names: Vec<String> = skeleton.bones.iter().map(|b| b.name.clone()).collect();
+        let source_names: Vec<&str> = source_names.iter().map(|s| s.as_str()).collect();
+        // Every source bone turned from its rest; the pelvis (III's waist) to the identity.
+        let pose: Vec<Quat> = (source.local.iter().enumerate())
+            .map(|(i, &(_, q))| q * Quat::from_rotation_z(0.2 * (i % 4) as f32 - 0.3))
+            .collect::<Vec<_>>();
+        let mut pose = pose;
+        let pelvis = (skeleton.bones.iter())
+            .position(|b| ["swaist", "pelvis"].contains(&b.name.trim().to_lowercase().as_str()))
+            .unwrap();
+        pose[pelvis] = Quat::IDENTITY;
+        // Per node of the character: its world rotation and its position from the hips.
+        let posed: Vec<Vec<(Quat, Vec3)>> = variants
+            .iter()
+            .map(|(names, target)| {
+                let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+                let (pairs, _) =
+                    rigplay::animation::retarget::bone_pairs(&source_names, &names, &[]);
+                assert!(pairs.len() >= 13, "{game}: {} pairs", pairs.len());
+                let r = Retargeter::new(&source, target, &pairs, GTA_TO_BEVY).unwrap();
+                let mut out: Vec<Quat> = target.local.iter().map(|p| p.1).collect();
+                r.apply(&pose, &mut out);
+                let w = world(target, &out);
+                let first = w.len() - n;
+                let hips = w[first].0;
+                w[first..].iter().map(|&(p, q)| (q, p - hips)).collect()
+            })
+            .collect();
+        for v in &posed[1..] {
+            for (node, (a, b)) in posed[0].iter().zip(v).enumerate() {
+                // The sine of half the angle between them, and the distance.
+                let turn = (a.0.conjugate() * b.0).xyz().length();
+                assert!(turn < 1e-5, "{game}: {} turned {turn}", c.names[node]);
+                let d = a.1.distance(b.1);
+                assert!(d < 1e-6, "{game}: {} {d} m apart", c.names[node]);
+            }
+        }
+        // And the pose is one: the hips turned from their rest.
+        let rest = world(
+            &variants[0].1,
+            &variants[0].1.local.iter().map(|p| p.1).collect::<Vec<_>>(),
+        );
+        assert!(
+            posed[0][0].0.angle_between(rest[0].1) > 0.1,
+            "{game}: the hips turned"
+        );
+    }
+}

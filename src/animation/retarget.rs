@@ -26,11 +26,12 @@
 //!    towards each of its mapped children (the mapped bones whose nearest mapped ancestor it
 //!    is, so that source and target directions point at the same humanoid bone; a child sitting
 //!    on the bone is looked through to its own children), or, for a bone with no mapped child,
-//!    its own offset from its parent. The alignment `A` turns the target's directions (world,
+//!    its own offset from its nearest mapped ancestor. The alignment `A` turns the target's directions (world,
 //!    target axes) onto the source's (`C·ds`, now in target axes too): the direction that
 //!    carries on the bone's chain (a neck's head) is matched by the shortest rotation, and the
-//!    turn about it fits the other directions; a bone on no chain (a hip) gets the rotation
-//!    that best fits all of them (`align` spells out the rule). `A = 1` when no direction is
+//!    turn about it fits the other directions; a bone on no chain (a hip: a bone's chain is
+//!    its offset from its nearest *mapped* ancestor, so nodes left unmapped above the hips
+//!    make none) gets the rotation that best fits all of them (`align` spells out the rule). `A = 1` when no direction is
 //!    left — a root, or a bone sitting on its parent with no child.
 //!    A T-pose target paired with an A-pose source gets, at the arms, `A` = the 45° turn down.
 //! 3. *The target pose.* `Wt_pose = D · A · Wt_rest`: first bring the target bone onto the

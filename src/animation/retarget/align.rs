@@ -15,7 +15,12 @@
 //!   (the least-squares fit of unit vectors, by Horn's quaternion method): a hip is set by its
 //!   thighs and its spine together;
 //! * directions on one line: the longest is matched exactly, the turn about it as above;
-//! * a bone with no mapped child uses its own offset from its parent.
+//! * a bone with no mapped child uses its own offset from its nearest mapped ancestor.
+//!
+//! A bone's chain is that of the mapped bones: its offset is taken from its nearest mapped
+//! ancestor, so a mapped root (the hips under a scene's root node, a Blender `Armature` or an
+//! Unreal `root`, none of them mapped) carries on no chain, and the same character gets the
+//! same alignments whether or not such nodes sit above it.
 //!
 //! None of this depends on the order the bones are stored in: a DFF ped whose Pelvis lists
 //! R Thigh, L Thigh, Spine is turned as the built-in SA skeleton, which lists Spine, L Thigh,
@@ -93,14 +98,18 @@ impl RestDirections<'_> {
                 stack.extend(children[c].iter().map(|&cc| (cc, depth + 1)));
             }
         }
+        // A bone's offset from its nearest mapped ancestor (zero for a mapped root): nodes
+        // the map leaves out above the hips (a scene's root, a Blender `Armature`, an Unreal
+        // `root`) make no chain of them.
+        let source_mapped = |b: usize| self.target_source.contains(&Some(b));
+        let target_mapped = |b: usize| self.target_source[b].is_some();
+        let incoming = offset_from_mapped(self.target_world, self.target_parents, t, target_mapped);
         if directions.is_empty() {
-            let dt = offset_from_parent(self.target_world, self.target_parents, t);
-            let ds = self.basis * offset_from_parent(self.source_world, self.source_parents, s);
-            return shortest(dt, ds);
+            let ds = offset_from_mapped(self.source_world, self.source_parents, s, source_mapped);
+            return shortest(incoming, self.basis * ds);
         }
         // The direction that carries on the bone's chain: the one nearest (within 60°) to the
-        // bone's own offset from its parent.
-        let incoming = offset_from_parent(self.target_world, self.target_parents, t);
+        // bone's own offset from its mapped parent.
         let carried = (incoming.length() > near.0.max(1e-12))
             .then(|| {
                 let along = |d: &Vec3| d.normalize().dot(incoming.normalize());
@@ -170,12 +179,23 @@ fn shortest(from: Vec3, to: Vec3) -> Quat {
     }
 }
 
-/// A bone's world offset from its parent; zero for a root.
-fn offset_from_parent(world: &[(Vec3, Quat)], parents: &[Option<usize>], bone: usize) -> Vec3 {
-    match parents[bone] {
-        Some(p) => world[bone].0 - world[p].0,
-        None => Vec3::ZERO,
+/// A bone's world offset from its nearest ancestor that is `mapped`; zero where none is (or
+/// where the chain of parents loops, which a checked rest pose rules out).
+fn offset_from_mapped(
+    world: &[(Vec3, Quat)],
+    parents: &[Option<usize>],
+    bone: usize,
+    mapped: impl Fn(usize) -> bool,
+) -> Vec3 {
+    let mut up = parents.get(bone).copied().flatten();
+    for _ in 0..parents.len() {
+        match up {
+            Some(a) if mapped(a) => return world[bone].0 - world[a].0,
+            Some(a) => up = parents.get(a).copied().flatten(),
+            None => break,
+        }
     }
+    Vec3::ZERO
 }
 
 /// The diagonal of the box around `points` (0 for none).
