@@ -25,7 +25,7 @@ pub use crate::plugin::{Dff, DffAssetLabel, DffLoaderSettings};
 
 // glTF animations as rigplay clips.
 #[cfg(feature = "gltf")]
-pub use crate::plugin::{CrowdGltfModel, GltfClips};
+pub use crate::plugin::{CrowdGltfModel, CrowdRigReport, GltfClips};
 
 // Components and resources.
 #[cfg(feature = "gizmos")]

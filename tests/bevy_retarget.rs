@@ -1108,6 +1108,26 @@ fn a_gltf_crowd_character_puts_every_node_where_its_retargeted_twin_with_bone_en
     }
     set_time(&mut app, &all, 0.0);
     set_time(&mut app, &all, 0.0);
+    // Each crowd character's report is its twin's: the convention, the bones found and missing,
+    // the same GTA bone to the same node (the twin's names also hold its scene's root and
+    // primitives, no humanoid bones).
+    for (twin, &c) in twins.iter().zip(&crowd) {
+        let world = app.world();
+        let theirs = world.get::<RetargetReport>(twin.root).unwrap();
+        let ours = world.get::<CrowdRigReport>(c).unwrap().get();
+        let ours = ours.unwrap_or_else(|| panic!("{}: a crowd report", twin.label));
+        assert_eq!(ours.preset, theirs.preset, "{}", twin.label);
+        assert_eq!(
+            ours.report.unmatched, theirs.report.unmatched,
+            "{}",
+            twin.label
+        );
+        assert_eq!(ours.map, theirs.map, "{}", twin.label);
+        assert!(ours.map.len() >= 17, "{}: {:?}", twin.label, ours.map);
+        // Named as the crowd poses them: the file's nodes.
+        let posed = &world.get::<CrowdPose>(c).unwrap().names;
+        assert_eq!(ours.names[..], posed[..], "{}", twin.label);
+    }
     let duration = app.world().get::<Playback>(crowd[0]).unwrap().duration;
     let duration = duration.expect("the crowd character is bound");
     let mut worst = 0.0f32;
@@ -1240,6 +1260,19 @@ fn a_non_humanoid_or_broken_gltf_in_the_crowd_rests_and_plays_on() {
     }
     let pose = app.world().get::<CrowdPose>(car).unwrap();
     assert_eq!(&pose.names[..], ["chassis", "wheel_fl", "wheel_fr"]);
+    // Its report says so: no humanoid bone, every node unused; none for the broken file.
+    let report = app.world().get::<CrowdRigReport>(car).unwrap().get();
+    let report = report.expect("a report");
+    assert!(report.report.matched.is_empty());
+    assert_eq!(report.report.unused, ["chassis", "wheel_fl", "wheel_fr"]);
+    assert!(report.map.is_empty());
+    assert!(
+        app.world()
+            .get::<CrowdRigReport>(nothing)
+            .unwrap()
+            .get()
+            .is_none()
+    );
     assert_eq!(
         Vec3::from(pose.bones[1].translation),
         Vec3::new(1.0, 0.0, 1.0)

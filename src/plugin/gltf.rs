@@ -445,7 +445,7 @@ fn values<T: Copy + Default + 'static>(curve: &dyn AnimationCurve, times: &[f32]
 /// }
 /// ```
 #[derive(Component, Debug, Clone)]
-#[require(CrowdRig)]
+#[require(CrowdRig, CrowdRigReport)]
 pub struct CrowdGltfModel {
     /// The glTF file.
     pub model: Handle<Gltf>,
@@ -460,6 +460,32 @@ impl CrowdGltfModel {
             model,
             retarget: super::Retarget::new(),
         }
+    }
+}
+
+/// What retargeting found in the rig of a crowd character wearing a glTF model
+/// ([`CrowdGltfModel`]): the [`RetargetReport`](super::RetargetReport) a `Retarget` character
+/// with bone entities gets (the naming convention, the humanoid bones found and missing, which
+/// node each GTA bone drives, the problems with the user's map), made once per rig and shared by
+/// every character of one file and settings. Empty until the file has loaded and its rig is
+/// made, and where its nodes are no skeleton.
+///
+/// ```no_run
+/// # use bevy::prelude::*;
+/// # use rigplay::plugin::CrowdRigReport;
+/// fn missing(characters: Query<&CrowdRigReport, Changed<CrowdRigReport>>) {
+///     for report in characters.iter().filter_map(CrowdRigReport::get) {
+///         info!("{:?} names; missing {:?}", report.preset, report.report.unmatched);
+///     }
+/// }
+/// ```
+#[derive(Component, Debug, Clone, Default)]
+pub struct CrowdRigReport(Option<Arc<super::RetargetReport>>);
+
+impl CrowdRigReport {
+    /// The report, once the character's rig is made.
+    pub fn get(&self) -> Option<&super::RetargetReport> {
+        self.0.as_deref()
     }
 }
 
@@ -533,12 +559,12 @@ pub(crate) fn rig_gltf_crowds(
     mut events: MessageReader<AssetEvent<Gltf>>,
     // By file: the rigs made of it (each with the settings' fingerprint), and the files warned
     // of.
-    mut rigs: Local<HashMap<AssetId<Gltf>, Vec<(u64, Arc<CrowdSkeleton>)>>>,
+    mut rigs: Local<HashMap<AssetId<Gltf>, Vec<Rig>>>,
     mut warned: Local<std::collections::HashSet<AssetId<Gltf>>>,
     // Whether a character was left waiting for its rig (a file still loading, or failed).
     mut waiting: Local<bool>,
     changed_models: Query<(), Changed<CrowdGltfModel>>,
-    mut characters: Query<(Ref<CrowdGltfModel>, &mut CrowdRig)>,
+    mut characters: Query<(Ref<CrowdGltfModel>, &mut CrowdRig, &mut CrowdRigReport)>,
 ) {
     let mut changed = std::collections::HashSet::new();
     // A file loaded at last (once it failed, its path fixed and loaded again, say).
@@ -561,7 +587,7 @@ pub(crate) fn rig_gltf_crowds(
     *waiting = false;
     // Each file's nodes, read once a pass (a crowd is many characters of few files).
     let mut read: HashMap<AssetId<Gltf>, Arc<CrowdRigNodes>> = HashMap::new();
-    for (model, mut rig) in &mut characters {
+    for (model, mut rig, mut report) in &mut characters {
         let id = model.model.id();
         let mut no_skeleton = || {
             if warned.insert(id) {
@@ -577,6 +603,7 @@ pub(crate) fn rig_gltf_crowds(
         }
         if stale && rig.0.is_some() {
             rig.0 = None;
+            report.0 = None;
         }
         let Some(file) = gltf.gltfs.get(id) else {
             if !assets.load_state(&model.model).is_failed() {
@@ -624,8 +651,8 @@ pub(crate) fn rig_gltf_crowds(
             continue;
         };
         let made = rigs.entry(id).or_default();
-        let skeleton = match made.iter().find(|(f, _)| *f == target.fingerprint) {
-            Some((_, s)) => s.clone(),
+        let made_rig = match made.iter().find(|r| r.fingerprint == target.fingerprint) {
+            Some(r) => r.clone(),
             None => {
                 let fingerprint = target.fingerprint;
                 let built =
@@ -634,8 +661,8 @@ pub(crate) fn rig_gltf_crowds(
                     no_skeleton();
                     continue;
                 };
-                // What the retargeting found in it, said once per rig (a `Retarget` character
-                // has it as its `RetargetReport`; a crowd of thousands would hold as many).
+                // What the retargeting found in it, said once per rig and shared by its
+                // characters (a crowd of thousands would otherwise hold as many copies).
                 let report = super::RetargetReport::new(&model.retarget, nodes.names.clone());
                 info!(
                     "crowd rig of {:?}: {} nodes, {:?} names, {} of {} humanoid bones found{}",
@@ -649,13 +676,26 @@ pub(crate) fn rig_gltf_crowds(
                         false => format!(" (none for {:?})", report.report.unmatched),
                     },
                 );
-                let skeleton = Arc::new(skeleton);
-                made.push((fingerprint, skeleton.clone()));
-                skeleton
+                let made_rig = Rig {
+                    fingerprint,
+                    skeleton: Arc::new(skeleton),
+                    report: Arc::new(report),
+                };
+                made.push(made_rig.clone());
+                made_rig
             }
         };
-        rig.0 = Some(skeleton);
+        rig.0 = Some(made_rig.skeleton);
+        report.0 = Some(made_rig.report);
     }
+}
+
+/// A rig made of a glTF file under some settings (their fingerprint), and its report.
+#[derive(Clone)]
+pub(crate) struct Rig {
+    fingerprint: u64,
+    skeleton: Arc<CrowdSkeleton>,
+    report: Arc<super::RetargetReport>,
 }
 
 /// A crowd character given a glTF model is marked changed, so that it is bound (and dressed)
@@ -680,6 +720,6 @@ pub(crate) fn drop_crowd_rig(
         character.set_changed();
     }
     if let Ok(mut entity) = commands.get_entity(removed.entity) {
-        entity.try_remove::<CrowdRig>();
+        entity.try_remove::<(CrowdRig, CrowdRigReport)>();
     }
 }

@@ -60,7 +60,7 @@ pub use dff::{
     DffLoader, DffLoaderSettings, DffPlugin, DffSkin, GtaModel, SkinPalette,
 };
 #[cfg(feature = "gltf")]
-pub use gltf::{CrowdGltfModel, GltfClipError, GltfClips, GltfRigClip};
+pub use gltf::{CrowdGltfModel, CrowdRigReport, GltfClipError, GltfClips, GltfRigClip};
 pub use ifp::{
     GtaSkeleton, Ifp, IfpAssetLabel, IfpClipAsset, IfpLoadError, IfpLoader, IfpLoaderSettings,
     IfpPlugin, Motion, MotionError, MotionLoadError, MotionLoader, MotionLoaderSettings,
