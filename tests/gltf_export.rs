@@ -438,7 +438,9 @@ pub fn model_export(
     let textures = txd.map_or_else(Vec::new, |t| TxdFile::read(t).unwrap().file.textures);
     let model = Model::new(&dff, GtaGame::for_dff(&dff), &textures);
     assert!(model.warnings.is_empty(), "{:?}", model.warnings);
-    let clump = &model.clumps[0];
+    // The first clump that has bones, as the CLI takes it.
+    let c = (model.clumps.iter().position(|c| !c.bones.is_empty())).unwrap_or(0);
+    let clump = &model.clumps[c];
     let frames = clump.skeleton("ped");
     let targets: Vec<Vec<Option<usize>>> = clips
         .iter()
@@ -448,7 +450,8 @@ pub fn model_export(
         &frames,
         GltfModel {
             model: &model,
-            clump: 0,
+            clump: c,
+            other_clumps: true,
             png: model.textures.iter().map(|t| Some(png(t))).collect(),
         },
         clips

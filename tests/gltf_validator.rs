@@ -62,6 +62,26 @@ pub(crate) fn validator() -> Option<PathBuf> {
     Some(dir)
 }
 
+/// `file` written as a `.gltf` named `stem` (its `.bin` beside it) passes the validator with no
+/// error and no warning, where the validator is installed.
+pub(crate) fn assert_clean(file: &rigplay::convert::gltf::GltfFile, stem: &str) {
+    let Some(modules) = validator() else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("rigplay-{stem}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut json = file.json.clone();
+    json["buffers"][0]["uri"] = serde_json::json!(format!("{stem}.bin"));
+    let gltf = dir.join(format!("{stem}.gltf"));
+    std::fs::write(&gltf, serde_json::to_vec(&json).unwrap()).unwrap();
+    std::fs::write(dir.join(format!("{stem}.bin")), &file.bin).unwrap();
+    let reports = validate(&modules, &[gltf]);
+    let issues = &reports[0].1;
+    assert_eq!(issues["numErrors"], 0, "{stem}: {issues:#}");
+    assert_eq!(issues["numWarnings"], 0, "{stem}: {issues:#}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The validator's issue counts and messages for each file.
 pub(crate) fn validate(modules: &Path, files: &[PathBuf]) -> Vec<(String, serde_json::Value)> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/gltf_validate.js");

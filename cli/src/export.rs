@@ -150,6 +150,7 @@ pub(crate) fn export(a: Args) -> Result<(), Failure> {
             GltfModel {
                 model: &m.model,
                 clump: m.clump,
+                other_clumps: true,
                 png: m.png.clone(),
             },
             clips,
@@ -185,7 +186,7 @@ pub(crate) fn export(a: Args) -> Result<(), Failure> {
         report.channels,
         report.keys
     );
-    if model.is_some() {
+    if let Some(m) = &model {
         out!(
             "  {} meshes ({} primitives), {} skins, {} textures",
             report.meshes,
@@ -193,6 +194,13 @@ pub(crate) fn export(a: Args) -> Result<(), Failure> {
             report.skins,
             report.images
         );
+        if report.scenes > 1 {
+            out!(
+                "  {} clumps, each a scene; the clips drive clump {} (the default scene), the others rest",
+                report.scenes,
+                m.clump
+            );
+        }
     }
     if report.nudged_times > 0 {
         out!(
@@ -294,7 +302,7 @@ fn gather(
 /// A model read for `--model`, with its textures as PNG files.
 struct ReadModel {
     model: Model,
-    /// The clump drawn: `--clump N`, else the first that has bones.
+    /// The clump the clips drive: `--clump N`, else the first that has bones.
     clump: usize,
     /// The model file's stem: the skeleton's name in the export.
     name: String,

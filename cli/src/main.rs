@@ -41,7 +41,8 @@ Usage:
       or moved onto a RootMotion node above the skeleton. A .gltf gets its .bin beside it.
       --model PED.dff [--txd FILE.txd]...: the GTA clips on that model's frames, with its
       skinned meshes, materials and textures (the .txd beside the model, and any --txd);
-      --clump N draws another clump of the file (by default the first that has bones)
+      every clump of the file is written, each a scene; the clips drive the first clump that has
+      bones (the default scene), or clump N with --clump N
   rigplay import IN -o OUT.ifp|OUT.dan [--game sa|vc|iii] [--model PED.dff] [--clip NAME]
                  [--name CLIP] [--into PACKAGE.ifp]
                  [--reduce TOL [--shell R] | --runs] [--map FILE] [--format anp3|anpk|anp2]
@@ -188,7 +189,7 @@ const COMMANDS: [Spec; 8] = [
             (
                 "--clump",
                 "N",
-                "which clump of --model to draw (from 0; by default the first that has bones)",
+                "which clump of --model the clips drive (from 0; by default the first that has bones); every clump is written, each a scene",
             ),
         ],
         switches: &[],

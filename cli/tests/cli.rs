@@ -1471,9 +1471,10 @@ fn empty_clump() -> Vec<u8> {
     chunk(0x10, &body)
 }
 
-/// A file of two clumps, as GTA III's peds and SA's player are: `--model` draws the first clump
-/// that has bones (here the second, the sample ped) unless `--clump N` names one; a clump with no
-/// bones, or past the last, is refused with status 1 and says why.
+/// A file of two clumps, as GTA III's peds and SA's player are: `--model` writes both, each a
+/// scene, and the clips drive the first clump that has bones (here the second, the sample ped,
+/// whose scene is the default) unless `--clump N` names one; a clump with no bones, or past the
+/// last, is refused with status 1 and says why.
 #[test]
 fn export_with_a_model_of_two_clumps_draws_the_one_with_bones() {
     let d = dir("export-two-clumps");
@@ -1497,11 +1498,20 @@ fn export_with_a_model_of_two_clumps_draws_the_one_with_bones() {
         serde_json::from_slice(&bytes[20..20 + json_len]).unwrap_or_else(|e| panic!("{e}: {text}"))
     };
     let text = succeeds(&["export", ifp, "--model", two, "-o", glb, "--clip", "walk"]);
-    assert_eq!(doc(&text)["skins"].as_array().unwrap().len(), 1, "{text}");
+    let written = doc(&text);
+    assert_eq!(written["skins"].as_array().unwrap().len(), 1, "{text}");
+    // The whole file: a scene per clump, the ped's the default.
+    assert_eq!(written["scenes"].as_array().unwrap().len(), 2, "{text}");
+    assert_eq!(written["scene"], 1, "{text}");
+    assert!(
+        text.contains("2 clumps, each a scene; the clips drive clump 1 (the default scene)"),
+        "{text}"
+    );
     let named = succeeds(&[
         "export", ifp, "--model", two, "--clump", "1", "-o", glb, "--clip", "walk",
     ]);
     assert_eq!(doc(&named)["skins"].as_array().unwrap().len(), 1, "{named}");
+    assert_eq!(doc(&named)["scene"], 1, "{named}");
     let out = rigplay(&[
         "export", ifp, "--model", two, "--clump", "0", "-o", glb, "--clip", "walk",
     ]);

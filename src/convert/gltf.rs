@@ -85,12 +85,19 @@ pub struct GltfExport<'a> {
 /// A DFF model to draw in the file: the skeleton's bones are then its clump's frames
 /// ([`ModelClump::skeleton`]), and its drawn atomics (not the `_dam` and `_vlo` variants the
 /// games hide) become meshes.
+///
+/// With `other_clumps`, a file of several clumps (GTA III's peds, SA's player) is written whole,
+/// as Bevy's `.dff` loader loads it: each clump a scene of its own (scene `k` is clump `k`), its
+/// frames as nodes at rest and its atomics drawn; the clips drive `clump`'s, whose scene is the
+/// file's default.
 #[derive(Debug, Clone)]
 pub struct GltfModel<'a> {
     /// The model.
     pub model: &'a Model,
-    /// Which of its clumps.
+    /// Which of its clumps the clips drive.
     pub clump: usize,
+    /// Whether the model's other clumps are written too, each a scene at rest.
+    pub other_clumps: bool,
     /// Per texture of the model ([`Model::textures`]), its level 0 as a PNG file; `None` (or
     /// missing) leaves it out, and its materials draw untextured. The pure core has no PNG
     /// encoder: the caller brings one (the CLI uses the `image` crate).
@@ -176,6 +183,9 @@ pub struct GltfReport {
     pub nudged_times: usize,
     /// Clips with nothing to animate.
     pub empty_clips: Vec<String>,
+    /// Scenes written: one, or one per clump of a model written whole
+    /// ([`GltfModel::other_clumps`]).
+    pub scenes: usize,
     /// Meshes (one per geometry drawn), their primitives (one per material), skins and images
     /// written, when a model is drawn.
     pub meshes: usize,
@@ -409,37 +419,8 @@ impl<'a> Writer<'a> {
         let n = skeleton.bones.len();
         // Nodes 0..n: the bones; node n: the `RootMotion` node when root motion is extracted.
         let extract = export.root_motion == RootMotionExport::Extract;
-        let mut nodes: Vec<Value> = skeleton
-            .bones
-            .iter()
-            .map(|bone| {
-                let rest = bone.rest;
-                let mut node = json!({
-                    "name": bone.name,
-                    "translation": nums(&(b * rest.translation).to_array()),
-                    "rotation": nums(&turn_rotation(b, rest.rotation).to_array()),
-                });
-                let scale = turn_scale(b, rest.scale);
-                if scale != Vec3::ONE {
-                    node["scale"] = nums(&scale.to_array());
-                }
-                node
-            })
-            .collect();
-        let mut roots = Vec::new();
-        for (i, bone) in skeleton.bones.iter().enumerate() {
-            match bone.parent.filter(|&p| p < n && p != i) {
-                Some(p) => {
-                    let children = nodes[p]
-                        .as_object_mut()
-                        .map(|o| o.entry("children").or_insert_with(|| json!([])));
-                    if let Some(Value::Array(c)) = children {
-                        c.push(json!(i));
-                    }
-                }
-                None => roots.push(i),
-            }
-        }
+        let mut nodes = Vec::new();
+        let roots = bone_nodes(skeleton, b, &mut nodes);
         let mut scene_roots = if extract {
             nodes.push(json!({ "name": "RootMotion", "children": roots }));
             vec![n]
@@ -456,6 +437,9 @@ impl<'a> Writer<'a> {
         }
         let mut skins = Vec::new();
         let mut drawn = Drawn::default();
+        // Per clump of a model written whole, its scene's root nodes (the clips' clump's is
+        // `scene_roots`).
+        let mut clump_scenes: Vec<Option<Vec<usize>>> = Vec::new();
         match &export.model {
             // The model's skins and meshes.
             Some(model) => {
@@ -468,8 +452,35 @@ impl<'a> Writer<'a> {
                         clump: model.clump,
                         bones: n,
                     })?;
-                drawn = self.model(model, clump, b, &mut nodes, &mut skins);
-                scene_roots.extend(drawn.roots.iter().copied());
+                let drawn_roots =
+                    self.model(model, clump, b, 0, &mut nodes, &mut skins, &mut drawn);
+                scene_roots.extend(drawn_roots);
+                if model.other_clumps && model.model.clumps.len() > 1 {
+                    for (k, other) in model.model.clumps.iter().enumerate() {
+                        if k == model.clump {
+                            clump_scenes.push(None);
+                            continue;
+                        }
+                        // Its frames at rest, lifted as the loader lifts it, and its atomics.
+                        let base = nodes.len();
+                        let mut roots = bone_nodes(&other.skeleton(""), b, &mut nodes);
+                        let lift = b * Vec3::new(0.0, 0.0, other.lift);
+                        if lift != Vec3::ZERO && !roots.is_empty() {
+                            nodes.push(json!({
+                                "name": format!("{} clump {k}", skeleton.name),
+                                "translation": nums(&lift.to_array()),
+                                "children": roots,
+                            }));
+                            roots = vec![nodes.len() - 1];
+                        }
+                        let drawn_roots =
+                            self.model(model, other, b, base, &mut nodes, &mut skins, &mut drawn);
+                        roots.extend(drawn_roots);
+                        clump_scenes.push(Some(roots));
+                    }
+                }
+                self.report.meshes = drawn.meshes.len();
+                self.report.images = drawn.images.len();
             }
             // The skin: every bone a joint, bound at its rest pose (in glTF axes).
             None => {
@@ -517,13 +528,38 @@ impl<'a> Writer<'a> {
                 "version": "2.0",
                 "generator": concat!("rigplay ", env!("CARGO_PKG_VERSION")),
             },
-            "scene": 0,
-            "scenes": [{ "name": skeleton.name, "nodes": scene_roots }],
             "nodes": nodes,
             "buffers": [buffer],
             "bufferViews": self.buffer_views,
             "accessors": self.accessors,
         });
+        // One scene; or a scene per clump (an empty clump's without nodes, which glTF asks
+        // for rather than an empty list), the clips' clump's the default.
+        let scene = |name: String, roots: Vec<usize>| match roots.is_empty() {
+            true => json!({ "name": name }),
+            false => json!({ "name": name, "nodes": roots }),
+        };
+        let (scenes, default) = if clump_scenes.is_empty() {
+            (vec![scene(skeleton.name.clone(), scene_roots)], 0)
+        } else {
+            let mut default = 0;
+            let mut main = Some(scene_roots);
+            let scenes = clump_scenes
+                .into_iter()
+                .enumerate()
+                .map(|(k, roots)| match roots {
+                    Some(roots) => scene(format!("{} clump {k}", skeleton.name), roots),
+                    None => {
+                        default = k;
+                        scene(skeleton.name.clone(), main.take().unwrap_or_default())
+                    }
+                })
+                .collect();
+            (scenes, default)
+        };
+        self.report.scenes = scenes.len();
+        doc["scene"] = json!(default);
+        doc["scenes"] = json!(scenes);
         // glTF's arrays hold at least one item when present.
         for (key, items) in [
             ("skins", skins),
@@ -687,8 +723,41 @@ struct Drawn {
     textures: Vec<Value>,
     images: Vec<Value>,
     samplers: Vec<Value>,
-    /// The nodes of the skinned meshes, which glTF wants at the scene's root.
-    roots: Vec<usize>,
+}
+
+/// The skeleton's bones as nodes appended to `nodes` (bone `i` at `nodes.len() + i` before the
+/// call), at rest in glTF's axes, each listed among its parent's children; the roots' indices.
+fn bone_nodes(skeleton: &Skeleton, b: Quat, nodes: &mut Vec<Value>) -> Vec<usize> {
+    let base = nodes.len();
+    let n = skeleton.bones.len();
+    nodes.extend(skeleton.bones.iter().map(|bone| {
+        let rest = bone.rest;
+        let mut node = json!({
+            "name": bone.name,
+            "translation": nums(&(b * rest.translation).to_array()),
+            "rotation": nums(&turn_rotation(b, rest.rotation).to_array()),
+        });
+        let scale = turn_scale(b, rest.scale);
+        if scale != Vec3::ONE {
+            node["scale"] = nums(&scale.to_array());
+        }
+        node
+    }));
+    let mut roots = Vec::new();
+    for (i, bone) in skeleton.bones.iter().enumerate() {
+        match bone.parent.filter(|&p| p < n && p != i) {
+            Some(p) => {
+                let children = nodes[base + p]
+                    .as_object_mut()
+                    .map(|o| o.entry("children").or_insert_with(|| json!([])));
+                if let Some(Value::Array(c)) = children {
+                    c.push(json!(base + i));
+                }
+            }
+            None => roots.push(base + i),
+        }
+    }
+    roots
 }
 
 const U16: u32 = 5123;
@@ -697,19 +766,23 @@ const VERTICES: u32 = 34962;
 const INDICES: u32 = 34963;
 
 impl Writer<'_> {
-    /// The model's drawn atomics: a mesh per geometry, a skin per skinned geometry (its joints
+    /// A clump's drawn atomics: a mesh per geometry, a skin per skinned geometry (its joints
     /// the frames' nodes, its inverse bind matrices turned into glTF's axes as the nodes are:
     /// `B·M·B⁻¹`), a node per atomic (a skinned one at the scene's root, as glTF wants; a rigid
-    /// one under its frame's node).
+    /// one under its frame's node). The clump's frame `f` is node `base + f`. Returns the nodes
+    /// for the scene's root.
+    #[allow(clippy::too_many_arguments)]
     fn model(
         &mut self,
         model: &GltfModel,
         clump: &ModelClump,
         b: Quat,
+        base: usize,
         nodes: &mut Vec<Value>,
         skins: &mut Vec<Value>,
-    ) -> Drawn {
-        let mut drawn = Drawn::default();
+        drawn: &mut Drawn,
+    ) -> Vec<usize> {
+        let mut roots = Vec::new();
         let turn = Mat4::from_quat(b);
         let unturn = Mat4::from_quat(b.conjugate());
         // By geometry: its mesh and skin; by texture: its glTF texture.
@@ -725,14 +798,7 @@ impl Writer<'_> {
             let (mesh, skin) = match meshes.get(&atomic.geometry) {
                 Some(&done) => done,
                 None => {
-                    let mesh = self.mesh(
-                        model,
-                        atomic.geometry,
-                        geometry,
-                        b,
-                        &mut textures,
-                        &mut drawn,
-                    );
+                    let mesh = self.mesh(model, atomic.geometry, geometry, b, &mut textures, drawn);
                     let skin = geometry.skin.as_ref().map(|skin| {
                         let matrices: Vec<f32> = skin
                             .inverse_bind
@@ -740,9 +806,10 @@ impl Writer<'_> {
                             .flat_map(|m| (turn * *m * unturn).to_cols_array())
                             .collect();
                         let ibm = self.accessor(&matrices, "MAT4", 16, false);
+                        let joints: Vec<usize> = skin.joints.iter().map(|&j| base + j).collect();
                         skins.push(json!({
                             "name": format!("Skin{}", atomic.geometry),
-                            "joints": skin.joints,
+                            "joints": joints,
                             "inverseBindMatrices": ibm,
                         }));
                         skins.len() - 1
@@ -760,10 +827,10 @@ impl Writer<'_> {
             match skin {
                 Some(skin) => {
                     nodes[node]["skin"] = json!(skin);
-                    drawn.roots.push(node);
+                    roots.push(node);
                 }
                 None => {
-                    let children = nodes[atomic.frame]
+                    let children = nodes[base + atomic.frame]
                         .as_object_mut()
                         .map(|o| o.entry("children").or_insert_with(|| json!([])));
                     if let Some(Value::Array(c)) = children {
@@ -772,9 +839,7 @@ impl Writer<'_> {
                 }
             }
         }
-        self.report.meshes = drawn.meshes.len();
-        self.report.images = drawn.images.len();
-        drawn
+        roots
     }
 
     /// A geometry's mesh: a primitive per material, in glTF's axes; its index.
