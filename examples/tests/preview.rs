@@ -25,6 +25,32 @@ fn example_binary(name: &str) -> PathBuf {
 }
 
 /// The repository's root: this package lives in `examples/`.
+/// A fresh folder of a test's own under the system's temporary one (its screenshots and joint
+/// files), removed when the test ends.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -115,15 +141,16 @@ fn can_render() -> bool {
     true
 }
 
-/// Renders `clip` of `sample` at two times into a fresh folder; the two PNG paths.
-fn render_pair(sample: &str, clip: &str, times: [f32; 2]) -> [PathBuf; 2] {
-    let dir = std::env::temp_dir().join(format!("rigplay-preview-{clip}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    times.map(|t| {
+/// Renders `clip` of `sample` at two times into a fresh folder; the folder (removed when
+/// dropped) and the two PNG paths.
+fn render_pair(sample: &str, clip: &str, times: [f32; 2]) -> (Scratch, [PathBuf; 2]) {
+    let dir = Scratch::new(&format!("rigplay-preview-{clip}"));
+    let pngs = times.map(|t| {
         let png = dir.join(format!("{clip}_{t}.png"));
         render(sample, clip, &png, t).unwrap();
         png
-    })
+    });
+    (dir, pngs)
 }
 
 /// How many joints moved more than 3 px (Manhattan) between two screenshots.
@@ -157,7 +184,7 @@ fn the_preview_opens_a_dan_file_and_draws_its_bones_where_they_project() {
     if !can_render() {
         return;
     }
-    let [a, b] = render_pair("assets/anims/lamp.dan", "lamp", [0.2, 1.0]);
+    let (_dir, [a, b]) = render_pair("assets/anims/lamp.dan", "lamp", [0.2, 1.0]);
     for png in [&a, &b] {
         let img = image::open(png).unwrap().to_rgb8();
         let js = joints(png);
@@ -188,7 +215,7 @@ fn preview_screenshots_show_the_skeleton_where_its_joints_project() {
         return;
     }
     // A quarter and three quarters into the 1.2 s walk: the legs and arms swing furthest, opposite ways.
-    let [a, b] = render_pair("assets/anims/sa_ped.ifp", "walk", [0.3, 0.9]);
+    let (_dir, [a, b]) = render_pair("assets/anims/sa_ped.ifp", "walk", [0.3, 0.9]);
     let (ia, ib) = (
         image::open(&a).unwrap().to_rgb8(),
         image::open(&b).unwrap().to_rgb8(),
@@ -234,7 +261,7 @@ fn the_preview_plays_an_anie_project_and_the_cat_moves() {
     if !can_render() {
         return;
     }
-    let [a, b] = render_pair("assets/anims/anie/character.anie", "character", [0.25, 1.0]);
+    let (_dir, [a, b]) = render_pair("assets/anims/anie/character.anie", "character", [0.25, 1.0]);
     let (ia, ib) = (
         image::open(&a).unwrap().to_rgb8(),
         image::open(&b).unwrap().to_rgb8(),
@@ -278,8 +305,7 @@ fn the_preview_draws_an_anie_project_through_the_gpu_plugin_where_and_as_animeef
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-preview-anie-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("rigplay-preview-anie");
     let png = dir.join("character.png");
     // 0.5 s at 24 fps: frame 12 (stepped, as AnimeEffects plays).
     render("assets/anims/anie/character.anie", "character", &png, 0.5).unwrap();
@@ -375,8 +401,7 @@ fn the_retarget_example_plays_the_walk_on_the_sample_character_as_the_ped_plays_
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-retarget-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("rigplay-retarget");
     let character = repo_root().join("assets/characters/humanoid.glb");
     let clip = format!(
         "{}#walk",
@@ -461,8 +486,7 @@ fn the_preview_plays_the_clip_on_an_opened_gltf_character_beside_the_skeleton() 
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-preview-glb-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("rigplay-preview-glb");
     let ifp = repo_root().join("assets/anims/sa_ped.ifp");
     let glb = repo_root().join("assets/characters/humanoid.glb");
     let shots = [0.3f32, 0.9].map(|t| {
@@ -551,8 +575,7 @@ fn frame_all_keeps_a_far_or_running_character_in_view_and_large() {
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-preview-far-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("rigplay-preview-far");
     let ifp = dir.join("far.ifp");
     std::fs::write(&ifp, far_ifp()).unwrap();
     // The default view (three-quarter; a clip that travels from the side of its path) and a
@@ -618,7 +641,8 @@ fn a_clip_name_no_file_has_ends_the_preview_with_the_closest_names() {
     if !can_render() {
         return;
     }
-    let png = std::env::temp_dir().join(format!("rigplay-typo-{}.png", std::process::id()));
+    let dir = Scratch::new("rigplay-typo");
+    let png = dir.join("typo.png");
     let sa = repo_root().join("assets/anims/sa_ped.ifp");
     let vc = repo_root().join("assets/anims/vc_ped.ifp");
     let err = run_example(
@@ -645,7 +669,8 @@ fn the_curves_window_plots_the_selected_bone() {
     if !can_render() {
         return;
     }
-    let png = std::env::temp_dir().join(format!("rigplay-curves-{}.png", std::process::id()));
+    let dir = Scratch::new("rigplay-curves");
+    let png = dir.join("curves.png");
     let sa = repo_root().join("assets/anims/sa_ped.ifp");
     run_example(
         "preview",
@@ -685,8 +710,7 @@ fn the_preview_plays_the_clip_on_an_opened_gta_model_with_the_skeleton_over_its_
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-preview-dff-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("rigplay-preview-dff");
     let ifp = repo_root().join("assets/anims/sa_ped.ifp");
     // ped.txd beside it is read with it.
     let dff = repo_root().join("assets/characters/ped.dff");
@@ -749,8 +773,7 @@ fn the_crowd_example_draws_every_ped_on_the_flat_path() {
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-crowd-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("rigplay-crowd");
     // `--lod 5`: most of the 64 peds are farther than 5 m from the camera, posed every other
     // frame, and drawn every frame in their held pose.
     let shots = [
@@ -777,9 +800,10 @@ fn the_crowd_example_draws_every_ped_on_the_flat_path() {
 /// The crowd example's screenshot of 9 peds in the repository's `model` (under `assets/`), and
 /// what it printed.
 fn crowd_in_model(model: &str) -> (image::RgbImage, String) {
-    let dir = std::env::temp_dir().join(format!("rigplay-crowd-model-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let png = dir.join(format!("{}.png", model.replace(['/', '.'], "_")));
+    // A folder per model: the tests calling this run at once in one process.
+    let name = model.replace(['/', '.'], "_");
+    let dir = Scratch::new(&format!("rigplay-crowd-{name}"));
+    let png = dir.join("crowd.png");
     let model = repo_root().join("assets").join(model);
     let out = example_command(
         "crowd",
@@ -889,8 +913,7 @@ fn a_layered_pose_shot_from_the_command_line_moves_only_the_bones_the_layer_keys
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-preview-layers-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("rigplay-preview-layers");
     let sample = repo_root().join("assets/anims/sa_ped.ifp");
     let shot = |name: &str, extra: &[&str]| {
         let png = dir.join(name);
@@ -1010,8 +1033,7 @@ fn the_retarget_example_takes_a_clip_name_in_any_case_and_ends_on_a_missing_one(
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-names-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("rigplay-names");
     let character = repo_root().join("assets/characters/humanoid.glb");
     let ifp = repo_root().join("assets/anims/sa_ped.ifp");
     let png = dir.join("walk.png");
@@ -1374,8 +1396,7 @@ fn models_skeletons_and_a_cutscene_of_every_game_stay_in_the_view_and_large() {
     if !can_render() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rigplay-iii-frame-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("rigplay-iii-frame");
     let (model, walk) = (dir.join("player.dff"), dir.join("ped.ifp"));
     std::fs::write(&model, iii_ped_of_parts()).unwrap();
     std::fs::write(&walk, iii_walk()).unwrap();
@@ -1475,8 +1496,7 @@ fn the_preview_plays_a_mocap_bvh_as_the_ifp_rigplay_import_writes() {
         return;
     }
     use rigplay::skeleton::GtaGame;
-    let dir = std::env::temp_dir().join(format!("rigplay-preview-bvh-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("rigplay-preview-bvh");
     let (bvh_path, imported) = mocap_walk_and_its_import(&dir);
     let ifp_path = imported(GtaGame::Sa, "imported.ifp");
     let shot = |file: &Path, png: &Path| {
@@ -1509,7 +1529,6 @@ fn the_preview_plays_a_mocap_bvh_as_the_ifp_rigplay_import_writes() {
         rigplay_preview::convert::default_output(&bvh_path),
         dir.join("walk.ifp")
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A mocap `.bvh` opened with a GTA III ped (`player.dff`) is retargeted onto III's ped as it
@@ -1523,8 +1542,7 @@ fn a_motion_file_opened_with_a_model_is_imported_onto_that_models_game() {
         return;
     }
     use rigplay::skeleton::GtaGame;
-    let dir = std::env::temp_dir().join(format!("rigplay-preview-iii-bvh-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("rigplay-preview-iii-bvh");
     let model = dir.join("player.dff");
     std::fs::write(&model, iii_ped_of_parts()).unwrap();
     let (bvh_path, imported) = mocap_walk_and_its_import(&dir);
@@ -1575,7 +1593,6 @@ fn a_motion_file_opened_with_a_model_is_imported_onto_that_models_game() {
     let reopened = farthest(&from_bvh, &model_second);
     println!("the .bvh opened before the III ped: {reopened} m from the one opened after it");
     assert!(reopened < 1e-4, "{reopened} m");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The mocap walk written as `dir/walk.bvh`, and a function writing `dir/NAME` as the package

@@ -138,10 +138,33 @@ pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 mod write_tests {
     use super::*;
 
-    fn dir(name: &str) -> std::path::PathBuf {
+    /// A fresh folder of the test's own, removed when the test ends.
+    struct Dir(std::path::PathBuf);
+
+    impl std::ops::Deref for Dir {
+        type Target = std::path::Path;
+        fn deref(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+
+    impl AsRef<std::path::Path> for Dir {
+        fn as_ref(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn dir(name: &str) -> Dir {
         let d = std::env::temp_dir().join(format!("rigplay-write-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
-        d
+        Dir(d)
     }
 
     #[test]
