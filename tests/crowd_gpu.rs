@@ -1538,10 +1538,12 @@ fn the_bevy_way_a_gltf_scenes_nodes_of_one_name_keep_their_own_places() {
         let dir = asset_dir("crowd_same_names", &[("anims/sa_ped.ifp", "sa_ped.ifp")]);
         let file = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
             "nodes":[{"name":"Armature","children":[1,3]},
-            {"name":"A","translation":[0.5,0,0],"children":[2]},
+            {"name":"A","translation":[0.5,0,0],"children":[2,5,6]},
             {"name":"end","translation":[0,1,0]},
             {"name":"B","translation":[-0.5,0,0],"children":[4]},
-            {"name":"end","translation":[0,2,0]}]}"#;
+            {"name":"end","translation":[0,2,0]},
+            {"name":"twin","translation":[0,3,0]},
+            {"name":"twin","translation":[0,4,0]}]}"#;
         std::fs::write(dir.join("same_names.gltf"), file).unwrap();
         let mut app = crowd_app(&dir);
         app.insert_resource(CrowdDrawSettings {
@@ -1558,16 +1560,17 @@ fn the_bevy_way_a_gltf_scenes_nodes_of_one_name_keep_their_own_places() {
                 Transform::from_xyz(3.0, 0.0, 0.0),
             ))
             .id();
-        let ends = |app: &mut App| -> Vec<Vec3> {
+        let named = |app: &mut App, name: &str| -> Vec<Vec3> {
             let world = app.world_mut();
             let mut q = world.query::<(&Name, &GlobalTransform)>();
             let mut at: Vec<Vec3> = (q.iter(world))
-                .filter(|(n, _)| n.as_str() == "end")
+                .filter(|(n, _)| n.as_str() == name)
                 .map(|(_, g)| g.translation())
                 .collect();
             at.sort_by(|a, b| a.y.total_cmp(&b.y));
             at
         };
+        let ends = |app: &mut App| named(app, "end");
         let posed = |app: &App| {
             app.world()
                 .get::<CrowdPose>(character)
@@ -1580,6 +1583,13 @@ fn the_bevy_way_a_gltf_scenes_nodes_of_one_name_keep_their_own_places() {
         let at = ends(&mut app);
         assert_eq!(at.len(), 2, "the scene spawned under the character");
         let expected = [Vec3::new(3.5, 1.0, 0.0), Vec3::new(2.5, 2.0, 0.0)];
+        for (got, want) in at.iter().zip(expected) {
+            assert!(got.distance(want) < 1e-5, "{at:?} against {expected:?}");
+        }
+        // Two siblings of one name each keep their own place (both took the first's before).
+        let at = named(&mut app, "twin");
+        let expected = [Vec3::new(3.5, 3.0, 0.0), Vec3::new(3.5, 4.0, 0.0)];
+        assert_eq!(at.len(), 2);
         for (got, want) in at.iter().zip(expected) {
             assert!(got.distance(want) < 1e-5, "{at:?} against {expected:?}");
         }

@@ -149,6 +149,7 @@ pub(super) fn pose_fallback_models(
     characters: Query<(&CrowdCharacter, &CrowdPose, &CrowdFallback)>,
     children: Query<&Children>,
     mut frames: Query<(&mut Transform, Option<&AnimationTargetId>, Option<&Name>)>,
+    names: Query<&Name>,
 ) {
     let mut index: HashMap<GtaGame, HashMap<AnimationTargetId, usize>> = HashMap::new();
     for (character, pose, fallback) in &characters {
@@ -170,23 +171,34 @@ pub(super) fn pose_fallback_models(
             let targets = skeletons.targets(character.game);
             targets.iter().enumerate().map(|(i, t)| (*t, i)).collect()
         });
-        // Depth first from the model, each frame with its parent's model-space transform and
-        // (by name) the bone matched above it.
-        let mut stack: Vec<(Entity, Affine3A, Option<usize>)> = children
-            .get(fallback.model)
-            .map(|c| c.iter().map(|e| (e, Affine3A::IDENTITY, None)).collect())
-            .unwrap_or_default();
-        while let Some((entity, parent, above)) = stack.pop() {
+        // Depth first from the model, each frame with its parent's model-space transform, (by
+        // name) the bone matched above it, and how many earlier siblings share its name.
+        let mut stack: Vec<(Entity, Affine3A, Option<usize>, usize)> = Vec::new();
+        let push_children = |stack: &mut Vec<_>, of: Entity, model, above| {
+            let Ok(c) = children.get(of) else { return };
+            let mut seen: Vec<&str> = Vec::new();
+            for e in c.iter() {
+                let name = names.get(e).map_or("", |n| n.as_str());
+                let earlier = seen.iter().filter(|&&s| s == name).count();
+                seen.push(name);
+                stack.push((e, model, above, earlier));
+            }
+        };
+        push_children(&mut stack, fallback.model, Affine3A::IDENTITY, None);
+        while let Some((entity, parent, above, earlier)) = stack.pop() {
             let Ok((mut transform, target, name)) = frames.get_mut(entity) else {
                 continue;
             };
             let bone = match fallback.by_name {
+                // Siblings of one name take the bones of that name in their order (the pose
+                // lists a node's children in the file's order, as Bevy spawns them).
                 true => name.and_then(|n| {
                     let candidates = &under[above.unwrap_or(pose.bones.len())];
                     candidates
                         .iter()
                         .copied()
-                        .find(|&b| pose.names.get(b).is_some_and(|m| m == n.as_str()))
+                        .filter(|&b| pose.names.get(b).is_some_and(|m| m == n.as_str()))
+                        .nth(earlier)
                 }),
                 false => target.and_then(|t| index.get(t)).copied(),
             };
@@ -201,12 +213,9 @@ pub(super) fn pose_fallback_models(
                 }
                 None => parent * transform.compute_affine(),
             };
-            if let Ok(c) = children.get(entity) {
-                // Below a bone, its children are looked for among that bone's; above the first
-                // one (the scene's own root), among the roots.
-                let above = bone.or(above);
-                stack.extend(c.iter().map(|e| (e, model, above)));
-            }
+            // Below a bone, its children are looked for among that bone's; above the first one
+            // (the scene's own root), among the roots.
+            push_children(&mut stack, entity, model, bone.or(above));
         }
     }
 }
