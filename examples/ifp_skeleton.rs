@@ -23,7 +23,7 @@ fn main() -> AppExit {
         )
         .get_matches();
     let clip = m.get_one::<String>("clip").expect("defaulted").clone();
-    App::new()
+    let exit = App::new()
         .add_plugins((DefaultPlugins, rigplay::IfpPlugin))
         .add_systems(
             Startup,
@@ -32,7 +32,8 @@ fn main() -> AppExit {
             },
         )
         .add_systems(Update, play)
-        .run()
+        .run();
+    rigplay_preview::shot::leave(exit)
 }
 
 fn setup(mut commands: Commands, assets: Res<AssetServer>, clip: String) {

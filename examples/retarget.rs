@@ -111,7 +111,7 @@ struct Reference;
 
 fn main() -> AppExit {
     let args = parse_args();
-    App::new()
+    let exit = App::new()
         .add_plugins(
             DefaultPlugins
                 .set(WindowPlugin {
@@ -149,7 +149,8 @@ fn main() -> AppExit {
             )
                 .chain(),
         )
-        .run()
+        .run();
+    rigplay_preview::shot::leave(exit)
 }
 
 fn setup(mut commands: Commands, assets: Res<AssetServer>, args: &Args) {

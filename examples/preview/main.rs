@@ -227,97 +227,100 @@ fn main() -> AppExit {
     let mut app = App::new();
     // Motion files load through one asset source per GTA game (see `rigplay_preview::motion`).
     register_motion_sources(&mut app, "/");
-    app.add_plugins(
-        DefaultPlugins
-            .set(WindowPlugin {
-                primary_window: Some(Window {
-                    title: "rigplay preview".into(),
-                    resolution: WindowResolution::new(1280, 720).with_scale_factor_override(1.0),
+    let exit = app
+        .add_plugins(
+            DefaultPlugins
+                .set(WindowPlugin {
+                    primary_window: Some(Window {
+                        title: "rigplay preview".into(),
+                        resolution: WindowResolution::new(1280, 720)
+                            .with_scale_factor_override(1.0),
+                        ..default()
+                    }),
                     ..default()
-                }),
-                ..default()
-            })
-            // Files are opened by absolute path, wherever they are. Bevy's file watcher
-            // would watch all of `/`: `watch_files` looks at the open files instead.
-            .set(files_anywhere()),
-    )
-    .add_plugins((
-        EguiPlugin::default(),
-        IfpPlugin,
-        DanPlugin,
-        DffPlugin,
-        AniePlugin,
-    ))
-    .insert_resource(EguiGlobalSettings {
-        auto_create_primary_context: false,
-        ..default()
-    })
-    .insert_resource(ClearColor(Color::srgb(0.12, 0.13, 0.15)))
-    .insert_resource(Preview {
-        files: Vec::new(),
-        current: None,
-        wanted_clip: args.clip.clone(),
-        character: None,
-        selected_bone: None,
-        body: None,
-        stale: Vec::new(),
-        search: String::new(),
-        sort: rigplay_preview::clips::SortBy::File,
-        reveal: false,
-        faded_to: None,
-        wanted_bone: args.bone.clone(),
-        show_curves: args.curves,
-        model: None,
-    })
-    .init_resource::<clip_panel::BlendControls>()
-    .init_resource::<HotReload>()
-    .insert_resource(layers_panel::LayerArgs {
-        wanted: args.layers.clone(),
-        done_for: None,
-    })
-    .insert_resource(Orbit {
-        target: Vec3::new(0.0, 0.9, 0.0),
-        yaw: View::ThreeQuarter.angles().0,
-        pitch: View::ThreeQuarter.angles().1,
-        distance: 4.4,
-    })
-    .insert_resource(framing(&args))
-    .insert_resource(UiPointer::default())
-    .insert_resource(Shot {
-        path: args.screenshot.clone(),
-        at: args.at,
-        frames: 0,
-        requested: false,
-    })
-    .insert_resource(Startup_ { files: args.files })
-    .add_systems(Startup, setup)
-    .add_systems(
-        Update,
-        (
-            open_dropped,
-            reload_files,
-            watch_files,
-            reload_changed_files,
-            pick_first_clip,
-            spawn_character,
-            layers_panel::apply_layer_args,
-            log_model_shown,
-            select_wanted_bone,
-            spawn_body,
-            fit_body,
-            follow_playhead,
-            switch_cameras,
-            camera_keys,
-            frame_character,
-            follow_character,
-            orbit_camera,
-            draw_scene,
-            screenshot,
+                })
+                // Files are opened by absolute path, wherever they are. Bevy's file watcher
+                // would watch all of `/`: `watch_files` looks at the open files instead.
+                .set(files_anywhere()),
         )
-            .chain(),
-    )
-    .add_systems(EguiPrimaryContextPass, ui::ui)
-    .run()
+        .add_plugins((
+            EguiPlugin::default(),
+            IfpPlugin,
+            DanPlugin,
+            DffPlugin,
+            AniePlugin,
+        ))
+        .insert_resource(EguiGlobalSettings {
+            auto_create_primary_context: false,
+            ..default()
+        })
+        .insert_resource(ClearColor(Color::srgb(0.12, 0.13, 0.15)))
+        .insert_resource(Preview {
+            files: Vec::new(),
+            current: None,
+            wanted_clip: args.clip.clone(),
+            character: None,
+            selected_bone: None,
+            body: None,
+            stale: Vec::new(),
+            search: String::new(),
+            sort: rigplay_preview::clips::SortBy::File,
+            reveal: false,
+            faded_to: None,
+            wanted_bone: args.bone.clone(),
+            show_curves: args.curves,
+            model: None,
+        })
+        .init_resource::<clip_panel::BlendControls>()
+        .init_resource::<HotReload>()
+        .insert_resource(layers_panel::LayerArgs {
+            wanted: args.layers.clone(),
+            done_for: None,
+        })
+        .insert_resource(Orbit {
+            target: Vec3::new(0.0, 0.9, 0.0),
+            yaw: View::ThreeQuarter.angles().0,
+            pitch: View::ThreeQuarter.angles().1,
+            distance: 4.4,
+        })
+        .insert_resource(framing(&args))
+        .insert_resource(UiPointer::default())
+        .insert_resource(Shot {
+            path: args.screenshot.clone(),
+            at: args.at,
+            frames: 0,
+            requested: false,
+        })
+        .insert_resource(Startup_ { files: args.files })
+        .add_systems(Startup, setup)
+        .add_systems(
+            Update,
+            (
+                open_dropped,
+                reload_files,
+                watch_files,
+                reload_changed_files,
+                pick_first_clip,
+                spawn_character,
+                layers_panel::apply_layer_args,
+                log_model_shown,
+                select_wanted_bone,
+                spawn_body,
+                fit_body,
+                follow_playhead,
+                switch_cameras,
+                camera_keys,
+                frame_character,
+                follow_character,
+                orbit_camera,
+                draw_scene,
+                screenshot,
+            )
+                .chain(),
+        )
+        .add_systems(EguiPrimaryContextPass, ui::ui)
+        .run();
+    rigplay_preview::shot::leave(exit)
 }
 
 #[derive(Resource)]

@@ -14,6 +14,20 @@ pub fn write_joints(path: &Path, json: &str) {
     }
 }
 
+/// Ends the process with `exit`'s status (0, or the error's code) without dropping the app
+/// that returned it. An example that ends in its first frames (a typo in a clip's name, say)
+/// may still be building pipelines on the driver's threads, and lavapipe has crashed tearing the
+/// device down then (status 139 under load, after the right message and status were decided).
+/// Nothing of the app's is left to save when its runner returns: what the examples write is
+/// written before they ask to exit.
+pub fn leave(exit: AppExit) -> ! {
+    let code = match exit {
+        AppExit::Success => 0,
+        AppExit::Error(code) => i32::from(code.get()),
+    };
+    std::process::exit(code)
+}
+
 /// Saves the primary window to `path` and ends the app once the file is written.
 pub fn save_window_and_exit(commands: &mut Commands, path: PathBuf) {
     commands
