@@ -17,7 +17,7 @@ use bevy::math::Affine3A;
 use bevy::prelude::*;
 use bevy::render::renderer::RenderDevice;
 use bevy::render::storage::ShaderBuffer;
-use bevy::world_serialization::WorldAssetRoot;
+use bevy::world_serialization::{WorldAsset, WorldAssetRoot};
 use std::sync::Arc;
 
 /// The parts of loaded glTF files a drawn model is built from.
@@ -27,6 +27,7 @@ pub(super) struct GltfParts<'w> {
     nodes: Res<'w, Assets<GltfNode>>,
     meshes: Res<'w, Assets<GltfMesh>>,
     skins: Res<'w, Assets<GltfSkin>>,
+    scenes: Res<'w, Assets<WorldAsset>>,
 }
 
 /// A dressed crowd character wearing a glTF model.
@@ -179,6 +180,22 @@ pub(super) fn build_gltf_model(
             .get_handle::<StandardMaterial>(&at)
             .ok_or("a material was not made a StandardMaterial (is Bevy's PBR plugin added?)")
     };
+    // The meshes of the scene Bevy spawns (the default, else the first), which is what the
+    // fallback draws: a file of several scenes shows that one only.
+    let shown: Option<std::collections::HashSet<AssetId<Mesh>>> = file
+        .default_scene
+        .as_ref()
+        .or(file.scenes.first())
+        .map(|scene| {
+            let scene = parts_of.scenes.get(scene).ok_or(NOT_LOADED)?;
+            Ok::<_, &str>(
+                (scene.world.iter_entities())
+                    .filter_map(|e| e.get::<Mesh3d>().map(|m| m.0.id()))
+                    .collect(),
+            )
+        })
+        .transpose()?;
+    let in_scene = |mesh: &Handle<Mesh>| shown.as_ref().is_none_or(|s| s.contains(&mesh.id()));
     let mut parts = Vec::new();
     let mut reach = 0.0f32;
     let mut nodes: Vec<&GltfNode> = Vec::with_capacity(file.nodes.len());
@@ -191,6 +208,9 @@ pub(super) fn build_gltf_model(
             continue;
         };
         let mesh = parts_of.meshes.get(mesh).ok_or(NOT_LOADED)?;
+        if !mesh.primitives.iter().any(|p| in_scene(&p.mesh)) {
+            continue;
+        }
         let joints: Vec<(usize, Affine3A)> = match &node.skin {
             Some(skin) => {
                 let skin = parts_of.skins.get(skin).ok_or(NOT_LOADED)?;
@@ -215,7 +235,7 @@ pub(super) fn build_gltf_model(
             )],
         };
         let mut meshes = Vec::with_capacity(mesh.primitives.len());
-        for primitive in &mesh.primitives {
+        for primitive in mesh.primitives.iter().filter(|p| in_scene(&p.mesh)) {
             meshes.push((
                 primitive.mesh.clone(),
                 standard(primitive.material.as_ref())?,
