@@ -15,34 +15,12 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// A fresh folder of the test's own under the system's temporary one, removed when the test
-/// ends.
-struct Dir(PathBuf);
+#[path = "../../tests/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
 
-impl std::ops::Deref for Dir {
-    type Target = std::path::Path;
-    fn deref(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl AsRef<std::path::Path> for Dir {
-    fn as_ref(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn dir(test: &str) -> Dir {
-    let d = std::env::temp_dir().join(format!("rigplay-cli-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Dir(d)
+fn dir(test: &str) -> Scratch {
+    Scratch::new(&format!("rigplay-cli-{test}"))
 }
 
 fn rigplay(args: &[&str]) -> Output {

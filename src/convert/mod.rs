@@ -138,33 +138,12 @@ pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 mod write_tests {
     use super::*;
 
-    /// A fresh folder of the test's own, removed when the test ends.
-    struct Dir(std::path::PathBuf);
-
-    impl std::ops::Deref for Dir {
-        type Target = std::path::Path;
-        fn deref(&self) -> &std::path::Path {
-            &self.0
-        }
-    }
-
-    impl AsRef<std::path::Path> for Dir {
-        fn as_ref(&self) -> &std::path::Path {
-            &self.0
-        }
-    }
-
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    fn dir(name: &str) -> Dir {
+    /// A fresh folder of the test's own (each test removes it at its end).
+    fn dir(name: &str) -> std::path::PathBuf {
         let d = std::env::temp_dir().join(format!("rigplay-write-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
+        d
     }
 
     #[test]
@@ -175,6 +154,7 @@ mod write_tests {
         write_replacing(&f, b"new bytes").unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"new bytes");
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
@@ -193,6 +173,7 @@ mod write_tests {
         );
         // A folder that does not exist: nothing is written anywhere.
         assert!(write_replacing(&d.join("missing/out.ifp"), b"bytes").is_err());
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
@@ -205,5 +186,6 @@ mod write_tests {
             &d.join("../").join(d.file_name().unwrap()).join("a.ifp")
         ));
         assert!(!same_file(&f, &d.join("b.ifp")));
+        let _ = std::fs::remove_dir_all(&d);
     }
 }
