@@ -539,23 +539,16 @@ impl<'a> Writer<'a> {
             true => json!({ "name": name }),
             false => json!({ "name": name, "nodes": roots }),
         };
-        let (scenes, default) = if clump_scenes.is_empty() {
-            (vec![scene(skeleton.name.clone(), scene_roots)], 0)
+        let default = clump_scenes.iter().position(Option::is_none).unwrap_or(0);
+        let scenes: Vec<Value> = if clump_scenes.is_empty() {
+            vec![scene(skeleton.name.clone(), scene_roots)]
         } else {
-            let mut default = 0;
-            let mut main = Some(scene_roots);
-            let scenes = clump_scenes
-                .into_iter()
-                .enumerate()
+            (clump_scenes.into_iter().enumerate())
                 .map(|(k, roots)| match roots {
                     Some(roots) => scene(format!("{} clump {k}", skeleton.name), roots),
-                    None => {
-                        default = k;
-                        scene(skeleton.name.clone(), main.take().unwrap_or_default())
-                    }
+                    None => scene(skeleton.name.clone(), std::mem::take(&mut scene_roots)),
                 })
-                .collect();
-            (scenes, default)
+                .collect()
         };
         self.report.scenes = scenes.len();
         doc["scene"] = json!(default);

@@ -174,13 +174,16 @@ pub(super) fn pose_fallback_models(
         // Depth first from the model, each frame with its parent's model-space transform, (by
         // name) the bone matched above it, and how many earlier siblings share its name.
         let mut stack: Vec<(Entity, Affine3A, Option<usize>, usize)> = Vec::new();
+        let by_name = fallback.by_name;
         let push_children = |stack: &mut Vec<_>, of: Entity, model, above| {
             let Ok(c) = children.get(of) else { return };
-            let mut seen: Vec<&str> = Vec::new();
-            for e in c.iter() {
-                let name = names.get(e).map_or("", |n| n.as_str());
-                let earlier = seen.iter().filter(|&&s| s == name).count();
-                seen.push(name);
+            let name = |e: Entity| names.get(e).ok().map(Name::as_str);
+            for (i, e) in c.iter().enumerate() {
+                // (Matched by animation target, a frame's place among its siblings is no matter.)
+                let earlier = match (by_name, name(e)) {
+                    (true, Some(n)) => c.iter().take(i).filter(|&s| name(s) == Some(n)).count(),
+                    _ => 0,
+                };
                 stack.push((e, model, above, earlier));
             }
         };
