@@ -444,29 +444,8 @@ fn a_model_of_several_clumps_exports_a_scene_per_clump() {
     assert_eq!(doc["scene"], 1, "the clips' clump is the default scene");
     assert_eq!(doc["scenes"].as_array().unwrap().len(), 3);
     assert_eq!(file.report.skins, 2, "a skin per ped");
-    // Each scene's nodes, walked from its roots.
-    let nodes_of = |scene: usize| {
-        let mut out = std::collections::HashSet::new();
-        let mut stack: Vec<u64> = (doc["scenes"][scene]["nodes"].as_array().unwrap().iter())
-            .map(|n| n.as_u64().unwrap())
-            .collect();
-        while let Some(n) = stack.pop() {
-            assert!(out.insert(n), "node {n} reached twice");
-            if let Some(children) = doc["nodes"][n as usize]["children"].as_array() {
-                stack.extend(children.iter().map(|c| c.as_u64().unwrap()));
-            }
-        }
-        out
-    };
-    let scenes: Vec<_> = (0..3).map(nodes_of).collect();
-    for a in 0..3 {
-        for b in a + 1..3 {
-            assert!(
-                scenes[a].is_disjoint(&scenes[b]),
-                "scenes {a} and {b} share nodes"
-            );
-        }
-    }
+    let scenes = scene_nodes(doc);
+    assert_eq!(scenes.len(), 3);
     // The prop: its frame, and its triangle under it.
     let prop: Vec<&serde_json::Value> = scenes[0]
         .iter()
@@ -476,7 +455,7 @@ fn a_model_of_several_clumps_exports_a_scene_per_clump() {
     assert_eq!(prop.iter().filter(|n| n.get("mesh").is_some()).count(), 1);
     // Every skin's joints lie in one ped's scene, one skin in each.
     let skins = doc["skins"].as_array().unwrap();
-    let scene_of = |node: u64| (0..3).find(|&s| scenes[s].contains(&node)).unwrap();
+    let scene_of = |node: u64| scene_of(&scenes, node);
     let mut skinned = Vec::new();
     for skin in skins {
         let joints: Vec<u64> = (skin["joints"].as_array().unwrap().iter())
@@ -492,14 +471,7 @@ fn a_model_of_several_clumps_exports_a_scene_per_clump() {
     skinned.sort();
     assert_eq!(skinned, [1, 2]);
     // The animations drive the default scene's nodes only.
-    let mut channels = 0;
-    for a in doc["animations"].as_array().unwrap() {
-        for c in a["channels"].as_array().unwrap() {
-            let node = c["target"]["node"].as_u64().unwrap();
-            assert_eq!(scene_of(node), 1, "a channel on node {node}");
-            channels += 1;
-        }
-    }
+    let channels = channels_in(doc, &scenes, 1);
     // As many as the sample ped exported alone: none lost, none added for the other clumps.
     let alone = crate::gltf_export::sample_ped_export(RootMotionExport::Baked);
     assert_eq!(channels, alone.report.channels);
@@ -527,4 +499,127 @@ fn sample_ped_alike(label: &str, joints: (f32, usize), vertices: (f32, usize)) {
     assert!(vertices.1 > 7 * 100, "{} vertices", vertices.1);
     assert!(joints.0 < 1e-4, "frames: {} m", joints.0);
     assert!(vertices.0 < 1e-4, "vertices: {} m", vertices.0);
+}
+
+/// Each scene's nodes of an export, walked from its roots: no node reached twice, no two
+/// scenes sharing one.
+fn scene_nodes(doc: &serde_json::Value) -> Vec<std::collections::HashSet<u64>> {
+    let count = doc["scenes"].as_array().unwrap().len();
+    let scenes: Vec<_> = (0..count)
+        .map(|scene| {
+            let mut out = std::collections::HashSet::new();
+            let roots = doc["scenes"][scene]["nodes"].as_array();
+            let mut stack: Vec<u64> = (roots.into_iter().flatten())
+                .map(|n| n.as_u64().unwrap())
+                .collect();
+            while let Some(n) = stack.pop() {
+                assert!(out.insert(n), "node {n} reached twice");
+                if let Some(children) = doc["nodes"][n as usize]["children"].as_array() {
+                    stack.extend(children.iter().map(|c| c.as_u64().unwrap()));
+                }
+            }
+            out
+        })
+        .collect();
+    for a in 0..count {
+        for b in a + 1..count {
+            assert!(
+                scenes[a].is_disjoint(&scenes[b]),
+                "scenes {a} and {b} share nodes"
+            );
+        }
+    }
+    scenes
+}
+
+/// The scene node `node` is in.
+fn scene_of(scenes: &[std::collections::HashSet<u64>], node: u64) -> usize {
+    (0..scenes.len())
+        .find(|&s| scenes[s].contains(&node))
+        .unwrap_or_else(|| panic!("node {node} is in no scene"))
+}
+
+/// How many animation channels the export has, each checked to drive a node of scene
+/// `default`.
+fn channels_in(
+    doc: &serde_json::Value,
+    scenes: &[std::collections::HashSet<u64>],
+    default: usize,
+) -> usize {
+    let mut channels = 0;
+    for a in doc["animations"].as_array().unwrap() {
+        for c in a["channels"].as_array().unwrap() {
+            let node = c["target"]["node"].as_u64().unwrap();
+            assert_eq!(scene_of(scenes, node), default, "a channel on node {node}");
+            channels += 1;
+        }
+    }
+    channels
+}
+
+/// The same for the other games' peds, each after a prop clump (one unnamed frame drawing a
+/// triangle): a GTA III ped of parts playing a III walk (its three parts rigid under their
+/// frames, no skin), and a skinned Vice City ped (VC's bones, the old skin layout) playing VC's
+/// walk. Two scenes each, the ped's the default; every channel on its nodes; the VC ped's skin
+/// within its scene; both pass the Khronos validator.
+#[test]
+fn iii_and_vc_peds_after_another_clump_export_a_scene_per_clump() {
+    use crate::bevy_dff::{III, VC, rigid_model, skinned_ped};
+    let prop = |stamp| rigid_model(stamp, &[("", -1, [0., 0., 1.])], &[0]);
+    let parts = rigid_model(
+        III,
+        &[
+            ("", -1, [0., 0., 0.]),
+            ("Swaist", 0, [0., 0., 1.0]),
+            ("Storso", 1, [0., 0., 0.2]),
+            ("Smid", 2, [0., 0., 0.45]),
+        ],
+        &[1, 2, 3],
+    );
+    let vc_ped = skinned_ped(VC, &rigplay::skeleton::Skeleton::gta_vc());
+    let cases = [
+        (
+            "iii-clumps",
+            [prop(III), parts].concat(),
+            crate::gltf_validator::iii_walk(),
+            GtaGame::Iii,
+            (4, 0),
+        ),
+        (
+            "vc-clumps",
+            [prop(VC), vc_ped].concat(),
+            crate::assets::read("anims/vc_ped.ifp"),
+            GtaGame::Vc,
+            (2, 1),
+        ),
+    ];
+    for (label, dff, ifp, game, (meshes, skins)) in cases {
+        let file =
+            crate::gltf_export::model_export(&dff, None, &ifp, game, RootMotionExport::Baked);
+        let doc = &file.json;
+        assert_eq!(
+            (file.report.scenes, &doc["scene"]),
+            (2, &1.into()),
+            "{label}"
+        );
+        // The prop's triangle, and the ped's meshes (III: a part each; VC: its body).
+        assert_eq!(
+            (file.report.meshes, file.report.skins),
+            (meshes, skins),
+            "{label}"
+        );
+        let scenes = scene_nodes(doc);
+        for skin in doc["skins"].as_array().into_iter().flatten() {
+            for j in skin["joints"].as_array().unwrap() {
+                assert_eq!(
+                    scene_of(&scenes, j.as_u64().unwrap()),
+                    1,
+                    "{label}: a joint"
+                );
+            }
+        }
+        let channels = channels_in(doc, &scenes, 1);
+        assert!(channels >= 2, "{label}: {channels} channels");
+        crate::gltf_validator::assert_clean(&file, label);
+    }
 }
