@@ -153,6 +153,7 @@ pub(super) fn build_model(
         let part_reach = add_parts(
             &joints,
             &atomic.parts,
+            &[],
             skin.is_some(),
             bones,
             stride,

@@ -14,6 +14,8 @@ use bevy::asset::AssetPath;
 use bevy::ecs::system::SystemParam;
 use bevy::gltf::{Gltf, GltfMesh, GltfNode, GltfSkin};
 use bevy::math::Affine3A;
+use bevy::mesh::morph::{MeshMorphWeights, MorphWeights};
+use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use bevy::render::renderer::RenderDevice;
 use bevy::render::storage::ShaderBuffer;
@@ -181,8 +183,9 @@ pub(super) fn build_gltf_model(
             .ok_or("a material was not made a StandardMaterial (is Bevy's PBR plugin added?)")
     };
     // The meshes of the scene Bevy spawns (the default, else the first), which is what the
-    // fallback draws: a file of several scenes shows that one only.
-    let shown: Option<std::collections::HashSet<AssetId<Mesh>>> = file
+    // fallback draws: a file of several scenes shows that one only. With each, the weights its
+    // morph targets are drawn at there (the glTF mesh's defaults, as Bevy's loader sets them).
+    let shown: Option<HashMap<AssetId<Mesh>, Vec<f32>>> = file
         .default_scene
         .as_ref()
         .or(file.scenes.first())
@@ -190,12 +193,28 @@ pub(super) fn build_gltf_model(
             let scene = parts_of.scenes.get(scene).ok_or(NOT_LOADED)?;
             Ok::<_, &str>(
                 (scene.world.iter_entities())
-                    .filter_map(|e| e.get::<Mesh3d>().map(|m| m.0.id()))
+                    .filter_map(|e| {
+                        let mesh = e.get::<Mesh3d>()?.0.id();
+                        let weights = match e.get::<MeshMorphWeights>() {
+                            Some(MeshMorphWeights::Value { weights }) => weights.clone(),
+                            Some(MeshMorphWeights::Reference(node)) => scene
+                                .world
+                                .get::<MorphWeights>(*node)
+                                .map_or_else(Vec::new, |w| w.weights().to_vec()),
+                            None => Vec::new(),
+                        };
+                        Some((mesh, weights))
+                    })
                     .collect(),
             )
         })
         .transpose()?;
-    let in_scene = |mesh: &Handle<Mesh>| shown.as_ref().is_none_or(|s| s.contains(&mesh.id()));
+    let in_scene = |mesh: &Handle<Mesh>| shown.as_ref().is_none_or(|s| s.contains_key(&mesh.id()));
+    let morph_weights = |mesh: &Handle<Mesh>| {
+        (shown.as_ref())
+            .and_then(|s| s.get(&mesh.id()))
+            .map_or(&[][..], Vec::as_slice)
+    };
     let mut parts = Vec::new();
     let mut reach = 0.0f32;
     let mut nodes: Vec<&GltfNode> = Vec::with_capacity(file.nodes.len());
@@ -235,15 +254,21 @@ pub(super) fn build_gltf_model(
             )],
         };
         let mut meshes = Vec::with_capacity(mesh.primitives.len());
+        let mut weights = &[][..];
         for primitive in mesh.primitives.iter().filter(|p| in_scene(&p.mesh)) {
             meshes.push((
                 primitive.mesh.clone(),
                 standard(primitive.material.as_ref())?,
             ));
+            // One node's weights drive all its mesh's primitives.
+            if weights.is_empty() {
+                weights = morph_weights(&primitive.mesh);
+            }
         }
         let part_reach = add_parts(
             &joints,
             &meshes,
+            weights,
             node.skin.is_some(),
             bones,
             stride,

@@ -8,6 +8,7 @@ use crate::plugin::skeletal::bone_rows;
 use bevy::asset::RenderAssetUsages;
 use bevy::math::{Affine3A, Vec3A};
 use bevy::mesh::VertexAttributeValues;
+use bevy::mesh::morph::MorphAttributes;
 use bevy::mesh::skinning::SkinnedMeshInverseBindposes;
 use bevy::prelude::*;
 use bevy::render::storage::ShaderBuffer;
@@ -24,10 +25,13 @@ pub(super) struct BuildParams<'w> {
 
 /// One drawn mesh's joint table: per joint, its bone in the crowd skeleton and its inverse bind
 /// matrix. Adds the part of each (mesh, material) to `parts` and returns the farthest its flesh
-/// reaches from a joint.
+/// reaches from a joint. The meshes' morph targets are applied at `morph_weights` (see
+/// [`crowd_mesh`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn add_parts(
     joints: &[(usize, Affine3A)],
     meshes: &[(Handle<Mesh>, Handle<StandardMaterial>)],
+    morph_weights: &[f32],
     skinned: bool,
     bones: &Handle<ShaderBuffer>,
     stride: u32,
@@ -52,7 +56,7 @@ pub(super) fn add_parts(
     let mut reach = 0.0f32;
     for (mesh, material) in meshes {
         let mesh = build.meshes.get(mesh).ok_or("a mesh has not loaded")?;
-        let (mesh, part_reach) = crowd_mesh(mesh, &bind_points, skinned)?;
+        let (mesh, part_reach) = crowd_mesh(mesh, &bind_points, skinned, morph_weights)?;
         reach = reach.max(part_reach);
         let base = build
             .standard
@@ -77,15 +81,25 @@ pub(super) fn add_parts(
 /// `mesh` with its joints and weights moved to the crowd's attributes (a rigid mesh: every
 /// vertex on joint 0, weight 1), and the farthest a vertex lies from its most weighted joint's
 /// bind point.
+///
+/// A mesh with morph targets is drawn as they leave it at `morph_weights` (weight `i` for
+/// target `i`; a target past the weights' end at 0): the targets are added into the copy's
+/// positions, normals and tangents once, as Bevy's vertex shader adds them every frame, and the
+/// copy keeps no targets, so Bevy's pipeline is not keyed for morphing that the crowd's shader
+/// would not do.
 pub(super) fn crowd_mesh(
     mesh: &Mesh,
     bind_points: &[Vec3A],
     skinned: bool,
+    morph_weights: &[f32],
 ) -> Result<(Mesh, f32), String> {
     if !mesh.asset_usage.contains(RenderAssetUsages::MAIN_WORLD) {
         return Err("its meshes are kept only on the GPU".into());
     }
-    let mut mesh = mesh.clone();
+    let mut mesh = match mesh.morph_targets() {
+        Some(targets) => morphed(mesh, targets, morph_weights)?,
+        None => mesh.clone(),
+    };
     let joints = mesh.remove_attribute(Mesh::ATTRIBUTE_JOINT_INDEX);
     let weights = mesh.remove_attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT);
     let Some(VertexAttributeValues::Float32x3(positions)) =
@@ -131,6 +145,44 @@ pub(super) fn crowd_mesh(
         VertexAttributeValues::Float32x4(weights),
     );
     Ok((mesh, reach))
+}
+
+/// `mesh` without its morph `targets` (per target, one displacement per vertex), their
+/// displacements added at `weights`: `p + Σ wᵢ·Δpᵢ`, and so for normals and tangents (a
+/// tangent's sign kept), as Bevy's `mesh.wgsl` morphs a vertex before skinning it.
+fn morphed(mesh: &Mesh, targets: &[MorphAttributes], weights: &[f32]) -> Result<Mesh, String> {
+    let vertices = mesh.count_vertices();
+    if vertices == 0 || !targets.len().is_multiple_of(vertices) {
+        return Err("a mesh's morph targets are not one displacement per vertex".into());
+    }
+    let mut out = Mesh::new(mesh.primitive_topology(), mesh.asset_usage);
+    if let Some(indices) = mesh.indices() {
+        out.insert_indices(indices.clone());
+    }
+    for (attribute, values) in mesh.attributes() {
+        out.insert_attribute(*attribute, values.clone());
+    }
+    let used = targets.chunks_exact(vertices).zip(weights);
+    for (target, &w) in used.filter(|(_, w)| **w != 0.0 && w.is_finite()) {
+        let mut add = |id, delta: fn(&MorphAttributes) -> Vec3| match out.attribute_mut(id) {
+            Some(VertexAttributeValues::Float32x3(values)) => {
+                for (v, d) in values.iter_mut().zip(target) {
+                    *v = (Vec3::from(*v) + w * delta(d)).into();
+                }
+            }
+            Some(VertexAttributeValues::Float32x4(values)) => {
+                for (v, d) in values.iter_mut().zip(target) {
+                    let xyz = Vec3::new(v[0], v[1], v[2]) + w * delta(d);
+                    *v = [xyz.x, xyz.y, xyz.z, v[3]];
+                }
+            }
+            _ => {}
+        };
+        add(Mesh::ATTRIBUTE_POSITION.id, |d| d.position);
+        add(Mesh::ATTRIBUTE_NORMAL.id, |d| d.normal);
+        add(Mesh::ATTRIBUTE_TANGENT.id, |d| d.tangent);
+    }
+    Ok(out)
 }
 
 /// The rows of `m` (see [`bone_rows`]) as bytes.
