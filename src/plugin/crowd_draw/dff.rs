@@ -2,30 +2,20 @@
 //! model's parts built from its first clump that has bones.
 
 use super::parts::{BuildParams, add_parts};
-use super::state::{
-    CrowdDraw, CrowdDrawSettings, CrowdDressed, DrawnModel, ModelKey, failed_to_load, undress,
-    undress_removed,
-};
+use super::state::{CrowdDressed, DrawnModel, Dresser, ModelKey, Opening};
 use crate::plugin::dff::{CrowdModel, Dff, DffClump, GtaModel, SkinBinding, bind};
-use crate::plugin::skeletal::{CrowdCharacter, CrowdSkeletons};
+use crate::plugin::skeletal::CrowdCharacter;
 use bevy::animation::AnimationTargetId;
 use bevy::math::Affine3A;
 use bevy::prelude::*;
-use bevy::render::renderer::RenderDevice;
 use bevy::render::storage::ShaderBuffer;
 
 /// Gives every crowd character wearing a loaded DFF model its parts (and takes them away when
 /// the model changes, reloads or goes).
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::type_complexity)]
 pub(super) fn dress_crowd(
-    mut commands: Commands,
-    mut draw: ResMut<CrowdDraw>,
-    device: Option<Res<RenderDevice>>,
-    assets: Res<AssetServer>,
+    mut dresser: Dresser,
     models: Res<Assets<Dff>>,
-    skeletons: Res<CrowdSkeletons>,
-    settings: Res<CrowdDrawSettings>,
-    mut build: BuildParams,
     mut events: MessageReader<AssetEvent<Dff>>,
     mut removed: RemovedComponents<CrowdModel>,
     undressed: Query<(Entity, &CrowdCharacter, &CrowdModel), Without<CrowdDressed>>,
@@ -34,7 +24,6 @@ pub(super) fn dress_crowd(
         (Entity, &CrowdCharacter, &CrowdModel, &CrowdDressed),
         Or<(Changed<CrowdModel>, Changed<CrowdCharacter>)>,
     >,
-    worn: Query<&CrowdDressed>,
     // A character wearing a glTF model too is posed on its rig, and dressed in that alone.
     #[cfg(feature = "gltf")] gltf_worn: Query<(), With<crate::plugin::CrowdGltfModel>>,
 ) {
@@ -43,12 +32,9 @@ pub(super) fn dress_crowd(
     #[cfg(not(feature = "gltf"))]
     let wears_gltf = |_: Entity| false;
     let undressed = undressed.iter().filter(|(e, _, _)| !wears_gltf(*e));
-    let draw = &mut *draw;
-    draw.init_stride(&skeletons);
-    let fallback = draw.fallback(device.as_deref(), &settings);
     // Characters whose model changed, reloaded or went are undressed (and dressed again below,
     // from the next frame).
-    let changed = draw.forget_changed(&mut events);
+    let Opening { fallback, changed } = dresser.open(&mut events);
     // Every dressed character where a model changed; else only those whose model or game may
     // have (not the whole crowd every frame).
     let suspects = if changed.is_empty() {
@@ -63,19 +49,19 @@ pub(super) fn dress_crowd(
     for (entity, character, model, dressed) in suspects {
         let key = ModelKey::Dff(model.0.id(), character.game);
         if changed.contains(&model.0.id()) || dressed.model != key || wears_gltf(entity) {
-            undress(&mut commands, draw, entity, dressed);
+            dresser.undress(entity, dressed);
         }
     }
-    undress_removed(&mut commands, draw, removed.read(), &worn);
+    dresser.undress_removed(removed.read());
     if fallback {
         for (entity, character, model) in undressed {
             let id = model.0.id();
-            if draw.undrawable.contains(&id.untyped()) || failed_to_load(draw, &assets, &model.0) {
+            if dresser.draw.undrawable.contains(&id.untyped()) || dresser.failed_to_load(&model.0) {
                 continue;
             }
             let key = ModelKey::Dff(id, character.game);
-            draw.dress_fallback(
-                &mut commands,
+            dresser.draw.dress_fallback(
+                &mut dresser.commands,
                 entity,
                 GtaModel::new(model.0.clone()),
                 key,
@@ -84,32 +70,35 @@ pub(super) fn dress_crowd(
         }
         return;
     }
-    let bones = draw.bone_buffer(&mut build.buffers);
+    let bones = dresser.draw.bone_buffer(&mut dresser.build.buffers);
     for (entity, character, model) in undressed {
         let id = model.0.id();
-        if draw.undrawable.contains(&id.untyped()) {
+        if dresser.draw.undrawable.contains(&id.untyped()) {
             continue;
         }
         let key = ModelKey::Dff(id, character.game);
-        let drawn = match draw.models.get(&key) {
+        let drawn = match dresser.draw.models.get(&key) {
             Some(drawn) => drawn.clone(),
             None => {
                 let Some(dff) = models.get(&model.0) else {
-                    failed_to_load(draw, &assets, &model.0);
+                    dresser.failed_to_load(&model.0);
                     continue;
                 };
-                let targets = skeletons.targets(character.game);
-                let Some(binding) = bind(dff, targets, &build.ibms) else {
+                let targets = dresser.skeletons.targets(character.game);
+                let Some(binding) = bind(dff, targets, &dresser.build.ibms) else {
                     continue;
                 };
-                let built = build_model(dff, &binding, targets, &bones, draw.stride, &mut build);
-                let Some(drawn) = draw.keep_built(key, built, model.0.path()) else {
+                let stride = dresser.draw.stride;
+                let built = build_model(dff, &binding, targets, &bones, stride, &mut dresser.build);
+                let Some(drawn) = dresser.draw.keep_built(key, built, model.0.path()) else {
                     continue;
                 };
                 drawn
             }
         };
-        draw.dress(&mut commands, entity, &drawn, key);
+        dresser
+            .draw
+            .dress(&mut dresser.commands, entity, &drawn, key);
     }
 }
 

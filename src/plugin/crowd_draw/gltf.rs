@@ -5,11 +5,9 @@
 //! spawned under the character instead and its nodes follow the pose by name.
 
 use super::parts::{BuildParams, add_parts};
-use super::state::{
-    CrowdDraw, CrowdDrawSettings, CrowdDressed, DrawnModel, ModelKey, undress, undress_removed,
-};
+use super::state::{CrowdDressed, DrawnModel, Dresser, ModelKey, Opening};
 use crate::plugin::CrowdGltfModel;
-use crate::plugin::skeletal::{CrowdCharacter, CrowdRig, CrowdSkeleton, CrowdSkeletons};
+use crate::plugin::skeletal::{CrowdCharacter, CrowdRig, CrowdSkeleton};
 use bevy::asset::AssetPath;
 use bevy::ecs::system::SystemParam;
 use bevy::gltf::{Gltf, GltfMesh, GltfNode, GltfSkin};
@@ -17,7 +15,6 @@ use bevy::math::Affine3A;
 use bevy::mesh::morph::{MeshMorphWeights, MorphWeights};
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
-use bevy::render::renderer::RenderDevice;
 use bevy::render::storage::ShaderBuffer;
 use bevy::world_serialization::{WorldAsset, WorldAssetRoot};
 use std::sync::Arc;
@@ -52,7 +49,6 @@ pub(super) struct GltfWearers<'w, 's> {
     >,
     dressed: Query<'w, 's, Dressed>,
     restyled: Query<'w, 's, Dressed, Or<(Changed<CrowdGltfModel>, Changed<CrowdRig>)>>,
-    worn: Query<'w, 's, &'static CrowdDressed>,
 }
 
 /// The key of a glTF model drawn on `rig`.
@@ -62,23 +58,13 @@ pub(super) fn key(model: &CrowdGltfModel, rig: &Arc<CrowdSkeleton>) -> ModelKey 
 
 /// Gives every crowd character wearing a loaded glTF model (its rig made) its parts, and takes
 /// them away when the model, its rig or the file change, or the model goes.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn dress_gltf_crowd(
-    mut commands: Commands,
-    mut draw: ResMut<CrowdDraw>,
-    device: Option<Res<RenderDevice>>,
-    assets: Res<AssetServer>,
-    skeletons: Res<CrowdSkeletons>,
-    settings: Res<CrowdDrawSettings>,
+    mut dresser: Dresser,
     files: GltfParts,
-    mut build: BuildParams,
     mut events: MessageReader<AssetEvent<Gltf>>,
     mut wearers: GltfWearers,
 ) {
-    let draw = &mut *draw;
-    draw.init_stride(&skeletons);
-    let fallback = draw.fallback(device.as_deref(), &settings);
-    let changed = draw.forget_changed(&mut events);
+    let Opening { fallback, changed } = dresser.open(&mut events);
     let suspects = if changed.is_empty() {
         wearers.restyled.iter().collect::<Vec<_>>()
     } else {
@@ -90,13 +76,14 @@ pub(super) fn dress_gltf_crowd(
             .as_ref()
             .is_some_and(|r| dressed.model == key(model, r));
         if changed.contains(&model.model.id()) || !same {
-            undress(&mut commands, draw, entity, dressed);
+            dresser.undress(entity, dressed);
         }
     }
-    undress_removed(&mut commands, draw, wearers.removed.read(), &wearers.worn);
-    let bones = draw.bone_buffer(&mut build.buffers);
+    dresser.undress_removed(wearers.removed.read());
+    let bones = dresser.draw.bone_buffer(&mut dresser.build.buffers);
     for (entity, model, rig) in &wearers.undressed {
         let id = model.model.id();
+        let draw = &mut *dresser.draw;
         if draw.undrawable.contains(&id.untyped()) {
             continue;
         }
@@ -115,7 +102,8 @@ pub(super) fn dress_gltf_crowd(
                 draw.undrawable.insert(id.untyped());
                 continue;
             };
-            draw.dress_fallback(&mut commands, entity, WorldAssetRoot(scene), key, true);
+            let scene = WorldAssetRoot(scene);
+            draw.dress_fallback(&mut dresser.commands, entity, scene, key, true);
             continue;
         }
         let drawn = match draw.models.get(&key) {
@@ -128,10 +116,10 @@ pub(super) fn dress_gltf_crowd(
                     &model.model,
                     rig,
                     &files,
-                    &assets,
+                    &dresser.assets,
                     &bones,
                     draw.stride,
-                    &mut build,
+                    &mut dresser.build,
                 );
                 let Some(drawn) = draw.keep_built(key, built, model.model.path()) else {
                     continue;
@@ -139,7 +127,7 @@ pub(super) fn dress_gltf_crowd(
                 drawn
             }
         };
-        draw.dress(&mut commands, entity, &drawn, key);
+        draw.dress(&mut dresser.commands, entity, &drawn, key);
     }
 }
 

@@ -2,12 +2,14 @@
 //! of a dressed character and its parts.
 
 use super::material::CrowdMaterial;
+use super::parts::BuildParams;
 use crate::plugin::dff::Dff;
 use crate::plugin::skeletal::{BoneRows, CrowdDrawn, CrowdSkeletons};
 use crate::skeleton::GtaGame;
 use bevy::asset::{AssetId, RenderAssetUsages, UntypedAssetId};
 use bevy::camera::primitives::Aabb;
 use bevy::camera::visibility::NoAutoAabb;
+use bevy::ecs::system::SystemParam;
 use bevy::mesh::MeshTag;
 use bevy::platform::collections::{HashMap, HashSet};
 use bevy::prelude::*;
@@ -238,6 +240,74 @@ impl CrowdDraw {
     }
 }
 
+/// What the dressing systems of both wings (DFF peds, glTF characters) work with, and the steps
+/// they share.
+#[derive(SystemParam)]
+pub(super) struct Dresser<'w, 's> {
+    pub(super) commands: Commands<'w, 's>,
+    pub(super) draw: ResMut<'w, CrowdDraw>,
+    pub(super) assets: Res<'w, AssetServer>,
+    pub(super) skeletons: Res<'w, CrowdSkeletons>,
+    pub(super) build: BuildParams<'w>,
+    device: Option<Res<'w, RenderDevice>>,
+    settings: Res<'w, CrowdDrawSettings>,
+    worn: Query<'w, 's, &'static CrowdDressed>,
+}
+
+/// What a wing's dressing learns first each frame ([`Dresser::open`]).
+pub(super) struct Opening<A: Asset> {
+    /// Whether characters are drawn the Bevy way ([`CrowdDraw::fallback`]).
+    pub(super) fallback: bool,
+    /// The wing's models that changed or went, forgotten ([`CrowdDraw::forget_changed`]).
+    pub(super) changed: HashSet<AssetId<A>>,
+}
+
+impl Dresser<'_, '_> {
+    /// The frame's first steps: the slots' stride worked out (once), the way characters are
+    /// drawn chosen, and the models `events` say changed or went forgotten.
+    pub(super) fn open<A: Asset>(
+        &mut self,
+        events: &mut MessageReader<AssetEvent<A>>,
+    ) -> Opening<A> {
+        let draw = &mut *self.draw;
+        draw.init_stride(&self.skeletons);
+        Opening {
+            fallback: draw.fallback(self.device.as_deref(), &self.settings),
+            changed: draw.forget_changed(events),
+        }
+    }
+
+    /// Takes `entity`'s parts away and gives its slot back.
+    pub(super) fn undress(&mut self, entity: Entity, dressed: &CrowdDressed) {
+        undress(&mut self.commands, &mut self.draw, entity, dressed);
+    }
+
+    /// Undresses the characters that lost their model, `removed`; one that went (its parts went
+    /// with it) gives its slot back.
+    pub(super) fn undress_removed(&mut self, removed: impl Iterator<Item = Entity>) {
+        for entity in removed {
+            match self.worn.get(entity) {
+                Ok(dressed) => undress(&mut self.commands, &mut self.draw, entity, dressed),
+                Err(_) => self.draw.give_back(entity),
+            }
+        }
+    }
+
+    /// Whether `model` failed to load; if so, it is warned of (once) and remembered as
+    /// undrawable.
+    pub(super) fn failed_to_load<A: Asset>(&mut self, model: &Handle<A>) -> bool {
+        if !self.assets.load_state(model).is_failed() {
+            return false;
+        }
+        warn!(
+            "crowd characters wearing {:?} are not drawn: the model failed to load",
+            model.path()
+        );
+        self.draw.undrawable.insert(model.id().untyped());
+        true
+    }
+}
+
 /// On a drawn crowd character: its model and parts.
 #[derive(Component)]
 pub(super) struct CrowdDressed {
@@ -273,45 +343,9 @@ pub(super) struct CrowdPart {
     pub(super) reach: f32,
 }
 
-/// Whether `model` failed to load; if so, it is warned of (once) and remembered as undrawable.
-pub(super) fn failed_to_load<A: Asset>(
-    draw: &mut CrowdDraw,
-    assets: &AssetServer,
-    model: &Handle<A>,
-) -> bool {
-    if !assets.load_state(model).is_failed() {
-        return false;
-    }
-    warn!(
-        "crowd characters wearing {:?} are not drawn: the model failed to load",
-        model.path()
-    );
-    draw.undrawable.insert(model.id().untyped());
-    true
-}
-
-/// Undresses the characters that lost their model, `removed`; one that went (its parts went
-/// with it) gives its slot back.
-pub(super) fn undress_removed(
-    commands: &mut Commands,
-    draw: &mut CrowdDraw,
-    removed: impl Iterator<Item = Entity>,
-    worn: &Query<&CrowdDressed>,
-) {
-    for entity in removed {
-        match worn.get(entity) {
-            Ok(dressed) => undress(commands, draw, entity, dressed),
-            Err(_) => draw.give_back(entity),
-        }
-    }
-}
-
-pub(super) fn undress(
-    commands: &mut Commands,
-    draw: &mut CrowdDraw,
-    entity: Entity,
-    dressed: &CrowdDressed,
-) {
+/// Takes `entity`'s parts away, and the components saying how it is drawn, and gives its slot
+/// back.
+fn undress(commands: &mut Commands, draw: &mut CrowdDraw, entity: Entity, dressed: &CrowdDressed) {
     for &part in &dressed.parts {
         commands.entity(part).try_despawn();
     }
