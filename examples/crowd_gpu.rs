@@ -7,7 +7,8 @@
 //!
 //! (N: 10000; F: 120 measured frames, after 30 unmeasured; size: 1920x1080.) Cases: the flat
 //! path (posed, nothing drawn), the crowd renderer without and with a shadow-casting sun, the
-//! crowd renderer drawing the sample glTF humanoid (`CrowdGltfModel`), and Bevy's own
+//! sample glTF humanoid's characters posed on its rig with nothing drawn (an app without
+//! `CrowdDrawPlugin`) and drawn by the crowd renderer (`CrowdGltfModel`), and Bevy's own
 //! `SkinnedMesh` per ped (bone entities) without and with shadows. For each it prints
 //! the median GPU milliseconds of every pass over the measured frames, their sum, and the median
 //! wall time of a whole frame (`App::update`, pipelined rendering off, every core). The adapter
@@ -76,6 +77,7 @@ fn main() {
         ("flat (nothing drawn)", Peds::Flat, false),
         ("crowd renderer", Peds::Drawn, false),
         ("crowd renderer, shadows", Peds::Drawn, true),
+        ("flat glTF humanoid (nothing drawn)", Peds::FlatGltf, false),
         ("crowd renderer, glTF humanoid", Peds::DrawnGltf, false),
         ("Bevy SkinnedMesh", Peds::SkinnedMesh, false),
         ("Bevy SkinnedMesh, shadows", Peds::SkinnedMesh, true),
@@ -94,7 +96,7 @@ fn main() {
                 std::process::exit(1);
             }
         };
-        if name.starts_with("flat") {
+        if peds == Peds::Flat {
             let info = &app
                 .sub_app(RenderApp)
                 .world()

@@ -11,6 +11,8 @@
 //! * `drawn glTF N` (1,000 and 10,000): `CrowdCharacter` + `CrowdGltfModel` of the sample glTF
 //!   humanoid, the walk retargeted onto its 29 nodes, drawn by `CrowdDrawPlugin`;
 //! * `flat N`: the same `CrowdCharacter`s without a model (posed, nothing drawn);
+//! * `flat glTF N` (1,000 and 10,000): the `drawn glTF N` characters in an app without
+//!   `CrowdDrawPlugin` (posed on the glTF rig, nothing drawn): the baseline of `drawn glTF N`;
 //! * `skinned mesh N`: the ped spawned with bone entities (`GtaModel` + `SkeletalClip`), drawn by
 //!   Bevy's `SkinnedMesh`;
 //! * `empty`: the same app with no ped (the renderer's fixed cost);
@@ -73,6 +75,7 @@ fn crowd_draw(c: &mut Criterion) {
         }
     }
     for count in [1_000, 10_000] {
+        case(format!("flat glTF {count}"), Peds::FlatGltf, count);
         case(format!("drawn glTF {count}"), Peds::DrawnGltf, count);
     }
     case(

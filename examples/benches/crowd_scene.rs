@@ -14,7 +14,7 @@ use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use rigplay::plugin::{
     CrowdCharacter, CrowdDrawPlugin, CrowdGltfModel, CrowdLod, CrowdMaterial, CrowdModel,
-    CrowdViewer, Dff, DffPlugin, GtaModel, IfpPlugin, Playback, RigClip, SkeletalClip,
+    CrowdPose, CrowdViewer, Dff, DffPlugin, GtaModel, IfpPlugin, Playback, RigClip, SkeletalClip,
     SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
@@ -33,6 +33,9 @@ pub enum Peds {
     /// `CrowdCharacter` + `CrowdGltfModel` of the sample glTF humanoid (29 nodes, the walk
     /// retargeted onto them), drawn by `CrowdDrawPlugin`.
     DrawnGltf,
+    /// The `DrawnGltf` characters without `CrowdDrawPlugin`: posed on the glTF rig, nothing
+    /// drawn (what `DrawnGltf` costs less its drawing).
+    FlatGltf,
     /// The ped spawned with bone entities (`GtaModel` + `SkeletalClip`), drawn by Bevy's
     /// `SkinnedMesh`.
     SkinnedMesh,
@@ -86,7 +89,6 @@ pub fn scene<M>(
             .disable::<PipelinedRenderingPlugin>(),
         IfpPlugin,
         DffPlugin,
-        CrowdDrawPlugin,
     ))
     .add_plugins(more)
     .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
@@ -97,6 +99,9 @@ pub fn scene<M>(
         enabled: false,
         ..default()
     });
+    if peds != Peds::FlatGltf {
+        app.add_plugins(CrowdDrawPlugin);
+    }
     while app.plugins_state() == PluginsState::Adding {
         bevy::tasks::tick_global_task_pools_on_main_thread();
     }
@@ -205,7 +210,7 @@ pub fn scene<M>(
             Peds::Flat => {
                 world.spawn((CrowdCharacter::new(GtaGame::Sa, walk.clone()), playback, at));
             }
-            Peds::DrawnGltf => {
+            Peds::DrawnGltf | Peds::FlatGltf => {
                 world.spawn((
                     CrowdCharacter::new(GtaGame::Sa, walk.clone()),
                     CrowdGltfModel::new(humanoid.clone()),
@@ -240,6 +245,12 @@ pub fn scene<M>(
                 .iter(world)
                 .count(),
             Peds::Flat => count,
+            // Every character posed (on the glTF rig, once the file's rig is made).
+            Peds::FlatGltf => world
+                .query::<&CrowdPose>()
+                .iter(world)
+                .filter(|p| !p.bones.is_empty())
+                .count(),
         };
         if parts >= count {
             dressed = true;

@@ -1125,6 +1125,7 @@ fn crowd_gpu_times_every_case_on_the_adapter_and_the_whole_frame_holds_the_timed
         "flat (nothing drawn)",
         "crowd renderer",
         "crowd renderer, shadows",
+        "flat glTF humanoid (nothing drawn)",
         "crowd renderer, glTF humanoid",
         "Bevy SkinnedMesh",
         "Bevy SkinnedMesh, shadows",
