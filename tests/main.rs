@@ -63,6 +63,7 @@ mod convert;
 mod crowd_gpu;
 mod dan;
 mod dff_read;
+mod doc_links;
 mod gltf_export;
 mod gltf_import;
 mod gltf_validator;
