@@ -1429,15 +1429,20 @@ fn a_gltf_character_with_morph_targets_draws_at_the_files_weights() {
     });
 }
 
-/// `glb` with a second scene, not the default, holding one more node: a copy of the first mesh
-/// (a mesh of its own, on the same accessors), unskinned, half a metre up and forward.
-fn with_second_scene(glb: &[u8]) -> Vec<u8> {
+/// `glb` with a second scene, not the default, holding one more node, unskinned, half a metre
+/// up and forward: with a copy of the first mesh (a mesh of its own, on the same accessors), or
+/// (`shared`) with the first mesh itself, which the default scene's body node shows too.
+fn with_second_scene(glb: &[u8], shared: bool) -> Vec<u8> {
     rewrite_glb(glb, |json, _| {
-        let mut copy = json["meshes"][0].clone();
-        copy["name"] = "copy".into();
-        let meshes = json["meshes"].as_array_mut().unwrap();
-        meshes.push(copy);
-        let mesh = meshes.len() - 1;
+        let mesh = if shared {
+            0
+        } else {
+            let mut copy = json["meshes"][0].clone();
+            copy["name"] = "copy".into();
+            let meshes = json["meshes"].as_array_mut().unwrap();
+            meshes.push(copy);
+            meshes.len() - 1
+        };
         let nodes = json["nodes"].as_array_mut().unwrap();
         nodes.push(serde_json::json!({
             "name": "elsewhere", "mesh": mesh, "translation": [0.0, 0.5, 0.5]
@@ -1454,8 +1459,23 @@ fn with_second_scene(glb: &[u8]) -> Vec<u8> {
 #[test]
 fn a_gltf_of_two_scenes_draws_its_default_scene_as_bevy_does() {
     on_gpu(|| {
-        let dir = changed_sample("crowd_two_scenes", "scenes.glb", &[], with_second_scene);
+        let dir = changed_sample("crowd_two_scenes", "scenes.glb", &[], |glb| {
+            with_second_scene(glb, false)
+        });
         drawn_like_twins(&dir, "characters/scenes.glb", false, "glTF of two scenes");
+    });
+}
+
+/// The other scene's node showing the very mesh the default scene's body node shows: the crowd
+/// draws the body node's alone, as Bevy spawns the default scene. (Matched by mesh alone, the
+/// other scene's node was taken for one to draw too.)
+#[test]
+fn a_mesh_the_other_scene_shows_too_is_drawn_on_the_default_scenes_node_alone() {
+    on_gpu(|| {
+        let dir = changed_sample("crowd_shared_mesh", "shared.glb", &[], |glb| {
+            with_second_scene(glb, true)
+        });
+        drawn_like_twins(&dir, "characters/shared.glb", false, "glTF sharing a mesh");
     });
 }
 

@@ -170,37 +170,43 @@ pub(super) fn build_gltf_model(
             .get_handle::<StandardMaterial>(&at)
             .ok_or("a material was not made a StandardMaterial (is Bevy's PBR plugin added?)")
     };
-    // The meshes of the scene Bevy spawns (the default, else the first), which is what the
-    // fallback draws: a file of several scenes shows that one only. With each, the weights its
-    // morph targets are drawn at there (the glTF mesh's defaults, as Bevy's loader sets them).
-    let shown: Option<HashMap<AssetId<Mesh>, Vec<f32>>> = file
+    // The (node, mesh) pairs of the scene Bevy spawns (the default, else the first), which is
+    // what the fallback draws: a file of several scenes shows that one only. A primitive's
+    // entity is a child of its node's, which bears the node's name (as `GltfNode::name`); with
+    // each pair, the weights its morph targets are drawn at there (the glTF mesh's defaults, as
+    // Bevy's loader sets them).
+    type Shown = HashMap<(String, AssetId<Mesh>), Vec<f32>>;
+    let shown: Option<Shown> = file
         .default_scene
         .as_ref()
         .or(file.scenes.first())
         .map(|scene| {
             let scene = parts_of.scenes.get(scene).ok_or(NOT_LOADED)?;
+            let world = &scene.world;
             Ok::<_, &str>(
-                (scene.world.iter_entities())
+                (world.iter_entities())
                     .filter_map(|e| {
                         let mesh = e.get::<Mesh3d>()?.0.id();
+                        let node = world.get::<Name>(e.get::<ChildOf>()?.parent())?;
                         let weights = match e.get::<MeshMorphWeights>() {
                             Some(MeshMorphWeights::Value { weights }) => weights.clone(),
-                            Some(MeshMorphWeights::Reference(node)) => scene
-                                .world
+                            Some(MeshMorphWeights::Reference(node)) => world
                                 .get::<MorphWeights>(*node)
                                 .map_or_else(Vec::new, |w| w.weights().to_vec()),
                             None => Vec::new(),
                         };
-                        Some((mesh, weights))
+                        Some(((node.as_str().to_owned(), mesh), weights))
                     })
                     .collect(),
             )
         })
         .transpose()?;
-    let in_scene = |mesh: &Handle<Mesh>| shown.as_ref().is_none_or(|s| s.contains_key(&mesh.id()));
-    let morph_weights = |mesh: &Handle<Mesh>| {
+    let in_scene = |node: &GltfNode, mesh: &Handle<Mesh>| {
+        (shown.as_ref()).is_none_or(|s| s.contains_key(&(node.name.clone(), mesh.id())))
+    };
+    let morph_weights = |node: &GltfNode, mesh: &Handle<Mesh>| {
         (shown.as_ref())
-            .and_then(|s| s.get(&mesh.id()))
+            .and_then(|s| s.get(&(node.name.clone(), mesh.id())))
             .map_or(&[][..], Vec::as_slice)
     };
     let mut parts = Vec::new();
@@ -215,7 +221,7 @@ pub(super) fn build_gltf_model(
             continue;
         };
         let mesh = parts_of.meshes.get(mesh).ok_or(NOT_LOADED)?;
-        if !mesh.primitives.iter().any(|p| in_scene(&p.mesh)) {
+        if !mesh.primitives.iter().any(|p| in_scene(node, &p.mesh)) {
             continue;
         }
         let joints: Vec<(usize, Affine3A)> = match &node.skin {
@@ -243,14 +249,14 @@ pub(super) fn build_gltf_model(
         };
         let mut meshes = Vec::with_capacity(mesh.primitives.len());
         let mut weights = &[][..];
-        for primitive in mesh.primitives.iter().filter(|p| in_scene(&p.mesh)) {
+        for primitive in mesh.primitives.iter().filter(|p| in_scene(node, &p.mesh)) {
             meshes.push((
                 primitive.mesh.clone(),
                 standard(primitive.material.as_ref())?,
             ));
             // One node's weights drive all its mesh's primitives.
             if weights.is_empty() {
-                weights = morph_weights(&primitive.mesh);
+                weights = morph_weights(node, &primitive.mesh);
             }
         }
         let part_reach = add_parts(
