@@ -1116,13 +1116,15 @@ fn spawn_gltf_pairs(app: &mut App, model: &str) -> Vec<Pair> {
 /// `anims/` and `characters/`) drawn both ways, with the crowd drawing by instanced skinning or
 /// (`bevy_skinning`) the Bevy way. The second pair cross-fades into the wave (halfway); the
 /// fourth stands 2.8 km out, with its own camera. With `ped`, a pair of the sample DFF ped is
-/// drawn (dressed) first, beside them. Returns, per camera (near, far), the images with every
-/// character hidden, drawn by Bevy's skinned meshes and by the crowd.
+/// drawn (dressed) first, beside them. `rigid` is how many unskinned meshes the model has
+/// besides its skinned one. Returns, per camera (near, far), the images with every character
+/// hidden, drawn by Bevy's skinned meshes and by the crowd.
 fn gltf_pairs_drawn(
     root: &Path,
     model: &str,
     bevy_skinning: bool,
     ped: bool,
+    rigid: usize,
 ) -> [[RgbaImage; 3]; 2] {
     let mut app = crowd_app(root);
     app.insert_resource(CrowdDrawSettings { bevy_skinning });
@@ -1153,7 +1155,7 @@ fn gltf_pairs_drawn(
         want_skinned += 2 * gltf_pairs.len();
     } else {
         want_skinned += gltf_pairs.len();
-        want_parts += gltf_pairs.len();
+        want_parts += (1 + rigid) * gltf_pairs.len();
     }
     let fading = ped as usize + 1;
     pairs.extend(gltf_pairs);
@@ -1237,7 +1239,8 @@ fn gltf_crowd_characters_draw_as_their_twins_skinned_meshes_do() {
                 "instanced"
             };
             let model = "characters/humanoid.glb";
-            let [[e0, b0, c0], [e1, b1, c1]] = gltf_pairs_drawn(&root, model, bevy_skinning, false);
+            let [[e0, b0, c0], [e1, b1, c1]] =
+                gltf_pairs_drawn(&root, model, bevy_skinning, false, 0);
             compare(&format!("glTF near, {way}"), true, &b0, &c0, &e0);
             compare(&format!("glTF far, {way}"), false, &b1, &c1, &e1);
         }
@@ -1256,7 +1259,12 @@ fn strides(app: &App) -> Vec<u32> {
 /// [`gltf_pairs_drawn`] instanced (with the DFF ped beside, where `ped`), compared with
 /// [`compare`]: strictly near the origin, within 0.5 % of the pixels far out.
 fn drawn_like_twins(root: &Path, model: &str, ped: bool, label: &str) {
-    let [[e0, b0, c0], [e1, b1, c1]] = gltf_pairs_drawn(root, model, false, ped);
+    drawn_like_twins_with(root, model, ped, 0, label);
+}
+
+/// [`drawn_like_twins`] for a model of `rigid` unskinned meshes besides its skinned one.
+fn drawn_like_twins_with(root: &Path, model: &str, ped: bool, rigid: usize, label: &str) {
+    let [[e0, b0, c0], [e1, b1, c1]] = gltf_pairs_drawn(root, model, false, ped, rigid);
     compare(&format!("{label}, near"), true, &b0, &c0, &e0);
     compare(&format!("{label}, far"), false, &b1, &c1, &e1);
 }
@@ -1463,6 +1471,40 @@ fn a_gltf_of_two_scenes_draws_its_default_scene_as_bevy_does() {
             with_second_scene(glb, false)
         });
         drawn_like_twins(&dir, "characters/scenes.glb", false, "glTF of two scenes");
+    });
+}
+
+/// `glb` with one more node under the `Armature` (node 28): a copy of the first mesh, unskinned,
+/// mirrored and at half size (scale `(-0.5, 0.5, 0.5)`), standing 0.9 m to the character's side.
+fn with_mirrored_part(glb: &[u8]) -> Vec<u8> {
+    rewrite_glb(glb, |json, _| {
+        let mut copy = json["meshes"][0].clone();
+        copy["name"] = "mirror".into();
+        let meshes = json["meshes"].as_array_mut().unwrap();
+        meshes.push(copy);
+        let mesh = meshes.len() - 1;
+        let nodes = json["nodes"].as_array_mut().unwrap();
+        nodes.push(serde_json::json!({
+            "name": "mirrored", "mesh": mesh,
+            "translation": [0.9, 0.0, 0.0], "scale": [-0.5, 0.5, 0.5]
+        }));
+        let node = nodes.len() - 1;
+        nodes[28]["children"]
+            .as_array_mut()
+            .unwrap()
+            .push(node.into());
+    })
+}
+
+/// A part under a node whose scale mirrors it (its determinant negative) turns its triangles'
+/// winding over; Bevy's loader gives it a copy of its material that culls the other faces, and
+/// the crowd draws it with that copy, as Bevy does.
+#[test]
+fn a_mirrored_gltf_part_is_drawn_with_the_faces_bevy_culls() {
+    on_gpu(|| {
+        let dir = changed_sample("crowd_mirrored", "mirrored.glb", &[], with_mirrored_part);
+        let model = "characters/mirrored.glb";
+        drawn_like_twins_with(&dir, model, false, 1, "glTF with a mirrored part");
     });
 }
 

@@ -51,6 +51,16 @@ pub(super) struct GltfWearers<'w, 's> {
     restyled: Query<'w, 's, Dressed, Or<(Changed<CrowdGltfModel>, Changed<CrowdRig>)>>,
 }
 
+/// How the scene Bevy spawns shows one (node, mesh) pair.
+struct Shown {
+    /// The weights its morph targets are drawn at (the glTF mesh's defaults, as Bevy's loader
+    /// sets them).
+    morph_weights: Vec<f32>,
+    /// Its material: the file's, or the copy Bevy's loader makes with the other faces culled
+    /// for a node whose scale mirrors it.
+    material: Option<Handle<StandardMaterial>>,
+}
+
 /// The key of a glTF model drawn on `rig`.
 pub(super) fn key(model: &CrowdGltfModel, rig: &Arc<CrowdSkeleton>) -> ModelKey {
     ModelKey::Gltf(model.model.id(), Arc::as_ptr(rig) as usize)
@@ -172,11 +182,8 @@ pub(super) fn build_gltf_model(
     };
     // The (node, mesh) pairs of the scene Bevy spawns (the default, else the first), which is
     // what the fallback draws: a file of several scenes shows that one only. A primitive's
-    // entity is a child of its node's, which bears the node's name (as `GltfNode::name`); with
-    // each pair, the weights its morph targets are drawn at there (the glTF mesh's defaults, as
-    // Bevy's loader sets them).
-    type Shown = HashMap<(String, AssetId<Mesh>), Vec<f32>>;
-    let shown: Option<Shown> = file
+    // entity is a child of its node's, which bears the node's name (as `GltfNode::name`).
+    let shown: Option<HashMap<(String, AssetId<Mesh>), Shown>> = file
         .default_scene
         .as_ref()
         .or(file.scenes.first())
@@ -188,27 +195,30 @@ pub(super) fn build_gltf_model(
                     .filter_map(|e| {
                         let mesh = e.get::<Mesh3d>()?.0.id();
                         let node = world.get::<Name>(e.get::<ChildOf>()?.parent())?;
-                        let weights = match e.get::<MeshMorphWeights>() {
+                        let morph_weights = match e.get::<MeshMorphWeights>() {
                             Some(MeshMorphWeights::Value { weights }) => weights.clone(),
                             Some(MeshMorphWeights::Reference(node)) => world
                                 .get::<MorphWeights>(*node)
                                 .map_or_else(Vec::new, |w| w.weights().to_vec()),
                             None => Vec::new(),
                         };
-                        Some(((node.as_str().to_owned(), mesh), weights))
+                        let material = e.get::<MeshMaterial3d<StandardMaterial>>();
+                        let shown = Shown {
+                            morph_weights,
+                            material: material.map(|m| m.0.clone()),
+                        };
+                        Some(((node.as_str().to_owned(), mesh), shown))
                     })
                     .collect(),
             )
         })
         .transpose()?;
-    let in_scene = |node: &GltfNode, mesh: &Handle<Mesh>| {
-        (shown.as_ref()).is_none_or(|s| s.contains_key(&(node.name.clone(), mesh.id())))
+    let shown_as = |node: &GltfNode, mesh: &Handle<Mesh>| {
+        (shown.as_ref()).map(|s| s.get(&(node.name.clone(), mesh.id())))
     };
-    let morph_weights = |node: &GltfNode, mesh: &Handle<Mesh>| {
-        (shown.as_ref())
-            .and_then(|s| s.get(&(node.name.clone(), mesh.id())))
-            .map_or(&[][..], Vec::as_slice)
-    };
+    // (A file without scenes: every node's.)
+    let in_scene =
+        |node: &GltfNode, mesh: &Handle<Mesh>| !matches!(shown_as(node, mesh), Some(None));
     let mut parts = Vec::new();
     let mut reach = 0.0f32;
     let mut nodes: Vec<&GltfNode> = Vec::with_capacity(file.nodes.len());
@@ -250,13 +260,17 @@ pub(super) fn build_gltf_model(
         let mut meshes = Vec::with_capacity(mesh.primitives.len());
         let mut weights = &[][..];
         for primitive in mesh.primitives.iter().filter(|p| in_scene(node, &p.mesh)) {
-            meshes.push((
-                primitive.mesh.clone(),
-                standard(primitive.material.as_ref())?,
-            ));
+            let shown = shown_as(node, &primitive.mesh).flatten();
+            // The material Bevy gives the primitive's entity: the file's, or (under a mirroring
+            // node) its copy that culls the other faces.
+            let material = match shown.and_then(|s| s.material.clone()) {
+                Some(material) => material,
+                None => standard(primitive.material.as_ref())?,
+            };
+            meshes.push((primitive.mesh.clone(), material));
             // One node's weights drive all its mesh's primitives.
-            if weights.is_empty() {
-                weights = morph_weights(node, &primitive.mesh);
+            if let Some(shown) = shown.filter(|_| weights.is_empty()) {
+                weights = &shown.morph_weights;
             }
         }
         let part_reach = add_parts(

@@ -40,7 +40,8 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 /// - A glTF character gets one child per primitive of each mesh of the file: a skinned mesh
 ///   skins from its skin's joints (its own node's transform ignored, as glTF and Bevy's
 ///   `SkinnedMesh` do), a mesh on a node without a skin moves with that node. Its materials are
-///   the `StandardMaterial`s Bevy's glTF loader made of the file's. Morph targets are drawn at
+///   the `StandardMaterial`s Bevy's glTF loader gives the file's scene (under a node whose scale
+///   mirrors it, the copy that culls the other faces). Morph targets are drawn at
 ///   the weights Bevy's loader gives the scene (the glTF mesh's defaults), applied once to the
 ///   crowd's copy of the mesh; weights changed at run time are not followed.
 /// - A slot holds as many bones as the largest skeleton drawn: 32 (the SA ped's) until a glTF
