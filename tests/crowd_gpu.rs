@@ -1116,15 +1116,15 @@ fn spawn_gltf_pairs(app: &mut App, model: &str) -> Vec<Pair> {
 /// `anims/` and `characters/`) drawn both ways, with the crowd drawing by instanced skinning or
 /// (`bevy_skinning`) the Bevy way. The second pair cross-fades into the wave (halfway); the
 /// fourth stands 2.8 km out, with its own camera. With `ped`, a pair of the sample DFF ped is
-/// drawn (dressed) first, beside them. `rigid` is how many unskinned meshes the model has
-/// besides its skinned one. Returns, per camera (near, far), the images with every character
-/// hidden, drawn by Bevy's skinned meshes and by the crowd.
+/// drawn (dressed) first, beside them. `meshes` is how many skinned and unskinned meshes the
+/// model has (the sample: `[1, 0]`). Returns, per camera (near, far), the images with every
+/// character hidden, drawn by Bevy's skinned meshes and by the crowd.
 fn gltf_pairs_drawn(
     root: &Path,
     model: &str,
     bevy_skinning: bool,
     ped: bool,
-    rigid: usize,
+    [skinned_meshes, rigid]: [usize; 2],
 ) -> [[RgbaImage; 3]; 2] {
     let mut app = crowd_app(root);
     app.insert_resource(CrowdDrawSettings { bevy_skinning });
@@ -1152,10 +1152,10 @@ fn gltf_pairs_drawn(
     // are meshes, and every crowd character is posed. The character: one skinned mesh of one
     // primitive.
     if bevy_skinning {
-        want_skinned += 2 * gltf_pairs.len();
+        want_skinned += 2 * skinned_meshes * gltf_pairs.len();
     } else {
-        want_skinned += gltf_pairs.len();
-        want_parts += (1 + rigid) * gltf_pairs.len();
+        want_skinned += skinned_meshes * gltf_pairs.len();
+        want_parts += (skinned_meshes + rigid) * gltf_pairs.len();
     }
     let fading = ped as usize + 1;
     pairs.extend(gltf_pairs);
@@ -1240,7 +1240,7 @@ fn gltf_crowd_characters_draw_as_their_twins_skinned_meshes_do() {
             };
             let model = "characters/humanoid.glb";
             let [[e0, b0, c0], [e1, b1, c1]] =
-                gltf_pairs_drawn(&root, model, bevy_skinning, false, 0);
+                gltf_pairs_drawn(&root, model, bevy_skinning, false, [1, 0]);
             compare(&format!("glTF near, {way}"), true, &b0, &c0, &e0);
             compare(&format!("glTF far, {way}"), false, &b1, &c1, &e1);
         }
@@ -1259,12 +1259,12 @@ fn strides(app: &App) -> Vec<u32> {
 /// [`gltf_pairs_drawn`] instanced (with the DFF ped beside, where `ped`), compared with
 /// [`compare`]: strictly near the origin, within 0.5 % of the pixels far out.
 fn drawn_like_twins(root: &Path, model: &str, ped: bool, label: &str) {
-    drawn_like_twins_with(root, model, ped, 0, label);
+    drawn_like_twins_with(root, model, ped, [1, 0], label);
 }
 
-/// [`drawn_like_twins`] for a model of `rigid` unskinned meshes besides its skinned one.
-fn drawn_like_twins_with(root: &Path, model: &str, ped: bool, rigid: usize, label: &str) {
-    let [[e0, b0, c0], [e1, b1, c1]] = gltf_pairs_drawn(root, model, false, ped, rigid);
+/// [`drawn_like_twins`] for a model of `meshes` skinned and unskinned meshes.
+fn drawn_like_twins_with(root: &Path, model: &str, ped: bool, meshes: [usize; 2], label: &str) {
+    let [[e0, b0, c0], [e1, b1, c1]] = gltf_pairs_drawn(root, model, false, ped, meshes);
     compare(&format!("{label}, near"), true, &b0, &c0, &e0);
     compare(&format!("{label}, far"), false, &b1, &c1, &e1);
 }
@@ -1504,7 +1504,94 @@ fn a_mirrored_gltf_part_is_drawn_with_the_faces_bevy_culls() {
     on_gpu(|| {
         let dir = changed_sample("crowd_mirrored", "mirrored.glb", &[], with_mirrored_part);
         let model = "characters/mirrored.glb";
-        drawn_like_twins_with(&dir, model, false, 1, "glTF with a mirrored part");
+        drawn_like_twins_with(&dir, model, false, [1, 1], "glTF with a mirrored part");
+    });
+}
+
+/// `glb` with a second skinned body: a copy of the first mesh on a second skin whose joints are
+/// the first's in reverse order, the copy's joint indices and the skin's inverse bind matrices
+/// reordered to match, on a node of its own beside the `Body`. Skinned right, it lies exactly
+/// on the first body; skinned on the first skin's joints, it would be torn apart.
+fn with_second_skin(glb: &[u8]) -> Vec<u8> {
+    let old_bin = bin_of(glb).to_vec();
+    rewrite_glb(glb, |json, bin| {
+        let joints: Vec<serde_json::Value> = json["skins"][0]["joints"].as_array().unwrap().clone();
+        let n = joints.len();
+        // Bytes of accessor `a` (tightly packed, as the sample's are).
+        let bytes = |json: &serde_json::Value, a: usize, size: usize| -> Vec<u8> {
+            let accessor = &json["accessors"][a];
+            let view = &json["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
+            let start = (view["byteOffset"].as_u64().unwrap_or(0)
+                + accessor["byteOffset"].as_u64().unwrap_or(0)) as usize;
+            let count = accessor["count"].as_u64().unwrap() as usize;
+            old_bin[start..start + count * size].to_vec()
+        };
+        let mut push = |json: &mut serde_json::Value, data: &[u8], accessor: serde_json::Value| {
+            let offset = bin.len();
+            bin.extend_from_slice(data);
+            let views = json["bufferViews"].as_array_mut().unwrap();
+            views.push(serde_json::json!({
+                "buffer": 0, "byteOffset": offset, "byteLength": data.len(),
+            }));
+            let mut accessor = accessor;
+            accessor["bufferView"] = (views.len() - 1).into();
+            let accessors = json["accessors"].as_array_mut().unwrap();
+            accessors.push(accessor);
+            accessors.len() - 1
+        };
+        // Joint j of the first skin is joint n − 1 − j of the second.
+        let ibm = json["skins"][0]["inverseBindMatrices"].as_u64().unwrap() as usize;
+        let ibms = bytes(json, ibm, 64);
+        let reversed: Vec<u8> = ibms.chunks_exact(64).rev().flatten().copied().collect();
+        let ibm = push(
+            json,
+            &reversed,
+            serde_json::json!({"componentType": 5126, "count": n, "type": "MAT4"}),
+        );
+        let attributes = &json["meshes"][0]["primitives"][0]["attributes"];
+        let vertex_joints = attributes["JOINTS_0"].as_u64().unwrap() as usize;
+        let count = json["accessors"][vertex_joints]["count"].clone();
+        let remapped: Vec<u8> = bytes(json, vertex_joints, 8)
+            .chunks_exact(2)
+            .flat_map(|j| (n as u16 - 1 - u16::from_le_bytes([j[0], j[1]])).to_le_bytes())
+            .collect();
+        let vertex_joints = push(
+            json,
+            &remapped,
+            serde_json::json!({"componentType": 5123, "count": count, "type": "VEC4"}),
+        );
+        let mut copy = json["meshes"][0].clone();
+        copy["name"] = "second body".into();
+        copy["primitives"][0]["attributes"]["JOINTS_0"] = vertex_joints.into();
+        let meshes = json["meshes"].as_array_mut().unwrap();
+        meshes.push(copy);
+        let mesh = meshes.len() - 1;
+        let mut skin = json["skins"][0].clone();
+        skin["name"] = "reversed".into();
+        skin["joints"] = joints.into_iter().rev().collect();
+        skin["inverseBindMatrices"] = ibm.into();
+        let skins = json["skins"].as_array_mut().unwrap();
+        skins.push(skin);
+        let skin = skins.len() - 1;
+        let nodes = json["nodes"].as_array_mut().unwrap();
+        nodes.push(serde_json::json!({"name": "Body2", "mesh": mesh, "skin": skin}));
+        let node = nodes.len() - 1;
+        nodes[28]["children"]
+            .as_array_mut()
+            .unwrap()
+            .push(node.into());
+        json["buffers"][0]["byteLength"] = bin.len().into();
+    })
+}
+
+/// A glTF of two skinned meshes on two skins (the second's joints in another order): each mesh
+/// skins from its own skin's joints, as Bevy's `SkinnedMesh`es do.
+#[test]
+fn a_gltf_of_two_skins_skins_each_mesh_on_its_own_joints() {
+    on_gpu(|| {
+        let dir = changed_sample("crowd_two_skins", "skins.glb", &[], with_second_skin);
+        let model = "characters/skins.glb";
+        drawn_like_twins_with(&dir, model, false, [2, 0], "glTF of two skins");
     });
 }
 
