@@ -7,6 +7,7 @@ use crate::anie_gpu::headless::{
     crop, headless_app_on, headless_app_with, noop_renderer, read_back,
 };
 use crate::anie_gpu::{on_gpu, write_diff};
+use crate::gltf_export::{floats, ints};
 use bevy::animation::AnimationTargetId;
 use bevy::camera::RenderTarget;
 use bevy::camera::visibility::VisibleEntities;
@@ -1328,43 +1329,41 @@ fn with_extra_nodes(glb: &[u8], under: usize, extra: usize) -> Vec<u8> {
 /// - target 1 lifts every vertex 10 cm (`Δp = (0, 0.1, 0)`), no normals.
 fn with_morph_targets(glb: &[u8], weights: [f32; 2]) -> Vec<u8> {
     rewrite_glb(glb, |json, bin| {
-        // Appends `values` (VEC3 floats) to the binary chunk; their accessor's index.
-        let mut push = |json: &mut serde_json::Value, values: &[[f32; 3]], bounds: bool| {
-            let offset = bin.len();
-            for v in values.iter().flatten() {
-                bin.extend_from_slice(&v.to_le_bytes());
-            }
-            let views = json["bufferViews"].as_array_mut().unwrap();
-            views.push(serde_json::json!({
-                "buffer": 0, "byteOffset": offset, "byteLength": values.len() * 12,
-            }));
-            let view = views.len() - 1;
-            let mut accessor = serde_json::json!({
-                "bufferView": view, "componentType": 5126, "count": values.len(), "type": "VEC3",
-            });
-            if bounds {
-                let (mut min, mut max) = ([f32::MAX; 3], [f32::MIN; 3]);
-                for v in values {
-                    for k in 0..3 {
-                        min[k] = min[k].min(v[k]);
-                        max[k] = max[k].max(v[k]);
+        // `values` appended as a VEC3 float accessor; `bounds`: with the `min` and `max` glTF
+        // asks of a target's positions.
+        let vec3 =
+            |json: &mut serde_json::Value, bin: &mut Vec<u8>, values: &[[f32; 3]], bounds| {
+                let mut accessor = serde_json::json!({
+                    "componentType": 5126, "count": values.len(), "type": "VEC3",
+                });
+                if bounds {
+                    let (mut min, mut max) = ([f32::MAX; 3], [f32::MIN; 3]);
+                    for v in values {
+                        for k in 0..3 {
+                            min[k] = min[k].min(v[k]);
+                            max[k] = max[k].max(v[k]);
+                        }
                     }
+                    accessor["min"] = serde_json::json!(min);
+                    accessor["max"] = serde_json::json!(max);
                 }
-                accessor["min"] = serde_json::json!(min);
-                accessor["max"] = serde_json::json!(max);
-            }
-            let accessors = json["accessors"].as_array_mut().unwrap();
-            accessors.push(accessor);
-            accessors.len() - 1
-        };
+                let bytes: Vec<u8> = values
+                    .iter()
+                    .flatten()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect();
+                append_accessor(json, bin, &bytes, accessor)
+            };
         let meshes = json["meshes"].as_array().unwrap().len();
         for m in 0..meshes {
             let primitives = json["meshes"][m]["primitives"].as_array().unwrap().len();
             for p in 0..primitives {
-                let positions = vec3s(json, bin_of(glb), {
-                    let attributes = &json["meshes"][m]["primitives"][p]["attributes"];
-                    attributes["POSITION"].as_u64().unwrap() as usize
-                });
+                let attributes = &json["meshes"][m]["primitives"][p]["attributes"];
+                let positions = attributes["POSITION"].as_u64().unwrap() as usize;
+                let positions: Vec<[f32; 3]> = floats(json, bin, positions)
+                    .chunks_exact(3)
+                    .map(|p| [p[0], p[1], p[2]])
+                    .collect();
                 let widen: Vec<[f32; 3]> = positions
                     .iter()
                     .map(|p| [0.15 * p[0], 0.0, 0.3 * p[2]])
@@ -1372,9 +1371,9 @@ fn with_morph_targets(glb: &[u8], weights: [f32; 2]) -> Vec<u8> {
                 let tilt = vec![[0.0, 0.0, 0.5]; positions.len()];
                 let lift = vec![[0.0, 0.1, 0.0]; positions.len()];
                 let (widen, tilt, lift) = (
-                    push(json, &widen, true),
-                    push(json, &tilt, false),
-                    push(json, &lift, true),
+                    vec3(json, bin, &widen, true),
+                    vec3(json, bin, &tilt, false),
+                    vec3(json, bin, &lift, true),
                 );
                 json["meshes"][m]["primitives"][p]["targets"] = serde_json::json!([
                     { "POSITION": widen, "NORMAL": tilt },
@@ -1383,7 +1382,6 @@ fn with_morph_targets(glb: &[u8], weights: [f32; 2]) -> Vec<u8> {
             }
             json["meshes"][m]["weights"] = serde_json::json!(weights);
         }
-        json["buffers"][0]["byteLength"] = bin.len().into();
     })
 }
 
@@ -1395,24 +1393,25 @@ fn bin_of(glb: &[u8]) -> &[u8] {
     &glb[at + 8..at + 8 + bin_len]
 }
 
-/// Accessor `accessor` of `json` (VEC3 floats) read from `bin`, its view's stride followed.
-fn vec3s(json: &serde_json::Value, bin: &[u8], accessor: usize) -> Vec<[f32; 3]> {
-    let accessor = &json["accessors"][accessor];
-    assert_eq!(accessor["type"], "VEC3");
-    assert_eq!(accessor["componentType"], 5126);
-    let view = &json["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
-    let start =
-        view["byteOffset"].as_u64().unwrap_or(0) + accessor["byteOffset"].as_u64().unwrap_or(0);
-    let stride = view["byteStride"].as_u64().unwrap_or(12) as usize;
-    let count = accessor["count"].as_u64().unwrap() as usize;
-    (0..count)
-        .map(|i| {
-            let at = start as usize + i * stride;
-            std::array::from_fn(|k| {
-                f32::from_le_bytes(bin[at + 4 * k..at + 4 * k + 4].try_into().unwrap())
-            })
-        })
-        .collect()
+/// `bytes` appended to the binary chunk `bin` of `json`'s buffer 0, in a buffer view of their
+/// own, and `accessor` (its `bufferView` set to it) appended to the accessors; its index.
+fn append_accessor(
+    json: &mut serde_json::Value,
+    bin: &mut Vec<u8>,
+    bytes: &[u8],
+    mut accessor: serde_json::Value,
+) -> usize {
+    let offset = bin.len();
+    bin.extend_from_slice(bytes);
+    json["buffers"][0]["byteLength"] = bin.len().into();
+    let views = json["bufferViews"].as_array_mut().unwrap();
+    views.push(serde_json::json!({
+        "buffer": 0, "byteOffset": offset, "byteLength": bytes.len(),
+    }));
+    accessor["bufferView"] = (views.len() - 1).into();
+    let accessors = json["accessors"].as_array_mut().unwrap();
+    accessors.push(accessor);
+    accessors.len() - 1
 }
 
 /// A glTF character whose mesh has morph targets is drawn as they leave it at the file's
@@ -1513,50 +1512,30 @@ fn a_mirrored_gltf_part_is_drawn_with_the_faces_bevy_culls() {
 /// reordered to match, on a node of its own beside the `Body`. Skinned right, it lies exactly
 /// on the first body; skinned on the first skin's joints, it would be torn apart.
 fn with_second_skin(glb: &[u8]) -> Vec<u8> {
-    let old_bin = bin_of(glb).to_vec();
     rewrite_glb(glb, |json, bin| {
         let joints: Vec<serde_json::Value> = json["skins"][0]["joints"].as_array().unwrap().clone();
         let n = joints.len();
-        // Bytes of accessor `a` (tightly packed, as the sample's are).
-        let bytes = |json: &serde_json::Value, a: usize, size: usize| -> Vec<u8> {
-            let accessor = &json["accessors"][a];
-            let view = &json["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
-            let start = (view["byteOffset"].as_u64().unwrap_or(0)
-                + accessor["byteOffset"].as_u64().unwrap_or(0)) as usize;
-            let count = accessor["count"].as_u64().unwrap() as usize;
-            old_bin[start..start + count * size].to_vec()
-        };
-        let mut push = |json: &mut serde_json::Value, data: &[u8], accessor: serde_json::Value| {
-            let offset = bin.len();
-            bin.extend_from_slice(data);
-            let views = json["bufferViews"].as_array_mut().unwrap();
-            views.push(serde_json::json!({
-                "buffer": 0, "byteOffset": offset, "byteLength": data.len(),
-            }));
-            let mut accessor = accessor;
-            accessor["bufferView"] = (views.len() - 1).into();
-            let accessors = json["accessors"].as_array_mut().unwrap();
-            accessors.push(accessor);
-            accessors.len() - 1
-        };
         // Joint j of the first skin is joint n − 1 − j of the second.
         let ibm = json["skins"][0]["inverseBindMatrices"].as_u64().unwrap() as usize;
-        let ibms = bytes(json, ibm, 64);
-        let reversed: Vec<u8> = ibms.chunks_exact(64).rev().flatten().copied().collect();
-        let ibm = push(
+        let reversed: Vec<u8> = (floats(json, bin, ibm).chunks_exact(16).rev())
+            .flatten()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let ibm = append_accessor(
             json,
+            bin,
             &reversed,
             serde_json::json!({"componentType": 5126, "count": n, "type": "MAT4"}),
         );
         let attributes = &json["meshes"][0]["primitives"][0]["attributes"];
         let vertex_joints = attributes["JOINTS_0"].as_u64().unwrap() as usize;
         let count = json["accessors"][vertex_joints]["count"].clone();
-        let remapped: Vec<u8> = bytes(json, vertex_joints, 8)
-            .chunks_exact(2)
-            .flat_map(|j| (n as u16 - 1 - u16::from_le_bytes([j[0], j[1]])).to_le_bytes())
+        let remapped: Vec<u8> = (ints(json, bin, vertex_joints).into_iter())
+            .flat_map(|j| (n as u16 - 1 - j as u16).to_le_bytes())
             .collect();
-        let vertex_joints = push(
+        let vertex_joints = append_accessor(
             json,
+            bin,
             &remapped,
             serde_json::json!({"componentType": 5123, "count": count, "type": "VEC4"}),
         );
@@ -1580,7 +1559,6 @@ fn with_second_skin(glb: &[u8]) -> Vec<u8> {
             .as_array_mut()
             .unwrap()
             .push(node.into());
-        json["buffers"][0]["byteLength"] = bin.len().into();
     })
 }
 

@@ -56,7 +56,7 @@ pub fn vc_walk() -> Vec<u8> {
 }
 
 /// The floats of accessor `index`, read from the buffer through its buffer view.
-fn floats(doc: &Value, bin: &[u8], index: usize) -> Vec<f32> {
+pub(crate) fn floats(doc: &Value, bin: &[u8], index: usize) -> Vec<f32> {
     let accessor = &doc["accessors"][index];
     assert_eq!(accessor["componentType"], 5126, "floats");
     let view = &doc["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
@@ -466,7 +466,7 @@ pub fn model_export(
 }
 
 /// The integers of accessor `index` (u16 or u32), read from the buffer through its buffer view.
-fn ints(doc: &Value, bin: &[u8], index: usize) -> Vec<u32> {
+pub(crate) fn ints(doc: &Value, bin: &[u8], index: usize) -> Vec<u32> {
     let accessor = &doc["accessors"][index];
     let view = &doc["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
     let offset = view["byteOffset"].as_u64().unwrap_or(0) as usize;
