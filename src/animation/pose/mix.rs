@@ -191,20 +191,20 @@ fn mix_list(
     rule: TranslationRule,
     out: &mut LocalPose,
 ) {
-    // Per lane group: the full layers' share, and the weights summed per channel (on the
-    // stack for skeletons of up to 64 joints).
+    // Per lane group: the full layers' share, and the translations' and scales' weights
+    // summed (on the stack for skeletons of up to 64 joints). The rotations' weights need no
+    // sum: a rotation no layer weighs stays the zero it starts at.
     const STACK_GROUPS: usize = 16;
     let groups = groups(n);
-    let mut stack = [Vec4::ZERO; 4 * STACK_GROUPS];
+    let mut stack = [Vec4::ZERO; 3 * STACK_GROUPS];
     let mut heap = Vec::new();
     let sums: &mut [Vec4] = if groups <= STACK_GROUPS {
-        &mut stack[..4 * groups]
+        &mut stack[..3 * groups]
     } else {
-        heap.resize(4 * groups, Vec4::ZERO);
+        heap.resize(3 * groups, Vec4::ZERO);
         &mut heap
     };
     let (full_share, sums) = sums.split_at_mut(groups);
-    let (wr, sums) = sums.split_at_mut(groups);
     let (wt, ws) = sums.split_at_mut(groups);
     // Over a base: which groups some other layer weighs (the others are the base's pose).
     let mut stack_touched = [false; STACK_GROUPS];
@@ -231,12 +231,7 @@ fn mix_list(
         // Groups are rewritten: the pose no longer holds the base clip's constants.
         out.constants_of = 0;
     }
-    let sums = Sums {
-        full_share,
-        wr,
-        wt,
-        ws,
-    };
+    let sums = Sums { full_share, wt, ws };
     if out.unit_scales {
         mix_layers::<false>(layers, base, groups, rest, rule, sums, out)
     } else {
@@ -255,8 +250,7 @@ struct Base<'a> {
 struct Sums<'a> {
     /// `1 − Σ(partial weights)`, floored at 0: what the full layers share.
     full_share: &'a mut [Vec4],
-    /// The weights summed per channel.
-    wr: &'a mut [Vec4],
+    /// The translations' and scales' weights summed.
     wt: &'a mut [Vec4],
     ws: &'a mut [Vec4],
 }
@@ -273,12 +267,7 @@ fn mix_layers<const SCALES: bool>(
     sums: Sums<'_>,
     out: &mut LocalPose,
 ) {
-    let Sums {
-        full_share,
-        wr,
-        wt,
-        ws,
-    } = sums;
+    let Sums { full_share, wt, ws } = sums;
     // What the partial layers take of each joint (those that key its rotation: the games test
     // whether the layer has a sequence for the bone).
     let is_partial = |l: &&&MixLayer| l.partial && l.additive.is_none();
@@ -291,19 +280,18 @@ fn mix_layers<const SCALES: bool>(
     for share in full_share.iter_mut() {
         *share = (Vec4::ONE - *share).max(Vec4::ZERO);
     }
-    let zero = Quat4 {
-        x: Vec4::ZERO,
-        y: Vec4::ZERO,
-        z: Vec4::ZERO,
-        w: Vec4::ZERO,
-    };
     let rotations = &mut out.rotations[..groups];
     let translations = &mut out.translations[..groups];
     let scales = &mut out.scales[..groups];
+    // Without a base, the first layer mixed sets the sums rather than adding to them (nothing
+    // to align its sign to, no zeros to add to); with no such layer, they are zeros.
+    let first = layers.iter().position(|l| l.additive.is_none());
     match &base {
         None => {
-            rotations.fill(zero);
-            translations.fill(Vec3x4::ZERO);
+            if first.is_none() {
+                rotations.fill(Quat4::ZERO);
+                translations.fill(Vec3x4::ZERO);
+            }
             if SCALES {
                 scales.fill(Vec3x4::ZERO);
             }
@@ -316,7 +304,6 @@ fn mix_layers<const SCALES: bool>(
                 let share = full_share[g];
                 let lr = share * keyed.rotation[g];
                 rotations[g] = rotations[g].scaled(lr);
-                wr[g] = lr;
                 let lt = share * keyed.translation[g];
                 translations[g] = translations[g].scaled(lt);
                 wt[g] = lt;
@@ -329,57 +316,25 @@ fn mix_layers<const SCALES: bool>(
         }
     }
     let touched = |g: usize| base.as_ref().is_none_or(|b| b.touched[g]);
-    for l in layers.iter().filter(|l| l.additive.is_none()) {
+    for (i, l) in layers.iter().enumerate() {
+        if l.additive.is_some() {
+            continue;
+        }
+        if base.is_none() && first == Some(i) {
+            set_first(l, groups, full_share, rotations, translations, wt);
+        } else {
+            add_layer(l, groups, full_share, rotations, translations, wt);
+        }
         let drives = &l.keyed;
         let pose = l.pose;
-        let channels = rotations
-            .iter_mut()
-            .zip(translations.iter_mut())
-            .zip(&pose.rotations[..groups])
-            .zip(&pose.translations[..groups])
-            .zip(&drives.rotation[..groups])
-            .zip(&drives.translation[..groups])
-            .zip(wr.iter_mut())
-            .zip(wt.iter_mut())
-            .zip(full_share.iter());
-        for (g, ((((((((q, t), r), lt_), dr), dt), wr), wt), share)) in channels.enumerate() {
-            let mut w = l.lanes(g);
-            if !l.partial {
-                w *= *share;
-            }
-            // A layer with no weight on the group's joints (masked out, or taken whole by
-            // the partial layers) adds nothing: every term is scaled by `w`.
-            if !w.cmpgt(Vec4::ZERO).any() {
-                continue;
-            }
-            // A channel the clip does not key on any of the group's joints is not read (its
-            // lanes hold the rest, which sampling does not rewrite: reading them would only
-            // bring cold memory in to multiply by zero).
-            let lr = w * *dr;
-            if lr.cmpgt(Vec4::ZERO).any() {
-                // Sign-aligned to the sum so far (a zero sum flips nothing).
-                q.add_scaled(r, Vec4::select(q.dot(r).cmplt(Vec4::ZERO), -lr, lr));
-                *wr += lr;
-            }
-            let lt = w * *dt;
-            if lt.cmpgt(Vec4::ZERO).any() {
-                t.add_scaled(lt_, lt);
-                *wt += lt;
-            }
-        }
         if SCALES {
             let channels = scales
                 .iter_mut()
                 .zip(&pose.scales[..groups])
                 .zip(&drives.scale[..groups])
-                .zip(ws.iter_mut())
-                .zip(full_share.iter());
-            for (g, ((((s, ls_), ds), ws), share)) in channels.enumerate() {
-                let mut w = l.lanes(g);
-                if !l.partial {
-                    w *= *share;
-                }
-                let ls = w * *ds;
+                .zip(ws.iter_mut());
+            for (g, (((s, ls_), ds), ws)) in channels.enumerate() {
+                let ls = weight(l, g, full_share) * *ds;
                 if ls.cmpgt(Vec4::ZERO).any() {
                     s.add_scaled(ls_, ls);
                     *ws += ls;
@@ -393,7 +348,8 @@ fn mix_layers<const SCALES: bool>(
         let (rr, rt, rs) = (&rest.rotations[g], &rest.translations[g], &rest.scales[g]);
         let q = &rotations[g];
         let len2 = q.dot(q);
-        let rot_ok = wr[g].cmpgt(Vec4::ZERO) & len2.cmpgt(Vec4::ZERO);
+        // (Zero where no layer weighs the rotation.)
+        let rot_ok = len2.cmpgt(Vec4::ZERO);
         let qn = q.scaled(len2.sqrt().recip());
         rotations[g] = Quat4 {
             x: Vec4::select(rot_ok, qn.x, rr.x),
@@ -453,11 +409,99 @@ fn mix_layers<const SCALES: bool>(
     }
 }
 
+/// `l`'s weight on lane group `g`: its weight and mask's, and for a full layer the share the
+/// partial layers leave.
+#[inline(always)]
+fn weight(l: &MixLayer<'_>, g: usize, full_share: &[Vec4]) -> Vec4 {
+    let w = l.lanes(g);
+    match l.partial {
+        true => w,
+        false => w * full_share[g],
+    }
+}
+
+/// The first layer of a mix without a base: its rotations and translations, weighted, are the
+/// sums (zeros where it weighs nothing).
+#[inline(always)]
+fn set_first(
+    l: &MixLayer<'_>,
+    groups: usize,
+    full_share: &[Vec4],
+    rotations: &mut [Quat4],
+    translations: &mut [Vec3x4],
+    wt: &mut [Vec4],
+) {
+    let (drives, pose) = (&l.keyed, l.pose);
+    for g in 0..groups {
+        let w = weight(l, g, full_share);
+        // A channel the clip does not key on any of the group's joints is not read (as in
+        // `add_layer`).
+        let lr = w * drives.rotation[g];
+        rotations[g] = match lr.cmpgt(Vec4::ZERO).any() {
+            true => pose.rotations[g].scaled(lr),
+            false => Quat4::ZERO,
+        };
+        let lt = w * drives.translation[g];
+        translations[g] = match lt.cmpgt(Vec4::ZERO).any() {
+            true => pose.translations[g].scaled(lt),
+            false => Vec3x4::ZERO,
+        };
+        wt[g] = lt;
+    }
+}
+
+/// Adds layer `l`'s weighted rotations (each sign-aligned to the sum so far) and translations
+/// to the sums.
+#[inline(always)]
+fn add_layer(
+    l: &MixLayer<'_>,
+    groups: usize,
+    full_share: &[Vec4],
+    rotations: &mut [Quat4],
+    translations: &mut [Vec3x4],
+    wt: &mut [Vec4],
+) {
+    let (drives, pose) = (&l.keyed, l.pose);
+    let channels = rotations[..groups]
+        .iter_mut()
+        .zip(translations[..groups].iter_mut())
+        .zip(&pose.rotations[..groups])
+        .zip(&pose.translations[..groups])
+        .zip(&drives.rotation[..groups])
+        .zip(&drives.translation[..groups])
+        .zip(wt[..groups].iter_mut());
+    for (g, ((((((q, t), r), lt_), dr), dt), wt)) in channels.enumerate() {
+        let w = weight(l, g, full_share);
+        // A layer with no weight on the group's joints (masked out, or taken whole by the
+        // partial layers) adds nothing: every term is scaled by `w`.
+        if !w.cmpgt(Vec4::ZERO).any() {
+            continue;
+        }
+        // A channel the clip does not key on any of the group's joints is not read (its lanes
+        // hold the rest, which sampling does not rewrite: reading them would only bring cold
+        // memory in to multiply by zero).
+        let lr = w * *dr;
+        if lr.cmpgt(Vec4::ZERO).any() {
+            // Sign-aligned to the sum so far (a zero sum flips nothing).
+            q.add_scaled(r, Vec4::select(q.dot(r).cmplt(Vec4::ZERO), -lr, lr));
+        }
+        let lt = w * *dt;
+        if lt.cmpgt(Vec4::ZERO).any() {
+            t.add_scaled(lt_, lt);
+            *wt += lt;
+        }
+    }
+}
+
 /// The absolute rule: `sum + (1 − W)·rest` for `W ≤ 1`, `sum / W` above, `rest` where `W = 0`.
 #[inline(always)]
 fn absolute(sum: &Vec3x4, w: Vec4, rest: &Vec3x4) -> Vec3x4 {
     let over = w.cmpgt(Vec4::ONE);
-    let scale = Vec4::select(over, w.recip(), Vec4::ONE);
+    // (A division only where some lane's weights sum over 1, which only overlapping fades do.)
+    let scale = match over.any() {
+        true => Vec4::select(over, w.recip(), Vec4::ONE),
+        false => Vec4::ONE,
+    };
     let left = (Vec4::ONE - w).max(Vec4::ZERO);
     Vec3x4 {
         x: sum.x * scale + rest.x * left,

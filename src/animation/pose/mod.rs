@@ -115,6 +115,13 @@ struct Quat4 {
 }
 
 impl Quat4 {
+    const ZERO: Self = Quat4 {
+        x: Vec4::ZERO,
+        y: Vec4::ZERO,
+        z: Vec4::ZERO,
+        w: Vec4::ZERO,
+    };
+
     const IDENTITY: Self = Quat4 {
         x: Vec4::ZERO,
         y: Vec4::ZERO,
