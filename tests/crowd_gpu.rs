@@ -1573,6 +1573,59 @@ fn a_gltf_of_two_skins_skins_each_mesh_on_its_own_joints() {
     });
 }
 
+/// `glb` with a second skeleton beside the first: a copy of the armature's 27 joints (the same
+/// names, as a file of two characters has them) under a root `Armature2` 1 m along X, skinning
+/// the same `Body` mesh through a second skin (the first skin's inverse bind matrices: at rest
+/// the copy stands 1 m to the side of the first).
+fn with_second_skeleton(glb: &[u8]) -> Vec<u8> {
+    rewrite_glb(glb, |json, _| {
+        let nodes = json["nodes"].as_array_mut().unwrap();
+        let first = nodes.len();
+        // Nodes 0 to 26 are the joints (`with_second_skin`'s, listed by the skin in order).
+        let copies: Vec<serde_json::Value> = (0..27)
+            .map(|i| {
+                let mut node = nodes[i].clone();
+                if let Some(children) = node["children"].as_array_mut() {
+                    for c in children.iter_mut() {
+                        *c = (c.as_u64().unwrap() as usize + first).into();
+                    }
+                }
+                node
+            })
+            .collect();
+        nodes.extend(copies);
+        nodes.push(serde_json::json!({"name": "Body2", "mesh": 0, "skin": 1}));
+        let body = nodes.len() - 1;
+        nodes.push(serde_json::json!({
+            "name": "Armature2",
+            "children": [first, body],
+            "translation": [1.0, 0.0, 0.0],
+        }));
+        let root = nodes.len() - 1;
+        let mut skin = json["skins"][0].clone();
+        skin["name"] = "Armature2".into();
+        skin["joints"] = (first..first + 27).collect::<Vec<_>>().into();
+        skin["skeleton"] = first.into();
+        json["skins"].as_array_mut().unwrap().push(skin);
+        json["scenes"][0]["nodes"]
+            .as_array_mut()
+            .unwrap()
+            .push(root.into());
+    })
+}
+
+/// A glTF of two separate skeletons of the same bone names (two characters in one file), one
+/// mesh skinned on each: the crowd draws both as Bevy draws the file's scene with `Retarget`
+/// on it, the clip on the skeleton retargeting finds and the other at rest.
+#[test]
+fn a_gltf_of_two_skeletons_draws_as_bevy_draws_it() {
+    on_gpu(|| {
+        let dir = changed_sample("crowd_two_skeletons", "pair.glb", &[], with_second_skeleton);
+        let model = "characters/pair.glb";
+        drawn_like_twins_with(&dir, model, false, [2, 0], "glTF of two skeletons");
+    });
+}
+
 /// The other scene's node showing the very mesh the default scene's body node shows: the crowd
 /// draws the body node's alone, as Bevy spawns the default scene. (Matched by mesh alone, the
 /// other scene's node was taken for one to draw too.)
