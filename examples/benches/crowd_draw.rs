@@ -16,6 +16,9 @@
 //! * `skinned mesh N`: the ped spawned with bone entities (`GtaModel` + `SkeletalClip`), drawn by
 //!   Bevy's `SkinnedMesh`;
 //! * `empty`: the same app with no ped (the renderer's fixed cost);
+//! * `flat, moving 10000`, `drawn, moving 10000`, `flat glTF, moving 10000`, `drawn glTF,
+//!   moving 10000`: those cases with every character moved each frame (2 cm along X and back,
+//!   [`crowd_scene::Moving`]), as a game moves its peds;
 //! * `drawn, far half at half rate 10000`: `drawn 10000` with `CrowdLod` posing the peds farther
 //!   from the camera than the grid's centre (about half) on every other frame.
 //!
@@ -30,7 +33,7 @@ use bevy::render::settings::RenderCreation;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 mod crowd_scene;
-use crowd_scene::{Peds, Stage};
+use crowd_scene::{Moving, Peds, Stage};
 
 // The bench takes only the no-op renderer.
 #[allow(dead_code)]
@@ -39,7 +42,7 @@ mod headless;
 use headless::noop_renderer;
 
 /// The scene on the no-op renderer, two threads, 640×360, no shadows.
-fn scene(peds: Peds, count: usize) -> App {
+fn scene(peds: Peds, count: usize, moving: bool) -> App {
     let stage = Stage {
         render: RenderPlugin {
             render_creation: RenderCreation::Manual(noop_renderer(None)),
@@ -49,7 +52,11 @@ fn scene(peds: Peds, count: usize) -> App {
         size: UVec2::new(640, 360),
         shadows: false,
     };
-    crowd_scene::scene(peds, count, stage, ()).unwrap_or_else(|e| panic!("crowd draw: {e}"))
+    let app = match moving {
+        true => crowd_scene::scene(peds, count, stage, Moving),
+        false => crowd_scene::scene(peds, count, stage, ()),
+    };
+    app.unwrap_or_else(|e| panic!("crowd draw: {e}"))
 }
 
 fn crowd_draw(c: &mut Criterion) {
@@ -59,8 +66,10 @@ fn crowd_draw(c: &mut Criterion) {
     // the apps it measures) and dropped before the next case's.
     let mut case = |name: String, peds: Peds, count: usize| {
         let mut app = None;
+        // (`, moving` in the name: every character moves each frame.)
+        let moving = name.contains(", moving");
         g.bench_function(name, |b| {
-            let app = app.get_or_insert_with(|| scene(peds, count));
+            let app = app.get_or_insert_with(|| scene(peds, count, moving));
             b.iter(|| app.update())
         });
     };
@@ -77,6 +86,15 @@ fn crowd_draw(c: &mut Criterion) {
     for count in [1_000, 10_000] {
         case(format!("flat glTF {count}"), Peds::FlatGltf, count);
         case(format!("drawn glTF {count}"), Peds::DrawnGltf, count);
+    }
+    // Characters that move every frame, as a game's do.
+    for (name, peds) in [
+        ("flat", Peds::Flat),
+        ("drawn", Peds::Drawn),
+        ("flat glTF", Peds::FlatGltf),
+        ("drawn glTF", Peds::DrawnGltf),
+    ] {
+        case(format!("{name}, moving 10000"), peds, 10_000);
     }
     case(
         "drawn, far half at half rate 10000".into(),

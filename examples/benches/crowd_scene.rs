@@ -41,6 +41,25 @@ pub enum Peds {
     SkinnedMesh,
 }
 
+/// Moves every crowd character 2 cm along X and back on alternate frames, as a game moves its
+/// peds every frame: a character that moves changes its transform, and so its drawn parts'.
+pub struct Moving;
+
+impl Plugin for Moving {
+    fn build(&self, app: &mut App) {
+        app.add_systems(Update, step_aside);
+    }
+}
+
+/// [`Moving`]'s system.
+fn step_aside(mut frame: Local<u32>, mut characters: Query<&mut Transform, With<CrowdCharacter>>) {
+    *frame += 1;
+    let dx = if *frame % 2 == 0 { 0.02 } else { -0.02 };
+    characters
+        .par_iter_mut()
+        .for_each(|mut at| at.translation.x += dx);
+}
+
 /// How the scene is rendered.
 pub struct Stage {
     /// The renderer (the no-op backend, or the machine's adapter).
