@@ -211,6 +211,11 @@ fn settled(app: &mut App, targets: &[Handle<Image>]) -> Vec<RgbaImage> {
 }
 
 /// Where the far characters stand: 2.8 km out, at the corner of San Andreas' map.
+/// The sample ped's parts in the crowd: its skinned body's two materials (equal: white, on the
+/// `ped` atlas) merged into one, and the cap (another texture, alpha-masked). Bevy draws three
+/// meshes.
+const PED_PARTS: usize = 2;
+
 const FAR: Vec3 = Vec3::new(2000.0, 0.0, -2000.0);
 
 /// Two cameras, at the origin and at [`FAR`], each `back` metres out on +Z (`back − 1` at
@@ -317,8 +322,9 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
         });
         assert!(crowd_parts(&mut app) >= pairs.len(), "the crowd is dressed");
         // The sample ped: its skinned body in two materials, and the cap, a rigid atomic on the
-        // head, as Bevy draws it: 2 skinned meshes and 1 plain one.
-        assert_eq!(crowd_parts(&mut app), 3 * pairs.len());
+        // head, as Bevy draws it: 2 skinned meshes and 1 plain one; in the crowd the body's
+        // two (equal) materials are one part (`PED_PARTS`).
+        assert_eq!(crowd_parts(&mut app), PED_PARTS * pairs.len());
         assert_eq!(skinned(&mut app), 2 * pairs.len());
         // The cross-fade, halfway.
         cross_fade_halfway(&mut app, fading, &wave);
@@ -409,7 +415,7 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
         show(&mut app, true);
         let crowds = settled(&mut app, &targets);
         assert!(
-            crowd_parts(&mut app) >= 3 * (pairs.len() + 70),
+            crowd_parts(&mut app) >= PED_PARTS * (pairs.len() + 70),
             "the new peds are dressed"
         );
         compare(
@@ -506,7 +512,7 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
         run_until(&mut app, 600, |app| {
             [worn[0], worn[1], mixed]
                 .iter()
-                .all(|&e| parts(app, e) == 3)
+                .all(|&e| parts(app, e) == PED_PARTS)
                 && server.load_state(&broken).is_failed()
         });
         let time = |app: &App, e: Entity| app.world().get::<Playback>(e).unwrap().time;
@@ -514,8 +520,8 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
         for e in [worn[0], worn[1], mixed] {
             assert_eq!(
                 parts(&app, e),
-                3,
-                "dressed: the body's two materials and the cap"
+                PED_PARTS,
+                "dressed: the body (its two materials merged) and the cap"
             );
         }
         // Several models in one crowd: a model's characters share its materials (one batch per
@@ -557,7 +563,7 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
             app.update();
         }
         let new_parts: Vec<Entity> = app.world().get::<Children>(worn[0]).unwrap().to_vec();
-        assert_eq!(parts(&app, worn[0]), 3, "dressed again");
+        assert_eq!(parts(&app, worn[0]), PED_PARTS, "dressed again");
         assert!(
             new_parts.iter().all(|p| !old_parts.contains(p)),
             "in parts made from the changed model"
@@ -604,7 +610,7 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
         for _ in 0..3 {
             app.update();
         }
-        assert_eq!(parts(&app, again), 3);
+        assert_eq!(parts(&app, again), PED_PARTS);
         assert_eq!(
             materials(&app, again),
             materials(&app, mixed),
@@ -827,7 +833,9 @@ fn a_gta_iii_ped_of_parts_draws_the_same_both_ways_in_a_crowd() {
             rigid_model(III, &frames, &[1, 2, 3]),
         )
         .unwrap();
-        let (shown, drawn) = drawn_both_ways("iii", &dir, GtaGame::Iii, "sa_ped.ifp#walk", 3, 0.9);
+        // Three parts the Bevy way; one in the crowd: the three atomics share one material.
+        let (shown, drawn) =
+            drawn_both_ways("iii", &dir, GtaGame::Iii, "sa_ped.ifp#walk", [3, 1], 0.9);
         eprintln!("III parts: {shown} pixels the Bevy way, {drawn} instanced");
         assert!(shown > 300, "the parts show: {shown} pixels");
         assert!(drawn > 300, "the parts show: {drawn} pixels");
@@ -850,14 +858,15 @@ fn a_skinned_vice_city_ped_draws_the_same_both_ways_in_a_crowd() {
         );
         let ped = skinned_ped(VC, &rigplay::skeleton::Skeleton::gta_vc());
         std::fs::write(dir.join("player.dff"), ped).unwrap();
-        let (shown, drawn) = drawn_both_ways("vc", &dir, GtaGame::Vc, "vc_ped.ifp#walk", 1, 2.2);
+        let (shown, drawn) =
+            drawn_both_ways("vc", &dir, GtaGame::Vc, "vc_ped.ifp#walk", [1, 1], 2.2);
         eprintln!("VC ped: {shown} pixels the Bevy way, {drawn} instanced");
         assert!(shown > 1000, "the ped shows: {shown} pixels");
         assert!(drawn > 1000, "the ped shows: {drawn} pixels");
     });
 }
 
-/// The ped `dir/player.dff` (of `parts` meshes) as a crowd character of `game` paused 0.3 s into
+/// The ped `dir/player.dff` (`meshes_shown` meshes the Bevy way, `parts_drawn` crowd parts) as a crowd character of `game` paused 0.3 s into
 /// `clip`, seen from six sides `distance` from its joints' middle, drawn by instanced skinning in one app and the Bevy way in
 /// another. Asserts that every view agrees within the strict bounds (mean ≤ 2/255, every pixel
 /// ≤ 8/255) and returns the pixels the ped covers the Bevy way and instanced, summed over the
@@ -867,10 +876,15 @@ fn drawn_both_ways(
     dir: &Path,
     game: GtaGame,
     clip: &str,
-    parts: usize,
+    [meshes_shown, parts_drawn]: [usize; 2],
     distance: f32,
 ) -> (usize, usize) {
     let draw = |bevy_skinning: bool| -> (Vec<RgbaImage>, Vec<RgbaImage>) {
+        // The Bevy way's meshes, or the crowd's parts.
+        let parts = match bevy_skinning {
+            true => meshes_shown,
+            false => parts_drawn,
+        };
         let mut app = crowd_app(dir);
         app.insert_resource(CrowdDrawSettings { bevy_skinning });
         // The Bevy way's bone entities would be drawn as skeleton lines.
@@ -1047,8 +1061,8 @@ fn the_crowd_draws_once_per_part_however_many_peds() {
         let mut counts = Vec::new();
         for peds in [4, 40] {
             spawn(&mut app, peds);
-            run_until(&mut app, 300, |app| parts(app) == 3 * peds);
-            assert_eq!(parts(&mut app), 3 * peds);
+            run_until(&mut app, 300, |app| parts(app) == PED_PARTS * peds);
+            assert_eq!(parts(&mut app), PED_PARTS * peds);
             settled(&mut app, std::slice::from_ref(&image));
             counts.push(draw_calls(&app));
         }
@@ -1056,9 +1070,10 @@ fn the_crowd_draws_once_per_part_however_many_peds() {
             "draws [opaque, alpha mask, transparent]: 4 peds {:?}, 40 peds {:?}",
             counts[0], counts[1]
         );
-        // The sample ped's three parts: the body's two materials and the cap (measured on
+        // The sample ped's two parts: the body (its two materials, equal, merged into one) and
+        // the cap: one opaque draw and one alpha-masked (before the merge, measured on
         // lavapipe: 2 opaque multidraws and 1 alpha-masked).
-        assert_eq!(counts[0].iter().sum::<usize>(), 3, "{counts:?}");
+        assert_eq!(counts[0], [1, 1, 0], "{counts:?}");
         assert_eq!(counts[0], counts[1], "as many draws for 40 peds as for 4");
     });
 }
@@ -1117,15 +1132,16 @@ fn spawn_gltf_pairs(app: &mut App, model: &str) -> Vec<Pair> {
 /// `anims/` and `characters/`) drawn both ways, with the crowd drawing by instanced skinning or
 /// (`bevy_skinning`) the Bevy way. The second pair cross-fades into the wave (halfway); the
 /// fourth stands 2.8 km out, with its own camera. With `ped`, a pair of the sample DFF ped is
-/// drawn (dressed) first, beside them. `meshes` is how many skinned and unskinned meshes the
-/// model has (the sample: `[1, 0]`). Returns, per camera (near, far), the images with every
+/// drawn (dressed) first, beside them. `meshes` is how many skinned meshes the model has and
+/// how many parts the crowd draws it in, meshes of one material being one part (the sample:
+/// `[1, 1]`). Returns, per camera (near, far), the images with every
 /// character hidden, drawn by Bevy's skinned meshes and by the crowd.
 fn gltf_pairs_drawn(
     root: &Path,
     model: &str,
     bevy_skinning: bool,
     ped: bool,
-    [skinned_meshes, rigid]: [usize; 2],
+    [skinned_meshes, parts]: [usize; 2],
 ) -> [[RgbaImage; 3]; 2] {
     let mut app = crowd_app(root);
     app.insert_resource(CrowdDrawSettings { bevy_skinning });
@@ -1143,9 +1159,9 @@ fn gltf_pairs_drawn(
         let (dff, walk, _) = sample_ped(&app);
         let at = Transform::from_xyz(1.6, 0.0, -0.6);
         pairs.push(spawn_pair(&mut app, &dff, &walk, at, 0.5));
-        (want_skinned, want_parts) = (2, 3);
-        run_until(&mut app, 600, |app| crowd_parts(app) == 3);
-        assert_eq!(crowd_parts(&mut app), 3, "the ped is dressed first");
+        (want_skinned, want_parts) = (2, PED_PARTS);
+        run_until(&mut app, 600, |app| crowd_parts(app) == PED_PARTS);
+        assert_eq!(crowd_parts(&mut app), PED_PARTS, "the ped is dressed first");
         assert_eq!(strides(&app), [32], "the ped's slots");
     }
     let gltf_pairs = spawn_gltf_pairs(&mut app, model);
@@ -1156,7 +1172,7 @@ fn gltf_pairs_drawn(
         want_skinned += 2 * skinned_meshes * gltf_pairs.len();
     } else {
         want_skinned += skinned_meshes * gltf_pairs.len();
-        want_parts += (skinned_meshes + rigid) * gltf_pairs.len();
+        want_parts += parts * gltf_pairs.len();
     }
     let fading = ped as usize + 1;
     pairs.extend(gltf_pairs);
@@ -1241,7 +1257,7 @@ fn gltf_crowd_characters_draw_as_their_twins_skinned_meshes_do() {
             };
             let model = "characters/humanoid.glb";
             let [[e0, b0, c0], [e1, b1, c1]] =
-                gltf_pairs_drawn(&root, model, bevy_skinning, false, [1, 0]);
+                gltf_pairs_drawn(&root, model, bevy_skinning, false, [1, 1]);
             compare(&format!("glTF near, {way}"), true, &b0, &c0, &e0);
             compare(&format!("glTF far, {way}"), false, &b1, &c1, &e1);
         }
@@ -1260,10 +1276,11 @@ fn strides(app: &App) -> Vec<u32> {
 /// [`gltf_pairs_drawn`] instanced (with the DFF ped beside, where `ped`), compared with
 /// [`compare`]: strictly near the origin, within 0.5 % of the pixels far out.
 fn drawn_like_twins(root: &Path, model: &str, ped: bool, label: &str) {
-    drawn_like_twins_with(root, model, ped, [1, 0], label);
+    drawn_like_twins_with(root, model, ped, [1, 1], label);
 }
 
-/// [`drawn_like_twins`] for a model of `meshes` skinned and unskinned meshes.
+/// [`drawn_like_twins`] for a model of `meshes`: skinned meshes, and crowd parts (see
+/// [`gltf_pairs_drawn`]).
 fn drawn_like_twins_with(root: &Path, model: &str, ped: bool, meshes: [usize; 2], label: &str) {
     let [[e0, b0, c0], [e1, b1, c1]] = gltf_pairs_drawn(root, model, false, ped, meshes);
     compare(&format!("{label}, near"), true, &b0, &c0, &e0);
@@ -1503,7 +1520,7 @@ fn a_mirrored_gltf_part_is_drawn_with_the_faces_bevy_culls() {
     on_gpu(|| {
         let dir = changed_sample("crowd_mirrored", "mirrored.glb", &[], with_mirrored_part);
         let model = "characters/mirrored.glb";
-        drawn_like_twins_with(&dir, model, false, [1, 1], "glTF with a mirrored part");
+        drawn_like_twins_with(&dir, model, false, [1, 2], "glTF with a mirrored part");
     });
 }
 
@@ -1569,7 +1586,7 @@ fn a_gltf_of_two_skins_skins_each_mesh_on_its_own_joints() {
     on_gpu(|| {
         let dir = changed_sample("crowd_two_skins", "skins.glb", &[], with_second_skin);
         let model = "characters/skins.glb";
-        drawn_like_twins_with(&dir, model, false, [2, 0], "glTF of two skins");
+        drawn_like_twins_with(&dir, model, false, [2, 1], "glTF of two skins");
     });
 }
 
@@ -1622,7 +1639,7 @@ fn a_gltf_of_two_skeletons_draws_as_bevy_draws_it() {
     on_gpu(|| {
         let dir = changed_sample("crowd_two_skeletons", "pair.glb", &[], with_second_skeleton);
         let model = "characters/pair.glb";
-        drawn_like_twins_with(&dir, model, false, [2, 0], "glTF of two skeletons");
+        drawn_like_twins_with(&dir, model, false, [2, 1], "glTF of two skeletons");
     });
 }
 
@@ -1771,7 +1788,7 @@ fn a_failed_or_reloaded_gltf_crowd_model_keeps_the_crowd_playing() {
         assert_eq!(tag(&app, next), slot, "the despawned character's slot");
 
         // A character in the sample DFF ped, given the glTF model too: posed on the glTF rig and
-        // dressed in the glTF model alone (the ped's three parts go).
+        // dressed in the glTF model alone (the ped's parts go).
         let ped: Handle<Dff> = server.load("ped.dff");
         let both = app
             .world_mut()
@@ -1780,8 +1797,8 @@ fn a_failed_or_reloaded_gltf_crowd_model_keeps_the_crowd_playing() {
                 CrowdModel(ped),
             ))
             .id();
-        run_until(&mut app, 300, |app| parts(app, both) == 3);
-        assert_eq!(parts(&app, both), 3, "dressed in the ped");
+        run_until(&mut app, 300, |app| parts(app, both) == PED_PARTS);
+        assert_eq!(parts(&app, both), PED_PARTS, "dressed in the ped");
         app.world_mut()
             .entity_mut(both)
             .insert(CrowdGltfModel::new(model.clone()));

@@ -54,7 +54,7 @@ impl Plugin for Moving {
 /// [`Moving`]'s system.
 fn step_aside(mut frame: Local<u32>, mut characters: Query<&mut Transform, With<CrowdCharacter>>) {
     *frame += 1;
-    let dx = if *frame % 2 == 0 { 0.02 } else { -0.02 };
+    let dx = if frame.is_multiple_of(2) { 0.02 } else { -0.02 };
     characters
         .par_iter_mut()
         .for_each(|mut at| at.translation.x += dx);

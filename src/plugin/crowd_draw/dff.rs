@@ -1,7 +1,7 @@
 //! DFF peds in the drawn crowd ([`crate::plugin::CrowdModel`]): dressing the characters, and a
 //! model's parts built from its first clump that has bones.
 
-use super::parts::{BuildParams, add_parts};
+use super::parts::{BuildParams, Pieces};
 use super::state::{CrowdDressed, DrawnModel, Dresser, ModelKey, Opening};
 use crate::plugin::dff::{CrowdModel, Dff, DffClump, GtaModel, SkinBinding, bind};
 use crate::plugin::skeletal::CrowdCharacter;
@@ -102,9 +102,10 @@ pub(super) fn dress_crowd(
     }
 }
 
-/// A model's parts for the crowd: per drawn atomic of its first clump that has bones, its joint
-/// table, and per material a copy of the mesh with the crowd's joint attributes and a
-/// [`CrowdMaterial`]. A skinned atomic's joints are its skin's; a rigid one (a cap on the head,
+/// A model's parts for the crowd: per drawn atomic of its first clump that has bones, its joints,
+/// and per material a copy of the mesh with the crowd's joint attributes; the copies of equal
+/// materials merged into one part with one [`CrowdMaterial`] ([`Pieces::parts`]). A skinned
+/// atomic's joints are its skin's; a rigid one (a cap on the head,
 /// a GTA III ped's parts) has one joint: the nearest bone at or above its frame, with the rest
 /// transforms of the frames between as its "inverse bind" matrix.
 pub(super) fn build_model(
@@ -120,8 +121,7 @@ pub(super) fn build_model(
         .iter()
         .find(|c| !c.bones.is_empty())
         .ok_or("it has no bones")?;
-    let mut parts = Vec::new();
-    let mut reach = 0.0f32;
+    let mut pieces = Pieces::default();
     let mut unhung = 0;
     for (a, atomic) in clump.atomics.iter().enumerate() {
         if atomic.hidden {
@@ -139,26 +139,17 @@ pub(super) fn build_model(
             },
         };
         let joints: Vec<(usize, Affine3A)> = joint_bones.into_iter().zip(inverse_binds).collect();
-        let part_reach = add_parts(
-            &joints,
-            &atomic.parts,
-            &[],
-            skin.is_some(),
-            bones,
-            stride,
-            build,
-            &mut parts,
-        )?;
-        reach = reach.max(part_reach);
+        pieces.add(&joints, &atomic.parts, &[], skin.is_some(), build)?;
     }
     if unhung > 0 {
         warn!("{unhung} atomic(s) of a crowd model hang on no bone and are not drawn");
     }
-    if parts.is_empty() {
+    if pieces.is_empty() {
         return Err("it has no atomic on a bone to draw".into());
     }
+    let reach = pieces.reach;
     Ok(DrawnModel {
-        parts,
+        parts: pieces.parts(bones, stride, build)?,
         reach,
         #[cfg(feature = "gltf")]
         _rig: None,

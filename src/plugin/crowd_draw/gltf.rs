@@ -4,7 +4,7 @@
 //! buffers (or [`super::CrowdDrawSettings::bevy_skinning`] asks for it), the file's scene is
 //! spawned under the character instead and its nodes follow the pose by name.
 
-use super::parts::{BuildParams, add_parts};
+use super::parts::{BuildParams, Pieces};
 use super::state::{CrowdDressed, DrawnModel, Dresser, ModelKey, Opening};
 use crate::plugin::CrowdGltfModel;
 use crate::plugin::skeletal::{CrowdCharacter, CrowdRig, CrowdSkeleton};
@@ -144,8 +144,8 @@ pub(super) fn dress_gltf_crowd(
 /// A glTF file's parts for the crowd: per node with a mesh, its joint table (a skinned mesh's
 /// skin joints, matched to the rig's bones by node, with their inverse bind matrices; a mesh on
 /// a node without a skin moves with that node) and per primitive a copy of its mesh with the
-/// crowd's joint attributes and a [`super::CrowdMaterial`] made from the file's
-/// `StandardMaterial` for it. As glTF says (and Bevy's `SkinnedMesh` does), a skinned mesh
+/// crowd's joint attributes and the file's `StandardMaterial` for it; the copies of equal
+/// materials merged into one part with one [`super::CrowdMaterial`]. As glTF says (and Bevy's `SkinnedMesh` does), a skinned mesh
 /// ignores its own node's transform.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_gltf_model(
@@ -219,8 +219,7 @@ pub(super) fn build_gltf_model(
     // (A file without scenes: every node's.)
     let in_scene =
         |node: &GltfNode, mesh: &Handle<Mesh>| !matches!(shown_as(node, mesh), Some(None));
-    let mut parts = Vec::new();
-    let mut reach = 0.0f32;
+    let mut pieces = Pieces::default();
     let mut nodes: Vec<&GltfNode> = Vec::with_capacity(file.nodes.len());
     for handle in &file.nodes {
         nodes.push(parts_of.nodes.get(handle).ok_or(NOT_LOADED)?);
@@ -273,23 +272,14 @@ pub(super) fn build_gltf_model(
                 weights = &shown.morph_weights;
             }
         }
-        let part_reach = add_parts(
-            &joints,
-            &meshes,
-            weights,
-            node.skin.is_some(),
-            bones,
-            stride,
-            build,
-            &mut parts,
-        )?;
-        reach = reach.max(part_reach);
+        pieces.add(&joints, &meshes, weights, node.skin.is_some(), build)?;
     }
-    if parts.is_empty() {
+    if pieces.is_empty() {
         return Err("it has no mesh to draw".into());
     }
+    let reach = pieces.reach;
     Ok(DrawnModel {
-        parts,
+        parts: pieces.parts(bones, stride, build)?,
         reach,
         _rig: Some(rig.clone()),
     })

@@ -1,6 +1,6 @@
 //! Crowd characters drawn by instanced GPU skinning: [`CrowdDrawPlugin`]. A
 //! [`crate::plugin::CrowdCharacter`] wearing a [`crate::plugin::CrowdModel`] (or, with the `gltf` feature, a glTF character:
-//! `crate::plugin::CrowdGltfModel`) gets one child entity per (atomic, material) of the model,
+//! `crate::plugin::CrowdGltfModel`) gets one child entity per look (material) of the model,
 //! drawn through Bevy's own mesh pipeline with a [`CrowdMaterial`] whose vertex shader skins
 //! from one buffer of every drawn character's bones. Bevy batches the children of a model into
 //! one draw per part, culls each against the frustum, and shades them as `StandardMaterial`
@@ -37,7 +37,11 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 /// feature, a `CrowdGltfModel` (a glTF character, its clips retargeted onto its own rig) by
 /// instanced GPU skinning. Needs [`super::DffPlugin`] and Bevy's rendering (`DefaultPlugins`).
 ///
-/// - A glTF character gets one child per primitive of each mesh of the file: a skinned mesh
+/// - A character gets one child per look of its model: the meshes of equal materials (the same
+///   textures, colours, alpha mode and culled faces) are merged into one, each vertex still on
+///   its own atomic's or skin's joints. The sample ped is two (its body's two materials on one
+///   atlas, and the cap); a GTA III ped whose parts share one texture is one.
+/// - A glTF character's meshes are each primitive of each mesh of the file: a skinned mesh
 ///   skins from its skin's joints (its own node's transform ignored, as glTF and Bevy's
 ///   `SkinnedMesh` do), a mesh on a node without a skin moves with that node. Its materials are
 ///   the `StandardMaterial`s Bevy's glTF loader gives the file's scene (under a node whose scale
@@ -46,9 +50,9 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 ///   crowd's copy of the mesh; weights changed at run time are not followed.
 /// - A slot holds as many bones as the largest skeleton drawn: 32 (the SA ped's) until a glTF
 ///   rig of more nodes is drawn, when every slot (and every material) is laid out again.
-/// - Each character gets one child per (atomic, material) of its model's first clump that has
+/// - A DFF ped's meshes are each (atomic, material) of its model's first clump that has
 ///   bones, skinned atomics and rigid ones (a cap on the head, a GTA III ped's parts) alike,
-///   but not the hidden (`_dam`, `_vlo`) ones: `Mesh3d` (a copy of the DFF's mesh, its joints under
+///   but not the hidden (`_dam`, `_vlo`) ones. Each child has `Mesh3d` (the looks' meshes, their joints under
 ///   [`ATTRIBUTE_CROWD_JOINT_INDEX`] and [`ATTRIBUTE_CROWD_JOINT_WEIGHT`]), a [`CrowdMaterial`]
 ///   shared by every character of the model, a `MeshTag` (the character's slot in the bone
 ///   buffer) and an `Aabb` that follows the pose, for Bevy's frustum culling.

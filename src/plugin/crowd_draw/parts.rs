@@ -23,59 +23,220 @@ pub(super) struct BuildParams<'w> {
     pub(super) ibms: Res<'w, Assets<SkinnedMeshInverseBindposes>>,
 }
 
-/// One drawn mesh's joint table: per joint, its bone in the crowd skeleton and its inverse bind
-/// matrix. Adds the part of each (mesh, material) to `parts` and returns the farthest its flesh
-/// reaches from a joint. The meshes' morph targets are applied at `morph_weights` (see
-/// [`crowd_mesh`]).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn add_parts(
-    joints: &[(usize, Affine3A)],
-    meshes: &[(Handle<Mesh>, Handle<StandardMaterial>)],
-    morph_weights: &[f32],
-    skinned: bool,
-    bones: &Handle<ShaderBuffer>,
-    stride: u32,
-    build: &mut BuildParams,
-    parts: &mut Vec<(Handle<Mesh>, Handle<CrowdMaterial>)>,
-) -> Result<f32, String> {
-    let mut table = Vec::with_capacity(joints.len() * 64);
-    for (bone, ibm) in joints {
-        push_rows(&mut table, ibm);
-        table.extend_from_slice(&(*bone as u32).to_le_bytes());
-        table.extend_from_slice(&[0; 12]);
+/// A drawn model's meshes before they become parts ([`Pieces::add`]), and the joint lists their
+/// crowd joint indices point into.
+#[derive(Default)]
+pub(super) struct Pieces {
+    pieces: Vec<Piece>,
+    /// Per atomic (or glTF mesh node): per joint, its bone in the crowd skeleton and its
+    /// inverse bind matrix.
+    joint_lists: Vec<Vec<(usize, Affine3A)>>,
+    /// The farthest a vertex lies from its most weighted joint (metres).
+    pub(super) reach: f32,
+}
+
+/// One mesh of a model, with the crowd's joint attributes (indices into joint list `joints`), and
+/// its material.
+struct Piece {
+    mesh: Mesh,
+    material: StandardMaterial,
+    joints: usize,
+}
+
+impl Pieces {
+    /// Adds the meshes of one atomic or glTF mesh node, whose joints are `joints` (per joint, its
+    /// bone in the crowd skeleton and its inverse bind matrix). Their morph targets are applied
+    /// at `morph_weights` (see [`crowd_mesh`]).
+    pub(super) fn add(
+        &mut self,
+        joints: &[(usize, Affine3A)],
+        meshes: &[(Handle<Mesh>, Handle<StandardMaterial>)],
+        morph_weights: &[f32],
+        skinned: bool,
+        build: &BuildParams,
+    ) -> Result<(), String> {
+        let list = self.joint_lists.len();
+        self.joint_lists.push(joints.to_vec());
+        // Where each joint sits at bind time, in the mesh's space.
+        let bind_points: Vec<Vec3A> = joints
+            .iter()
+            .map(|(_, m)| m.inverse().translation)
+            .collect();
+        for (mesh, material) in meshes {
+            let mesh = build.meshes.get(mesh).ok_or("a mesh has not loaded")?;
+            let (mesh, reach) = crowd_mesh(mesh, &bind_points, skinned, morph_weights)?;
+            self.reach = self.reach.max(reach);
+            let material = build
+                .standard
+                .get(material)
+                .ok_or("a material has not loaded")?
+                .clone();
+            self.pieces.push(Piece {
+                mesh,
+                material,
+                joints: list,
+            });
+        }
+        Ok(())
     }
-    let table = build.buffers.add(ShaderBuffer::new(
-        &table,
-        RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
-    ));
-    // Where each joint sits at bind time, in the mesh's space.
-    let bind_points: Vec<Vec3A> = joints
-        .iter()
-        .map(|(_, m)| m.inverse().translation)
-        .collect();
-    let mut reach = 0.0f32;
-    for (mesh, material) in meshes {
-        let mesh = build.meshes.get(mesh).ok_or("a mesh has not loaded")?;
-        let (mesh, part_reach) = crowd_mesh(mesh, &bind_points, skinned, morph_weights)?;
-        reach = reach.max(part_reach);
-        let base = build
-            .standard
-            .get(material)
-            .ok_or("a material has not loaded")?
-            .clone();
-        parts.push((
-            build.meshes.add(mesh),
-            build.materials.add(CrowdMaterial {
-                base,
-                extension: CrowdSkin {
-                    bones: bones.clone(),
-                    joints: table.clone(),
-                    stride,
-                },
-            }),
-        ));
+
+    /// Whether no mesh was added.
+    pub(super) fn is_empty(&self) -> bool {
+        self.pieces.is_empty()
     }
-    Ok(reach)
+
+    /// The model's parts, one per look: the meshes whose materials are equal (the same
+    /// textures, colours and alpha mode, as a GTA III ped's body parts are, or an SA ped's
+    /// materials on one atlas) and whose vertices have the same attributes are merged into one
+    /// mesh, their joint lists laid end to end in one table. So a character is as few entities
+    /// as it has looks: each costs Bevy's renderer per frame what a mesh entity costs. Meshes
+    /// without indices are not merged.
+    pub(super) fn parts(
+        self,
+        bones: &Handle<ShaderBuffer>,
+        stride: u32,
+        build: &mut BuildParams,
+    ) -> Result<Vec<(Handle<Mesh>, Handle<CrowdMaterial>)>, String> {
+        let Pieces {
+            pieces,
+            joint_lists,
+            ..
+        } = self;
+        let mut looks: Vec<Look> = Vec::new();
+        for Piece {
+            mut mesh,
+            material,
+            joints,
+        } in pieces
+        {
+            let layout = layout(&mut mesh);
+            let list = &joint_lists[joints];
+            let same = looks.iter_mut().find(|look| {
+                layout.is_some()
+                    && look.layout == layout
+                    && look.joint_count + list.len() <= u16::MAX as usize + 1
+                    && same_look(&look.material, &material)
+            });
+            match same {
+                Some(look) => {
+                    let offset = look.offset_of(joints, list.len());
+                    shift_joints(&mut mesh, offset);
+                    look.mesh
+                        .merge(&mesh)
+                        .map_err(|e| format!("merging meshes of one look: {e}"))?;
+                }
+                None => looks.push(Look {
+                    mesh,
+                    material,
+                    layout,
+                    lists: vec![(joints, 0)],
+                    joint_count: list.len(),
+                }),
+            }
+        }
+        let mut parts = Vec::with_capacity(looks.len());
+        for look in looks {
+            let mut table = Vec::with_capacity(look.joint_count * 64);
+            for (list, _) in &look.lists {
+                for (bone, ibm) in &joint_lists[*list] {
+                    push_rows(&mut table, ibm);
+                    table.extend_from_slice(&(*bone as u32).to_le_bytes());
+                    table.extend_from_slice(&[0; 12]);
+                }
+            }
+            let table = build.buffers.add(ShaderBuffer::new(
+                &table,
+                RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
+            ));
+            parts.push((
+                build.meshes.add(look.mesh),
+                build.materials.add(CrowdMaterial {
+                    base: look.material,
+                    extension: CrowdSkin {
+                        bones: bones.clone(),
+                        joints: table,
+                        stride,
+                    },
+                }),
+            ));
+        }
+        Ok(parts)
+    }
+}
+
+/// The meshes of one material merged into one ([`Pieces::parts`]).
+struct Look {
+    mesh: Mesh,
+    material: StandardMaterial,
+    layout: Option<Layout>,
+    /// The joint lists its table holds, in order, each with its first joint's place.
+    lists: Vec<(usize, u32)>,
+    joint_count: usize,
+}
+
+impl Look {
+    /// Where joint list `list` (of `len` joints) starts in the table, added at its end if new.
+    fn offset_of(&mut self, list: usize, len: usize) -> u32 {
+        if let Some(&(_, at)) = self.lists.iter().find(|(l, _)| *l == list) {
+            return at;
+        }
+        let at = self.joint_count as u32;
+        self.lists.push((list, at));
+        self.joint_count += len;
+        at
+    }
+}
+
+/// A mesh's topology and vertex attributes (ids and formats), which meshes merged into one must
+/// share; `None` for a mesh without indices. Its indices become 32-bit (so that merged meshes
+/// may pass 65,536 vertices).
+type Layout = (
+    bevy::mesh::PrimitiveTopology,
+    Vec<(
+        bevy::mesh::MeshVertexAttributeId,
+        bevy::render::render_resource::VertexFormat,
+    )>,
+);
+
+fn layout(mesh: &mut Mesh) -> Option<Layout> {
+    let wide = match mesh.indices()? {
+        bevy::mesh::Indices::U16(i) => {
+            bevy::mesh::Indices::U32(i.iter().map(|&v| v as u32).collect())
+        }
+        bevy::mesh::Indices::U32(_) => return Some(attributes(mesh)),
+    };
+    mesh.insert_indices(wide);
+    Some(attributes(mesh))
+}
+
+fn attributes(mesh: &Mesh) -> Layout {
+    let mut attributes: Vec<_> = mesh.attributes().map(|(a, _)| (a.id, a.format)).collect();
+    attributes.sort_by_key(|(id, _)| *id);
+    (mesh.primitive_topology(), attributes)
+}
+
+/// Whether two materials are equal field by field: by reflection (a field that cannot be
+/// compared makes them unequal, and the meshes stay apart), and the faces culled, which
+/// reflection leaves out (Bevy's glTF loader gives a mirrored node's mesh a copy of its material
+/// that differs there alone).
+fn same_look(a: &StandardMaterial, b: &StandardMaterial) -> bool {
+    use bevy::reflect::PartialReflect;
+    a.cull_mode == b.cull_mode && a.reflect_partial_eq(b) == Some(true)
+}
+
+/// Moves `mesh`'s crowd joint indices `offset` on (its joint list placed there in a merged
+/// table).
+fn shift_joints(mesh: &mut Mesh, offset: u32) {
+    if offset == 0 {
+        return;
+    }
+    if let Some(VertexAttributeValues::Uint16x4(joints)) =
+        mesh.attribute_mut(ATTRIBUTE_CROWD_JOINT_INDEX)
+    {
+        for j in joints.iter_mut().flatten() {
+            *j += offset as u16;
+        }
+    }
 }
 
 /// `mesh` with its joints and weights moved to the crowd's attributes (a rigid mesh: every
