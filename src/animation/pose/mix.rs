@@ -321,9 +321,9 @@ fn mix_layers<const SCALES: bool>(
             continue;
         }
         if base.is_none() && first == Some(i) {
-            set_first(l, groups, full_share, rotations, translations, wt);
+            add_layer::<true>(l, groups, full_share, rotations, translations, wt);
         } else {
-            add_layer(l, groups, full_share, rotations, translations, wt);
+            add_layer::<false>(l, groups, full_share, rotations, translations, wt);
         }
         let drives = &l.keyed;
         let pose = l.pose;
@@ -420,40 +420,11 @@ fn weight(l: &MixLayer<'_>, g: usize, full_share: &[Vec4]) -> Vec4 {
     }
 }
 
-/// The first layer of a mix without a base: its rotations and translations, weighted, are the
-/// sums (zeros where it weighs nothing).
-#[inline(always)]
-fn set_first(
-    l: &MixLayer<'_>,
-    groups: usize,
-    full_share: &[Vec4],
-    rotations: &mut [Quat4],
-    translations: &mut [Vec3x4],
-    wt: &mut [Vec4],
-) {
-    let (drives, pose) = (&l.keyed, l.pose);
-    for g in 0..groups {
-        let w = weight(l, g, full_share);
-        // A channel the clip does not key on any of the group's joints is not read (as in
-        // `add_layer`).
-        let lr = w * drives.rotation[g];
-        rotations[g] = match lr.cmpgt(Vec4::ZERO).any() {
-            true => pose.rotations[g].scaled(lr),
-            false => Quat4::ZERO,
-        };
-        let lt = w * drives.translation[g];
-        translations[g] = match lt.cmpgt(Vec4::ZERO).any() {
-            true => pose.translations[g].scaled(lt),
-            false => Vec3x4::ZERO,
-        };
-        wt[g] = lt;
-    }
-}
-
 /// Adds layer `l`'s weighted rotations (each sign-aligned to the sum so far) and translations
-/// to the sums.
+/// to the sums; `FIRST` (the first layer of a mix without a base) sets the sums to them instead
+/// (zeros where it weighs nothing: nothing to align to, no zeros to add to).
 #[inline(always)]
-fn add_layer(
+fn add_layer<const FIRST: bool>(
     l: &MixLayer<'_>,
     groups: usize,
     full_share: &[Vec4],
@@ -472,21 +443,24 @@ fn add_layer(
         .zip(wt[..groups].iter_mut());
     for (g, ((((((q, t), r), lt_), dr), dt), wt)) in channels.enumerate() {
         let w = weight(l, g, full_share);
-        // A layer with no weight on the group's joints (masked out, or taken whole by the
-        // partial layers) adds nothing: every term is scaled by `w`.
-        if !w.cmpgt(Vec4::ZERO).any() {
-            continue;
-        }
         // A channel the clip does not key on any of the group's joints is not read (its lanes
         // hold the rest, which sampling does not rewrite: reading them would only bring cold
         // memory in to multiply by zero).
-        let lr = w * *dr;
-        if lr.cmpgt(Vec4::ZERO).any() {
+        let (lr, lt) = (w * *dr, w * *dt);
+        let (keys_r, keys_t) = (lr.cmpgt(Vec4::ZERO).any(), lt.cmpgt(Vec4::ZERO).any());
+        if FIRST {
+            *q = if keys_r { r.scaled(lr) } else { Quat4::ZERO };
+            *t = if keys_t { lt_.scaled(lt) } else { Vec3x4::ZERO };
+            *wt = lt;
+            continue;
+        }
+        // A layer with no weight on the group's joints (masked out, or taken whole by the
+        // partial layers) adds nothing.
+        if keys_r {
             // Sign-aligned to the sum so far (a zero sum flips nothing).
             q.add_scaled(r, Vec4::select(q.dot(r).cmplt(Vec4::ZERO), -lr, lr));
         }
-        let lt = w * *dt;
-        if lt.cmpgt(Vec4::ZERO).any() {
+        if keys_t {
             t.add_scaled(lt_, lt);
             *wt += lt;
         }
