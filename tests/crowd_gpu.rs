@@ -1499,17 +1499,29 @@ fn with_mirrored_part(glb: &[u8]) -> Vec<u8> {
         let meshes = json["meshes"].as_array_mut().unwrap();
         meshes.push(copy);
         let mesh = meshes.len() - 1;
-        let nodes = json["nodes"].as_array_mut().unwrap();
-        nodes.push(serde_json::json!({
-            "name": "mirrored", "mesh": mesh,
-            "translation": [0.9, 0.0, 0.0], "scale": [-0.5, 0.5, 0.5]
-        }));
-        let node = nodes.len() - 1;
-        nodes[28]["children"]
-            .as_array_mut()
-            .unwrap()
-            .push(node.into());
+        under_armature(
+            json,
+            serde_json::json!({
+                "name": "mirrored", "mesh": mesh,
+                "translation": [0.9, 0.0, 0.0], "scale": [-0.5, 0.5, 0.5]
+            }),
+        );
     })
+}
+
+/// The sample character's node that is the scene's root, `Armature` (the joints and `Body` are
+/// its children).
+const ARMATURE: usize = 28;
+
+/// Adds `node` to `json`'s nodes, a child of the sample's `Armature`.
+fn under_armature(json: &mut serde_json::Value, node: serde_json::Value) {
+    let nodes = json["nodes"].as_array_mut().unwrap();
+    nodes.push(node);
+    let node = nodes.len() - 1;
+    nodes[ARMATURE]["children"]
+        .as_array_mut()
+        .unwrap()
+        .push(node.into());
 }
 
 /// A part under a node whose scale mirrors it (its determinant negative) turns its triangles'
@@ -1569,13 +1581,10 @@ fn with_second_skin(glb: &[u8]) -> Vec<u8> {
         let skins = json["skins"].as_array_mut().unwrap();
         skins.push(skin);
         let skin = skins.len() - 1;
-        let nodes = json["nodes"].as_array_mut().unwrap();
-        nodes.push(serde_json::json!({"name": "Body2", "mesh": mesh, "skin": skin}));
-        let node = nodes.len() - 1;
-        nodes[28]["children"]
-            .as_array_mut()
-            .unwrap()
-            .push(node.into());
+        under_armature(
+            json,
+            serde_json::json!({"name": "Body2", "mesh": mesh, "skin": skin}),
+        );
     })
 }
 
@@ -1665,9 +1674,8 @@ fn a_mesh_the_other_scene_shows_too_is_drawn_on_the_default_scenes_node_alone() 
 fn a_gltf_character_of_more_bones_than_a_slot_widens_every_slot() {
     on_gpu(|| {
         let ped = ["characters/ped.dff", "characters/ped.txd"];
-        // Node 28 is the `Armature`, the scene's root.
         let dir = changed_sample("crowd_wide_rig", "wide.glb", &ped, |glb| {
-            with_extra_nodes(glb, 28, 24)
+            with_extra_nodes(glb, ARMATURE, 24)
         });
         drawn_like_twins(&dir, "characters/wide.glb", true, "wide glTF and a ped");
     });
