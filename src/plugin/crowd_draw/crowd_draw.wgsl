@@ -4,11 +4,12 @@
 // buffers instead of a `SkinnedMesh`'s joints. The fragment stage is StandardMaterial's own.
 //
 // - `crowd_bones`: every drawn character's bones (model space, Bevy's axes), `stride` per
-//   character, the character's slot being the entity's `MeshTag`.
+//   character, the character's slot being the entity's `MeshTag`; this frame's bones from row
+//   `current` on, last frame's from row `previous` on (for motion vectors).
 // - `crowd_joints`: the model's skin, per joint its bone in the crowd skeleton and its inverse
 //   bind matrix.
-// A joint's skin matrix is `bones[slot * stride + joint.bone] * joint.inverse_bind`, the matrix
-// `CrowdSkinPose` holds on the CPU.
+// A joint's skin matrix is `bones[base + slot * stride + joint.bone] * joint.inverse_bind`, the
+// matrix `CrowdSkinPose` holds on the CPU.
 
 #import bevy_pbr::{mesh_functions, view_transformations::position_world_to_clip}
 #import bevy_render::maths::affine3_to_square
@@ -30,7 +31,15 @@ struct CrowdParams {
     stride: u32,
 }
 
-@group(#{MATERIAL_BIND_GROUP}) @binding(100) var<storage, read> crowd_bones: array<mat3x4<f32>>;
+// Two frames of bones: which rows hold this frame's and which last frame's (the halves swap
+// every frame), then the rows.
+struct CrowdBones {
+    current: u32,
+    previous: u32,
+    rows: array<mat3x4<f32>>,
+}
+
+@group(#{MATERIAL_BIND_GROUP}) @binding(100) var<storage, read> crowd_bones: CrowdBones;
 @group(#{MATERIAL_BIND_GROUP}) @binding(101) var<storage, read> crowd_joints: array<CrowdJoint>;
 @group(#{MATERIAL_BIND_GROUP}) @binding(102) var<uniform> crowd_params: CrowdParams;
 
@@ -79,21 +88,27 @@ struct CrowdVertex {
     @location(15) crowd_joint_weights: vec4<f32>,
 }
 
-fn skin_matrix(slot: u32, joint_index: u32) -> mat4x4<f32> {
+// Joint `joint_index`'s skin matrix, the character's bones starting at row `first`.
+fn skin_matrix(first: u32, joint_index: u32) -> mat4x4<f32> {
     let joint = crowd_joints[joint_index];
-    let bone = crowd_bones[slot * crowd_params.stride + joint.bone];
+    let bone = crowd_bones.rows[first + joint.bone];
     return affine3_to_square(bone) * affine3_to_square(joint.inverse_bind);
 }
 
-// World from the mesh's local space: the character's transform (the entity's) times the weighted
-// sum of the vertex's skin matrices, as Bevy's `skinning::skin_model` sums joint matrices.
-fn crowd_world_from_local(vertex: CrowdVertex) -> mat4x4<f32> {
-    let slot = mesh_functions::get_tag(vertex.instance_index);
+// The weighted sum of the vertex's skin matrices, as Bevy's `skinning::skin_model` sums joint
+// matrices, from the bones of the frame whose rows start at `base`.
+fn crowd_skin(vertex: CrowdVertex, base: u32) -> mat4x4<f32> {
+    let first = base + mesh_functions::get_tag(vertex.instance_index) * crowd_params.stride;
     let j = vertex.crowd_joint_indices;
     let w = vertex.crowd_joint_weights;
-    let skin = w.x * skin_matrix(slot, j.x) + w.y * skin_matrix(slot, j.y)
-        + w.z * skin_matrix(slot, j.z) + w.w * skin_matrix(slot, j.w);
-    return mesh_functions::get_world_from_local(vertex.instance_index) * skin;
+    return w.x * skin_matrix(first, j.x) + w.y * skin_matrix(first, j.y)
+        + w.z * skin_matrix(first, j.z) + w.w * skin_matrix(first, j.w);
+}
+
+// World from the mesh's local space: the character's transform (the entity's) times its skin.
+fn crowd_world_from_local(vertex: CrowdVertex) -> mat4x4<f32> {
+    return mesh_functions::get_world_from_local(vertex.instance_index)
+        * crowd_skin(vertex, crowd_bones.current);
 }
 
 // A normal through the skinned matrix: its upper 3×3's inverse transpose (cofactors over the
@@ -135,8 +150,15 @@ fn vertex(vertex: CrowdVertex) -> VertexOutput {
 #endif
 #endif
 #ifdef MOTION_VECTOR_PREPASS
-    // No previous pose is kept: a crowd character's motion vectors are zero.
-    out.previous_world_position = out.world_position;
+    // Where the vertex was last frame: the character's last transform times last frame's skin
+    // (Bevy's `SkinnedMesh` takes last frame's joint matrices the same way).
+    let previous_world_from_local =
+        mesh_functions::get_previous_world_from_local(vertex.instance_index)
+        * crowd_skin(vertex, crowd_bones.previous);
+    out.previous_world_position = mesh_functions::mesh_position_local_to_world(
+        previous_world_from_local,
+        vec4<f32>(vertex.position, 1.0)
+    );
 #endif
 #else // PREPASS_PIPELINE
 #ifdef VERTEX_NORMALS

@@ -2,7 +2,9 @@
 //! poses, and the characters drawn the Bevy way posed.
 
 use super::material::CrowdMaterial;
-use super::state::{BONE_BYTES, CrowdDraw, CrowdFallback, CrowdPart};
+use super::state::{
+    BONE_BYTES, BONES_HEAD_BYTES, CrowdDraw, CrowdFallback, CrowdPart, bone_buffer_bytes,
+};
 use crate::plugin::skeletal::{BoneRows, CrowdBoneRows, CrowdCharacter, CrowdPose, CrowdSkeletons};
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
@@ -42,9 +44,10 @@ pub(super) fn size_crowd_bones(
         draw.laid_stride = draw.stride;
         // For two frames: the buffer is prepared in the frame it changes.
         draw.rebind = 2;
+        draw.all_fresh = true;
         if let Some(mut buffer) = buffers.get_mut(handle) {
             *buffer = ShaderBuffer::with_size(
-                capacity * stride * BONE_BYTES,
+                bone_buffer_bytes(capacity, stride),
                 RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
             );
         }
@@ -68,12 +71,24 @@ pub(super) fn size_crowd_bones(
 }
 
 /// The crowd's bone bytes on their way to the GPU: this frame's, swapped in from the main world at
-/// extraction.
+/// extraction, and where they go in the bone buffer.
 #[derive(Resource, Default)]
 pub(super) struct CrowdBoneUpload {
     buffer: Option<AssetId<ShaderBuffer>>,
     bones: Vec<BoneRows>,
-    fresh: bool,
+    /// Whether `bones` are this frame's and not yet written.
+    pending: bool,
+    /// The buffer's slots and bones per slot.
+    capacity: usize,
+    stride: usize,
+    /// Which half of the buffer holds this frame's bones (the other, last frame's).
+    half: usize,
+    /// The slots whose last frame's bones are taken from this frame's (this frame's fresh
+    /// slots and the last frame's, in case a slot's first rows came a frame after it was
+    /// taken), or every slot's (`all_fresh`, for this frame and the next).
+    fresh: Vec<u32>,
+    fresh_before: Vec<u32>,
+    all_fresh: u8,
 }
 
 /// Takes the bone rows the main world wrote this frame, giving it last frame's to write into.
@@ -85,28 +100,66 @@ pub(super) fn extract_crowd_bones(main: ResMut<MainWorld>, mut upload: ResMut<Cr
     if !std::mem::take(&mut draw.written) {
         return;
     }
+    let upload = &mut *upload;
     upload.buffer = draw.bones.as_ref().map(Handle::id);
+    upload.capacity = draw.capacity;
+    upload.stride = draw.laid_stride as usize;
+    std::mem::swap(&mut upload.fresh, &mut upload.fresh_before);
+    upload.fresh.clear();
+    upload.fresh.append(&mut draw.fresh);
+    if std::mem::take(&mut draw.all_fresh) {
+        upload.all_fresh = 2;
+    }
     if let Some(mut rows) = world.get_resource_mut::<CrowdBoneRows>() {
         std::mem::swap(&mut rows.rows, &mut upload.bones);
-        upload.fresh = true;
+        upload.pending = true;
     }
 }
 
-/// Writes the bone bytes into the bone buffer (after Bevy prepared it, made anew when it grew).
+/// Writes this frame's bone bytes into the half of the bone buffer that held the frame before
+/// last's (after Bevy prepared the buffer, made anew when it grew), and the head saying which
+/// half is which. A fresh slot's bones go into both halves: it moved nowhere since last frame.
 pub(super) fn write_crowd_bones(
     mut upload: ResMut<CrowdBoneUpload>,
     buffers: Res<RenderAssets<GpuShaderBuffer>>,
     queue: Res<RenderQueue>,
 ) {
-    if !std::mem::take(&mut upload.fresh) {
+    let upload = &mut *upload;
+    if !std::mem::take(&mut upload.pending) {
         return;
     }
     let Some(gpu) = upload.buffer.and_then(|id| buffers.get(id)) else {
         return;
     };
-    let bytes: &[u8] = bytemuck::cast_slice(&upload.bones);
-    let n = bytes.len().min(gpu.buffer.size() as usize);
-    queue.write_buffer(&gpu.buffer, 0, &bytes[..n]);
+    let half_rows = upload.capacity * upload.stride;
+    if (gpu.buffer.size() as usize) < bone_buffer_bytes(upload.capacity, upload.stride) {
+        return;
+    }
+    let bones = &upload.bones[..upload.bones.len().min(half_rows)];
+    upload.half ^= 1;
+    let (current, previous) = (upload.half, upload.half ^ 1);
+    let head = [
+        (current * half_rows) as u32,
+        (previous * half_rows) as u32,
+        0,
+        0,
+    ];
+    queue.write_buffer(&gpu.buffer, 0, bytemuck::cast_slice(&head));
+    let at =
+        |half: usize, row: usize| (BONES_HEAD_BYTES + (half * half_rows + row) * BONE_BYTES) as u64;
+    queue.write_buffer(&gpu.buffer, at(current, 0), bytemuck::cast_slice(bones));
+    if upload.all_fresh > 0 {
+        upload.all_fresh -= 1;
+        queue.write_buffer(&gpu.buffer, at(previous, 0), bytemuck::cast_slice(bones));
+        return;
+    }
+    let stride = upload.stride;
+    for &slot in upload.fresh.iter().chain(&upload.fresh_before) {
+        let first = slot as usize * stride;
+        if let Some(rows) = bones.get(first..first + stride) {
+            queue.write_buffer(&gpu.buffer, at(previous, first), bytemuck::cast_slice(rows));
+        }
+    }
 }
 
 /// How far past its character's posed bounds a part's box reaches ([`follow_poses`]), metres.

@@ -36,8 +36,10 @@ pub type CrowdMaterial = ExtendedMaterial<StandardMaterial, CrowdSkin>;
 /// and one atomic's joints.
 #[derive(Asset, AsBindGroup, Reflect, Debug, Clone)]
 pub struct CrowdSkin {
-    /// Per character slot, `stride` bones as 3×4 affine rows (model space, Bevy's axes); shared
-    /// by every crowd material.
+    /// Every drawn character's bones, this frame's and last frame's (for motion vectors), shared
+    /// by every crowd material: a head of two `u32`s (the first row of this frame's bones, and of
+    /// last frame's; 16 bytes in all), then the rows, per character slot `stride` bones as 3×4
+    /// affine rows (model space, Bevy's axes). The two frames' halves swap every frame.
     #[storage(100, read_only)]
     pub bones: Handle<ShaderBuffer>,
     /// Per skin joint of the atomic (one for a rigid atomic): its inverse bind matrix (3×4 rows)

@@ -57,7 +57,9 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 ///   shared by every character of the model, a `MeshTag` (the character's slot in the bone
 ///   buffer) and an `Aabb` that follows the pose, for Bevy's frustum culling.
 /// - Each frame, after the crowd is posed, the bones of every drawn character are written into
-///   one storage buffer, uploaded whole.
+///   one storage buffer, uploaded whole. The buffer keeps last frame's bones too, so that a
+///   camera's motion vectors (`MotionVectorPrepass`, for temporal anti-aliasing and motion
+///   blur) follow the crowd's poses and places as they follow a `SkinnedMesh`'s.
 /// - A drawn character's bones are not drawn as skeleton gizmo lines over it.
 /// - A model that fails to load, or has no atomic on a bone, leaves its characters undrawn with
 ///   one warning. A model reloaded while the crowd plays is drawn anew

@@ -74,10 +74,27 @@ pub(super) struct CrowdDraw {
     pub(super) rebind: u8,
     /// Whether the bone rows are written this frame (and not yet sent to the render world).
     pub(super) written: bool,
+    /// The slots taken by a character since the bone rows were last sent to the render world:
+    /// they have no last frame's bones of their own, so their motion vectors start from this
+    /// frame's.
+    pub(super) fresh: Vec<u32>,
+    /// Whether the bone buffer was made anew since the rows were last sent (no slot has last
+    /// frame's bones in it).
+    pub(super) all_fresh: bool,
 }
 
 /// A bone in the bone buffer.
 pub(super) const BONE_BYTES: usize = size_of::<BoneRows>();
+
+/// The bone buffer's head: the first rows of this frame's bones and of last frame's (two `u32`s,
+/// padded to the rows' alignment). Then come two halves of `capacity × stride` bones, which
+/// swap every frame.
+pub(super) const BONES_HEAD_BYTES: usize = 16;
+
+/// The bone buffer's size for `capacity` slots of `stride` bones.
+pub(super) fn bone_buffer_bytes(capacity: usize, stride: usize) -> usize {
+    BONES_HEAD_BYTES + 2 * capacity * stride * BONE_BYTES
+}
 
 impl CrowdDraw {
     /// The stride, first worked out from the games' skeletons.
@@ -117,7 +134,7 @@ impl CrowdDraw {
         self.bones
             .get_or_insert_with(|| {
                 buffers.add(ShaderBuffer::with_size(
-                    BONE_BYTES,
+                    bone_buffer_bytes(1, 1),
                     RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
                 ))
             })
@@ -229,6 +246,7 @@ impl CrowdDraw {
         });
         self.slots[slot as usize] = Some(character);
         self.slot_of.insert(character, slot);
+        self.fresh.push(slot);
         slot
     }
 
