@@ -354,29 +354,11 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
         assert!((times[0] - times[1]).abs() < 1e-6, "{times:?}");
 
         let targets = [near_image, far_image];
-        let show = |app: &mut App, crowd: bool| {
-            for pair in &pairs {
-                let (on, off) = if crowd {
-                    (pair.crowd, pair.model)
-                } else {
-                    (pair.model, pair.crowd)
-                };
-                app.world_mut().entity_mut(on).insert(Visibility::Visible);
-                app.world_mut().entity_mut(off).insert(Visibility::Hidden);
-            }
-        };
-        let hide_all = |app: &mut App| {
-            for pair in &pairs {
-                for e in [pair.model, pair.crowd] {
-                    app.world_mut().entity_mut(e).insert(Visibility::Hidden);
-                }
-            }
-        };
-        hide_all(&mut app);
+        show_pairs(&mut app, &pairs, None);
         let empty = settled(&mut app, &targets);
-        show(&mut app, false);
+        show_pairs(&mut app, &pairs, Some(false));
         let bevys = settled(&mut app, &targets);
-        show(&mut app, true);
+        show_pairs(&mut app, &pairs, Some(true));
         let crowds = settled(&mut app, &targets);
 
         // Culling, on what each camera queues to draw.
@@ -424,9 +406,9 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
                 playback.seek(t);
             }
         }
-        show(&mut app, false);
+        show_pairs(&mut app, &pairs, Some(false));
         let bevys = settled(&mut app, &targets);
-        show(&mut app, true);
+        show_pairs(&mut app, &pairs, Some(true));
         let crowds = settled(&mut app, &targets);
         assert!(
             crowd_parts(&mut app) >= PED_PARTS * (pairs.len() + 70),
@@ -1012,23 +994,11 @@ fn crowd_characters_drawn_as_bevys_skinned_meshes_match_gta_models() {
         cross_fade_halfway(&mut app, fading, &wave);
 
         let targets = [image];
-        let show = |app: &mut App, crowd: Option<bool>| {
-            for pair in &pairs {
-                for (e, is_crowd) in [(pair.model, false), (pair.crowd, true)] {
-                    let shown = crowd == Some(is_crowd);
-                    app.world_mut().entity_mut(e).insert(if shown {
-                        Visibility::Visible
-                    } else {
-                        Visibility::Hidden
-                    });
-                }
-            }
-        };
-        show(&mut app, None);
+        show_pairs(&mut app, &pairs, None);
         let empty = settled(&mut app, &targets);
-        show(&mut app, Some(false));
+        show_pairs(&mut app, &pairs, Some(false));
         let bevys = settled(&mut app, &targets);
-        show(&mut app, Some(true));
+        show_pairs(&mut app, &pairs, Some(true));
         let crowds = settled(&mut app, &targets);
         assert!(
             covered(&crowds[0], &empty[0]) > 2000,
