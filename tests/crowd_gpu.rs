@@ -50,13 +50,27 @@ fn spawn_pair(
     at: Transform,
     t: f32,
 ) -> Pair {
+    let model = GtaModel::new(ped.clone());
+    spawn_pair_of(app, model, CrowdModel(ped.clone()), walk, at, t)
+}
+
+/// A pair of one character, at `at` and paused `t` seconds into `walk`: `model` (what Bevy
+/// draws, with `SkeletalClip`) shown, and a crowd character wearing `worn` hidden.
+fn spawn_pair_of(
+    app: &mut App,
+    model: impl Bundle,
+    worn: impl Bundle,
+    walk: &Handle<RigClip>,
+    at: Transform,
+    t: f32,
+) -> Pair {
     let mut playback = Playback::looping();
     playback.paused = true;
     playback.seek(t);
     let model = app
         .world_mut()
         .spawn((
-            GtaModel::new(ped.clone()),
+            model,
             SkeletalClip::new(walk.clone()),
             playback.clone(),
             at,
@@ -67,7 +81,7 @@ fn spawn_pair(
         .world_mut()
         .spawn((
             CrowdCharacter::new(GtaGame::Sa, walk.clone()),
-            CrowdModel(ped.clone()),
+            worn,
             playback,
             at,
             Visibility::Hidden,
@@ -1418,31 +1432,11 @@ fn spawn_gltf_pair(
     let file: Handle<bevy::gltf::Gltf> = server.load(model.to_owned());
     let scene: Handle<bevy::world_serialization::WorldAsset> =
         server.load(format!("{model}#Scene0"));
-    let mut playback = Playback::looping();
-    playback.paused = true;
-    playback.seek(t);
-    let model = app
-        .world_mut()
-        .spawn((
-            bevy::world_serialization::WorldAssetRoot(scene),
-            Retarget::new(),
-            SkeletalClip::new(walk.clone()),
-            playback.clone(),
-            at,
-            Visibility::Visible,
-        ))
-        .id();
-    let crowd = app
-        .world_mut()
-        .spawn((
-            CrowdCharacter::new(GtaGame::Sa, walk.clone()),
-            CrowdGltfModel::new(file),
-            playback,
-            at,
-            Visibility::Hidden,
-        ))
-        .id();
-    Pair { model, crowd }
+    let model = (
+        bevy::world_serialization::WorldAssetRoot(scene),
+        Retarget::new(),
+    );
+    spawn_pair_of(app, model, CrowdGltfModel::new(file), walk, at, t)
 }
 
 /// The glTF pairs of [`spawn_gltf_pairs`] (of `model` under `root`, which has the sample's
