@@ -622,6 +622,10 @@ fn swing(mut swing: ResMut<Swing>, mut characters: Query<(&mut Playback, &mut Tr
 /// motion fails on its own: with last frame's transform taken for this frame's, 6,643 pixels
 /// are over 8/255 (the moving ped); with last frame's bones taken for this frame's, 6,421 (the
 /// walking one); with no previous pose at all (before the crowd kept one), all 13,064.
+///
+/// Then the peds stand still and 70 more crowd characters (behind the camera) make the bone
+/// buffer anew: the frames that follow show no motion. Measured with the new buffer's halves
+/// not both filled with this frame's bones: 13,185 pixels moving in the frame it is made in.
 #[test]
 fn crowd_peds_motion_vectors_are_bevys_skinned_meshes() {
     on_gpu(|| motion_vectors_both_ways(false));
@@ -752,6 +756,35 @@ fn motion_vectors_both_ways(gltf: bool) {
         over * 200 <= bevy_moving,
         "{over} pixels over 8/255 ({})",
         path.display()
+    );
+
+    // The bone buffer made anew (70 more characters, behind the camera, take it past its 64
+    // slots) holds no last frame's bones: the still crowd shows no motion in the frames that
+    // follow.
+    app.world_mut().resource_mut::<Swing>().swung.clear();
+    show_pairs(&mut app, &pairs, Some(true));
+    for _ in 0..10 {
+        app.update();
+    }
+    for i in 0..70 {
+        let mut more = app.world_mut().spawn((
+            CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+            Transform::from_xyz(i as f32, 0.0, 60.0),
+        ));
+        match gltf {
+            true => more.insert(CrowdGltfModel::new(server.load("humanoid.glb"))),
+            false => more.insert(CrowdModel(ped.clone())),
+        };
+    }
+    for frame in 0..4 {
+        let image = read_back(&mut app, &targets).expect("read back");
+        let image = crop(&image[0], W, URect::new(0, 0, W, H)).unwrap();
+        let moved = moving_pixels(&image);
+        assert_eq!(moved, 0, "frame {frame} of the new buffer shows motion");
+    }
+    assert!(
+        count::<CrowdParts>(&mut app) >= parts * (pairs.len() + 70),
+        "the new characters are dressed"
     );
 }
 
