@@ -471,6 +471,34 @@ fn the_sample_ped_plays_an_ifp_clip_where_the_built_in_skeleton_does() {
 /// child of the Frame List, the Clump's second child (§2.1), 56-byte records with the position
 /// at +36.
 pub(crate) fn scaled_ped(k: f32) -> Vec<u8> {
+    ped_of_frames_scaled(|_| k)
+}
+
+/// Per frame, how much [`reproportioned`] and [`reproportioned_ped`] lengthen or shorten its
+/// offset: frames in turn 12 % longer, 9 % shorter and 4 % longer (as much as peds in the wild
+/// differ, and more: III's gang model is up to 3 cm off the table, §4.3).
+pub(crate) fn proportion(frame: usize) -> f32 {
+    [1.12, 0.91, 1.04][frame % 3]
+}
+
+/// The sample ped with frame `f`'s position scaled by [`proportion`]`(f)` (its skin's inverse
+/// bind matrices as they were): a ped of other proportions in SA's own skinned layout.
+pub(crate) fn reproportioned_ped() -> Vec<u8> {
+    ped_of_frames_scaled(proportion)
+}
+
+/// `skeleton` with bone `i`'s offset scaled by [`proportion`]`(i + 1)` (bone `i` is frame
+/// `i + 1` of [`skinned_ped`] and [`parts_ped`]): the bones of a model of other proportions.
+pub(crate) fn reproportioned(skeleton: &Skeleton) -> Skeleton {
+    let mut s = skeleton.clone();
+    for (i, bone) in s.bones.iter_mut().enumerate() {
+        bone.rest.translation *= proportion(i + 1);
+    }
+    s
+}
+
+/// The sample ped with every frame `f`'s position scaled by `k(f)` in place.
+fn ped_of_frames_scaled(k: impl Fn(usize) -> f32) -> Vec<u8> {
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     let mut b = std::fs::read(assets.join("characters/ped.dff")).unwrap();
     let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
@@ -484,7 +512,7 @@ pub(crate) fn scaled_ped(k: f32) -> Vec<u8> {
         let at = records + 4 + 56 * f + 36;
         for c in 0..3 {
             let p = at + 4 * c;
-            let v = f32::from_le_bytes(b[p..p + 4].try_into().unwrap()) * k;
+            let v = f32::from_le_bytes(b[p..p + 4].try_into().unwrap()) * k(f);
             b[p..p + 4].copy_from_slice(&v.to_le_bytes());
         }
     }
@@ -1310,8 +1338,7 @@ fn an_object_package_plays_on_a_model_by_frame_name() {
 /// clip at the same time: the joint's transform relative to the character times its inverse
 /// bind matrix, so that a shader skinning from the palette draws the ped where `SkinnedMesh`
 /// does. Checked at three times of the walk, on every skinned part (measured: 192 matrices,
-/// 6e-7 apart at most). The crowd poses the built-in skeleton: a ped of other proportions keeps
-/// the built-in bones' lengths (not checked here).
+/// 6e-7 apart at most). Peds of other proportions: the next test.
 #[test]
 fn a_crowd_character_wearing_a_ped_gets_the_skin_matrices_bevy_skins_with() {
     use bevy::math::Affine3A;
@@ -1329,28 +1356,7 @@ fn a_crowd_character_wearing_a_ped_gets_the_skin_matrices_bevy_skins_with() {
     ]);
     let ped: Handle<Dff> = load(&mut app, "ped.dff");
     let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
-    let mut paused = Playback::looping();
-    paused.paused = true;
-    let model = app
-        .world_mut()
-        .spawn((
-            GtaModel::new(ped.clone()),
-            SkeletalClip::new(walk.clone()),
-            paused.clone(),
-        ))
-        .id();
-    let crowd = app
-        .world_mut()
-        .spawn((
-            CrowdCharacter::new(GtaGame::Sa, walk),
-            CrowdModel(ped),
-            CrowdSkinPose::default(),
-            paused,
-        ))
-        .id();
-    for _ in 0..4 {
-        app.update();
-    }
+    let (model, crowd) = model_and_crowd(&mut app, GtaGame::Sa, ped, walk);
     let mut farthest = 0.0f32;
     let mut compared = 0;
     for t in [0.0, 0.4, 0.9] {
@@ -1389,6 +1395,158 @@ fn a_crowd_character_wearing_a_ped_gets_the_skin_matrices_bevy_skins_with() {
     );
     assert!(compared >= 3 * 32, "{compared}");
     assert!(farthest < 1e-4, "{farthest}");
+}
+
+/// `ped` spawned with bone entities (`GtaModel` + `SkeletalClip`) and worn by a crowd character
+/// of `game` (with `CrowdSkinPose`), both paused at the start of `walk`, after four frames.
+fn model_and_crowd(
+    app: &mut App,
+    game: rigplay::skeleton::GtaGame,
+    ped: Handle<Dff>,
+    walk: Handle<RigClip>,
+) -> (Entity, Entity) {
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    let model = app
+        .world_mut()
+        .spawn((
+            GtaModel::new(ped.clone()),
+            SkeletalClip::new(walk.clone()),
+            paused.clone(),
+        ))
+        .id();
+    let crowd = app
+        .world_mut()
+        .spawn((
+            CrowdCharacter::new(game, walk),
+            CrowdModel(ped),
+            CrowdSkinPose::default(),
+            paused,
+        ))
+        .id();
+    for _ in 0..4 {
+        app.update();
+    }
+    (model, crowd)
+}
+
+/// The animation targets of `game`'s crowd bones, in the order of `CrowdPose::bones`.
+pub(crate) fn crowd_targets(
+    game: rigplay::skeleton::GtaGame,
+) -> Vec<bevy::animation::AnimationTargetId> {
+    let skeleton = game.skeleton();
+    (skeleton.bones.iter())
+        .map(|b| {
+            let bone = rigplay::animation::BoneRef {
+                name: b.name.clone(),
+                id: b.id,
+            };
+            bone_target_id(&skeleton, &bone)
+        })
+        .collect()
+}
+
+/// Crowd characters wearing peds of their own proportions ([`proportion`]: offsets 4–12 % off
+/// the built-in tables) are posed on their models' bones, as the same peds spawned with bone
+/// entities (`GtaModel`) are: in each game (a GTA III ped of parts, a skinned Vice City ped,
+/// the SA sample ped reproportioned), at three times of the walk, every crowd bone the model has
+/// is where the model's frame of that bone is (relative to the character), and a skinned ped's
+/// skin matrices are those Bevy skins with. (Before crowd characters took their models' rests,
+/// the crowd's bones were up to 0.19 m from the model's.)
+#[test]
+fn crowd_characters_keep_their_models_own_proportions_in_every_game() {
+    use bevy::animation::AnimationTargetId;
+    use bevy::math::Affine3A;
+    use rigplay::skeleton::GtaGame;
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims");
+    let ifp = |name: &str| std::fs::read(assets.join(name)).unwrap();
+    let cases = [
+        (
+            GtaGame::Iii,
+            parts_ped(&reproportioned(&Skeleton::gta_iii())),
+            "sa_ped.ifp",
+        ),
+        (
+            GtaGame::Vc,
+            skinned_ped(VC, &reproportioned(&Skeleton::gta_vc())),
+            "vc_ped.ifp",
+        ),
+        (GtaGame::Sa, reproportioned_ped(), "sa_ped.ifp"),
+    ];
+    let largest = |a: Affine3A, b: Affine3A| {
+        (a.matrix3 - b.matrix3)
+            .to_cols_array()
+            .iter()
+            .chain((a.translation - b.translation).to_array().iter())
+            .fold(0.0f32, |m, v| m.max(v.abs()))
+    };
+    let mut apart = Vec::new();
+    for (game, dff, clips) in cases {
+        let mut app = dff_app(&[("ped.dff", dff), (clips, ifp(clips))]);
+        let ped: Handle<Dff> = load(&mut app, "ped.dff");
+        let walk: Handle<RigClip> = load(&mut app, &format!("{clips}#walk"));
+        let (model, crowd) = model_and_crowd(&mut app, game, ped, walk);
+        let targets = crowd_targets(game);
+        let (mut bones_apart, mut skins_apart, mut bones, mut skins) = (0.0f32, 0.0f32, 0, 0);
+        for t in [0.1, 0.45, 0.8] {
+            for e in [model, crowd] {
+                app.world_mut().get_mut::<Playback>(e).unwrap().seek(t);
+            }
+            app.update();
+            let world = app.world_mut();
+            let root = world
+                .get::<GlobalTransform>(model)
+                .unwrap()
+                .affine()
+                .inverse();
+            // (Only the model has bone entities: no crowd character spawns any.)
+            let frames: Vec<(AnimationTargetId, Entity, Affine3A)> = world
+                .query::<(&AnimationTargetId, Entity, &GlobalTransform)>()
+                .iter(world)
+                .map(|(t, e, g)| (*t, e, root * g.affine()))
+                .collect();
+            let pose = &world.get::<CrowdPose>(crowd).unwrap().bones;
+            assert_eq!(pose.len(), targets.len(), "{game:?}: the game's bones");
+            for (posed, target) in pose.iter().zip(&targets) {
+                // (A bone the model lacks has no frame to be compared with.)
+                if let Some((_, _, frame)) = frames.iter().find(|f| f.0 == *target) {
+                    bones_apart = bones_apart.max(largest(*posed, *frame));
+                    bones += 1;
+                }
+            }
+            // Skinned: per joint, the joint's transform times its inverse bind matrix.
+            let palettes = world.get::<CrowdSkinPose>(crowd).unwrap().palettes.clone();
+            let mut meshes = world.query::<&SkinnedMesh>();
+            let skinned: Vec<SkinnedMesh> = meshes.iter(world).cloned().collect();
+            assert_eq!(palettes.len(), skinned.len().min(1), "{game:?}: one skin");
+            for (skin, palette) in skinned.iter().zip(palettes.iter().cycle()) {
+                let ibms = world
+                    .resource::<Assets<SkinnedMeshInverseBindposes>>()
+                    .get(&skin.inverse_bindposes)
+                    .unwrap();
+                for ((joint, ibm), ours) in skin.joints.iter().zip(ibms.iter()).zip(&palette.joints)
+                {
+                    let frame = frames.iter().find(|f| f.1 == *joint).unwrap().2;
+                    let bevys = frame * Affine3A::from_mat4(*ibm);
+                    skins_apart = skins_apart.max(largest(bevys, *ours));
+                    skins += 1;
+                }
+            }
+        }
+        println!(
+            "{game:?} ped of its own proportions in a crowd: {bones} bones, largest difference from its bone entities {bones_apart:e}; {skins} skin matrices, {skins_apart:e}"
+        );
+        let expected = match game {
+            GtaGame::Iii => 16,
+            GtaGame::Vc => 24,
+            GtaGame::Sa => 32,
+        };
+        assert_eq!(bones, 3 * expected, "{game:?}: every bone compared");
+        apart.push((game, bones_apart, skins_apart));
+    }
+    for (game, bones, skins) in apart {
+        assert!(bones < 1e-4 && skins < 1e-4, "{game:?}: {bones}, {skins}");
+    }
 }
 
 /// `CrowdModel` on bad or unusual models: one that fails to load, and a GTA III ped of parts (no

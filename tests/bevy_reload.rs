@@ -238,14 +238,19 @@ fn a_changed_then_deleted_dan_file_reloads_under_its_playing_flat_skeleton() {
 }
 
 /// A `.dff` changed on disk (its frames 1.25× as far apart) reloads under its `GtaModel`: the
-/// hierarchy is spawned again from the new file, once.
+/// hierarchy is spawned again from the new file, once. A crowd character wearing it (paused in
+/// the walk) takes the new proportions too, at the same time of the clip: the head 1.25× as far
+/// from the pelvis (the clip's rotations, the model's offsets).
 #[test]
 fn a_changed_model_is_spawned_again_from_the_new_file() {
     use bevy::image::ImagePlugin;
     use bevy::mesh::MeshPlugin;
     use bevy::world_serialization::WorldSerializationPlugin;
+    use rigplay::skeleton::GtaGame;
     let dir = Dir::default();
     dir.insert_asset(Path::new("ped.dff"), crate::bevy_dff::scaled_ped(1.0));
+    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims/sa_ped.ifp");
+    dir.insert_asset(Path::new("sa_ped.ifp"), std::fs::read(assets).unwrap());
     let mut app = app_in(
         &dir,
         0.1,
@@ -262,8 +267,34 @@ fn a_changed_model_is_spawned_again_from_the_new_file() {
         app.world().resource::<Assets<Dff>>().contains(&model)
     });
     let ped = app.world_mut().spawn(GtaModel::new(model.clone())).id();
+    let walk: Handle<RigClip> = app
+        .world()
+        .resource::<AssetServer>()
+        .load("sa_ped.ifp#walk");
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    paused.seek(0.4);
+    let crowd = app
+        .world_mut()
+        .spawn((
+            CrowdCharacter::new(GtaGame::Sa, walk),
+            CrowdModel(model.clone()),
+            paused,
+        ))
+        .id();
+    // The crowd character's head from its pelvis, once posed.
+    let neck = |app: &App| {
+        let pose = app.world().get::<CrowdPose>(crowd)?;
+        let at = |name: &str| {
+            let b = pose.names.iter().position(|n| n == name)?;
+            Some(Vec3::from(pose.bones.get(b)?.translation))
+        };
+        Some(at(" Head")?.distance(at(" Pelvis")?))
+    };
+    until(&mut app, |app| neck(app).is_some());
     app.update();
     app.update();
+    let neck_before = neck(&app).unwrap();
     let head = |app: &mut App| {
         let world = app.world_mut();
         let heads: Vec<Vec3> = world
@@ -282,6 +313,10 @@ fn a_changed_model_is_spawned_again_from_the_new_file() {
         let h = head(app);
         h.len() == 1 && (h[0] - before[0] * 1.25).length() < 1e-5
     });
+    until(&mut app, |app| {
+        neck(app).is_some_and(|n| (n - neck_before * 1.25).abs() < 1e-4)
+    });
+    assert_eq!(app.world().get::<Playback>(crowd).unwrap().time, 0.4);
     assert_eq!(
         app.world().get::<Children>(ped).unwrap().len(),
         1,

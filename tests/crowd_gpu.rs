@@ -22,11 +22,10 @@ use bevy::render::settings::RenderCreation;
 use bevy::shader::ShaderRef;
 use bevy::time::TimeUpdateStrategy;
 use rigplay::anie::cpu::RgbaImage;
-use rigplay::animation::BoneRef;
 use rigplay::plugin::{
     CrowdCharacter, CrowdDrawPlugin, CrowdDrawSettings, CrowdGltfModel, CrowdMaterial, CrowdModel,
     CrowdPose, Dff, DffPlugin, GtaModel, IfpPlugin, Playback, Retarget, RigClip, SkeletalClip,
-    SkeletonGizmos, bone_target_id,
+    SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
 use std::any::TypeId;
@@ -51,13 +50,22 @@ fn spawn_pair(
     t: f32,
 ) -> Pair {
     let model = GtaModel::new(ped.clone());
-    spawn_pair_of(app, model, CrowdModel(ped.clone()), walk, at, t)
+    spawn_pair_of(
+        app,
+        GtaGame::Sa,
+        model,
+        CrowdModel(ped.clone()),
+        walk,
+        at,
+        t,
+    )
 }
 
 /// A pair of one character, at `at` and paused `t` seconds into `walk`: `model` (what Bevy
-/// draws, with `SkeletalClip`) shown, and a crowd character wearing `worn` hidden.
+/// draws, with `SkeletalClip`) shown, and a crowd character of `game` wearing `worn` hidden.
 fn spawn_pair_of(
     app: &mut App,
+    game: GtaGame,
     model: impl Bundle,
     worn: impl Bundle,
     walk: &Handle<RigClip>,
@@ -80,7 +88,7 @@ fn spawn_pair_of(
     let crowd = app
         .world_mut()
         .spawn((
-            CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+            CrowdCharacter::new(game, walk.clone()),
             worn,
             playback,
             at,
@@ -501,15 +509,18 @@ fn two_pairs_compared(name: &str, strict: bool, setup: impl FnOnce(&mut App, Ent
     ];
     dress_pairs(&mut app, &pairs, PED_PARTS, 2);
     cross_fade_halfway(&mut app, &pairs[1], &wave);
-    let targets = [near_image];
-    show_pairs(&mut app, &pairs, None);
-    let empty = settled(&mut app, &targets).remove(0);
-    show_pairs(&mut app, &pairs, Some(false));
-    let bevys = settled(&mut app, &targets).remove(0);
-    show_pairs(&mut app, &pairs, Some(true));
-    let crowds = settled(&mut app, &targets).remove(0);
+    let [empty, bevys, crowds] = neither_bevys_crowds(&mut app, &pairs, near_image);
     compare(name, strict, &bevys, &crowds, &empty);
     app
+}
+
+/// `image` settled with none of `pairs` shown, with Bevy's twins shown, and with the crowd's.
+fn neither_bevys_crowds(app: &mut App, pairs: &[Pair], image: Handle<Image>) -> [RgbaImage; 3] {
+    let targets = [image];
+    [None, Some(false), Some(true)].map(|crowd| {
+        show_pairs(app, pairs, crowd);
+        settled(app, &targets).remove(0)
+    })
 }
 
 /// Updates `app` until every pair is drawn both ways (the crowd dressed in `parts` parts per
@@ -628,7 +639,7 @@ fn swing(mut swing: ResMut<Swing>, mut characters: Query<(&mut Playback, &mut Tr
 /// not both filled with this frame's bones: 13,185 pixels moving in the frame it is made in.
 #[test]
 fn crowd_peds_motion_vectors_are_bevys_skinned_meshes() {
-    on_gpu(|| motion_vectors_both_ways(false));
+    on_gpu(|| motion_vectors_both_ways(Worn::SamplePed));
 }
 
 /// [`crowd_peds_motion_vectors_are_bevys_skinned_meshes`] for a glTF character
@@ -636,25 +647,70 @@ fn crowd_peds_motion_vectors_are_bevys_skinned_meshes() {
 /// 0.0000/255, largest 1/255.
 #[test]
 fn gltf_crowd_characters_motion_vectors_are_their_twins() {
-    on_gpu(|| motion_vectors_both_ways(true));
+    on_gpu(|| motion_vectors_both_ways(Worn::Gltf));
 }
 
-/// The motion-vector test, for the sample DFF ped or (`gltf`) the sample glTF humanoid.
-fn motion_vectors_both_ways(gltf: bool) {
+/// [`crowd_peds_motion_vectors_are_bevys_skinned_meshes`] for a skinned Vice City ped of its
+/// own proportions (`bevy_dff::skinned_ped`, `reproportioned`) in a VC crowd playing VC's walk.
+#[test]
+fn a_vice_city_peds_motion_vectors_in_a_crowd_are_its_skinned_meshes() {
+    on_gpu(|| motion_vectors_both_ways(Worn::ViceCity));
+}
+
+/// [`crowd_peds_motion_vectors_are_bevys_skinned_meshes`] for a GTA III ped of parts of its own
+/// proportions (`bevy_dff::parts_ped`, `reproportioned`: rigid parts, one bone each) in a III
+/// crowd, against the same parts on its bone entities.
+#[test]
+fn a_gta_iii_ped_of_parts_motion_vectors_in_a_crowd_are_its_bone_entities() {
+    on_gpu(|| motion_vectors_both_ways(Worn::GtaIii));
+}
+
+/// What the pairs of a motion-vector test wear.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Worn {
+    /// The sample DFF ped (SA).
+    SamplePed,
+    /// The sample glTF humanoid.
+    Gltf,
+    /// A skinned Vice City ped, written field by field.
+    ViceCity,
+    /// A GTA III ped of parts, written field by field.
+    GtaIii,
+}
+
+/// The motion-vector test, for the pairs wearing `worn`.
+fn motion_vectors_both_ways(worn: Worn) {
+    use crate::bevy_dff::{VC, parts_ped, reproportioned, skinned_ped};
+    use rigplay::skeleton::Skeleton;
+    let gltf = worn == Worn::Gltf;
     let dir = asset_dir(
-        if gltf {
-            "crowd_motion_gltf"
-        } else {
-            "crowd_motion"
-        },
+        &format!("crowd_motion_{worn:?}"),
         &[
             ("characters/ped.dff", "ped.dff"),
             ("characters/ped.txd", "ped.txd"),
             ("characters/humanoid.glb", "humanoid.glb"),
             ("anims/sa_ped.ifp", "sa_ped.ifp"),
             ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
+            ("anims/vc_ped.ifp", "vc_ped.ifp"),
+            ("anims/vc_ped.ifp.meta", "vc_ped.ifp.meta"),
         ],
     );
+    // (game, its walk, parts in the crowd, skinned meshes the Bevy way, all its meshes there,
+    // pixels that move at least)
+    let (game, clip, parts, meshes, all_meshes, least) = match worn {
+        Worn::SamplePed => (GtaGame::Sa, "sa_ped.ifp#walk", PED_PARTS, 2, 3, 1000),
+        Worn::Gltf => (GtaGame::Sa, "sa_ped.ifp#walk", 1, 1, 1, 1000),
+        Worn::ViceCity => {
+            let ped = skinned_ped(VC, &reproportioned(&Skeleton::gta_vc()));
+            std::fs::write(dir.join("ped.dff"), ped).unwrap();
+            (GtaGame::Vc, "vc_ped.ifp#walk", 1, 1, 1, 1000)
+        }
+        Worn::GtaIii => {
+            let ped = parts_ped(&reproportioned(&Skeleton::gta_iii()));
+            std::fs::write(dir.join("ped.dff"), ped).unwrap();
+            (GtaGame::Iii, "sa_ped.ifp#walk", 1, 0, 16, 100)
+        }
+    };
     std::fs::write(dir.join("motion.wgsl"), MOTION_SHADER).unwrap();
     let mut app = with_crowd_frames(headless_app_with(
         &dir,
@@ -667,7 +723,7 @@ fn motion_vectors_both_ways(gltf: bool) {
     ));
     app.init_resource::<Swing>().add_systems(Update, swing);
     let server = app.world().resource::<AssetServer>().clone();
-    let (ped, walk) = (server.load("ped.dff"), server.load("sa_ped.ifp#walk"));
+    let (ped, walk): (Handle<Dff>, _) = (server.load("ped.dff"), server.load(clip));
     let (camera, image) = camera(&mut app, Vec3::new(0.0, 1.2, 3.6), Vec3::new(0.0, 0.8, 0.0));
     let quad = app
         .world_mut()
@@ -693,12 +749,13 @@ fn motion_vectors_both_ways(gltf: bool) {
         let at = Transform::from_translation(at);
         match gltf {
             true => spawn_gltf_pair(app, "humanoid.glb", &walk, at, t),
-            false => spawn_pair(app, &ped, &walk, at, t),
+            false => {
+                let (model, worn) = (GtaModel::new(ped.clone()), CrowdModel(ped.clone()));
+                spawn_pair_of(app, game, model, worn, &walk, at, t)
+            }
         }
     };
     let pairs = [pair(&mut app, walking, 0.3), pair(&mut app, moving, 0.6)];
-    // The sample ped: 2 parts, 2 skinned meshes (Bevy's); the humanoid: 1 and 1.
-    let (parts, meshes) = if gltf { (1, 1) } else { (PED_PARTS, 2) };
     // The walking ped holds its place; the moving one, its pose.
     let swings = [
         (walking, 0.3, (0.15, Vec3::ZERO)),
@@ -716,6 +773,10 @@ fn motion_vectors_both_ways(gltf: bool) {
         }
     }
     dress_pairs(&mut app, &pairs, parts, meshes);
+    // Every mesh of the Bevy way's two models spawned too (and the quad).
+    let all = 1 + 2 * (parts + all_meshes);
+    run_until(&mut app, 300, |app| count::<With<Mesh3d>>(app) >= all);
+    assert_eq!(count::<With<Mesh3d>>(&mut app), all, "the meshes");
 
     // The next update's frame is odd: the swing out.
     let to_odd = |app: &mut App| {
@@ -741,16 +802,12 @@ fn motion_vectors_both_ways(gltf: bool) {
     };
     let (bevy_moving, crowd_moving) = (moving_pixels(&bevys), moving_pixels(&crowds));
     let (mean, worst, over) = difference(&bevys, &crowds);
-    let name = if gltf {
-        "crowd_motion_vectors_gltf"
-    } else {
-        "crowd_motion_vectors"
-    };
-    let path = write_diff(name, &crowds, &bevys);
+    let name = format!("crowd_motion_vectors_{worn:?}");
+    let path = write_diff(&name, &crowds, &bevys);
     println!(
-        "motion vectors: {bevy_moving} pixels move for Bevy's peds, {crowd_moving} for the crowd's; crowd vs SkinnedMesh mean {mean:.4}/255, largest {worst}/255, {over} pixels over 8/255"
+        "motion vectors, {worn:?}: {bevy_moving} pixels move for Bevy's peds, {crowd_moving} for the crowd's; crowd vs SkinnedMesh mean {mean:.4}/255, largest {worst}/255, {over} pixels over 8/255"
     );
-    assert!(bevy_moving > 1000, "Bevy's peds move ({})", path.display());
+    assert!(bevy_moving > least, "Bevy's peds move ({})", path.display());
     assert!(mean <= 0.1, "mean {mean} ({})", path.display());
     assert!(
         over * 200 <= bevy_moving,
@@ -768,7 +825,7 @@ fn motion_vectors_both_ways(gltf: bool) {
     }
     for i in 0..70 {
         let mut more = app.world_mut().spawn((
-            CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+            CrowdCharacter::new(game, walk.clone()),
             Transform::from_xyz(i as f32, 0.0, 60.0),
         ));
         match gltf {
@@ -1113,18 +1170,7 @@ fn without_storage_buffers_the_crowd_falls_back_to_bevys_skinned_meshes() {
             let at = world.get::<GlobalTransform>(character).unwrap().affine();
             let game = world.get::<CrowdCharacter>(character).unwrap().game;
             // The crowd skeleton's bones in pose order: the game's skeleton, by target id.
-            let skeleton = game.skeleton();
-            let targets: Vec<AnimationTargetId> = skeleton
-                .bones
-                .iter()
-                .map(|b| {
-                    let bone = BoneRef {
-                        name: b.name.clone(),
-                        id: b.id,
-                    };
-                    bone_target_id(&skeleton, &bone)
-                })
-                .collect();
+            let targets = crate::bevy_dff::crowd_targets(game);
             let mut stack = vec![character];
             while let Some(e) = stack.pop() {
                 if let Some(children) = world.get::<Children>(e) {
@@ -1187,6 +1233,95 @@ fn a_gta_iii_ped_of_parts_draws_the_same_both_ways_in_a_crowd() {
         eprintln!("III parts: {shown} pixels the Bevy way, {drawn} instanced");
         assert!(shown > 300, "the parts show: {shown} pixels");
         assert!(drawn > 300, "the parts show: {drawn} pixels");
+    });
+}
+
+/// Peds of their own proportions (`bevy_dff::proportion`: offsets 4–12 % off the built-in
+/// tables) in a crowd of their game look as the same peds spawned with bone entities
+/// (`GtaModel` + `SkeletalClip`, Bevy's `SkinnedMesh`) do: a GTA III ped of parts, a skinned
+/// Vice City ped, the SA sample ped (one pair mid cross-fade). Strict bounds (mean 2/255, every
+/// pixel 8/255).
+#[test]
+fn peds_of_their_own_proportions_draw_in_a_crowd_as_with_bone_entities() {
+    on_gpu(|| {
+        use crate::bevy_dff::{VC, parts_ped, reproportioned, reproportioned_ped, skinned_ped};
+        use rigplay::skeleton::Skeleton;
+        // (game, model, its clips, parts in the crowd, meshes the Bevy way (skinned, all),
+        // pixels the peds cover at least)
+        let cases = [
+            (
+                GtaGame::Iii,
+                parts_ped(&reproportioned(&Skeleton::gta_iii())),
+                "sa_ped.ifp",
+                1,
+                [0, 16],
+                300,
+            ),
+            (
+                GtaGame::Vc,
+                skinned_ped(VC, &reproportioned(&Skeleton::gta_vc())),
+                "vc_ped.ifp",
+                1,
+                [1, 1],
+                4000,
+            ),
+            (
+                GtaGame::Sa,
+                reproportioned_ped(),
+                "sa_ped.ifp",
+                PED_PARTS,
+                [2, 3],
+                4000,
+            ),
+        ];
+        for (game, dff, clips, parts, [skinned, meshes], least) in cases {
+            let label = format!("proportions_{game:?}").to_lowercase();
+            let dir = asset_dir(
+                &label,
+                &[
+                    (&format!("anims/{clips}"), clips),
+                    (&format!("anims/{clips}.meta"), &format!("{clips}.meta")),
+                    // (The sample ped's textures; the fixtures name none.)
+                    ("characters/ped.txd", "ped.txd"),
+                ],
+            );
+            std::fs::write(dir.join("ped.dff"), dff).unwrap();
+            let mut app = crowd_app(&dir);
+            let server = app.world().resource::<AssetServer>().clone();
+            let ped: Handle<Dff> = server.load("ped.dff");
+            let walk: Handle<RigClip> = server.load(format!("{clips}#walk"));
+            let [(_, image), _] = near_and_far(&mut app, 1.2, 3.0);
+            let pair = |app: &mut App, x: f32, t: f32| {
+                let model = GtaModel::new(ped.clone());
+                let worn = CrowdModel(ped.clone());
+                let at = Transform::from_xyz(x, 0.0, 0.0);
+                spawn_pair_of(app, game, model, worn, &walk, at, t)
+            };
+            let pairs = [pair(&mut app, -0.6, 0.4), pair(&mut app, 0.6, 0.2)];
+            dress_pairs(&mut app, &pairs, parts, skinned);
+            // Every mesh of the two models spawned too (and the two grounds).
+            let all = 2 + 2 * (parts + meshes);
+            run_until(&mut app, 300, |app| count::<With<Mesh3d>>(app) >= all);
+            assert_eq!(count::<With<Mesh3d>>(&mut app), all, "{game:?}: the meshes");
+            if game == GtaGame::Sa {
+                let wave: Handle<RigClip> = server.load(format!("{clips}#wave"));
+                cross_fade_halfway(&mut app, &pairs[1], &wave);
+            }
+            let [empty, bevys, crowds] = neither_bevys_crowds(&mut app, &pairs, image);
+            let shown = covered(&bevys, &empty);
+            let drawn = covered(&crowds, &empty);
+            let (mean, worst, over) = difference(&bevys, &crowds);
+            let path = write_diff(&label, &crowds, &bevys);
+            println!(
+                "{game:?} peds of their own proportions: {shown} pixels changed the Bevy way, {drawn} by the crowd, mean {mean:.4}/255, largest {worst}/255, {over} over 8/255"
+            );
+            assert!(shown > least && drawn > least, "{game:?}: the peds show");
+            assert!(
+                mean <= 2.0 && worst <= 8,
+                "{game:?}: mean {mean}, worst {worst}, {over} over 8/255 ({})",
+                path.display()
+            );
+        }
     });
 }
 
@@ -1469,7 +1604,15 @@ fn spawn_gltf_pair(
         bevy::world_serialization::WorldAssetRoot(scene),
         Retarget::new(),
     );
-    spawn_pair_of(app, model, CrowdGltfModel::new(file), walk, at, t)
+    spawn_pair_of(
+        app,
+        GtaGame::Sa,
+        model,
+        CrowdGltfModel::new(file),
+        walk,
+        at,
+        t,
+    )
 }
 
 /// The glTF pairs of [`spawn_gltf_pairs`] (of `model` under `root`, which has the sample's

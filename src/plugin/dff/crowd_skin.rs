@@ -17,6 +17,11 @@ use bevy::prelude::*;
 /// joints are matched to the character's bones as clips bind to bones: by HAnim bone id, else by
 /// name as the games match names.
 ///
+/// Once the model has loaded, the character poses its game's bones at the model's own rests
+/// (peds differ from the built-in tables: a clip keys rotations, the model gives the bones'
+/// lengths), as [`GtaModel`](super::GtaModel) poses the model with bone entities. The bones,
+/// their order and names stay the game's ([`crate::plugin::CrowdPose`] lists them so).
+///
 /// Add [`CrowdSkinPose`] as well to get the skin matrices on the CPU each frame, after the
 /// character is posed. They cost about as much as the pose itself (10,000 SA peds wearing the
 /// sample ped: about 6 ms more a frame on two cores, `docs/performance.md`): use them for your

@@ -3,6 +3,7 @@
 //! spawns a model whose bones IFP clips drive.
 
 mod asset;
+mod crowd_rig;
 mod crowd_skin;
 mod loader;
 mod spawn;
@@ -34,7 +35,12 @@ impl Plugin for DffPlugin {
             .add_systems(Update, spawn::spawn_models)
             .add_systems(
                 PostUpdate,
-                crowd_skin::pose_crowd_skins.after(PlaybackSystems::Apply),
+                (
+                    crowd_rig::rig_dff_crowds
+                        .in_set(PlaybackSystems::Prepare)
+                        .before(crate::plugin::skeletal::bind_crowds),
+                    crowd_skin::pose_crowd_skins.after(PlaybackSystems::Apply),
+                ),
             );
     }
 }

@@ -3,19 +3,24 @@
 //! spreads the characters over every core; nothing per bone enters the ECS, so no transform
 //! propagates. For crowds drawn by the user's own skinning, instancing or gizmos.
 
+mod skeleton;
+
+pub(crate) use skeleton::CrowdSkeleton;
+#[cfg(feature = "dff")]
+pub(crate) use skeleton::ModelFrame;
+
 use super::bind::{PoseLayouts, unmatched_tracks};
 use super::fade::{fade_weight, outgoing_time};
 use super::layers::CrowdLayerBinding;
-use super::retargeted::{RetargetPlan, TargetRig};
-use super::{ClipInfo, LoadedClips, RigClip, RootMotion, bone_target_id, step_displacement};
+use super::retargeted::RetargetPlan;
+use super::{ClipInfo, LoadedClips, RigClip, RootMotion, step_displacement};
+use crate::animation::PlayMode;
 use crate::animation::layers::ResolvedMask;
-use crate::animation::pose::{
-    self, BlendLayer, KeyedChannels, LocalPose, PoseClip, PoseCursor, PoseSkeleton,
-};
-use crate::animation::{BonePose, BoneRef, PlayMode};
-use crate::coords::{GTA_TO_BEVY, gta_vec_to_bevy};
+use crate::animation::pose::{self, BlendLayer, KeyedChannels, LocalPose, PoseClip, PoseCursor};
+use crate::coords::gta_vec_to_bevy;
 use crate::plugin::Playback;
 use crate::skeleton::GtaGame;
+#[cfg(feature = "dff")]
 use bevy::animation::AnimationTargetId;
 use bevy::math::{Affine3A, Vec3A};
 use bevy::prelude::*;
@@ -24,6 +29,8 @@ use std::sync::{Arc, Mutex};
 /// A GTA ped skeleton with no bone entities, playing `clip` on its [`Playback`]: its pose lands
 /// in [`CrowdPose`] each frame, in the skeleton's bone order, in the character's own space
 /// (Bevy's axes, the feet on the origin, as [`crate::plugin::GtaSkeleton`] places its bones).
+/// Wearing a `CrowdModel` (a DFF ped, the `dff` feature), its bones rest as the model's do
+/// (its own proportions, as `GtaModel` poses it), once the model has loaded.
 /// With a `CrowdGltfModel` (the `gltf` feature) it poses that glTF character's own nodes
 /// instead, every clip retargeted onto them.
 /// With a [`RootMotion`], a clip whose root motion is extracted reports (and, applied, moves the
@@ -133,143 +140,6 @@ pub struct CrowdLod {
 #[derive(Component, Debug, Clone, Copy, Default, Reflect)]
 #[reflect(Component, Default)]
 pub struct CrowdViewer;
-
-/// A skeleton as the crowd path uses it, one game's or a glTF character's: the flat skeleton the
-/// pose pipeline runs on, target ids, names, the basis, and for a glTF character the rig clips
-/// are retargeted onto.
-pub(crate) struct CrowdSkeleton {
-    pose: PoseSkeleton,
-    targets: Vec<AnimationTargetId>,
-    names: Arc<[String]>,
-    parents: Arc<[Option<usize>]>,
-    /// A game's: GTA's Z-up to Bevy's Y-up, lifted so that the lowest joint at rest is on the
-    /// origin: composed into the root joint's (bone 0, the only root of the built-in skeletons)
-    /// local transform each frame. A glTF character has none (its clips are retargeted into its
-    /// own axes).
-    basis: Option<Affine3A>,
-    /// A glTF character's rig, which clips are retargeted onto.
-    rig: Option<Arc<TargetRig>>,
-    /// A glTF character's: per bone, its node's index in the file.
-    #[cfg_attr(not(all(feature = "dff", feature = "gltf")), allow(dead_code))]
-    file_nodes: Vec<usize>,
-}
-
-impl CrowdSkeleton {
-    fn new(game: GtaGame) -> Self {
-        let skeleton = game.skeleton();
-        let lowest = skeleton.lowest_rest_height();
-        let targets = skeleton
-            .bones
-            .iter()
-            .map(|b| {
-                bone_target_id(
-                    &skeleton,
-                    &BoneRef {
-                        name: b.name.clone(),
-                        id: b.id,
-                    },
-                )
-            })
-            .collect();
-        let parents = skeleton.bones.iter().map(|b| b.parent).collect();
-        let names = skeleton.bones.iter().map(|b| b.name.clone()).collect();
-        Self {
-            names,
-            basis: Some(Affine3A::from_rotation_translation(
-                GTA_TO_BEVY,
-                Vec3::Y * -lowest,
-            )),
-            pose: skeleton
-                .pose_skeleton()
-                .expect("the built-in skeletons list parents before children"),
-            targets,
-            parents,
-            rig: None,
-            file_nodes: Vec::new(),
-        }
-    }
-
-    /// A glTF character's skeleton: `rig`'s nodes (parents before children), each with its
-    /// animation target and its index in the file. `None` when a parent comes after its child
-    /// or the lists differ in length.
-    #[cfg(feature = "gltf")]
-    pub(crate) fn for_rig(
-        rig: TargetRig,
-        targets: Vec<AnimationTargetId>,
-        file_nodes: Vec<usize>,
-    ) -> Option<Self> {
-        let parents = rig.parents();
-        let n = parents.len();
-        if targets.len() != n || file_nodes.len() != n {
-            return None;
-        }
-        Some(Self {
-            // (Refuses a parent after its child.)
-            pose: PoseSkeleton::new(parents, rig.rests()).ok()?,
-            names: rig.names().into(),
-            targets,
-            parents: parents.into(),
-            basis: None,
-            rig: Some(Arc::new(rig)),
-            file_nodes,
-        })
-    }
-
-    /// A glTF character's: per bone, its node's index in the file (empty for a game's).
-    #[cfg(all(feature = "dff", feature = "gltf"))]
-    pub(crate) fn file_nodes(&self) -> &[usize] {
-        &self.file_nodes
-    }
-
-    /// How many bones it has.
-    #[cfg(all(feature = "dff", feature = "gltf"))]
-    pub(crate) fn len(&self) -> usize {
-        self.names.len()
-    }
-
-    /// The bone each of `info`'s tracks drives (by target id).
-    fn tracks(&self, info: &ClipInfo) -> Vec<Option<usize>> {
-        (info.tracks.iter())
-            .map(|(t, _)| self.targets.iter().position(|b| b == t))
-            .collect()
-    }
-
-    /// The bones' names, in bone order.
-    pub(super) fn names(&self) -> &[String] {
-        &self.names
-    }
-
-    /// The bones' parents, in bone order.
-    pub(super) fn parents(&self) -> &[Option<usize>] {
-        &self.parents
-    }
-
-    /// The rest pose (GTA's axes: no basis in the root).
-    pub(super) fn rest(&self) -> &LocalPose {
-        self.pose.rest()
-    }
-
-    /// `root` (joint 0's local transform) with `basis` composed into it.
-    fn based(basis: &Affine3A, root: BonePose) -> BonePose {
-        BonePose {
-            rotation: GTA_TO_BEVY * root.rotation,
-            translation: basis.transform_point3(root.translation),
-            scale: root.scale,
-        }
-    }
-
-    /// `root` with the basis (if any) taken out of it again ([`Self::based`] undone).
-    fn unbased(&self, root: BonePose) -> BonePose {
-        let Some(basis) = &self.basis else {
-            return root;
-        };
-        BonePose {
-            rotation: GTA_TO_BEVY.inverse() * root.rotation,
-            translation: basis.inverse().transform_point3(root.translation),
-            scale: root.scale,
-        }
-    }
-}
 
 /// The three games' crowd skeletons, built once, and every clip laid out for a crowd skeleton
 /// (shared by all the characters that play it).
@@ -438,8 +308,11 @@ impl CrowdSkeletons {
     }
 }
 
-/// The skeleton a [`CrowdCharacter`] wearing a glTF model poses (its rig), set by the glTF wing
-/// when the model has loaded; `None` until then, and the character is not posed meanwhile.
+/// The skeleton a [`CrowdCharacter`] wearing a model poses, where not its game's.
+/// - A glTF model's (its rig), set by the glTF wing when the model has loaded; `None` until
+///   then, and the character is not posed meanwhile.
+/// - A DFF ped's (the game's bones at the model's rests), set by the DFF wing when the model
+///   has loaded; absent until then, and the character poses its game's skeleton meanwhile.
 #[derive(Component, Default, Clone)]
 pub(crate) struct CrowdRig(pub(crate) Option<Arc<CrowdSkeleton>>);
 

@@ -43,8 +43,10 @@ pub use clip::animation_clip;
 #[cfg(feature = "dff")]
 pub(crate) use crowd::{BoneRows, CrowdBoneRows, CrowdDrawn, CrowdSkeletons, bone_rows};
 pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer};
-#[cfg(feature = "gltf")]
+#[cfg(any(feature = "gltf", feature = "dff"))]
 pub(crate) use crowd::{CrowdRig, CrowdSkeleton};
+#[cfg(feature = "dff")]
+pub(crate) use crowd::{ModelFrame, bind_crowds};
 #[cfg(feature = "gizmos")]
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
 pub use layers::{ClipLayers, LayerFinished, LayerLooped, LayerRemoved, LayerReport};

@@ -1,0 +1,154 @@
+//! A DFF ped's own proportions in the crowd: a crowd character wearing a [`CrowdModel`] poses
+//! its game's bones at the model's rests ([`CrowdSkeleton::with_model_rests`]), as `GtaModel`
+//! poses the model with bone entities. Peds differ from the built-in tables (§4.3 of the IFP
+//! notes: every GTA III ped model carries its own offsets), and a clip keys rotations, not
+//! lengths.
+
+use super::{CrowdModel, Dff};
+use crate::plugin::skeletal::{
+    CrowdCharacter, CrowdRig, CrowdSkeleton, CrowdSkeletons, ModelFrame,
+};
+use crate::skeleton::GtaGame;
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+use std::sync::Arc;
+
+/// Per (model, game), the crowd skeleton of the model's rests; `None` where the model has no
+/// frame of the game's root bone (its characters pose the game's skeleton).
+type ModelRigs = HashMap<(AssetId<Dff>, GtaGame), Option<Arc<CrowdSkeleton>>>;
+
+/// Gives each crowd character wearing a loaded DFF model the skeleton of its model's rests (its
+/// [`CrowdRig`]), made once per model and game; a character whose model has not loaded (or
+/// failed to) poses its game's skeleton meanwhile. Looks at every such character when a model
+/// loads, changes or goes, else only at those whose model or game may have changed. A character
+/// also wearing a glTF model is the glTF wing's.
+#[allow(clippy::type_complexity)]
+pub(crate) fn rig_dff_crowds(
+    mut commands: Commands,
+    models: Res<Assets<Dff>>,
+    skeletons: Res<CrowdSkeletons>,
+    mut events: MessageReader<AssetEvent<Dff>>,
+    mut rigs: Local<ModelRigs>,
+    mut taken_off: RemovedComponents<CrowdModel>,
+    mut characters: Query<(Entity, &CrowdCharacter, &CrowdModel, Option<&mut CrowdRig>)>,
+    changed: Query<
+        Entity,
+        (
+            With<CrowdModel>,
+            Or<(Changed<CrowdModel>, Changed<CrowdCharacter>)>,
+        ),
+    >,
+    mut undressed: Query<(&mut CrowdCharacter, Has<CrowdRig>), Without<CrowdModel>>,
+    #[cfg(feature = "gltf")] gltf_worn: Query<(), With<crate::plugin::CrowdGltfModel>>,
+) {
+    #[cfg(feature = "gltf")]
+    let wears_gltf = |e: Entity| gltf_worn.contains(e);
+    #[cfg(not(feature = "gltf"))]
+    let wears_gltf = |_: Entity| false;
+    let mut every = false;
+    for event in events.read() {
+        match event {
+            AssetEvent::Modified { id } | AssetEvent::Removed { id } => {
+                rigs.retain(|(model, _), _| model != id);
+                every = true;
+            }
+            AssetEvent::Added { .. } | AssetEvent::LoadedWithDependencies { .. } => every = true,
+            AssetEvent::Unused { .. } => {}
+        }
+    }
+    // A character that takes its model off poses its game's skeleton again (bound anew).
+    for entity in taken_off.read() {
+        if wears_gltf(entity) {
+            continue;
+        }
+        if let Ok((mut character, true)) = undressed.get_mut(entity) {
+            character.set_changed();
+            commands.entity(entity).try_remove::<CrowdRig>();
+        }
+    }
+    let looked_at: Vec<Entity> = match every {
+        true => characters.iter().map(|c| c.0).collect(),
+        false => changed.iter().collect(),
+    };
+    for entity in looked_at {
+        let Ok((entity, character, model, rig)) = characters.get_mut(entity) else {
+            continue;
+        };
+        if wears_gltf(entity) {
+            continue;
+        }
+        let key = (model.0.id(), character.game);
+        let wanted = match rigs.get(&key) {
+            Some(made) => made.clone(),
+            None => match models.get(key.0) {
+                Some(dff) => {
+                    let game = skeletons.get(character.game);
+                    let made = model_rig(dff, game, character.game, &model.0);
+                    rigs.insert(key, made.clone());
+                    made
+                }
+                // Not loaded (yet): looked at again when it is.
+                None => None,
+            },
+        };
+        match (wanted, rig) {
+            (Some(wanted), Some(mut rig)) => {
+                if !rig.0.as_ref().is_some_and(|r| Arc::ptr_eq(r, &wanted)) {
+                    rig.0 = Some(wanted);
+                }
+            }
+            (Some(wanted), None) => {
+                commands.entity(entity).insert(CrowdRig(Some(wanted)));
+            }
+            (None, Some(_)) => {
+                commands.entity(entity).try_remove::<CrowdRig>();
+                // (Bound anew on the game's skeleton: a rig taken away is no change it sees.)
+                let mut undo = commands.entity(entity);
+                undo.queue(|mut e: EntityWorldMut| {
+                    if let Some(mut c) = e.get_mut::<CrowdCharacter>() {
+                        c.set_changed();
+                    }
+                });
+            }
+            (None, None) => {}
+        }
+    }
+}
+
+/// The crowd skeleton of `dff`'s rests (its first clump that has bones) for `game`'s bones
+/// (`built_in`: its skeleton), or `built_in` itself where the model rests as it does (a model
+/// made from the game's tables: the characters share its clips' layouts, and pose exactly as
+/// they would without the model).
+fn model_rig(
+    dff: &Dff,
+    built_in: &Arc<CrowdSkeleton>,
+    game: GtaGame,
+    model: &Handle<Dff>,
+) -> Option<Arc<CrowdSkeleton>> {
+    let clump = dff.clumps.iter().find(|c| !c.bones.is_empty())?;
+    let frames: Vec<ModelFrame> = (clump.frames.iter())
+        .map(|f| ModelFrame {
+            target: f.target,
+            parent: f.parent,
+            rest: f.rest.compute_affine(),
+        })
+        .collect();
+    let Some((skeleton, regrafted)) = CrowdSkeleton::with_model_rests(game, &frames, clump.lift)
+    else {
+        warn!(
+            "crowd characters of {game:?} wearing {:?} pose the built-in skeleton: the model has no frame of its root bone",
+            model.path()
+        );
+        return None;
+    };
+    if !regrafted.is_empty() {
+        warn!(
+            "crowd characters of {game:?} wearing {:?}: {regrafted:?} hang under other bones in the model than in the game's skeleton; posed on the game's hierarchy from the model's rest",
+            model.path()
+        );
+    }
+    if skeleton.rests_as(built_in) {
+        return Some(built_in.clone());
+    }
+    Some(Arc::new(skeleton))
+}
