@@ -30,6 +30,11 @@ pub enum Peds {
     DrawnHalfRate,
     /// The same `CrowdCharacter`s without a model: posed, nothing drawn.
     Flat,
+    /// `Flat` on GTA III's skeleton (16 bones), playing the SA walk (bound through the bone
+    /// aliases, as III peds play SA clips in the tests).
+    FlatIii,
+    /// `Flat` on Vice City's skeleton (24 bones), playing VC's walk.
+    FlatVc,
     /// `CrowdCharacter` + `CrowdGltfModel` of the sample glTF humanoid (29 nodes, the walk
     /// retargeted onto them), drawn by `CrowdDrawPlugin`.
     DrawnGltf,
@@ -129,11 +134,13 @@ pub fn scene<M>(
 
     let server = app.world().resource::<AssetServer>().clone();
     let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
+    let vc_walk: Handle<RigClip> = server.load("anims/vc_ped.ifp#walk");
     let ped: Handle<Dff> = server.load("characters/ped.dff");
     let humanoid: Handle<bevy::gltf::Gltf> = server.load("characters/humanoid.glb");
     for _ in 0..10_000 {
         let ids = [
             walk.id().untyped(),
+            vc_walk.id().untyped(),
             ped.id().untyped(),
             humanoid.id().untyped(),
         ];
@@ -149,6 +156,7 @@ pub fn scene<M>(
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets");
     let paths = [
         ("anims/sa_ped.ifp#walk", walk.id().untyped()),
+        ("anims/vc_ped.ifp#walk", vc_walk.id().untyped()),
         ("characters/ped.dff", ped.id().untyped()),
         ("characters/humanoid.glb", humanoid.id().untyped()),
     ];
@@ -229,6 +237,17 @@ pub fn scene<M>(
             Peds::Flat => {
                 world.spawn((CrowdCharacter::new(GtaGame::Sa, walk.clone()), playback, at));
             }
+            Peds::FlatIii => {
+                world.spawn((
+                    CrowdCharacter::new(GtaGame::Iii, walk.clone()),
+                    playback,
+                    at,
+                ));
+            }
+            Peds::FlatVc => {
+                let character = CrowdCharacter::new(GtaGame::Vc, vc_walk.clone());
+                world.spawn((character, playback, at));
+            }
             Peds::DrawnGltf | Peds::FlatGltf => {
                 world.spawn((
                     CrowdCharacter::new(GtaGame::Sa, walk.clone()),
@@ -263,7 +282,7 @@ pub fn scene<M>(
                 .query::<&bevy::mesh::skinning::SkinnedMesh>()
                 .iter(world)
                 .count(),
-            Peds::Flat => count,
+            Peds::Flat | Peds::FlatIii | Peds::FlatVc => count,
             // Every character posed (on the glTF rig, once the file's rig is made).
             Peds::FlatGltf => world
                 .query::<&CrowdPose>()
