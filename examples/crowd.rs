@@ -8,7 +8,9 @@
 //!         [--lod M] [--screenshot OUT.png]
 //!
 //! (N: 1000.) `--model` dresses every ped in a DFF model (its `.txd` beside it), drawn by
-//! instanced GPU skinning (`CrowdModel` with `CrowdDrawPlugin`), lit by a sun with shadows; a
+//! instanced GPU skinning (`CrowdModel` with `CrowdDrawPlugin`), lit by a sun with shadows, on
+//! the model's game's skeleton (`assets/characters/iii_ped.dff`, a GTA III ped of parts, poses
+//! III's bones); a
 //! `.glb` or `.gltf` humanoid plays the walk retargeted onto its own rig (`CrowdGltfModel`).
 //! `--bones` spawns `GtaSkeleton`s instead (one entity per bone, posed by `SkeletalClip`, with
 //! transform propagation), or with `--model` the model's own bone hierarchy drawn by Bevy's
@@ -155,6 +157,7 @@ fn main() {
     .insert_resource(gizmos)
     .add_systems(Startup, setup)
     .add_systems(Update, (shot_after_frames, show_counters).chain())
+    .add_systems(Update, game_of_model)
     .run();
 }
 
@@ -165,6 +168,28 @@ fn has_extension(path: &std::path::Path, ext: &str) -> bool {
 }
 
 /// Whether `path` names a glTF file.
+/// Crowd characters wearing a DFF model take its game's skeleton once it has loaded (a GTA III
+/// ped of parts poses III's bones, playing the SA walk through the bone aliases).
+fn game_of_model(
+    models: Res<Assets<Dff>>,
+    mut events: MessageReader<AssetEvent<Dff>>,
+    mut characters: Query<(&mut CrowdCharacter, &CrowdModel)>,
+) {
+    for event in events.read() {
+        let AssetEvent::LoadedWithDependencies { id } = event else {
+            continue;
+        };
+        let Some(model) = models.get(*id) else {
+            continue;
+        };
+        for (mut character, _) in characters.iter_mut().filter(|(_, m)| m.0.id() == *id) {
+            if character.game != model.game {
+                character.game = model.game;
+            }
+        }
+    }
+}
+
 fn is_gltf(path: &std::path::Path) -> bool {
     has_extension(path, "glb") || has_extension(path, "gltf")
 }
@@ -289,8 +314,15 @@ fn show_counters(
     diagnostics: Res<DiagnosticsStore>,
     crowd: Res<Crowd>,
     shot: Res<ShotAfter>,
+    characters: Query<&CrowdCharacter>,
     mut text: Single<&mut Text, With<Counter>>,
 ) {
+    // The crowd's game (a DFF model's, once it has loaded).
+    let game = match characters.iter().next().map(|c| c.game) {
+        Some(GtaGame::Iii) => "GTA III",
+        Some(GtaGame::Vc) => "VC",
+        _ => "SA",
+    };
     let ms = frame_ms(&diagnostics);
     let gpu = gpu_frame_ms(&diagnostics).map_or_else(String::new, |g| format!(", GPU {g:.2} ms"));
     let lod = match crowd.lod {
@@ -302,7 +334,7 @@ fn show_counters(
         .as_ref()
         .is_some_and(|m| is_gltf(std::path::Path::new(m)));
     text.0 = format!(
-        "{} SA peds, {}{lod} | frame {ms:.2} ms{gpu}",
+        "{} {game} peds, {}{lod} | frame {ms:.2} ms{gpu}",
         crowd.count,
         match (crowd.bones, crowd.model.is_some(), gltf) {
             (true, false, _) => "bone entities (GtaSkeleton)",

@@ -8,7 +8,8 @@
 //! (N: 10000; F: 120 measured frames, after 30 unmeasured; size: 1920x1080.) Cases: the flat
 //! path (posed, nothing drawn), the crowd renderer without and with a shadow-casting sun, the
 //! sample glTF humanoid's characters posed on its rig with nothing drawn (an app without
-//! `CrowdDrawPlugin`) and drawn by the crowd renderer (`CrowdGltfModel`), and Bevy's own
+//! `CrowdDrawPlugin`) and drawn by the crowd renderer (`CrowdGltfModel`), the bundled GTA III
+//! ped of parts drawn by the crowd renderer (III's skeleton, four parts a ped), and Bevy's own
 //! `SkinnedMesh` per ped (bone entities) without and with shadows. For each it prints
 //! the median GPU milliseconds of every pass over the measured frames, their sum, and the median
 //! wall time of a whole frame (`App::update`, pipelined rendering off, every core). The adapter
@@ -79,6 +80,11 @@ fn main() {
         ("crowd renderer, shadows", Peds::Drawn, true),
         ("flat glTF humanoid (nothing drawn)", Peds::FlatGltf, false),
         ("crowd renderer, glTF humanoid", Peds::DrawnGltf, false),
+        (
+            "crowd renderer, GTA III ped of parts",
+            Peds::DrawnIii,
+            false,
+        ),
         ("Bevy SkinnedMesh", Peds::SkinnedMesh, false),
         ("Bevy SkinnedMesh, shadows", Peds::SkinnedMesh, true),
     ] {

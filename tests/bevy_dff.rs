@@ -1449,7 +1449,8 @@ pub(crate) fn crowd_targets(
 /// Crowd characters wearing peds of their own proportions ([`proportion`]: offsets 4–12 % off
 /// the built-in tables) are posed on their models' bones, as the same peds spawned with bone
 /// entities (`GtaModel`) are: in each game (a GTA III ped of parts, a skinned Vice City ped,
-/// the SA sample ped reproportioned), at three times of the walk, every crowd bone the model has
+/// the SA sample ped reproportioned; and the bundled III ped of parts, the table's offsets but
+/// standing on its soles), at three times of the walk, every crowd bone the model has
 /// is where the model's frame of that bone is (relative to the character), and a skinned ped's
 /// skin matrices are those Bevy skins with. (Before crowd characters took their models' rests,
 /// the crowd's bones were up to 0.19 m from the model's.)
@@ -1472,6 +1473,12 @@ fn crowd_characters_keep_their_models_own_proportions_in_every_game() {
             "vc_ped.ifp",
         ),
         (GtaGame::Sa, reproportioned_ped(), "sa_ped.ifp"),
+        // The bundled GTA III ped of parts (the built-in table's offsets, standing on its soles).
+        (
+            GtaGame::Iii,
+            std::fs::read(assets.join("../characters/iii_ped.dff")).unwrap(),
+            "sa_ped.ifp",
+        ),
     ];
     let largest = |a: Affine3A, b: Affine3A| {
         (a.matrix3 - b.matrix3)

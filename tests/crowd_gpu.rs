@@ -724,6 +724,8 @@ enum Worn {
     GtaIii,
     /// The sample DFF ped with other proportions.
     SaOwn,
+    /// The bundled GTA III ped of parts (`assets/characters/iii_ped.dff`).
+    IiiSample,
 }
 
 /// How a pair test's characters wear a [`Worn`].
@@ -745,7 +747,7 @@ impl Worn {
     fn wearing(self) -> Wearing {
         let (game, walk, fade_to) = match self {
             Worn::ViceCity => (GtaGame::Vc, "vc_ped.ifp#walk", "vc_ped.ifp#walk"),
-            Worn::GtaIii => (GtaGame::Iii, "sa_ped.ifp#walk", "sa_ped.ifp#wave"),
+            Worn::GtaIii | Worn::IiiSample => (GtaGame::Iii, "sa_ped.ifp#walk", "sa_ped.ifp#wave"),
             _ => (GtaGame::Sa, "sa_ped.ifp#walk", "sa_ped.ifp#wave"),
         };
         let (parts, skinned, meshes, least, covered) = match self {
@@ -753,6 +755,8 @@ impl Worn {
             Worn::Gltf | Worn::ViceCity => (1, 1, 1, 1000, 4000),
             // (Its parts are small triangles.)
             Worn::GtaIii => (1, 0, 16, 100, 200),
+            // (Its 16 parts share one material: one look in the crowd.)
+            Worn::IiiSample => (1, 0, 16, 1000, 4000),
         };
         Wearing {
             game,
@@ -787,6 +791,7 @@ impl Worn {
             Worn::ViceCity => Some(skinned_ped(VC, &reproportioned(&Skeleton::gta_vc()))),
             Worn::GtaIii => Some(parts_ped(&reproportioned(&Skeleton::gta_iii()))),
             Worn::SaOwn => Some(reproportioned_ped()),
+            Worn::IiiSample => Some(crate::assets::read("characters/iii_ped.dff")),
             _ => None,
         };
         if let Some(ped) = fixture {
@@ -1364,6 +1369,16 @@ fn peds_of_their_own_proportions_draw_in_a_crowd_as_with_bone_entities() {
         for worn in [Worn::GtaIii, Worn::ViceCity, Worn::SaOwn] {
             let _app = two_pairs_compared(worn, "own proportions", true, |_, _| {});
         }
+    });
+}
+
+/// The bundled GTA III ped of parts (16 boxes in prelit colours, one shared material: one look
+/// per ped in the crowd) in a III crowd, two peds (one mid cross-fade), against the same model
+/// on its bone entities. Strict bounds.
+#[test]
+fn the_bundled_gta_iii_ped_draws_in_a_crowd_as_with_bone_entities() {
+    on_gpu(|| {
+        let _app = two_pairs_compared(Worn::IiiSample, "bundled III ped", true, |_, _| {});
     });
 }
 

@@ -850,3 +850,40 @@ fn the_fuzz_oracle_holds_on_the_fixtures() {
         check_dff(&changed);
     }
 }
+
+/// The bundled GTA III ped of parts (`assets/characters/iii_ped.dff`, written by the sample
+/// generator) reads as III writes its peds: RW 3.3.0.2, the clump's root and III's 16 named
+/// frames with no HAnim, one rigid atomic per bone frame, geometries with III's surface
+/// properties and prelit colours, every part's material the same untextured white; no warning.
+#[test]
+fn the_bundled_gta_iii_ped_reads_as_a_ped_of_parts() {
+    let r = read(&crate::assets::read("characters/iii_ped.dff"));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let [clump] = r.file.clumps.as_slice() else {
+        panic!("one clump");
+    };
+    // 3.3.0.2 (§1.2).
+    assert_eq!(clump.version, 0x33002);
+    let skeleton = rigplay::skeleton::Skeleton::gta_iii();
+    assert_eq!(clump.frames.len(), 1 + skeleton.bones.len());
+    for (k, bone) in skeleton.bones.iter().enumerate() {
+        let frame = &clump.frames[1 + k];
+        assert_eq!(frame.name.as_deref(), Some(bone.name.as_str()));
+        assert!(frame.hanim.is_none());
+        assert_eq!(frame.parent, Some(bone.parent.map_or(0, |p| p + 1)));
+        assert!(
+            close(frame.position, bone.rest.translation, 1e-6),
+            "{}",
+            bone.name
+        );
+    }
+    assert_eq!(clump.atomics.len(), 16);
+    for (k, atomic) in clump.atomics.iter().enumerate() {
+        assert_eq!((atomic.frame, atomic.geometry), (1 + k, k));
+        let g = &clump.geometries[k];
+        assert!(g.surface.is_some(), "III's surface properties");
+        assert_eq!(g.prelit.as_ref().map(Vec::len), Some(24));
+        assert_eq!(g.materials.len(), 1);
+        assert_eq!(g.materials[0], clump.geometries[0].materials[0]);
+    }
+}

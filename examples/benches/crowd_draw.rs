@@ -13,6 +13,8 @@
 //! * `flat N`: the same `CrowdCharacter`s without a model (posed, nothing drawn);
 //! * `flat III 10000`, `flat VC 10000`: `flat` on GTA III's skeleton (16 bones, the SA walk
 //!   bound through the bone aliases) and on Vice City's (24 bones, VC's walk);
+//! * `drawn III 10000`: `flat III` wearing the bundled GTA III ped of parts (16 rigid parts in
+//!   four colours: four parts per character), drawn by `CrowdDrawPlugin`;
 //! * `flat glTF N` (1,000 and 10,000): the `drawn glTF N` characters in an app without
 //!   `CrowdDrawPlugin` (posed on the glTF rig, nothing drawn): the baseline of `drawn glTF N`;
 //! * `skinned mesh N`: the ped spawned with bone entities (`GtaModel` + `SkeletalClip`), drawn by
@@ -98,8 +100,10 @@ fn crowd_draw(c: &mut Criterion) {
     ] {
         case(format!("{name}, moving 10000"), peds, 10_000);
     }
-    // The other games' skeletons, posed (no III or VC ped model is bundled to draw).
+    // The other games' skeletons, posed, and a GTA III ped of parts drawn (no VC ped model is
+    // bundled).
     case("flat III 10000".into(), Peds::FlatIii, 10_000);
+    case("drawn III 10000".into(), Peds::DrawnIii, 10_000);
     case("flat VC 10000".into(), Peds::FlatVc, 10_000);
     case(
         "drawn, far half at half rate 10000".into(),

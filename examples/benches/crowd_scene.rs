@@ -35,6 +35,9 @@ pub enum Peds {
     FlatIii,
     /// `Flat` on Vice City's skeleton (24 bones), playing VC's walk.
     FlatVc,
+    /// `FlatIii` wearing the bundled GTA III ped of parts (16 rigid parts in four colours),
+    /// drawn by `CrowdDrawPlugin`.
+    DrawnIii,
     /// `CrowdCharacter` + `CrowdGltfModel` of the sample glTF humanoid (29 nodes, the walk
     /// retargeted onto them), drawn by `CrowdDrawPlugin`.
     DrawnGltf,
@@ -136,12 +139,14 @@ pub fn scene<M>(
     let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
     let vc_walk: Handle<RigClip> = server.load("anims/vc_ped.ifp#walk");
     let ped: Handle<Dff> = server.load("characters/ped.dff");
+    let iii_ped: Handle<Dff> = server.load("characters/iii_ped.dff");
     let humanoid: Handle<bevy::gltf::Gltf> = server.load("characters/humanoid.glb");
     for _ in 0..10_000 {
         let ids = [
             walk.id().untyped(),
             vc_walk.id().untyped(),
             ped.id().untyped(),
+            iii_ped.id().untyped(),
             humanoid.id().untyped(),
         ];
         if ids.iter().all(|id| server.is_loaded_with_dependencies(*id))
@@ -158,6 +163,7 @@ pub fn scene<M>(
         ("anims/sa_ped.ifp#walk", walk.id().untyped()),
         ("anims/vc_ped.ifp#walk", vc_walk.id().untyped()),
         ("characters/ped.dff", ped.id().untyped()),
+        ("characters/iii_ped.dff", iii_ped.id().untyped()),
         ("characters/humanoid.glb", humanoid.id().untyped()),
     ];
     for (path, id) in paths {
@@ -244,6 +250,14 @@ pub fn scene<M>(
                     at,
                 ));
             }
+            Peds::DrawnIii => {
+                world.spawn((
+                    CrowdCharacter::new(GtaGame::Iii, walk.clone()),
+                    CrowdModel(iii_ped.clone()),
+                    playback,
+                    at,
+                ));
+            }
             Peds::FlatVc => {
                 let character = CrowdCharacter::new(GtaGame::Vc, vc_walk.clone());
                 world.spawn((character, playback, at));
@@ -274,7 +288,7 @@ pub fn scene<M>(
         app.update();
         let world = app.world_mut();
         let parts = match peds {
-            Peds::Drawn | Peds::DrawnHalfRate | Peds::DrawnGltf => world
+            Peds::Drawn | Peds::DrawnHalfRate | Peds::DrawnGltf | Peds::DrawnIii => world
                 .query_filtered::<(), With<MeshMaterial3d<CrowdMaterial>>>()
                 .iter(world)
                 .count(),

@@ -7,6 +7,7 @@
 
 pub mod anie;
 pub mod character;
+pub mod iii_ped;
 pub mod ped;
 pub mod rw;
 
@@ -260,7 +261,8 @@ pub fn sample_dan() -> DanFile {
 }
 
 /// The bundled sample files: (path under `assets/`, bytes): two `.ifp` packages, a `.dan`, the
-/// AnimeEffects projects of [`anie`], the glTF character and the RenderWare ped of [`ped`].
+/// AnimeEffects projects of [`anie`], the glTF character, the RenderWare ped of [`ped`] and the
+/// GTA III ped of parts of [`iii_ped`].
 pub fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
     let sa = sample_package(&Skeleton::gta_sa(), "sa_ped", IfpVersion::Anp3);
     let vc = sample_package(&Skeleton::gta_vc(), "vc_ped", IfpVersion::Anpk);
@@ -287,6 +289,7 @@ pub fn sample_files() -> Vec<(&'static str, Vec<u8>)> {
         .chain([
             ("characters/ped.dff", ped::ped_dff()),
             ("characters/ped.txd", ped::ped_txd()),
+            ("characters/iii_ped.dff", iii_ped::iii_ped_dff()),
         ])
         .collect()
 }

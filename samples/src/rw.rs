@@ -105,11 +105,20 @@ impl Bytes {
     }
     /// Appends a chunk: header (type, payload size, [`STAMP_SA`]) and the payload `body` writes.
     pub fn chunk(&mut self, chunk_type: u32, body: impl FnOnce(&mut Bytes)) -> &mut Self {
+        self.chunk_stamped(chunk_type, STAMP_SA, body)
+    }
+    /// [`Bytes::chunk`] with another library ID stamp (another RenderWare version, §1.2).
+    pub fn chunk_stamped(
+        &mut self,
+        chunk_type: u32,
+        stamp: u32,
+        body: impl FnOnce(&mut Bytes),
+    ) -> &mut Self {
         let mut inner = Bytes::new();
         body(&mut inner);
         self.u32(chunk_type)
             .u32(inner.0.len() as u32)
-            .u32(STAMP_SA)
+            .u32(stamp)
             .raw(&inner.0)
     }
     /// Appends a String chunk (§3.5): the text, a NUL, padded with NULs to a multiple of 4.
