@@ -1127,6 +1127,7 @@ fn crowd_gpu_times_every_case_on_the_adapter_and_the_whole_frame_holds_the_timed
         "crowd renderer, shadows",
         "flat glTF humanoid (nothing drawn)",
         "crowd renderer, glTF humanoid",
+        "crowd renderer, GTA III ped of parts",
         "Bevy SkinnedMesh",
         "Bevy SkinnedMesh, shadows",
     ];
