@@ -837,6 +837,39 @@ fn the_crowd_example_draws_textured_peds_with_a_model() {
     assert!(lines < 50, "{lines} skeleton pixels");
 }
 
+/// `--model` with the bundled GTA III ped of parts: the crowd takes III's skeleton once the
+/// model has loaded (the counter says so), and the parts are drawn in their prelit colours (red
+/// shirts, navy trousers) with no skeleton lines over them.
+#[test]
+fn the_crowd_example_draws_gta_iii_peds_of_parts_on_iiis_skeleton() {
+    if !can_render() {
+        return;
+    }
+    let (img, said) = crowd_in_model("characters/iii_ped.dff");
+    assert!(
+        said.lines().any(|l| l.starts_with("9 GTA III peds")),
+        "{said}"
+    );
+    // The shirt (172, 52, 44) and trousers (58, 66, 96), lit.
+    let red = img
+        .pixels()
+        .filter(|p| p[0] > 100 && u16::from(p[0]) > 2 * u16::from(p[1]) && p[2] < 90)
+        .count();
+    let navy = img
+        .pixels()
+        .filter(|p| p[2] > 50 && u16::from(p[2]) > u16::from(p[0]) + 25 && p[1] < 110)
+        .count();
+    let lines = img.pixels().filter(|p| is_skeleton(p)).count();
+    println!(
+        "crowd --model iii_ped.dff: {red} red (shirt), {navy} navy (trousers), {lines} skeleton pixels"
+    );
+    assert!(red > 2000, "{red} shirt pixels");
+    assert!(navy > 1000, "{navy} trouser pixels");
+    // The shirts' brightest highlights read as the skeleton's orange (33 pixels measured, none
+    // a line); 64 skeletons drawn as lines give over 3,000 (the flat path's test).
+    assert!(lines < 120, "{lines} skeleton pixels");
+}
+
 /// `--model` with a glTF humanoid: the crowd dressed in the sample character (blue shirt, skin
 /// of its vertex colours), the walk retargeted onto its rig, drawn by `CrowdDrawPlugin`, with
 /// no skeleton lines over it. A wrong file type is refused with a message.

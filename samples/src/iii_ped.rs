@@ -17,10 +17,12 @@ pub const STAMP_III: u32 = 0x0C02_FFFF;
 /// The clump's root frame's name (a III model's root frame carries the model's name).
 const ROOT_NAME: &str = "iii_ped";
 
-/// A part's colour (RGBA) by its bone's name (any case: the table writes `SRhand`).
+/// A part's colour (RGBA) by its bone's name (any case: the table writes `SRhand`). The skin is
+/// kept clear of the skeleton gizmos' orange under any light (its red less than 1.5 times its
+/// blue), so that the example tests can tell bone lines from heads and hands.
 fn colour(bone: &str) -> [u8; 4] {
     match bone.to_ascii_lowercase().as_str() {
-        "shead" | "slhand" | "srhand" => [196, 148, 112, 255],
+        "shead" | "slhand" | "srhand" => [186, 146, 128, 255],
         "sfootl" | "sfootr" => [40, 34, 30, 255],
         "swaist" | "supperlegl" | "slowerlegl" | "supperlegr" | "slowerlegr" => [58, 66, 96, 255],
         _ => [172, 52, 44, 255],

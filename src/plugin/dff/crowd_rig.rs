@@ -125,6 +125,16 @@ fn model_rig(
     game: GtaGame,
     model: &Handle<Dff>,
 ) -> Option<Arc<CrowdSkeleton>> {
+    if dff.game != game {
+        // (Its bones may still match the game's through the aliases: a III ped's `Swaist` is
+        // SA's pelvis.)
+        warn!(
+            "crowd characters of {game:?} wear {:?}, a {:?} model: they pose {game:?}'s bones; a character of {:?} poses the model's own",
+            model.path(),
+            dff.game,
+            dff.game,
+        );
+    }
     let clump = dff.clumps.iter().find(|c| !c.bones.is_empty())?;
     let frames: Vec<ModelFrame> = (clump.frames.iter())
         .map(|f| ModelFrame {
