@@ -143,7 +143,8 @@ fn model_rig(
             rest: f.rest.compute_affine(),
         })
         .collect();
-    let Some((skeleton, regrafted)) = CrowdSkeleton::with_model_rests(game, &frames, clump.lift)
+    let Some((skeleton, regrafted)) =
+        CrowdSkeleton::with_model_rests(built_in, &frames, clump.lift)
     else {
         warn!(
             "crowd characters of {game:?} wearing {:?} pose the built-in skeleton: the model has no frame of its root bone",

@@ -96,7 +96,7 @@ impl CrowdSkeleton {
         }
     }
 
-    /// `game`'s skeleton with a model's own rests, as `GtaModel` poses that model with bone
+    /// `game` (a game's built-in skeleton, [`Self::new`]) with a model's own rests, as `GtaModel` poses that model with bone
     /// entities: each bone the model has (its first frame of the bone's animation target) rests
     /// where that frame rests relative to the bone's parent, the frames between them (not
     /// animated) folded in, and the basis lifts by `lift` (the model's, metres) after the frames
@@ -108,11 +108,10 @@ impl CrowdSkeleton {
     /// game's hierarchy all the same, from the model's rest).
     #[cfg(feature = "dff")]
     pub(crate) fn with_model_rests(
-        game: GtaGame,
+        game: &CrowdSkeleton,
         frames: &[ModelFrame],
         lift: f32,
     ) -> Option<(Self, Vec<String>)> {
-        let game = Self::new(game);
         let n = frames.len();
         // A frame's parent chain, at most as long as the frames (a cycle or a parent out of
         // range ends it).
@@ -159,11 +158,16 @@ impl CrowdSkeleton {
             rests.push(rest);
         }
         let pose = PoseSkeleton::new(&game.parents, &rests).ok()?;
+        // The game's bones, names and targets, shared with its skeleton.
         Some((
             Self {
                 pose,
                 basis: Some(Basis::new(lift, above)),
-                ..game
+                targets: game.targets.clone(),
+                names: game.names.clone(),
+                parents: game.parents.clone(),
+                rig: None,
+                file_nodes: Vec::new(),
             },
             regrafted,
         ))
@@ -369,7 +373,7 @@ mod tests {
                 rest: Affine3A::from_translation(Vec3::X * 0.02),
             });
             frames[last].parent = Some(frames.len() - 1);
-            let (s, regrafted) = CrowdSkeleton::with_model_rests(game, &frames, 0.9).unwrap();
+            let (s, regrafted) = CrowdSkeleton::with_model_rests(&built_in, &frames, 0.9).unwrap();
             assert!(regrafted.is_empty(), "{game:?}: {regrafted:?}");
             let (ours, theirs) = (placed(&s), frames_placed(&frames, 0.9));
             for b in 0..n {
@@ -384,7 +388,7 @@ mod tests {
             // A bone the model lacks (the last): the game's rest under the model's parent.
             let mut lacking = frames.clone();
             lacking[last].target = None;
-            let (s, _) = CrowdSkeleton::with_model_rests(game, &lacking, 0.9).unwrap();
+            let (s, _) = CrowdSkeleton::with_model_rests(&built_in, &lacking, 0.9).unwrap();
             let (rest, games) = (s.pose.rest().get(n - 1), built_in.pose.rest().get(n - 1));
             assert!(rest.translation.distance(games.translation) < 1e-6);
 
@@ -392,7 +396,7 @@ mod tests {
             // the same.
             let mut moved = frames.clone();
             moved[last].parent = Some(1);
-            let (s, regrafted) = CrowdSkeleton::with_model_rests(game, &moved, 0.9).unwrap();
+            let (s, regrafted) = CrowdSkeleton::with_model_rests(&built_in, &moved, 0.9).unwrap();
             assert_eq!(regrafted, [built_in.names[n - 1].clone()], "{game:?}");
             let d = apart(placed(&s)[n - 1], frames_placed(&moved, 0.9)[last]);
             assert!(d < 1e-5, "{game:?}: {d}");
@@ -400,16 +404,16 @@ mod tests {
             // No frame of the root bone: no skeleton.
             let mut rootless = frames.clone();
             rootless[1].target = None;
-            assert!(CrowdSkeleton::with_model_rests(game, &rootless, 0.9).is_none());
+            assert!(CrowdSkeleton::with_model_rests(&built_in, &rootless, 0.9).is_none());
 
             // Frames whose parents are out of range (the root bone's, another's), or a cycle:
             // no panic.
             let mut bad = frames.clone();
             bad[0].parent = Some(frames.len() + 5);
             bad[2].parent = Some(2);
-            assert!(CrowdSkeleton::with_model_rests(game, &bad, 0.9).is_some());
+            assert!(CrowdSkeleton::with_model_rests(&built_in, &bad, 0.9).is_some());
             bad[1].parent = Some(frames.len() + 9);
-            assert!(CrowdSkeleton::with_model_rests(game, &bad, 0.9).is_some());
+            assert!(CrowdSkeleton::with_model_rests(&built_in, &bad, 0.9).is_some());
         }
     }
 
@@ -422,13 +426,13 @@ mod tests {
             let lift = built_in.basis.unwrap().affine.translation.y;
             let mut same = frames(&built_in, 1.0);
             same[0].rest = Affine3A::IDENTITY;
-            let (s, _) = CrowdSkeleton::with_model_rests(game, &same, lift).unwrap();
+            let (s, _) = CrowdSkeleton::with_model_rests(&built_in, &same, lift).unwrap();
             assert!(s.rests_as(&built_in), "{game:?}");
-            let (s, _) = CrowdSkeleton::with_model_rests(game, &same, lift + 0.01).unwrap();
+            let (s, _) = CrowdSkeleton::with_model_rests(&built_in, &same, lift + 0.01).unwrap();
             assert!(!s.rests_as(&built_in), "{game:?}: lifted 1 cm more");
             let mut longer = frames(&built_in, 1.001);
             longer[0].rest = Affine3A::IDENTITY;
-            let (s, _) = CrowdSkeleton::with_model_rests(game, &longer, lift).unwrap();
+            let (s, _) = CrowdSkeleton::with_model_rests(&built_in, &longer, lift).unwrap();
             assert!(!s.rests_as(&built_in), "{game:?}: 0.1 % longer");
         }
     }
