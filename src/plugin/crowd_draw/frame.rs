@@ -165,29 +165,64 @@ pub(super) fn write_crowd_bones(
 /// How far past its character's posed bounds a part's box reaches ([`follow_poses`]), metres.
 pub(super) const BOX_SLACK: f32 = 0.25;
 
+/// How long a part's box stays looser than its pose needs (by more than twice [`BOX_SLACK`] on
+/// some side) before it is fitted again, seconds: longer than half the cycle of a slow walk, so
+/// that a clip's own swing (legs together, then apart) keeps one box.
+pub(super) const BOX_SHRINK_AFTER: f32 = 2.0;
+
 /// Keeps each part's bounds around its character's joints (worked out as the crowd is posed),
 /// grown by how far the model's flesh reaches from a joint, so that Bevy culls it where it is
-/// drawn. The box is set with [`BOX_SLACK`] to spare and set again only when the posed bounds
-/// leave it: a part whose box changes is extracted again by Bevy's renderer, and a ped walking
-/// (or standing) keeps its limbs within a box a little larger than one pose's.
+/// drawn. A part whose box changes is extracted again by Bevy's renderer, so the box changes
+/// seldom:
+/// - where the posed bounds leave it, it grows to take them in with [`BOX_SLACK`] to spare
+///   (kept where it already reaches further), so that a looping clip's box soon holds all of its
+///   poses;
+/// - where it is looser than the pose needs by more than twice the slack for
+///   [`BOX_SHRINK_AFTER`] seconds on end (a ped that stopped running and stands), it is fitted
+///   to the pose again.
+///
+/// A walking crowd fitted to each pose, as before, set about one part's box in 36 every frame
+/// (about 550 of 20,000), and each set had the part extracted again (`docs/performance.md`).
 pub(super) fn follow_poses(
+    time: Res<Time>,
     rows: Res<CrowdBoneRows>,
-    mut parts: Query<(&MeshTag, &CrowdPart, &mut Aabb)>,
+    mut parts: Query<(&MeshTag, &mut CrowdPart, &mut Aabb)>,
 ) {
-    parts.par_iter_mut().for_each(|(tag, part, mut aabb)| {
+    let dt = time.delta_secs();
+    parts.par_iter_mut().for_each(|(tag, mut part, mut aabb)| {
         let Some(&(lo, hi)) = rows.bounds.get(tag.0 as usize) else {
             return;
         };
         let grown = Vec3A::splat(part.reach);
         let (lo, hi) = (lo - grown, hi + grown);
         let (min, max) = (aabb.min(), aabb.max());
+        let slack = Vec3A::splat(BOX_SLACK);
+        let fit = || Aabb::from_min_max((lo - slack).into(), (hi + slack).into());
+        // A box never set (empty, as the part is spawned): fitted at once.
+        if aabb.half_extents == Vec3A::ZERO {
+            *aabb = fit();
+            return;
+        }
         let inside = lo.cmpge(min).all() && hi.cmple(max).all();
-        // Too large by more than twice the slack (a pose that has shrunk): fit it again.
+        if !inside {
+            let (min, max) = (min.min(lo - slack), max.max(hi + slack));
+            *aabb = Aabb::from_min_max(min.into(), max.into());
+            part.loose_for = 0.0;
+            return;
+        }
         let loose = (lo - min).max_element() > 2.0 * BOX_SLACK
             || (max - hi).max_element() > 2.0 * BOX_SLACK;
-        if !inside || loose {
-            let slack = Vec3A::splat(BOX_SLACK);
-            *aabb = Aabb::from_min_max((lo - slack).into(), (hi + slack).into());
+        if !loose {
+            // (Written only where it changes.)
+            if part.loose_for != 0.0 {
+                part.loose_for = 0.0;
+            }
+            return;
+        }
+        part.loose_for += dt;
+        if part.loose_for >= BOX_SHRINK_AFTER {
+            *aabb = fit();
+            part.loose_for = 0.0;
         }
     });
 }

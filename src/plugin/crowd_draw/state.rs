@@ -162,7 +162,10 @@ impl CrowdDraw {
                         MeshTag(slot),
                         NoAutoAabb,
                         Aabb::default(),
-                        CrowdPart { reach: drawn.reach },
+                        CrowdPart {
+                            reach: drawn.reach,
+                            loose_for: 0.0,
+                        },
                         ChildOf(entity),
                     ))
                     .id()
@@ -355,10 +358,12 @@ pub(super) struct CrowdFallback {
 /// A slot no character has: a character drawn by Bevy's skinned meshes writes no bone rows.
 pub(super) const NO_SLOT: u32 = u32::MAX;
 
-/// On a part of a drawn crowd character: how far its flesh reaches from the joints.
+/// On a part of a drawn crowd character: how far its flesh reaches from the joints, and for
+/// how long (seconds) its box has been looser than its pose needs ([`super::frame::follow_poses`]).
 #[derive(Component)]
 pub(super) struct CrowdPart {
     pub(super) reach: f32,
+    pub(super) loose_for: f32,
 }
 
 /// Takes `entity`'s parts away, and the components saying how it is drawn, and gives its slot
