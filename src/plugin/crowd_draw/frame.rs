@@ -170,16 +170,15 @@ pub(super) const BOX_SLACK: f32 = 0.25;
 /// that a clip's own swing (legs together, then apart) keeps one box.
 pub(super) const BOX_SHRINK_AFTER: f32 = 2.0;
 
+/// How far a part's box may reach past its pose on any side when it grows, metres: a clip whose
+/// root travels in the pose (not extracted as root motion) would otherwise grow it along the
+/// whole path, and cull it less and less. Past this, the box is fitted to the pose instead.
+pub(super) const BOX_GROWTH_LIMIT: f32 = 3.0;
+
 /// Keeps each part's bounds around its character's joints (worked out as the crowd is posed),
 /// grown by how far the model's flesh reaches from a joint, so that Bevy culls it where it is
 /// drawn. A part whose box changes is extracted again by Bevy's renderer, so the box changes
-/// seldom:
-/// - where the posed bounds leave it, it grows to take them in with [`BOX_SLACK`] to spare
-///   (kept where it already reaches further), so that a looping clip's box soon holds all of its
-///   poses;
-/// - where it is looser than the pose needs by more than twice the slack for
-///   [`BOX_SHRINK_AFTER`] seconds on end (a ped that stopped running and stands), it is fitted
-///   to the pose again.
+/// seldom ([`next_box`]).
 ///
 /// A walking crowd fitted to each pose, as before, set about one part's box in 36 every frame
 /// (about 550 of 20,000), and each set had the part extracted again (`docs/performance.md`).
@@ -194,37 +193,55 @@ pub(super) fn follow_poses(
             return;
         };
         let grown = Vec3A::splat(part.reach);
-        let (lo, hi) = (lo - grown, hi + grown);
-        let (min, max) = (aabb.min(), aabb.max());
-        let slack = Vec3A::splat(BOX_SLACK);
-        let fit = || Aabb::from_min_max((lo - slack).into(), (hi + slack).into());
-        // A box never set (empty, as the part is spawned): fitted at once.
-        if aabb.half_extents == Vec3A::ZERO {
-            *aabb = fit();
-            return;
+        let (set, loose_for) = next_box(&aabb, lo - grown, hi + grown, part.loose_for, dt);
+        if let Some(set) = set {
+            *aabb = set;
         }
-        let inside = lo.cmpge(min).all() && hi.cmple(max).all();
-        if !inside {
-            let (min, max) = (min.min(lo - slack), max.max(hi + slack));
-            *aabb = Aabb::from_min_max(min.into(), max.into());
-            part.loose_for = 0.0;
-            return;
-        }
-        let loose = (lo - min).max_element() > 2.0 * BOX_SLACK
-            || (max - hi).max_element() > 2.0 * BOX_SLACK;
-        if !loose {
-            // (Written only where it changes.)
-            if part.loose_for != 0.0 {
-                part.loose_for = 0.0;
-            }
-            return;
-        }
-        part.loose_for += dt;
-        if part.loose_for >= BOX_SHRINK_AFTER {
-            *aabb = fit();
-            part.loose_for = 0.0;
+        // (Written only where it changes.)
+        if part.loose_for != loose_for {
+            part.loose_for = loose_for;
         }
     });
+}
+
+/// A part's next box, where it changes, and how long it has then been loose, from its box, its
+/// pose's bounds (`lo`, `hi`, flesh included), how long it has been loose and the frame's time:
+/// - a box never set (empty, as the part is spawned) is fitted to the pose, with [`BOX_SLACK`]
+///   to spare;
+/// - where the pose leaves it, it grows to take the pose in with the slack to spare (kept where
+///   it already reaches further), so that a looping clip's box soon holds all of its poses;
+/// - where it would then reach more than [`BOX_GROWTH_LIMIT`] past the pose on some side, or
+///   already does (a pose that travelled within it), it is fitted instead;
+/// - where it is looser than the pose needs by more than twice the slack for
+///   [`BOX_SHRINK_AFTER`] seconds on end (a ped that stopped running and stands), it is fitted
+///   again.
+fn next_box(aabb: &Aabb, lo: Vec3A, hi: Vec3A, loose_for: f32, dt: f32) -> (Option<Aabb>, f32) {
+    let slack = Vec3A::splat(BOX_SLACK);
+    let fit = || Aabb::from_min_max((lo - slack).into(), (hi + slack).into());
+    if aabb.half_extents == Vec3A::ZERO {
+        return (Some(fit()), 0.0);
+    }
+    let (min, max) = (aabb.min(), aabb.max());
+    let past = |min: Vec3A, max: Vec3A| (lo - min).max_element().max((max - hi).max_element());
+    if !(lo.cmpge(min).all() && hi.cmple(max).all()) {
+        let (min, max) = (min.min(lo - slack), max.max(hi + slack));
+        return match past(min, max) > BOX_GROWTH_LIMIT {
+            true => (Some(fit()), 0.0),
+            false => (Some(Aabb::from_min_max(min.into(), max.into())), 0.0),
+        };
+    }
+    let loose = past(min, max);
+    // (A pose that travelled inside the box, away from where it grew.)
+    if loose > BOX_GROWTH_LIMIT {
+        return (Some(fit()), 0.0);
+    }
+    if loose <= 2.0 * BOX_SLACK {
+        return (None, 0.0);
+    }
+    match loose_for + dt >= BOX_SHRINK_AFTER {
+        true => (Some(fit()), 0.0),
+        false => (None, loose_for + dt),
+    }
 }
 
 /// Poses the bone entities of each character drawn by Bevy's skinned meshes ([`CrowdFallback`])
@@ -308,5 +325,103 @@ pub(super) fn pose_fallback_models(
             // (the scene's own root), among the roots.
             push_children(&mut stack, entity, model, bone.or(above));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(x: f32, y: f32, z: f32) -> Vec3A {
+        Vec3A::new(x, y, z)
+    }
+
+    fn bounds(b: &Aabb) -> (Vec3A, Vec3A) {
+        (b.min(), b.max())
+    }
+
+    /// A first box fits the pose with the slack; a pose inside changes nothing; one leaving it
+    /// grows it on that side only.
+    #[test]
+    fn a_box_is_fitted_once_then_grows_to_take_poses_in() {
+        let (set, t) = next_box(
+            &Aabb::default(),
+            v(-0.5, 0.0, -0.2),
+            v(0.5, 1.8, 0.2),
+            0.0,
+            0.1,
+        );
+        let first = set.unwrap();
+        // −0.5 − 0.25 … 0.5 + 0.25, and so on.
+        assert!(bounds(&first).0.abs_diff_eq(v(-0.75, -0.25, -0.45), 1e-6));
+        assert!(bounds(&first).1.abs_diff_eq(v(0.75, 2.05, 0.45), 1e-6));
+        assert_eq!(t, 0.0);
+        // Inside, and not loose by more than 0.5 anywhere (0.25 + 0.2 = 0.45 at most).
+        let (set, t) = next_box(&first, v(-0.3, 0.0, -0.2), v(0.5, 1.8, 0.2), 0.0, 0.1);
+        assert!(set.is_none() && t == 0.0);
+        // A foot 0.6 m out front (z): z grows to 0.6 + 0.25, the rest is kept.
+        let (set, _) = next_box(&first, v(-0.5, 0.0, -0.2), v(0.5, 1.8, 0.6), 0.0, 0.1);
+        let grown = set.unwrap();
+        assert!(bounds(&grown).0.abs_diff_eq(v(-0.75, -0.25, -0.45), 1e-6));
+        assert!(bounds(&grown).1.abs_diff_eq(v(0.75, 2.05, 0.85), 1e-6));
+    }
+
+    /// A box looser than the pose needs by more than twice the slack is kept for 2 s of frames,
+    /// then fitted; a frame in which the pose fills it again starts the count anew.
+    #[test]
+    fn a_loose_box_is_fitted_again_after_two_seconds_loose() {
+        let walk = Aabb::from_min_max(Vec3::new(-0.75, -0.25, -1.0), Vec3::new(0.75, 2.05, 1.0));
+        // Standing: z within ±0.2, so 0.8 loose on both ends (over 0.5).
+        let (lo, hi) = (v(-0.5, 0.0, -0.2), v(0.5, 1.8, 0.2));
+        let dt = 1.0 / 30.0;
+        let mut loose_for = 0.0;
+        let mut frames = 0;
+        loop {
+            let (set, t) = next_box(&walk, lo, hi, loose_for, dt);
+            frames += 1;
+            if let Some(set) = set {
+                assert!(bounds(&set).1.abs_diff_eq(v(0.75, 2.05, 0.45), 1e-6));
+                assert_eq!(t, 0.0);
+                break;
+            }
+            loose_for = t;
+            // A frame of the walk's own swing (the feet at ±0.7: 0.3 loose) starts anew.
+            if frames == 30 {
+                let (set, t) = next_box(&walk, v(-0.5, 0.0, -0.7), v(0.5, 1.8, 0.7), loose_for, dt);
+                assert!(set.is_none());
+                assert_eq!(t, 0.0);
+                loose_for = 0.0;
+            }
+            assert!(frames < 200);
+        }
+        // 30 frames, then 60 more (2 s at 1/30 s; the 60th reaches 2.0 within rounding).
+        assert!((89..=91).contains(&frames), "{frames}");
+    }
+
+    /// A pose whose root travels (not extracted): the box grows with it, never reaching more
+    /// than 3 m past the pose, and is fitted to the pose again where it would.
+    #[test]
+    fn a_travelling_pose_is_followed_within_the_growth_limit() {
+        let mut aabb = Aabb::default();
+        let (mut sets, mut fits) = (0, 0);
+        for step in 0..100 {
+            let x = step as f32 * 0.1;
+            let (lo, hi) = (v(x - 0.5, 0.0, -0.2), v(x + 0.5, 1.8, 0.2));
+            let (set, _) = next_box(&aabb, lo, hi, 0.0, 1.0 / 30.0);
+            if let Some(set) = set {
+                // (Fitted: its back end moved up to the pose's.)
+                fits += usize::from(set.min().x > aabb.min().x + 1e-6);
+                aabb = set;
+                sets += 1;
+            }
+            let (min, max) = bounds(&aabb);
+            assert!(lo.cmpge(min).all() && hi.cmple(max).all(), "holds the pose");
+            let past = (lo - min).max_element().max((max - hi).max_element());
+            assert!(past <= BOX_GROWTH_LIMIT + 1e-5, "step {step}: {past}");
+        }
+        // Grown as the pose leaves it (each 0.3 m: 0.25 to spare, 0.1 a step), fitted each time
+        // it reaches 3 m behind the pose: about 10 m in all.
+        eprintln!("{sets} sets, {fits} fits");
+        assert!(fits >= 2 && sets < 50, "{sets} sets, {fits} fits");
     }
 }
