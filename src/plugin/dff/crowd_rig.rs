@@ -20,7 +20,7 @@ type ModelRigs = HashMap<(AssetId<Dff>, GtaGame), Option<Arc<CrowdSkeleton>>>;
 /// Gives each crowd character wearing a loaded DFF model the skeleton of its model's rests (its
 /// [`CrowdRig`]), made once per model and game; a character whose model has not loaded (or
 /// failed to) poses its game's skeleton meanwhile. Looks at every such character when a model
-/// loads, changes or goes, else only at those whose model or game may have changed. A character
+/// is added, changes or goes, else only at those whose model or game may have changed. A character
 /// also wearing a glTF model is the glTF wing's.
 #[allow(clippy::type_complexity)]
 pub(crate) fn rig_dff_crowds(
@@ -52,8 +52,10 @@ pub(crate) fn rig_dff_crowds(
                 rigs.retain(|(model, _), _| model != id);
                 every = true;
             }
-            AssetEvent::Added { .. } | AssetEvent::LoadedWithDependencies { .. } => every = true,
-            AssetEvent::Unused { .. } => {}
+            // (Seen in the frame the model is added: this system runs after Bevy's asset events
+            // are sent, so the rig is there before the crowd is first drawn in the model.)
+            AssetEvent::Added { .. } => every = true,
+            AssetEvent::LoadedWithDependencies { .. } | AssetEvent::Unused { .. } => {}
         }
     }
     // A character that takes its model off poses its game's skeleton again (bound anew).

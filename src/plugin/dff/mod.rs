@@ -38,6 +38,7 @@ impl Plugin for DffPlugin {
                 (
                     crowd_rig::rig_dff_crowds
                         .in_set(PlaybackSystems::Prepare)
+                        .after(bevy::asset::AssetEventSystems)
                         .before(crate::plugin::skeletal::bind_crowds),
                     crowd_skin::pose_crowd_skins.after(PlaybackSystems::Apply),
                 ),
