@@ -180,8 +180,8 @@ pub(super) const BOX_GROWTH_LIMIT: f32 = 3.0;
 /// drawn. A part whose box changes is extracted again by Bevy's renderer, so the box changes
 /// seldom ([`next_box`]).
 ///
-/// A walking crowd fitted to each pose, as before, set about one part's box in 36 every frame
-/// (about 550 of 20,000), and each set had the part extracted again (`docs/performance.md`).
+/// Fitted to each pose instead, a walking crowd's boxes would be set about one in 36 every frame
+/// (about 550 of 20,000, each part then extracted again: `docs/performance.md`).
 pub(super) fn follow_poses(
     time: Res<Time>,
     rows: Res<CrowdBoneRows>,

@@ -96,11 +96,11 @@ impl CrowdSkeleton {
         }
     }
 
-    /// `game` (a game's built-in skeleton, [`Self::new`]) with a model's own rests, as `GtaModel` poses that model with bone
-    /// entities: each bone the model has (its first frame of the bone's animation target) rests
-    /// where that frame rests relative to the bone's parent, the frames between them (not
-    /// animated) folded in, and the basis lifts by `lift` (the model's, metres) after the frames
-    /// above the root bone. A bone the model lacks keeps the game's rest. The bones, their order,
+    /// `game` (a game's built-in skeleton, [`Self::new`]) with a model's own rests, as
+    /// `GtaModel` poses that model with bone entities: each bone the model has (its first frame
+    /// of the bone's animation target) rests where that frame rests relative to the bone's
+    /// parent, the frames between them (not animated) folded in, and the basis lifts by `lift`
+    /// (the model's, metres) after the frames above the root bone. A bone the model lacks keeps the game's rest. The bones, their order,
     /// names, parents and targets stay the game's, so that everything bound by them (skins,
     /// masks, layers) holds. `None` when the model has no frame of the root bone.
     ///
