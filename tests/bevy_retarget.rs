@@ -1293,3 +1293,55 @@ fn a_non_humanoid_or_broken_gltf_in_the_crowd_rests_and_plays_on() {
             .is_empty()
     );
 }
+
+/// A glTF model changed under a playing crowd character is posed from its new nodes in the
+/// frame its change is announced (`AssetEvent::Modified`, sent in `AssetEventSystems`), not a
+/// frame later on the rig of the file as it was: the rig is made again after those events.
+#[test]
+fn a_changed_gltf_model_poses_its_crowd_characters_in_the_frame_it_changes() {
+    let files = vehicle_and_broken_gltf();
+    let mut app = gltf_app(&files);
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
+    let model: Handle<bevy::gltf::Gltf> = load(&mut app, "vehicle.gltf");
+    let car = app
+        .world_mut()
+        .spawn((
+            CrowdCharacter::new(GtaGame::Sa, walk),
+            CrowdGltfModel::new(model.clone()),
+            Playback::looping(),
+        ))
+        .id();
+    let wheel = |app: &App| {
+        let pose = app.world().get::<CrowdPose>(car).unwrap();
+        (pose.bones.len() == 3).then(|| Vec3::from(pose.bones[1].translation))
+    };
+    for _ in 0..600 {
+        app.update();
+        if wheel(&app).is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(wheel(&app), Some(Vec3::new(1.0, 0.0, 1.0)), "posed at rest");
+    // Ten changes, each one frame: the front left wheel moved out by 0.1 m each time, and the
+    // file taken mutably so that its change is announced in that frame's `AssetEventSystems`.
+    for step in 1..=10 {
+        let x = 1.0 + 0.1 * step as f32;
+        let world = app.world_mut();
+        let node = {
+            let gltfs = world.resource::<Assets<bevy::gltf::Gltf>>();
+            gltfs.get(&model).unwrap().named_nodes["wheel_fl"].clone()
+        };
+        let mut nodes = world.resource_mut::<Assets<bevy::gltf::GltfNode>>();
+        nodes.get_mut(&node).unwrap().transform.translation.x = x;
+        let mut gltfs = world.resource_mut::<Assets<bevy::gltf::Gltf>>();
+        // (Taken mutably, as the guard gives it: only then is it marked changed.)
+        gltfs.get_mut(&model).unwrap().into_inner();
+        app.update();
+        let at = wheel(&app).expect("posed");
+        assert!(
+            (at - Vec3::new(x, 0.0, 1.0)).length() < 1e-5,
+            "change {step}: the wheel at {at}, not at x = {x} in the frame of the change"
+        );
+    }
+}

@@ -100,6 +100,9 @@ impl Plugin for SkeletalPlugin {
                     PostUpdate,
                     crate::plugin::gltf::rig_gltf_crowds
                         .in_set(PlaybackSystems::Prepare)
+                        // (A file's change is announced there: the rig is made again in
+                        // that frame, not the next.)
+                        .after(bevy::asset::AssetEventSystems)
                         .before(crowd::bind_crowds),
                 );
         }
