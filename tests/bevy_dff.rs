@@ -1456,11 +1456,8 @@ pub(crate) fn crowd_targets(
 /// the crowd's bones were up to 0.19 m from the model's.)
 #[test]
 fn crowd_characters_keep_their_models_own_proportions_in_every_game() {
-    use bevy::animation::AnimationTargetId;
-    use bevy::math::Affine3A;
     use rigplay::skeleton::GtaGame;
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims");
-    let ifp = |name: &str| std::fs::read(assets.join(name)).unwrap();
     let cases = [
         (
             GtaGame::Iii,
@@ -1480,66 +1477,10 @@ fn crowd_characters_keep_their_models_own_proportions_in_every_game() {
             "sa_ped.ifp",
         ),
     ];
-    let largest = |a: Affine3A, b: Affine3A| {
-        (a.matrix3 - b.matrix3)
-            .to_cols_array()
-            .iter()
-            .chain((a.translation - b.translation).to_array().iter())
-            .fold(0.0f32, |m, v| m.max(v.abs()))
-    };
     let mut apart = Vec::new();
     for (game, dff, clips) in cases {
-        let mut app = dff_app(&[("ped.dff", dff), (clips, ifp(clips))]);
-        let ped: Handle<Dff> = load(&mut app, "ped.dff");
-        let walk: Handle<RigClip> = load(&mut app, &format!("{clips}#walk"));
-        let (model, crowd) = model_and_crowd(&mut app, game, ped, walk);
-        let targets = crowd_targets(game);
-        let (mut bones_apart, mut skins_apart, mut bones, mut skins) = (0.0f32, 0.0f32, 0, 0);
-        for t in [0.1, 0.45, 0.8] {
-            for e in [model, crowd] {
-                app.world_mut().get_mut::<Playback>(e).unwrap().seek(t);
-            }
-            app.update();
-            let world = app.world_mut();
-            let root = world
-                .get::<GlobalTransform>(model)
-                .unwrap()
-                .affine()
-                .inverse();
-            // (Only the model has bone entities: no crowd character spawns any.)
-            let frames: Vec<(AnimationTargetId, Entity, Affine3A)> = world
-                .query::<(&AnimationTargetId, Entity, &GlobalTransform)>()
-                .iter(world)
-                .map(|(t, e, g)| (*t, e, root * g.affine()))
-                .collect();
-            let pose = &world.get::<CrowdPose>(crowd).unwrap().bones;
-            assert_eq!(pose.len(), targets.len(), "{game:?}: the game's bones");
-            for (posed, target) in pose.iter().zip(&targets) {
-                // (A bone the model lacks has no frame to be compared with.)
-                if let Some((_, _, frame)) = frames.iter().find(|f| f.0 == *target) {
-                    bones_apart = bones_apart.max(largest(*posed, *frame));
-                    bones += 1;
-                }
-            }
-            // Skinned: per joint, the joint's transform times its inverse bind matrix.
-            let palettes = world.get::<CrowdSkinPose>(crowd).unwrap().palettes.clone();
-            let mut meshes = world.query::<&SkinnedMesh>();
-            let skinned: Vec<SkinnedMesh> = meshes.iter(world).cloned().collect();
-            assert_eq!(palettes.len(), skinned.len().min(1), "{game:?}: one skin");
-            for (skin, palette) in skinned.iter().zip(palettes.iter().cycle()) {
-                let ibms = world
-                    .resource::<Assets<SkinnedMeshInverseBindposes>>()
-                    .get(&skin.inverse_bindposes)
-                    .unwrap();
-                for ((joint, ibm), ours) in skin.joints.iter().zip(ibms.iter()).zip(&palette.joints)
-                {
-                    let frame = frames.iter().find(|f| f.1 == *joint).unwrap().2;
-                    let bevys = frame * Affine3A::from_mat4(*ibm);
-                    skins_apart = skins_apart.max(largest(bevys, *ours));
-                    skins += 1;
-                }
-            }
-        }
+        let (bones, bones_apart, skins, skins_apart) =
+            crowd_against_bone_entities(game, dff, clips);
         println!(
             "{game:?} ped of its own proportions in a crowd: {bones} bones, largest difference from its bone entities {bones_apart:e}; {skins} skin matrices, {skins_apart:e}"
         );
@@ -1553,6 +1494,163 @@ fn crowd_characters_keep_their_models_own_proportions_in_every_game() {
     }
     for (game, bones, skins) in apart {
         assert!(bones < 1e-4 && skins < 1e-4, "{game:?}: {bones}, {skins}");
+    }
+}
+
+/// `dff` spawned with bone entities and worn by a crowd character of `game`, both playing
+/// `clips`' walk, compared at three times of it: how many crowd bones have a frame in the
+/// model, and the largest difference of their transforms (relative to the character) from
+/// those frames'; how many skin matrices, and their largest difference from those Bevy skins
+/// with (each joint's transform times its inverse bind matrix).
+fn crowd_against_bone_entities(
+    game: rigplay::skeleton::GtaGame,
+    dff: Vec<u8>,
+    clips: &str,
+) -> (usize, f32, usize, f32) {
+    use bevy::animation::AnimationTargetId;
+    use bevy::math::Affine3A;
+    let anims = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/anims");
+    let largest = |a: Affine3A, b: Affine3A| {
+        (a.matrix3 - b.matrix3)
+            .to_cols_array()
+            .iter()
+            .chain((a.translation - b.translation).to_array().iter())
+            .fold(0.0f32, |m, v| m.max(v.abs()))
+    };
+    let ifp = std::fs::read(anims.join(clips)).unwrap();
+    let mut app = dff_app(&[("ped.dff", dff), (clips, ifp)]);
+    let ped: Handle<Dff> = load(&mut app, "ped.dff");
+    let walk: Handle<RigClip> = load(&mut app, &format!("{clips}#walk"));
+    let (model, crowd) = model_and_crowd(&mut app, game, ped, walk);
+    let targets = crowd_targets(game);
+    let (mut bones_apart, mut skins_apart, mut bones, mut skins) = (0.0f32, 0.0f32, 0, 0);
+    for t in [0.1, 0.45, 0.8] {
+        for e in [model, crowd] {
+            app.world_mut().get_mut::<Playback>(e).unwrap().seek(t);
+        }
+        app.update();
+        let world = app.world_mut();
+        let root = world
+            .get::<GlobalTransform>(model)
+            .unwrap()
+            .affine()
+            .inverse();
+        // (Only the model has bone entities: no crowd character spawns any.)
+        let frames: Vec<(AnimationTargetId, Entity, Affine3A)> = world
+            .query::<(&AnimationTargetId, Entity, &GlobalTransform)>()
+            .iter(world)
+            .map(|(t, e, g)| (*t, e, root * g.affine()))
+            .collect();
+        let pose = &world.get::<CrowdPose>(crowd).unwrap().bones;
+        assert_eq!(pose.len(), targets.len(), "{game:?}: the game's bones");
+        for (posed, target) in pose.iter().zip(&targets) {
+            // (A bone the model lacks has no frame to be compared with.)
+            if let Some((_, _, frame)) = frames.iter().find(|f| f.0 == *target) {
+                bones_apart = bones_apart.max(largest(*posed, *frame));
+                bones += 1;
+            }
+        }
+        // Skinned: per joint, the joint's transform times its inverse bind matrix.
+        let palettes = world.get::<CrowdSkinPose>(crowd).unwrap().palettes.clone();
+        let mut meshes = world.query::<&SkinnedMesh>();
+        let skinned: Vec<SkinnedMesh> = meshes.iter(world).cloned().collect();
+        assert_eq!(palettes.len(), skinned.len().min(1), "{game:?}: one skin");
+        for (skin, palette) in skinned.iter().zip(palettes.iter().cycle()) {
+            let ibms = world
+                .resource::<Assets<SkinnedMeshInverseBindposes>>()
+                .get(&skin.inverse_bindposes)
+                .unwrap();
+            for ((joint, ibm), ours) in skin.joints.iter().zip(ibms.iter()).zip(&palette.joints) {
+                let frame = frames.iter().find(|f| f.1 == *joint).unwrap().2;
+                let bevys = frame * Affine3A::from_mat4(*ibm);
+                skins_apart = skins_apart.max(largest(bevys, *ours));
+                skins += 1;
+            }
+        }
+    }
+    (bones, bones_apart, skins, skins_apart)
+}
+
+/// `skeleton` with bone `name` hung under bone `under` instead of its parent, resting where it
+/// did (its local rest taken against its new parent's).
+pub(crate) fn rehung(skeleton: &Skeleton, name: &str, under: &str) -> Skeleton {
+    let model = skeleton.model_space(&skeleton.rest_pose());
+    let at = |n: &str| {
+        (skeleton.bones.iter())
+            .position(|b| b.name.trim() == n)
+            .unwrap()
+    };
+    let (b, p) = (at(name), at(under));
+    assert!(p < b, "parents before children");
+    let mut s = skeleton.clone();
+    s.bones[b].parent = Some(p);
+    s.bones[b].rest.rotation = model[p].0.inverse() * model[b].0;
+    s.bones[b].rest.translation = model[p].0.inverse() * (model[b].1 - model[p].1);
+    s
+}
+
+/// `skeleton` without bone `name`: its children hung under its parent, resting where they did
+/// (a model that lacks a bone between two others).
+pub(crate) fn without(skeleton: &Skeleton, name: &str) -> Skeleton {
+    let r = (skeleton.bones.iter())
+        .position(|b| b.name.trim() == name)
+        .unwrap();
+    let above = skeleton.bones[r].parent.expect("not the root");
+    let mut s = skeleton.clone();
+    for c in 0..s.bones.len() {
+        if s.bones[c].parent == Some(r) {
+            let grand = skeleton.bones[above].name.trim().to_owned();
+            s = rehung(&s, skeleton.bones[c].name.trim(), &grand);
+        }
+    }
+    s.bones.remove(r);
+    for bone in &mut s.bones {
+        bone.parent = bone.parent.map(|p| if p > r { p - 1 } else { p });
+    }
+    s
+}
+
+/// Crowd characters wearing peds that hang their bones otherwise than the game's skeleton are
+/// posed as the same peds with bone entities (`GtaModel`) are, every bone moving with the bones
+/// above it in the model: a GTA III ped of parts without its right forearm (the hand under the
+/// upper arm), a skinned Vice City ped whose left hand hangs under its upper arm (the forearm
+/// a leaf beside it), and a skinned San Andreas ped without `Spine1` (the neck and both
+/// clavicles under `Spine`). At three times of the walk, every crowd bone the model has is
+/// where its frame is, within 0.1 mm. (Hung on the game's hierarchy, as before, they were right
+/// at rest only: the hand and everything below the missing bone moved with a bone the model
+/// does not have.)
+#[test]
+fn crowd_characters_hang_their_bones_as_their_models_do_in_every_game() {
+    use rigplay::skeleton::GtaGame;
+    let cases = [
+        (
+            GtaGame::Iii,
+            parts_ped(&without(&Skeleton::gta_iii(), "Slowerarmr")),
+            "sa_ped.ifp",
+            15,
+        ),
+        (
+            GtaGame::Vc,
+            skinned_ped(VC, &rehung(&Skeleton::gta_vc(), "L Hand", "L UpperArm")),
+            "vc_ped.ifp",
+            24,
+        ),
+        (
+            GtaGame::Sa,
+            skinned_ped(SA, &without(&Skeleton::gta_sa(), "Spine1")),
+            "sa_ped.ifp",
+            31,
+        ),
+    ];
+    for (game, dff, clips, expected) in cases {
+        let (bones, bones_apart, skins, skins_apart) =
+            crowd_against_bone_entities(game, dff, clips);
+        println!(
+            "{game:?} ped hung its own way in a crowd: {bones} bones, largest difference from its bone entities {bones_apart:e}; {skins} skin matrices, {skins_apart:e}"
+        );
+        assert_eq!(bones, 3 * expected, "{game:?}: every bone compared");
+        assert!(bones_apart < 1e-4, "{game:?}: bones {bones_apart}");
+        assert!(skins_apart < 1e-4, "{game:?}: skins {skins_apart}");
     }
 }
 

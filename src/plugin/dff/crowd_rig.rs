@@ -1,8 +1,8 @@
 //! A DFF ped's own proportions in the crowd: a crowd character wearing a [`CrowdModel`] poses
-//! its game's bones at the model's rests ([`CrowdSkeleton::with_model_rests`]), as `GtaModel`
-//! poses the model with bone entities. Peds differ from the built-in tables (§4.3 of the IFP
-//! notes: every GTA III ped model carries its own offsets), and a clip keys rotations, not
-//! lengths.
+//! its game's bones at the model's rests and on its hierarchy
+//! ([`CrowdSkeleton::with_model_rests`]), as `GtaModel` poses the model with bone entities.
+//! Peds differ from the built-in tables (§4.3 of the IFP notes: every GTA III ped model carries
+//! its own offsets), and a clip keys rotations, not lengths.
 
 use super::{CrowdModel, Dff};
 use crate::plugin::skeletal::{
@@ -156,7 +156,7 @@ fn model_rig(
     };
     if !regrafted.is_empty() {
         warn!(
-            "crowd characters of {game:?} wearing {:?}: {regrafted:?} hang under other bones in the model than in the game's skeleton; posed on the game's hierarchy from the model's rest",
+            "crowd characters of {game:?} wearing {:?}: {regrafted:?} hang under bones that come later in the game's skeleton; posed under their parents in the game's skeleton from the model's rest (right at rest only)",
             model.path()
         );
     }

@@ -96,16 +96,21 @@ impl CrowdSkeleton {
         }
     }
 
-    /// `game` (a game's built-in skeleton, [`Self::new`]) with a model's own rests, as
-    /// `GtaModel` poses that model with bone entities: each bone the model has (its first frame
-    /// of the bone's animation target) rests where that frame rests relative to the bone's
-    /// parent, the frames between them (not animated) folded in, and the basis lifts by `lift`
-    /// (the model's, metres) after the frames above the root bone. A bone the model lacks keeps the game's rest. The bones, their order,
-    /// names, parents and targets stay the game's, so that everything bound by them (skins,
-    /// masks, layers) holds. `None` when the model has no frame of the root bone.
+    /// `game` (a game's built-in skeleton, [`Self::new`]) with a model's own rests and
+    /// hierarchy, as `GtaModel` poses that model with bone entities: each bone the model has
+    /// (its first frame of the bone's animation target) hangs under the bone of the nearest
+    /// frame above it in the model and rests where its frame rests relative to that bone, the
+    /// frames between them (not animated) folded in; the basis lifts by `lift` (the model's,
+    /// metres) after the frames above the root bone. So a model that lacks a bone between two
+    /// others (a forearm), or hangs a bone under another than the game does, moves each bone
+    /// with the bones above it in the model, as its bone entities move. A bone the model lacks
+    /// keeps the game's rest and parent. The bones, their order, names and targets stay the
+    /// game's, so that everything bound by them (skins, masks, layers) holds. `None` when the
+    /// model has no frame of the root bone.
     ///
-    /// Also returns the bones whose frame is not below their parent's in the model (posed on the
-    /// game's hierarchy all the same, from the model's rest).
+    /// Also returns the bones hung under another bone than the model's, because the model's
+    /// comes later in the game's order (posed on the game's parent from the model's rest: right
+    /// at rest only).
     #[cfg(feature = "dff")]
     pub(crate) fn with_model_rests(
         game: &CrowdSkeleton,
@@ -133,18 +138,35 @@ impl CrowdSkeleton {
             .filter(|p| *p < n)
             .map_or(Affine3A::IDENTITY, model_rest);
         let below_above = above.inverse();
+        // Each frame's bone, where it is one.
+        let mut bone_of = vec![None; n];
+        for (b, f) in frame_of.iter().enumerate() {
+            if let Some(f) = *f {
+                bone_of[f].get_or_insert(b);
+            }
+        }
         let mut model: Vec<Affine3A> = Vec::with_capacity(game.parents.len());
         let mut rests = Vec::with_capacity(game.parents.len());
+        let mut parents = Vec::with_capacity(game.parents.len());
         let mut regrafted = Vec::new();
-        for (b, parent) in game.parents.iter().enumerate() {
-            let local = match (frame_of[b], *parent) {
-                (Some(f), None) => frames[f].rest,
-                (Some(f), Some(p)) => {
-                    if frame_of[p].is_some_and(|pf| !chain(f).any(|a| a == pf)) {
+        for (b, games) in game.parents.iter().enumerate() {
+            // The bone of the nearest frame above this bone's in the model; the game's parent
+            // where there is none, or where that bone comes later in the game's order (the
+            // pose pipeline places parents first).
+            let parent = match frame_of[b].zip(*games) {
+                Some((f, games)) => match chain(f).find_map(|a| bone_of[a]) {
+                    Some(p) if p < b => Some(p),
+                    Some(_) => {
                         regrafted.push(game.names[b].clone());
+                        Some(games)
                     }
-                    model[p].inverse() * below_above * model_rest(f)
-                }
+                    None => Some(games),
+                },
+                None => *games,
+            };
+            let local = match (frame_of[b], parent) {
+                (Some(f), None) => frames[f].rest,
+                (Some(f), Some(p)) => model[p].inverse() * below_above * model_rest(f),
                 (None, _) => affine(game.pose.rest().get(b)),
             };
             let (scale, rotation, translation) = local.to_scale_rotation_translation();
@@ -156,8 +178,14 @@ impl CrowdSkeleton {
             let local = affine(rest);
             model.push(parent.map_or(local, |p| model[p] * local));
             rests.push(rest);
+            parents.push(parent);
         }
-        let pose = PoseSkeleton::new(&game.parents, &rests).ok()?;
+        let pose = PoseSkeleton::new(&parents, &rests).ok()?;
+        // The game's parents where the model hangs its bones as the game does (shared).
+        let parents = match parents[..] == game.parents[..] {
+            true => game.parents.clone(),
+            false => parents.into(),
+        };
         // The game's bones, names and targets, shared with its skeleton.
         Some((
             Self {
@@ -165,7 +193,7 @@ impl CrowdSkeleton {
                 basis: Some(Basis::new(lift, above)),
                 targets: game.targets.clone(),
                 names: game.names.clone(),
-                parents: game.parents.clone(),
+                parents,
                 rig: None,
                 file_nodes: Vec::new(),
             },
@@ -392,14 +420,23 @@ mod tests {
             let (rest, games) = (s.pose.rest().get(n - 1), built_in.pose.rest().get(n - 1));
             assert!(rest.translation.distance(games.translation) < 1e-6);
 
-            // The last bone's frame hung under the root bone's: reported, and placed at rest all
-            // the same.
+            // The last bone's frame hung under the root bone's: hung under the root bone, and
+            // placed at rest where the frame is.
             let mut moved = frames.clone();
             moved[last].parent = Some(1);
             let (s, regrafted) = CrowdSkeleton::with_model_rests(&built_in, &moved, 0.9).unwrap();
-            assert_eq!(regrafted, [built_in.names[n - 1].clone()], "{game:?}");
+            assert!(regrafted.is_empty(), "{game:?}: {regrafted:?}");
+            assert_eq!(s.parents[n - 1], Some(0), "{game:?}");
             let d = apart(placed(&s)[n - 1], frames_placed(&moved, 0.9)[last]);
             assert!(d < 1e-5, "{game:?}: {d}");
+
+            // ... under a bone later in the game's order (the last but one, hung in turn under
+            // the root): the game's parent kept, and reported.
+            let mut late = frames.clone();
+            late[last - 1].parent = Some(1);
+            late[last - 2].parent = Some(last - 1);
+            let (_, regrafted) = CrowdSkeleton::with_model_rests(&built_in, &late, 0.9).unwrap();
+            assert_eq!(regrafted, [built_in.names[n - 3].clone()], "{game:?}");
 
             // No frame of the root bone: no skeleton.
             let mut rootless = frames.clone();
@@ -414,6 +451,141 @@ mod tests {
             assert!(CrowdSkeleton::with_model_rests(&built_in, &bad, 0.9).is_some());
             bad[1].parent = Some(frames.len() + 9);
             assert!(CrowdSkeleton::with_model_rests(&built_in, &bad, 0.9).is_some());
+        }
+    }
+
+    /// Posed (each bone turned by its own key, as a clip turns it), a model's bones are where
+    /// `GtaModel`'s frames are: where the model lacks a bone between two others (the game's
+    /// forearm, say), or hangs a bone under another bone than the game does, each bone moves
+    /// with the bones above it in the model. Hung on the game's hierarchy (as before), the
+    /// same models were right at rest only.
+    #[test]
+    fn a_models_own_hierarchy_moves_its_bones_as_its_frames_when_posed() {
+        // Bone b's key: a turn of its own about an axis of its own.
+        let key = |b: usize| {
+            let axis = Vec3::new(1.0, 0.3 * b as f32, -0.5).normalize();
+            Quat::from_axis_angle(axis, 0.2 + 0.07 * b as f32)
+        };
+        // The crowd skeleton's bones posed: each at its rest's offset, turned by its key.
+        let posed = |s: &CrowdSkeleton| {
+            let basis = s.basis.map_or(Affine3A::IDENTITY, |b| b.affine);
+            let mut model: Vec<Affine3A> = Vec::new();
+            for (b, p) in s.parents.iter().enumerate() {
+                let rest = s.pose.rest().get(b);
+                let local = Affine3A::from_rotation_translation(key(b), rest.translation);
+                model.push(p.map_or(basis * local, |p| model[p] * local));
+            }
+            model
+        };
+        // The model's frames posed as bone entities are: a bone's frame turned by its key at
+        // its own offset, the other frames at rest.
+        let frames_posed = |frames: &[ModelFrame], bone: &dyn Fn(usize) -> Option<usize>| {
+            let basis = Affine3A::from_rotation_translation(GTA_TO_BEVY, Vec3::Y * 0.9);
+            let local = |f: usize| match bone(f) {
+                Some(b) => {
+                    Affine3A::from_rotation_translation(key(b), frames[f].rest.translation.into())
+                }
+                None => frames[f].rest,
+            };
+            (0..frames.len())
+                .map(|mut f| {
+                    let mut m = local(f);
+                    while let Some(p) = frames[f].parent {
+                        m = local(p) * m;
+                        f = p;
+                    }
+                    basis * m
+                })
+                .collect::<Vec<_>>()
+        };
+        for game in [GtaGame::Iii, GtaGame::Vc, GtaGame::Sa] {
+            let built_in = CrowdSkeleton::new(game);
+            let n = built_in.parents.len();
+            let frames = frames(&built_in, 1.1);
+            // Frame 1 + b is bone b's.
+            let game_targets = &built_in.targets;
+            let bone_of = |frames: &[ModelFrame]| {
+                let targets: Vec<_> = frames.iter().map(|f| f.target).collect();
+                move |f: usize| targets[f].and_then(|t| game_targets.iter().position(|x| *x == t))
+            };
+            // A bone in the middle of a chain (one with a parent and a child), and its child.
+            let middle = (1..n)
+                .find(|&b| built_in.parents[b].is_some() && built_in.parents.contains(&Some(b)))
+                .unwrap();
+            let child = built_in
+                .parents
+                .iter()
+                .position(|p| *p == Some(middle))
+                .unwrap();
+            let grand = built_in.parents[middle].unwrap();
+            // (a) The model lacks the middle bone: its children's frames hang under the middle
+            // bone's parent, each at the two rests together (the middle frame left a leaf).
+            let mut lacking = frames.clone();
+            lacking[1 + middle].target = None;
+            for c in (0..n).filter(|&c| built_in.parents[c] == Some(middle)) {
+                lacking[1 + c].parent = Some(1 + grand);
+                lacking[1 + c].rest = frames[1 + middle].rest * frames[1 + c].rest;
+            }
+            // (b) The last bone's frame hung under the root bone's.
+            let mut moved = frames.clone();
+            let last = frames.len() - 1;
+            moved[last].parent = Some(1);
+            for (what, model, left_out) in
+                [("lacking", &lacking, Some(middle)), ("moved", &moved, None)]
+            {
+                let (s, regrafted) =
+                    CrowdSkeleton::with_model_rests(&built_in, model, 0.9).unwrap();
+                assert!(regrafted.is_empty(), "{game:?} {what}: {regrafted:?}");
+                let (ours, theirs) = (posed(&s), frames_posed(model, &bone_of(model)));
+                for b in (0..n).filter(|b| Some(*b) != left_out) {
+                    let d = apart(ours[b], theirs[1 + b]);
+                    assert!(
+                        d < 1e-4,
+                        "{game:?} {what}: bone {b} {:?} is {d} off",
+                        built_in.names[b]
+                    );
+                }
+                // On the game's hierarchy, the bone the model hangs elsewhere moves with the
+                // wrong bones.
+                let mut game_hung = CrowdSkeleton::with_model_rests(&built_in, model, 0.9)
+                    .unwrap()
+                    .0;
+                game_hung.parents = built_in.parents.clone();
+                let wrong = match left_out {
+                    Some(_) => child,
+                    None => n - 1,
+                };
+                let rests = (0..n).map(|b| {
+                    // (Its rest as the game's hierarchy would place it.)
+                    let p = built_in.parents[b];
+                    let want = placed(&s)[b];
+                    let local = p.map_or(want, |p| placed(&s)[p].inverse() * want);
+                    let (scale, rotation, translation) = local.to_scale_rotation_translation();
+                    BonePose {
+                        rotation,
+                        translation,
+                        scale,
+                    }
+                });
+                let rests: Vec<BonePose> = rests.collect();
+                let basis = s.basis.unwrap().affine;
+                let mut fixed = rests.clone();
+                fixed[0] = {
+                    let local = basis.inverse() * affine(rests[0]);
+                    let (scale, rotation, translation) = local.to_scale_rotation_translation();
+                    BonePose {
+                        rotation,
+                        translation,
+                        scale,
+                    }
+                };
+                game_hung.pose = PoseSkeleton::new(&built_in.parents, &fixed).unwrap();
+                let d = apart(posed(&game_hung)[wrong], theirs[1 + wrong]);
+                assert!(
+                    d > 1e-2,
+                    "{game:?} {what}: on the game's hierarchy only {d} off"
+                );
+            }
         }
     }
 
