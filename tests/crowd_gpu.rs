@@ -326,17 +326,16 @@ fn covered(a: &RgbaImage, background: &RgbaImage) -> usize {
 ///   0.28 km, 6 at 1 km, 62 at 2 km, 31 at 4.9 km. The test bounds them at 0.5 % of the peds'
 ///   pixels.
 ///
-/// A ped out of every camera's frustum is not among the entities any camera draws, and the one
-/// half inside is.
+/// (Culling is checked in `crowd_peds_are_culled_per_instance_on_the_gpu_or_on_the_cpu`.)
 #[test]
-fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
+fn crowd_peds_draw_as_bevys_skinned_meshes_do() {
     on_gpu(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
         let mut app = crowd_app(&root);
         let (ped, walk, wave) = sample_ped(&app);
 
         let far = FAR;
-        let [(near_camera, near_image), (far_camera, far_image)] = near_and_far(&mut app, 1.2, 3.6);
+        let [(_, near_image), (_, far_image)] = near_and_far(&mut app, 1.2, 3.6);
         let facing = |x: f32, z: f32| Transform::from_xyz(x, 0.0, z);
         let pairs = [
             spawn_pair(&mut app, &ped, &walk, facing(-0.7, 0.0), 0.4),
@@ -347,7 +346,7 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
             // Behind the near camera and far from every other.
             spawn_pair(&mut app, &ped, &walk, facing(0.0, 40.0), 0.1),
         ];
-        let (fading, half, outside) = (&pairs[1], &pairs[2], &pairs[4]);
+        let fading = &pairs[1];
 
         // Until every ped is drawn both ways: Bevy's skinned meshes spawned, the crowd's parts
         // dressed.
@@ -382,30 +381,6 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
         let bevys = settled(&mut app, &targets);
         show_pairs(&mut app, &pairs, Some(true));
         let crowds = settled(&mut app, &targets);
-
-        // Culling, on what each camera queues to draw.
-        let in_view = |app: &App, camera: Entity, character: Entity| {
-            let visible = app
-                .world()
-                .get::<VisibleEntities>(camera)
-                .unwrap()
-                .get(TypeId::of::<Mesh3d>());
-            app.world()
-                .get::<Children>(character)
-                .is_some_and(|c| c.iter().any(|part| visible.contains(&part)))
-        };
-        for camera in [near_camera, far_camera] {
-            assert!(
-                !in_view(&app, camera, outside.crowd),
-                "outside every frustum"
-            );
-        }
-        assert!(
-            in_view(&app, near_camera, half.crowd),
-            "half inside is drawn"
-        );
-        assert!(!in_view(&app, far_camera, half.crowd));
-        assert!(in_view(&app, far_camera, pairs[3].crowd));
 
         for (k, name) in ["near", "far"].iter().enumerate() {
             compare(name, k == 0, &bevys[k], &crowds[k], &empty[k]);
@@ -443,6 +418,177 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do_and_are_culled_per_instance() {
             &crowds[0],
             &empty[0],
         );
+    });
+}
+
+/// The vertices the main passes shaded (Bevy's pipeline statistics: vertex shader
+/// invocations of `main_opaque_pass_3d` and `main_transparent_pass_3d`), once 30 frames have
+/// passed and four frames' counts in a row agree, above 0 (pipelines compile in their own
+/// time: until then nothing is drawn).
+fn main_pass_vertices(app: &mut App) -> f64 {
+    use bevy::diagnostic::DiagnosticsStore;
+    let mut counts = Vec::new();
+    for frame in 0..400 {
+        app.update();
+        let store = app.world().resource::<DiagnosticsStore>();
+        let shaded = (store.iter())
+            .filter(|d| {
+                let path = d.path().as_str();
+                path.ends_with("vertex_shader_invocations")
+                    && (path.contains("main_opaque_pass_3d")
+                        || path.contains("main_transparent_pass_3d"))
+            })
+            .filter_map(|d| d.value())
+            .sum::<f64>();
+        counts.push(shaded);
+        let steady = counts.len() >= 4 && counts[counts.len() - 4..].iter().all(|c| *c == shaded);
+        if frame >= 30 && steady && shaded > 0.0 {
+            return shaded;
+        }
+    }
+    panic!(
+        "the vertex counts did not settle: {:?}",
+        &counts[counts.len() - 8..]
+    );
+}
+
+/// Per-instance culling, both ways, counted on the GPU (its pipeline statistics: the vertex
+/// shader invocations of the main passes) and on the CPU. One camera; three walking crowd peds
+/// (paused): one in the middle of the picture, one half out of it on the left, one behind the
+/// camera.
+///
+/// - By default, where Bevy's renderer culls on the GPU (lavapipe does), the parts carry
+///   `NoCpuCulling` and the GPU culls each instance: the ped behind the camera shades no vertex
+///   (hiding it changes nothing), the one half inside shades all of its own (the two shown
+///   shade twice the middle one's), and the ped behind the camera, moved into view, shades its
+///   own too.
+/// - With `CrowdDrawSettings::cpu_culling`, the parts are Bevy's CPU-culled meshes again: the
+///   camera's visible entities hold the half-inside ped's parts and not those behind it.
+/// - So they are while a camera draws without indirect draws (`NoIndirectDrawing`), where the
+///   GPU culls nothing (the ped behind the camera, left to the GPU, was measured shading its
+///   619 vertices there).
+#[test]
+fn crowd_peds_are_culled_per_instance_on_the_gpu_or_on_the_cpu() {
+    on_gpu(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        let mut app = with_crowd_frames(headless_app_with(
+            &root,
+            (
+                IfpPlugin,
+                DffPlugin,
+                CrowdDrawPlugin,
+                bevy::render::diagnostic::RenderDiagnosticsPlugin,
+            ),
+        ));
+        let (ped, walk, _) = sample_ped(&app);
+        let (camera, _) = camera(&mut app, Vec3::new(0.0, 1.2, 3.6), Vec3::new(0.0, 0.8, 0.0));
+        app.world_mut().spawn((
+            DirectionalLight::default(),
+            Transform::from_xyz(1.0, 3.0, 2.0).looking_at(Vec3::ZERO, Vec3::Y),
+        ));
+        let mut paused = Playback::looping();
+        paused.paused = true;
+        let mut spawn = |at: Vec3| {
+            (app.world_mut())
+                .spawn((
+                    CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                    CrowdModel(ped.clone()),
+                    paused.clone(),
+                    Transform::from_translation(at),
+                ))
+                .id()
+        };
+        let middle = spawn(Vec3::ZERO);
+        let half = spawn(Vec3::new(-1.8, 0.0, 0.0));
+        let behind = spawn(Vec3::new(0.0, 0.0, 40.0));
+        run_until(&mut app, 600, |app| {
+            count::<CrowdParts>(app) == 3 * PED_PARTS
+        });
+        assert_eq!(count::<CrowdParts>(&mut app), 3 * PED_PARTS, "dressed");
+        let gpu_culled = count::<(CrowdParts, With<bevy::camera::visibility::NoCpuCulling>)>;
+        assert_eq!(
+            gpu_culled(&mut app),
+            3 * PED_PARTS,
+            "left to the GPU's culling"
+        );
+        let show = |app: &mut App, character: Entity, shown: bool| {
+            let visibility = match shown {
+                true => Visibility::Inherited,
+                false => Visibility::Hidden,
+            };
+            app.world_mut().entity_mut(character).insert(visibility);
+        };
+
+        let all = main_pass_vertices(&mut app);
+        show(&mut app, behind, false);
+        let without_behind = main_pass_vertices(&mut app);
+        show(&mut app, half, false);
+        let one = main_pass_vertices(&mut app);
+        eprintln!(
+            "vertices shaded: all three {all}, without the one behind {without_behind}, the middle one alone {one}"
+        );
+        assert!(one > 0.0, "the middle ped is drawn");
+        assert_eq!(all, without_behind, "the ped behind the camera is culled");
+        assert_eq!(all, 2.0 * one, "the ped half inside is drawn whole");
+        // The ped from behind the camera, moved into the picture on the right: drawn.
+        show(&mut app, half, true);
+        show(&mut app, behind, true);
+        let mut moved = app.world_mut().get_mut::<Transform>(behind).unwrap();
+        moved.translation = Vec3::new(0.8, 0.0, 0.0);
+        assert_eq!(main_pass_vertices(&mut app), 3.0 * one, "in view, drawn");
+        app.world_mut()
+            .get_mut::<Transform>(behind)
+            .unwrap()
+            .translation = Vec3::new(0.0, 0.0, 40.0);
+
+        // Culled on the CPU, as asked: Bevy's own frustum test per part.
+        app.insert_resource(CrowdDrawSettings {
+            cpu_culling: true,
+            ..default()
+        });
+        assert_eq!(main_pass_vertices(&mut app), all, "the same drawn");
+        assert_eq!(gpu_culled(&mut app), 0, "taken back from the GPU's culling");
+        let in_view = |app: &App, character: Entity| {
+            let visible =
+                (app.world().get::<VisibleEntities>(camera).unwrap()).get(TypeId::of::<Mesh3d>());
+            app.world()
+                .get::<Children>(character)
+                .is_some_and(|c| c.iter().any(|part| visible.contains(&part)))
+        };
+        assert!(
+            in_view(&app, middle) && in_view(&app, half),
+            "half inside is drawn"
+        );
+        assert!(!in_view(&app, behind), "behind the camera is not");
+        // And given back to the GPU.
+        app.insert_resource(CrowdDrawSettings::default());
+        app.update();
+        assert_eq!(gpu_culled(&mut app), 3 * PED_PARTS);
+        assert_eq!(main_pass_vertices(&mut app), all);
+        // A camera that draws without indirect draws culls nothing on the GPU (with one, the
+        // ped behind it was measured shading its 619 vertices): the parts are culled on the
+        // CPU while one is there. (A second camera, made so: Bevy 0.19.1 fails wgpu's
+        // validation when a drawing camera is given `NoIndirectDrawing`.)
+        let (direct, _) =
+            self::camera(&mut app, Vec3::new(0.0, 1.2, 3.6), Vec3::new(0.0, 0.8, 0.0));
+        app.world_mut()
+            .entity_mut(direct)
+            .insert(bevy::render::view::NoIndirectDrawing);
+        for _ in 0..5 {
+            app.update();
+        }
+        assert_eq!(gpu_culled(&mut app), 0, "on the CPU");
+        let in_direct = |app: &App, character: Entity| {
+            let visible =
+                (app.world().get::<VisibleEntities>(direct).unwrap()).get(TypeId::of::<Mesh3d>());
+            app.world()
+                .get::<Children>(character)
+                .is_some_and(|c| c.iter().any(|part| visible.contains(&part)))
+        };
+        assert!(in_direct(&app, half) && !in_direct(&app, behind));
+        app.world_mut().despawn(direct);
+        app.update();
+        assert_eq!(gpu_culled(&mut app), 3 * PED_PARTS, "the GPU's again");
     });
 }
 
@@ -653,9 +799,10 @@ fn deferred(worn: Worn) {
     // 0.19 queues an alpha-masked material in the forward masked phase as well, deferred or not
     // (`queue_material_meshes` skips deferred materials for the opaque phase only), so the caps
     // are there too, as a `StandardMaterial` of theirs would be; the fixtures have no
-    // alpha-masked look. The far camera (no deferred prepass) draws none of these deferred
-    // materials: its phases are empty. (Counted per view: hiding the crowd empties both masked
-    // phases.)
+    // alpha-masked look. The far camera (no deferred prepass) queues the caps in its forward
+    // masked phase as well: parts left to the GPU's culling are queued in every view and culled
+    // there per view (the far camera sees none of them: the pixel comparison above). Its other
+    // phases are empty. (Counted per view: hiding the crowd empties both masked phases.)
     use bevy::core_pipeline::core_3d::{AlphaMask3d, Opaque3d};
     use bevy::core_pipeline::deferred::{AlphaMask3dDeferred, Opaque3dDeferred};
     let draws = [
@@ -667,7 +814,7 @@ fn deferred(worn: Worn) {
     let masked = usize::from(worn == Worn::SamplePed);
     assert_eq!(
         draws,
-        [2, masked, 0, masked],
+        [2, masked, 0, 2 * masked],
         "{worn:?}: deferred opaque, deferred masked, forward opaque, forward masked"
     );
 }
@@ -1367,6 +1514,7 @@ fn crowd_characters_drawn_as_bevys_skinned_meshes_match_gta_models() {
         let mut app = crowd_app(&root);
         app.insert_resource(CrowdDrawSettings {
             bevy_skinning: true,
+            ..default()
         });
         let (ped, walk, wave) = sample_ped(&app);
         let (_, image) = camera(&mut app, Vec3::new(0.0, 1.2, 3.6), Vec3::new(0.0, 0.8, 0.0));
@@ -1624,7 +1772,10 @@ fn drawn_both_ways(
             false => parts_drawn,
         };
         let mut app = crowd_app(dir);
-        app.insert_resource(CrowdDrawSettings { bevy_skinning });
+        app.insert_resource(CrowdDrawSettings {
+            bevy_skinning,
+            ..default()
+        });
         // The Bevy way's bone entities would be drawn as skeleton lines.
         app.insert_resource(SkeletonGizmos {
             enabled: false,
@@ -1886,7 +2037,10 @@ fn gltf_pairs_drawn(
     [skinned_meshes, parts]: [usize; 2],
 ) -> [[RgbaImage; 3]; 2] {
     let mut app = crowd_app(root);
-    app.insert_resource(CrowdDrawSettings { bevy_skinning });
+    app.insert_resource(CrowdDrawSettings {
+        bevy_skinning,
+        ..default()
+    });
     app.insert_resource(SkeletonGizmos {
         enabled: false,
         ..default()
@@ -2580,6 +2734,7 @@ fn the_bevy_way_a_gltf_scenes_nodes_of_one_name_keep_their_own_places() {
         let mut app = crowd_app(&dir);
         app.insert_resource(CrowdDrawSettings {
             bevy_skinning: true,
+            ..default()
         });
         let server = app.world().resource::<AssetServer>().clone();
         let walk: Handle<RigClip> = server.load("sa_ped.ifp#walk");

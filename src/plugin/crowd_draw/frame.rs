@@ -328,6 +328,37 @@ pub(super) fn pose_fallback_models(
     }
 }
 
+/// Makes Bevy's GPU culling data as long as its mesh instances' data before Bevy writes to it,
+/// one entry at a time. Bevy 0.19.1 lengthens that buffer in one step when it falls short
+/// (`MeshCullingDataBuffer::grow`), and that step leaves out the buffer's change marks for its
+/// last elements when the new length is below 256, or within 256 past a multiple of 16,384:
+/// the next write to one of them panics in `collect_meshes_for_gpu_building` ("index out of
+/// bounds", Bevy issue #24730). Crowd parts left to the GPU's culling met it in a scene of a
+/// few meshes. Entries added one at a time are marked as they come; the entries written here
+/// (an infinite box: never culled) are each overwritten by Bevy before its instance is drawn.
+pub(super) fn fill_culling_data(
+    buffers: Option<
+        Res<
+            bevy::render::batching::gpu_preprocessing::BatchedInstanceBuffers<
+                bevy::pbr::MeshUniform,
+                bevy::pbr::MeshInputUniform,
+            >,
+        >,
+    >,
+    culling: Option<ResMut<bevy::pbr::MeshCullingDataBuffer>>,
+) {
+    let (Some(buffers), Some(mut culling)) = (buffers, culling) else {
+        return;
+    };
+    let wanted = buffers.current_input_buffer.len() as u32;
+    while culling.len() < wanted {
+        culling.push(bevy::pbr::MeshCullingData {
+            aabb_center: Vec4::ZERO,
+            aabb_half_extents: Vec3::INFINITY.extend(0.0),
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,8 +3,9 @@
 //! `crate::plugin::CrowdGltfModel`) gets one child entity per look (material) of the model,
 //! drawn through Bevy's own mesh pipeline with a [`CrowdMaterial`] whose vertex shader skins
 //! from one buffer of every drawn character's bones. Bevy batches the children of a model into
-//! one draw per part, culls each against the frustum, and shades them as `StandardMaterial`
-//! shades a single ped. The design and what was measured: the repository's
+//! one draw per part, culls each against the frustum (on the GPU where its renderer can:
+//! [`CrowdDrawSettings::cpu_culling`]), and shades them as `StandardMaterial` shades a single
+//! ped. The design and what was measured: the repository's
 //! `docs/design/crowd-gpu.md`.
 
 mod dff;
@@ -55,7 +56,9 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 ///   but not the hidden (`_dam`, `_vlo`) ones. Each child has `Mesh3d` (the looks' meshes, their joints under
 ///   [`ATTRIBUTE_CROWD_JOINT_INDEX`] and [`ATTRIBUTE_CROWD_JOINT_WEIGHT`]), a [`CrowdMaterial`]
 ///   shared by every character of the model, a `MeshTag` (the character's slot in the bone
-///   buffer) and an `Aabb` that follows the pose, for Bevy's frustum culling.
+///   buffer) and an `Aabb` that follows the pose, for Bevy's frustum culling: on the GPU
+///   (`NoCpuCulling`) where Bevy's renderer culls there, unless
+///   [`CrowdDrawSettings::cpu_culling`] asks for the CPU's.
 /// - Each frame, after the crowd is posed, the bones of every drawn character are written into
 ///   one storage buffer, uploaded whole. The buffer keeps last frame's bones too, so that a
 ///   camera's motion vectors (`MotionVectorPrepass`, for temporal anti-aliasing and motion
@@ -108,6 +111,7 @@ impl Plugin for CrowdDrawPlugin {
                 (
                     // The crowd's posing (in `Apply`) writes the bone rows these size.
                     (
+                        state::choose_culling,
                         dress_crowd,
                         // (Where Bevy's glTF loader is.)
                         #[cfg(feature = "gltf")]
@@ -133,6 +137,32 @@ impl Plugin for CrowdDrawPlugin {
                     Render,
                     write_crowd_bones.in_set(RenderSystems::PrepareResources),
                 );
+        }
+    }
+
+    fn finish(&self, app: &mut App) {
+        // Whether Bevy's renderer culls mesh instances on the GPU: its GPU preprocessing in
+        // culling mode, building the instances' data there (as it does by default where it can).
+        use bevy::pbr::RenderMeshInstances;
+        use bevy::render::batching::gpu_preprocessing::GpuPreprocessingSupport;
+        let gpu_culls = app.get_sub_app(RenderApp).is_some_and(|render| {
+            let world = render.world();
+            world
+                .get_resource::<GpuPreprocessingSupport>()
+                .is_some_and(GpuPreprocessingSupport::is_culling_supported)
+                && matches!(
+                    world.get_resource::<RenderMeshInstances>(),
+                    Some(RenderMeshInstances::GpuBuilding(_))
+                )
+        });
+        app.world_mut().resource_mut::<CrowdDraw>().gpu_culls = gpu_culls;
+        if gpu_culls && let Some(render_app) = app.get_sub_app_mut(RenderApp) {
+            render_app.add_systems(
+                Render,
+                frame::fill_culling_data
+                    .in_set(RenderSystems::PrepareMeshes)
+                    .before(bevy::pbr::collect_meshes_for_gpu_building),
+            );
         }
     }
 }

@@ -8,13 +8,14 @@ use crate::plugin::skeletal::{BoneRows, CrowdDrawn, CrowdSkeletons};
 use crate::skeleton::GtaGame;
 use bevy::asset::{AssetId, RenderAssetUsages, UntypedAssetId};
 use bevy::camera::primitives::Aabb;
-use bevy::camera::visibility::NoAutoAabb;
+use bevy::camera::visibility::{NoAutoAabb, NoCpuCulling};
 use bevy::ecs::system::SystemParam;
 use bevy::mesh::MeshTag;
 use bevy::platform::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 use bevy::render::renderer::RenderDevice;
 use bevy::render::storage::ShaderBuffer;
+use bevy::render::view::NoIndirectDrawing;
 use std::sync::Arc;
 
 /// A drawn model, built once per (model, skeleton): its parts and how far its flesh reaches
@@ -81,6 +82,12 @@ pub(super) struct CrowdDraw {
     /// Whether the bone buffer was made anew since the rows were last sent (no slot has last
     /// frame's bones in it).
     pub(super) all_fresh: bool,
+    /// Whether the renderer culls mesh instances on the GPU (Bevy's GPU preprocessing in its
+    /// culling mode), found once the renderer is made.
+    pub(super) gpu_culls: bool,
+    /// Whether the parts are left to the GPU's culling (`NoCpuCulling`): where the GPU culls,
+    /// unless [`CrowdDrawSettings::cpu_culling`] asks otherwise.
+    pub(super) parts_gpu_culled: bool,
 }
 
 /// A bone in the bone buffer.
@@ -155,20 +162,22 @@ impl CrowdDraw {
             .parts
             .iter()
             .map(|(mesh, material)| {
-                commands
-                    .spawn((
-                        Mesh3d(mesh.clone()),
-                        MeshMaterial3d(material.clone()),
-                        MeshTag(slot),
-                        NoAutoAabb,
-                        Aabb::default(),
-                        CrowdPart {
-                            reach: drawn.reach,
-                            loose_for: 0.0,
-                        },
-                        ChildOf(entity),
-                    ))
-                    .id()
+                let mut part = commands.spawn((
+                    Mesh3d(mesh.clone()),
+                    MeshMaterial3d(material.clone()),
+                    MeshTag(slot),
+                    NoAutoAabb,
+                    Aabb::default(),
+                    CrowdPart {
+                        reach: drawn.reach,
+                        loose_for: 0.0,
+                    },
+                    ChildOf(entity),
+                ));
+                if self.parts_gpu_culled {
+                    part.insert(NoCpuCulling);
+                }
+                part.id()
             })
             .collect();
         commands
@@ -344,6 +353,17 @@ pub struct CrowdDrawSettings {
     /// posed from the character's pose), as on a device without storage buffers, rather than by
     /// instanced skinning. Characters already drawn keep their way until their model changes.
     pub bevy_skinning: bool,
+    /// Cull each drawn character's parts on the CPU, as Bevy culls any mesh (a frustum test
+    /// per part and view, each frame, which sets the parts' `ViewVisibility`), rather than on
+    /// the GPU. By default, where Bevy's renderer culls on the GPU (its GPU preprocessing in
+    /// culling mode: desktop Vulkan, DX12 and Metal), the parts carry `NoCpuCulling`: the GPU
+    /// tests each instance's box against each view, shadow views included, and the CPU does
+    /// no per-part work for a character whose box has not changed. A part's `ViewVisibility`
+    /// then says only whether it is shown, not whether a camera sees it. Where the renderer
+    /// does not cull on the GPU, or while a camera draws without indirect draws
+    /// (`NoIndirectDrawing`, which culls nothing on the GPU), the parts are culled on the CPU
+    /// either way.
+    pub cpu_culling: bool,
 }
 
 /// On a crowd character drawn by Bevy's skinned meshes (no storage buffers): the child
@@ -376,4 +396,28 @@ fn undress(commands: &mut Commands, draw: &mut CrowdDraw, entity: Entity, dresse
         e.try_remove::<(CrowdDressed, CrowdDrawn, CrowdFallback)>();
     }
     draw.give_back(entity);
+}
+
+/// Leaves the parts to the GPU's culling, or takes them back: every part made since, and every
+/// part there is, when the choice changes. The GPU culls where the renderer can, unless
+/// [`CrowdDrawSettings::cpu_culling`] asks otherwise or a camera draws without indirect draws
+/// (`NoIndirectDrawing`, which culls nothing on the GPU).
+pub(super) fn choose_culling(
+    mut commands: Commands,
+    mut draw: ResMut<CrowdDraw>,
+    settings: Res<CrowdDrawSettings>,
+    direct: Query<(), (With<Camera>, With<NoIndirectDrawing>)>,
+    parts: Query<Entity, With<CrowdPart>>,
+) {
+    let gpu = draw.gpu_culls && !settings.cpu_culling && direct.is_empty();
+    if gpu == draw.parts_gpu_culled {
+        return;
+    }
+    draw.parts_gpu_culled = gpu;
+    for part in &parts {
+        match gpu {
+            true => commands.entity(part).insert(NoCpuCulling),
+            false => commands.entity(part).remove::<NoCpuCulling>(),
+        };
+    }
 }
