@@ -1560,6 +1560,61 @@ fn crowd_characters_drawn_as_bevys_skinned_meshes_match_gta_models() {
     });
 }
 
+/// On a device whose renderer does not cull on the GPU (wgpu's no-op backend held to wgpu's
+/// default limits: 8 storage buffers and 4 storage textures a stage, below the 10 and 12 Bevy's
+/// GPU culling asks for, so Bevy preprocesses on the GPU without culling there), the crowd's
+/// parts stay on Bevy's CPU culling: none carries `NoCpuCulling`, and the camera's visible
+/// entities hold the ped in front of it and not the one behind it.
+#[test]
+fn where_the_gpu_does_not_cull_the_crowd_is_culled_on_the_cpu() {
+    use bevy::render::batching::gpu_preprocessing::GpuPreprocessingSupport;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let render = RenderPlugin {
+        render_creation: RenderCreation::Manual(noop_renderer(Some(wgpu::Limits::default()))),
+        ..default()
+    };
+    let mut app = with_crowd_frames(headless_app_on(
+        &root,
+        render,
+        false,
+        (IfpPlugin, DffPlugin, CrowdDrawPlugin),
+    ));
+    let support = app
+        .sub_app(bevy::render::RenderApp)
+        .world()
+        .resource::<GpuPreprocessingSupport>();
+    assert!(support.is_available() && !support.is_culling_supported());
+    let (ped, walk, _) = sample_ped(&app);
+    let (camera, _) = camera(&mut app, Vec3::new(0.0, 1.2, 3.6), Vec3::new(0.0, 0.8, 0.0));
+    let mut spawn = |at: Vec3| {
+        (app.world_mut())
+            .spawn((
+                CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                CrowdModel(ped.clone()),
+                Transform::from_translation(at),
+            ))
+            .id()
+    };
+    let (front, behind) = (spawn(Vec3::ZERO), spawn(Vec3::new(0.0, 0.0, 40.0)));
+    run_until(&mut app, 600, |app| {
+        count::<CrowdParts>(app) == 2 * PED_PARTS
+    });
+    assert_eq!(count::<CrowdParts>(&mut app), 2 * PED_PARTS, "dressed");
+    for _ in 0..3 {
+        app.update();
+    }
+    let gpu_culled = count::<(CrowdParts, With<bevy::camera::visibility::NoCpuCulling>)>;
+    assert_eq!(gpu_culled(&mut app), 0, "culled on the CPU");
+    let in_view = |app: &App, character: Entity| {
+        let visible =
+            (app.world().get::<VisibleEntities>(camera).unwrap()).get(TypeId::of::<Mesh3d>());
+        app.world()
+            .get::<Children>(character)
+            .is_some_and(|c| c.iter().any(|part| visible.contains(&part)))
+    };
+    assert!(in_view(&app, front) && !in_view(&app, behind));
+}
+
 /// On a device with WebGL2's limits (no storage buffers, no compute; wgpu's no-op backend, which
 /// runs Bevy's whole frame on the CPU) the crowd falls back to Bevy's skinned meshes: each
 /// character's bone entities sit where its pose puts them, frame after frame, the playheads run
