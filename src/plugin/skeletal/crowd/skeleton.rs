@@ -53,6 +53,20 @@ impl Basis {
     }
 }
 
+/// The bones of a crowd skeleton made from a model's rests
+/// ([`CrowdSkeleton::with_model_rests`]) that are posed right at rest only, and wrong under a
+/// clip that turns them or the bones above them.
+#[cfg(feature = "dff")]
+#[derive(Debug, Default)]
+pub(crate) struct RestOnly {
+    /// Hung under a bone of the model that comes later in the game's order: posed under the
+    /// game's parent instead, from the model's rest.
+    pub(crate) regrafted: Vec<String>,
+    /// With a turned frame that is no bone between theirs and their parent's: the turn is
+    /// folded into the bone's rest, and a clip's key replaces it.
+    pub(crate) turned_between: Vec<String>,
+}
+
 /// A frame of a model a crowd character wears (a DFF ped's), as
 /// [`CrowdSkeleton::with_model_rests`] takes it: the animation target tracks bind to, the parent
 /// frame and the local rest transform (GTA's axes).
@@ -108,15 +122,13 @@ impl CrowdSkeleton {
     /// game's, so that everything bound by them (skins, masks, layers) holds. `None` when the
     /// model has no frame of the root bone.
     ///
-    /// Also returns the bones hung under another bone than the model's, because the model's
-    /// comes later in the game's order (posed on the game's parent from the model's rest: right
-    /// at rest only).
+    /// Also returns the bones posed right at rest only ([`RestOnly`]).
     #[cfg(feature = "dff")]
     pub(crate) fn with_model_rests(
         game: &CrowdSkeleton,
         frames: &[ModelFrame],
         lift: f32,
-    ) -> Option<(Self, Vec<String>)> {
+    ) -> Option<(Self, RestOnly)> {
         let n = frames.len();
         // A frame's parent chain, at most as long as the frames (a cycle or a parent out of
         // range ends it).
@@ -148,7 +160,7 @@ impl CrowdSkeleton {
         let mut model: Vec<Affine3A> = Vec::with_capacity(game.parents.len());
         let mut rests = Vec::with_capacity(game.parents.len());
         let mut parents = Vec::with_capacity(game.parents.len());
-        let mut regrafted = Vec::new();
+        let mut rest_only = RestOnly::default();
         for (b, games) in game.parents.iter().enumerate() {
             // The bone of the nearest frame above this bone's in the model; the game's parent
             // where there is none, or where that bone comes later in the game's order (the
@@ -157,13 +169,26 @@ impl CrowdSkeleton {
                 Some((f, games)) => match chain(f).find_map(|a| bone_of[a]) {
                     Some(p) if p < b => Some(p),
                     Some(_) => {
-                        regrafted.push(game.names[b].clone());
+                        rest_only.regrafted.push(game.names[b].clone());
                         Some(games)
                     }
                     None => Some(games),
                 },
                 None => *games,
             };
+            // A frame between the bone's and its parent's that is turned (more than 0.01°)
+            // is folded into the bone's rest, and a clip's key replaces the turn.
+            let turned = |a: usize| {
+                let (_, turn, _) = frames[a].rest.to_scale_rotation_translation();
+                turn.w.abs() < (1e-4f32).cos()
+            };
+            // (Only where the parent is the model's: its frame is on the chain.)
+            if let (Some(f), Some(p)) = (frame_of[b], parent)
+                && chain(f).any(|a| frame_of[p] == Some(a))
+                && (chain(f).take_while(|a| frame_of[p] != Some(*a))).any(turned)
+            {
+                rest_only.turned_between.push(game.names[b].clone());
+            }
             let local = match (frame_of[b], parent) {
                 (Some(f), None) => frames[f].rest,
                 (Some(f), Some(p)) => model[p].inverse() * below_above * model_rest(f),
@@ -197,7 +222,7 @@ impl CrowdSkeleton {
                 rig: None,
                 file_nodes: Vec::new(),
             },
-            regrafted,
+            rest_only,
         ))
     }
 
@@ -401,8 +426,13 @@ mod tests {
                 rest: Affine3A::from_translation(Vec3::X * 0.02),
             });
             frames[last].parent = Some(frames.len() - 1);
-            let (s, regrafted) = CrowdSkeleton::with_model_rests(&built_in, &frames, 0.9).unwrap();
-            assert!(regrafted.is_empty(), "{game:?}: {regrafted:?}");
+            let (s, rest_only) = CrowdSkeleton::with_model_rests(&built_in, &frames, 0.9).unwrap();
+            assert!(rest_only.regrafted.is_empty(), "{game:?}: {rest_only:?}");
+            // (The nub is not turned.)
+            assert!(
+                rest_only.turned_between.is_empty(),
+                "{game:?}: {rest_only:?}"
+            );
             let (ours, theirs) = (placed(&s), frames_placed(&frames, 0.9));
             for b in 0..n {
                 let d = apart(ours[b], theirs[1 + b]);
@@ -424,8 +454,8 @@ mod tests {
             // placed at rest where the frame is.
             let mut moved = frames.clone();
             moved[last].parent = Some(1);
-            let (s, regrafted) = CrowdSkeleton::with_model_rests(&built_in, &moved, 0.9).unwrap();
-            assert!(regrafted.is_empty(), "{game:?}: {regrafted:?}");
+            let (s, rest_only) = CrowdSkeleton::with_model_rests(&built_in, &moved, 0.9).unwrap();
+            assert!(rest_only.regrafted.is_empty(), "{game:?}: {rest_only:?}");
             assert_eq!(s.parents[n - 1], Some(0), "{game:?}");
             let d = apart(placed(&s)[n - 1], frames_placed(&moved, 0.9)[last]);
             assert!(d < 1e-5, "{game:?}: {d}");
@@ -435,8 +465,26 @@ mod tests {
             let mut late = frames.clone();
             late[last - 1].parent = Some(1);
             late[last - 2].parent = Some(last - 1);
-            let (_, regrafted) = CrowdSkeleton::with_model_rests(&built_in, &late, 0.9).unwrap();
-            assert_eq!(regrafted, [built_in.names[n - 3].clone()], "{game:?}");
+            let (_, rest_only) = CrowdSkeleton::with_model_rests(&built_in, &late, 0.9).unwrap();
+            assert_eq!(
+                rest_only.regrafted,
+                [built_in.names[n - 3].clone()],
+                "{game:?}"
+            );
+
+            // The nub turned a quarter about x: the last bone is reported.
+            let mut turned = frames.clone();
+            let nub = turned.len() - 1;
+            turned[nub].rest = Affine3A::from_rotation_translation(
+                Quat::from_rotation_x(std::f32::consts::FRAC_PI_2),
+                Vec3::X * 0.02,
+            );
+            let (_, rest_only) = CrowdSkeleton::with_model_rests(&built_in, &turned, 0.9).unwrap();
+            assert_eq!(
+                rest_only.turned_between,
+                [built_in.names[n - 1].clone()],
+                "{game:?}"
+            );
 
             // No frame of the root bone: no skeleton.
             let mut rootless = frames.clone();
@@ -533,9 +581,10 @@ mod tests {
             for (what, model, left_out) in
                 [("lacking", &lacking, Some(middle)), ("moved", &moved, None)]
             {
-                let (s, regrafted) =
+                let (s, rest_only) =
                     CrowdSkeleton::with_model_rests(&built_in, model, 0.9).unwrap();
-                assert!(regrafted.is_empty(), "{game:?} {what}: {regrafted:?}");
+                let right = rest_only.regrafted.is_empty() && rest_only.turned_between.is_empty();
+                assert!(right, "{game:?} {what}: {rest_only:?}");
                 let (ours, theirs) = (posed(&s), frames_posed(model, &bone_of(model)));
                 for b in (0..n).filter(|b| Some(*b) != left_out) {
                     let d = apart(ours[b], theirs[1 + b]);
