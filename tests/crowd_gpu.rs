@@ -1560,6 +1560,22 @@ fn crowd_characters_drawn_as_bevys_skinned_meshes_match_gta_models() {
     });
 }
 
+/// A crowd app (the repository's assets, frames of 1/30 s) on wgpu's no-op backend held to
+/// `limits`, which runs Bevy's whole frame on the CPU.
+fn noop_crowd_app(limits: wgpu::Limits) -> App {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let render = RenderPlugin {
+        render_creation: RenderCreation::Manual(noop_renderer(Some(limits))),
+        ..default()
+    };
+    with_crowd_frames(headless_app_on(
+        &root,
+        render,
+        false,
+        (IfpPlugin, DffPlugin, CrowdDrawPlugin),
+    ))
+}
+
 /// On a device whose renderer does not cull on the GPU (wgpu's no-op backend held to wgpu's
 /// default limits: 8 storage buffers and 4 storage textures a stage, below the 10 and 12 Bevy's
 /// GPU culling asks for, so Bevy preprocesses on the GPU without culling there), the crowd's
@@ -1568,17 +1584,7 @@ fn crowd_characters_drawn_as_bevys_skinned_meshes_match_gta_models() {
 #[test]
 fn where_the_gpu_does_not_cull_the_crowd_is_culled_on_the_cpu() {
     use bevy::render::batching::gpu_preprocessing::GpuPreprocessingSupport;
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
-    let render = RenderPlugin {
-        render_creation: RenderCreation::Manual(noop_renderer(Some(wgpu::Limits::default()))),
-        ..default()
-    };
-    let mut app = with_crowd_frames(headless_app_on(
-        &root,
-        render,
-        false,
-        (IfpPlugin, DffPlugin, CrowdDrawPlugin),
-    ));
+    let mut app = noop_crowd_app(wgpu::Limits::default());
     let support = app
         .sub_app(bevy::render::RenderApp)
         .world()
@@ -1621,19 +1627,7 @@ fn where_the_gpu_does_not_cull_the_crowd_is_culled_on_the_cpu() {
 /// and nothing is drawn by instanced skinning.
 #[test]
 fn without_storage_buffers_the_crowd_falls_back_to_bevys_skinned_meshes() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
-    let render = RenderPlugin {
-        render_creation: RenderCreation::Manual(noop_renderer(Some(
-            wgpu::Limits::downlevel_webgl2_defaults(),
-        ))),
-        ..default()
-    };
-    let mut app = with_crowd_frames(headless_app_on(
-        &root,
-        render,
-        false,
-        (IfpPlugin, DffPlugin, CrowdDrawPlugin),
-    ));
+    let mut app = noop_crowd_app(wgpu::Limits::downlevel_webgl2_defaults());
     let limits = app
         .world()
         .resource::<bevy::render::renderer::RenderDevice>()
