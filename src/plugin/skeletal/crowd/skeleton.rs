@@ -160,6 +160,11 @@ impl CrowdSkeleton {
         let mut model: Vec<Affine3A> = Vec::with_capacity(game.parents.len());
         let mut rests = Vec::with_capacity(game.parents.len());
         let mut parents = Vec::with_capacity(game.parents.len());
+        // A frame that is turned (by more than about 0.01°).
+        let turned = |a: usize| {
+            let (_, turn, _) = frames[a].rest.to_scale_rotation_translation();
+            turn.w.abs() < (1e-4f32).cos()
+        };
         let mut rest_only = RestOnly::default();
         for (b, games) in game.parents.iter().enumerate() {
             // The bone of the nearest frame above this bone's in the model; the game's parent
@@ -167,7 +172,15 @@ impl CrowdSkeleton {
             // pose pipeline places parents first).
             let parent = match frame_of[b].zip(*games) {
                 Some((f, games)) => match chain(f).find_map(|a| bone_of[a]) {
-                    Some(p) if p < b => Some(p),
+                    Some(p) if p < b => {
+                        // The frames between (no bones) fold into this bone's rest, and a
+                        // clip's key replaces a turn among them.
+                        let mut between = chain(f).take_while(|a| bone_of[*a].is_none());
+                        if between.any(turned) {
+                            rest_only.turned_between.push(game.names[b].clone());
+                        }
+                        Some(p)
+                    }
                     Some(_) => {
                         rest_only.regrafted.push(game.names[b].clone());
                         Some(games)
@@ -176,19 +189,6 @@ impl CrowdSkeleton {
                 },
                 None => *games,
             };
-            // A frame between the bone's and its parent's that is turned (more than 0.01°)
-            // is folded into the bone's rest, and a clip's key replaces the turn.
-            let turned = |a: usize| {
-                let (_, turn, _) = frames[a].rest.to_scale_rotation_translation();
-                turn.w.abs() < (1e-4f32).cos()
-            };
-            // (Only where the parent is the model's: its frame is on the chain.)
-            if let (Some(f), Some(p)) = (frame_of[b], parent)
-                && chain(f).any(|a| frame_of[p] == Some(a))
-                && (chain(f).take_while(|a| frame_of[p] != Some(*a))).any(turned)
-            {
-                rest_only.turned_between.push(game.names[b].clone());
-            }
             let local = match (frame_of[b], parent) {
                 (Some(f), None) => frames[f].rest,
                 (Some(f), Some(p)) => model[p].inverse() * below_above * model_rest(f),
