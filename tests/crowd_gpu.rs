@@ -606,35 +606,18 @@ fn a_crowds_boxes_hold_its_joints_and_settle_while_it_walks() {
             .world()
             .resource::<AssetServer>()
             .load("anims/sa_ped.ifp#idle");
-        let peds: Vec<Entity> = (0..4)
-            .map(|i| {
-                let mut playback = Playback::looping();
-                playback.seek(i as f32 * 0.3);
-                app.world_mut()
-                    .spawn((
-                        CrowdCharacter::new(GtaGame::Sa, walk.clone()),
-                        CrowdModel(ped.clone()),
-                        playback,
-                        Transform::from_xyz(i as f32 * 1.5, 0.0, 0.0),
-                    ))
-                    .id()
-            })
-            .collect();
-        let parts = count::<CrowdParts>;
+        let peds = walking_row(&mut app, GtaGame::Sa, &ped, &walk, 4);
         // Dressed and posed, and the idle clip loaded (assets load on other threads, in their
         // own time).
-        let ready = |app: &mut App| {
-            let posed = |e: &Entity| {
-                (app.world().get::<CrowdPose>(*e)).is_some_and(|p| !p.bones.is_empty())
-            };
-            let idle_loaded = app.world().resource::<Assets<RigClip>>().contains(&idle);
-            peds.iter().all(posed) && idle_loaded
-        };
+        let idle_loaded = |app: &App| app.world().resource::<Assets<RigClip>>().contains(&idle);
         run_until(&mut app, 600, |app| {
-            parts(app) == PED_PARTS * peds.len() && ready(app)
+            dressed_and_posed(app, &peds, PED_PARTS) && idle_loaded(app)
         });
-        assert_eq!(parts(&mut app), PED_PARTS * peds.len(), "dressed");
-        assert!(ready(&mut app), "posed, and the idle clip loaded");
+        assert!(
+            dressed_and_posed(&mut app, &peds, PED_PARTS),
+            "dressed and posed"
+        );
+        assert!(idle_loaded(&app), "the idle clip loaded");
         let boxes = part_boxes;
         // 1/30 s a frame: 2 s of walking (more than a cycle), then 2 s more, counting the frames
         // in which some box changed.
@@ -682,6 +665,39 @@ fn a_crowds_boxes_hold_its_joints_and_settle_while_it_walks() {
     });
 }
 
+/// `count` crowd characters of `game` wearing `ped`, walking (`walk`, looping) in a row along x
+/// 1.5 m apart, each 0.3 s further into the walk than the one before.
+fn walking_row(
+    app: &mut App,
+    game: GtaGame,
+    ped: &Handle<Dff>,
+    walk: &Handle<RigClip>,
+    count: usize,
+) -> Vec<Entity> {
+    (0..count)
+        .map(|i| {
+            let mut playback = Playback::looping();
+            playback.seek(i as f32 * 0.3);
+            app.world_mut()
+                .spawn((
+                    CrowdCharacter::new(game, walk.clone()),
+                    CrowdModel(ped.clone()),
+                    playback,
+                    Transform::from_xyz(i as f32 * 1.5, 0.0, 0.0),
+                ))
+                .id()
+        })
+        .collect()
+}
+
+/// Whether the crowd holds `parts` drawn parts per character of `characters`, and each of them
+/// is posed.
+fn dressed_and_posed(app: &mut App, characters: &[Entity], parts: usize) -> bool {
+    let posed =
+        |e: &Entity| (app.world().get::<CrowdPose>(*e)).is_some_and(|p| !p.bones.is_empty());
+    characters.iter().all(posed) && count::<CrowdParts>(app) == parts * characters.len()
+}
+
 /// Every crowd part's box (part space is its character's: a part is a child at its origin),
 /// by character, after checking that it holds the character's joints.
 fn part_boxes(app: &mut App) -> Vec<(Entity, Vec3, Vec3)> {
@@ -719,29 +735,12 @@ fn iii_and_vice_city_crowd_peds_boxes_hold_their_joints_while_they_walk() {
             let server = app.world().resource::<AssetServer>().clone();
             let (ped, walk): (Handle<Dff>, Handle<RigClip>) =
                 (server.load("ped.dff"), server.load(w.walk));
-            let peds: Vec<Entity> = (0..3)
-                .map(|i| {
-                    let mut playback = Playback::looping();
-                    playback.seek(i as f32 * 0.3);
-                    app.world_mut()
-                        .spawn((
-                            CrowdCharacter::new(w.game, walk.clone()),
-                            CrowdModel(ped.clone()),
-                            playback,
-                            Transform::from_xyz(i as f32 * 1.5, 0.0, 0.0),
-                        ))
-                        .id()
-                })
-                .collect();
-            let dressed = |app: &mut App| {
-                let posed = |e: &Entity| {
-                    (app.world().get::<CrowdPose>(*e)).is_some_and(|p| !p.bones.is_empty())
-                };
-                let all_posed = peds.iter().all(posed);
-                all_posed && count::<CrowdParts>(app) == w.parts * peds.len()
-            };
-            run_until(&mut app, 600, dressed);
-            assert!(dressed(&mut app), "{worn:?}: dressed and posed");
+            let peds = walking_row(&mut app, w.game, &ped, &walk, 3);
+            run_until(&mut app, 600, |app| dressed_and_posed(app, &peds, w.parts));
+            assert!(
+                dressed_and_posed(&mut app, &peds, w.parts),
+                "{worn:?}: dressed and posed"
+            );
             let mut before = part_boxes(&mut app);
             let mut last_changed = None;
             for frame in 0..90 {
