@@ -2,7 +2,7 @@
 //! `Skeleton::model_space`: on the bundled SA clips and on random clips.
 
 use crate::rng::Rng;
-use glam::{Affine3A, Quat, Vec3};
+use glam::{Affine3A, Mat3A, Quat, Vec3};
 use rigplay::animation::pose::*;
 use rigplay::animation::{BonePose, BoneRef, BoneTrack, Clip, ClipBuilder, ClipCursor, WrapMode};
 use rigplay::formats::ifp::IfpFile;
@@ -628,6 +628,138 @@ fn skeletons_check_their_parents() {
     ));
     let s = PoseSkeleton::new(&[None, Some(0)], &rest).unwrap();
     assert_eq!(s.parents(), &[-1, 0]);
+}
+
+/// A skeleton hung in a model's own way: a joint under a later one and a fixed frame (an
+/// offset) between a joint and its parent, posed at rest and with the offset's joint keyed.
+/// Worked by hand, `Rz` and `Rx` quarter turns about Z and X:
+/// - joint 0, the root: at (0, 0, 1);
+/// - joint 2, under 0 through the offset `Rz`, 1 m along its x: `Rz · (1, 0, 0)` = (0, 1, 0),
+///   so at (0, 1, 1), turned `Rz`;
+/// - joint 1, under joint 2 (listed after it), 2 m along y: `Rz · (0, 2, 0)` = (−2, 0, 0), so
+///   at (−2, 1, 1);
+/// - joint 3, under joint 1, 1 m along x: `Rz · (1, 0, 0)` = (0, 1, 0), so at (−2, 2, 1).
+///
+/// Joint 2 keyed `Rx` (a clip's key replaces its local rotation, not the offset): joint 1 is at
+/// (0, 1, 1) + `Rz · Rx · (0, 2, 0)` = (0, 1, 1) + `Rz · (0, 0, 2)` = (0, 1, 3), and joint 3 at
+/// (0, 1, 3) + `Rz · Rx · (1, 0, 0)` = (0, 1, 3) + (0, 1, 0) = (0, 2, 3).
+#[test]
+fn a_skeleton_with_offsets_and_later_parents_poses_as_its_hierarchy() {
+    use std::f32::consts::FRAC_PI_2;
+    let (rz, rx) = (
+        Quat::from_rotation_z(FRAC_PI_2),
+        Quat::from_rotation_x(FRAC_PI_2),
+    );
+    let at = |x: f32, y: f32, z: f32| BonePose {
+        rotation: Quat::IDENTITY,
+        translation: Vec3::new(x, y, z),
+        scale: Vec3::ONE,
+    };
+    let parents = [None, Some(2), Some(0), Some(1)];
+    let rest = [
+        at(0., 0., 1.),
+        at(0., 2., 0.),
+        at(1., 0., 0.),
+        at(1., 0., 0.),
+    ];
+    let offsets = [None, None, Some(Affine3A::from_quat(rz)), None];
+    let s = PoseSkeleton::with_offsets(&parents, &rest, &offsets).unwrap();
+    assert_eq!(s.parents(), &[-1, 2, 0, 1]);
+    let mut out = [Affine3A::IDENTITY; 4];
+    let positions = |out: &[Affine3A]| {
+        out.iter()
+            .map(|m| Vec3::from(m.translation))
+            .collect::<Vec<_>>()
+    };
+    let close = |got: Vec<Vec3>, want: [[f32; 3]; 4]| {
+        for (j, (g, w)) in got.iter().zip(want).enumerate() {
+            assert!(
+                g.abs_diff_eq(Vec3::from(w), 1e-5),
+                "joint {j}: {g} against {w:?}"
+            );
+        }
+    };
+    local_to_model(&s, s.rest(), &mut out);
+    close(
+        positions(&out),
+        [[0., 0., 1.], [-2., 1., 1.], [0., 1., 1.], [-2., 2., 1.]],
+    );
+    assert!(out[2].matrix3.abs_diff_eq(Mat3A::from_quat(rz), 1e-5));
+    // Twice: the pass in joint order reads joint 2's last transform for joint 1, and the joints
+    // composed after it put that right.
+    local_to_model(&s, s.rest(), &mut out);
+    close(
+        positions(&out),
+        [[0., 0., 1.], [-2., 1., 1.], [0., 1., 1.], [-2., 2., 1.]],
+    );
+    let mut keyed = s.rest().clone();
+    keyed.set(
+        2,
+        BonePose {
+            rotation: rx,
+            ..rest[2]
+        },
+    );
+    local_to_model(&s, &keyed, &mut out);
+    close(
+        positions(&out),
+        [[0., 0., 1.], [0., 1., 3.], [0., 1., 1.], [0., 2., 3.]],
+    );
+    assert!(out[2].matrix3.abs_diff_eq(Mat3A::from_quat(rz * rx), 1e-5));
+
+    // With scales (a pose whose scales are not all one takes the other pass).
+    let mut scaled = keyed.clone();
+    scaled.set(
+        2,
+        BonePose {
+            rotation: rx,
+            scale: Vec3::splat(2.0),
+            ..rest[2]
+        },
+    );
+    local_to_model(&s, &scaled, &mut out);
+    // Joint 1's 2 m along y doubled: (0, 1, 1) + Rz · Rx · (0, 4, 0) = (0, 1, 5).
+    assert!(Vec3::from(out[1].translation).abs_diff_eq(Vec3::new(0., 1., 5.), 1e-5));
+
+    // In order and without offsets: the same skeleton as `new` makes, nothing composed after.
+    let ordered = [None, Some(0), Some(1), Some(0)];
+    assert_eq!(
+        PoseSkeleton::with_offsets(&ordered, &rest, &[None; 4]),
+        PoseSkeleton::new(&ordered, &rest)
+    );
+}
+
+#[test]
+fn skeletons_with_offsets_check_their_parents() {
+    let rest = [BonePose::default(); 3];
+    let none = [None; 3];
+    assert_eq!(
+        PoseSkeleton::with_offsets(&[None, Some(2), Some(1)], &rest, &none),
+        Err(PoseSkeletonError::Cycle { joint: 1 })
+    );
+    assert_eq!(
+        PoseSkeleton::with_offsets(&[None, Some(1), None], &rest, &none),
+        Err(PoseSkeletonError::ParentOutOfRange {
+            joint: 1,
+            parent: 1,
+            joints: 3
+        })
+    );
+    assert_eq!(
+        PoseSkeleton::with_offsets(&[None, Some(3), None], &rest, &none),
+        Err(PoseSkeletonError::ParentOutOfRange {
+            joint: 1,
+            parent: 3,
+            joints: 3
+        })
+    );
+    assert_eq!(
+        PoseSkeleton::with_offsets(&[None, None, None], &rest, &none[..2]),
+        Err(PoseSkeletonError::OffsetsLength {
+            parents: 3,
+            offsets: 2
+        })
+    );
 }
 
 fn sa_clips() -> Vec<Clip> {

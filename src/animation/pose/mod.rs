@@ -430,15 +430,55 @@ pub enum PoseSkeletonError {
     /// More joints than `i16` parent indices can address.
     #[error("{0} joints: at most 32767")]
     TooManyJoints(usize),
+    /// The offsets ([`PoseSkeleton::with_offsets`]) are not one per joint.
+    #[error("{offsets} offsets for {parents} joints")]
+    OffsetsLength {
+        /// Parents given.
+        parents: usize,
+        /// Offsets given.
+        offsets: usize,
+    },
+    /// A joint's parent is itself or past the last joint.
+    #[error("joint {joint}'s parent {parent} is not another joint of the {joints}")]
+    ParentOutOfRange {
+        /// The joint.
+        joint: usize,
+        /// Its parent index.
+        parent: usize,
+        /// Joints in all.
+        joints: usize,
+    },
+    /// A joint is its own ancestor.
+    #[error("joint {joint} hangs below itself")]
+    Cycle {
+        /// A joint of the cycle.
+        joint: usize,
+    },
 }
 
 /// A flat joint hierarchy: each joint's parent index (−1 for a root), parents before their
 /// children, and the rest pose. [`Skeleton::pose_skeleton`](crate::skeleton::Skeleton::pose_skeleton)
 /// makes one from a GTA skeleton.
+///
+/// A skeleton made by [`PoseSkeleton::with_offsets`] may also hang joints under later ones, and
+/// put a fixed transform between a joint and its parent (a model's frames that are not joints).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PoseSkeleton {
     parents: Vec<i16>,
     rest: LocalPose,
+    /// The joints [`local_to_model`] composes again after its pass in joint order, parents
+    /// first: those with an offset or a later parent, and every joint below them. Empty for a
+    /// skeleton made by [`PoseSkeleton::new`].
+    late: Vec<LateJoint>,
+}
+
+/// A joint composed after [`local_to_model`]'s pass in joint order: its model transform is its
+/// parent's (the identity for a root) · `offset` · its local transform.
+#[derive(Debug, Clone, PartialEq)]
+struct LateJoint {
+    joint: usize,
+    parent: Option<usize>,
+    offset: Affine3A,
 }
 
 impl PoseSkeleton {
@@ -465,6 +505,94 @@ impl PoseSkeleton {
         Ok(PoseSkeleton {
             parents,
             rest: LocalPose::from_bone_poses(rest),
+            late: Vec::new(),
+        })
+    }
+
+    /// A skeleton whose joints may hang under any other joint (no cycle), each with an
+    /// optional fixed transform between it and its parent (above it, for a root): a joint's
+    /// model transform is its parent's · its offset · its local transform. This is how a
+    /// model's own hierarchy is posed when it differs from the skeleton's order: a frame that is
+    /// not a joint between two joints (its transform the offset, which a clip's keys for the
+    /// joint below do not replace), or a joint hung under one listed after it.
+    ///
+    /// The joints in joint order with parents before them and no offset are posed as fast as
+    /// [`PoseSkeleton::new`]'s; the others, and every joint below them, are composed once more
+    /// after them.
+    pub fn with_offsets(
+        parents: &[Option<usize>],
+        rest: &[BonePose],
+        offsets: &[Option<Affine3A>],
+    ) -> Result<Self, PoseSkeletonError> {
+        let n = parents.len();
+        if n != rest.len() {
+            return Err(PoseSkeletonError::LengthMismatch {
+                parents: n,
+                rest: rest.len(),
+            });
+        }
+        if offsets.len() != n {
+            return Err(PoseSkeletonError::OffsetsLength {
+                parents: n,
+                offsets: offsets.len(),
+            });
+        }
+        if n > i16::MAX as usize {
+            return Err(PoseSkeletonError::TooManyJoints(n));
+        }
+        for (joint, p) in parents.iter().enumerate() {
+            if let Some(parent) = *p
+                && (parent >= n || parent == joint)
+            {
+                return Err(PoseSkeletonError::ParentOutOfRange {
+                    joint,
+                    parent,
+                    joints: n,
+                });
+            }
+        }
+        // Parents first: each joint after the chain above it, a joint met again on its own
+        // walk up being a cycle.
+        let mut order = Vec::with_capacity(n);
+        let mut state = vec![0u8; n];
+        for start in 0..n {
+            let mut walk = Vec::new();
+            let mut at = Some(start);
+            while let Some(j) = at {
+                match state[j] {
+                    2 => break,
+                    1 => return Err(PoseSkeletonError::Cycle { joint: j }),
+                    _ => {
+                        state[j] = 1;
+                        walk.push(j);
+                        at = parents[j];
+                    }
+                }
+            }
+            for &j in walk.iter().rev() {
+                state[j] = 2;
+                order.push(j);
+            }
+        }
+        let mut is_late = vec![false; n];
+        let mut late = Vec::new();
+        for &j in &order {
+            let own = offsets[j].is_some() || parents[j].is_some_and(|p| p > j);
+            is_late[j] = own || parents[j].is_some_and(|p| is_late[p]);
+            if is_late[j] {
+                late.push(LateJoint {
+                    joint: j,
+                    parent: parents[j],
+                    offset: offsets[j].unwrap_or(Affine3A::IDENTITY),
+                });
+            }
+        }
+        Ok(PoseSkeleton {
+            // (In the pass in joint order, a joint under a later one reads that joint's last
+            // transform; it is composed again after.)
+            parents: parents.iter().map(|p| p.map_or(-1, |p| p as i16)).collect(),
+            rest: LocalPose::from_bone_poses(rest),
+            late,
         })
     }
 
@@ -478,7 +606,8 @@ impl PoseSkeleton {
         self.parents.is_empty()
     }
 
-    /// Each joint's parent index, −1 for roots; parents come before their children.
+    /// Each joint's parent index, −1 for roots; parents come before their children, unless the
+    /// skeleton was made by [`PoseSkeleton::with_offsets`].
     pub fn parents(&self) -> &[i16] {
         &self.parents
     }
@@ -486,6 +615,12 @@ impl PoseSkeleton {
     /// The rest pose.
     pub fn rest(&self) -> &LocalPose {
         &self.rest
+    }
+
+    /// Whether every joint comes after its parent with no offset between them, so that the
+    /// skeleton poses in one pass in joint order ([`PoseSkeleton::with_offsets`]).
+    pub fn in_joint_order(&self) -> bool {
+        self.late.is_empty()
     }
 }
 
@@ -1760,5 +1895,20 @@ fn local_to_model_groups<const SCALES: bool>(
             let p = parents[j];
             out[j] = if p < 0 { m } else { out[p as usize] * m };
         }
+    }
+    // The joints below a later parent or an offset, parents first.
+    for late in &skeleton.late {
+        let j = late.joint;
+        if j >= n {
+            continue;
+        }
+        let p = local.get(j);
+        let scale = if SCALES { p.scale } else { Vec3::ONE };
+        let m = late.offset
+            * Affine3A::from_scale_rotation_translation(scale, p.rotation, p.translation);
+        out[j] = match late.parent.filter(|p| *p < n) {
+            Some(parent) => out[parent] * m,
+            None => m,
+        };
     }
 }

@@ -145,29 +145,13 @@ fn model_rig(
             rest: f.rest.compute_affine(),
         })
         .collect();
-    let Some((skeleton, rest_only)) =
-        CrowdSkeleton::with_model_rests(built_in, &frames, clump.lift)
-    else {
+    let Some(skeleton) = CrowdSkeleton::with_model_rests(built_in, &frames, clump.lift) else {
         warn!(
-            "crowd characters of {game:?} wearing {:?} pose the built-in skeleton: the model has no frame of its root bone",
+            "crowd characters of {game:?} wearing {:?} pose the built-in skeleton: the model has no frame of its root bone, or its frames loop",
             model.path()
         );
         return None;
     };
-    if !rest_only.regrafted.is_empty() {
-        warn!(
-            "crowd characters of {game:?} wearing {:?}: {:?} hang under bones that come later in the game's skeleton; posed under their parents in the game's skeleton from the model's rest (right at rest only)",
-            model.path(),
-            rest_only.regrafted,
-        );
-    }
-    if !rest_only.turned_between.is_empty() {
-        warn!(
-            "crowd characters of {game:?} wearing {:?}: {:?} hang under a turned frame that is no bone; posed with that turn folded into their rests (right at rest only: a clip's keys replace it)",
-            model.path(),
-            rest_only.turned_between,
-        );
-    }
     if skeleton.rests_as(built_in) {
         return Some(built_in.clone());
     }

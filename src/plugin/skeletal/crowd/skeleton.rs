@@ -53,20 +53,6 @@ impl Basis {
     }
 }
 
-/// The bones of a crowd skeleton made from a model's rests
-/// ([`CrowdSkeleton::with_model_rests`]) that are posed right at rest only, and wrong under a
-/// clip that turns them or the bones above them.
-#[cfg(feature = "dff")]
-#[derive(Debug, Default)]
-pub(crate) struct RestOnly {
-    /// Hung under a bone of the model that comes later in the game's order: posed under the
-    /// game's parent instead, from the model's rest.
-    pub(crate) regrafted: Vec<String>,
-    /// With a turned frame that is no bone between theirs and their parent's: the turn is
-    /// folded into the bone's rest, and a clip's key replaces it.
-    pub(crate) turned_between: Vec<String>,
-}
-
 /// A frame of a model a crowd character wears (a DFF ped's), as
 /// [`CrowdSkeleton::with_model_rests`] takes it: the animation target tracks bind to, the parent
 /// frame and the local rest transform (GTA's axes).
@@ -111,24 +97,28 @@ impl CrowdSkeleton {
     }
 
     /// `game` (a game's built-in skeleton, [`Self::new`]) with a model's own rests and
-    /// hierarchy, as `GtaModel` poses that model with bone entities: each bone the model has
-    /// (its first frame of the bone's animation target) hangs under the bone of the nearest
-    /// frame above it in the model and rests where its frame rests relative to that bone, the
-    /// frames between them (not animated) folded in; the basis lifts by `lift` (the model's,
-    /// metres) after the frames above the root bone. So a model that lacks a bone between two
-    /// others (a forearm), or hangs a bone under another than the game does, moves each bone
-    /// with the bones above it in the model, as its bone entities move. A bone the model lacks
-    /// keeps the game's rest and parent. The bones, their order, names and targets stay the
-    /// game's, so that everything bound by them (skins, masks, layers) holds. `None` when the
-    /// model has no frame of the root bone.
+    /// hierarchy, posed as `GtaModel` poses that model with bone entities. Each bone the model
+    /// has (its first frame of the bone's animation target):
+    /// - hangs under the bone of the nearest frame above it in the model, wherever that bone
+    ///   comes in the game's order;
+    /// - rests where its frame rests relative to that bone. Frames between them that are not
+    ///   bones are a fixed transform between the two ([`PoseSkeleton::with_offsets`]), which a
+    ///   clip's keys for the bone below do not replace;
+    /// - where no bone is above its frame, is fixed where the frames above it put it, and moves
+    ///   only by its own keys.
     ///
-    /// Also returns the bones posed right at rest only ([`RestOnly`]).
+    /// So a model that lacks a bone between two others (a forearm), hangs a bone under another
+    /// than the game does, or puts a turned frame of its own between two bones, moves each bone
+    /// as its bone entities move. A bone the model lacks keeps the game's rest and parent. The
+    /// basis lifts by `lift` (the model's, metres) after the frames above the root bone. The
+    /// bones, their order, names and targets stay the game's, so that everything bound by them
+    /// (skins, masks, layers) holds. `None` when the model has no frame of the root bone.
     #[cfg(feature = "dff")]
     pub(crate) fn with_model_rests(
         game: &CrowdSkeleton,
         frames: &[ModelFrame],
         lift: f32,
-    ) -> Option<(Self, RestOnly)> {
+    ) -> Option<Self> {
         let n = frames.len();
         // A frame's parent chain, at most as long as the frames (a cycle or a parent out of
         // range ends it).
@@ -149,7 +139,10 @@ impl CrowdSkeleton {
         let above = (frames[root].parent)
             .filter(|p| *p < n)
             .map_or(Affine3A::IDENTITY, model_rest);
+        let basis = Basis::new(lift, above);
+        // A frame's rest in the skeleton's model space (the root bone's parent frame's).
         let below_above = above.inverse();
+        let frame_model = |f: usize| below_above * model_rest(f);
         // Each frame's bone, where it is one.
         let mut bone_of = vec![None; n];
         for (b, f) in frame_of.iter().enumerate() {
@@ -157,73 +150,82 @@ impl CrowdSkeleton {
                 bone_of[f].get_or_insert(b);
             }
         }
+        // Each bone's rest in model space: its frame's, or (a bone the model lacks) the game's
+        // rest under its parent's.
         let mut model: Vec<Affine3A> = Vec::with_capacity(game.parents.len());
-        let mut rests = Vec::with_capacity(game.parents.len());
-        let mut parents = Vec::with_capacity(game.parents.len());
-        // A frame that is turned (by more than about 0.01°).
-        let turned = |a: usize| {
-            let (_, turn, _) = frames[a].rest.to_scale_rotation_translation();
-            turn.w.abs() < (1e-4f32).cos()
-        };
-        let mut rest_only = RestOnly::default();
         for (b, games) in game.parents.iter().enumerate() {
-            // The bone of the nearest frame above this bone's in the model; the game's parent
-            // where there is none, or where that bone comes later in the game's order (the
-            // pose pipeline places parents first).
-            let parent = match frame_of[b].zip(*games) {
-                Some((f, games)) => match chain(f).find_map(|a| bone_of[a]) {
-                    Some(p) if p < b => {
-                        // The frames between (no bones) fold into this bone's rest, and a
-                        // clip's key replaces a turn among them.
-                        let mut between = chain(f).take_while(|a| bone_of[*a].is_none());
-                        if between.any(turned) {
-                            rest_only.turned_between.push(game.names[b].clone());
-                        }
-                        Some(p)
-                    }
-                    Some(_) => {
-                        rest_only.regrafted.push(game.names[b].clone());
-                        Some(games)
-                    }
-                    None => Some(games),
-                },
-                None => *games,
+            let placed = match (frame_of[b], games) {
+                (Some(f), _) => frame_model(f),
+                (None, Some(p)) => model[*p] * affine(game.pose.rest().get(b)),
+                (None, None) => affine(game.pose.rest().get(b)),
             };
-            let local = match (frame_of[b], parent) {
-                (Some(f), None) => frames[f].rest,
-                (Some(f), Some(p)) => model[p].inverse() * below_above * model_rest(f),
-                (None, _) => affine(game.pose.rest().get(b)),
-            };
-            let (scale, rotation, translation) = local.to_scale_rotation_translation();
-            let rest = BonePose {
+            model.push(placed);
+        }
+        let nb = game.parents.len();
+        let (mut rests, mut parents, mut offsets) = (
+            Vec::with_capacity(nb),
+            Vec::with_capacity(nb),
+            Vec::with_capacity(nb),
+        );
+        let decomposed = |m: Affine3A| {
+            let (scale, rotation, translation) = m.to_scale_rotation_translation();
+            BonePose {
                 rotation: rotation.normalize(),
                 translation,
                 scale,
+            }
+        };
+        for (b, games) in game.parents.iter().enumerate() {
+            let (parent, offset, local) = match (frame_of[b], games) {
+                (None, _) => (*games, None, affine(game.pose.rest().get(b))),
+                // The root bone: its frame's rest, the frames above it in the basis.
+                (Some(f), None) => (None, None, frames[f].rest),
+                (Some(f), Some(_)) => {
+                    let up = frames[f].parent.filter(|p| *p < n);
+                    match chain(f).find(|a| bone_of[*a].is_some_and(|p| p != b)) {
+                        // Straight under its bone, or with frames between that do nothing.
+                        Some(a)
+                            if up == Some(a)
+                                || (model[bone_of[a]?].inverse() * frame_model(up?))
+                                    .abs_diff_eq(Affine3A::IDENTITY, 1e-6) =>
+                        {
+                            let p = bone_of[a]?;
+                            (Some(p), None, model[p].inverse() * model[b])
+                        }
+                        // Frames between that move or turn it.
+                        Some(a) => {
+                            let p = bone_of[a]?;
+                            let between = model[p].inverse() * frame_model(up?);
+                            (Some(p), Some(between), frames[f].rest)
+                        }
+                        // No bone above: where its frames put it, in the character's space.
+                        None => {
+                            let placed = up.map_or(below_above, frame_model);
+                            (None, Some(basis.affine * placed), frames[f].rest)
+                        }
+                    }
+                }
             };
-            let local = affine(rest);
-            model.push(parent.map_or(local, |p| model[p] * local));
-            rests.push(rest);
+            rests.push(decomposed(local));
             parents.push(parent);
+            offsets.push(offset);
         }
-        let pose = PoseSkeleton::new(&parents, &rests).ok()?;
+        let pose = PoseSkeleton::with_offsets(&parents, &rests, &offsets).ok()?;
         // The game's parents where the model hangs its bones as the game does (shared).
         let parents = match parents[..] == game.parents[..] {
             true => game.parents.clone(),
             false => parents.into(),
         };
         // The game's bones, names and targets, shared with its skeleton.
-        Some((
-            Self {
-                pose,
-                basis: Some(Basis::new(lift, above)),
-                targets: game.targets.clone(),
-                names: game.names.clone(),
-                parents,
-                rig: None,
-                file_nodes: Vec::new(),
-            },
-            rest_only,
-        ))
+        Some(Self {
+            pose,
+            basis: Some(basis),
+            targets: game.targets.clone(),
+            names: game.names.clone(),
+            parents,
+            rig: None,
+            file_nodes: Vec::new(),
+        })
     }
 
     /// Whether `self` rests as `other` does, within 10 µm and 10 µrad (a model made from a
@@ -251,6 +253,8 @@ impl CrowdSkeleton {
             _ => false,
         };
         bases
+            && self.pose.in_joint_order()
+            && other.pose.in_joint_order()
             && self.parents == other.parents
             && self.targets == other.targets
             && (0..self.parents.len()).all(|j| {
@@ -376,15 +380,34 @@ mod tests {
         std::iter::once(root).chain(bones).collect()
     }
 
+    /// Each bone's model-space transform with the basis (Bevy's axes), posed by the pose
+    /// pipeline as the crowd poses it: the rests, each bone `key` gives turned by it (its
+    /// offset kept), the basis composed into the root.
+    fn posed_by(s: &CrowdSkeleton, key: &dyn Fn(usize) -> Option<Quat>) -> Vec<Affine3A> {
+        let mut local = s.pose.rest().clone();
+        for b in 0..s.parents.len() {
+            if let Some(turn) = key(b) {
+                let rest = local.get(b);
+                local.set(
+                    b,
+                    BonePose {
+                        rotation: turn,
+                        ..rest
+                    },
+                );
+            }
+        }
+        if let Some(basis) = &s.basis {
+            local.set(0, CrowdSkeleton::based(basis, local.get(0)));
+        }
+        let mut model = vec![Affine3A::IDENTITY; s.parents.len()];
+        crate::animation::pose::local_to_model(&s.pose, &local, &mut model);
+        model
+    }
+
     /// Each bone's model-space rest with the basis (Bevy's axes).
     fn placed(s: &CrowdSkeleton) -> Vec<Affine3A> {
-        let mut model: Vec<Affine3A> = Vec::new();
-        for (b, p) in s.parents.iter().enumerate() {
-            let local = affine(s.pose.rest().get(b));
-            let basis = s.basis.map_or(Affine3A::IDENTITY, |b| b.affine);
-            model.push(p.map_or(basis * local, |p| model[p] * local));
-        }
-        model
+        posed_by(s, &|_| None)
     }
 
     /// Each frame's model-space rest under `GtaModel`'s basis (lifted by `lift`, Z-up to Y-up).
@@ -409,82 +432,98 @@ mod tests {
             .fold(0.0f32, |m, v| m.max(v.abs()))
     }
 
+    /// `frames` with a frame that is no bone (not animated) put between bone frame `f` and its
+    /// parent: `rest` relative to that parent, `f` keeping where it rests.
+    fn with_frame_between(frames: &[ModelFrame], f: usize, rest: Affine3A) -> Vec<ModelFrame> {
+        let mut out = frames.to_vec();
+        let placed = frames_placed(frames, 0.0);
+        let parent = frames[f].parent;
+        out.push(ModelFrame {
+            target: None,
+            parent,
+            rest,
+        });
+        let basis = Affine3A::from_quat(GTA_TO_BEVY);
+        let between = parent.map_or(basis * rest, |p| placed[p] * rest);
+        out[f].parent = Some(out.len() - 1);
+        out[f].rest = between.inverse() * placed[f];
+        out
+    }
+
+    /// `frames` with bone frame `f` (and the frames below it) hung under frame `under`, resting
+    /// where it did.
+    fn rehung(frames: &[ModelFrame], f: usize, under: usize) -> Vec<ModelFrame> {
+        let mut out = frames.to_vec();
+        let placed = frames_placed(frames, 0.0);
+        out[f].parent = Some(under);
+        out[f].rest = placed[under].inverse() * placed[f];
+        out
+    }
+
     /// Every bone rests where `GtaModel` puts its frame: the clump's root above the root bone
-    /// (in the basis), a frame between two bones folded in, a bone the model lacks at the
-    /// game's rest; a frame under another bone than the game's is reported.
+    /// (in the basis), a frame between two bones (a nub 2 cm along, or turned), a bone the model
+    /// lacks at the game's rest, a bone hung under another than the game's (earlier or later in
+    /// the game's order), a bone with no bone above it.
     #[test]
     fn a_models_rests_place_the_games_bones_where_its_frames_are() {
         for game in [GtaGame::Iii, GtaGame::Vc, GtaGame::Sa] {
             let built_in = CrowdSkeleton::new(game);
             let n = built_in.parents.len();
-            let mut frames = frames(&built_in, 1.1);
-            // A frame between the last bone and its parent (a nub, not animated): 2 cm along x.
-            let last = frames.len() - 1;
-            frames.push(ModelFrame {
-                target: None,
-                parent: frames[last].parent,
-                rest: Affine3A::from_translation(Vec3::X * 0.02),
-            });
-            frames[last].parent = Some(frames.len() - 1);
-            let (s, rest_only) = CrowdSkeleton::with_model_rests(&built_in, &frames, 0.9).unwrap();
-            assert!(rest_only.regrafted.is_empty(), "{game:?}: {rest_only:?}");
-            // (The nub is not turned.)
-            assert!(
-                rest_only.turned_between.is_empty(),
-                "{game:?}: {rest_only:?}"
-            );
-            let (ours, theirs) = (placed(&s), frames_placed(&frames, 0.9));
-            for b in 0..n {
-                let d = apart(ours[b], theirs[1 + b]);
-                assert!(d < 1e-5, "{game:?} bone {b}: {d}");
-            }
+            let plain = frames(&built_in, 1.1);
+            let last = plain.len() - 1;
+            let nub = Affine3A::from_translation(Vec3::X * 0.02);
+            let frames = with_frame_between(&plain, last, nub);
+            let right = |what: &str, frames: &[ModelFrame]| {
+                let s = CrowdSkeleton::with_model_rests(&built_in, frames, 0.9).unwrap();
+                let (ours, theirs) = (placed(&s), frames_placed(frames, 0.9));
+                for (b, target) in s.targets.iter().enumerate() {
+                    if let Some(f) = frames.iter().position(|f| f.target == Some(*target)) {
+                        let d = apart(ours[b], theirs[f]);
+                        assert!(d < 1e-5, "{game:?} {what}: bone {b} {d} off");
+                    }
+                }
+                s
+            };
+            let s = right("nub", &frames);
+            // (A nub that only moves the bone is an offset all the same: a clip's translation
+            // keys, where it has them, replace the bone's own.)
+            assert!(!s.pose.in_joint_order(), "{game:?}");
             // The turned root is in the basis; the root bone's own rest is its frame's.
             let root = s.pose.rest().get(0);
             let want = built_in.pose.rest().get(0).translation * 1.1;
             assert!(root.translation.distance(want) < 1e-6, "{game:?}");
+            // A model of the game's hierarchy, only longer: posed in joint order.
+            let s = right("plain", &plain);
+            assert!(s.pose.in_joint_order(), "{game:?}");
+            assert_eq!(s.parents, built_in.parents, "{game:?}");
 
             // A bone the model lacks (the last): the game's rest under the model's parent.
             let mut lacking = frames.clone();
             lacking[last].target = None;
-            let (s, _) = CrowdSkeleton::with_model_rests(&built_in, &lacking, 0.9).unwrap();
+            let s = CrowdSkeleton::with_model_rests(&built_in, &lacking, 0.9).unwrap();
             let (rest, games) = (s.pose.rest().get(n - 1), built_in.pose.rest().get(n - 1));
             assert!(rest.translation.distance(games.translation) < 1e-6);
 
-            // The last bone's frame hung under the root bone's: hung under the root bone, and
-            // placed at rest where the frame is.
-            let mut moved = frames.clone();
-            moved[last].parent = Some(1);
-            let (s, rest_only) = CrowdSkeleton::with_model_rests(&built_in, &moved, 0.9).unwrap();
-            assert!(rest_only.regrafted.is_empty(), "{game:?}: {rest_only:?}");
+            // The last bone's frame hung under the root bone's: hung under the root bone.
+            let s = right("moved", &rehung(&plain, last, 1));
             assert_eq!(s.parents[n - 1], Some(0), "{game:?}");
-            let d = apart(placed(&s)[n - 1], frames_placed(&moved, 0.9)[last]);
-            assert!(d < 1e-5, "{game:?}: {d}");
 
-            // ... under a bone later in the game's order (the last but one, hung in turn under
-            // the root): the game's parent kept, and reported.
-            let mut late = frames.clone();
-            late[last - 1].parent = Some(1);
-            late[last - 2].parent = Some(last - 1);
-            let (_, rest_only) = CrowdSkeleton::with_model_rests(&built_in, &late, 0.9).unwrap();
-            assert_eq!(
-                rest_only.regrafted,
-                [built_in.names[n - 3].clone()],
-                "{game:?}"
-            );
+            // ... under a bone later in the game's order (the last but two under the last but
+            // one, hung in turn under the root).
+            let late = rehung(&rehung(&plain, last - 1, 1), last - 2, last - 1);
+            let s = right("late", &late);
+            assert_eq!(s.parents[n - 3], Some(n - 2), "{game:?}");
 
-            // The nub turned a quarter about x: the last bone is reported.
-            let mut turned = frames.clone();
-            let nub = turned.len() - 1;
-            turned[nub].rest = Affine3A::from_rotation_translation(
+            // The nub turned a quarter about x.
+            let turn = Affine3A::from_rotation_translation(
                 Quat::from_rotation_x(std::f32::consts::FRAC_PI_2),
                 Vec3::X * 0.02,
             );
-            let (_, rest_only) = CrowdSkeleton::with_model_rests(&built_in, &turned, 0.9).unwrap();
-            assert_eq!(
-                rest_only.turned_between,
-                [built_in.names[n - 1].clone()],
-                "{game:?}"
-            );
+            right("turned", &with_frame_between(&plain, last, turn));
+
+            // The last bone's frame straight under the clump's root: no bone above it.
+            let s = right("orphan", &rehung(&plain, last, 0));
+            assert_eq!(s.parents[n - 1], None, "{game:?}");
 
             // No frame of the root bone: no skeleton.
             let mut rootless = frames.clone();
@@ -499,14 +538,18 @@ mod tests {
             assert!(CrowdSkeleton::with_model_rests(&built_in, &bad, 0.9).is_some());
             bad[1].parent = Some(frames.len() + 9);
             assert!(CrowdSkeleton::with_model_rests(&built_in, &bad, 0.9).is_some());
+            bad[3].parent = Some(4);
+            bad[4].parent = Some(3);
+            let _ = CrowdSkeleton::with_model_rests(&built_in, &bad, 0.9);
         }
     }
 
     /// Posed (each bone turned by its own key, as a clip turns it), a model's bones are where
-    /// `GtaModel`'s frames are: where the model lacks a bone between two others (the game's
-    /// forearm, say), or hangs a bone under another bone than the game does, each bone moves
-    /// with the bones above it in the model. Hung on the game's hierarchy (as before), the
-    /// same models were right at rest only.
+    /// `GtaModel`'s frames are, each bone moving with the bones above it in the model: where the
+    /// model lacks a bone between two others (the game's forearm, say), hangs a bone under
+    /// another bone than the game does (earlier or later in the game's order), puts a turned
+    /// frame of its own between two bones, or hangs a bone under no bone. Hung on the game's
+    /// hierarchy (as before), the first two were right at rest only.
     #[test]
     fn a_models_own_hierarchy_moves_its_bones_as_its_frames_when_posed() {
         // Bone b's key: a turn of its own about an axis of its own.
@@ -514,17 +557,7 @@ mod tests {
             let axis = Vec3::new(1.0, 0.3 * b as f32, -0.5).normalize();
             Quat::from_axis_angle(axis, 0.2 + 0.07 * b as f32)
         };
-        // The crowd skeleton's bones posed: each at its rest's offset, turned by its key.
-        let posed = |s: &CrowdSkeleton| {
-            let basis = s.basis.map_or(Affine3A::IDENTITY, |b| b.affine);
-            let mut model: Vec<Affine3A> = Vec::new();
-            for (b, p) in s.parents.iter().enumerate() {
-                let rest = s.pose.rest().get(b);
-                let local = Affine3A::from_rotation_translation(key(b), rest.translation);
-                model.push(p.map_or(basis * local, |p| model[p] * local));
-            }
-            model
-        };
+        let posed = |s: &CrowdSkeleton| posed_by(s, &|b| Some(key(b)));
         // The model's frames posed as bone entities are: a bone's frame turned by its key at
         // its own offset, the other frames at rest.
         let frames_posed = |frames: &[ModelFrame], bone: &dyn Fn(usize) -> Option<usize>| {
@@ -575,16 +608,29 @@ mod tests {
                 lacking[1 + c].rest = frames[1 + middle].rest * frames[1 + c].rest;
             }
             // (b) The last bone's frame hung under the root bone's.
-            let mut moved = frames.clone();
             let last = frames.len() - 1;
-            moved[last].parent = Some(1);
-            for (what, model, left_out) in
-                [("lacking", &lacking, Some(middle)), ("moved", &moved, None)]
-            {
-                let (s, rest_only) =
-                    CrowdSkeleton::with_model_rests(&built_in, model, 0.9).unwrap();
-                let right = rest_only.regrafted.is_empty() && rest_only.turned_between.is_empty();
-                assert!(right, "{game:?} {what}: {rest_only:?}");
+            let moved = rehung(&frames, last, 1);
+            // (c) The middle bone's child hung under the last bone (later in the game's
+            // order), the last bone hung under the root bone.
+            let late = rehung(&moved, 1 + child, last);
+            // (d) A frame turned a quarter about x and 3 cm along between the middle bone and
+            // its child.
+            let turn = Affine3A::from_rotation_translation(
+                Quat::from_rotation_x(std::f32::consts::FRAC_PI_2),
+                Vec3::new(0.03, 0.0, 0.0),
+            );
+            let turned = with_frame_between(&frames, 1 + child, turn);
+            // (e) The middle bone's child under the clump's root, through a turned frame.
+            let orphan = with_frame_between(&rehung(&frames, 1 + child, 0), 1 + child, turn);
+            let cases = [
+                ("lacking", &lacking, Some(middle)),
+                ("moved", &moved, None),
+                ("late", &late, None),
+                ("turned", &turned, None),
+                ("orphan", &orphan, None),
+            ];
+            for (what, model, left_out) in cases {
+                let s = CrowdSkeleton::with_model_rests(&built_in, model, 0.9).unwrap();
                 let (ours, theirs) = (posed(&s), frames_posed(model, &bone_of(model)));
                 for b in (0..n).filter(|b| Some(*b) != left_out) {
                     let d = apart(ours[b], theirs[1 + b]);
@@ -594,29 +640,26 @@ mod tests {
                         built_in.names[b]
                     );
                 }
-                // On the game's hierarchy, the bone the model hangs elsewhere moves with the
-                // wrong bones.
-                let mut game_hung = CrowdSkeleton::with_model_rests(&built_in, model, 0.9)
-                    .unwrap()
-                    .0;
-                game_hung.parents = built_in.parents.clone();
-                let wrong = match left_out {
-                    Some(_) => child,
-                    None => n - 1,
+                // On the game's hierarchy from the same rests, the bone the model hangs
+                // elsewhere moves with the wrong bones (or without its frame's turn).
+                let wrong = match what {
+                    "lacking" | "late" | "turned" | "orphan" => child,
+                    _ => n - 1,
                 };
-                let rests = (0..n).map(|b| {
-                    // (Its rest as the game's hierarchy would place it.)
-                    let p = built_in.parents[b];
-                    let want = placed(&s)[b];
-                    let local = p.map_or(want, |p| placed(&s)[p].inverse() * want);
-                    let (scale, rotation, translation) = local.to_scale_rotation_translation();
-                    BonePose {
-                        rotation,
-                        translation,
-                        scale,
-                    }
-                });
-                let rests: Vec<BonePose> = rests.collect();
+                let at_rest = placed(&s);
+                let rests: Vec<BonePose> = (0..n)
+                    .map(|b| {
+                        // (Its rest as the game's hierarchy would place it.)
+                        let p = built_in.parents[b];
+                        let local = p.map_or(at_rest[b], |p| at_rest[p].inverse() * at_rest[b]);
+                        let (scale, rotation, translation) = local.to_scale_rotation_translation();
+                        BonePose {
+                            rotation,
+                            translation,
+                            scale,
+                        }
+                    })
+                    .collect();
                 let basis = s.basis.unwrap().affine;
                 let mut fixed = rests.clone();
                 fixed[0] = {
@@ -628,6 +671,8 @@ mod tests {
                         scale,
                     }
                 };
+                let mut game_hung = CrowdSkeleton::with_model_rests(&built_in, model, 0.9).unwrap();
+                game_hung.parents = built_in.parents.clone();
                 game_hung.pose = PoseSkeleton::new(&built_in.parents, &fixed).unwrap();
                 let d = apart(posed(&game_hung)[wrong], theirs[1 + wrong]);
                 assert!(
@@ -635,26 +680,6 @@ mod tests {
                     "{game:?} {what}: on the game's hierarchy only {d} off"
                 );
             }
-        }
-    }
-
-    /// A model made from the game's own table, lifted as the game's skeleton is, rests as the
-    /// game's skeleton does; one of other proportions, or lifted otherwise, does not.
-    #[test]
-    fn a_model_of_the_games_table_rests_as_its_skeleton() {
-        for game in [GtaGame::Iii, GtaGame::Vc, GtaGame::Sa] {
-            let built_in = CrowdSkeleton::new(game);
-            let lift = built_in.basis.unwrap().affine.translation.y;
-            let mut same = frames(&built_in, 1.0);
-            same[0].rest = Affine3A::IDENTITY;
-            let (s, _) = CrowdSkeleton::with_model_rests(&built_in, &same, lift).unwrap();
-            assert!(s.rests_as(&built_in), "{game:?}");
-            let (s, _) = CrowdSkeleton::with_model_rests(&built_in, &same, lift + 0.01).unwrap();
-            assert!(!s.rests_as(&built_in), "{game:?}: lifted 1 cm more");
-            let mut longer = frames(&built_in, 1.001);
-            longer[0].rest = Affine3A::IDENTITY;
-            let (s, _) = CrowdSkeleton::with_model_rests(&built_in, &longer, lift).unwrap();
-            assert!(!s.rests_as(&built_in), "{game:?}: 0.1 % longer");
         }
     }
 }
