@@ -1659,14 +1659,16 @@ pub(crate) fn framed(skeleton: &Skeleton, below: &str, name: &str, rest: BonePos
 /// `skeleton` with bone `name` and the bones below it moved to the end of its list, `name` hung
 /// under bone `under` (which the game lists after `name`), all resting where they did.
 pub(crate) fn hung_late(skeleton: &Skeleton, name: &str, under: &str) -> Skeleton {
-    let model = skeleton.model_space(&skeleton.rest_pose());
     let at = |n: &str| {
         (skeleton.bones.iter())
             .position(|b| b.name.trim() == n)
             .unwrap()
     };
-    let (b, p) = (at(name), at(under));
-    assert!(p > b, "the game lists the new parent after the bone");
+    let b = at(name);
+    assert!(
+        at(under) > b,
+        "the game lists the new parent after the bone"
+    );
     let below = |mut i: usize| loop {
         if i == b {
             return true;
@@ -1676,6 +1678,7 @@ pub(crate) fn hung_late(skeleton: &Skeleton, name: &str, under: &str) -> Skeleto
             None => return false,
         }
     };
+    // The bones in their order, those below `name` last (their parents kept).
     let order: Vec<usize> = (0..skeleton.bones.len())
         .filter(|i| !below(*i))
         .chain((0..skeleton.bones.len()).filter(|i| below(*i)))
@@ -1690,11 +1693,7 @@ pub(crate) fn hung_late(skeleton: &Skeleton, name: &str, under: &str) -> Skeleto
             bone
         })
         .collect();
-    let moved = new_index(b);
-    s.bones[moved].parent = Some(new_index(p));
-    s.bones[moved].rest.rotation = model[p].0.inverse() * model[b].0;
-    s.bones[moved].rest.translation = model[p].0.inverse() * (model[b].1 - model[p].1);
-    s
+    rehung(&s, name, under)
 }
 
 /// Crowd characters wearing peds whose bones hang in ways the game's order cannot follow are
