@@ -1,0 +1,58 @@
+//! The bone rows of drawn crowd characters: each one's bones packed by slot as the GPU takes
+//! them, written by [`super::pose_crowds`] as it poses the character.
+
+use bevy::math::{Affine3A, Vec3A};
+use bevy::prelude::*;
+
+/// On a crowd character drawn in a model (by the DFF wing's `CrowdDrawPlugin`): its slot in the
+/// [`CrowdBoneRows`]. Its bones are not drawn as lines over it.
+#[derive(Component, Debug)]
+pub(crate) struct CrowdDrawn {
+    pub(crate) slot: u32,
+}
+
+/// A bone as the drawn crowd's bone buffer takes it: the rows of its model-space 3×4 affine
+/// matrix (what WGSL's `mat3x4<f32>` holds as its columns), 48 bytes.
+pub(crate) type BoneRows = [f32; 12];
+
+/// The rows of `m`.
+pub(crate) fn bone_rows(m: &Affine3A) -> BoneRows {
+    let (x, y, z, t) = (
+        m.matrix3.x_axis,
+        m.matrix3.y_axis,
+        m.matrix3.z_axis,
+        m.translation,
+    );
+    [x.x, y.x, z.x, t.x, x.y, y.y, z.y, t.y, x.z, y.z, z.z, t.z]
+}
+
+/// The bones of every drawn crowd character, packed by slot as the GPU takes them, written by
+/// [`pose_crowds`] as it poses each (the drawing wing sizes it before and uploads it after).
+#[derive(Resource, Debug, Default)]
+pub(crate) struct CrowdBoneRows {
+    /// Bones per slot.
+    pub(crate) stride: usize,
+    /// `slots · stride` bones.
+    pub(crate) rows: Vec<BoneRows>,
+    /// Per slot, the bounds of its joints' positions (character space).
+    pub(crate) bounds: Vec<(Vec3A, Vec3A)>,
+}
+
+/// One slot of [`CrowdBoneRows`].
+pub(super) struct RowSlot<'a> {
+    pub(super) rows: &'a mut [BoneRows],
+    pub(super) bounds: &'a mut (Vec3A, Vec3A),
+}
+
+impl RowSlot<'_> {
+    pub(super) fn write(&mut self, bones: &[Affine3A]) {
+        let Some(first) = bones.first() else { return };
+        let (mut lo, mut hi) = (first.translation, first.translation);
+        for (out, m) in self.rows.iter_mut().zip(bones) {
+            lo = lo.min(m.translation);
+            hi = hi.max(m.translation);
+            *out = bone_rows(m);
+        }
+        *self.bounds = (lo, hi);
+    }
+}

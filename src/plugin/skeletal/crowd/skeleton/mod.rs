@@ -1,0 +1,357 @@
+//! A skeleton as the crowd path poses it: a game's built-in one, a game's bones at a DFF
+//! model's rests, or a glTF character's nodes.
+
+use super::super::retargeted::TargetRig;
+use super::super::{ClipInfo, bone_target_id};
+use crate::animation::pose::{LocalPose, PoseSkeleton};
+use crate::animation::{BonePose, BoneRef};
+use crate::coords::GTA_TO_BEVY;
+use crate::skeleton::GtaGame;
+use bevy::animation::AnimationTargetId;
+use bevy::math::Affine3A;
+use bevy::prelude::*;
+use std::sync::Arc;
+
+/// A skeleton as the crowd path uses it, one game's or a glTF character's: the flat skeleton the
+/// pose pipeline runs on, target ids, names, the basis, and for a glTF character the rig clips
+/// are retargeted onto.
+pub(crate) struct CrowdSkeleton {
+    pub(super) pose: PoseSkeleton,
+    pub(super) targets: Vec<AnimationTargetId>,
+    pub(super) names: Arc<[String]>,
+    pub(super) parents: Arc<[Option<usize>]>,
+    /// A game's: GTA's Z-up to Bevy's Y-up, lifted so that the lowest joint at rest is on the
+    /// origin (a DFF ped's: as `GtaModel` lifts it, with the frames above its root bone):
+    /// composed into the root joint's (bone 0, the only root of the built-in skeletons) local
+    /// transform each frame. A glTF character has none (its clips are retargeted into its own
+    /// axes).
+    pub(super) basis: Option<Basis>,
+    /// A glTF character's rig, which clips are retargeted onto.
+    pub(super) rig: Option<Arc<TargetRig>>,
+    /// A glTF character's: per bone, its node's index in the file.
+    #[cfg_attr(not(all(feature = "dff", feature = "gltf")), allow(dead_code))]
+    pub(super) file_nodes: Vec<usize>,
+}
+
+/// What a game's crowd skeleton composes into its root bone: an affine transform, and its
+/// rotation (the root's rotation turned by it).
+#[derive(Clone, Copy)]
+pub(super) struct Basis {
+    affine: Affine3A,
+    rotation: Quat,
+}
+
+impl Basis {
+    /// GTA's Z-up to Bevy's Y-up, lifted by `lift` (metres, along Bevy's Y), after `above`.
+    fn new(lift: f32, above: Affine3A) -> Self {
+        let turned = Affine3A::from_rotation_translation(GTA_TO_BEVY, Vec3::Y * lift);
+        let (_, above_rotation, _) = above.to_scale_rotation_translation();
+        Self {
+            affine: turned * above,
+            rotation: (GTA_TO_BEVY * above_rotation).normalize(),
+        }
+    }
+}
+
+/// A frame of a model a crowd character wears (a DFF ped's), as
+/// [`CrowdSkeleton::with_model_rests`] takes it: the animation target tracks bind to, the parent
+/// frame and the local rest transform (GTA's axes).
+#[cfg(feature = "dff")]
+#[derive(Clone)]
+pub(crate) struct ModelFrame {
+    pub(crate) target: Option<AnimationTargetId>,
+    pub(crate) parent: Option<usize>,
+    pub(crate) rest: Affine3A,
+}
+
+impl CrowdSkeleton {
+    pub(super) fn new(game: GtaGame) -> Self {
+        let skeleton = game.skeleton();
+        let lowest = skeleton.lowest_rest_height();
+        let targets = skeleton
+            .bones
+            .iter()
+            .map(|b| {
+                bone_target_id(
+                    &skeleton,
+                    &BoneRef {
+                        name: b.name.clone(),
+                        id: b.id,
+                    },
+                )
+            })
+            .collect();
+        let parents = skeleton.bones.iter().map(|b| b.parent).collect();
+        let names = skeleton.bones.iter().map(|b| b.name.clone()).collect();
+        Self {
+            names,
+            basis: Some(Basis::new(-lowest, Affine3A::IDENTITY)),
+            pose: skeleton
+                .pose_skeleton()
+                .expect("the built-in skeletons list parents before children"),
+            targets,
+            parents,
+            rig: None,
+            file_nodes: Vec::new(),
+        }
+    }
+
+    /// `game` (a game's built-in skeleton, [`Self::new`]) with a model's own rests and
+    /// hierarchy, posed as `GtaModel` poses that model with bone entities. Each bone the model
+    /// has (its first frame of the bone's animation target):
+    /// - hangs under the bone of the nearest frame above it in the model, wherever that bone
+    ///   comes in the game's order;
+    /// - rests where its frame rests relative to that bone. Frames between them that are not
+    ///   bones are a fixed transform between the two ([`PoseSkeleton::with_offsets`]), which a
+    ///   clip's keys for the bone below do not replace;
+    /// - where no bone is above its frame, is fixed where the frames above it put it, and moves
+    ///   only by its own keys.
+    ///
+    /// So a model that lacks a bone between two others (a forearm), hangs a bone under another
+    /// than the game does, or puts a turned frame of its own between two bones, moves each bone
+    /// as its bone entities move. A bone the model lacks keeps the game's rest and parent. The
+    /// basis lifts by `lift` (the model's, metres) after the frames above the root bone. The
+    /// bones, their order, names and targets stay the game's, so that everything bound by them
+    /// (skins, masks, layers) holds. `None` when the model has no frame of the root bone.
+    #[cfg(feature = "dff")]
+    pub(crate) fn with_model_rests(
+        game: &CrowdSkeleton,
+        frames: &[ModelFrame],
+        lift: f32,
+    ) -> Option<Self> {
+        let n = frames.len();
+        // A frame's parent chain, at most as long as the frames (a cycle or a parent out of
+        // range ends it).
+        let chain = |f: usize| {
+            let mut at = frames.get(f).and_then(|f| f.parent);
+            std::iter::from_fn(move || {
+                let p = at.filter(|p| *p < n)?;
+                at = frames[p].parent;
+                Some(p)
+            })
+            .take(n)
+        };
+        let model_rest = |f: usize| chain(f).fold(frames[f].rest, |m, p| frames[p].rest * m);
+        let frame_of: Vec<Option<usize>> = (game.targets.iter())
+            .map(|t| frames.iter().position(|f| f.target == Some(*t)))
+            .collect();
+        let root = (*frame_of.first()?)?;
+        let above = (frames[root].parent)
+            .filter(|p| *p < n)
+            .map_or(Affine3A::IDENTITY, model_rest);
+        let basis = Basis::new(lift, above);
+        // A frame's rest in the skeleton's model space (the root bone's parent frame's).
+        let below_above = above.inverse();
+        let frame_model = |f: usize| below_above * model_rest(f);
+        // Each frame's bone, where it is one.
+        let mut bone_of = vec![None; n];
+        for (b, f) in frame_of.iter().enumerate() {
+            if let Some(f) = *f {
+                bone_of[f].get_or_insert(b);
+            }
+        }
+        // Each bone's rest in model space: its frame's, or (a bone the model lacks) the game's
+        // rest under its parent's.
+        let mut model: Vec<Affine3A> = Vec::with_capacity(game.parents.len());
+        for (b, games) in game.parents.iter().enumerate() {
+            let placed = match (frame_of[b], games) {
+                (Some(f), _) => frame_model(f),
+                (None, Some(p)) => model[*p] * affine(game.pose.rest().get(b)),
+                (None, None) => affine(game.pose.rest().get(b)),
+            };
+            model.push(placed);
+        }
+        let nb = game.parents.len();
+        let (mut rests, mut parents, mut offsets) = (
+            Vec::with_capacity(nb),
+            Vec::with_capacity(nb),
+            Vec::with_capacity(nb),
+        );
+        let decomposed = |m: Affine3A| {
+            let (scale, rotation, translation) = m.to_scale_rotation_translation();
+            BonePose {
+                rotation: rotation.normalize(),
+                translation,
+                scale,
+            }
+        };
+        for (b, games) in game.parents.iter().enumerate() {
+            let (parent, offset, local) = match (frame_of[b], games) {
+                (None, _) => (*games, None, affine(game.pose.rest().get(b))),
+                // The root bone: its frame's rest, the frames above it in the basis.
+                (Some(f), None) => (None, None, frames[f].rest),
+                (Some(f), Some(_)) => {
+                    let up = frames[f].parent.filter(|p| *p < n);
+                    match chain(f).find(|a| bone_of[*a].is_some_and(|p| p != b)) {
+                        // Straight under its bone, or with frames between that do nothing.
+                        Some(a)
+                            if up == Some(a)
+                                || (model[bone_of[a]?].inverse() * frame_model(up?))
+                                    .abs_diff_eq(Affine3A::IDENTITY, 1e-6) =>
+                        {
+                            let p = bone_of[a]?;
+                            (Some(p), None, model[p].inverse() * model[b])
+                        }
+                        // Frames between that move or turn it.
+                        Some(a) => {
+                            let p = bone_of[a]?;
+                            let between = model[p].inverse() * frame_model(up?);
+                            (Some(p), Some(between), frames[f].rest)
+                        }
+                        // No bone above: where its frames put it, in the character's space.
+                        None => {
+                            let placed = up.map_or(below_above, frame_model);
+                            (None, Some(basis.affine * placed), frames[f].rest)
+                        }
+                    }
+                }
+            };
+            rests.push(decomposed(local));
+            parents.push(parent);
+            offsets.push(offset);
+        }
+        let pose = PoseSkeleton::with_offsets(&parents, &rests, &offsets).ok()?;
+        // The game's parents where the model hangs its bones as the game does (shared).
+        let parents = match parents[..] == game.parents[..] {
+            true => game.parents.clone(),
+            false => parents.into(),
+        };
+        // The game's bones, names and targets, shared with its skeleton.
+        Some(Self {
+            pose,
+            basis: Some(basis),
+            targets: game.targets.clone(),
+            names: game.names.clone(),
+            parents,
+            rig: None,
+            file_nodes: Vec::new(),
+        })
+    }
+
+    /// Whether `self` rests as `other` does, within 10 µm and 10 µrad (a model made from a
+    /// game's tables, its matrices rounded), the two having the same bones.
+    #[cfg(feature = "dff")]
+    pub(crate) fn rests_as(&self, other: &Self) -> bool {
+        const CLOSE: f32 = 1e-5;
+        let near = |a: Vec3, b: Vec3| (a - b).abs().max_element() < CLOSE;
+        // (q and −q are one rotation; each component moves by about half the angle.)
+        let turned = |a: Quat, b: Quat| {
+            let (a, b) = (Vec4::from(a), Vec4::from(b));
+            (a - b).abs().max_element().min((a + b).abs().max_element()) < CLOSE
+        };
+        let (a, b) = (self.pose.rest(), other.pose.rest());
+        let bases = match (&self.basis, &other.basis) {
+            (Some(x), Some(y)) => {
+                turned(x.rotation, y.rotation)
+                    && near(x.affine.translation.into(), y.affine.translation.into())
+                    && (x.affine.matrix3 - y.affine.matrix3)
+                        .to_cols_array()
+                        .iter()
+                        .all(|d| d.abs() < CLOSE)
+            }
+            (None, None) => true,
+            _ => false,
+        };
+        bases
+            && self.pose.in_joint_order()
+            && other.pose.in_joint_order()
+            && self.parents == other.parents
+            && self.targets == other.targets
+            && (0..self.parents.len()).all(|j| {
+                let (p, q) = (a.get(j), b.get(j));
+                near(p.translation, q.translation)
+                    && near(p.scale, q.scale)
+                    && turned(p.rotation, q.rotation)
+            })
+    }
+
+    /// A glTF character's skeleton: `rig`'s nodes (parents before children), each with its
+    /// animation target and its index in the file. `None` when a parent comes after its child
+    /// or the lists differ in length.
+    #[cfg(feature = "gltf")]
+    pub(crate) fn for_rig(
+        rig: TargetRig,
+        targets: Vec<AnimationTargetId>,
+        file_nodes: Vec<usize>,
+    ) -> Option<Self> {
+        let parents = rig.parents();
+        let n = parents.len();
+        if targets.len() != n || file_nodes.len() != n {
+            return None;
+        }
+        Some(Self {
+            // (Refuses a parent after its child.)
+            pose: PoseSkeleton::new(parents, rig.rests()).ok()?,
+            names: rig.names().into(),
+            targets,
+            parents: parents.into(),
+            basis: None,
+            rig: Some(Arc::new(rig)),
+            file_nodes,
+        })
+    }
+
+    /// A glTF character's: per bone, its node's index in the file (empty for a game's).
+    #[cfg(all(feature = "dff", feature = "gltf"))]
+    pub(crate) fn file_nodes(&self) -> &[usize] {
+        &self.file_nodes
+    }
+
+    /// How many bones it has.
+    #[cfg(all(feature = "dff", feature = "gltf"))]
+    pub(crate) fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The bone each of `info`'s tracks drives (by target id).
+    pub(super) fn tracks(&self, info: &ClipInfo) -> Vec<Option<usize>> {
+        (info.tracks.iter())
+            .map(|(t, _)| self.targets.iter().position(|b| b == t))
+            .collect()
+    }
+
+    /// The bones' names, in bone order.
+    pub(in crate::plugin::skeletal) fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The bones' parents, in bone order.
+    pub(in crate::plugin::skeletal) fn parents(&self) -> &[Option<usize>] {
+        &self.parents
+    }
+
+    /// The rest pose (GTA's axes: no basis in the root).
+    pub(in crate::plugin::skeletal) fn rest(&self) -> &LocalPose {
+        self.pose.rest()
+    }
+
+    /// `root` (joint 0's local transform) with `basis` composed into it.
+    pub(super) fn based(basis: &Basis, root: BonePose) -> BonePose {
+        BonePose {
+            rotation: basis.rotation * root.rotation,
+            translation: basis.affine.transform_point3(root.translation),
+            scale: root.scale,
+        }
+    }
+
+    /// `root` with the basis (if any) taken out of it again ([`Self::based`] undone).
+    pub(super) fn unbased(&self, root: BonePose) -> BonePose {
+        let Some(basis) = &self.basis else {
+            return root;
+        };
+        BonePose {
+            rotation: basis.rotation.inverse() * root.rotation,
+            translation: basis.affine.inverse().transform_point3(root.translation),
+            scale: root.scale,
+        }
+    }
+}
+
+/// A local pose as an affine transform.
+#[cfg(feature = "dff")]
+fn affine(p: BonePose) -> Affine3A {
+    Affine3A::from_scale_rotation_translation(p.scale, p.rotation, p.translation)
+}
+
+#[cfg(all(test, feature = "dff"))]
+mod tests;
