@@ -452,6 +452,29 @@ fn main_pass_vertices(app: &mut App) -> f64 {
     );
 }
 
+/// A crowd app on `root`'s assets that counts the GPU's shaded vertices
+/// ([`main_pass_vertices`]), with a camera 3.6 m back looking at a ped's waist and a light, and
+/// a paused playback for its characters.
+fn counting_app(root: &Path) -> (App, Entity, Playback) {
+    let mut app = with_crowd_frames(headless_app_with(
+        root,
+        (
+            IfpPlugin,
+            DffPlugin,
+            CrowdDrawPlugin,
+            bevy::render::diagnostic::RenderDiagnosticsPlugin,
+        ),
+    ));
+    let (camera, _) = camera(&mut app, Vec3::new(0.0, 1.2, 3.6), Vec3::new(0.0, 0.8, 0.0));
+    app.world_mut().spawn((
+        DirectionalLight::default(),
+        Transform::from_xyz(1.0, 3.0, 2.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    (app, camera, paused)
+}
+
 /// Per-instance culling, both ways, counted on the GPU (its pipeline statistics: the vertex
 /// shader invocations of the main passes) and on the CPU. One camera; three walking crowd peds
 /// (paused): one in the middle of the picture, one half out of it on the left, one behind the
@@ -471,23 +494,8 @@ fn main_pass_vertices(app: &mut App) -> f64 {
 fn crowd_peds_are_culled_per_instance_on_the_gpu_or_on_the_cpu() {
     on_gpu(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
-        let mut app = with_crowd_frames(headless_app_with(
-            &root,
-            (
-                IfpPlugin,
-                DffPlugin,
-                CrowdDrawPlugin,
-                bevy::render::diagnostic::RenderDiagnosticsPlugin,
-            ),
-        ));
+        let (mut app, camera, paused) = counting_app(&root);
         let (ped, walk, _) = sample_ped(&app);
-        let (camera, _) = camera(&mut app, Vec3::new(0.0, 1.2, 3.6), Vec3::new(0.0, 0.8, 0.0));
-        app.world_mut().spawn((
-            DirectionalLight::default(),
-            Transform::from_xyz(1.0, 3.0, 2.0).looking_at(Vec3::ZERO, Vec3::Y),
-        ));
-        let mut paused = Playback::looping();
-        paused.paused = true;
         let mut spawn = |at: Vec3| {
             (app.world_mut())
                 .spawn((
@@ -583,6 +591,64 @@ fn crowd_peds_are_culled_per_instance_on_the_gpu_or_on_the_cpu() {
         app.world_mut().despawn(direct);
         app.update();
         assert_eq!(gpu_culled(&mut app), 3 * PED_PARTS, "the GPU's again");
+    });
+}
+
+/// The GPU's per-instance culling for the other kinds of crowd model: the bundled GTA III ped
+/// of parts (16 rigid parts, one look) and the glTF humanoid. Per model, one paused character in
+/// the middle of the picture and one behind the camera, their parts left to the GPU's culling:
+/// hiding the one behind changes no count of shaded vertices (it shaded none), and moved into
+/// the picture beside the other it doubles the count.
+#[test]
+fn iii_and_gltf_crowd_characters_are_culled_per_instance_on_the_gpu() {
+    on_gpu(|| {
+        for worn in [Worn::IiiSample, Worn::Gltf] {
+            let dir = worn.dir(&format!("crowd_culled_{worn:?}"));
+            let Wearing {
+                game, walk, parts, ..
+            } = worn.wearing();
+            let (mut app, _, paused) = counting_app(&dir);
+            let server = app.world().resource::<AssetServer>().clone();
+            let walk: Handle<RigClip> = server.load(walk);
+            let mut spawn = |at: Vec3| {
+                let mut character = app.world_mut().spawn((
+                    CrowdCharacter::new(game, walk.clone()),
+                    paused.clone(),
+                    Transform::from_translation(at),
+                ));
+                match worn {
+                    Worn::Gltf => {
+                        character.insert(CrowdGltfModel::new(server.load("humanoid.glb")))
+                    }
+                    _ => character.insert(CrowdModel(server.load("ped.dff"))),
+                };
+                character.id()
+            };
+            spawn(Vec3::new(-0.5, 0.0, 0.0));
+            let behind = spawn(Vec3::new(0.0, 0.0, 40.0));
+            run_until(&mut app, 600, |app| count::<CrowdParts>(app) == 2 * parts);
+            let gpu_culled = count::<(CrowdParts, With<bevy::camera::visibility::NoCpuCulling>)>;
+            assert_eq!(gpu_culled(&mut app), 2 * parts, "{worn:?}: left to the GPU");
+            let all = main_pass_vertices(&mut app);
+            app.world_mut()
+                .entity_mut(behind)
+                .insert(Visibility::Hidden);
+            let without_behind = main_pass_vertices(&mut app);
+            app.world_mut()
+                .entity_mut(behind)
+                .insert(Visibility::Inherited);
+            app.world_mut()
+                .get_mut::<Transform>(behind)
+                .unwrap()
+                .translation = Vec3::new(0.5, 0.0, 0.0);
+            let both = main_pass_vertices(&mut app);
+            eprintln!(
+                "{worn:?}: vertices shaded with one ped behind the camera {all}, without it {without_behind}, with it in view {both}"
+            );
+            assert!(all > 0.0, "{worn:?}: the one in view is drawn");
+            assert_eq!(all, without_behind, "{worn:?}: the one behind is culled");
+            assert_eq!(both, 2.0 * all, "{worn:?}: in view, drawn");
+        }
     });
 }
 
