@@ -210,6 +210,29 @@ fn pose(c: &mut Criterion) {
             black_box(&crowd.characters);
         })
     });
+    // The same, on the SA skeleton of a model with a frame of its own (a helper, turned)
+    // between `Spine` and `Spine1`: `Spine1` and the 22 joints below it (neck, head, both arms)
+    // are composed after the pass in joint order (`PoseSkeleton::with_offsets`).
+    let sa = Skeleton::gta_sa();
+    let spine1 = (sa.bones.iter())
+        .position(|b| b.name.trim() == "Spine1")
+        .expect("SA's Spine1");
+    let mut offsets = vec![None; joints];
+    offsets[spine1] = Some(Affine3A::from_rotation_translation(
+        glam::Quat::from_rotation_x(0.1),
+        glam::Vec3::new(0.01, 0.0, 0.0),
+    ));
+    let parents: Vec<Option<usize>> = sa.bones.iter().map(|b| b.parent).collect();
+    let helped = PoseSkeleton::with_offsets(&parents, &sa.rest_pose(), &offsets)
+        .expect("the SA skeleton with an offset");
+    g.bench_function("local_to_model_offset_spine1", |b| {
+        b.iter(|| {
+            for c in &mut crowd.characters {
+                local_to_model(&helped, &c.blended, &mut c.model);
+            }
+            black_box(&crowd.characters);
+        })
+    });
     let mut crowd = Crowd::new(&walk, &idle);
     g.bench_function("full", |b| {
         b.iter(|| {

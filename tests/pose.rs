@@ -721,6 +721,20 @@ fn a_skeleton_with_offsets_and_later_parents_poses_as_its_hierarchy() {
     // Joint 1's 2 m along y doubled: (0, 1, 1) + Rz · Rx · (0, 4, 0) = (0, 1, 5).
     assert!(Vec3::from(out[1].translation).abs_diff_eq(Vec3::new(0., 1., 5.), 1e-5));
 
+    // Fewer joints in `out` or in the pose than in the skeleton: those are posed, joint 1
+    // (under joint 2, past them) as a root.
+    let mut two = [Affine3A::IDENTITY; 2];
+    local_to_model(&s, s.rest(), &mut two);
+    assert!(Vec3::from(two[0].translation).abs_diff_eq(Vec3::new(0., 0., 1.), 1e-6));
+    assert!(Vec3::from(two[1].translation).abs_diff_eq(Vec3::new(0., 2., 0.), 1e-6));
+    let mut one = [Affine3A::IDENTITY; 1];
+    local_to_model(&s, s.rest(), &mut one);
+    let mut short = LocalPose::new(2);
+    short.set(0, rest[0]);
+    short.set(1, rest[1]);
+    local_to_model(&s, &short, &mut out);
+    assert!(Vec3::from(out[1].translation).abs_diff_eq(Vec3::new(0., 2., 0.), 1e-6));
+
     // In order and without offsets: the same skeleton as `new` makes, nothing composed after.
     let ordered = [None, Some(0), Some(1), Some(0)];
     assert_eq!(

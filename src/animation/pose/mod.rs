@@ -1834,8 +1834,10 @@ fn blend_groups<const SCALES: bool>(
 }
 
 /// Puts `local` in model space: `out[j]` = `out[parent(j)] · local(j)` (scale, then rotation,
-/// then translation), roots as their local transform. Handles as many joints as `skeleton`,
-/// `local` and `out` all have.
+/// then translation), roots as their local transform (and, in a skeleton made by
+/// [`PoseSkeleton::with_offsets`], the joint's offset between the two). Handles as many joints as
+/// `skeleton`, `local` and `out` all have; a joint hung under one past those is placed as a
+/// root.
 pub fn local_to_model(skeleton: &PoseSkeleton, local: &LocalPose, out: &mut [Affine3A]) {
     if local.unit_scales {
         local_to_model_groups::<false>(skeleton, local, out);
@@ -1892,8 +1894,10 @@ fn local_to_model_groups<const SCALES: bool>(
                 Vec3A::from_vec4(c2.col(l)),
                 Vec3A::from_vec4(c3.col(l)),
             );
-            let p = parents[j];
-            out[j] = if p < 0 { m } else { out[p as usize] * m };
+            // (A root's −1 is past every joint; so is a later parent, whose joint is composed
+            // again after this pass.)
+            let p = parents[j] as usize;
+            out[j] = if p < j { out[p] * m } else { m };
         }
     }
     // The joints below a later parent or an offset, parents first.

@@ -6,7 +6,7 @@
 
 use super::{CrowdModel, Dff};
 use crate::plugin::skeletal::{
-    CrowdCharacter, CrowdRig, CrowdSkeleton, CrowdSkeletons, ModelFrame,
+    CrowdCharacter, CrowdRig, CrowdSkeleton, CrowdSkeletons, ModelFrame, RestOnly,
 };
 use crate::skeleton::GtaGame;
 use bevy::platform::collections::HashMap;
@@ -145,13 +145,31 @@ fn model_rig(
             rest: f.rest.compute_affine(),
         })
         .collect();
-    let Some(skeleton) = CrowdSkeleton::with_model_rests(built_in, &frames, clump.lift) else {
+    let Some((skeleton, rest_only)) =
+        CrowdSkeleton::with_model_rests(built_in, &frames, clump.lift)
+    else {
         warn!(
             "crowd characters of {game:?} wearing {:?} pose the built-in skeleton: the model has no frame of its root bone, or its frames loop",
             model.path()
         );
         return None;
     };
+    let RestOnly {
+        root_under,
+        repeated,
+    } = rest_only;
+    if let Some(above) = root_under {
+        warn!(
+            "crowd characters of {game:?} wearing {:?}: the root bone hangs under {above:?}; posed as the root all the same (right at rest only: it does not follow {above:?}'s keys)",
+            model.path(),
+        );
+    }
+    if !repeated.is_empty() {
+        warn!(
+            "crowd characters of {game:?} wearing {:?}: {repeated:?} have more than one frame each; only the first follows the clip (the others stay at rest)",
+            model.path(),
+        );
+    }
     if skeleton.rests_as(built_in) {
         return Some(built_in.clone());
     }

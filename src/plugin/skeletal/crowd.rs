@@ -14,7 +14,7 @@ pub(crate) use rows::{BoneRows, bone_rows};
 pub(crate) use rows::{CrowdBoneRows, CrowdDrawn};
 pub(crate) use skeleton::CrowdSkeleton;
 #[cfg(feature = "dff")]
-pub(crate) use skeleton::ModelFrame;
+pub(crate) use skeleton::{ModelFrame, RestOnly};
 
 use super::bind::PoseLayouts;
 use super::fade::{fade_weight, outgoing_time};

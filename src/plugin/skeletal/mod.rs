@@ -46,7 +46,7 @@ pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer};
 #[cfg(any(feature = "gltf", feature = "dff"))]
 pub(crate) use crowd::{CrowdRig, CrowdSkeleton};
 #[cfg(feature = "dff")]
-pub(crate) use crowd::{ModelFrame, bind_crowds};
+pub(crate) use crowd::{ModelFrame, RestOnly, bind_crowds};
 #[cfg(feature = "gizmos")]
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
 pub use layers::{ClipLayers, LayerFinished, LayerLooped, LayerRemoved, LayerReport};

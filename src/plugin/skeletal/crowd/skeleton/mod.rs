@@ -33,24 +33,42 @@ pub(crate) struct CrowdSkeleton {
     pub(super) file_nodes: Vec<usize>,
 }
 
-/// What a game's crowd skeleton composes into its root bone: an affine transform, and its
-/// rotation (the root's rotation turned by it).
+/// What a game's crowd skeleton composes into its root bone: an affine transform, its rotation
+/// (the root's rotation turned by it) and its scale (the root's scaled by it: exact for a
+/// uniform scale, as a model's frames above its root bone have; a frame scaled unevenly would
+/// shear the bones, which no bone's transform can hold).
 #[derive(Clone, Copy)]
 pub(super) struct Basis {
     affine: Affine3A,
     rotation: Quat,
+    scale: Vec3,
 }
 
 impl Basis {
     /// GTA's Z-up to Bevy's Y-up, lifted by `lift` (metres, along Bevy's Y), after `above`.
     fn new(lift: f32, above: Affine3A) -> Self {
         let turned = Affine3A::from_rotation_translation(GTA_TO_BEVY, Vec3::Y * lift);
-        let (_, above_rotation, _) = above.to_scale_rotation_translation();
+        let (above_scale, above_rotation, _) = above.to_scale_rotation_translation();
         Self {
             affine: turned * above,
             rotation: (GTA_TO_BEVY * above_rotation).normalize(),
+            scale: unit_within_rounding(above_scale),
         }
     }
+}
+
+/// What [`CrowdSkeleton::with_model_rests`] cannot follow in a model's hierarchy: posed right at
+/// rest only, and otherwise under a clip than the model's bone entities are.
+#[cfg(feature = "dff")]
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct RestOnly {
+    /// The bone whose frame is above the root bone's. The root bone is the root all the same
+    /// (the frames above it fixed, as at rest), so it and every bone below it do not follow that
+    /// bone's keys.
+    pub(crate) root_under: Option<String>,
+    /// Bones with more than one frame of their animation target: the first follows the clip's
+    /// keys, the others stay as they rest (as bone entities, every one of them follows them).
+    pub(crate) repeated: Vec<String>,
 }
 
 /// A frame of a model a crowd character wears (a DFF ped's), as
@@ -113,12 +131,14 @@ impl CrowdSkeleton {
     /// basis lifts by `lift` (the model's, metres) after the frames above the root bone. The
     /// bones, their order, names and targets stay the game's, so that everything bound by them
     /// (skins, masks, layers) holds. `None` when the model has no frame of the root bone.
+    ///
+    /// Also returns what it could not follow ([`RestOnly`]).
     #[cfg(feature = "dff")]
     pub(crate) fn with_model_rests(
         game: &CrowdSkeleton,
         frames: &[ModelFrame],
         lift: f32,
-    ) -> Option<Self> {
+    ) -> Option<(Self, RestOnly)> {
         let n = frames.len();
         // A frame's parent chain, at most as long as the frames (a cycle or a parent out of
         // range ends it).
@@ -150,6 +170,23 @@ impl CrowdSkeleton {
                 bone_of[f].get_or_insert(b);
             }
         }
+        let rest_only = RestOnly {
+            root_under: chain(root)
+                .find_map(|a| bone_of[a])
+                .map(|b| game.names[b].clone()),
+            repeated: (frame_of.iter().enumerate())
+                .filter(|(_, f)| {
+                    f.is_some_and(|f| {
+                        frames
+                            .iter()
+                            .filter(|o| o.target == frames[f].target)
+                            .count()
+                            > 1
+                    })
+                })
+                .map(|(b, _)| game.names[b].clone())
+                .collect(),
+        };
         // Each bone's rest in model space: its frame's, or (a bone the model lacks) the game's
         // rest under its parent's.
         let mut model: Vec<Affine3A> = Vec::with_capacity(game.parents.len());
@@ -172,7 +209,7 @@ impl CrowdSkeleton {
             BonePose {
                 rotation: rotation.normalize(),
                 translation,
-                scale,
+                scale: unit_within_rounding(scale),
             }
         };
         for (b, games) in game.parents.iter().enumerate() {
@@ -217,7 +254,7 @@ impl CrowdSkeleton {
             false => parents.into(),
         };
         // The game's bones, names and targets, shared with its skeleton.
-        Some(Self {
+        let skeleton = Self {
             pose,
             basis: Some(basis),
             targets: game.targets.clone(),
@@ -225,7 +262,8 @@ impl CrowdSkeleton {
             parents,
             rig: None,
             file_nodes: Vec::new(),
-        })
+        };
+        Some((skeleton, rest_only))
     }
 
     /// Whether `self` rests as `other` does, within 10 µm and 10 µrad (a model made from a
@@ -330,7 +368,7 @@ impl CrowdSkeleton {
         BonePose {
             rotation: basis.rotation * root.rotation,
             translation: basis.affine.transform_point3(root.translation),
-            scale: root.scale,
+            scale: basis.scale * root.scale,
         }
     }
 
@@ -342,8 +380,18 @@ impl CrowdSkeleton {
         BonePose {
             rotation: basis.rotation.inverse() * root.rotation,
             translation: basis.affine.inverse().transform_point3(root.translation),
-            scale: root.scale,
+            scale: root.scale / basis.scale,
         }
+    }
+}
+
+/// `scale`, or exactly 1 where it is 1 within a matrix's rounding (10⁻⁵): a model's frames are
+/// rotations, and a scale of 0.99999994 taken out of one would send every pose of the skeleton
+/// through the pose pipeline's path with scales.
+fn unit_within_rounding(scale: Vec3) -> Vec3 {
+    match scale.abs_diff_eq(Vec3::ONE, 1e-5) {
+        true => Vec3::ONE,
+        false => scale,
     }
 }
 

@@ -119,7 +119,12 @@ fn a_models_rests_place_the_games_bones_where_its_frames_are() {
         let nub = Affine3A::from_translation(Vec3::X * 0.02);
         let frames = with_frame_between(&plain, last, nub);
         let right = |what: &str, frames: &[ModelFrame]| {
-            let s = CrowdSkeleton::with_model_rests(&built_in, frames, 0.9).unwrap();
+            let (s, rest_only) = CrowdSkeleton::with_model_rests(&built_in, frames, 0.9).unwrap();
+            assert_eq!(rest_only, RestOnly::default(), "{game:?} {what}");
+            // Frames of rotations give scales of exactly 1 (the pose pipeline's path without
+            // scales), not 1 within rounding.
+            let unit = (0..n).all(|b| s.pose.rest().get(b).scale == Vec3::ONE);
+            assert!(unit, "{game:?} {what}: scales of 1");
             let (ours, theirs) = (placed(&s), frames_placed(frames, 0.9));
             for (b, target) in s.targets.iter().enumerate() {
                 if let Some(f) = frames.iter().position(|f| f.target == Some(*target)) {
@@ -145,7 +150,7 @@ fn a_models_rests_place_the_games_bones_where_its_frames_are() {
         // A bone the model lacks (the last): the game's rest under the model's parent.
         let mut lacking = frames.clone();
         lacking[last].target = None;
-        let s = CrowdSkeleton::with_model_rests(&built_in, &lacking, 0.9).unwrap();
+        let (s, _) = CrowdSkeleton::with_model_rests(&built_in, &lacking, 0.9).unwrap();
         let (rest, games) = (s.pose.rest().get(n - 1), built_in.pose.rest().get(n - 1));
         assert!(rest.translation.distance(games.translation) < 1e-6);
 
@@ -169,6 +174,26 @@ fn a_models_rests_place_the_games_bones_where_its_frames_are() {
         // The last bone's frame straight under the clump's root: no bone above it.
         let s = right("orphan", &rehung(&plain, last, 0));
         assert_eq!(s.parents[n - 1], None, "{game:?}");
+
+        // The root bone's frame hung under the last bone's, and a second frame of the last
+        // bone: both reported.
+        let mut odd = frames.clone();
+        odd[1].parent = Some(last);
+        odd.push(ModelFrame {
+            target: Some(built_in.targets[n - 1]),
+            parent: Some(0),
+            rest: Affine3A::IDENTITY,
+        });
+        let (_, rest_only) = CrowdSkeleton::with_model_rests(&built_in, &odd, 0.9).unwrap();
+        let last_name = built_in.names[n - 1].clone();
+        assert_eq!(
+            rest_only,
+            RestOnly {
+                root_under: Some(last_name.clone()),
+                repeated: vec![last_name],
+            },
+            "{game:?}"
+        );
 
         // No frame of the root bone: no skeleton.
         let mut rootless = frames.clone();
@@ -267,6 +292,20 @@ fn a_models_own_hierarchy_moves_its_bones_as_its_frames_when_posed() {
         let turned = with_frame_between(&frames, 1 + child, turn);
         // (e) The middle bone's child under the clump's root, through a turned frame.
         let orphan = with_frame_between(&rehung(&frames, 1 + child, 0), 1 + child, turn);
+        // (f) The clump's root frame (above the root bone) also scaling by 2, and the orphan
+        // of (e) under it: every bone scaled with it, as the frames are.
+        let mut scaled = orphan.clone();
+        scaled[0].rest = Affine3A::from_scale_rotation_translation(
+            Vec3::splat(2.0),
+            Quat::from_rotation_z(std::f32::consts::FRAC_PI_2),
+            Vec3::Z * 0.5,
+        );
+        let (s, _) = CrowdSkeleton::with_model_rests(&built_in, &scaled, 0.9).unwrap();
+        let (ours, theirs) = (posed(&s), frames_posed(&scaled, &bone_of(&scaled)));
+        for b in 0..n {
+            let d = apart(ours[b], theirs[1 + b]);
+            assert!(d < 1e-4, "{game:?} scaled: bone {b} is {d} off");
+        }
         let cases = [
             ("lacking", &lacking, Some(middle)),
             ("moved", &moved, None),
@@ -275,7 +314,8 @@ fn a_models_own_hierarchy_moves_its_bones_as_its_frames_when_posed() {
             ("orphan", &orphan, None),
         ];
         for (what, model, left_out) in cases {
-            let s = CrowdSkeleton::with_model_rests(&built_in, model, 0.9).unwrap();
+            let (s, rest_only) = CrowdSkeleton::with_model_rests(&built_in, model, 0.9).unwrap();
+            assert_eq!(rest_only, RestOnly::default(), "{game:?} {what}");
             let (ours, theirs) = (posed(&s), frames_posed(model, &bone_of(model)));
             for b in (0..n).filter(|b| Some(*b) != left_out) {
                 let d = apart(ours[b], theirs[1 + b]);
@@ -316,7 +356,8 @@ fn a_models_own_hierarchy_moves_its_bones_as_its_frames_when_posed() {
                     scale,
                 }
             };
-            let mut game_hung = CrowdSkeleton::with_model_rests(&built_in, model, 0.9).unwrap();
+            let (mut game_hung, _) =
+                CrowdSkeleton::with_model_rests(&built_in, model, 0.9).unwrap();
             game_hung.parents = built_in.parents.clone();
             game_hung.pose = PoseSkeleton::new(&built_in.parents, &fixed).unwrap();
             let d = apart(posed(&game_hung)[wrong], theirs[1 + wrong]);
