@@ -827,7 +827,8 @@ fn skeleton_frames(b: &mut Bytes, stamp: u32, skeleton: &Skeleton, hanim: Option
                 .u32(0);
             for bone in bones {
                 // right, up, at: the columns of the rotation (§6.1).
-                let m = Mat3::from_quat(bone.rest.rotation);
+                // (Scaled by the rest's scale, where a fixture gives one.)
+                let m = Mat3::from_quat(bone.rest.rotation) * Mat3::from_diagonal(bone.rest.scale);
                 b.f32s(&m.x_axis.to_array())
                     .f32s(&m.y_axis.to_array())
                     .f32s(&m.z_axis.to_array())
@@ -1751,6 +1752,42 @@ fn crowd_characters_follow_frames_between_bones_and_bones_hung_under_later_ones(
         (GtaGame::Sa, skinned_ped(SA, &sa), "sa_ped.ifp", 32),
     ];
     crowd_poses_as_bone_entities("with frames between or bones hung late", cases);
+}
+
+/// A ped scaled by a frame above its root bone (a model made larger by its frames, not its
+/// vertices) in a crowd is posed as its bone entities are: every bone scaled with it, at three
+/// times of the walk, in every game.
+#[test]
+fn crowd_characters_wearing_a_ped_scaled_above_its_root_bone_pose_as_its_bone_entities() {
+    use rigplay::skeleton::GtaGame;
+    let scaled = |skeleton: &Skeleton, root: &str| {
+        let by = BonePose {
+            scale: Vec3::splat(1.25),
+            ..BonePose::default()
+        };
+        framed(skeleton, root, "Xscaled", by)
+    };
+    let cases = [
+        (
+            GtaGame::Iii,
+            parts_ped(&scaled(&Skeleton::gta_iii(), "Swaist")),
+            "sa_ped.ifp",
+            16,
+        ),
+        (
+            GtaGame::Vc,
+            skinned_ped(VC, &scaled(&Skeleton::gta_vc(), "Root")),
+            "vc_ped.ifp",
+            24,
+        ),
+        (
+            GtaGame::Sa,
+            skinned_ped(SA, &scaled(&Skeleton::gta_sa(), "Normal")),
+            "sa_ped.ifp",
+            32,
+        ),
+    ];
+    crowd_poses_as_bone_entities("scaled above its root bone", cases);
 }
 
 /// Crowd characters wearing peds that hang their bones otherwise than the game's skeleton are
