@@ -17,7 +17,7 @@ use rigplay::plugin::*;
 use rigplay::skeleton::Skeleton;
 use std::time::Duration;
 
-const SA: u32 = 0x1803_FFFF;
+pub(crate) const SA: u32 = 0x1803_FFFF;
 
 /// A dictionary with one D3D9 8888 texture "SKIN" (upper case: materials find textures
 /// case-insensitively), 2×2 with a 1×1 mip level. Level 0 texels (B, G, R, A in memory):

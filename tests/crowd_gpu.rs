@@ -1641,6 +1641,106 @@ fn noop_crowd_app(limits: wgpu::Limits) -> App {
     ))
 }
 
+/// A skinned SA ped made three times as large by a frame above its root bone: its part's box
+/// holds every vertex of the ped as skinned from its `CrowdSkinPose` (the skin matrices the crowd
+/// draws with), in every frame of 2 s of walking. The flesh's reach around the joints is scaled
+/// as the bones are: measured in the mesh's own space alone, the legs' far ends left the box.
+/// (No-op renderer: the boxes are kept in the main world.)
+#[test]
+fn a_ped_scaled_above_its_root_bone_keeps_its_flesh_in_its_parts_boxes() {
+    use crate::bevy_dff::{SA, framed, skinned_ped};
+    use bevy::camera::primitives::Aabb;
+    use bevy::mesh::VertexAttributeValues;
+    use rigplay::animation::BonePose;
+    use rigplay::plugin::CrowdSkinPose;
+    use rigplay::skeleton::Skeleton;
+    let dir = asset_dir(
+        "crowd_scaled_boxes",
+        &[
+            ("anims/sa_ped.ifp", "sa_ped.ifp"),
+            ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
+        ],
+    );
+    let thrice = BonePose {
+        scale: Vec3::splat(3.0),
+        ..BonePose::default()
+    };
+    let ped = skinned_ped(
+        SA,
+        &framed(&Skeleton::gta_sa(), "Normal", "Xscaled", thrice),
+    );
+    std::fs::write(dir.join("ped.dff"), ped).unwrap();
+    let render = RenderPlugin {
+        render_creation: RenderCreation::Manual(noop_renderer(None)),
+        ..default()
+    };
+    let mut app = with_crowd_frames(headless_app_on(
+        &dir,
+        render,
+        false,
+        (IfpPlugin, DffPlugin, CrowdDrawPlugin),
+    ));
+    let server = app.world().resource::<AssetServer>().clone();
+    let (model, walk): (Handle<Dff>, Handle<RigClip>) =
+        (server.load("ped.dff"), server.load("sa_ped.ifp#walk"));
+    let character = (app.world_mut())
+        .spawn((
+            CrowdCharacter::new(GtaGame::Sa, walk),
+            CrowdModel(model.clone()),
+            CrowdSkinPose::default(),
+        ))
+        .id();
+    run_until(&mut app, 600, |app| dressed_and_posed(app, &[character], 1));
+    // The skinned atomic's vertices, joints and weights.
+    let (positions, joints, weights) = {
+        let world = app.world();
+        let dff = world.resource::<Assets<Dff>>().get(&model).unwrap();
+        let atomic = (dff.clumps.iter().flat_map(|c| &c.atomics))
+            .find(|a| a.skin.is_some())
+            .unwrap();
+        let mesh = (world.resource::<Assets<Mesh>>().get(&atomic.parts[0].0)).unwrap();
+        let attribute = |a| mesh.attribute(a).unwrap();
+        let (
+            VertexAttributeValues::Float32x3(p),
+            VertexAttributeValues::Uint16x4(j),
+            VertexAttributeValues::Float32x4(w),
+        ) = (
+            attribute(Mesh::ATTRIBUTE_POSITION),
+            attribute(Mesh::ATTRIBUTE_JOINT_INDEX),
+            attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT),
+        )
+        else {
+            panic!("positions, joints and weights");
+        };
+        (p.clone(), j.clone(), w.clone())
+    };
+    let mut farthest = f32::NEG_INFINITY;
+    for frame in 0..60 {
+        app.update();
+        let world = app.world_mut();
+        let palette = (world.get::<CrowdSkinPose>(character).unwrap().palettes[0].joints).clone();
+        let mut boxes = world.query_filtered::<&Aabb, CrowdParts>();
+        let aabb = boxes.single(world).unwrap();
+        let (min, max) = (Vec3::from(aabb.min()), Vec3::from(aabb.max()));
+        for ((p, j), w) in positions.iter().zip(&joints).zip(&weights) {
+            let at = (0..4)
+                .map(|i| palette[j[i] as usize].transform_point3(Vec3::from(*p)) * w[i])
+                .sum::<Vec3>();
+            let out = (min - at).max(at - max).max_element();
+            farthest = farthest.max(out);
+            assert!(
+                out <= 1e-4,
+                "frame {frame}: a vertex at {at} is {out} m out of its part's box {min}..{max}"
+            );
+        }
+    }
+    eprintln!(
+        "{} vertices in the box in 60 frames (at worst {:.3} m inside its side)",
+        positions.len(),
+        -farthest
+    );
+}
+
 /// On a device whose renderer does not cull on the GPU (wgpu's no-op backend held to wgpu's
 /// default limits: 8 storage buffers and 4 storage textures a stage, below the 10 and 12 Bevy's
 /// GPU culling asks for, so Bevy preprocesses on the GPU without culling there), the crowd's

@@ -139,7 +139,8 @@ pub(super) fn build_model(
             },
         };
         let joints: Vec<(usize, Affine3A)> = joint_bones.into_iter().zip(inverse_binds).collect();
-        pieces.add(&joints, &atomic.parts, &[], skin.is_some(), build)?;
+        let scale = frame_scale(clump, atomic.frame);
+        pieces.add(&joints, &atomic.parts, &[], skin.is_some(), scale, build)?;
     }
     if unhung > 0 {
         warn!("{unhung} atomic(s) of a crowd model hang on no bone and are not drawn");
@@ -154,6 +155,26 @@ pub(super) fn build_model(
         #[cfg(feature = "gltf")]
         _rig: None,
     })
+}
+
+/// How much longer a length in `frame`'s space is in the model's: the largest scale of the
+/// frame's rest transforms up its chain together (1 for a model of rotations).
+fn frame_scale(clump: &DffClump, frame: usize) -> f32 {
+    let mut model = Affine3A::IDENTITY;
+    let mut at = Some(frame);
+    // (A cycle ends the walk.)
+    for _ in 0..=clump.frames.len() {
+        let Some(f) = at.and_then(|f| clump.frames.get(f)) else {
+            break;
+        };
+        model = f.rest.compute_affine() * model;
+        at = f.parent;
+    }
+    let m = model.matrix3;
+    m.x_axis
+        .length()
+        .max(m.y_axis.length())
+        .max(m.z_axis.length())
 }
 
 /// The crowd bone a rigid atomic on `frame` moves with: the nearest frame at or above it that is

@@ -272,7 +272,8 @@ pub(super) fn build_gltf_model(
                 weights = &shown.morph_weights;
             }
         }
-        pieces.add(&joints, &meshes, weights, node.skin.is_some(), build)?;
+        // (A glTF skin's bind space is the file's: its lengths are the scene's.)
+        pieces.add(&joints, &meshes, weights, node.skin.is_some(), 1.0, build)?;
     }
     if pieces.is_empty() {
         return Err("it has no mesh to draw".into());

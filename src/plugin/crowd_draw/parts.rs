@@ -46,13 +46,15 @@ struct Piece {
 impl Pieces {
     /// Adds the meshes of one atomic or glTF mesh node, whose joints are `joints` (per joint, its
     /// bone in the crowd skeleton and its inverse bind matrix). Their morph targets are applied
-    /// at `morph_weights` (see [`crowd_mesh`]).
+    /// at `morph_weights` (see [`crowd_mesh`]). A length in the meshes is `scale` times as long
+    /// in the character's space (the frames above a DFF atomic may scale it).
     pub(super) fn add(
         &mut self,
         joints: &[(usize, Affine3A)],
         meshes: &[(Handle<Mesh>, Handle<StandardMaterial>)],
         morph_weights: &[f32],
         skinned: bool,
+        scale: f32,
         build: &BuildParams,
     ) -> Result<(), String> {
         let list = self.joint_lists.len();
@@ -65,7 +67,7 @@ impl Pieces {
         for (mesh, material) in meshes {
             let mesh = build.meshes.get(mesh).ok_or("a mesh has not loaded")?;
             let (mesh, reach) = crowd_mesh(mesh, &bind_points, skinned, morph_weights)?;
-            self.reach = self.reach.max(reach);
+            self.reach = self.reach.max(reach * scale);
             let material = build
                 .standard
                 .get(material)
