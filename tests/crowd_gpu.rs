@@ -452,6 +452,15 @@ fn main_pass_vertices(app: &mut App) -> f64 {
     );
 }
 
+/// Shows or hides `character` (its parts inherit its visibility).
+fn show(app: &mut App, character: Entity, shown: bool) {
+    let visibility = match shown {
+        true => Visibility::Inherited,
+        false => Visibility::Hidden,
+    };
+    app.world_mut().entity_mut(character).insert(visibility);
+}
+
 /// A crowd app on `root`'s assets that counts the GPU's shaded vertices
 /// ([`main_pass_vertices`]), with a camera 3.6 m back looking at a ped's waist and a light, and
 /// a paused playback for its characters.
@@ -519,13 +528,6 @@ fn crowd_peds_are_culled_per_instance_on_the_gpu_or_on_the_cpu() {
             3 * PED_PARTS,
             "left to the GPU's culling"
         );
-        let show = |app: &mut App, character: Entity, shown: bool| {
-            let visibility = match shown {
-                true => Visibility::Inherited,
-                false => Visibility::Hidden,
-            };
-            app.world_mut().entity_mut(character).insert(visibility);
-        };
 
         let all = main_pass_vertices(&mut app);
         show(&mut app, behind, false);
@@ -630,13 +632,9 @@ fn iii_and_gltf_crowd_characters_are_culled_per_instance_on_the_gpu() {
             let gpu_culled = count::<(CrowdParts, With<bevy::camera::visibility::NoCpuCulling>)>;
             assert_eq!(gpu_culled(&mut app), 2 * parts, "{worn:?}: left to the GPU");
             let all = main_pass_vertices(&mut app);
-            app.world_mut()
-                .entity_mut(behind)
-                .insert(Visibility::Hidden);
+            show(&mut app, behind, false);
             let without_behind = main_pass_vertices(&mut app);
-            app.world_mut()
-                .entity_mut(behind)
-                .insert(Visibility::Inherited);
+            show(&mut app, behind, true);
             app.world_mut()
                 .get_mut::<Transform>(behind)
                 .unwrap()

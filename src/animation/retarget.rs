@@ -83,6 +83,7 @@
 //! for the missing bones; an output shorter than the target skeleton gets what fits.
 
 use super::{BoneRef, BoneTrack, Channel, Clip, ClipBuilder};
+use crate::hierarchy::HierarchyFault;
 use glam::{Quat, Vec3};
 
 mod align;
@@ -638,35 +639,12 @@ impl RestPose {
                 local: self.local.len(),
             });
         }
-        // 0: not seen, 1: on the chain being walked, 2: placed.
-        let mut state = vec![0u8; n];
-        let mut order = Vec::with_capacity(n);
-        let mut chain = Vec::new();
-        for start in 0..n {
-            let mut bone = start;
-            chain.clear();
-            loop {
-                match state[bone] {
-                    2 => break,
-                    1 => return Err(RestPoseError::Cycle { bone }),
-                    _ => {}
-                }
-                state[bone] = 1;
-                chain.push(bone);
-                match self.parents[bone] {
-                    None => break,
-                    Some(parent) if parent >= n => {
-                        return Err(RestPoseError::ParentOutOfRange { bone, parent });
-                    }
-                    Some(parent) => bone = parent,
-                }
+        crate::hierarchy::parents_first(&self.parents).map_err(|fault| match fault {
+            HierarchyFault::ParentOutOfRange { node, parent } => {
+                RestPoseError::ParentOutOfRange { bone: node, parent }
             }
-            for &b in chain.iter().rev() {
-                state[b] = 2;
-                order.push(b);
-            }
-        }
-        Ok(order)
+            HierarchyFault::Cycle { node } => RestPoseError::Cycle { bone: node },
+        })
     }
 
     /// Every bone's world (model-space) rest transform (position, rotation).

@@ -92,6 +92,7 @@
 //! [`local_to_model`] skip the scales). [`LocalPose::set`] and every job keep both up to date.
 
 use super::{BonePose, Clip};
+use crate::hierarchy::HierarchyFault;
 use glam::{Affine3A, Mat4, Quat, Vec3, Vec3A, Vec4};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -551,29 +552,17 @@ impl PoseSkeleton {
                 });
             }
         }
-        // Parents first: each joint after the chain above it, a joint met again on its own
-        // walk up being a cycle.
-        let mut order = Vec::with_capacity(n);
-        let mut state = vec![0u8; n];
-        for start in 0..n {
-            let mut walk = Vec::new();
-            let mut at = Some(start);
-            while let Some(j) = at {
-                match state[j] {
-                    2 => break,
-                    1 => return Err(PoseSkeletonError::Cycle { joint: j }),
-                    _ => {
-                        state[j] = 1;
-                        walk.push(j);
-                        at = parents[j];
-                    }
+        // Parents first (every parent is in range and another joint, checked above).
+        let order = crate::hierarchy::parents_first(parents).map_err(|fault| match fault {
+            HierarchyFault::Cycle { node } => PoseSkeletonError::Cycle { joint: node },
+            HierarchyFault::ParentOutOfRange { node, parent } => {
+                PoseSkeletonError::ParentOutOfRange {
+                    joint: node,
+                    parent,
+                    joints: n,
                 }
             }
-            for &j in walk.iter().rev() {
-                state[j] = 2;
-                order.push(j);
-            }
-        }
+        })?;
         let mut is_late = vec![false; n];
         let mut late = Vec::new();
         for &j in &order {

@@ -9,6 +9,7 @@ use crate::formats::bytes::decode_name;
 use crate::formats::rw::{
     ChunkHeader, Payload, RwError, RwErrorKind, RwWarning, RwWarningKind, Walker, id,
 };
+use crate::hierarchy::HierarchyFault;
 use glam::{Mat3, Mat4, Vec3};
 
 /// A DFF file and what the reader tolerated on the way.
@@ -217,25 +218,21 @@ fn read_frame_list(w: &mut Walker<'_>, list: &ChunkHeader) -> Result<Vec<Frame>,
             f
         })
         .collect();
-    // Colour each frame: 0 unvisited, 1 on the current walk, 2 known to reach a root.
-    let mut state = vec![0u8; n];
-    for i in 0..n {
-        let mut walk = Vec::new();
-        let mut f = Some(i);
-        while let Some(j) = f {
-            match state[j] {
-                2 => break,
-                1 => return Err(w.error(parent_at[j], RwErrorKind::FrameCycle { frame: j })),
-                _ => {
-                    state[j] = 1;
-                    walk.push(j);
-                    f = frames[j].parent;
-                }
-            }
-        }
-        for j in walk {
-            state[j] = 2;
-        }
+    // No cycles (the parents are in range, checked above).
+    let parents: Vec<Option<usize>> = frames.iter().map(|f| f.parent).collect();
+    if let Err(fault) = crate::hierarchy::parents_first(&parents) {
+        let (frame, kind) = match fault {
+            HierarchyFault::Cycle { node } => (node, RwErrorKind::FrameCycle { frame: node }),
+            HierarchyFault::ParentOutOfRange { node, parent } => (
+                node,
+                RwErrorKind::IndexOutOfRange {
+                    what: "frame parent",
+                    index: parent as i64,
+                    limit: n as u64,
+                },
+            ),
+        };
+        return Err(w.error(parent_at[frame], kind));
     }
     w.leave();
 

@@ -219,21 +219,20 @@ impl CrowdSkeleton {
                 (Some(f), None) => (None, None, frames[f].rest),
                 (Some(f), Some(_)) => {
                     let up = frames[f].parent.filter(|p| *p < n);
-                    match chain(f).find(|a| bone_of[*a].is_some_and(|p| p != b)) {
-                        // Straight under its bone, or with frames between that do nothing.
-                        Some(a)
-                            if up == Some(a)
-                                || (model[bone_of[a]?].inverse() * frame_model(up?))
-                                    .abs_diff_eq(Affine3A::IDENTITY, 1e-6) =>
-                        {
-                            let p = bone_of[a]?;
-                            (Some(p), None, model[p].inverse() * model[b])
-                        }
-                        // Frames between that move or turn it.
-                        Some(a) => {
-                            let p = bone_of[a]?;
-                            let between = model[p].inverse() * frame_model(up?);
-                            (Some(p), Some(between), frames[f].rest)
+                    // The bone of the nearest frame above (`a`), and the frame straight above.
+                    let above = chain(f)
+                        .find_map(|a| bone_of[a].filter(|p| *p != b).map(|p| (a, p)))
+                        .zip(up);
+                    match above {
+                        Some(((a, p), up)) => {
+                            // The frames between, where there are some that move or turn it.
+                            let between = (up != a)
+                                .then(|| model[p].inverse() * frame_model(up))
+                                .filter(|m| !m.abs_diff_eq(Affine3A::IDENTITY, 1e-6));
+                            match between {
+                                None => (Some(p), None, model[p].inverse() * model[b]),
+                                Some(between) => (Some(p), Some(between), frames[f].rest),
+                            }
                         }
                         // No bone above: where its frames put it, in the character's space.
                         None => {
