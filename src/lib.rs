@@ -138,7 +138,6 @@ pub mod animation;
 pub mod convert;
 pub mod coords;
 pub mod formats;
-mod hierarchy;
 pub mod model;
 #[cfg(feature = "bevy")]
 pub mod plugin;

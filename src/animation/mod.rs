@@ -16,6 +16,7 @@
 //! For forward playback, [`ClipCursor`] remembers the key each channel was last at, so that
 //! advancing by a frame costs a comparison rather than a search.
 
+pub(crate) mod hierarchy;
 pub mod layers;
 pub mod names;
 mod playhead;

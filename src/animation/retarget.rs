@@ -83,7 +83,7 @@
 //! for the missing bones; an output shorter than the target skeleton gets what fits.
 
 use super::{BoneRef, BoneTrack, Channel, Clip, ClipBuilder};
-use crate::hierarchy::HierarchyFault;
+use crate::animation::hierarchy::HierarchyFault;
 use glam::{Quat, Vec3};
 
 mod align;
@@ -639,7 +639,7 @@ impl RestPose {
                 local: self.local.len(),
             });
         }
-        crate::hierarchy::parents_first(&self.parents).map_err(|fault| match fault {
+        crate::animation::hierarchy::parents_first(&self.parents).map_err(|fault| match fault {
             HierarchyFault::ParentOutOfRange { node, parent } => {
                 RestPoseError::ParentOutOfRange { bone: node, parent }
             }

@@ -92,7 +92,7 @@
 //! [`local_to_model`] skip the scales). [`LocalPose::set`] and every job keep both up to date.
 
 use super::{BonePose, Clip};
-use crate::hierarchy::HierarchyFault;
+use crate::animation::hierarchy::HierarchyFault;
 use glam::{Affine3A, Mat4, Quat, Vec3, Vec3A, Vec4};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -553,16 +553,17 @@ impl PoseSkeleton {
             }
         }
         // Parents first (every parent is in range and another joint, checked above).
-        let order = crate::hierarchy::parents_first(parents).map_err(|fault| match fault {
-            HierarchyFault::Cycle { node } => PoseSkeletonError::Cycle { joint: node },
-            HierarchyFault::ParentOutOfRange { node, parent } => {
-                PoseSkeletonError::ParentOutOfRange {
-                    joint: node,
-                    parent,
-                    joints: n,
+        let order =
+            crate::animation::hierarchy::parents_first(parents).map_err(|fault| match fault {
+                HierarchyFault::Cycle { node } => PoseSkeletonError::Cycle { joint: node },
+                HierarchyFault::ParentOutOfRange { node, parent } => {
+                    PoseSkeletonError::ParentOutOfRange {
+                        joint: node,
+                        parent,
+                        joints: n,
+                    }
                 }
-            }
-        })?;
+            })?;
         let mut is_late = vec![false; n];
         let mut late = Vec::new();
         for &j in &order {

@@ -4,12 +4,12 @@ use super::{
     Atomic, BinMesh, Clump, DffFile, Frame, Geometry, HAnim, HAnimHierarchy, HAnimNode, Material,
     Mesh, MorphTarget, Skin, SkinLayout, Texture, Triangle,
 };
+use crate::animation::hierarchy::HierarchyFault;
 use crate::formats::Bounds;
 use crate::formats::bytes::decode_name;
 use crate::formats::rw::{
     ChunkHeader, Payload, RwError, RwErrorKind, RwWarning, RwWarningKind, Walker, id,
 };
-use crate::hierarchy::HierarchyFault;
 use glam::{Mat3, Mat4, Vec3};
 
 /// A DFF file and what the reader tolerated on the way.
@@ -220,7 +220,7 @@ fn read_frame_list(w: &mut Walker<'_>, list: &ChunkHeader) -> Result<Vec<Frame>,
         .collect();
     // No cycles (the parents are in range, checked above).
     let parents: Vec<Option<usize>> = frames.iter().map(|f| f.parent).collect();
-    if let Err(fault) = crate::hierarchy::parents_first(&parents) {
+    if let Err(fault) = crate::animation::hierarchy::parents_first(&parents) {
         let (frame, kind) = match fault {
             HierarchyFault::Cycle { node } => (node, RwErrorKind::FrameCycle { frame: node }),
             HierarchyFault::ParentOutOfRange { node, parent } => (
