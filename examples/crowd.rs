@@ -52,6 +52,17 @@ struct Crowd {
 /// The asset source `--model`'s folder is read through.
 const MODEL_SOURCE: &str = "model";
 
+/// Bevy's task pools with the compute pool (where systems and their parallel loops run, the
+/// crowd's posing among them) on every core. By default Bevy gives a quarter of the cores each
+/// to its IO and async compute pools and the rest to compute: one compute thread on two cores,
+/// four on eight. Those two pools idle while a crowd is posed, so the posing's loop was left to
+/// half the cores (measured on two cores: `docs/performance.md`, twenty-sixth session).
+fn every_core_computes() -> bevy::app::TaskPoolOptions {
+    let mut options = bevy::app::TaskPoolOptions::default();
+    options.compute.min_threads = bevy::tasks::available_parallelism();
+    options
+}
+
 fn main() {
     let m = crowd_command(
         "crowd",
@@ -135,6 +146,9 @@ fn main() {
             .set(AssetPlugin {
                 file_path: concat!(env!("CARGO_MANIFEST_DIR"), "/../assets").into(),
                 ..default()
+            })
+            .set(TaskPoolPlugin {
+                task_pool_options: every_core_computes(),
             })
             .set(WindowPlugin {
                 primary_window: Some(Window {

@@ -72,7 +72,8 @@ fn step_aside(mut frame: Local<u32>, mut characters: Query<&mut Transform, With<
 pub struct Stage {
     /// The renderer (the no-op backend, or the machine's adapter).
     pub render: RenderPlugin,
-    /// Bevy's task pools' threads; `None`: Bevy's default (every core).
+    /// Bevy's task pools' threads, shared as Bevy shares them (with 2: one each for IO, async
+    /// compute and compute); `None`: Bevy's default (every core).
     pub threads: Option<usize>,
     /// The image the camera draws into, in pixels.
     pub size: UVec2,
@@ -90,10 +91,18 @@ pub fn scene<M>(
     more: impl Plugins<M>,
 ) -> Result<App, String> {
     let mut app = App::new();
-    let threads = match stage.threads {
+    let mut threads = match stage.threads {
         Some(n) => TaskPoolOptions::with_num_threads(n),
         None => TaskPoolOptions::default(),
     };
+    // (The compute pool's threads, where asked: `benches/crowd_draw.rs`.)
+    if let Some(n) = std::env::var("RIGPLAY_BENCH_COMPUTE_THREADS")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        threads.compute.min_threads = n;
+        threads.compute.max_threads = n;
+    }
     app.add_plugins((
         DefaultPlugins
             .set(TaskPoolPlugin {
