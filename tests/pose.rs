@@ -729,6 +729,7 @@ fn a_skeleton_with_offsets_and_later_parents_poses_as_its_hierarchy() {
     assert!(Vec3::from(two[1].translation).abs_diff_eq(Vec3::new(0., 2., 0.), 1e-6));
     let mut one = [Affine3A::IDENTITY; 1];
     local_to_model(&s, s.rest(), &mut one);
+    assert!(Vec3::from(one[0].translation).abs_diff_eq(Vec3::new(0., 0., 1.), 1e-6));
     let mut short = LocalPose::new(2);
     short.set(0, rest[0]);
     short.set(1, rest[1]);

@@ -3,7 +3,7 @@
 
 use super::parts::{BuildParams, Pieces};
 use super::state::{CrowdDressed, DrawnModel, Dresser, ModelKey, Opening};
-use crate::plugin::dff::{CrowdModel, Dff, DffClump, GtaModel, SkinBinding, bind};
+use crate::plugin::dff::{CrowdModel, Dff, DffClump, DffFrame, GtaModel, SkinBinding, bind};
 use crate::plugin::skeletal::CrowdCharacter;
 use bevy::animation::AnimationTargetId;
 use bevy::math::Affine3A;
@@ -160,16 +160,9 @@ pub(super) fn build_model(
 /// How much longer a length in `frame`'s space is in the model's: the largest scale of the
 /// frame's rest transforms up its chain together (1 for a model of rotations).
 fn frame_scale(clump: &DffClump, frame: usize) -> f32 {
-    let mut model = Affine3A::IDENTITY;
-    let mut at = Some(frame);
-    // (A cycle ends the walk.)
-    for _ in 0..=clump.frames.len() {
-        let Some(f) = at.and_then(|f| clump.frames.get(f)) else {
-            break;
-        };
-        model = f.rest.compute_affine() * model;
-        at = f.parent;
-    }
+    let model = frames_up(clump, frame).fold(Affine3A::IDENTITY, |model, f| {
+        f.rest.compute_affine() * model
+    });
     let m = model.matrix3;
     m.x_axis
         .length()
@@ -186,15 +179,20 @@ pub(super) fn rigid_joint(
     targets: &[AnimationTargetId],
 ) -> Option<(usize, Affine3A)> {
     let mut offset = Affine3A::IDENTITY;
-    let mut at = Some(frame);
-    // A frame's parent chain is at most as long as the frames (a cycle ends the walk).
-    for _ in 0..=clump.frames.len() {
-        let f = clump.frames.get(at?)?;
+    for f in frames_up(clump, frame) {
         if let Some(bone) = f.target.and_then(|t| targets.iter().position(|x| *x == t)) {
             return Some((bone, offset));
         }
         offset = f.rest.compute_affine() * offset;
-        at = f.parent;
     }
     None
+}
+
+/// `frame` and the frames above it, up to the clump's root: at most as many as the frames (a
+/// cycle ends the walk), and none past a parent out of range.
+fn frames_up(clump: &DffClump, frame: usize) -> impl Iterator<Item = &DffFrame> {
+    std::iter::successors(clump.frames.get(frame), |f| {
+        f.parent.and_then(|p| clump.frames.get(p))
+    })
+    .take(clump.frames.len() + 1)
 }

@@ -174,17 +174,9 @@ impl CrowdSkeleton {
             root_under: chain(root)
                 .find_map(|a| bone_of[a])
                 .map(|b| game.names[b].clone()),
-            repeated: (frame_of.iter().enumerate())
-                .filter(|(_, f)| {
-                    f.is_some_and(|f| {
-                        frames
-                            .iter()
-                            .filter(|o| o.target == frames[f].target)
-                            .count()
-                            > 1
-                    })
-                })
-                .map(|(b, _)| game.names[b].clone())
+            repeated: (game.targets.iter().zip(game.names.iter()))
+                .filter(|(t, _)| frames.iter().filter(|f| f.target == Some(**t)).count() > 1)
+                .map(|(_, name)| name.clone())
                 .collect(),
         };
         // Each bone's rest in model space: its frame's, or (a bone the model lacks) the game's
