@@ -773,19 +773,26 @@ fn dressed_and_posed(app: &mut App, characters: &[Entity], parts: usize) -> bool
     characters.iter().all(posed) && count::<CrowdParts>(app) == parts * characters.len()
 }
 
-/// Every crowd part's box (part space is its character's: a part is a child at its origin),
-/// by character, after checking that it holds the character's joints.
+/// Every crowd part's box (in world space: a part stays at the identity, its character's place
+/// being a row of the bone buffer), by character, after checking that it holds the character's
+/// joints.
 fn part_boxes(app: &mut App) -> Vec<(Entity, Vec3, Vec3)> {
     use bevy::camera::primitives::Aabb;
     let world = app.world_mut();
-    let mut parts = world.query_filtered::<(&ChildOf, &Aabb), CrowdParts>();
+    let mut parts = world.query_filtered::<(&ChildOf, &Aabb, &GlobalTransform), CrowdParts>();
     let mut found = Vec::new();
-    for (of, aabb) in parts.iter(world) {
+    for (of, aabb, own) in parts.iter(world) {
+        assert_eq!(
+            *own,
+            GlobalTransform::IDENTITY,
+            "a part stays at the origin"
+        );
         let pose = world.get::<CrowdPose>(of.parent()).unwrap();
+        let place = world.get::<GlobalTransform>(of.parent()).unwrap();
         assert!(!pose.bones.is_empty());
         let (min, max) = (Vec3::from(aabb.min()), Vec3::from(aabb.max()));
         for bone in &pose.bones {
-            let at = Vec3::from(bone.translation);
+            let at = place.transform_point(Vec3::from(bone.translation));
             assert!(
                 at.cmpge(min).all() && at.cmple(max).all(),
                 "a joint at {at} out of its part's box {min}..{max}"
@@ -1748,6 +1755,108 @@ fn a_ped_scaled_above_its_root_bone_keeps_its_flesh_in_its_parts_boxes() {
         positions.len(),
         -farthest
     );
+}
+
+/// A crowd character that moves (here under a parent that steps 2 cm to and fro, as a game moves
+/// its peds every frame) changes nothing of its parts: they stay at the identity, and their
+/// boxes (in world space) hold its joints where it is. Bevy's renderer extracts a mesh again
+/// when its `GlobalTransform`, `PreviousGlobalTransform` or `Aabb` changes; none does here. Moved
+/// 10 m, its parts' boxes are fitted where it went. (No-op renderer: the parts' components are
+/// the main world's.)
+///
+/// Before parts stayed at the identity, each was a child at its character's origin: 2 parts'
+/// transforms propagated and extracted again per moving ped each frame.
+#[test]
+fn a_moving_crowd_character_changes_nothing_of_its_parts() {
+    use bevy::camera::primitives::Aabb;
+    use bevy::ecs::change_detection::Tick;
+    let mut app = noop_crowd_app(wgpu::Limits::default());
+    // A camera, so that Bevy keeps the meshes' previous transforms (for motion vectors).
+    app.world_mut().spawn((
+        Camera3d::default(),
+        Transform::from_xyz(0.0, 1.0, 6.0).looking_at(Vec3::new(0.0, 1.0, 0.0), Vec3::Y),
+    ));
+    let (ped, walk, _) = sample_ped(&app);
+    let mover = (app.world_mut())
+        .spawn((
+            Transform::from_xyz(3.0, 0.0, -2.0).with_rotation(Quat::from_rotation_y(0.7)),
+            Visibility::default(),
+        ))
+        .id();
+    let mut playback = Playback::looping();
+    playback.seek(0.4);
+    playback.paused = true;
+    let character = (app.world_mut())
+        .spawn((
+            CrowdCharacter::new(GtaGame::Sa, walk),
+            CrowdModel(ped),
+            playback,
+            Transform::from_xyz(1.0, 0.0, 0.0),
+            ChildOf(mover),
+        ))
+        .id();
+    run_until(&mut app, 600, |app| {
+        dressed_and_posed(app, &[character], PED_PARTS)
+    });
+    assert!(dressed_and_posed(&mut app, &[character], PED_PARTS));
+    // When each part's components last changed.
+    let changes = |app: &mut App| -> Vec<(Entity, Tick, Tick, Option<Tick>)> {
+        let world = app.world_mut();
+        let mut parts = world.query_filtered::<Entity, CrowdParts>();
+        let parts: Vec<Entity> = parts.iter(world).collect();
+        parts
+            .into_iter()
+            .map(|p| {
+                let e = world.entity(p);
+                let own = e.get_ref::<GlobalTransform>().unwrap();
+                assert_eq!(
+                    *own,
+                    GlobalTransform::IDENTITY,
+                    "a part stays at the origin"
+                );
+                assert!(e.get::<Transform>().is_none(), "a part has no transform");
+                let last = e.get_ref::<bevy::pbr::PreviousGlobalTransform>();
+                (
+                    p,
+                    own.last_changed(),
+                    e.get_ref::<Aabb>().unwrap().last_changed(),
+                    last.map(|l| l.last_changed()),
+                )
+            })
+            .collect()
+    };
+    for _ in 0..3 {
+        app.update();
+    }
+    let boxes = part_boxes(&mut app);
+    let before = changes(&mut app);
+    assert_eq!(before.len(), PED_PARTS);
+    for frame in 0..20 {
+        let dx = if frame % 2 == 0 { 0.02 } else { -0.02 };
+        app.world_mut()
+            .get_mut::<Transform>(mover)
+            .unwrap()
+            .translation
+            .x += dx;
+        app.update();
+        assert_eq!(part_boxes(&mut app), boxes, "frame {frame}: the boxes hold");
+        assert_eq!(changes(&mut app), before, "frame {frame}: no part changed");
+    }
+    // 10 m away: the boxes are fitted there (`part_boxes` checks they hold the joints where the
+    // character now is).
+    app.world_mut()
+        .get_mut::<Transform>(mover)
+        .unwrap()
+        .translation
+        .x += 10.0;
+    app.update();
+    let moved = part_boxes(&mut app);
+    for (b, was) in moved.iter().zip(&boxes) {
+        assert!(
+            b.1.x > was.1.x + 5.0,
+            "{b:?} went with its character from {was:?}"
+        );
+    }
 }
 
 /// On a device whose renderer does not cull on the GPU (wgpu's no-op backend held to wgpu's

@@ -23,6 +23,9 @@
 //! * `flat, moving 10000`, `drawn, moving 10000`, `flat glTF, moving 10000`, `drawn glTF,
 //!   moving 10000`: those cases with every character moved each frame (2 cm along X and back,
 //!   [`crowd_scene::Moving`]), as a game moves its peds;
+//! * `flat, travelling 10000`, `drawn, travelling 10000`: every character walking on along X,
+//!   2.3 cm a frame ([`crowd_scene::Travelling`]), so that the drawn parts' boxes (kept in world
+//!   space) are left behind and set again every few frames;
 //! * `drawn, far half at half rate 10000`: `drawn 10000` with `CrowdLod` posing the peds farther
 //!   from the camera than the grid's centre (about half) on every other frame.
 //!
@@ -45,7 +48,7 @@ use bevy::render::settings::RenderCreation;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 mod crowd_scene;
-use crowd_scene::{Moving, Peds, Stage};
+use crowd_scene::{Moving, Peds, Stage, Travelling};
 
 // The bench takes only the no-op renderer.
 #[allow(dead_code)]
@@ -54,7 +57,17 @@ mod headless;
 use headless::noop_renderer;
 
 /// The scene on the no-op renderer, two threads, 640×360, no shadows.
-fn scene(peds: Peds, count: usize, moving: bool) -> App {
+/// How the characters move in a case.
+#[derive(Clone, Copy)]
+enum Motion {
+    Still,
+    /// To and fro ([`Moving`]).
+    Moving,
+    /// On and on ([`Travelling`]).
+    Travelling,
+}
+
+fn scene(peds: Peds, count: usize, motion: Motion) -> App {
     let stage = Stage {
         render: RenderPlugin {
             render_creation: RenderCreation::Manual(noop_renderer(None)),
@@ -64,9 +77,10 @@ fn scene(peds: Peds, count: usize, moving: bool) -> App {
         size: UVec2::new(640, 360),
         shadows: false,
     };
-    let app = match moving {
-        true => crowd_scene::scene(peds, count, stage, Moving),
-        false => crowd_scene::scene(peds, count, stage, ()),
+    let app = match motion {
+        Motion::Moving => crowd_scene::scene(peds, count, stage, Moving),
+        Motion::Travelling => crowd_scene::scene(peds, count, stage, Travelling),
+        Motion::Still => crowd_scene::scene(peds, count, stage, ()),
     };
     app.unwrap_or_else(|e| panic!("crowd draw: {e}"))
 }
@@ -78,10 +92,14 @@ fn crowd_draw(c: &mut Criterion) {
     // the apps it measures) and dropped before the next case's.
     let mut case = |name: String, peds: Peds, count: usize| {
         let mut app = None;
-        // (`, moving` in the name: every character moves each frame.)
-        let moving = name.contains(", moving");
+        // (`, moving` or `, travelling` in the name: every character moves each frame.)
+        let motion = match (name.contains(", moving"), name.contains(", travelling")) {
+            (true, _) => Motion::Moving,
+            (_, true) => Motion::Travelling,
+            _ => Motion::Still,
+        };
         g.bench_function(name, |b| {
-            let app = app.get_or_insert_with(|| scene(peds, count, moving));
+            let app = app.get_or_insert_with(|| scene(peds, count, motion));
             b.iter(|| app.update())
         });
     };
@@ -107,6 +125,9 @@ fn crowd_draw(c: &mut Criterion) {
         ("drawn glTF", Peds::DrawnGltf),
     ] {
         case(format!("{name}, moving 10000"), peds, 10_000);
+    }
+    for (name, peds) in [("flat", Peds::Flat), ("drawn", Peds::Drawn)] {
+        case(format!("{name}, travelling 10000"), peds, 10_000);
     }
     // The other games' skeletons, posed, and a GTA III ped of parts drawn (no VC ped model is
     // bundled).

@@ -3,13 +3,14 @@
 // world-from-local matrix is the character's transform times its skin, read from two storage
 // buffers instead of a `SkinnedMesh`'s joints. The fragment stage is StandardMaterial's own.
 //
-// - `crowd_bones`: every drawn character's bones (model space, Bevy's axes), `stride` per
-//   character, the character's slot being the entity's `MeshTag`; this frame's bones from row
-//   `current` on, last frame's from row `previous` on (for motion vectors).
+// - `crowd_bones`: two halves (this frame's from row `current` on, last frame's from row
+//   `previous` on, for motion vectors), each of `slots` rows of the characters' places in the
+//   world (their `GlobalTransform`s; a part's own is the identity), then `slots` slots of
+//   `stride` bones (model space, Bevy's axes). A character's slot is its parts' `MeshTag`.
 // - `crowd_joints`: the model's skin, per joint its bone in the crowd skeleton and its inverse
 //   bind matrix.
-// A joint's skin matrix is `bones[base + slot * stride + joint.bone] * joint.inverse_bind`, the
-// matrix `CrowdSkinPose` holds on the CPU.
+// A joint's skin matrix is `bones[first + joint.bone] * joint.inverse_bind`, the matrix
+// `CrowdSkinPose` holds on the CPU, `first` being the slot's first bone.
 
 #import bevy_pbr::{mesh_functions, view_transformations::position_world_to_clip}
 #import bevy_render::maths::affine3_to_square
@@ -31,11 +32,12 @@ struct CrowdParams {
     stride: u32,
 }
 
-// Two frames of bones: which rows hold this frame's and which last frame's (the halves swap
-// every frame), then the rows.
+// Two frames of places and bones: which rows hold this frame's and which last frame's (the
+// halves swap every frame), and the slots a half holds; then the rows.
 struct CrowdBones {
     current: u32,
     previous: u32,
+    slots: u32,
     rows: array<mat3x4<f32>>,
 }
 
@@ -88,6 +90,12 @@ struct CrowdVertex {
     @location(15) crowd_joint_weights: vec4<f32>,
 }
 
+// The vertex's character's place in the frame whose rows start at `base`.
+fn crowd_place(vertex: CrowdVertex, base: u32) -> mat4x4<f32> {
+    let slot = mesh_functions::get_tag(vertex.instance_index);
+    return affine3_to_square(crowd_bones.rows[base + slot]);
+}
+
 // Joint `joint_index`'s skin matrix, the character's bones starting at row `first`.
 fn skin_matrix(first: u32, joint_index: u32) -> mat4x4<f32> {
     let joint = crowd_joints[joint_index];
@@ -95,20 +103,30 @@ fn skin_matrix(first: u32, joint_index: u32) -> mat4x4<f32> {
     return affine3_to_square(bone) * affine3_to_square(joint.inverse_bind);
 }
 
-// The weighted sum of the vertex's skin matrices, as Bevy's `skinning::skin_model` sums joint
-// matrices, from the bones of the frame whose rows start at `base`.
-fn crowd_skin(vertex: CrowdVertex, base: u32) -> mat4x4<f32> {
-    let first = base + mesh_functions::get_tag(vertex.instance_index) * crowd_params.stride;
+// World from the mesh's local space in the frame whose rows start at `base`: the character's
+// place times the weighted sum of the vertex's skin matrices (summed as Bevy's
+// `skinning::skin_model` sums joint matrices).
+fn crowd_world_from_local(vertex: CrowdVertex, base: u32) -> mat4x4<f32> {
+    let slot = mesh_functions::get_tag(vertex.instance_index);
+    let first = base + crowd_bones.slots + slot * crowd_params.stride;
     let j = vertex.crowd_joint_indices;
     let w = vertex.crowd_joint_weights;
-    return w.x * skin_matrix(first, j.x) + w.y * skin_matrix(first, j.y)
+    let skin = w.x * skin_matrix(first, j.x) + w.y * skin_matrix(first, j.y)
         + w.z * skin_matrix(first, j.z) + w.w * skin_matrix(first, j.w);
+    return crowd_place(vertex, base) * skin;
 }
 
-// World from the mesh's local space: the character's transform (the entity's) times its skin.
-fn crowd_world_from_local(vertex: CrowdVertex) -> mat4x4<f32> {
-    return mesh_functions::get_world_from_local(vertex.instance_index)
-        * crowd_skin(vertex, crowd_bones.current);
+// A tangent through the skinned matrix, as Bevy's `mesh_tangent_local_to_world` takes it, its
+// handedness flipped where the character's place mirrors (Bevy reads that from the entity's
+// transform, here the identity).
+fn skinned_tangent(world_from_local: mat4x4<f32>, tangent: vec4<f32>, vertex: CrowdVertex) -> vec4<f32> {
+    if all(tangent == vec4<f32>(0.0)) {
+        return tangent;
+    }
+    let m = mat3x3<f32>(world_from_local[0].xyz, world_from_local[1].xyz, world_from_local[2].xyz);
+    let place = crowd_place(vertex, crowd_bones.current);
+    let sign = select(-1.0, 1.0, determinant(mat3x3<f32>(place[0].xyz, place[1].xyz, place[2].xyz)) >= 0.0);
+    return vec4<f32>(normalize(m * tangent.xyz), tangent.w * sign);
 }
 
 // A normal through the skinned matrix: its upper 3×3's inverse transpose (cofactors over the
@@ -125,7 +143,7 @@ fn skinned_normal(world_from_local: mat4x4<f32>, normal: vec3<f32>) -> vec3<f32>
 @vertex
 fn vertex(vertex: CrowdVertex) -> VertexOutput {
     var out: VertexOutput;
-    let world_from_local = crowd_world_from_local(vertex);
+    let world_from_local = crowd_world_from_local(vertex, crowd_bones.current);
     out.world_position = mesh_functions::mesh_position_local_to_world(
         world_from_local,
         vec4<f32>(vertex.position, 1.0)
@@ -142,19 +160,13 @@ fn vertex(vertex: CrowdVertex) -> VertexOutput {
     out.world_normal = skinned_normal(world_from_local, vertex.normal);
 #endif
 #ifdef VERTEX_TANGENTS
-    out.world_tangent = mesh_functions::mesh_tangent_local_to_world(
-        world_from_local,
-        vertex.tangent,
-        vertex.instance_index
-    );
+    out.world_tangent = skinned_tangent(world_from_local, vertex.tangent, vertex);
 #endif
 #endif
 #ifdef MOTION_VECTOR_PREPASS
-    // Where the vertex was last frame: the character's last transform times last frame's skin
+    // Where the vertex was last frame: the character's last place times last frame's skin
     // (Bevy's `SkinnedMesh` takes last frame's joint matrices the same way).
-    let previous_world_from_local =
-        mesh_functions::get_previous_world_from_local(vertex.instance_index)
-        * crowd_skin(vertex, crowd_bones.previous);
+    let previous_world_from_local = crowd_world_from_local(vertex, crowd_bones.previous);
     out.previous_world_position = mesh_functions::mesh_position_local_to_world(
         previous_world_from_local,
         vec4<f32>(vertex.position, 1.0)
@@ -165,11 +177,7 @@ fn vertex(vertex: CrowdVertex) -> VertexOutput {
     out.world_normal = skinned_normal(world_from_local, vertex.normal);
 #endif
 #ifdef VERTEX_TANGENTS
-    out.world_tangent = mesh_functions::mesh_tangent_local_to_world(
-        world_from_local,
-        vertex.tangent,
-        vertex.instance_index
-    );
+    out.world_tangent = skinned_tangent(world_from_local, vertex.tangent, vertex);
 #endif
 #endif // PREPASS_PIPELINE
 
@@ -188,7 +196,7 @@ fn vertex(vertex: CrowdVertex) -> VertexOutput {
 #ifdef VISIBILITY_RANGE_DITHER
     out.visibility_range_dither = mesh_functions::get_visibility_range_dither_level(
         vertex.instance_index,
-        mesh_functions::get_world_from_local(vertex.instance_index)[3]
+        crowd_place(vertex, crowd_bones.current)[3]
     );
 #endif
     return out;

@@ -3,9 +3,11 @@
 
 use super::material::CrowdMaterial;
 use super::state::{
-    BONE_BYTES, BONES_HEAD_BYTES, CrowdDraw, CrowdFallback, CrowdPart, bone_buffer_bytes,
+    BONE_BYTES, BONES_HEAD_BYTES, CrowdDraw, CrowdFallback, CrowdPart, bone_buffer_bytes, half_rows,
 };
-use crate::plugin::skeletal::{BoneRows, CrowdBoneRows, CrowdCharacter, CrowdPose, CrowdSkeletons};
+use crate::plugin::skeletal::{
+    BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdPose, CrowdSkeletons, bone_rows,
+};
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
 use bevy::asset::{AssetId, RenderAssetUsages};
@@ -65,6 +67,7 @@ pub(super) fn size_crowd_bones(
     let rows = &mut *rows;
     rows.stride = stride;
     rows.rows.resize(draw.slots.len() * stride, [0.0; 12]);
+    rows.places.resize(draw.slots.len(), [0.0; 12]);
     rows.bounds
         .resize(draw.slots.len(), (Vec3A::ZERO, Vec3A::ZERO));
     draw.written = true;
@@ -76,6 +79,8 @@ pub(super) fn size_crowd_bones(
 pub(super) struct CrowdBoneUpload {
     buffer: Option<AssetId<ShaderBuffer>>,
     bones: Vec<BoneRows>,
+    /// The characters' places, by slot.
+    places: Vec<BoneRows>,
     /// Whether `bones` are this frame's and not yet written.
     pending: bool,
     /// The buffer's slots and bones per slot.
@@ -112,13 +117,15 @@ pub(super) fn extract_crowd_bones(main: ResMut<MainWorld>, mut upload: ResMut<Cr
     }
     if let Some(mut rows) = world.get_resource_mut::<CrowdBoneRows>() {
         std::mem::swap(&mut rows.rows, &mut upload.bones);
+        std::mem::swap(&mut rows.places, &mut upload.places);
         upload.pending = true;
     }
 }
 
-/// Writes this frame's bone bytes into the half of the bone buffer that held the frame before
-/// last's (after Bevy prepared the buffer, made anew when it grew), and the head saying which
-/// half is which. A fresh slot's bones go into both halves: it moved nowhere since last frame.
+/// Writes this frame's places and bones into the half of the bone buffer that held the frame
+/// before last's (after Bevy prepared the buffer, made anew when it grew), and the head saying
+/// which half is which. A fresh slot's rows go into both halves: it moved nowhere since last
+/// frame.
 pub(super) fn write_crowd_bones(
     mut upload: ResMut<CrowdBoneUpload>,
     buffers: Res<RenderAssets<GpuShaderBuffer>>,
@@ -131,35 +138,73 @@ pub(super) fn write_crowd_bones(
     let Some(gpu) = upload.buffer.and_then(|id| buffers.get(id)) else {
         return;
     };
-    let half_rows = upload.capacity * upload.stride;
-    if (gpu.buffer.size() as usize) < bone_buffer_bytes(upload.capacity, upload.stride) {
+    let (capacity, stride) = (upload.capacity, upload.stride);
+    let half_rows = half_rows(capacity, stride);
+    if (gpu.buffer.size() as usize) < bone_buffer_bytes(capacity, stride) {
         return;
     }
-    let bones = &upload.bones[..upload.bones.len().min(half_rows)];
+    let bones = &upload.bones[..upload.bones.len().min(capacity * stride)];
+    let places = &upload.places[..upload.places.len().min(capacity)];
     upload.half ^= 1;
     let (current, previous) = (upload.half, upload.half ^ 1);
     let head = [
         (current * half_rows) as u32,
         (previous * half_rows) as u32,
-        0,
+        capacity as u32,
         0,
     ];
     queue.write_buffer(&gpu.buffer, 0, bytemuck::cast_slice(&head));
+    // A half's places (from its first row), then its bones (from row `capacity`).
     let at =
         |half: usize, row: usize| (BONES_HEAD_BYTES + (half * half_rows + row) * BONE_BYTES) as u64;
-    queue.write_buffer(&gpu.buffer, at(current, 0), bytemuck::cast_slice(bones));
+    let write_half = |half: usize| {
+        queue.write_buffer(&gpu.buffer, at(half, 0), bytemuck::cast_slice(places));
+        queue.write_buffer(&gpu.buffer, at(half, capacity), bytemuck::cast_slice(bones));
+    };
+    write_half(current);
     if upload.all_fresh > 0 {
         upload.all_fresh -= 1;
-        queue.write_buffer(&gpu.buffer, at(previous, 0), bytemuck::cast_slice(bones));
+        write_half(previous);
         return;
     }
-    let stride = upload.stride;
     for &slot in upload.fresh.iter().chain(&upload.fresh_before) {
-        let first = slot as usize * stride;
+        let slot = slot as usize;
+        if let Some(place) = places.get(slot) {
+            queue.write_buffer(
+                &gpu.buffer,
+                at(previous, slot),
+                bytemuck::cast_slice(&[*place]),
+            );
+        }
+        let first = slot * stride;
         if let Some(rows) = bones.get(first..first + stride) {
-            queue.write_buffer(&gpu.buffer, at(previous, first), bytemuck::cast_slice(rows));
+            let at = at(previous, capacity + first);
+            queue.write_buffer(&gpu.buffer, at, bytemuck::cast_slice(rows));
         }
     }
+}
+
+/// Writes each drawn character's place (its `GlobalTransform`, propagated this frame) by its
+/// slot, where the vertex shader takes it: a part's own `GlobalTransform` is the identity
+/// ([`super::state::CrowdDraw::dress`]).
+pub(super) fn place_crowds(
+    mut rows: ResMut<CrowdBoneRows>,
+    characters: Query<(&CrowdDrawn, &GlobalTransform)>,
+) {
+    let places = &mut rows.places;
+    for (drawn, at) in &characters {
+        // (A character drawn the Bevy way has no slot.)
+        if let Some(place) = places.get_mut(drawn.slot as usize) {
+            *place = bone_rows(&at.affine());
+        }
+    }
+}
+
+/// The affine transform whose rows are `rows` ([`bone_rows`]'s inverse).
+fn from_rows(r: &BoneRows) -> Affine3A {
+    Affine3A::from_cols_array(&[
+        r[0], r[4], r[8], r[1], r[5], r[9], r[2], r[6], r[10], r[3], r[7], r[11],
+    ])
 }
 
 /// How far past its character's posed bounds a part's box reaches ([`follow_poses`]), metres.
@@ -177,8 +222,10 @@ pub(super) const BOX_GROWTH_LIMIT: f32 = 3.0;
 
 /// Keeps each part's bounds around its character's joints (worked out as the crowd is posed),
 /// grown by how far the model's flesh reaches from a joint, so that Bevy culls it where it is
-/// drawn. A part whose box changes is extracted again by Bevy's renderer, so the box changes
-/// seldom ([`next_box`]).
+/// drawn. The boxes are in world space (a part's `GlobalTransform` is the identity), taken
+/// through the character's place ([`place_crowds`]). A part whose box changes is extracted again
+/// by Bevy's renderer, so the box changes seldom ([`next_box`]): a character that steps about
+/// within its box changes nothing.
 ///
 /// Fitted to each pose instead, a walking crowd's boxes would be set about one in 36 every frame
 /// (about 550 of 20,000, each part then extracted again: `docs/performance.md`).
@@ -189,11 +236,19 @@ pub(super) fn follow_poses(
 ) {
     let dt = time.delta_secs();
     parts.par_iter_mut().for_each(|(tag, mut part, mut aabb)| {
-        let Some(&(lo, hi)) = rows.bounds.get(tag.0 as usize) else {
+        let slot = tag.0 as usize;
+        let (Some(&(lo, hi)), Some(place)) = (rows.bounds.get(slot), rows.places.get(slot)) else {
             return;
         };
-        let grown = Vec3A::splat(part.reach);
-        let (set, loose_for) = next_box(&aabb, lo - grown, hi + grown, part.loose_for, dt);
+        // The box around the joints, grown by the flesh, in the character's space; then the
+        // world box around it.
+        let place = from_rows(place);
+        let centre = place.transform_point3a((lo + hi) * 0.5);
+        let half = (hi - lo) * 0.5 + Vec3A::splat(part.reach);
+        let m = place.matrix3;
+        let half = m.x_axis.abs() * half.x + m.y_axis.abs() * half.y + m.z_axis.abs() * half.z;
+        let (lo, hi) = (centre - half, centre + half);
+        let (set, loose_for) = next_box(&aabb, lo, hi, part.loose_for, dt);
         if let Some(set) = set {
             *aabb = set;
         }

@@ -36,10 +36,12 @@ pub type CrowdMaterial = ExtendedMaterial<StandardMaterial, CrowdSkin>;
 /// and one atomic's joints.
 #[derive(Asset, AsBindGroup, Reflect, Debug, Clone)]
 pub struct CrowdSkin {
-    /// Every drawn character's bones, this frame's and last frame's (for motion vectors), shared
-    /// by every crowd material: a head of two `u32`s (the first row of this frame's bones, and of
-    /// last frame's; 16 bytes in all), then the rows, per character slot `stride` bones as 3×4
-    /// affine rows (model space, Bevy's axes). The two frames' halves swap every frame.
+    /// Every drawn character's place and bones, this frame's and last frame's (for motion
+    /// vectors), shared by every crowd material: a head of three `u32`s (the first row of this
+    /// frame's half, of last frame's, and the slots a half holds; 16 bytes in all), then the
+    /// two halves, which swap every frame, each of 3×4 affine rows: per character slot its
+    /// place in the world (its `GlobalTransform`), then per slot `stride` bones (model space,
+    /// Bevy's axes).
     #[storage(100, read_only)]
     pub bones: Handle<ShaderBuffer>,
     /// Per skin joint of the atomic (one for a rigid atomic): its inverse bind matrix (3×4 rows)

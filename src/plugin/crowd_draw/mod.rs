@@ -23,8 +23,8 @@ pub use state::CrowdDrawSettings;
 
 use self::dff::dress_crowd;
 use self::frame::{
-    CrowdBoneUpload, extract_crowd_bones, follow_poses, pose_fallback_models, size_crowd_bones,
-    write_crowd_bones,
+    CrowdBoneUpload, extract_crowd_bones, follow_poses, place_crowds, pose_fallback_models,
+    size_crowd_bones, write_crowd_bones,
 };
 use self::state::CrowdDraw;
 use crate::plugin::PlaybackSystems;
@@ -60,7 +60,10 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 ///   (`NoCpuCulling`) where Bevy's renderer culls there, unless
 ///   [`CrowdDrawSettings::cpu_culling`] asks for the CPU's.
 /// - Each frame, after the crowd is posed, the bones of every drawn character are written into
-///   one storage buffer, uploaded whole. The buffer keeps last frame's bones too, so that a
+///   one storage buffer, uploaded whole, each character's place in the world (its
+///   `GlobalTransform`) beside them. The parts themselves have no `Transform` and stay at the
+///   identity, so that a character that moves costs its parts nothing in Bevy's transform
+///   propagation and extraction; their boxes are in world space. The buffer keeps last frame's bones too, so that a
 ///   camera's motion vectors (`MotionVectorPrepass`, for temporal anti-aliasing and motion
 ///   blur) follow the crowd's poses and places as they follow a `SkinnedMesh`'s.
 /// - A drawn character's bones are not drawn as skeleton gizmo lines over it.
@@ -121,8 +124,11 @@ impl Plugin for CrowdDrawPlugin {
                         .chain()
                         .after(PlaybackSystems::Prepare)
                         .before(PlaybackSystems::Apply),
-                    follow_poses
+                    // The characters' places, once their transforms are propagated.
+                    (place_crowds, follow_poses)
+                        .chain()
                         .after(PlaybackSystems::Apply)
+                        .after(bevy::transform::TransformSystems::Propagate)
                         .before(bevy::camera::visibility::VisibilitySystems::CheckVisibility),
                     pose_fallback_models
                         .after(PlaybackSystems::Apply)

@@ -93,14 +93,21 @@ pub(super) struct CrowdDraw {
 /// A bone in the bone buffer.
 pub(super) const BONE_BYTES: usize = size_of::<BoneRows>();
 
-/// The bone buffer's head: the first rows of this frame's bones and of last frame's (two `u32`s,
-/// padded to the rows' alignment). Then come two halves of `capacity × stride` bones, which
-/// swap every frame.
+/// The bone buffer's head: the first rows of this frame's half and of last frame's, and the
+/// slots a half holds (three `u32`s, padded to the rows' alignment). Then come two halves, which
+/// swap every frame, each of [`half_rows`] rows: per slot its character's place in the world
+/// (its `GlobalTransform`), then per slot its `stride` bones in its own space.
 pub(super) const BONES_HEAD_BYTES: usize = 16;
+
+/// The rows of one half of the bone buffer: `capacity` places, then `capacity` slots of
+/// `stride` bones.
+pub(super) fn half_rows(capacity: usize, stride: usize) -> usize {
+    capacity * (stride + 1)
+}
 
 /// The bone buffer's size for `capacity` slots of `stride` bones.
 pub(super) fn bone_buffer_bytes(capacity: usize, stride: usize) -> usize {
-    BONES_HEAD_BYTES + 2 * capacity * stride * BONE_BYTES
+    BONES_HEAD_BYTES + 2 * half_rows(capacity, stride) * BONE_BYTES
 }
 
 impl CrowdDraw {
@@ -150,6 +157,13 @@ impl CrowdDraw {
 
     /// Gives `entity` a slot and the parts of `drawn` (children tagged with the slot), built
     /// for `key`.
+    ///
+    /// A part is a child without a `Transform`, so that Bevy's transform propagation passes it
+    /// by: its `GlobalTransform` stays the identity, and its character's place is a row of the
+    /// bone buffer, read by the vertex shader. A character that moves then changes nothing of
+    /// its parts, and Bevy's renderer does not extract them again (it does for any mesh whose
+    /// `GlobalTransform` changed); its parts' boxes are kept in world space
+    /// ([`super::frame::follow_poses`]).
     pub(super) fn dress(
         &mut self,
         commands: &mut Commands,
@@ -172,8 +186,11 @@ impl CrowdDraw {
                         reach: drawn.reach,
                         loose_for: 0.0,
                     },
+                    GlobalTransform::IDENTITY,
                     ChildOf(entity),
                 ));
+                // (`Mesh3d` asks for a `Transform`; a part's place is its character's.)
+                part.remove::<Transform>();
                 if self.parts_gpu_culled {
                     part.insert(NoCpuCulling);
                 }

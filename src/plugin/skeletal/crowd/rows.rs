@@ -12,7 +12,8 @@ pub(crate) struct CrowdDrawn {
 }
 
 /// A bone as the drawn crowd's bone buffer takes it: the rows of its model-space 3×4 affine
-/// matrix (what WGSL's `mat3x4<f32>` holds as its columns), 48 bytes.
+/// matrix (what WGSL's `mat3x4<f32>` holds as its columns), 48 bytes. A character's place in the
+/// world is held in the same form.
 pub(crate) type BoneRows = [f32; 12];
 
 /// The rows of `m`.
@@ -27,7 +28,8 @@ pub(crate) fn bone_rows(m: &Affine3A) -> BoneRows {
 }
 
 /// The bones of every drawn crowd character, packed by slot as the GPU takes them, written by
-/// [`pose_crowds`] as it poses each (the drawing wing sizes it before and uploads it after).
+/// [`pose_crowds`] as it poses each (the drawing wing sizes it before, writes the characters'
+/// places once transforms are propagated, and uploads it all after).
 #[derive(Resource, Debug, Default)]
 pub(crate) struct CrowdBoneRows {
     /// Bones per slot.
@@ -36,6 +38,10 @@ pub(crate) struct CrowdBoneRows {
     pub(crate) rows: Vec<BoneRows>,
     /// Per slot, the bounds of its joints' positions (character space).
     pub(crate) bounds: Vec<(Vec3A, Vec3A)>,
+    /// Per slot, its character's place in the world (its `GlobalTransform`), written by the
+    /// drawing wing after Bevy's transform propagation.
+    #[cfg_attr(not(feature = "dff"), allow(dead_code))]
+    pub(crate) places: Vec<BoneRows>,
 }
 
 /// One slot of [`CrowdBoneRows`].
