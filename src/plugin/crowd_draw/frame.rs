@@ -484,6 +484,27 @@ mod tests {
         assert!((89..=91).contains(&frames), "{frames}");
     }
 
+    /// A ped walking on across the world at 1.4 m/s, 60 frames a second (2.3 cm a frame, its
+    /// world-space box following it): its box is set again every 11 frames or so, as the pose
+    /// leaves its 0.25 m of spare, and fitted again each time it trails 3 m behind.
+    #[test]
+    fn a_ped_walking_on_sets_its_box_about_every_eleven_frames() {
+        let mut aabb = Aabb::default();
+        let mut sets = 0;
+        for frame in 1..=600 {
+            let x = frame as f32 * 0.023;
+            let (lo, hi) = (v(x - 0.3, 0.0, -0.2), v(x + 0.3, 1.8, 0.2));
+            if let (Some(set), _) = next_box(&aabb, lo, hi, 0.0, 1.0 / 60.0) {
+                aabb = set;
+                sets += 1;
+            }
+        }
+        // 0.25 m / 0.023 m = 10.9 frames between sets: 600 frames, about 55 sets (the first
+        // fit included).
+        eprintln!("{sets} boxes set in 600 frames");
+        assert!((50..=60).contains(&sets), "{sets}");
+    }
+
     /// A pose whose root travels (not extracted): the box grows with it, never reaching more
     /// than 3 m past the pose, and is fitted to the pose again where it would.
     #[test]
