@@ -1127,6 +1127,8 @@ enum Worn {
     /// A skinned Vice City ped whose left hand hangs under its upper arm (the forearm a leaf
     /// beside it), written field by field.
     ViceCityRehung,
+    /// The skinned Vice City ped, half transparent (its material's alpha at 128).
+    ViceCityBlended,
 }
 
 /// How a pair test's characters wear a [`Worn`].
@@ -1147,7 +1149,7 @@ struct Wearing {
 impl Worn {
     fn wearing(self) -> Wearing {
         let (game, walk, fade_to) = match self {
-            Worn::ViceCity | Worn::ViceCityRehung => {
+            Worn::ViceCity | Worn::ViceCityRehung | Worn::ViceCityBlended => {
                 (GtaGame::Vc, "vc_ped.ifp#walk", "vc_ped.ifp#walk")
             }
             Worn::GtaIii | Worn::IiiSample => (GtaGame::Iii, "sa_ped.ifp#walk", "sa_ped.ifp#wave"),
@@ -1155,7 +1157,9 @@ impl Worn {
         };
         let (parts, skinned, meshes, least, covered) = match self {
             Worn::SamplePed | Worn::SaOwn => (PED_PARTS, 2, 3, 1000, 4000),
-            Worn::Gltf | Worn::ViceCity | Worn::ViceCityRehung => (1, 1, 1, 1000, 4000),
+            Worn::Gltf | Worn::ViceCity | Worn::ViceCityRehung | Worn::ViceCityBlended => {
+                (1, 1, 1, 1000, 4000)
+            }
             // (Its parts are small triangles.)
             Worn::GtaIii => (1, 0, 16, 100, 200),
             // (Its 16 parts share one material: one look in the crowd.)
@@ -1201,6 +1205,7 @@ impl Worn {
                 VC,
                 &rehung(&Skeleton::gta_vc(), "L Hand", "L UpperArm"),
             )),
+            Worn::ViceCityBlended => Some(half_transparent(skinned_ped(VC, &Skeleton::gta_vc()))),
             _ => None,
         };
         if let Some(ped) = fixture {
@@ -2076,6 +2081,104 @@ fn a_skinned_vice_city_ped_draws_the_same_both_ways_in_a_crowd() {
         assert!(shown > 1000, "the ped shows: {shown} pixels");
         assert!(drawn > 1000, "the ped shows: {drawn} pixels");
     });
+}
+
+/// A ped of a half-transparent material (the skinned VC ped with its material's alpha at 128:
+/// the DFF loader gives it `AlphaMode::Blend`) draws in a crowd as the Bevy way draws it, and its
+/// part keeps its character's transform: Bevy sorts blended meshes by their own transforms, so a
+/// blended part left at the identity, as opaque parts are, would sort as if it stood at the
+/// world's origin. Its material says the shader takes the part's own transform.
+#[test]
+fn a_blended_ped_draws_as_bevys_and_keeps_its_characters_transform_for_sorting() {
+    on_gpu(|| {
+        use crate::bevy_dff::{VC, skinned_ped};
+        let dir = asset_dir(
+            "crowd_vc_blended",
+            &[
+                ("anims/vc_ped.ifp", "vc_ped.ifp"),
+                ("anims/vc_ped.ifp.meta", "vc_ped.ifp.meta"),
+            ],
+        );
+        let ped = half_transparent(skinned_ped(VC, &rigplay::skeleton::Skeleton::gta_vc()));
+        std::fs::write(dir.join("player.dff"), ped).unwrap();
+        let (shown, drawn) = drawn_both_ways(
+            "vc blended",
+            &dir,
+            GtaGame::Vc,
+            "vc_ped.ifp#walk",
+            [1, 1],
+            2.2,
+        );
+        eprintln!("blended VC ped: {shown} pixels the Bevy way, {drawn} instanced");
+        assert!(
+            shown > 1000 && drawn > 1000,
+            "the ped shows: {shown}, {drawn}"
+        );
+
+        let mut app = crowd_app(&dir);
+        let server = app.world().resource::<AssetServer>().clone();
+        let place = Transform::from_xyz(2.0, 0.0, -3.0).with_rotation(Quat::from_rotation_y(1.0));
+        let character = (app.world_mut())
+            .spawn((
+                CrowdCharacter::new(GtaGame::Vc, server.load("vc_ped.ifp#walk")),
+                CrowdModel(server.load("player.dff")),
+                place,
+            ))
+            .id();
+        run_until(&mut app, 600, |app| dressed_and_posed(app, &[character], 1));
+        assert!(dressed_and_posed(&mut app, &[character], 1));
+        let world = app.world_mut();
+        let mut parts = world.query_filtered::<(
+            Option<&Transform>,
+            &GlobalTransform,
+            &MeshMaterial3d<CrowdMaterial>,
+        ), CrowdParts>();
+        let (own, global, material) = parts.single(world).unwrap();
+        assert_eq!(
+            own,
+            Some(&Transform::IDENTITY),
+            "the part keeps a transform"
+        );
+        assert_eq!(*global, GlobalTransform::from(place), "its character's");
+        let material = world
+            .resource::<Assets<CrowdMaterial>>()
+            .get(material)
+            .unwrap();
+        assert_eq!(material.base.alpha_mode, AlphaMode::Blend);
+        assert_eq!(material.extension.placed_by_entity, 1);
+    });
+}
+
+/// Two half-transparent VC peds (`half_transparent`), the far one seen through the near one:
+/// drawn in the crowd as the Bevy way draws them, within the strict bounds. Bevy draws blended
+/// meshes back to front, sorted by each mesh's own transform; the crowd's blended parts keep
+/// their characters' transforms for that.
+#[test]
+fn half_transparent_peds_one_behind_the_other_draw_in_the_order_bevys_do() {
+    on_gpu(|| {
+        let _app = two_pairs_compared(
+            Worn::ViceCityBlended,
+            "one behind the other",
+            true,
+            |app, camera| {
+                // Along the row (the peds at x = ±0.7): the one at 0.7 in front of the other.
+                let at = Transform::from_xyz(3.0, 1.1, 0.35)
+                    .looking_at(Vec3::new(-0.7, 0.9, 0.0), Vec3::Y);
+                *app.world_mut().get_mut::<Transform>(camera).unwrap() = at;
+            },
+        );
+    });
+}
+
+/// `ped` (a skinned ped from `bevy_dff::skinned_ped`) with its material's alpha at 128 (of
+/// 255): the DFF loader gives it `AlphaMode::Blend`.
+fn half_transparent(mut ped: Vec<u8>) -> Vec<u8> {
+    // The material's flags and colour (§3.4).
+    let colour = [0, 0, 0, 0, 180, 140, 110, 255];
+    let at = (ped.windows(8).position(|w| w == colour)).expect("the material's colour");
+    assert_eq!(ped.windows(8).filter(|w| *w == colour).count(), 1);
+    ped[at + 7] = 128;
+    ped
 }
 
 /// The ped `dir/player.dff` (`meshes_shown` meshes the Bevy way, `parts_drawn` crowd parts) as a crowd character of `game` paused 0.3 s into

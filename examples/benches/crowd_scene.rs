@@ -50,7 +50,8 @@ pub enum Peds {
 }
 
 /// Moves every crowd character 2 cm along X and back on alternate frames, as a game moves its
-/// peds every frame: a character that moves changes its transform, and so its drawn parts'.
+/// peds every frame: a character that moves changes its transform (its drawn parts stay at the
+/// identity, its place in the bone buffer, since 2026-12-06).
 pub struct Moving;
 
 impl Plugin for Moving {

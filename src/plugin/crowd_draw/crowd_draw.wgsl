@@ -32,6 +32,13 @@ struct CrowdParams {
     stride: u32,
 }
 
+struct CrowdPlacing {
+    // 1: the part is placed by its own transform (its character's, which Bevy sorts a blended
+    // or transmissive part by); 0: it stays at the identity, its character's place in
+    // `crowd_bones`.
+    by_entity: u32,
+}
+
 // Two frames of places and bones: which rows hold this frame's and which last frame's (the
 // halves swap every frame), and the slots a half holds; then the rows.
 struct CrowdBones {
@@ -44,6 +51,7 @@ struct CrowdBones {
 @group(#{MATERIAL_BIND_GROUP}) @binding(100) var<storage, read> crowd_bones: CrowdBones;
 @group(#{MATERIAL_BIND_GROUP}) @binding(101) var<storage, read> crowd_joints: array<CrowdJoint>;
 @group(#{MATERIAL_BIND_GROUP}) @binding(102) var<uniform> crowd_params: CrowdParams;
+@group(#{MATERIAL_BIND_GROUP}) @binding(103) var<uniform> crowd_placing: CrowdPlacing;
 
 // The vertex as Bevy's mesh pipeline lays it out for this pass (`forward_io` or `prepass_io`),
 // plus the crowd's own joints and weights at locations 14 and 15.
@@ -90,8 +98,15 @@ struct CrowdVertex {
     @location(15) crowd_joint_weights: vec4<f32>,
 }
 
-// The vertex's character's place in the frame whose rows start at `base`.
-fn crowd_place(vertex: CrowdVertex, base: u32) -> mat4x4<f32> {
+// The vertex's character's place in the frame whose rows start at `base`, last frame's if
+// `last` (for a part placed by its own transform, that transform).
+fn crowd_place(vertex: CrowdVertex, base: u32, last: bool) -> mat4x4<f32> {
+    if crowd_placing.by_entity != 0u {
+        if last {
+            return mesh_functions::get_previous_world_from_local(vertex.instance_index);
+        }
+        return mesh_functions::get_world_from_local(vertex.instance_index);
+    }
     let slot = mesh_functions::get_tag(vertex.instance_index);
     return affine3_to_square(crowd_bones.rows[base + slot]);
 }
@@ -106,14 +121,14 @@ fn skin_matrix(first: u32, joint_index: u32) -> mat4x4<f32> {
 // World from the mesh's local space in the frame whose rows start at `base`: the character's
 // place times the weighted sum of the vertex's skin matrices (summed as Bevy's
 // `skinning::skin_model` sums joint matrices).
-fn crowd_world_from_local(vertex: CrowdVertex, base: u32) -> mat4x4<f32> {
+fn crowd_world_from_local(vertex: CrowdVertex, base: u32, last: bool) -> mat4x4<f32> {
     let slot = mesh_functions::get_tag(vertex.instance_index);
     let first = base + crowd_bones.slots + slot * crowd_params.stride;
     let j = vertex.crowd_joint_indices;
     let w = vertex.crowd_joint_weights;
     let skin = w.x * skin_matrix(first, j.x) + w.y * skin_matrix(first, j.y)
         + w.z * skin_matrix(first, j.z) + w.w * skin_matrix(first, j.w);
-    return crowd_place(vertex, base) * skin;
+    return crowd_place(vertex, base, last) * skin;
 }
 
 // A tangent through the skinned matrix, as Bevy's `mesh_tangent_local_to_world` takes it, its
@@ -124,7 +139,7 @@ fn skinned_tangent(world_from_local: mat4x4<f32>, tangent: vec4<f32>, vertex: Cr
         return tangent;
     }
     let m = mat3x3<f32>(world_from_local[0].xyz, world_from_local[1].xyz, world_from_local[2].xyz);
-    let place = crowd_place(vertex, crowd_bones.current);
+    let place = crowd_place(vertex, crowd_bones.current, false);
     let sign = select(-1.0, 1.0, determinant(mat3x3<f32>(place[0].xyz, place[1].xyz, place[2].xyz)) >= 0.0);
     return vec4<f32>(normalize(m * tangent.xyz), tangent.w * sign);
 }
@@ -143,7 +158,7 @@ fn skinned_normal(world_from_local: mat4x4<f32>, normal: vec3<f32>) -> vec3<f32>
 @vertex
 fn vertex(vertex: CrowdVertex) -> VertexOutput {
     var out: VertexOutput;
-    let world_from_local = crowd_world_from_local(vertex, crowd_bones.current);
+    let world_from_local = crowd_world_from_local(vertex, crowd_bones.current, false);
     out.world_position = mesh_functions::mesh_position_local_to_world(
         world_from_local,
         vec4<f32>(vertex.position, 1.0)
@@ -166,7 +181,7 @@ fn vertex(vertex: CrowdVertex) -> VertexOutput {
 #ifdef MOTION_VECTOR_PREPASS
     // Where the vertex was last frame: the character's last place times last frame's skin
     // (Bevy's `SkinnedMesh` takes last frame's joint matrices the same way).
-    let previous_world_from_local = crowd_world_from_local(vertex, crowd_bones.previous);
+    let previous_world_from_local = crowd_world_from_local(vertex, crowd_bones.previous, true);
     out.previous_world_position = mesh_functions::mesh_position_local_to_world(
         previous_world_from_local,
         vec4<f32>(vertex.position, 1.0)
@@ -196,7 +211,7 @@ fn vertex(vertex: CrowdVertex) -> VertexOutput {
 #ifdef VISIBILITY_RANGE_DITHER
     out.visibility_range_dither = mesh_functions::get_visibility_range_dither_level(
         vertex.instance_index,
-        crowd_place(vertex, crowd_bones.current)[3]
+        crowd_place(vertex, crowd_bones.current, false)[3]
     );
 #endif
     return out;

@@ -57,8 +57,8 @@ pub(super) fn size_crowd_bones(
     if draw.rebind > 0 {
         draw.rebind -= 1;
         for model in draw.models.values() {
-            for (_, material) in &model.parts {
-                if let Some(mut m) = materials.get_mut(material) {
+            for part in &model.parts {
+                if let Some(mut m) = materials.get_mut(&part.material) {
                     m.extension.stride = draw.stride;
                 }
             }
@@ -241,8 +241,11 @@ pub(super) fn follow_poses(
             return;
         };
         // The box around the joints, grown by the flesh, in the character's space; then the
-        // world box around it.
-        let place = from_rows(place);
+        // world box around it (but for a part its character's transform places).
+        let place = match part.placed_by_entity {
+            true => Affine3A::IDENTITY,
+            false => from_rows(place),
+        };
         let centre = place.transform_point3a((lo + hi) * 0.5);
         let half = (hi - lo) * 0.5 + Vec3A::splat(part.reach);
         let m = place.matrix3;

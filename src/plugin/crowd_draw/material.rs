@@ -51,6 +51,12 @@ pub struct CrowdSkin {
     /// Bones per character slot in `bones`.
     #[uniform(102)]
     pub stride: u32,
+    /// 1 where the part is placed by its own transform (its character's, as a child), 0 where
+    /// it stays at the identity and takes its character's place from `bones`. Parts that Bevy
+    /// sorts by distance (blended or transmissive looks) are placed by their transform, since
+    /// Bevy sorts them by it.
+    #[uniform(103)]
+    pub placed_by_entity: u32,
 }
 
 impl MaterialExtension for CrowdSkin {

@@ -63,7 +63,8 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 ///   one storage buffer, uploaded whole, each character's place in the world (its
 ///   `GlobalTransform`) beside them. The parts themselves have no `Transform` and stay at the
 ///   identity, so that a character that moves costs its parts nothing in Bevy's transform
-///   propagation and extraction; their boxes are in world space. The buffer keeps last frame's bones too, so that a
+///   propagation and extraction; their boxes are in world space. (A blended or transmissive
+///   part keeps its transform, its character's, since Bevy sorts such meshes by it.) The buffer keeps last frame's bones too, so that a
 ///   camera's motion vectors (`MotionVectorPrepass`, for temporal anti-aliasing and motion
 ///   blur) follow the crowd's poses and places as they follow a `SkinnedMesh`'s.
 /// - A drawn character's bones are not drawn as skeleton gizmo lines over it.

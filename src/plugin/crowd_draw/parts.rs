@@ -4,6 +4,7 @@
 use super::material::{
     ATTRIBUTE_CROWD_JOINT_INDEX, ATTRIBUTE_CROWD_JOINT_WEIGHT, CrowdMaterial, CrowdSkin,
 };
+use super::state::{DrawnPart, sorted_by_distance};
 use crate::plugin::skeletal::bone_rows;
 use bevy::asset::RenderAssetUsages;
 use bevy::math::{Affine3A, Vec3A};
@@ -98,7 +99,7 @@ impl Pieces {
         bones: &Handle<ShaderBuffer>,
         stride: u32,
         build: &mut BuildParams,
-    ) -> Result<Vec<(Handle<Mesh>, Handle<CrowdMaterial>)>, String> {
+    ) -> Result<Vec<DrawnPart>, String> {
         let Pieces {
             pieces,
             joint_lists,
@@ -150,17 +151,20 @@ impl Pieces {
                 &table,
                 RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
             ));
-            parts.push((
-                build.meshes.add(look.mesh),
-                build.materials.add(CrowdMaterial {
+            let sorted = sorted_by_distance(&look.material);
+            parts.push(DrawnPart {
+                mesh: build.meshes.add(look.mesh),
+                material: build.materials.add(CrowdMaterial {
                     base: look.material,
                     extension: CrowdSkin {
                         bones: bones.clone(),
                         joints: table,
                         stride,
+                        placed_by_entity: u32::from(sorted),
                     },
                 }),
-            ));
+                sorted,
+            });
         }
         Ok(parts)
     }

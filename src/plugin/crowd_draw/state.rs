@@ -18,10 +18,28 @@ use bevy::render::storage::ShaderBuffer;
 use bevy::render::view::NoIndirectDrawing;
 use std::sync::Arc;
 
+/// A part of a drawn model: its mesh, its material, and whether Bevy draws it in a phase sorted
+/// by distance ([`sorted_by_distance`]).
+pub(super) struct DrawnPart {
+    pub(super) mesh: Handle<Mesh>,
+    pub(super) material: Handle<CrowdMaterial>,
+    pub(super) sorted: bool,
+}
+
+/// Whether Bevy draws `material` in a phase it sorts by each mesh's distance (its transparent
+/// phase: blended alpha modes; its transmissive phase: specular transmission), as Bevy 0.19.1
+/// decides a material's phase.
+pub(super) fn sorted_by_distance(material: &StandardMaterial) -> bool {
+    matches!(
+        material.alpha_mode,
+        AlphaMode::Blend | AlphaMode::Premultiplied | AlphaMode::Add | AlphaMode::Multiply
+    ) || material.specular_transmission > 0.0
+}
+
 /// A drawn model, built once per (model, skeleton): its parts and how far its flesh reaches
 /// from a joint.
 pub(super) struct DrawnModel {
-    pub(super) parts: Vec<(Handle<Mesh>, Handle<CrowdMaterial>)>,
+    pub(super) parts: Vec<DrawnPart>,
     /// The farthest a vertex lies from its most weighted joint (metres): the margin around the
     /// joints that the parts' bounds take.
     pub(super) reach: f32,
@@ -164,6 +182,12 @@ impl CrowdDraw {
     /// its parts, and Bevy's renderer does not extract them again (it does for any mesh whose
     /// `GlobalTransform` changed); its parts' boxes are kept in world space
     /// ([`super::frame::follow_poses`]).
+    ///
+    /// A part that Bevy sorts by distance (a blended or transmissive look) keeps its
+    /// `Transform` and so its character's place: Bevy sorts it by its own transform, and at
+    /// the identity every such part would sort as if at the world's origin. Its material says
+    /// so to the shader ([`super::CrowdSkin::placed_by_entity`]), and its box is in its
+    /// character's space.
     pub(super) fn dress(
         &mut self,
         commands: &mut Commands,
@@ -175,22 +199,25 @@ impl CrowdDraw {
         let parts: Vec<Entity> = drawn
             .parts
             .iter()
-            .map(|(mesh, material)| {
+            .map(|drawn_part| {
                 let mut part = commands.spawn((
-                    Mesh3d(mesh.clone()),
-                    MeshMaterial3d(material.clone()),
+                    Mesh3d(drawn_part.mesh.clone()),
+                    MeshMaterial3d(drawn_part.material.clone()),
                     MeshTag(slot),
                     NoAutoAabb,
                     Aabb::default(),
                     CrowdPart {
                         reach: drawn.reach,
                         loose_for: 0.0,
+                        placed_by_entity: drawn_part.sorted,
                     },
                     GlobalTransform::IDENTITY,
                     ChildOf(entity),
                 ));
                 // (`Mesh3d` asks for a `Transform`; a part's place is its character's.)
-                part.remove::<Transform>();
+                if !drawn_part.sorted {
+                    part.remove::<Transform>();
+                }
                 if self.parts_gpu_culled {
                     part.insert(NoCpuCulling);
                 }
@@ -395,12 +422,15 @@ pub(super) struct CrowdFallback {
 /// A slot no character has: a character drawn by Bevy's skinned meshes writes no bone rows.
 pub(super) const NO_SLOT: u32 = u32::MAX;
 
-/// On a part of a drawn crowd character: how far its flesh reaches from the joints, and for
-/// how long (seconds) its box has been looser than its pose needs ([`super::frame::follow_poses`]).
+/// On a part of a drawn crowd character: how far its flesh reaches from the joints, for how
+/// long (seconds) its box has been looser than its pose needs ([`super::frame::follow_poses`]),
+/// and whether it is placed by its own transform, its character's (a part Bevy sorts by
+/// distance: [`CrowdDraw::dress`]) rather than at the identity.
 #[derive(Component)]
 pub(super) struct CrowdPart {
     pub(super) reach: f32,
     pub(super) loose_for: f32,
+    pub(super) placed_by_entity: bool,
 }
 
 /// Takes `entity`'s parts away, and the components saying how it is drawn, and gives its slot
