@@ -1836,6 +1836,11 @@ fn a_moving_crowd_character_changes_nothing_of_its_parts() {
     let boxes = part_boxes(&mut app);
     let before = changes(&mut app);
     assert_eq!(before.len(), PED_PARTS);
+    // (With a camera, Bevy keeps every mesh's previous transform, for motion vectors.)
+    assert!(
+        before.iter().all(|c| c.3.is_some()),
+        "previous transforms kept"
+    );
     for frame in 0..20 {
         let dx = if frame % 2 == 0 { 0.02 } else { -0.02 };
         app.world_mut()
