@@ -58,7 +58,6 @@ use crowd_scene::{Moving, Peds, Stage, Travelling};
 mod headless;
 use headless::noop_renderer;
 
-/// The scene on the no-op renderer, two threads, 640×360, no shadows.
 /// How the characters move in a case.
 #[derive(Clone, Copy)]
 enum Motion {
@@ -69,6 +68,7 @@ enum Motion {
     Travelling,
 }
 
+/// The scene on the no-op renderer, two threads, 640×360, no shadows.
 fn scene(peds: Peds, count: usize, motion: Motion) -> App {
     let stage = Stage {
         render: RenderPlugin {

@@ -51,7 +51,7 @@ pub enum Peds {
 
 /// Moves every crowd character 2 cm along X and back on alternate frames, as a game moves its
 /// peds every frame: a character that moves changes its transform (its drawn parts stay at the
-/// identity, its place in the bone buffer, since 2026-12-06).
+/// identity, its place going to the bone buffer).
 pub struct Moving;
 
 impl Plugin for Moving {
