@@ -141,12 +141,20 @@ fn count<F: QueryFilter>(app: &mut App) -> usize {
 /// The crowd's drawn parts (each with a [`CrowdMaterial`]).
 type CrowdParts = With<MeshMaterial3d<CrowdMaterial>>;
 
-/// Updates `app` until `done` (at most `frames` updates).
+/// Updates `app` until `done`: at most `frames` updates, or more while less than 60 s have passed
+/// (assets load on other threads in wall time; on a loaded machine 600 quick no-op frames can
+/// pass before a clip is in).
 fn run_until(app: &mut App, frames: usize, mut done: impl FnMut(&mut App) -> bool) {
-    for _ in 0..frames {
+    let start = std::time::Instant::now();
+    let mut updates = 0;
+    while updates < frames || start.elapsed() < Duration::from_secs(60) {
         app.update();
+        updates += 1;
         if done(app) {
             return;
+        }
+        if updates >= frames {
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 }
@@ -178,6 +186,14 @@ fn crowd_app(root: &std::path::Path) -> App {
         root,
         (IfpPlugin, DffPlugin, CrowdDrawPlugin),
     ))
+}
+
+/// How far `e`'s playhead ran since it stood at `before`, seconds, counted around the loop (a
+/// looping clip may have wrapped back to its start since): 0 when it stood still.
+fn ran(app: &App, e: Entity, before: f32) -> f32 {
+    let playback = app.world().get::<Playback>(e).unwrap();
+    let duration = playback.duration.expect("a timed playhead");
+    (playback.time - before).rem_euclid(duration)
 }
 
 /// `app` stepping frames of 1/30 s.
@@ -1493,7 +1509,10 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
             app.update();
         }
         assert_eq!(parts(&app, failed), 0, "a model that failed draws nothing");
-        assert!(time(&app, failed) > before, "and its character plays on");
+        assert!(
+            ran(&app, failed, before) > 0.0,
+            "and its character plays on"
+        );
 
         // The model modified under the playing crowd: new parts, same playheads going on.
         let old_parts: Vec<Entity> = app.world().get::<Children>(worn[0]).unwrap().to_vec();
@@ -1546,7 +1565,7 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
                 .iter()
                 .all(|p| app.world().get_entity(*p).is_err())
         );
-        assert!(time(&app, next) > before, "plays on");
+        assert!(ran(&app, next, before) > 0.0, "plays on");
         let again = spawn(&mut app, &ped);
         for _ in 0..3 {
             app.update();
@@ -1940,7 +1959,17 @@ fn without_storage_buffers_the_crowd_falls_back_to_bevys_skinned_meshes() {
         })
         .collect();
     let skinned = count::<With<SkinnedMesh>>;
-    run_until(&mut app, 600, |app| skinned(app) >= 2 * characters.len());
+    // Dressed, and the walk loaded (the model and the clip load apart: until the clip is in, the
+    // playheads stand still).
+    let timed = |app: &App| {
+        characters
+            .iter()
+            .all(|&c| app.world().get::<Playback>(c).unwrap().duration.is_some())
+    };
+    run_until(&mut app, 600, |app| {
+        skinned(app) >= 2 * characters.len() && timed(app)
+    });
+    assert!(timed(&app), "the walk loaded");
     assert_eq!(
         skinned(&mut app),
         2 * characters.len(),
@@ -1981,11 +2010,22 @@ fn without_storage_buffers_the_crowd_falls_back_to_bevys_skinned_meshes() {
         }
         assert!(checked >= 20 * characters.len(), "{checked} bones checked");
     };
-    let time = |app: &App| app.world().get::<Playback>(characters[0]).unwrap().time;
+    // The playhead runs: each frame advances it by the frame's 1/30 s from where it stood. (The
+    // walk loops, so the time itself may wrap back to the start within these frames.)
+    let playback = |app: &App| app.world().get::<Playback>(characters[0]).unwrap().clone();
     for frame in 0..5 {
-        let before = time(&app);
+        let before = playback(&app).time;
         app.update();
-        assert!(time(&app) > before, "the playhead runs");
+        let step = playback(&app).last_step();
+        assert_eq!(
+            step.from, before,
+            "frame {frame}: the advance starts where it stood"
+        );
+        assert!(
+            (step.step - 1.0 / 30.0).abs() < 1e-5,
+            "frame {frame}: the playhead runs 1/30 s, not {}",
+            step.step
+        );
         check(&mut app, frame);
     }
 }
@@ -3099,7 +3139,7 @@ fn a_failed_or_reloaded_gltf_crowd_model_keeps_the_crowd_playing() {
             app.update();
         }
         assert_eq!(parts(&app, worn[1]), 0, "undressed");
-        assert!(time(&app, worn[1]) > before, "plays on");
+        assert!(ran(&app, worn[1], before) > 0.0, "plays on");
         assert_eq!(bones(&app, worn[1]), 32, "the SA ped's bones");
         let again = spawn(&mut app, &model);
         for _ in 0..3 {
