@@ -9,7 +9,7 @@
 //!
 //! Section numbers (§) refer to `docs/formats/dff.md`.
 
-use crate::animation::{BonePose, BoneRef};
+use crate::animation::{BonePose, BoneRef, hierarchy};
 use crate::formats::dff::{Bone, Clump, DffFile, Geometry, Skin};
 use crate::formats::txd::{TextureDecodeError, TextureNative};
 use crate::skeleton::{BoneIdentity, GtaGame, Skeleton};
@@ -278,14 +278,14 @@ impl Model {
         for clump in &dff.clumps {
             let hierarchy = clump.bones();
             let frames = clump_frames(clump, &skeleton, hierarchy.as_deref());
-            let order = parents_first(&frames);
+            let (order, _) = parents_first(&frames);
             let bones: Vec<usize> = match &hierarchy {
                 Some(b) => b.iter().filter_map(|b| b.frame).collect(),
                 None => (0..frames.len())
                     .filter(|&f| frames[f].bone.is_some())
                     .collect(),
             };
-            let world = rest_worlds(&frames, &order);
+            let world = rest_worlds(&frames);
             let lowest_bone = bones
                 .iter()
                 .map(|&b| world[b].w_axis.z)
@@ -368,7 +368,7 @@ impl Model {
 impl ModelClump {
     /// The frames' world (clump-space) transforms at rest.
     pub fn rest_worlds(&self) -> Vec<Mat4> {
-        rest_worlds(&self.frames, &self.order)
+        rest_worlds(&self.frames)
     }
 
     /// The frames as a skeleton: one bone per frame, in the file's order, named as the file
@@ -553,36 +553,25 @@ fn clump_frames(clump: &Clump, skeleton: &Skeleton, bones: Option<&[Bone]>) -> V
         .collect()
 }
 
-/// Frame indices with every parent before its children (children in file order).
-fn parents_first(frames: &[ModelFrame]) -> Vec<usize> {
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); frames.len()];
-    let mut order = Vec::with_capacity(frames.len());
-    for (i, f) in frames.iter().enumerate() {
-        match f.parent.filter(|&p| p < frames.len()) {
-            Some(p) => children[p].push(i),
-            None => order.push(i),
-        }
-    }
-    let mut next = 0;
-    while next < order.len() {
-        order.extend_from_slice(&children[order[next]]);
-        next += 1;
-    }
-    order
+/// Frame indices with every parent before its children, and the parents as taken (a frame whose
+/// chain up is broken, in a hand-built clump, as a root).
+fn parents_first(frames: &[ModelFrame]) -> (Vec<usize>, Vec<Option<usize>>) {
+    let parents: Vec<Option<usize>> = frames.iter().map(|f| f.parent).collect();
+    hierarchy::parents_first_or_cut(&parents)
 }
 
 /// World (clump-space) matrices of the frames at rest.
-fn rest_worlds(frames: &[ModelFrame], order: &[usize]) -> Vec<Mat4> {
-    let mut world = vec![Mat4::IDENTITY; frames.len()];
-    for &i in order {
-        let r = frames[i].rest;
-        let local = Mat4::from_scale_rotation_translation(r.scale, r.rotation, r.translation);
-        world[i] = match frames[i].parent {
-            Some(p) if p < frames.len() => world[p] * local,
-            _ => local,
-        };
-    }
-    world
+fn rest_worlds(frames: &[ModelFrame]) -> Vec<Mat4> {
+    let (order, parents) = parents_first(frames);
+    hierarchy::compose(
+        &order,
+        &parents,
+        |i| {
+            let r = frames[i].rest;
+            Mat4::from_scale_rotation_translation(r.scale, r.rotation, r.translation)
+        },
+        Mat4::IDENTITY,
+    )
 }
 
 /// The lowest height (GTA Z) of any atomic's vertices, each placed by its frame at rest.

@@ -887,3 +887,59 @@ fn the_bundled_gta_iii_ped_reads_as_a_ped_of_parts() {
         assert_eq!(g.materials[0], clump.geometries[0].materials[0]);
     }
 }
+
+/// A hand-built clump whose frames hang in a circle (files are checked as they are read, a clump
+/// made in code is not): its world matrices and its model are made without a panic or a lost
+/// frame. Frames 1 and 2 hang under each other, frame 3 under a frame past the end. The walk
+/// from 1 goes up to 2 and back to 1, so 2 (walked from last) is taken as a root, and 3 too.
+/// Each frame is moved 1 m along its own axis (0: X, 1: Y, 2: Z, 3: X):
+/// - 0 and 2 are roots: (1, 0, 0) and (0, 0, 1);
+/// - 1 under 2: (0, 1, 1);
+/// - 3 a root: (1, 0, 0).
+#[test]
+fn a_hand_built_clump_of_frames_in_a_circle_composes_them_from_where_it_is_cut() {
+    use rigplay::formats::dff::{Clump, Frame};
+    use rigplay::model::Model;
+    use rigplay::skeleton::GtaGame;
+    let frame = |parent: Option<usize>, position: Vec3, name: &str| Frame {
+        rotation: glam::Mat3::IDENTITY,
+        position,
+        parent,
+        flags: 0,
+        name: Some(name.to_owned()),
+        hanim: None,
+    };
+    let clump = Clump {
+        frames: vec![
+            frame(None, Vec3::X, "a"),
+            frame(Some(2), Vec3::Y, "b"),
+            frame(Some(1), Vec3::Z, "c"),
+            frame(Some(9), Vec3::X, "d"),
+        ],
+        ..Default::default()
+    };
+    let world = clump.world_matrices();
+    let at: Vec<Vec3> = world.iter().map(|m| m.w_axis.truncate()).collect();
+    assert_eq!(
+        at,
+        [Vec3::X, Vec3::new(0., 1., 1.), Vec3::Z, Vec3::X],
+        "{at:?}"
+    );
+    let model = Model::new(
+        &DffFile {
+            clumps: vec![clump],
+        },
+        GtaGame::Sa,
+        &[],
+    );
+    let clump = &model.clumps[0];
+    let mut order = clump.order.clone();
+    order.sort_unstable();
+    assert_eq!(order, [0, 1, 2, 3], "every frame is spawned");
+    let rest: Vec<Vec3> = clump
+        .rest_worlds()
+        .iter()
+        .map(|m| m.w_axis.truncate())
+        .collect();
+    assert_eq!(rest, at);
+}

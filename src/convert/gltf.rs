@@ -1008,38 +1008,22 @@ fn material(g: usize, m: &ModelMesh, texture: Option<usize>, model: &Model) -> V
     material
 }
 
-/// Every bone's rest world matrix in glTF axes.
+/// Every bone's rest world matrix in glTF axes (a bone whose chain up is broken, in a
+/// hand-built skeleton, as a root).
 fn world_matrices(skeleton: &Skeleton, rest: &[BonePose], b: Quat) -> Vec<Affine3A> {
-    let n = skeleton.bones.len();
-    let mut world: Vec<Option<Affine3A>> = vec![None; n];
-    fn resolve(
-        i: usize,
-        skeleton: &Skeleton,
-        rest: &[BonePose],
-        b: Quat,
-        world: &mut Vec<Option<Affine3A>>,
-        depth: usize,
-    ) -> Affine3A {
-        if let Some(m) = world[i] {
-            return m;
-        }
-        let r = rest[i];
-        let local = Affine3A::from_scale_rotation_translation(
-            turn_scale(b, r.scale),
-            turn_rotation(b, r.rotation),
-            b * r.translation,
-        );
-        let parent = skeleton.bones[i]
-            .parent
-            .filter(|&p| p < skeleton.bones.len() && p != i && depth < skeleton.bones.len());
-        let m = match parent {
-            Some(p) => resolve(p, skeleton, rest, b, world, depth + 1) * local,
-            None => local,
-        };
-        world[i] = Some(m);
-        m
-    }
-    (0..n)
-        .map(|i| resolve(i, skeleton, rest, b, &mut world, 0))
-        .collect()
+    let parents: Vec<Option<usize>> = skeleton.bones.iter().map(|bone| bone.parent).collect();
+    let (order, parents) = crate::animation::hierarchy::parents_first_or_cut(&parents);
+    crate::animation::hierarchy::compose(
+        &order,
+        &parents,
+        |i| {
+            let r = rest.get(i).copied().unwrap_or_default();
+            Affine3A::from_scale_rotation_translation(
+                turn_scale(b, r.scale),
+                turn_rotation(b, r.rotation),
+                b * r.translation,
+            )
+        },
+        Affine3A::IDENTITY,
+    )
 }

@@ -388,31 +388,18 @@ pub enum SkinPoseError {
 }
 
 impl Clump {
-    /// The world (clump-space) matrix of every frame: `W(f) = W(parent) · L(f)` (§6.1).
+    /// The world (clump-space) matrix of every frame: `W(f) = W(parent) · L(f)` (§6.1). Parents
+    /// are acyclic in a clump that was read (checked on read); in a hand-built one, a frame whose
+    /// chain up is broken is composed as a root.
     pub fn world_matrices(&self) -> Vec<Mat4> {
-        let n = self.frames.len();
-        let mut out: Vec<Option<Mat4>> = vec![None; n];
-        for i in 0..n {
-            // Walk up to a known ancestor, then down again. Parents are acyclic (checked on
-            // read); the step bound keeps a hand-built clump from looping.
-            let mut chain = vec![i];
-            while let Some(p) = self.frames[*chain.last().unwrap_or(&i)].parent {
-                if p >= n || out[p].is_some() || chain.len() > n {
-                    break;
-                }
-                chain.push(p);
-            }
-            for &f in chain.iter().rev() {
-                let parent = self.frames[f]
-                    .parent
-                    .and_then(|p| out.get(p).copied().flatten())
-                    .unwrap_or(Mat4::IDENTITY);
-                out[f] = Some(parent * self.frames[f].local_matrix());
-            }
-        }
-        out.into_iter()
-            .map(|m| m.unwrap_or(Mat4::IDENTITY))
-            .collect()
+        let parents: Vec<Option<usize>> = self.frames.iter().map(|f| f.parent).collect();
+        let (order, parents) = crate::animation::hierarchy::parents_first_or_cut(&parents);
+        crate::animation::hierarchy::compose(
+            &order,
+            &parents,
+            |i| self.frames[i].local_matrix(),
+            Mat4::IDENTITY,
+        )
     }
 
     /// The frame that owns the HAnim hierarchy (the first with numNodes > 0) (§2.3).
