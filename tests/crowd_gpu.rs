@@ -2128,69 +2128,99 @@ fn a_skinned_vice_city_ped_draws_the_same_both_ways_in_a_crowd() {
     });
 }
 
-/// A ped of a half-transparent material (the skinned VC ped with its material's alpha at 128:
-/// the DFF loader gives it `AlphaMode::Blend`) draws in a crowd as the Bevy way draws it, and its
-/// part keeps its character's transform: Bevy sorts blended meshes by their own transforms, so a
-/// blended part left at the identity, as opaque parts are, would sort as if it stood at the
-/// world's origin. Its material says the shader takes the part's own transform.
+/// A ped of a half-transparent material (its material's alpha at 128: the DFF loader gives it
+/// `AlphaMode::Blend`) draws in a crowd as the Bevy way draws it, and its part keeps its
+/// character's transform: Bevy sorts blended meshes by their own transforms, so a blended part
+/// left at the identity, as opaque parts are, would sort as if it stood at the world's origin.
+/// Its material says the shader takes the part's own transform. In every game: a skinned VC ped
+/// and a skinned SA ped (each on its game's bones), and a GTA III ped of parts (16 rigid
+/// triangles in one material: one part in the crowd, 16 meshes the Bevy way).
 #[test]
 fn a_blended_ped_draws_as_bevys_and_keeps_its_characters_transform_for_sorting() {
     on_gpu(|| {
-        use crate::bevy_dff::{VC, skinned_ped};
+        use crate::bevy_dff::{SA, VC, parts_ped, skinned_ped};
+        use rigplay::skeleton::Skeleton;
         let dir = asset_dir(
-            "crowd_vc_blended",
+            "crowd_blended",
             &[
                 ("anims/vc_ped.ifp", "vc_ped.ifp"),
                 ("anims/vc_ped.ifp.meta", "vc_ped.ifp.meta"),
+                ("anims/sa_ped.ifp", "sa_ped.ifp"),
+                ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
             ],
         );
-        let ped = half_transparent(skinned_ped(VC, &rigplay::skeleton::Skeleton::gta_vc()));
-        std::fs::write(dir.join("player.dff"), ped).unwrap();
-        let (shown, drawn) = drawn_both_ways(
-            "vc blended",
-            &dir,
-            GtaGame::Vc,
-            "vc_ped.ifp#walk",
-            [1, 1],
-            2.2,
-        );
-        eprintln!("blended VC ped: {shown} pixels the Bevy way, {drawn} instanced");
-        assert!(
-            shown > 1000 && drawn > 1000,
-            "the ped shows: {shown}, {drawn}"
-        );
+        // (game, its walk, the ped, meshes the Bevy way, pixels it covers at least.)
+        let peds = [
+            (
+                GtaGame::Vc,
+                "vc_ped.ifp#walk",
+                skinned_ped(VC, &Skeleton::gta_vc()),
+                1,
+                1000,
+            ),
+            (
+                GtaGame::Sa,
+                "sa_ped.ifp#walk",
+                skinned_ped(SA, &Skeleton::gta_sa()),
+                1,
+                1000,
+            ),
+            // (Its triangles are 5 cm a side.)
+            (
+                GtaGame::Iii,
+                "sa_ped.ifp#walk",
+                parts_ped(&Skeleton::gta_iii()),
+                16,
+                100,
+            ),
+        ];
+        for (game, walk, ped, meshes, least) in peds {
+            std::fs::write(dir.join("player.dff"), half_transparent(ped)).unwrap();
+            let label = format!("{game:?} blended");
+            let (shown, drawn) = drawn_both_ways(&label, &dir, game, walk, [meshes, 1], 2.2);
+            eprintln!("{label} ped: {shown} pixels the Bevy way, {drawn} instanced");
+            assert!(
+                shown > least && drawn > least,
+                "{label}: the ped shows: {shown}, {drawn}"
+            );
 
-        let mut app = crowd_app(&dir);
-        let server = app.world().resource::<AssetServer>().clone();
-        let place = Transform::from_xyz(2.0, 0.0, -3.0).with_rotation(Quat::from_rotation_y(1.0));
-        let character = (app.world_mut())
-            .spawn((
-                CrowdCharacter::new(GtaGame::Vc, server.load("vc_ped.ifp#walk")),
-                CrowdModel(server.load("player.dff")),
-                place,
-            ))
-            .id();
-        run_until(&mut app, 600, |app| dressed_and_posed(app, &[character], 1));
-        assert!(dressed_and_posed(&mut app, &[character], 1));
-        let world = app.world_mut();
-        let mut parts = world.query_filtered::<(
-            Option<&Transform>,
-            &GlobalTransform,
-            &MeshMaterial3d<CrowdMaterial>,
-        ), CrowdParts>();
-        let (own, global, material) = parts.single(world).unwrap();
-        assert_eq!(
-            own,
-            Some(&Transform::IDENTITY),
-            "the part keeps a transform"
-        );
-        assert_eq!(*global, GlobalTransform::from(place), "its character's");
-        let material = world
-            .resource::<Assets<CrowdMaterial>>()
-            .get(material)
-            .unwrap();
-        assert_eq!(material.base.alpha_mode, AlphaMode::Blend);
-        assert_eq!(material.extension.placed_by_entity, 1);
+            let mut app = crowd_app(&dir);
+            let server = app.world().resource::<AssetServer>().clone();
+            let place =
+                Transform::from_xyz(2.0, 0.0, -3.0).with_rotation(Quat::from_rotation_y(1.0));
+            let character = (app.world_mut())
+                .spawn((
+                    CrowdCharacter::new(game, server.load(walk)),
+                    CrowdModel(server.load("player.dff")),
+                    place,
+                ))
+                .id();
+            run_until(&mut app, 600, |app| dressed_and_posed(app, &[character], 1));
+            assert!(dressed_and_posed(&mut app, &[character], 1), "{label}");
+            let world = app.world_mut();
+            let mut parts = world.query_filtered::<(
+                Option<&Transform>,
+                &GlobalTransform,
+                &MeshMaterial3d<CrowdMaterial>,
+            ), CrowdParts>();
+            let (own, global, material) = parts.single(world).unwrap();
+            assert_eq!(
+                own,
+                Some(&Transform::IDENTITY),
+                "{label}: the part keeps a transform"
+            );
+            assert_eq!(
+                *global,
+                GlobalTransform::from(place),
+                "{label}: its character's"
+            );
+            let material = world
+                .resource::<Assets<CrowdMaterial>>()
+                .get(material)
+                .unwrap();
+            assert_eq!(material.base.alpha_mode, AlphaMode::Blend, "{label}");
+            assert_eq!(material.extension.placed_by_entity, 1, "{label}");
+        }
     });
 }
 
@@ -2215,14 +2245,23 @@ fn half_transparent_peds_one_behind_the_other_draw_in_the_order_bevys_do() {
     });
 }
 
-/// `ped` (a skinned ped from `bevy_dff::skinned_ped`) with its material's alpha at 128 (of
-/// 255): the DFF loader gives it `AlphaMode::Blend`.
+/// `ped` (a skinned ped from `bevy_dff::skinned_ped`, or a ped of parts from
+/// `bevy_dff::parts_ped`) with its materials' alpha at 128 (of 255): the DFF loader gives them
+/// `AlphaMode::Blend`.
 fn half_transparent(mut ped: Vec<u8>) -> Vec<u8> {
-    // The material's flags and colour (§3.4).
-    let colour = [0, 0, 0, 0, 180, 140, 110, 255];
-    let at = (ped.windows(8).position(|w| w == colour)).expect("the material's colour");
-    assert_eq!(ped.windows(8).filter(|w| *w == colour).count(), 1);
-    ped[at + 7] = 128;
+    // A material's flags and colour (§3.4): the skinned ped's, or each triangle's of the parts.
+    let colours = [
+        [0, 0, 0, 0, 180, 140, 110, 255],
+        [0, 0, 0, 0, 200, 200, 200, 255],
+    ];
+    let at: Vec<usize> = (ped.windows(8).enumerate())
+        .filter(|(_, w)| colours.iter().any(|c| w == c))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!at.is_empty(), "a material's colour");
+    for i in at {
+        ped[i + 7] = 128;
+    }
     ped
 }
 
