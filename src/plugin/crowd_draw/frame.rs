@@ -251,9 +251,15 @@ pub(super) fn follow_poses(
         let m = place.matrix3;
         let half = m.x_axis.abs() * half.x + m.y_axis.abs() * half.y + m.z_axis.abs() * half.z;
         let (lo, hi) = (centre - half, centre + half);
-        let (set, loose_for) = next_box(&aabb, lo, hi, part.loose_for, dt);
+        // How far the character has travelled since the box was fitted: its place, not its
+        // pose (a clip whose root travels in the pose comes back to where it started).
+        let travel = place.translation - part.fitted_at;
+        let (set, loose_for) = next_box(&aabb, lo, hi, part.loose_for, travel, dt);
         if let Some(set) = set {
-            *aabb = set;
+            *aabb = set.aabb;
+            if set.fitted {
+                part.fitted_at = place.translation;
+            }
         }
         // (Written only where it changes.)
         if part.loose_for != loose_for {
@@ -262,30 +268,66 @@ pub(super) fn follow_poses(
     });
 }
 
+/// A part's box set anew ([`next_box`]): fitted to the pose, or grown to take it in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct BoxSet {
+    aabb: Aabb,
+    fitted: bool,
+}
+
 /// A part's next box, where it changes, and how long it has then been loose, from its box, its
-/// pose's bounds (`lo`, `hi`, flesh included), how long it has been loose and the frame's time:
+/// pose's bounds (`lo`, `hi`, flesh included), how long it has been loose, how far its character
+/// has travelled since the box was last fitted and the frame's time:
 /// - a box never set (empty, as the part is spawned) is fitted to the pose, with [`BOX_SLACK`]
 ///   to spare;
 /// - where the pose leaves it, it grows to take the pose in with the slack to spare (kept where
 ///   it already reaches further), so that a looping clip's box soon holds all of its poses;
+///   - and where the character has travelled more than the slack since the box was fitted (a
+///     character walking on), it grows twice that far ahead of the pose, so that it is set
+///     again after three times the travel rather than after every [`BOX_SLACK`] of it;
 /// - where it would then reach more than [`BOX_GROWTH_LIMIT`] past the pose on some side, or
 ///   already does (a pose that travelled within it), it is fitted instead;
 /// - where it is looser than the pose needs by more than twice the slack for
 ///   [`BOX_SHRINK_AFTER`] seconds on end (a ped that stopped running and stands), it is fitted
 ///   again.
-fn next_box(aabb: &Aabb, lo: Vec3A, hi: Vec3A, loose_for: f32, dt: f32) -> (Option<Aabb>, f32) {
+fn next_box(
+    aabb: &Aabb,
+    lo: Vec3A,
+    hi: Vec3A,
+    loose_for: f32,
+    travel: Vec3A,
+    dt: f32,
+) -> (Option<BoxSet>, f32) {
     let slack = Vec3A::splat(BOX_SLACK);
-    let fit = || Aabb::from_min_max((lo - slack).into(), (hi + slack).into());
+    let fit = || BoxSet {
+        aabb: Aabb::from_min_max((lo - slack).into(), (hi + slack).into()),
+        fitted: true,
+    };
     if aabb.half_extents == Vec3A::ZERO {
         return (Some(fit()), 0.0);
     }
     let (min, max) = (aabb.min(), aabb.max());
     let past = |min: Vec3A, max: Vec3A| (lo - min).max_element().max((max - hi).max_element());
     if !(lo.cmpge(min).all() && hi.cmple(max).all()) {
-        let (min, max) = (min.min(lo - slack), max.max(hi + slack));
+        // The lead ahead of a travelling character, each way along each axis: twice the travel
+        // past the slack, and never so far that the box would reach past the growth limit.
+        let lead = |t: Vec3A| {
+            let most = Vec3A::splat(BOX_GROWTH_LIMIT - 2.0 * BOX_SLACK);
+            Vec3A::select(t.cmpgt(slack), (2.0 * t).min(most), Vec3A::ZERO)
+        };
+        let (min, max) = (
+            min.min(lo - slack - lead(-travel)),
+            max.max(hi + slack + lead(travel)),
+        );
         return match past(min, max) > BOX_GROWTH_LIMIT {
             true => (Some(fit()), 0.0),
-            false => (Some(Aabb::from_min_max(min.into(), max.into())), 0.0),
+            false => (
+                Some(BoxSet {
+                    aabb: Aabb::from_min_max(min.into(), max.into()),
+                    fitted: false,
+                }),
+                0.0,
+            ),
         };
     }
     let loose = past(min, max);
@@ -433,26 +475,89 @@ mod tests {
     /// grows it on that side only.
     #[test]
     fn a_box_is_fitted_once_then_grows_to_take_poses_in() {
-        let (set, t) = next_box(
-            &Aabb::default(),
-            v(-0.5, 0.0, -0.2),
-            v(0.5, 1.8, 0.2),
-            0.0,
-            0.1,
-        );
-        let first = set.unwrap();
+        let (lo, hi) = (v(-0.5, 0.0, -0.2), v(0.5, 1.8, 0.2));
+        let (set, t) = next_box(&Aabb::default(), lo, hi, 0.0, Vec3A::ZERO, 0.1);
+        let set = set.unwrap();
+        assert!(set.fitted);
+        let first = set.aabb;
+        // (The character stands where the box was fitted.)
+        let still = Vec3A::ZERO;
         // −0.5 − 0.25 … 0.5 + 0.25, and so on.
         assert!(bounds(&first).0.abs_diff_eq(v(-0.75, -0.25, -0.45), 1e-6));
         assert!(bounds(&first).1.abs_diff_eq(v(0.75, 2.05, 0.45), 1e-6));
         assert_eq!(t, 0.0);
         // Inside, and not loose by more than 0.5 anywhere (0.25 + 0.2 = 0.45 at most).
-        let (set, t) = next_box(&first, v(-0.3, 0.0, -0.2), v(0.5, 1.8, 0.2), 0.0, 0.1);
+        let (set, t) = next_box(
+            &first,
+            v(-0.3, 0.0, -0.2),
+            v(0.5, 1.8, 0.2),
+            0.0,
+            still,
+            0.1,
+        );
         assert!(set.is_none() && t == 0.0);
-        // A foot 0.6 m out front (z): z grows to 0.6 + 0.25, the rest is kept.
-        let (set, _) = next_box(&first, v(-0.5, 0.0, -0.2), v(0.5, 1.8, 0.6), 0.0, 0.1);
+        // A foot 0.6 m out front (z): z grows to 0.6 + 0.25, the rest is kept (no lead: the
+        // character has not travelled).
+        let (set, _) = next_box(
+            &first,
+            v(-0.5, 0.0, -0.2),
+            v(0.5, 1.8, 0.6),
+            0.0,
+            still,
+            0.1,
+        );
         let grown = set.unwrap();
-        assert!(bounds(&grown).0.abs_diff_eq(v(-0.75, -0.25, -0.45), 1e-6));
-        assert!(bounds(&grown).1.abs_diff_eq(v(0.75, 2.05, 0.85), 1e-6));
+        assert!(!grown.fitted);
+        assert!(
+            bounds(&grown.aabb)
+                .0
+                .abs_diff_eq(v(-0.75, -0.25, -0.45), 1e-6)
+        );
+        assert!(bounds(&grown.aabb).1.abs_diff_eq(v(0.75, 2.05, 0.85), 1e-6));
+    }
+
+    /// A pose that left its box, its character having travelled more than the slack since the
+    /// box was fitted: the box grows twice the travel ahead of it, on that side alone.
+    #[test]
+    fn a_box_grows_ahead_of_a_pose_that_travelled() {
+        let first = Aabb::from_min_max(Vec3::new(-0.75, -0.25, -0.45), Vec3::new(0.75, 2.05, 0.45));
+        // The character (and its pose) 0.4 m on along x: x's far end at 0.9 + 0.25 slack
+        // + 2 · 0.4 lead = 1.95; the near end and the other axes kept.
+        let (set, _) = next_box(
+            &first,
+            v(-0.1, 0.0, -0.2),
+            v(0.9, 1.8, 0.2),
+            0.0,
+            v(0.4, 0.0, 0.0),
+            0.1,
+        );
+        let grown = set.unwrap();
+        assert!(!grown.fitted);
+        assert!(
+            bounds(&grown.aabb)
+                .0
+                .abs_diff_eq(v(-0.75, -0.25, -0.45), 1e-6)
+        );
+        assert!(bounds(&grown.aabb).1.abs_diff_eq(v(1.95, 2.05, 0.45), 1e-6));
+        // 2 m back along −z: the lead is at most 3 − 2 · 0.25 = 2.5 (twice the travel would be
+        // 4), so the near end reaches −2.2 − 0.25 − 2.5 = −4.95, 2.75 past the pose (within the
+        // growth limit); the far z end is kept at 0.45, 2.65 past the pose.
+        let (set, _) = next_box(
+            &first,
+            v(-0.5, 0.0, -2.2),
+            v(0.5, 1.8, -1.8),
+            0.0,
+            v(0.0, 0.0, -2.0),
+            0.1,
+        );
+        let grown = set.unwrap();
+        assert!(!grown.fitted);
+        assert!(
+            bounds(&grown.aabb)
+                .0
+                .abs_diff_eq(v(-0.75, -0.25, -4.95), 1e-5)
+        );
+        assert!(bounds(&grown.aabb).1.abs_diff_eq(v(0.75, 2.05, 0.45), 1e-5));
     }
 
     /// A box looser than the pose needs by more than twice the slack is kept for 2 s of frames,
@@ -462,21 +567,30 @@ mod tests {
         let walk = Aabb::from_min_max(Vec3::new(-0.75, -0.25, -1.0), Vec3::new(0.75, 2.05, 1.0));
         // Standing: z within ±0.2, so 0.8 loose on both ends (over 0.5).
         let (lo, hi) = (v(-0.5, 0.0, -0.2), v(0.5, 1.8, 0.2));
+        let still = Vec3A::ZERO;
         let dt = 1.0 / 30.0;
         let mut loose_for = 0.0;
         let mut frames = 0;
         loop {
-            let (set, t) = next_box(&walk, lo, hi, loose_for, dt);
+            let (set, t) = next_box(&walk, lo, hi, loose_for, still, dt);
             frames += 1;
             if let Some(set) = set {
-                assert!(bounds(&set).1.abs_diff_eq(v(0.75, 2.05, 0.45), 1e-6));
+                assert!(set.fitted);
+                assert!(bounds(&set.aabb).1.abs_diff_eq(v(0.75, 2.05, 0.45), 1e-6));
                 assert_eq!(t, 0.0);
                 break;
             }
             loose_for = t;
             // A frame of the walk's own swing (the feet at ±0.7: 0.3 loose) starts anew.
             if frames == 30 {
-                let (set, t) = next_box(&walk, v(-0.5, 0.0, -0.7), v(0.5, 1.8, 0.7), loose_for, dt);
+                let (set, t) = next_box(
+                    &walk,
+                    v(-0.5, 0.0, -0.7),
+                    v(0.5, 1.8, 0.7),
+                    loose_for,
+                    still,
+                    dt,
+                );
                 assert!(set.is_none());
                 assert_eq!(t, 0.0);
                 loose_for = 0.0;
@@ -487,41 +601,111 @@ mod tests {
         assert!((89..=91).contains(&frames), "{frames}");
     }
 
+    /// `next_box` as `follow_poses` calls it, frame after frame, for a character standing `at`
+    /// with its pose's bounds: the box, where the character stood when it was fitted, and how
+    /// long it has been loose kept between frames. Returns the box set, if one was.
+    fn follow(
+        aabb: &mut Aabb,
+        fitted_at: &mut Vec3A,
+        loose_for: &mut f32,
+        (at, (lo, hi)): (Vec3A, (Vec3A, Vec3A)),
+        dt: f32,
+    ) -> Option<BoxSet> {
+        let (set, t) = next_box(aabb, lo, hi, *loose_for, at - *fitted_at, dt);
+        *loose_for = t;
+        if let Some(set) = set {
+            *aabb = set.aabb;
+            if set.fitted {
+                *fitted_at = at;
+            }
+        }
+        set
+    }
+
     /// A ped walking on across the world at 1.4 m/s, 60 frames a second (2.3 cm a frame, its
-    /// world-space box following it): its box is set again every 11 frames or so, as the pose
-    /// leaves its 0.25 m of spare, and fitted again each time it trails 3 m behind.
+    /// world-space box following it), 0.6 m across along its way: its box is set 15 times in
+    /// 600 frames, where it was set every 11 frames or so (55 times) without the lead. Worked
+    /// out by hand, x being where the ped stands (frame · 0.023), its pose about it:
+    /// - frame 1 fits it: −0.527 … 0.573 (0.3 + 0.25 about x = 0.023);
+    /// - frame 12 (x = 0.276, 0.253 on from the fit) grows it: 0.576 + 0.25 + 2 · 0.253 = 1.332;
+    /// - frame 45 (x = 1.035, its front 1.335 past 1.332) grows it: 1.335 + 0.25 + 2 · 1.012
+    ///   = 3.609;
+    /// - frame 121 (x = 2.783, its back 2.483 now 3.01 past the box's −0.527) fits it again;
+    /// - and so on every 120 frames: sets at 1, 12, 45, 121, 132, 165, 241, … 481, 492, 525.
     #[test]
-    fn a_ped_walking_on_sets_its_box_about_every_eleven_frames() {
-        let mut aabb = Aabb::default();
-        let mut sets = 0;
+    fn a_ped_walking_on_sets_its_box_about_every_forty_frames() {
+        let (mut aabb, mut fitted_at, mut loose_for) = (Aabb::default(), Vec3A::ZERO, 0.0);
+        let mut sets = Vec::new();
         for frame in 1..=600 {
             let x = frame as f32 * 0.023;
-            let (lo, hi) = (v(x - 0.3, 0.0, -0.2), v(x + 0.3, 1.8, 0.2));
-            if let (Some(set), _) = next_box(&aabb, lo, hi, 0.0, 1.0 / 60.0) {
-                aabb = set;
+            let pose = (v(x - 0.3, 0.0, -0.2), v(x + 0.3, 1.8, 0.2));
+            let (at, dt) = (v(x, 0.0, 0.0), 1.0 / 60.0);
+            if follow(&mut aabb, &mut fitted_at, &mut loose_for, (at, pose), dt).is_some() {
+                sets.push(frame);
+            }
+            let (min, max) = bounds(&aabb);
+            assert!(
+                pose.0.cmpge(min).all() && pose.1.cmple(max).all(),
+                "holds the pose"
+            );
+        }
+        eprintln!("boxes set at frames {sets:?}");
+        assert_eq!(
+            sets,
+            [
+                1, 12, 45, 121, 132, 165, 241, 252, 285, 361, 372, 405, 481, 492, 525
+            ]
+        );
+    }
+
+    /// A ped walking in place (its pose swaying 5 cm, its feet swinging 0.4 m to and fro along
+    /// its way, a second a step): its box, fitted to the feet apart, is never set again.
+    #[test]
+    fn a_ped_walking_in_place_keeps_one_box() {
+        let (mut aabb, mut fitted_at, mut loose_for) = (Aabb::default(), Vec3A::ZERO, 0.0);
+        let mut sets = 0;
+        for frame in 0..600 {
+            let phase = frame as f32 / 60.0 * std::f32::consts::TAU;
+            let (sway, swing) = (0.05 * phase.sin(), 0.4 * phase.cos().abs());
+            let pose = (
+                v(sway - 0.3 - swing, 0.0, -0.2),
+                v(sway + 0.3 + swing, 1.8, 0.2),
+            );
+            let (at, dt) = (Vec3A::ZERO, 1.0 / 60.0);
+            if follow(&mut aabb, &mut fitted_at, &mut loose_for, (at, pose), dt).is_some() {
                 sets += 1;
             }
         }
-        // 0.25 m / 0.023 m = 10.9 frames between sets: 600 frames, about 55 sets (the first
-        // fit included).
-        eprintln!("{sets} boxes set in 600 frames");
-        assert!((50..=60).contains(&sets), "{sets}");
+        // The first fit (feet apart at frame 0, the box then as wide as the swing).
+        assert_eq!(sets, 1, "{sets} sets");
     }
 
     /// A pose whose root travels (not extracted): the box grows with it, never reaching more
     /// than 3 m past the pose, and is fitted to the pose again where it would.
     #[test]
     fn a_travelling_pose_is_followed_within_the_growth_limit() {
-        let mut aabb = Aabb::default();
+        let (mut aabb, mut fitted_at, mut loose_for) = (Aabb::default(), Vec3A::ZERO, 0.0);
+        let dt = 1.0 / 30.0;
         let (mut sets, mut fits) = (0, 0);
         for step in 0..100 {
             let x = step as f32 * 0.1;
             let (lo, hi) = (v(x - 0.5, 0.0, -0.2), v(x + 0.5, 1.8, 0.2));
-            let (set, _) = next_box(&aabb, lo, hi, 0.0, 1.0 / 30.0);
-            if let Some(set) = set {
-                // (Fitted: its back end moved up to the pose's.)
-                fits += usize::from(set.min().x > aabb.min().x + 1e-6);
-                aabb = set;
+            let before = aabb;
+            // (The character stands still: its clip's root travels in the pose.)
+            let at = Vec3A::ZERO;
+            if let Some(set) = follow(
+                &mut aabb,
+                &mut fitted_at,
+                &mut loose_for,
+                (at, (lo, hi)),
+                dt,
+            ) {
+                // (Fitted again: its back end moved up to the pose's. The first fit is not
+                // counted.)
+                if step > 0 {
+                    assert_eq!(set.fitted, set.aabb.min().x > before.min().x + 1e-6);
+                    fits += usize::from(set.fitted);
+                }
                 sets += 1;
             }
             let (min, max) = bounds(&aabb);
@@ -529,8 +713,9 @@ mod tests {
             let past = (lo - min).max_element().max((max - hi).max_element());
             assert!(past <= BOX_GROWTH_LIMIT + 1e-5, "step {step}: {past}");
         }
-        // Grown as the pose leaves it (each 0.3 m: 0.25 to spare, 0.1 a step), fitted each time
-        // it reaches 3 m behind the pose: about 10 m in all.
+        // Grown as the pose leaves it (each 0.3 m: 0.25 to spare, 0.1 a step; no lead, as the
+        // character has not travelled), fitted each time it reaches 3 m behind the pose: about
+        // 10 m in all.
         eprintln!("{sets} sets, {fits} fits");
         assert!(fits >= 2 && sets < 50, "{sets} sets, {fits} fits");
     }

@@ -209,6 +209,7 @@ impl CrowdDraw {
                     CrowdPart {
                         reach: drawn.reach,
                         loose_for: 0.0,
+                        fitted_at: Vec3A::ZERO,
                         placed_by_entity: drawn_part.sorted,
                     },
                     GlobalTransform::IDENTITY,
@@ -423,13 +424,15 @@ pub(super) struct CrowdFallback {
 pub(super) const NO_SLOT: u32 = u32::MAX;
 
 /// On a part of a drawn crowd character: how far its flesh reaches from the joints, for how
-/// long (seconds) its box has been looser than its pose needs ([`super::frame::follow_poses`]),
-/// and whether it is placed by its own transform, its character's (a part Bevy sorts by
-/// distance: [`CrowdDraw::dress`]) rather than at the identity.
+/// long (seconds) its box has been looser than its pose needs and where its character stood
+/// when the box was last fitted ([`super::frame::follow_poses`]), and whether it is placed by its
+/// own transform, its character's (a part Bevy sorts by distance: [`CrowdDraw::dress`]) rather
+/// than at the identity.
 #[derive(Component)]
 pub(super) struct CrowdPart {
     pub(super) reach: f32,
     pub(super) loose_for: f32,
+    pub(super) fitted_at: Vec3A,
     pub(super) placed_by_entity: bool,
 }
 
