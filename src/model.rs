@@ -278,14 +278,14 @@ impl Model {
         for clump in &dff.clumps {
             let hierarchy = clump.bones();
             let frames = clump_frames(clump, &skeleton, hierarchy.as_deref());
-            let (order, _) = parents_first(&frames);
+            let (order, parents) = parents_first(&frames);
             let bones: Vec<usize> = match &hierarchy {
                 Some(b) => b.iter().filter_map(|b| b.frame).collect(),
                 None => (0..frames.len())
                     .filter(|&f| frames[f].bone.is_some())
                     .collect(),
             };
-            let world = rest_worlds(&frames);
+            let world = rest_worlds(&frames, &order, &parents);
             let lowest_bone = bones
                 .iter()
                 .map(|&b| world[b].w_axis.z)
@@ -368,7 +368,8 @@ impl Model {
 impl ModelClump {
     /// The frames' world (clump-space) transforms at rest.
     pub fn rest_worlds(&self) -> Vec<Mat4> {
-        rest_worlds(&self.frames)
+        let (order, parents) = parents_first(&self.frames);
+        rest_worlds(&self.frames, &order, &parents)
     }
 
     /// The frames as a skeleton: one bone per frame, in the file's order, named as the file
@@ -560,12 +561,12 @@ fn parents_first(frames: &[ModelFrame]) -> (Vec<usize>, Vec<Option<usize>>) {
     hierarchy::parents_first_or_cut(&parents)
 }
 
-/// World (clump-space) matrices of the frames at rest.
-fn rest_worlds(frames: &[ModelFrame]) -> Vec<Mat4> {
-    let (order, parents) = parents_first(frames);
+/// World (clump-space) matrices of the frames at rest, from [`parents_first`]'s order and
+/// parents.
+fn rest_worlds(frames: &[ModelFrame], order: &[usize], parents: &[Option<usize>]) -> Vec<Mat4> {
     hierarchy::compose(
-        &order,
-        &parents,
+        order,
+        parents,
         |i| {
             let r = frames[i].rest;
             Mat4::from_scale_rotation_translation(r.scale, r.rotation, r.translation)

@@ -1860,24 +1860,24 @@ fn a_moving_crowd_character_changes_nothing_of_its_parts() {
         before.iter().all(|c| c.3.is_some()),
         "previous transforms kept"
     );
-    for frame in 0..20 {
-        let dx = if frame % 2 == 0 { 0.02 } else { -0.02 };
+    // Moves the character's parent `dx` along X.
+    let shift = |app: &mut App, dx: f32| {
         app.world_mut()
             .get_mut::<Transform>(mover)
             .unwrap()
             .translation
             .x += dx;
+    };
+    for frame in 0..20 {
+        let dx = if frame % 2 == 0 { 0.02 } else { -0.02 };
+        shift(&mut app, dx);
         app.update();
         assert_eq!(part_boxes(&mut app), boxes, "frame {frame}: the boxes hold");
         assert_eq!(changes(&mut app), before, "frame {frame}: no part changed");
     }
     // 10 m away: the boxes are fitted there (`part_boxes` checks they hold the joints where the
     // character now is).
-    app.world_mut()
-        .get_mut::<Transform>(mover)
-        .unwrap()
-        .translation
-        .x += 10.0;
+    shift(&mut app, 10.0);
     app.update();
     let moved = part_boxes(&mut app);
     for (b, was) in moved.iter().zip(&boxes) {
@@ -1895,11 +1895,7 @@ fn a_moving_crowd_character_changes_nothing_of_its_parts() {
     let mut last = part_boxes(&mut app);
     let mut set_frames = 0;
     for _ in 0..240 {
-        app.world_mut()
-            .get_mut::<Transform>(mover)
-            .unwrap()
-            .translation
-            .x += 0.023;
+        shift(&mut app, 0.023);
         app.update();
         let now = part_boxes(&mut app);
         set_frames += usize::from(now != last);

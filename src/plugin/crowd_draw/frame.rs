@@ -471,6 +471,16 @@ mod tests {
         (b.min(), b.max())
     }
 
+    /// Asserts that `b` runs from `min` to `max`, within `eps`.
+    #[track_caller]
+    fn assert_box(b: &Aabb, min: Vec3A, max: Vec3A, eps: f32) {
+        let (lo, hi) = bounds(b);
+        assert!(
+            lo.abs_diff_eq(min, eps) && hi.abs_diff_eq(max, eps),
+            "{lo}..{hi}, not {min}..{max}"
+        );
+    }
+
     /// A first box fits the pose with the slack; a pose inside changes nothing; one leaving it
     /// grows it on that side only.
     #[test]
@@ -483,8 +493,7 @@ mod tests {
         // (The character stands where the box was fitted.)
         let still = Vec3A::ZERO;
         // −0.5 − 0.25 … 0.5 + 0.25, and so on.
-        assert!(bounds(&first).0.abs_diff_eq(v(-0.75, -0.25, -0.45), 1e-6));
-        assert!(bounds(&first).1.abs_diff_eq(v(0.75, 2.05, 0.45), 1e-6));
+        assert_box(&first, v(-0.75, -0.25, -0.45), v(0.75, 2.05, 0.45), 1e-6);
         assert_eq!(t, 0.0);
         // Inside, and not loose by more than 0.5 anywhere (0.25 + 0.2 = 0.45 at most).
         let (set, t) = next_box(
@@ -508,12 +517,12 @@ mod tests {
         );
         let grown = set.unwrap();
         assert!(!grown.fitted);
-        assert!(
-            bounds(&grown.aabb)
-                .0
-                .abs_diff_eq(v(-0.75, -0.25, -0.45), 1e-6)
+        assert_box(
+            &grown.aabb,
+            v(-0.75, -0.25, -0.45),
+            v(0.75, 2.05, 0.85),
+            1e-6,
         );
-        assert!(bounds(&grown.aabb).1.abs_diff_eq(v(0.75, 2.05, 0.85), 1e-6));
     }
 
     /// A pose that left its box, its character having travelled more than the slack since the
@@ -533,12 +542,12 @@ mod tests {
         );
         let grown = set.unwrap();
         assert!(!grown.fitted);
-        assert!(
-            bounds(&grown.aabb)
-                .0
-                .abs_diff_eq(v(-0.75, -0.25, -0.45), 1e-6)
+        assert_box(
+            &grown.aabb,
+            v(-0.75, -0.25, -0.45),
+            v(1.95, 2.05, 0.45),
+            1e-6,
         );
-        assert!(bounds(&grown.aabb).1.abs_diff_eq(v(1.95, 2.05, 0.45), 1e-6));
         // 2 m back along −z: the lead is at most 3 − 2 · 0.25 = 2.5 (twice the travel would be
         // 4), so the near end reaches −2.2 − 0.25 − 2.5 = −4.95, 2.75 past the pose (within the
         // growth limit); the far z end is kept at 0.45, 2.65 past the pose.
@@ -552,12 +561,12 @@ mod tests {
         );
         let grown = set.unwrap();
         assert!(!grown.fitted);
-        assert!(
-            bounds(&grown.aabb)
-                .0
-                .abs_diff_eq(v(-0.75, -0.25, -4.95), 1e-5)
+        assert_box(
+            &grown.aabb,
+            v(-0.75, -0.25, -4.95),
+            v(0.75, 2.05, 0.45),
+            1e-5,
         );
-        assert!(bounds(&grown.aabb).1.abs_diff_eq(v(0.75, 2.05, 0.45), 1e-5));
     }
 
     /// A box looser than the pose needs by more than twice the slack is kept for 2 s of frames,
