@@ -25,6 +25,9 @@ struct CrowdJoint {
     // Rows of the 3×4 affine matrix, as Bevy stores mesh transforms.
     inverse_bind: mat3x4<f32>,
     bone: u32,
+    // -1 where the joint's mesh's own transform in the character (its entity's, as Bevy spawns
+    // the model) mirrors it, else 1: Bevy turns such a mesh's tangents over, skinned or not.
+    handedness: f32,
 }
 
 struct CrowdParams {
@@ -132,16 +135,18 @@ fn crowd_world_from_local(vertex: CrowdVertex, base: u32, last: bool) -> mat4x4<
 }
 
 // A tangent through the skinned matrix, as Bevy's `mesh_tangent_local_to_world` takes it, its
-// handedness flipped where the character's place mirrors (Bevy reads that from the entity's
-// transform, here the identity).
+// handedness flipped by the sign of the mesh entity's transform as Bevy flips it: the
+// character's place (here, not the part's identity transform) times the mesh's own transform in
+// the character (its joints' `handedness`).
 fn skinned_tangent(world_from_local: mat4x4<f32>, tangent: vec4<f32>, vertex: CrowdVertex) -> vec4<f32> {
     if all(tangent == vec4<f32>(0.0)) {
         return tangent;
     }
     let m = mat3x3<f32>(world_from_local[0].xyz, world_from_local[1].xyz, world_from_local[2].xyz);
     let place = crowd_place(vertex, crowd_bones.current, false);
-    let sign = select(-1.0, 1.0, determinant(mat3x3<f32>(place[0].xyz, place[1].xyz, place[2].xyz)) >= 0.0);
-    return vec4<f32>(normalize(m * tangent.xyz), tangent.w * sign);
+    let placed = select(-1.0, 1.0, determinant(mat3x3<f32>(place[0].xyz, place[1].xyz, place[2].xyz)) >= 0.0);
+    let own = crowd_joints[vertex.crowd_joint_indices.x].handedness;
+    return vec4<f32>(normalize(m * tangent.xyz), tangent.w * placed * own);
 }
 
 // A normal through the skinned matrix: its upper 3×3's inverse transpose (cofactors over the

@@ -139,8 +139,13 @@ pub(super) fn build_model(
             },
         };
         let joints: Vec<(usize, Affine3A)> = joint_bones.into_iter().zip(inverse_binds).collect();
-        let scale = frame_scale(clump, atomic.frame);
-        pieces.add(&joints, &atomic.parts, &[], skin.is_some(), scale, build)?;
+        let frame = frame_model(clump, atomic.frame).matrix3;
+        let scale = (frame.x_axis.length())
+            .max(frame.y_axis.length())
+            .max(frame.z_axis.length());
+        let mirrored = frame.determinant() < 0.0;
+        let skinned = skin.is_some();
+        pieces.add(&joints, &atomic.parts, &[], skinned, scale, mirrored, build)?;
     }
     if unhung > 0 {
         warn!("{unhung} atomic(s) of a crowd model hang on no bone and are not drawn");
@@ -157,17 +162,13 @@ pub(super) fn build_model(
     })
 }
 
-/// How much longer a length in `frame`'s space is in the model's: the largest scale of the
-/// frame's rest transforms up its chain together (1 for a model of rotations).
-fn frame_scale(clump: &DffClump, frame: usize) -> f32 {
-    let model = frames_up(clump, frame).fold(Affine3A::IDENTITY, |model, f| {
+/// `frame`'s rest transform in the model: the rest transforms up its chain together. Its largest
+/// scale is how much longer a length in the frame's space is in the model's (1 for a model of
+/// rotations); where its determinant is negative, the frame mirrors what hangs on it.
+fn frame_model(clump: &DffClump, frame: usize) -> Affine3A {
+    frames_up(clump, frame).fold(Affine3A::IDENTITY, |model, f| {
         f.rest.compute_affine() * model
-    });
-    let m = model.matrix3;
-    m.x_axis
-        .length()
-        .max(m.y_axis.length())
-        .max(m.z_axis.length())
+    })
 }
 
 /// The crowd bone a rigid atomic on `frame` moves with: the nearest frame at or above it that is

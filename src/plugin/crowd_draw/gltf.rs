@@ -59,6 +59,9 @@ struct Shown {
     /// Its material: the file's, or the copy Bevy's loader makes with the other faces culled
     /// for a node whose scale mirrors it.
     material: Option<Handle<StandardMaterial>>,
+    /// Whether its entity's transform in the scene mirrors it (the scales up its chain flip an
+    /// odd number of axes), which turns its tangents over in Bevy's renderer.
+    mirrored: bool,
 }
 
 /// The key of a glTF model drawn on `rig`.
@@ -203,9 +206,19 @@ pub(super) fn build_gltf_model(
                             None => Vec::new(),
                         };
                         let material = e.get::<MeshMaterial3d<StandardMaterial>>();
+                        // The sign of the entity's transform in the scene: its own and its
+                        // ancestors' (a rotation's determinant is 1).
+                        let chain = std::iter::successors(Some(e.id()), |&e| {
+                            world.get::<ChildOf>(e).map(ChildOf::parent)
+                        });
+                        let flips = (chain.take(world.entities().len() as usize + 1))
+                            .filter_map(|e| world.get::<Transform>(e))
+                            .filter(|t| t.scale.x * t.scale.y * t.scale.z < 0.0)
+                            .count();
                         let shown = Shown {
                             morph_weights,
                             material: material.map(|m| m.0.clone()),
+                            mirrored: flips % 2 == 1,
                         };
                         Some(((node.as_str().to_owned(), mesh), shown))
                     })
@@ -258,6 +271,7 @@ pub(super) fn build_gltf_model(
         };
         let mut meshes = Vec::with_capacity(mesh.primitives.len());
         let mut weights = &[][..];
+        let mut mirrored = false;
         for primitive in mesh.primitives.iter().filter(|p| in_scene(node, &p.mesh)) {
             let shown = shown_as(node, &primitive.mesh).flatten();
             // The material Bevy gives the primitive's entity: the file's, or (under a mirroring
@@ -271,9 +285,12 @@ pub(super) fn build_gltf_model(
             if let Some(shown) = shown.filter(|_| weights.is_empty()) {
                 weights = &shown.morph_weights;
             }
+            // (And one node's transform places them all.)
+            mirrored |= shown.is_some_and(|s| s.mirrored);
         }
         // (A glTF skin's bind space is the file's: its lengths are the scene's.)
-        pieces.add(&joints, &meshes, weights, node.skin.is_some(), 1.0, build)?;
+        let skinned = node.skin.is_some();
+        pieces.add(&joints, &meshes, weights, skinned, 1.0, mirrored, build)?;
     }
     if pieces.is_empty() {
         return Err("it has no mesh to draw".into());

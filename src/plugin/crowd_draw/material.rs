@@ -44,8 +44,9 @@ pub struct CrowdSkin {
     /// Bevy's axes).
     #[storage(100, read_only)]
     pub bones: Handle<ShaderBuffer>,
-    /// Per skin joint of the atomic (one for a rigid atomic): its inverse bind matrix (3×4 rows)
-    /// and its bone's index in the crowd skeleton, 64 bytes each.
+    /// Per skin joint of the atomic (one for a rigid atomic): its inverse bind matrix (3×4 rows),
+    /// its bone's index in the crowd skeleton (`u32`) and its mesh's handedness (`f32`: −1 where
+    /// the mesh's own transform in the character mirrors it, else 1), 64 bytes each.
     #[storage(101, read_only)]
     pub joints: Handle<ShaderBuffer>,
     /// Bones per character slot in `bones`.

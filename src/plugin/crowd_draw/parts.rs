@@ -30,8 +30,8 @@ pub(super) struct BuildParams<'w> {
 pub(super) struct Pieces {
     pieces: Vec<Piece>,
     /// Per atomic (or glTF mesh node): per joint, its bone in the crowd skeleton and its
-    /// inverse bind matrix.
-    joint_lists: Vec<Vec<(usize, Affine3A)>>,
+    /// inverse bind matrix; and whether the mesh's own transform in the character mirrors it.
+    joint_lists: Vec<(Vec<(usize, Affine3A)>, bool)>,
     /// The farthest a vertex lies from its most weighted joint (metres).
     pub(super) reach: f32,
 }
@@ -48,7 +48,11 @@ impl Pieces {
     /// Adds the meshes of one atomic or glTF mesh node, whose joints are `joints` (per joint, its
     /// bone in the crowd skeleton and its inverse bind matrix). Their morph targets are applied
     /// at `morph_weights` (see [`crowd_mesh`]). A length in the meshes is `scale` times as long
-    /// in the character's space (the frames above a DFF atomic may scale it).
+    /// in the character's space (the frames above a DFF atomic may scale it). `mirrored`: the
+    /// transform of the meshes' own entity in the character, as Bevy spawns the model, mirrors
+    /// (its determinant is negative), which turns their tangents' handedness over in Bevy's
+    /// renderer whether or not they are skinned.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn add(
         &mut self,
         joints: &[(usize, Affine3A)],
@@ -56,10 +60,11 @@ impl Pieces {
         morph_weights: &[f32],
         skinned: bool,
         scale: f32,
+        mirrored: bool,
         build: &BuildParams,
     ) -> Result<(), String> {
         let list = self.joint_lists.len();
-        self.joint_lists.push(joints.to_vec());
+        self.joint_lists.push((joints.to_vec(), mirrored));
         // Where each joint sits at bind time, in the mesh's space.
         let bind_points: Vec<Vec3A> = joints
             .iter()
@@ -113,7 +118,7 @@ impl Pieces {
         } in pieces
         {
             let layout = layout(&mut mesh);
-            let list = &joint_lists[joints];
+            let list = &joint_lists[joints].0;
             let same = looks.iter_mut().find(|look| {
                 layout.is_some()
                     && look.layout == layout
@@ -141,10 +146,13 @@ impl Pieces {
         for look in looks {
             let mut table = Vec::with_capacity(look.joint_count * 64);
             for (list, _) in &look.lists {
-                for (bone, ibm) in &joint_lists[*list] {
+                let (joints, mirrored) = &joint_lists[*list];
+                let handedness: f32 = if *mirrored { -1.0 } else { 1.0 };
+                for (bone, ibm) in joints {
                     push_rows(&mut table, ibm);
                     table.extend_from_slice(&(*bone as u32).to_le_bytes());
-                    table.extend_from_slice(&[0; 12]);
+                    table.extend_from_slice(&handedness.to_le_bytes());
+                    table.extend_from_slice(&[0; 8]);
                 }
             }
             let table = build.buffers.add(ShaderBuffer::new(
