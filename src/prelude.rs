@@ -28,6 +28,8 @@ pub use crate::plugin::{Dff, DffAssetLabel, DffLoaderSettings};
 pub use crate::plugin::{CrowdGltfModel, CrowdRigReport, GltfClips};
 
 // Components and resources.
+#[cfg(any(feature = "dff", feature = "gltf"))]
+pub use crate::plugin::CrowdSkinPose;
 #[cfg(feature = "gizmos")]
 pub use crate::plugin::SkeletonGizmos;
 #[cfg(feature = "anie")]
@@ -38,7 +40,7 @@ pub use crate::plugin::{
     GtaSkeleton, PlayAnimation, Playback, Retarget, RetargetMode, RootMotion, SkeletalClip,
 };
 #[cfg(feature = "dff")]
-pub use crate::plugin::{CrowdDrawPlugin, CrowdModel, CrowdSkinPose, GtaModel};
+pub use crate::plugin::{CrowdDrawPlugin, CrowdModel, GtaModel};
 
 // Events and reports.
 #[cfg(feature = "anie")]

@@ -1345,3 +1345,131 @@ fn a_changed_gltf_model_poses_its_crowd_characters_in_the_frame_it_changes() {
         );
     }
 }
+
+/// A crowd character wearing a glTF model with `CrowdSkinPose` gets, per skinned mesh node, the
+/// skin matrices Bevy skins its twin's `SkinnedMesh` with (a `Retarget` character with the
+/// file's scene, playing the same clip at the same time): each joint's transform relative to the
+/// character times its inverse bind matrix. The sample character with a second body on a second
+/// skin whose joints are the first's in reverse order (`crowd_gpu::with_second_skin`), so that
+/// each palette must follow its own skin's joint order; at three times of the SA walk.
+///
+/// The two retarget the same clip each for its own rig, which puts a node at most 4e-3 of the
+/// hip height apart (the test above; measured there 2.9e-6). A palette's translation carries
+/// that; its rotation part, a turn of at most 4e-3 rad over the same levers. So each matrix
+/// entry and translation is held to 4e-3 of the hip height (`hip`, about 1 m here).
+#[test]
+fn a_gltf_crowd_character_gets_the_skin_matrices_bevy_skins_its_twin_with() {
+    use bevy::mesh::skinning::{SkinnedMesh, SkinnedMeshInverseBindposes};
+    use rigplay::skeleton::GtaGame;
+    let glb = crate::crowd_gpu::with_second_skin(&crate::assets::read("characters/humanoid.glb"));
+    let mut app = gltf_app(&[
+        ("skins.glb", glb),
+        ("sa_ped.ifp", crate::assets::read("anims/sa_ped.ifp")),
+    ]);
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
+    let scene: Handle<WorldAsset> = load(&mut app, "skins.glb#Scene0");
+    let file: Handle<bevy::gltf::Gltf> = load(&mut app, "skins.glb");
+    let twin = app
+        .world_mut()
+        .spawn((
+            WorldAssetRoot(scene),
+            Retarget::new(),
+            SkeletalClip::new(walk.clone()),
+            Playback::looping(),
+        ))
+        .id();
+    // Elsewhere and turned: the palettes are in the character's space.
+    let at = Transform::from_xyz(4.0, 0.0, -2.0).with_rotation(Quat::from_rotation_y(0.7));
+    let crowd = app
+        .world_mut()
+        .spawn((
+            CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+            CrowdGltfModel::new(file.clone()),
+            CrowdSkinPose::default(),
+            Playback::looping(),
+            at,
+        ))
+        .id();
+    for _ in 0..5 {
+        app.update();
+    }
+    // The skinned mesh nodes' indices in the file.
+    let (body, body2) = (
+        index_of_in(app.world(), &file, "Body"),
+        index_of_in(app.world(), &file, "Body2"),
+    );
+    let hip = 1.0;
+    let (mut farthest, mut compared) = (0.0f32, 0);
+    // How far the palettes moved a joint's bind point from where it was bound (the identity
+    // would leave it), and from one time to the next.
+    let (mut from_bind, mut between) = (0.0f32, 0.0f32);
+    let mut last: Option<Vec<SkinPalette>> = None;
+    for t in [0.1, 0.45, 0.9] {
+        set_time(&mut app, &[twin, crowd], t);
+        let world = app.world_mut();
+        let root = world.get::<GlobalTransform>(twin).unwrap().affine();
+        let palettes = world.get::<CrowdSkinPose>(crowd).unwrap().palettes.clone();
+        let moved = |a: &Affine3A, b: &Affine3A| Vec3::from(a.translation - b.translation).length();
+        for p in &palettes {
+            for m in &p.joints {
+                from_bind = from_bind.max(moved(m, &Affine3A::IDENTITY));
+            }
+        }
+        if let Some(last) = &last {
+            for (a, b) in last.iter().zip(&palettes) {
+                for (m, n) in a.joints.iter().zip(&b.joints) {
+                    between = between.max(moved(m, n));
+                }
+            }
+        }
+        last = Some(palettes.clone());
+        let meshes: Vec<usize> = palettes.iter().map(|p| p.mesh).collect();
+        assert_eq!(
+            meshes,
+            [body, body2],
+            "a palette per skinned node, in the file's order"
+        );
+        let skins: Vec<(Entity, SkinnedMesh)> = (world.query::<(Entity, &SkinnedMesh)>())
+            .iter(world)
+            .map(|(e, s)| (e, s.clone()))
+            .collect();
+        assert_eq!(skins.len(), 2, "the twin's two skinned meshes");
+        for (entity, skin) in &skins {
+            // The primitive's entity is a child of its node's, which bears the node's name.
+            let node = world.get::<ChildOf>(*entity).unwrap().parent();
+            let name = world.get::<Name>(node).unwrap().as_str().to_owned();
+            let index = index_of_in(world, &file, &name);
+            let ours = &palettes.iter().find(|p| p.mesh == index).unwrap().joints;
+            let ibms = world
+                .resource::<Assets<SkinnedMeshInverseBindposes>>()
+                .get(&skin.inverse_bindposes)
+                .unwrap();
+            assert_eq!(skin.joints.len(), ours.len(), "{name}");
+            for ((joint, ibm), ours) in skin.joints.iter().zip(ibms.iter()).zip(ours) {
+                let global = world.get::<GlobalTransform>(*joint).unwrap().affine();
+                let bevys = root.inverse() * global * Affine3A::from_mat4(*ibm);
+                let d = (bevys.matrix3 - ours.matrix3)
+                    .to_cols_array()
+                    .iter()
+                    .chain((bevys.translation - ours.translation).to_array().iter())
+                    .fold(0.0f32, |m, v| m.max(v.abs()));
+                farthest = farthest.max(d);
+                compared += 1;
+            }
+        }
+    }
+    println!(
+        "glTF crowd skin palettes against Bevy's skinning: {compared} matrices, largest difference {farthest:e}; a palette moves a bind point up to {from_bind} m, {between} m between two times"
+    );
+    assert_eq!(compared, 3 * 2 * 27);
+    assert!(from_bind > 0.05 && between > 0.02, "the walk plays");
+    assert!(farthest <= 4e-3 * hip, "{farthest}");
+}
+
+/// The index in `file` of its node named `name`.
+fn index_of_in(world: &World, file: &Handle<bevy::gltf::Gltf>, name: &str) -> usize {
+    let gltf = world.resource::<Assets<bevy::gltf::Gltf>>().get(file);
+    let node = gltf.unwrap().named_nodes[name].clone();
+    let nodes = world.resource::<Assets<bevy::gltf::GltfNode>>();
+    nodes.get(&node).unwrap().index
+}

@@ -3096,7 +3096,7 @@ fn a_normal_mapped_gltf_character_keeps_its_tangents_handedness_where_bevy_does(
 /// the first's in reverse order, the copy's joint indices and the skin's inverse bind matrices
 /// reordered to match, on a node of its own beside the `Body`. Skinned right, it lies exactly
 /// on the first body; skinned on the first skin's joints, it would be torn apart.
-fn with_second_skin(glb: &[u8]) -> Vec<u8> {
+pub(crate) fn with_second_skin(glb: &[u8]) -> Vec<u8> {
     rewrite_glb(glb, |json, bin| {
         let joints: Vec<serde_json::Value> = json["skins"][0]["joints"].as_array().unwrap().clone();
         let n = joints.len();

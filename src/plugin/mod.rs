@@ -56,8 +56,8 @@ pub use dan::{
 };
 #[cfg(feature = "dff")]
 pub use dff::{
-    CrowdModel, CrowdSkinPose, Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffLoadError,
-    DffLoader, DffLoaderSettings, DffPlugin, DffSkin, GtaModel, SkinPalette,
+    CrowdModel, Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffLoadError, DffLoader,
+    DffLoaderSettings, DffPlugin, DffSkin, GtaModel,
 };
 #[cfg(feature = "gltf")]
 pub use gltf::{CrowdGltfModel, CrowdRigReport, GltfClipError, GltfClips, GltfRigClip};
@@ -77,6 +77,8 @@ pub use skeletal::{
     RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin, SkeletonBones, UnmatchedTracks,
     animation_clip, bone_target_id, named_bone_target_id,
 };
+#[cfg(any(feature = "dff", feature = "gltf"))]
+pub use skeletal::{CrowdSkinPose, SkinPalette};
 #[cfg(feature = "gizmos")]
 pub use skeletal::{SkeletonGizmoGroup, SkeletonGizmos};
 

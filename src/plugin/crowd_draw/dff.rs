@@ -3,8 +3,9 @@
 
 use super::parts::{BuildParams, Pieces};
 use super::state::{CrowdDressed, DrawnModel, Dresser, ModelKey, Opening};
-use crate::plugin::dff::{CrowdModel, Dff, DffClump, DffFrame, GtaModel, SkinBinding, bind};
+use crate::plugin::dff::{CrowdModel, Dff, DffClump, DffFrame, GtaModel, bind};
 use crate::plugin::skeletal::CrowdCharacter;
+use crate::plugin::skeletal::SkinBinding;
 use bevy::animation::AnimationTargetId;
 use bevy::math::Affine3A;
 use bevy::prelude::*;
@@ -127,7 +128,7 @@ pub(super) fn build_model(
         if atomic.hidden {
             continue;
         }
-        let skin = binding.iter().find(|b| b.atomic == a);
+        let skin = binding.iter().find(|b| b.mesh == a);
         let (joint_bones, inverse_binds) = match skin {
             Some(b) => (b.bones.clone(), b.inverse_binds.clone()),
             None => match rigid_joint(clump, atomic.frame, targets) {

@@ -1,9 +1,10 @@
-//! A DFF model's skins posed by a crowd character: each skinned atomic's skin matrices (joint
-//! pose times inverse bind matrix), in the character's space, ready for a skinning shader. The
-//! first part of drawing crowds (see the repository's `docs/design/crowd-gpu.md`).
+//! The DFF model a crowd character wears ([`CrowdModel`]), and its skins posed by the character:
+//! each skinned atomic's skin matrices ([`CrowdSkinPose`]).
 
 use super::Dff;
-use crate::plugin::skeletal::{CrowdCharacter, CrowdPose, CrowdSkeletons};
+use crate::plugin::skeletal::{
+    CrowdCharacter, CrowdPose, CrowdSkeletons, CrowdSkinPose, SkinBinding, pose_palettes,
+};
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
 use bevy::asset::AssetId;
@@ -23,9 +24,7 @@ use bevy::prelude::*;
 /// their order and names stay the game's ([`crate::plugin::CrowdPose`] lists them so).
 ///
 /// Add [`CrowdSkinPose`] as well to get the skin matrices on the CPU each frame, after the
-/// character is posed. They cost about as much as the pose itself (10,000 SA peds wearing the
-/// sample ped: about 6 ms more a frame on two cores, `docs/performance.md`): use them for your
-/// own skinning or to check a renderer.
+/// character is posed (one palette per skinned atomic, in the clump's atomic order).
 ///
 /// ```no_run
 /// # use bevy::prelude::*;
@@ -38,37 +37,6 @@ use bevy::prelude::*;
 /// ```
 #[derive(Component, Debug, Clone)]
 pub struct CrowdModel(pub Handle<Dff>);
-
-/// The skin matrices of a [`CrowdModel`] posed by its character: one [`SkinPalette`] per skinned
-/// atomic of the model. Empty until the model and the character's clip have loaded. Computed
-/// only for characters that have this component (add it beside the [`CrowdModel`]).
-#[derive(Component, Debug, Clone, Default)]
-pub struct CrowdSkinPose {
-    /// One per skinned atomic, in the clump's atomic order.
-    pub palettes: Vec<SkinPalette>,
-}
-
-/// The skin matrices of one skinned atomic.
-#[derive(Debug, Clone, Default)]
-pub struct SkinPalette {
-    /// The atomic's index in its clump ([`super::DffClump::atomics`]).
-    pub atomic: usize,
-    /// Per skin joint, in the skin's order: the joint's pose in the character's space times its
-    /// inverse bind matrix. A vertex's position in the character's space is the sum of these,
-    /// weighted by its joint weights, applied to its position in the mesh. Bevy's
-    /// `SkinnedMesh` computes the same with the joints' world transforms. A joint no bone of
-    /// the character matches follows the character's root bone.
-    pub joints: Vec<Affine3A>,
-}
-
-/// How one skinned atomic's joints map to a crowd skeleton's bones, and its inverse bind
-/// matrices: worked out once per (model, game).
-#[derive(Debug, Clone)]
-pub(crate) struct SkinBinding {
-    pub(crate) atomic: usize,
-    pub(crate) bones: Vec<usize>,
-    pub(crate) inverse_binds: Vec<Affine3A>,
-}
 
 /// Fills the [`CrowdSkinPose`] of every posed crowd character that wears a model.
 pub(crate) fn pose_crowd_skins(
@@ -103,22 +71,8 @@ pub(crate) fn pose_crowd_skins(
     characters
         .par_iter_mut()
         .for_each(|(character, model, pose, mut skin)| {
-            let Some(binding) = bindings.get(&(model.0.id(), character.game)) else {
-                return;
-            };
-            let Some(&root) = pose.bones.first() else {
-                return;
-            };
-            let skin = &mut *skin;
-            skin.palettes
-                .resize_with(binding.len(), SkinPalette::default);
-            for (palette, b) in skin.palettes.iter_mut().zip(binding) {
-                palette.atomic = b.atomic;
-                palette.joints.clear();
-                palette.joints.extend(
-                    (b.bones.iter().zip(&b.inverse_binds))
-                        .map(|(&bone, ibm)| pose.bones.get(bone).copied().unwrap_or(root) * *ibm),
-                );
+            if let Some(binding) = bindings.get(&(model.0.id(), character.game)) {
+                pose_palettes(binding, pose, &mut skin);
             }
         });
 }
@@ -151,7 +105,7 @@ pub(crate) fn bind(
             })
             .collect();
         out.push(SkinBinding {
-            atomic: a,
+            mesh: a,
             bones,
             inverse_binds: ibms.iter().map(|m| Affine3A::from_mat4(*m)).collect(),
         });

@@ -9,8 +9,8 @@ mod loader;
 mod spawn;
 
 pub use asset::{Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffSkin};
-pub use crowd_skin::{CrowdModel, CrowdSkinPose, SkinPalette};
-pub(crate) use crowd_skin::{SkinBinding, bind};
+pub use crowd_skin::CrowdModel;
+pub(crate) use crowd_skin::bind;
 pub use loader::{DffLoadError, DffLoader, DffLoaderSettings};
 pub use spawn::GtaModel;
 

@@ -6,6 +6,8 @@
 mod clips;
 mod rows;
 mod skeleton;
+#[cfg(any(feature = "dff", feature = "gltf"))]
+mod skin;
 
 pub(crate) use clips::{CrowdClip, CrowdSkeletons};
 use rows::RowSlot;
@@ -15,6 +17,10 @@ pub(crate) use rows::{CrowdBoneRows, CrowdDrawn};
 pub(crate) use skeleton::CrowdSkeleton;
 #[cfg(feature = "dff")]
 pub(crate) use skeleton::{ModelFrame, RestOnly};
+#[cfg(any(feature = "dff", feature = "gltf"))]
+pub use skin::{CrowdSkinPose, SkinPalette};
+#[cfg(any(feature = "dff", feature = "gltf"))]
+pub(crate) use skin::{SkinBinding, pose_palettes};
 
 use super::bind::PoseLayouts;
 use super::fade::{fade_weight, outgoing_time};

@@ -45,8 +45,12 @@ pub(crate) use crowd::{BoneRows, CrowdBoneRows, CrowdDrawn, CrowdSkeletons, bone
 pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer};
 #[cfg(any(feature = "gltf", feature = "dff"))]
 pub(crate) use crowd::{CrowdRig, CrowdSkeleton};
+#[cfg(any(feature = "dff", feature = "gltf"))]
+pub use crowd::{CrowdSkinPose, SkinPalette};
 #[cfg(feature = "dff")]
 pub(crate) use crowd::{ModelFrame, RestOnly, bind_crowds};
+#[cfg(any(feature = "dff", feature = "gltf"))]
+pub(crate) use crowd::{SkinBinding, pose_palettes};
 #[cfg(feature = "gizmos")]
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
 pub use layers::{ClipLayers, LayerFinished, LayerLooped, LayerRemoved, LayerReport};
@@ -98,12 +102,17 @@ impl Plugin for SkeletalPlugin {
                 .add_observer(crate::plugin::gltf::note_crowd_gltf)
                 .add_systems(
                     PostUpdate,
-                    crate::plugin::gltf::rig_gltf_crowds
-                        .in_set(PlaybackSystems::Prepare)
-                        // (A file's change is announced there: the rig is made again in
-                        // that frame, not the next.)
-                        .after(bevy::asset::AssetEventSystems)
-                        .before(crowd::bind_crowds),
+                    (
+                        crate::plugin::gltf::rig_gltf_crowds
+                            .in_set(PlaybackSystems::Prepare)
+                            // (A file's change is announced there: the rig is made again in
+                            // that frame, not the next.)
+                            .after(bevy::asset::AssetEventSystems)
+                            .before(crowd::bind_crowds),
+                        crate::plugin::gltf::pose_gltf_crowd_skins
+                            .after(PlaybackSystems::Apply)
+                            .after(bevy::asset::AssetEventSystems),
+                    ),
                 );
         }
     }

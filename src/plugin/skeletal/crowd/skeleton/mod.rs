@@ -321,7 +321,7 @@ impl CrowdSkeleton {
     }
 
     /// A glTF character's: per bone, its node's index in the file (empty for a game's).
-    #[cfg(all(feature = "dff", feature = "gltf"))]
+    #[cfg(feature = "gltf")]
     pub(crate) fn file_nodes(&self) -> &[usize] {
         &self.file_nodes
     }

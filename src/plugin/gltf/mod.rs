@@ -19,6 +19,10 @@
 //! in the warnings), and files Bevy loaded with `convert_coordinates` on (the source is taken
 //! to be in glTF's axes).
 
+mod crowd_skin;
+
+pub(crate) use crowd_skin::pose_gltf_crowd_skins;
+
 use super::skeletal::{CrowdRig, CrowdSkeleton, TargetRig};
 use super::{ClipInfo, ClipSettings, RigClip, RootMotionMode};
 use crate::animation::{BoneRef, BoneTrack, ClipBuilder};
@@ -423,7 +427,10 @@ fn values<T: Copy + Default + 'static>(curve: &dyn AnimationCurve, times: &[f32]
 /// names) and root motion (scaled like the hips, in the file's axes) work as on a GTA ped.
 ///
 /// With the `dff` feature's [`CrowdDrawPlugin`](super::CrowdDrawPlugin) the character is drawn
-/// by instanced GPU skinning: every skinned mesh of the file and every mesh on a node.
+/// by instanced GPU skinning: every skinned mesh of the file and every mesh on a node. Add
+/// [`CrowdSkinPose`](super::CrowdSkinPose) as well to get the skin matrices on the CPU each
+/// frame, after the character is posed (one palette per skinned mesh node, in the file's node
+/// order).
 ///
 /// Until the file and its nodes and skins have loaded the character is not posed. A file that
 /// fails to load, or whose nodes cannot be a skeleton, leaves it unposed with a warning.
