@@ -510,15 +510,7 @@ fn broken_and_non_humanoid_gltf_give_a_report_not_a_panic() {
     let mut app = gltf_app(&files);
     let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let scene: Handle<WorldAsset> = load(&mut app, "vehicle.gltf#Scene0");
-    let vehicle = app
-        .world_mut()
-        .spawn((
-            WorldAssetRoot(scene),
-            Retarget::new(),
-            SkeletalClip::new(walk.clone()),
-            Playback::looping(),
-        ))
-        .id();
+    let vehicle = spawn_retargeted(&mut app, scene, &walk);
     let broken: Handle<WorldAsset> = app
         .world()
         .resource::<AssetServer>()
@@ -1359,7 +1351,7 @@ fn a_changed_gltf_model_poses_its_crowd_characters_in_the_frame_it_changes() {
 /// entry and translation is held to 4e-3 of the hip height (`hip`, about 1 m here).
 #[test]
 fn a_gltf_crowd_character_gets_the_skin_matrices_bevy_skins_its_twin_with() {
-    use bevy::mesh::skinning::{SkinnedMesh, SkinnedMeshInverseBindposes};
+    use bevy::mesh::skinning::SkinnedMesh;
     use rigplay::skeleton::GtaGame;
     let glb = crate::crowd_gpu::with_second_skin(&crate::assets::read("characters/humanoid.glb"));
     let mut app = gltf_app(&[
@@ -1369,15 +1361,7 @@ fn a_gltf_crowd_character_gets_the_skin_matrices_bevy_skins_its_twin_with() {
     let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
     let scene: Handle<WorldAsset> = load(&mut app, "skins.glb#Scene0");
     let file: Handle<bevy::gltf::Gltf> = load(&mut app, "skins.glb");
-    let twin = app
-        .world_mut()
-        .spawn((
-            WorldAssetRoot(scene),
-            Retarget::new(),
-            SkeletalClip::new(walk.clone()),
-            Playback::looping(),
-        ))
-        .id();
+    let twin = spawn_retargeted(&mut app, scene, &walk);
     // Elsewhere and turned: the palettes are in the character's space.
     let at = Transform::from_xyz(4.0, 0.0, -2.0).with_rotation(Quat::from_rotation_y(0.7));
     let crowd = app
@@ -1440,22 +1424,8 @@ fn a_gltf_crowd_character_gets_the_skin_matrices_bevy_skins_its_twin_with() {
             let name = world.get::<Name>(node).unwrap().as_str().to_owned();
             let index = index_of_in(world, &file, &name);
             let ours = &palettes.iter().find(|p| p.mesh == index).unwrap().joints;
-            let ibms = world
-                .resource::<Assets<SkinnedMeshInverseBindposes>>()
-                .get(&skin.inverse_bindposes)
-                .unwrap();
-            assert_eq!(skin.joints.len(), ours.len(), "{name}");
-            for ((joint, ibm), ours) in skin.joints.iter().zip(ibms.iter()).zip(ours) {
-                let global = world.get::<GlobalTransform>(*joint).unwrap().affine();
-                let bevys = root.inverse() * global * Affine3A::from_mat4(*ibm);
-                let d = (bevys.matrix3 - ours.matrix3)
-                    .to_cols_array()
-                    .iter()
-                    .chain((bevys.translation - ours.translation).to_array().iter())
-                    .fold(0.0f32, |m, v| m.max(v.abs()));
-                farthest = farthest.max(d);
-                compared += 1;
-            }
+            farthest = farthest.max(crate::bevy_dff::palette_gap(world, root, skin, ours));
+            compared += ours.len();
         }
     }
     println!(
@@ -1464,6 +1434,17 @@ fn a_gltf_crowd_character_gets_the_skin_matrices_bevy_skins_its_twin_with() {
     assert_eq!(compared, 3 * 2 * 27);
     assert!(from_bind > 0.05 && between > 0.02, "the walk plays");
     assert!(farthest <= 4e-3 * hip, "{farthest}");
+}
+
+/// `scene` spawned as a `Retarget` character with default settings, looping `clip`.
+fn spawn_retargeted(app: &mut App, scene: Handle<WorldAsset>, clip: &Handle<RigClip>) -> Entity {
+    let character = (
+        WorldAssetRoot(scene),
+        Retarget::new(),
+        SkeletalClip::new(clip.clone()),
+        Playback::looping(),
+    );
+    app.world_mut().spawn(character).id()
 }
 
 /// The index in `file` of its node named `name`.
