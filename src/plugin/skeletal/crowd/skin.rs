@@ -1,15 +1,14 @@
 //! The skin matrices of a crowd character's model, posed by the character: per skinned mesh of
 //! the model, per skin joint, the joint's pose in the character's space times its inverse bind
-//! matrix, ready for a skinning shader. The DFF wing fills them for a
-//! [`CrowdModel`](crate::plugin::CrowdModel), the glTF wing for a
-//! [`CrowdGltfModel`](crate::plugin::CrowdGltfModel).
+//! matrix, ready for a skinning shader. The DFF wing fills them for a `CrowdModel`, the glTF wing
+//! for a `CrowdGltfModel`.
 
 use super::CrowdPose;
 use bevy::math::Affine3A;
 use bevy::prelude::*;
 
-/// The skin matrices of a crowd character's model ([`CrowdModel`](crate::plugin::CrowdModel)
-/// or [`CrowdGltfModel`](crate::plugin::CrowdGltfModel)) posed by its character: one
+/// The skin matrices of a crowd character's model (a `CrowdModel` with the `dff` feature, a
+/// `CrowdGltfModel` with the `gltf` feature) posed by its character: one
 /// [`SkinPalette`] per skinned mesh of the model. Empty until the model and the character's clip
 /// have loaded. Computed only for characters that have this component (add it beside the
 /// model); `CrowdDrawPlugin` does not need them.
@@ -27,9 +26,8 @@ pub struct CrowdSkinPose {
 /// The skin matrices of one skinned mesh.
 #[derive(Debug, Clone, Default)]
 pub struct SkinPalette {
-    /// Which mesh of the model: a DFF atomic's index in its clump
-    /// ([`DffClump::atomics`](crate::plugin::DffClump::atomics)), or a glTF node's index in its
-    /// file (`GltfNode::index`).
+    /// Which mesh of the model: a DFF atomic's index in its clump (`DffClump::atomics`), or a
+    /// glTF node's index in its file (`GltfNode::index`).
     pub mesh: usize,
     /// Per skin joint, in the skin's order: the joint's pose in the character's space times its
     /// inverse bind matrix. A vertex's position in the character's space is the sum of these,
