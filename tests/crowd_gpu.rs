@@ -3092,6 +3092,30 @@ fn a_normal_mapped_gltf_character_keeps_its_tangents_handedness_where_bevy_does(
     });
 }
 
+/// `glb` with its material half transparent: `alphaMode` `BLEND` and a base colour of alpha 0.5
+/// (Bevy's loader gives it `AlphaMode::Blend`).
+fn with_blended_material(glb: &[u8]) -> Vec<u8> {
+    rewrite_glb(glb, |json, _| {
+        for material in json["materials"].as_array_mut().unwrap() {
+            material["alphaMode"] = "BLEND".into();
+            material["pbrMetallicRoughness"]["baseColorFactor"] =
+                serde_json::json!([1.0, 1.0, 1.0, 0.5]);
+        }
+    })
+}
+
+/// A glTF character of a half-transparent material draws as its twin does: its part is sorted
+/// by its character's transform, as Bevy sorts the twin's blended mesh (the DFF peds' test above
+/// checks the part's transform; here the four characters' blended pictures, one behind another,
+/// are compared).
+#[test]
+fn a_blended_gltf_character_draws_as_its_twin_does() {
+    on_gpu(|| {
+        let dir = changed_sample("crowd_blended", "blended.glb", &[], with_blended_material);
+        drawn_like_twins(&dir, "characters/blended.glb", false, "blended glTF");
+    });
+}
+
 /// `glb` with a second skinned body: a copy of the first mesh on a second skin whose joints are
 /// the first's in reverse order, the copy's joint indices and the skin's inverse bind matrices
 /// reordered to match, on a node of its own beside the `Body`. Skinned right, it lies exactly
