@@ -3036,23 +3036,108 @@ fn with_normal_map(glb: &[u8]) -> Vec<u8> {
             }
         }
         let texel = image::RgbaImage::from_pixel(2, 2, image::Rgba([128, 200, 200, 255]));
-        let mut png = std::io::Cursor::new(Vec::new());
-        texel.write_to(&mut png, image::ImageFormat::Png).unwrap();
-        let mut png = png.into_inner();
-        // (Padded to 4 bytes, so that accessors appended after it stay aligned.)
-        png.resize(png.len().next_multiple_of(4), 0);
-        let offset = bin.len();
-        bin.extend_from_slice(&png);
-        json["buffers"][0]["byteLength"] = bin.len().into();
-        let views = json["bufferViews"].as_array_mut().unwrap();
-        views.push(serde_json::json!({"buffer": 0, "byteOffset": offset, "byteLength": png.len()}));
-        let view = views.len() - 1;
-        json["images"] = serde_json::json!([{"bufferView": view, "mimeType": "image/png"}]);
-        json["textures"] = serde_json::json!([{"source": 0}]);
+        let texture = append_texture(json, bin, &texel);
         for material in json["materials"].as_array_mut().unwrap() {
-            material["normalTexture"] = serde_json::json!({"index": 0});
+            material["normalTexture"] = serde_json::json!({"index": texture});
         }
     })
+}
+
+/// `image` appended to `json` as a PNG in the binary chunk `bin` (padded to 4 bytes, so that
+/// accessors appended after it stay aligned), with a texture showing it (nearest filtering, so
+/// that both ways sample the same texels); the texture's index.
+fn append_texture(
+    json: &mut serde_json::Value,
+    bin: &mut Vec<u8>,
+    image: &image::RgbaImage,
+) -> usize {
+    let mut png = std::io::Cursor::new(Vec::new());
+    image.write_to(&mut png, image::ImageFormat::Png).unwrap();
+    let mut png = png.into_inner();
+    png.resize(png.len().next_multiple_of(4), 0);
+    let offset = bin.len();
+    bin.extend_from_slice(&png);
+    json["buffers"][0]["byteLength"] = bin.len().into();
+    let views = json["bufferViews"].as_array_mut().unwrap();
+    views.push(serde_json::json!({"buffer": 0, "byteOffset": offset, "byteLength": png.len()}));
+    let view = views.len() - 1;
+    let push = |json: &mut serde_json::Value, key: &str, item: serde_json::Value| {
+        if !json[key].is_array() {
+            json[key] = serde_json::json!([]);
+        }
+        let list = json[key].as_array_mut().unwrap();
+        list.push(item);
+        list.len() - 1
+    };
+    let source = push(
+        json,
+        "images",
+        serde_json::json!({"bufferView": view, "mimeType": "image/png"}),
+    );
+    let sampler = push(
+        json,
+        "samplers",
+        serde_json::json!({"magFilter": 9728, "minFilter": 9728}),
+    );
+    push(
+        json,
+        "textures",
+        serde_json::json!({"source": source, "sampler": sampler}),
+    )
+}
+
+/// `glb` with a base colour texture (8×8 texels of a checker of red and blue, tinted by the
+/// vertex colours) on its material, and texture coordinates on every primitive: each vertex's
+/// position seen from the front (`(x, y)`, scaled to cover the texture about twice over the
+/// body), so that the checker lies across the body and moves with it.
+fn with_base_colour_texture(glb: &[u8]) -> Vec<u8> {
+    rewrite_glb(glb, |json, bin| {
+        let meshes = json["meshes"].as_array().unwrap().len();
+        for m in 0..meshes {
+            let primitives = json["meshes"][m]["primitives"].as_array().unwrap().len();
+            for p in 0..primitives {
+                let attributes = &json["meshes"][m]["primitives"][p]["attributes"];
+                let positions = attributes["POSITION"].as_u64().unwrap() as usize;
+                let uvs: Vec<u8> = (floats(json, bin, positions).chunks_exact(3))
+                    .flat_map(|p| [p[0] * 1.2 + 0.5, 1.0 - p[1] * 1.2])
+                    .flat_map(f32::to_le_bytes)
+                    .collect();
+                let count = uvs.len() / 8;
+                let uvs = append_accessor(
+                    json,
+                    bin,
+                    &uvs,
+                    serde_json::json!({"componentType": 5126, "count": count, "type": "VEC2"}),
+                );
+                json["meshes"][m]["primitives"][p]["attributes"]["TEXCOORD_0"] = uvs.into();
+            }
+        }
+        let checker = image::RgbaImage::from_fn(8, 8, |x, y| match (x + y) % 2 {
+            0 => image::Rgba([220, 40, 40, 255]),
+            _ => image::Rgba([40, 60, 220, 255]),
+        });
+        let texture = append_texture(json, bin, &checker);
+        for material in json["materials"].as_array_mut().unwrap() {
+            material["pbrMetallicRoughness"]["baseColorTexture"] =
+                serde_json::json!({"index": texture});
+        }
+    })
+}
+
+/// A glTF character of a textured material (a base colour texture over texture coordinates, as
+/// most exported characters have) draws as its twin does: the crowd's copy of the mesh keeps
+/// its coordinates, and its part the file's material.
+#[test]
+fn a_textured_gltf_character_draws_as_its_twin_does() {
+    on_gpu(|| {
+        let dir = changed_sample(
+            "crowd_textured",
+            "textured.glb",
+            &[],
+            with_base_colour_texture,
+        );
+        drawn_like_twins(&dir, "characters/textured.glb", false, "textured glTF");
+    });
 }
 
 /// A normal-mapped glTF character's tangents keep their handedness where Bevy keeps it: Bevy
