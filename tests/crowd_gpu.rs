@@ -3201,6 +3201,57 @@ fn a_blended_gltf_character_draws_as_its_twin_does() {
     });
 }
 
+/// `glb` with every primitive drawn without indices, as some exporters write them: each
+/// attribute's values laid out again in the order the indices name them (three vertices per
+/// triangle), in accessors of their own, and the indices taken away.
+fn with_unindexed_primitives(glb: &[u8]) -> Vec<u8> {
+    rewrite_glb(glb, |json, bin| {
+        let meshes = json["meshes"].as_array().unwrap().len();
+        for m in 0..meshes {
+            let primitives = json["meshes"][m]["primitives"].as_array().unwrap().len();
+            for p in 0..primitives {
+                let primitive = json["meshes"][m]["primitives"][p].clone();
+                let indices = ints(json, bin, primitive["indices"].as_u64().unwrap() as usize);
+                let attributes = primitive["attributes"].as_object().unwrap().clone();
+                for (name, accessor) in attributes {
+                    let accessor = accessor.as_u64().unwrap() as usize;
+                    let described = json["accessors"][accessor].clone();
+                    let view =
+                        &json["bufferViews"][described["bufferView"].as_u64().unwrap() as usize];
+                    assert!(view["byteStride"].is_null(), "{name}: packed values");
+                    let offset = view["byteOffset"].as_u64().unwrap_or(0) as usize;
+                    let length = view["byteLength"].as_u64().unwrap() as usize;
+                    let size = length / described["count"].as_u64().unwrap() as usize;
+                    let values = &bin[offset..offset + length];
+                    let laid: Vec<u8> = (indices.iter())
+                        .flat_map(|&i| values[i as usize * size..(i as usize + 1) * size].to_vec())
+                        .collect();
+                    let mut again = described.clone();
+                    again["count"] = indices.len().into();
+                    let again = append_accessor(json, bin, &laid, again);
+                    json["meshes"][m]["primitives"][p]["attributes"][&name] = again.into();
+                }
+                let primitive = json["meshes"][m]["primitives"][p].as_object_mut().unwrap();
+                primitive.remove("indices");
+            }
+        }
+    })
+}
+
+/// A glTF character whose meshes have no indices (each triangle's three vertices in turn) draws
+/// as its twin does: two bodies of one material on two skins ([`with_second_skin`]), which the
+/// crowd leaves as two parts (meshes without indices are not merged into one).
+#[test]
+fn an_unindexed_gltf_character_draws_as_its_twin_does() {
+    on_gpu(|| {
+        let dir = changed_sample("crowd_unindexed", "unindexed.glb", &[], |glb| {
+            with_second_skin(&with_unindexed_primitives(glb))
+        });
+        let model = "characters/unindexed.glb";
+        drawn_like_twins_with(&dir, model, false, [2, 2], false, "unindexed glTF");
+    });
+}
+
 /// `glb` with a second skinned body: a copy of the first mesh on a second skin whose joints are
 /// the first's in reverse order, the copy's joint indices and the skin's inverse bind matrices
 /// reordered to match, on a node of its own beside the `Body`. Skinned right, it lies exactly
