@@ -3252,6 +3252,111 @@ fn an_unindexed_gltf_character_draws_as_its_twin_does() {
     });
 }
 
+/// `glb` with its skin's vertex attributes stored small, as exporters often write them: the
+/// joint indices as bytes (`JOINTS_0` of `UNSIGNED_BYTE`) and the weights as normalised 16-bit
+/// integers (`WEIGHTS_0` of `UNSIGNED_SHORT`, `normalized`).
+fn with_small_skin_attributes(glb: &[u8]) -> Vec<u8> {
+    rewrite_glb(glb, |json, bin| {
+        let meshes = json["meshes"].as_array().unwrap().len();
+        for m in 0..meshes {
+            let primitives = json["meshes"][m]["primitives"].as_array().unwrap().len();
+            for p in 0..primitives {
+                let attributes = json["meshes"][m]["primitives"][p]["attributes"].clone();
+                let joints = ints(json, bin, attributes["JOINTS_0"].as_u64().unwrap() as usize);
+                let weights = floats(
+                    json,
+                    bin,
+                    attributes["WEIGHTS_0"].as_u64().unwrap() as usize,
+                );
+                let count = joints.len() / 4;
+                let bytes: Vec<u8> = joints.iter().map(|&j| u8::try_from(j).unwrap()).collect();
+                let joints = append_accessor(
+                    json,
+                    bin,
+                    &bytes,
+                    serde_json::json!({"componentType": 5121, "count": count, "type": "VEC4"}),
+                );
+                let shorts: Vec<u8> = (weights.iter())
+                    .flat_map(|w| ((w * 65535.0).round() as u16).to_le_bytes())
+                    .collect();
+                let weights = append_accessor(
+                    json,
+                    bin,
+                    &shorts,
+                    serde_json::json!({
+                        "componentType": 5123, "normalized": true, "count": count, "type": "VEC4"
+                    }),
+                );
+                let attributes = &mut json["meshes"][m]["primitives"][p]["attributes"];
+                attributes["JOINTS_0"] = joints.into();
+                attributes["WEIGHTS_0"] = weights.into();
+            }
+        }
+    })
+}
+
+/// A glTF character whose skin's joints are bytes and weights 16-bit integers draws as its twin
+/// does (Bevy's loader widens both; the crowd takes the widened values).
+#[test]
+fn a_gltf_character_of_small_skin_attributes_draws_as_its_twin_does() {
+    on_gpu(|| {
+        let dir = changed_sample(
+            "crowd_small_skin",
+            "small.glb",
+            &[],
+            with_small_skin_attributes,
+        );
+        drawn_like_twins(
+            &dir,
+            "characters/small.glb",
+            false,
+            "glTF of small skin attributes",
+        );
+    });
+}
+
+/// `glb` with a rigid mesh held in the right hand: a copy of the body's mesh at a fifth of its
+/// size, on a node of its own (no skin) under `mixamorig:RightHand` (node 20), 10 cm along the
+/// hand, so that it swings with the hand as the walk plays.
+fn with_held_mesh(glb: &[u8]) -> Vec<u8> {
+    rewrite_glb(glb, |json, _| {
+        let mut copy = json["meshes"][0].clone();
+        copy["name"] = "held".into();
+        let meshes = json["meshes"].as_array_mut().unwrap();
+        meshes.push(copy);
+        let mesh = meshes.len() - 1;
+        let nodes = json["nodes"].as_array_mut().unwrap();
+        assert_eq!(nodes[20]["name"], "mixamorig:RightHand");
+        nodes.push(serde_json::json!({
+            "name": "held", "mesh": mesh, "translation": [0.0, 0.1, 0.0], "scale": [0.2, 0.2, 0.2]
+        }));
+        let held = nodes.len() - 1;
+        nodes[20]["children"]
+            .as_array_mut()
+            .unwrap()
+            .push(held.into());
+    })
+}
+
+/// A glTF character holding a rigid mesh in its hand (a node with a mesh and no skin, under an
+/// animated joint) draws as its twin does: the crowd moves the mesh with the hand's node (in
+/// one part with the body: the two share a material).
+#[test]
+fn a_gltf_character_holding_a_rigid_mesh_draws_as_its_twin_does() {
+    on_gpu(|| {
+        let dir = changed_sample("crowd_held", "held.glb", &[], with_held_mesh);
+        let model = "characters/held.glb";
+        drawn_like_twins_with(
+            &dir,
+            model,
+            false,
+            [1, 1],
+            false,
+            "glTF holding a rigid mesh",
+        );
+    });
+}
+
 /// `glb` with a second skinned body: a copy of the first mesh on a second skin whose joints are
 /// the first's in reverse order, the copy's joint indices and the skin's inverse bind matrices
 /// reordered to match, on a node of its own beside the `Body`. Skinned right, it lies exactly
