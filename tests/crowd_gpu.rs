@@ -3357,6 +3357,30 @@ fn a_gltf_character_holding_a_rigid_mesh_draws_as_its_twin_does() {
     });
 }
 
+/// `glb` with its `Armature` (node 28, above the joints and the body) scaled unevenly:
+/// `(1.0, 1.3, 0.8)`, taller and thinner, which no rotation and uniform scale hold.
+fn with_uneven_armature(glb: &[u8]) -> Vec<u8> {
+    rewrite_glb(glb, |json, _| {
+        assert_eq!(json["nodes"][ARMATURE]["name"], "Armature");
+        json["nodes"][ARMATURE]["scale"] = serde_json::json!([1.0, 1.3, 0.8]);
+    })
+}
+
+/// A glTF character under an unevenly scaled root node draws as its twin does: the crowd poses
+/// it through the pose pipeline's scaled path and skins with general 3×4 matrices.
+#[test]
+fn a_gltf_character_under_an_unevenly_scaled_root_draws_as_its_twin_does() {
+    on_gpu(|| {
+        let dir = changed_sample("crowd_uneven", "uneven.glb", &[], with_uneven_armature);
+        drawn_like_twins(
+            &dir,
+            "characters/uneven.glb",
+            false,
+            "glTF of an uneven root",
+        );
+    });
+}
+
 /// `glb` with a second skinned body: a copy of the first mesh on a second skin whose joints are
 /// the first's in reverse order, the copy's joint indices and the skin's inverse bind matrices
 /// reordered to match, on a node of its own beside the `Body`. Skinned right, it lies exactly
