@@ -2815,32 +2815,28 @@ fn with_morph_targets(glb: &[u8], weights: [f32; 2]) -> Vec<u8> {
                     .collect();
                 append_accessor(json, bin, &bytes, accessor)
             };
-        let meshes = json["meshes"].as_array().unwrap().len();
-        for m in 0..meshes {
-            let primitives = json["meshes"][m]["primitives"].as_array().unwrap().len();
-            for p in 0..primitives {
-                let attributes = &json["meshes"][m]["primitives"][p]["attributes"];
-                let positions = attributes["POSITION"].as_u64().unwrap() as usize;
-                let positions: Vec<[f32; 3]> = floats(json, bin, positions)
-                    .chunks_exact(3)
-                    .map(|p| [p[0], p[1], p[2]])
-                    .collect();
-                let widen: Vec<[f32; 3]> = positions
-                    .iter()
-                    .map(|p| [0.15 * p[0], 0.0, 0.3 * p[2]])
-                    .collect();
-                let tilt = vec![[0.0, 0.0, 0.5]; positions.len()];
-                let lift = vec![[0.0, 0.1, 0.0]; positions.len()];
-                let (widen, tilt, lift) = (
-                    vec3(json, bin, &widen, true),
-                    vec3(json, bin, &tilt, false),
-                    vec3(json, bin, &lift, true),
-                );
-                json["meshes"][m]["primitives"][p]["targets"] = serde_json::json!([
-                    { "POSITION": widen, "NORMAL": tilt },
-                    { "POSITION": lift },
-                ]);
-            }
+        for (m, p) in primitives(json) {
+            let attributes = &json["meshes"][m]["primitives"][p]["attributes"];
+            let positions = attributes["POSITION"].as_u64().unwrap() as usize;
+            let positions: Vec<[f32; 3]> = floats(json, bin, positions)
+                .chunks_exact(3)
+                .map(|p| [p[0], p[1], p[2]])
+                .collect();
+            let widen: Vec<[f32; 3]> = positions
+                .iter()
+                .map(|p| [0.15 * p[0], 0.0, 0.3 * p[2]])
+                .collect();
+            let tilt = vec![[0.0, 0.0, 0.5]; positions.len()];
+            let lift = vec![[0.0, 0.1, 0.0]; positions.len()];
+            let (widen, tilt, lift) = (
+                vec3(json, bin, &widen, true),
+                vec3(json, bin, &tilt, false),
+                vec3(json, bin, &lift, true),
+            );
+            json["meshes"][m]["primitives"][p]["targets"] = serde_json::json!([
+                { "POSITION": widen, "NORMAL": tilt },
+                { "POSITION": lift },
+            ]);
             json["meshes"][m]["weights"] = serde_json::json!(weights);
         }
     })
@@ -2905,11 +2901,7 @@ fn with_second_scene(glb: &[u8], shared: bool) -> Vec<u8> {
         let mesh = if shared {
             0
         } else {
-            let mut copy = json["meshes"][0].clone();
-            copy["name"] = "copy".into();
-            let meshes = json["meshes"].as_array_mut().unwrap();
-            meshes.push(copy);
-            meshes.len() - 1
+            copy_body_mesh(json, "copy")
         };
         let nodes = json["nodes"].as_array_mut().unwrap();
         nodes.push(serde_json::json!({
@@ -2938,11 +2930,7 @@ fn a_gltf_of_two_scenes_draws_its_default_scene_as_bevy_does() {
 /// mirrored and at half size (scale `(-0.5, 0.5, 0.5)`), standing 0.9 m to the character's side.
 fn with_mirrored_part(glb: &[u8]) -> Vec<u8> {
     rewrite_glb(glb, |json, _| {
-        let mut copy = json["meshes"][0].clone();
-        copy["name"] = "mirror".into();
-        let meshes = json["meshes"].as_array_mut().unwrap();
-        meshes.push(copy);
-        let mesh = meshes.len() - 1;
+        let mesh = copy_body_mesh(json, "mirror");
         under_armature(
             json,
             serde_json::json!({
@@ -2959,13 +2947,38 @@ const ARMATURE: usize = 28;
 
 /// Adds `node` to `json`'s nodes, a child of the sample's `Armature`.
 fn under_armature(json: &mut serde_json::Value, node: serde_json::Value) {
+    under_node(json, ARMATURE, node);
+}
+
+/// Adds `node` to `json`'s nodes, a child of node `parent`.
+fn under_node(json: &mut serde_json::Value, parent: usize, node: serde_json::Value) {
     let nodes = json["nodes"].as_array_mut().unwrap();
     nodes.push(node);
     let node = nodes.len() - 1;
-    nodes[ARMATURE]["children"]
-        .as_array_mut()
-        .unwrap()
-        .push(node.into());
+    if !nodes[parent]["children"].is_array() {
+        nodes[parent]["children"] = serde_json::json!([]);
+    }
+    (nodes[parent]["children"].as_array_mut().unwrap()).push(node.into());
+}
+
+/// Every primitive of `json`'s meshes, as (mesh, primitive) indices.
+fn primitives(json: &serde_json::Value) -> Vec<(usize, usize)> {
+    let meshes = json["meshes"].as_array().unwrap();
+    (meshes.iter().enumerate())
+        .flat_map(|(m, mesh)| {
+            (0..mesh["primitives"].as_array().unwrap().len()).map(move |p| (m, p))
+        })
+        .collect()
+}
+
+/// A copy of `json`'s first mesh (the sample's body), named `name`, added to its meshes; the
+/// copy's index.
+fn copy_body_mesh(json: &mut serde_json::Value, name: &str) -> usize {
+    let mut copy = json["meshes"][0].clone();
+    copy["name"] = name.into();
+    let meshes = json["meshes"].as_array_mut().unwrap();
+    meshes.push(copy);
+    meshes.len() - 1
 }
 
 /// A part under a node whose scale mirrors it (its determinant negative) turns its triangles'
@@ -2997,43 +3010,39 @@ fn with_normal_map(glb: &[u8]) -> Vec<u8> {
     rewrite_glb(glb, |json, bin| {
         let bytes =
             |values: &[f32]| -> Vec<u8> { values.iter().flat_map(|v| v.to_le_bytes()).collect() };
-        let meshes = json["meshes"].as_array().unwrap().len();
-        for m in 0..meshes {
-            let primitives = json["meshes"][m]["primitives"].as_array().unwrap().len();
-            for p in 0..primitives {
-                let attributes = &json["meshes"][m]["primitives"][p]["attributes"];
-                let normals = attributes["NORMAL"].as_u64().unwrap() as usize;
-                let normals = floats(json, bin, normals);
-                let count = normals.len() / 3;
-                let tangents: Vec<f32> = (normals.chunks_exact(3))
-                    .flat_map(|n| {
-                        let t = Vec3::Y.cross(Vec3::new(n[0], n[1], n[2]));
-                        let t = if t.length() > 1e-3 {
-                            t.normalize()
-                        } else {
-                            Vec3::X
-                        };
-                        [t.x, t.y, t.z, 1.0]
-                    })
-                    .collect();
-                // Any coordinates: the texture is of one texel.
-                let uvs = vec![0.25; 2 * count];
-                let tangents = append_accessor(
-                    json,
-                    bin,
-                    &bytes(&tangents),
-                    serde_json::json!({"componentType": 5126, "count": count, "type": "VEC4"}),
-                );
-                let uvs = append_accessor(
-                    json,
-                    bin,
-                    &bytes(&uvs),
-                    serde_json::json!({"componentType": 5126, "count": count, "type": "VEC2"}),
-                );
-                let attributes = &mut json["meshes"][m]["primitives"][p]["attributes"];
-                attributes["TANGENT"] = tangents.into();
-                attributes["TEXCOORD_0"] = uvs.into();
-            }
+        for (m, p) in primitives(json) {
+            let attributes = &json["meshes"][m]["primitives"][p]["attributes"];
+            let normals = attributes["NORMAL"].as_u64().unwrap() as usize;
+            let normals = floats(json, bin, normals);
+            let count = normals.len() / 3;
+            let tangents: Vec<f32> = (normals.chunks_exact(3))
+                .flat_map(|n| {
+                    let t = Vec3::Y.cross(Vec3::new(n[0], n[1], n[2]));
+                    let t = if t.length() > 1e-3 {
+                        t.normalize()
+                    } else {
+                        Vec3::X
+                    };
+                    [t.x, t.y, t.z, 1.0]
+                })
+                .collect();
+            // Any coordinates: the texture is of one texel.
+            let uvs = vec![0.25; 2 * count];
+            let tangents = append_accessor(
+                json,
+                bin,
+                &bytes(&tangents),
+                serde_json::json!({"componentType": 5126, "count": count, "type": "VEC4"}),
+            );
+            let uvs = append_accessor(
+                json,
+                bin,
+                &bytes(&uvs),
+                serde_json::json!({"componentType": 5126, "count": count, "type": "VEC2"}),
+            );
+            let attributes = &mut json["meshes"][m]["primitives"][p]["attributes"];
+            attributes["TANGENT"] = tangents.into();
+            attributes["TEXCOORD_0"] = uvs.into();
         }
         let texel = image::RgbaImage::from_pixel(2, 2, image::Rgba([128, 200, 200, 255]));
         let texture = append_texture(json, bin, &texel);
@@ -3092,25 +3101,21 @@ fn append_texture(
 /// body), so that the checker lies across the body and moves with it.
 fn with_base_colour_texture(glb: &[u8]) -> Vec<u8> {
     rewrite_glb(glb, |json, bin| {
-        let meshes = json["meshes"].as_array().unwrap().len();
-        for m in 0..meshes {
-            let primitives = json["meshes"][m]["primitives"].as_array().unwrap().len();
-            for p in 0..primitives {
-                let attributes = &json["meshes"][m]["primitives"][p]["attributes"];
-                let positions = attributes["POSITION"].as_u64().unwrap() as usize;
-                let uvs: Vec<u8> = (floats(json, bin, positions).chunks_exact(3))
-                    .flat_map(|p| [p[0] * 1.2 + 0.5, 1.0 - p[1] * 1.2])
-                    .flat_map(f32::to_le_bytes)
-                    .collect();
-                let count = uvs.len() / 8;
-                let uvs = append_accessor(
-                    json,
-                    bin,
-                    &uvs,
-                    serde_json::json!({"componentType": 5126, "count": count, "type": "VEC2"}),
-                );
-                json["meshes"][m]["primitives"][p]["attributes"]["TEXCOORD_0"] = uvs.into();
-            }
+        for (m, p) in primitives(json) {
+            let attributes = &json["meshes"][m]["primitives"][p]["attributes"];
+            let positions = attributes["POSITION"].as_u64().unwrap() as usize;
+            let uvs: Vec<u8> = (floats(json, bin, positions).chunks_exact(3))
+                .flat_map(|p| [p[0] * 1.2 + 0.5, 1.0 - p[1] * 1.2])
+                .flat_map(f32::to_le_bytes)
+                .collect();
+            let count = uvs.len() / 8;
+            let uvs = append_accessor(
+                json,
+                bin,
+                &uvs,
+                serde_json::json!({"componentType": 5126, "count": count, "type": "VEC2"}),
+            );
+            json["meshes"][m]["primitives"][p]["attributes"]["TEXCOORD_0"] = uvs.into();
         }
         let checker = image::RgbaImage::from_fn(8, 8, |x, y| match (x + y) % 2 {
             0 => image::Rgba([220, 40, 40, 255]),
@@ -3206,34 +3211,29 @@ fn a_blended_gltf_character_draws_as_its_twin_does() {
 /// triangle), in accessors of their own, and the indices taken away.
 fn with_unindexed_primitives(glb: &[u8]) -> Vec<u8> {
     rewrite_glb(glb, |json, bin| {
-        let meshes = json["meshes"].as_array().unwrap().len();
-        for m in 0..meshes {
-            let primitives = json["meshes"][m]["primitives"].as_array().unwrap().len();
-            for p in 0..primitives {
-                let primitive = json["meshes"][m]["primitives"][p].clone();
-                let indices = ints(json, bin, primitive["indices"].as_u64().unwrap() as usize);
-                let attributes = primitive["attributes"].as_object().unwrap().clone();
-                for (name, accessor) in attributes {
-                    let accessor = accessor.as_u64().unwrap() as usize;
-                    let described = json["accessors"][accessor].clone();
-                    let view =
-                        &json["bufferViews"][described["bufferView"].as_u64().unwrap() as usize];
-                    assert!(view["byteStride"].is_null(), "{name}: packed values");
-                    let offset = view["byteOffset"].as_u64().unwrap_or(0) as usize;
-                    let length = view["byteLength"].as_u64().unwrap() as usize;
-                    let size = length / described["count"].as_u64().unwrap() as usize;
-                    let values = &bin[offset..offset + length];
-                    let laid: Vec<u8> = (indices.iter())
-                        .flat_map(|&i| values[i as usize * size..(i as usize + 1) * size].to_vec())
-                        .collect();
-                    let mut again = described.clone();
-                    again["count"] = indices.len().into();
-                    let again = append_accessor(json, bin, &laid, again);
-                    json["meshes"][m]["primitives"][p]["attributes"][&name] = again.into();
-                }
-                let primitive = json["meshes"][m]["primitives"][p].as_object_mut().unwrap();
-                primitive.remove("indices");
+        for (m, p) in primitives(json) {
+            let primitive = json["meshes"][m]["primitives"][p].clone();
+            let indices = ints(json, bin, primitive["indices"].as_u64().unwrap() as usize);
+            let attributes = primitive["attributes"].as_object().unwrap().clone();
+            for (name, accessor) in attributes {
+                let accessor = accessor.as_u64().unwrap() as usize;
+                let described = json["accessors"][accessor].clone();
+                let view = &json["bufferViews"][described["bufferView"].as_u64().unwrap() as usize];
+                assert!(view["byteStride"].is_null(), "{name}: packed values");
+                let offset = view["byteOffset"].as_u64().unwrap_or(0) as usize;
+                let length = view["byteLength"].as_u64().unwrap() as usize;
+                let size = length / described["count"].as_u64().unwrap() as usize;
+                let values = &bin[offset..offset + length];
+                let laid: Vec<u8> = (indices.iter())
+                    .flat_map(|&i| values[i as usize * size..(i as usize + 1) * size].to_vec())
+                    .collect();
+                let mut again = described.clone();
+                again["count"] = indices.len().into();
+                let again = append_accessor(json, bin, &laid, again);
+                json["meshes"][m]["primitives"][p]["attributes"][&name] = again.into();
             }
+            let primitive = json["meshes"][m]["primitives"][p].as_object_mut().unwrap();
+            primitive.remove("indices");
         }
     })
 }
@@ -3257,40 +3257,36 @@ fn an_unindexed_gltf_character_draws_as_its_twin_does() {
 /// integers (`WEIGHTS_0` of `UNSIGNED_SHORT`, `normalized`).
 fn with_small_skin_attributes(glb: &[u8]) -> Vec<u8> {
     rewrite_glb(glb, |json, bin| {
-        let meshes = json["meshes"].as_array().unwrap().len();
-        for m in 0..meshes {
-            let primitives = json["meshes"][m]["primitives"].as_array().unwrap().len();
-            for p in 0..primitives {
-                let attributes = json["meshes"][m]["primitives"][p]["attributes"].clone();
-                let joints = ints(json, bin, attributes["JOINTS_0"].as_u64().unwrap() as usize);
-                let weights = floats(
-                    json,
-                    bin,
-                    attributes["WEIGHTS_0"].as_u64().unwrap() as usize,
-                );
-                let count = joints.len() / 4;
-                let bytes: Vec<u8> = joints.iter().map(|&j| u8::try_from(j).unwrap()).collect();
-                let joints = append_accessor(
-                    json,
-                    bin,
-                    &bytes,
-                    serde_json::json!({"componentType": 5121, "count": count, "type": "VEC4"}),
-                );
-                let shorts: Vec<u8> = (weights.iter())
-                    .flat_map(|w| ((w * 65535.0).round() as u16).to_le_bytes())
-                    .collect();
-                let weights = append_accessor(
-                    json,
-                    bin,
-                    &shorts,
-                    serde_json::json!({
-                        "componentType": 5123, "normalized": true, "count": count, "type": "VEC4"
-                    }),
-                );
-                let attributes = &mut json["meshes"][m]["primitives"][p]["attributes"];
-                attributes["JOINTS_0"] = joints.into();
-                attributes["WEIGHTS_0"] = weights.into();
-            }
+        for (m, p) in primitives(json) {
+            let attributes = json["meshes"][m]["primitives"][p]["attributes"].clone();
+            let joints = ints(json, bin, attributes["JOINTS_0"].as_u64().unwrap() as usize);
+            let weights = floats(
+                json,
+                bin,
+                attributes["WEIGHTS_0"].as_u64().unwrap() as usize,
+            );
+            let count = joints.len() / 4;
+            let bytes: Vec<u8> = joints.iter().map(|&j| u8::try_from(j).unwrap()).collect();
+            let joints = append_accessor(
+                json,
+                bin,
+                &bytes,
+                serde_json::json!({"componentType": 5121, "count": count, "type": "VEC4"}),
+            );
+            let shorts: Vec<u8> = (weights.iter())
+                .flat_map(|w| ((w * 65535.0).round() as u16).to_le_bytes())
+                .collect();
+            let weights = append_accessor(
+                json,
+                bin,
+                &shorts,
+                serde_json::json!({
+                    "componentType": 5123, "normalized": true, "count": count, "type": "VEC4"
+                }),
+            );
+            let attributes = &mut json["meshes"][m]["primitives"][p]["attributes"];
+            attributes["JOINTS_0"] = joints.into();
+            attributes["WEIGHTS_0"] = weights.into();
         }
     })
 }
@@ -3320,21 +3316,12 @@ fn a_gltf_character_of_small_skin_attributes_draws_as_its_twin_does() {
 /// hand, so that it swings with the hand as the walk plays.
 fn with_held_mesh(glb: &[u8]) -> Vec<u8> {
     rewrite_glb(glb, |json, _| {
-        let mut copy = json["meshes"][0].clone();
-        copy["name"] = "held".into();
-        let meshes = json["meshes"].as_array_mut().unwrap();
-        meshes.push(copy);
-        let mesh = meshes.len() - 1;
-        let nodes = json["nodes"].as_array_mut().unwrap();
-        assert_eq!(nodes[20]["name"], "mixamorig:RightHand");
-        nodes.push(serde_json::json!({
+        let mesh = copy_body_mesh(json, "held");
+        assert_eq!(json["nodes"][20]["name"], "mixamorig:RightHand");
+        let held = serde_json::json!({
             "name": "held", "mesh": mesh, "translation": [0.0, 0.1, 0.0], "scale": [0.2, 0.2, 0.2]
-        }));
-        let held = nodes.len() - 1;
-        nodes[20]["children"]
-            .as_array_mut()
-            .unwrap()
-            .push(held.into());
+        });
+        under_node(json, 20, held);
     })
 }
 
