@@ -3100,6 +3100,18 @@ fn append_texture(
 /// position seen from the front (`(x, y)`, scaled to cover the texture about twice over the
 /// body), so that the checker lies across the body and moves with it.
 fn with_base_colour_texture(glb: &[u8]) -> Vec<u8> {
+    with_checker(glb, false)
+}
+
+/// [`with_base_colour_texture`], its checker's blue texels transparent (alpha 0) and the
+/// material cut out at alpha 0.5 (`alphaMode` `MASK`): the body is drawn, and casts its shadow,
+/// with holes.
+fn with_cut_out_texture(glb: &[u8]) -> Vec<u8> {
+    with_checker(glb, true)
+}
+
+/// [`with_base_colour_texture`] or (`cut_out`) [`with_cut_out_texture`].
+fn with_checker(glb: &[u8], cut_out: bool) -> Vec<u8> {
     rewrite_glb(glb, |json, bin| {
         for (m, p) in primitives(json) {
             let attributes = &json["meshes"][m]["primitives"][p]["attributes"];
@@ -3117,16 +3129,33 @@ fn with_base_colour_texture(glb: &[u8]) -> Vec<u8> {
             );
             json["meshes"][m]["primitives"][p]["attributes"]["TEXCOORD_0"] = uvs.into();
         }
+        let blue_alpha = if cut_out { 0 } else { 255 };
         let checker = image::RgbaImage::from_fn(8, 8, |x, y| match (x + y) % 2 {
             0 => image::Rgba([220, 40, 40, 255]),
-            _ => image::Rgba([40, 60, 220, 255]),
+            _ => image::Rgba([40, 60, 220, blue_alpha]),
         });
         let texture = append_texture(json, bin, &checker);
         for material in json["materials"].as_array_mut().unwrap() {
             material["pbrMetallicRoughness"]["baseColorTexture"] =
                 serde_json::json!({"index": texture});
+            if cut_out {
+                material["alphaMode"] = "MASK".into();
+                material["alphaCutoff"] = 0.5.into();
+            }
         }
     })
+}
+
+/// A glTF character of a cut-out material (a texture's alpha against a cutoff, `MASK`) draws as
+/// its twin does, holes and shadow alike: Bevy draws such parts in its alpha-mask phases, and
+/// its prepass and shadow passes read the texture through the crowd's vertex stage's texture
+/// coordinates.
+#[test]
+fn a_cut_out_gltf_character_draws_as_its_twin_does() {
+    on_gpu(|| {
+        let dir = changed_sample("crowd_cut_out", "cut_out.glb", &[], with_cut_out_texture);
+        drawn_like_twins(&dir, "characters/cut_out.glb", false, "cut-out glTF");
+    });
 }
 
 /// A glTF character of a textured material (a base colour texture over texture coordinates, as
