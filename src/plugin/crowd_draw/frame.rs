@@ -481,6 +481,17 @@ mod tests {
         );
     }
 
+    /// The box `first` grows to for a pose from `lo` to `hi` of a character that travelled
+    /// `travel` since the fit (not loose before, a frame of 0.1 s): asserted to be grown, not
+    /// fitted anew.
+    #[track_caller]
+    fn grown(first: &Aabb, lo: Vec3A, hi: Vec3A, travel: Vec3A) -> Aabb {
+        let (set, _) = next_box(first, lo, hi, 0.0, travel, 0.1);
+        let set = set.expect("the box is set");
+        assert!(!set.fitted, "grown, not fitted");
+        set.aabb
+    }
+
     /// A first box fits the pose with the slack; a pose inside changes nothing; one leaving it
     /// grows it on that side only.
     #[test]
@@ -507,22 +518,8 @@ mod tests {
         assert!(set.is_none() && t == 0.0);
         // A foot 0.6 m out front (z): z grows to 0.6 + 0.25, the rest is kept (no lead: the
         // character has not travelled).
-        let (set, _) = next_box(
-            &first,
-            v(-0.5, 0.0, -0.2),
-            v(0.5, 1.8, 0.6),
-            0.0,
-            still,
-            0.1,
-        );
-        let grown = set.unwrap();
-        assert!(!grown.fitted);
-        assert_box(
-            &grown.aabb,
-            v(-0.75, -0.25, -0.45),
-            v(0.75, 2.05, 0.85),
-            1e-6,
-        );
+        let aabb = grown(&first, v(-0.5, 0.0, -0.2), v(0.5, 1.8, 0.6), still);
+        assert_box(&aabb, v(-0.75, -0.25, -0.45), v(0.75, 2.05, 0.85), 1e-6);
     }
 
     /// A pose that left its box, its character having travelled more than the slack since the
@@ -532,41 +529,23 @@ mod tests {
         let first = Aabb::from_min_max(Vec3::new(-0.75, -0.25, -0.45), Vec3::new(0.75, 2.05, 0.45));
         // The character (and its pose) 0.4 m on along x: x's far end at 0.9 + 0.25 slack
         // + 2 · 0.4 lead = 1.95; the near end and the other axes kept.
-        let (set, _) = next_box(
+        let aabb = grown(
             &first,
             v(-0.1, 0.0, -0.2),
             v(0.9, 1.8, 0.2),
-            0.0,
             v(0.4, 0.0, 0.0),
-            0.1,
         );
-        let grown = set.unwrap();
-        assert!(!grown.fitted);
-        assert_box(
-            &grown.aabb,
-            v(-0.75, -0.25, -0.45),
-            v(1.95, 2.05, 0.45),
-            1e-6,
-        );
+        assert_box(&aabb, v(-0.75, -0.25, -0.45), v(1.95, 2.05, 0.45), 1e-6);
         // 2 m back along −z: the lead is at most 3 − 2 · 0.25 = 2.5 (twice the travel would be
         // 4), so the near end reaches −2.2 − 0.25 − 2.5 = −4.95, 2.75 past the pose (within the
         // growth limit); the far z end is kept at 0.45, 2.65 past the pose.
-        let (set, _) = next_box(
+        let aabb = grown(
             &first,
             v(-0.5, 0.0, -2.2),
             v(0.5, 1.8, -1.8),
-            0.0,
             v(0.0, 0.0, -2.0),
-            0.1,
         );
-        let grown = set.unwrap();
-        assert!(!grown.fitted);
-        assert_box(
-            &grown.aabb,
-            v(-0.75, -0.25, -4.95),
-            v(0.75, 2.05, 0.45),
-            1e-5,
-        );
+        assert_box(&aabb, v(-0.75, -0.25, -4.95), v(0.75, 2.05, 0.45), 1e-5);
     }
 
     /// A box looser than the pose needs by more than twice the slack is kept for 2 s of frames,
