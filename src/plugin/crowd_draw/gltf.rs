@@ -164,10 +164,7 @@ pub(super) fn build_gltf_model(
     const NOT_LOADED: &str = "a part of the file is not loaded";
     let path = handle.path().ok_or("the file has no asset path")?;
     // Each node's bone, by the node's index in the file.
-    let mut bone_of = vec![None; rig.file_nodes().iter().max().map_or(0, |m| m + 1)];
-    for (bone, &node) in rig.file_nodes().iter().enumerate() {
-        bone_of[node] = Some(bone);
-    }
+    let bone_of = rig.bones_by_file_node();
     let bone = |node: &GltfNode| bone_of.get(node.index).copied().flatten();
     // The `StandardMaterial` Bevy's loader made for a primitive's material ("…/std").
     let standard = |material: Option<&Handle<bevy::gltf::GltfMaterial>>| {

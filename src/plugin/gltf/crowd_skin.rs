@@ -75,9 +75,7 @@ fn bind(
     skins: &Assets<GltfSkin>,
     inverse_bindposes: &Assets<SkinnedMeshInverseBindposes>,
 ) -> Option<Vec<SkinBinding>> {
-    let bone_of: HashMap<usize, usize> = (rig.file_nodes().iter().enumerate())
-        .map(|(bone, &node)| (node, bone))
-        .collect();
+    let bone_of = rig.bones_by_file_node();
     let mut skinned: Vec<(&GltfNode, &GltfSkin)> = Vec::new();
     for handle in &file.nodes {
         let node = nodes.get(handle)?;
@@ -92,7 +90,7 @@ fn bind(
         let mut bones = Vec::with_capacity(skin.joints.len());
         for joint in &skin.joints {
             let joint = nodes.get(joint)?;
-            bones.push(bone_of.get(&joint.index).copied().unwrap_or(0));
+            bones.push(bone_of.get(joint.index).copied().flatten().unwrap_or(0));
         }
         out.push(SkinBinding {
             mesh: node.index,

@@ -320,10 +320,15 @@ impl CrowdSkeleton {
         })
     }
 
-    /// A glTF character's: per bone, its node's index in the file (empty for a game's).
+    /// A glTF character's: per node of the file (by its index), the node's bone (empty for a
+    /// game's).
     #[cfg(feature = "gltf")]
-    pub(crate) fn file_nodes(&self) -> &[usize] {
-        &self.file_nodes
+    pub(crate) fn bones_by_file_node(&self) -> Vec<Option<usize>> {
+        let mut bone_of = vec![None; self.file_nodes.iter().max().map_or(0, |m| m + 1)];
+        for (bone, &node) in self.file_nodes.iter().enumerate() {
+            bone_of[node] = Some(bone);
+        }
+        bone_of
     }
 
     /// How many bones it has.
