@@ -5,6 +5,7 @@
 
 use bevy::app::PluginsState;
 use bevy::prelude::*;
+use bevy::render::error_handler::RenderErrorHandler;
 use bevy::render::gpu_readback::{Readback, ReadbackComplete};
 use bevy::render::pipelined_rendering::PipelinedRenderingPlugin;
 use bevy::render::renderer::{
@@ -97,6 +98,14 @@ pub fn headless_app_on<M>(
         .add_plugins(AniePlugin);
     }
     app.add_plugins(more);
+    // Bevy's own handler of a render error stops the renderer for good and asks the app to
+    // exit, which an app driven by `update()` never reads: it would go on drawing nothing.
+    app.insert_resource(RenderErrorHandler(|error, _, _| {
+        panic!(
+            "the renderer failed ({:?}): {}",
+            error.ty, error.description
+        )
+    }));
     while app.plugins_state() == PluginsState::Adding {
         bevy::tasks::tick_global_task_pools_on_main_thread();
     }
@@ -126,18 +135,44 @@ pub fn noop_renderer(limits: Option<wgpu::Limits>) -> RenderResources {
     let adapter =
         bevy::tasks::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
             .expect("the no-op backend gives an adapter");
-    // Every feature but the experimental ones (which need an unsafe opt-in).
+    // Every feature but the experimental ones (which need an unsafe opt-in), and but
+    // `TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES`: with it, wgpu takes each texture format's
+    // usages from the adapter, and the no-op adapter reports none, so that Bevy's first texture
+    // fails validation and its renderer stops for good after the first frame (extraction runs
+    // on, nothing is prepared, queued or encoded). Without it, the formats have the usages
+    // WebGPU guarantees.
     let mut features = adapter.features();
     for (name, flag) in adapter.features().features_wgpu.iter_names() {
         if name.starts_with("EXPERIMENTAL") {
             features.features_wgpu.remove(flag);
         }
     }
+    features
+        .features_wgpu
+        .remove(wgpu::FeaturesWGPU::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES);
+    // Limits that leave no room for binding arrays (WebGPU's defaults, WebGL2's) come without
+    // them, as on a device of such limits: Bevy takes the features alone for leave to bind its
+    // materials' resources as arrays, and its layouts would then fail validation.
+    if (limits.as_ref()).is_some_and(|l| l.max_binding_array_elements_per_shader_stage == 0) {
+        for (name, flag) in adapter.features().features_wgpu.iter_names() {
+            if name.contains("BINDING_ARRAY") || name.contains("ARRAY_NON_UNIFORM_INDEXING") {
+                features.features_wgpu.remove(flag);
+            }
+        }
+    }
     let (device, queue) = bevy::tasks::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         required_features: features,
         required_limits: match limits {
             Some(limits) => adapter.limits().or_worse_values_from(&limits),
-            None => adapter.limits(),
+            // The no-op adapter's limits are the largest numbers a limit holds, and Bevy
+            // allocates by some of them (a render pass tracks `max_bind_groups` bind groups and
+            // `max_vertex_buffers` vertex buffers): those two at a desktop GPU's values, the
+            // others as the adapter says.
+            None => wgpu::Limits {
+                max_bind_groups: 8,
+                max_vertex_buffers: 16,
+                ..adapter.limits()
+            },
         },
         ..Default::default()
     }))

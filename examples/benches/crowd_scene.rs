@@ -7,6 +7,7 @@ use bevy::app::{Plugins, PluginsState, TaskPoolOptions, TaskPoolPlugin};
 use bevy::camera::RenderTarget;
 use bevy::prelude::*;
 use bevy::render::RenderPlugin;
+use bevy::render::error_handler::RenderErrorHandler;
 use bevy::render::pipelined_rendering::PipelinedRenderingPlugin;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
 use bevy::time::TimeUpdateStrategy;
@@ -157,6 +158,15 @@ pub fn scene<M>(
     if peds != Peds::FlatGltf {
         app.add_plugins(CrowdDrawPlugin);
     }
+    // A renderer that fails stops for good, and a bench of it would time a frame that
+    // extracts and draws nothing: fail instead (Bevy's own handler asks the app to exit, which
+    // a bench calling `app.update()` never reads).
+    app.insert_resource(RenderErrorHandler(|error, _, _| {
+        panic!(
+            "the renderer failed ({:?}): {}",
+            error.ty, error.description
+        )
+    }));
     while app.plugins_state() == PluginsState::Adding {
         bevy::tasks::tick_global_task_pools_on_main_thread();
     }
