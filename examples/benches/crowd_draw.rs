@@ -31,10 +31,17 @@
 //! * `drawn, far half at half rate 10000`: `drawn 10000` with `CrowdLod` posing the peds farther
 //!   from the camera than the grid's centre (about half) on every other frame.
 //!
+//! Group `no-op backend`: what the no-op backend itself adds to a drawn frame, its upload of the
+//! bone rows of 1,000 and 10,000 peds (see [`noop_upload`]).
+//!
+//! The scene fails on any render error: Bevy's own handler stops the renderer for good, and the
+//! frames timed after would extract and draw nothing (as they did before 2026-12-06: the no-op
+//! device's texture formats had no usages, `docs/performance.md`).
+//!
 //!     cargo bench -p rigplay-examples --bench crowd_draw
 //!
-//! (or, sharing the tests' build: `cargo bench --profile dev --bench crowd_draw`, whose
-//! dependencies are built at O3 too).
+//! Time it in release: in the dev profile (`cargo bench --profile dev --bench crowd_draw`, which
+//! shares the tests' build) wgpu's debug assertions take a backtrace at each of its locks.
 //!
 //! "Two threads" is Bevy's own share of two cores (`TaskPoolOptions::with_num_threads(2)`, as a
 //! game on two cores gets by default): one thread each for IO and async compute, and **one**
@@ -144,5 +151,47 @@ fn crowd_draw(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, crowd_draw);
+/// What the no-op backend itself adds to a drawn frame: it runs on the CPU what a real device
+/// does elsewhere. `upload N` is one `write_buffer` of the rows of N drawn SA peds (N · 32 ·
+/// 48 bytes) and a submit, as the crowd uploads its bones each frame: the no-op backend makes
+/// its staging buffer as a zeroed vector copied into an `Arc` (fresh pages each frame), copies
+/// the rows in, and copies them into the buffer on submit (the GPU's work). `copy N` is the
+/// same bytes copied once between two vectors made before: about what a real device's mapped
+/// staging memory costs the CPU at least. A drawn frame's cost on a real device's CPU is about
+/// `drawn N − upload N + copy N`.
+fn noop_upload(c: &mut Criterion) {
+    let mut g = c.benchmark_group("no-op backend");
+    g.sample_size(10);
+    for count in [1_000, 10_000] {
+        let bytes = count * 32 * 48;
+        let rows = vec![1u8; bytes];
+        let mut device = None;
+        g.bench_function(format!("upload {count}"), |b| {
+            let (buffer, queue) = device.get_or_insert_with(|| {
+                let resources = noop_renderer(None);
+                let buffer = resources
+                    .0
+                    .wgpu_device()
+                    .create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("bones"),
+                        size: bytes as u64,
+                        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    });
+                (buffer, resources.1)
+            });
+            b.iter(|| {
+                queue.write_buffer(buffer, 0, &rows);
+                queue.submit(std::iter::empty());
+            })
+        });
+        let mut to = vec![0u8; bytes];
+        g.bench_function(format!("copy {count}"), |b| {
+            b.iter(|| to.copy_from_slice(std::hint::black_box(&rows)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, crowd_draw, noop_upload);
 criterion_main!(benches);
