@@ -114,9 +114,11 @@ pub fn headless_app_on<M>(
     app
 }
 
-/// A render device on wgpu's no-op backend, with every feature (but the experimental ones) and
-/// limit it reports, or the worse of those and `limits`: a renderer that does the CPU's work of
-/// every frame and none of the GPU's.
+/// A render device on wgpu's no-op backend, with the features and limits it reports (but the
+/// few that would stop Bevy's renderer, below), or the worse of those and `limits`: a renderer
+/// that does the CPU's work of every frame. Not none of the GPU's: the no-op backend runs buffer
+/// copies and clears on the CPU, and makes each staging buffer as a zeroed vector (see the
+/// `no-op backend` group of `benches/crowd_draw.rs`).
 #[allow(
     dead_code,
     reason = "the tests and benches use it, the anie_render example does not"
