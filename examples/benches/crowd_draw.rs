@@ -1,8 +1,9 @@
 //! Drawn crowds: the whole headless frame of N walking SA peds with Bevy's renderer running on
 //! wgpu's no-op backend, so that everything the CPU does for a frame is counted (posing,
 //! transform propagation, the crowd's bone upload, visibility, extract, prepare, queue, command
-//! encoding and submission) and the GPU's execution is not: the no-op device accepts the work
-//! and does none. Two threads (Bevy's task pools), pipelined rendering off (the render world runs
+//! encoding and submission) and the GPU's execution mostly is not: the no-op device draws
+//! nothing, but it does run buffer copies (the bone upload's) on the CPU and makes its staging
+//! buffers as zeroed vectors, which group `no-op backend` times on its own. Two threads (Bevy's task pools), pipelined rendering off (the render world runs
 //! after the main world, in the same `app.update()`), one camera into a 640×360 image that sees
 //! every ped, one directional light without shadows, no skeleton gizmos.
 //!
