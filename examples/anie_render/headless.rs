@@ -137,29 +137,26 @@ pub fn noop_renderer(limits: Option<wgpu::Limits>) -> RenderResources {
     let adapter =
         bevy::tasks::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
             .expect("the no-op backend gives an adapter");
-    // Every feature but the experimental ones (which need an unsafe opt-in), and but
-    // `TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES`: with it, wgpu takes each texture format's
-    // usages from the adapter, and the no-op adapter reports none, so that Bevy's first texture
-    // fails validation and its renderer stops for good after the first frame (extraction runs
-    // on, nothing is prepared, queued or encoded). Without it, the formats have the usages
-    // WebGPU guarantees.
+    // Every feature the adapter reports, but:
+    // - the experimental ones, which need an unsafe opt-in;
+    // - `TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES`: with it, wgpu takes each texture format's
+    //   usages from the adapter, and the no-op adapter reports none, so that Bevy's first
+    //   texture fails validation and its renderer stops for good after the first frame
+    //   (extraction runs on, nothing is prepared, queued or encoded). Without it, the formats
+    //   have the usages WebGPU guarantees;
+    // - under limits that leave no room for binding arrays (WebGPU's defaults, WebGL2's), the
+    //   binding arrays, as on a device of such limits: Bevy takes the features alone for leave
+    //   to bind its materials' resources as arrays, and its layouts would then fail validation.
+    let no_arrays =
+        (limits.as_ref()).is_some_and(|l| l.max_binding_array_elements_per_shader_stage == 0);
     let mut features = adapter.features();
     for (name, flag) in adapter.features().features_wgpu.iter_names() {
-        if name.starts_with("EXPERIMENTAL") {
+        let array = name.contains("BINDING_ARRAY") || name.contains("ARRAY_NON_UNIFORM_INDEXING");
+        if name.starts_with("EXPERIMENTAL")
+            || flag == wgpu::FeaturesWGPU::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES
+            || (no_arrays && array)
+        {
             features.features_wgpu.remove(flag);
-        }
-    }
-    features
-        .features_wgpu
-        .remove(wgpu::FeaturesWGPU::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES);
-    // Limits that leave no room for binding arrays (WebGPU's defaults, WebGL2's) come without
-    // them, as on a device of such limits: Bevy takes the features alone for leave to bind its
-    // materials' resources as arrays, and its layouts would then fail validation.
-    if (limits.as_ref()).is_some_and(|l| l.max_binding_array_elements_per_shader_stage == 0) {
-        for (name, flag) in adapter.features().features_wgpu.iter_names() {
-            if name.contains("BINDING_ARRAY") || name.contains("ARRAY_NON_UNIFORM_INDEXING") {
-                features.features_wgpu.remove(flag);
-            }
         }
     }
     let (device, queue) = bevy::tasks::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
