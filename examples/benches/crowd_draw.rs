@@ -153,36 +153,49 @@ fn crowd_draw(c: &mut Criterion) {
 }
 
 /// What the no-op backend itself adds to a drawn frame: it runs on the CPU what a real device
-/// does elsewhere. `upload N` is one `write_buffer` of the rows of N drawn SA peds (N · 32 ·
-/// 48 bytes) and a submit, as the crowd uploads its bones each frame: the no-op backend makes
-/// its staging buffer as a zeroed vector copied into an `Arc` (fresh pages each frame), copies
-/// the rows in, and copies them into the buffer on submit (the GPU's work). `copy N` is the
-/// same bytes copied once between two vectors made before: about what a real device's mapped
-/// staging memory costs the CPU at least. A drawn frame's cost on a real device's CPU is about
-/// `drawn N − upload N + copy N`.
+/// does elsewhere. Each case moves the rows of N drawn SA peds (N · 32 · 48 bytes) into a
+/// storage buffer and submits, as the crowd uploads its bones each frame:
+/// * `belt N`: through staging memory kept from frame to frame (a `StagingBelt`), as the crowd
+///   does since 2026-12-06: the rows copied into mapped memory, and on submit the no-op backend
+///   copies them into the buffer (the GPU's work);
+/// * `write_buffer N`: through `Queue::write_buffer`, as the crowd did before: on top, the
+///   no-op backend makes a staging buffer each frame, as a zeroed vector copied into an `Arc`
+///   (fresh pages each frame);
+/// * `copy N`: the same bytes copied once between two vectors made before: what mapped staging
+///   memory costs the CPU at least, and what the no-op's copy on submit costs it again. A drawn
+///   frame's cost on a real device's CPU is about `drawn N − copy N` (the copy on submit taken
+///   away).
 fn noop_upload(c: &mut Criterion) {
     let mut g = c.benchmark_group("no-op backend");
     g.sample_size(10);
     for count in [1_000, 10_000] {
         let bytes = count * 32 * 48;
         let rows = vec![1u8; bytes];
-        let mut device = None;
-        g.bench_function(format!("upload {count}"), |b| {
-            let (buffer, queue) = device.get_or_insert_with(|| {
-                let resources = noop_renderer(None);
-                let buffer = resources
-                    .0
-                    .wgpu_device()
-                    .create_buffer(&wgpu::BufferDescriptor {
-                        label: Some("bones"),
-                        size: bytes as u64,
-                        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                        mapped_at_creation: false,
-                    });
-                (buffer, resources.1)
-            });
+        // (The no-op device is made at once: that takes no time.)
+        let resources = noop_renderer(None);
+        let (device, queue) = (resources.0.wgpu_device().clone(), resources.1);
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("bones"),
+            size: bytes as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let chunk = (bytes as u64).next_power_of_two();
+        let mut belt = wgpu::util::StagingBelt::new(device.clone(), chunk);
+        g.bench_function(format!("belt {count}"), |b| {
             b.iter(|| {
-                queue.write_buffer(buffer, 0, &rows);
+                let mut encoder = device.create_command_encoder(&Default::default());
+                let size = wgpu::BufferSize::new(bytes as u64).expect("not zero");
+                belt.write_buffer(&mut encoder, &buffer, 0, size)
+                    .copy_from_slice(&rows);
+                belt.finish();
+                queue.submit([encoder.finish()]);
+                belt.recall();
+            })
+        });
+        g.bench_function(format!("write_buffer {count}"), |b| {
+            b.iter(|| {
+                queue.write_buffer(&buffer, 0, &rows);
                 queue.submit(std::iter::empty());
             })
         });

@@ -14,6 +14,7 @@ mod frame;
 mod gltf;
 mod material;
 mod parts;
+mod staging;
 mod state;
 
 pub use material::{

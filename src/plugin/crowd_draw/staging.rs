@@ -1,0 +1,215 @@
+//! The staging memory the crowd's bone rows go through on their way to the GPU, kept from frame
+//! to frame.
+
+use bevy::render::renderer::RenderDevice;
+use wgpu::util::StagingBelt;
+use wgpu::{Buffer, BufferSize, COPY_BUFFER_ALIGNMENT, CommandEncoder, MAP_ALIGNMENT};
+
+/// The staging memory of the crowd's bone upload: a [`StagingBelt`] whose chunks each hold a
+/// whole frame's bytes, mapped again and reused once the GPU has copied out of them (wgpu maps
+/// them at a later submit or poll; on a GPU some frames behind, there is a chunk per frame in
+/// flight).
+///
+/// Through `Queue::write_buffer` instead, wgpu makes a staging buffer for each write, every
+/// frame (`docs/performance.md`, 2026-12-06, thirty-first session).
+pub(super) struct BoneStaging {
+    belt: StagingBelt,
+    /// The chunks' size: a power of two, at least [`Self::MIN_CHUNK`].
+    chunk: u64,
+}
+
+impl BoneStaging {
+    const MIN_CHUNK: u64 = 1 << 20;
+
+    /// The staging to write `writes` through this frame: the one kept, unless they outgrew its
+    /// chunks, or need less than an eighth of them (a crowd that was large keeps no large
+    /// chunks); then a new one, whose chunk is the power of two that holds them.
+    pub(super) fn fit<'a>(
+        kept: &'a mut Option<BoneStaging>,
+        device: &RenderDevice,
+        writes: &[&[u8]],
+    ) -> &'a mut BoneStaging {
+        // Each write starts at a multiple of the map alignment.
+        let need: u64 = writes
+            .iter()
+            .map(|bytes| (bytes.len() as u64).next_multiple_of(MAP_ALIGNMENT))
+            .sum();
+        let chunk = need.next_power_of_two().max(Self::MIN_CHUNK);
+        if kept
+            .as_ref()
+            .is_some_and(|kept| kept.chunk < need || kept.chunk / 8 > chunk)
+        {
+            // (The old chunks are freed once the GPU is done with them.)
+            *kept = None;
+        }
+        kept.get_or_insert_with(|| BoneStaging {
+            belt: StagingBelt::new(device.wgpu_device().clone(), chunk),
+            chunk,
+        })
+    }
+
+    /// Copies `bytes` into staging memory, and records their copy from there to each offset of
+    /// `to` in `target`. Returns where they were staged, for more copies of them, or `None` for
+    /// no bytes.
+    pub(super) fn stage(
+        &mut self,
+        encoder: &mut CommandEncoder,
+        target: &Buffer,
+        bytes: &[u8],
+        to: &[u64],
+    ) -> Option<(Buffer, u64)> {
+        let size = BufferSize::new(bytes.len() as u64)?;
+        let alignment = BufferSize::new(COPY_BUFFER_ALIGNMENT).expect("not zero");
+        let slice = self.belt.allocate(size, alignment);
+        slice.get_mapped_range_mut().copy_from_slice(bytes);
+        for &at in to {
+            encoder.copy_buffer_to_buffer(slice.buffer(), slice.offset(), target, at, size.get());
+        }
+        Some((slice.buffer().clone(), slice.offset()))
+    }
+
+    /// To be called once the frame's copies are recorded, before their command buffer is
+    /// submitted.
+    pub(super) fn finish(&mut self) {
+        self.belt.finish();
+    }
+
+    /// To be called once the frame's copies are submitted: the chunks are mapped again for
+    /// another frame once the GPU is done with them.
+    pub(super) fn recall(&mut self) {
+        self.belt.recall();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bevy::platform::collections::HashSet;
+    use wgpu::{BufferDescriptor, BufferUsages, CommandEncoderDescriptor, Device, Queue};
+
+    /// A device and queue of wgpu's no-op backend, which runs copies and mappings on the CPU.
+    fn noop_device() -> (RenderDevice, Queue) {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: wgpu::Backends::NOOP,
+            flags: wgpu::InstanceFlags::default(),
+            memory_budget_thresholds: Default::default(),
+            display: None,
+            backend_options: wgpu::BackendOptions {
+                noop: wgpu::NoopBackendOptions { enable: true },
+                ..Default::default()
+            },
+        });
+        let adapter = bevy::tasks::block_on(instance.request_adapter(&Default::default()))
+            .expect("the no-op backend gives an adapter");
+        let (device, queue) = bevy::tasks::block_on(adapter.request_device(&Default::default()))
+            .expect("the no-op backend gives a device");
+        (RenderDevice::from(device), queue)
+    }
+
+    /// A buffer to copy into that can be read back.
+    fn target(device: &Device, size: u64) -> Buffer {
+        device.create_buffer(&BufferDescriptor {
+            label: Some("target"),
+            size,
+            usage: BufferUsages::COPY_DST | BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        })
+    }
+
+    fn read_back(device: &Device, buffer: &Buffer) -> Vec<u8> {
+        let slice = buffer.slice(..);
+        slice.map_async(wgpu::MapMode::Read, |r| r.expect("mapped"));
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("polled");
+        let bytes = slice.get_mapped_range().to_vec();
+        buffer.unmap();
+        bytes
+    }
+
+    /// One frame's upload, as the crowd's: staged, copied to each of `to`, submitted, recalled.
+    /// The staging buffer the bytes went through.
+    fn frame(
+        kept: &mut Option<BoneStaging>,
+        device: &RenderDevice,
+        queue: &Queue,
+        target: &Buffer,
+        bytes: &[u8],
+        to: &[u64],
+    ) -> Buffer {
+        let staging = BoneStaging::fit(kept, device, &[bytes]);
+        let mut encoder = device
+            .wgpu_device()
+            .create_command_encoder(&CommandEncoderDescriptor::default());
+        let (from, _) = staging
+            .stage(&mut encoder, target, bytes, to)
+            .expect("bytes staged");
+        staging.finish();
+        queue.submit([encoder.finish()]);
+        staging.recall();
+        from
+    }
+
+    #[test]
+    fn staged_bytes_arrive_at_every_offset_asked() {
+        let (device, queue) = noop_device();
+        let target = target(device.wgpu_device(), 64);
+        let bytes: Vec<u8> = (1..=24).collect();
+        let mut kept = None;
+        frame(&mut kept, &device, &queue, &target, &bytes, &[0, 32]);
+        let back = read_back(device.wgpu_device(), &target);
+        assert_eq!(&back[..24], &bytes[..]);
+        // Nothing between the two copies.
+        assert_eq!(&back[24..32], &[0; 8]);
+        assert_eq!(&back[32..56], &bytes[..]);
+        assert_eq!(&back[56..], &[0; 8]);
+        // No bytes: nothing staged, no copy.
+        let staging = BoneStaging::fit(&mut kept, &device, &[]);
+        let mut encoder = device
+            .wgpu_device()
+            .create_command_encoder(&CommandEncoderDescriptor::default());
+        assert!(staging.stage(&mut encoder, &target, &[], &[0]).is_none());
+    }
+
+    /// The point of the staging: the same memory frame after frame, not a buffer a frame.
+    #[test]
+    fn frames_of_the_same_size_reuse_one_chunk() {
+        let (device, queue) = noop_device();
+        // A frame of 1,000 SA peds' rows (1,000 · 32 · 48 bytes).
+        let bytes = vec![7u8; 1_000 * 32 * 48];
+        let target = target(device.wgpu_device(), bytes.len() as u64);
+        let mut kept = None;
+        let used: HashSet<Buffer> = (0..20)
+            .map(|_| frame(&mut kept, &device, &queue, &target, &bytes, &[0]))
+            .collect();
+        // The no-op backend is done with a submission at once, but wgpu maps a chunk again only
+        // at the next submit, after the next frame staged its bytes: two chunks take turns, and
+        // no more are made.
+        assert_eq!(used.len(), 2);
+        assert_eq!(kept.as_ref().map(|k| k.chunk), Some(2 << 20));
+        assert_eq!(read_back(device.wgpu_device(), &target), bytes);
+    }
+
+    #[test]
+    fn the_chunks_follow_the_crowd_up_and_down() {
+        let (device, _) = noop_device();
+        let mut kept = None;
+        let chunk = |kept: &mut Option<BoneStaging>, bytes: usize| {
+            BoneStaging::fit(kept, &device, &[&vec![0u8; bytes]]).chunk
+        };
+        // Small frames: the smallest chunk.
+        assert_eq!(chunk(&mut kept, 100), 1 << 20);
+        // 10,000 peds (15,360,000 bytes): the power of two above.
+        assert_eq!(chunk(&mut kept, 15_360_000), 16 << 20);
+        // A few peds fewer: the same chunks.
+        assert_eq!(chunk(&mut kept, 15_000_000), 16 << 20);
+        // An eighth of them or more: kept.
+        assert_eq!(chunk(&mut kept, 2 << 20), 16 << 20);
+        // Under an eighth: smaller chunks.
+        assert_eq!(chunk(&mut kept, 1 << 20), 1 << 20);
+        // Writes each start at a multiple of 8: two of 4 bytes need 16.
+        let mut kept = None;
+        let staging = BoneStaging::fit(&mut kept, &device, &[&[0; 4], &[0; 4]]);
+        assert_eq!(staging.chunk, 1 << 20);
+    }
+}
