@@ -405,12 +405,12 @@ pub(crate) fn pose_crowds(
         }
         _ => Vec::new(),
     };
-    let write_rows = |drawn: Option<&CrowdDrawn>, pose: &CrowdPose| {
-        if let Some(slot) = drawn.and_then(|d| slots.get(d.slot as usize))
-            && let Ok(mut slot) = slot.try_lock()
-        {
-            slot.write(&pose.bones);
-        }
+    let take_slot = |drawn: Option<&CrowdDrawn>| {
+        let slot = drawn.and_then(|d| slots.get(d.slot as usize))?;
+        let slot = slot.try_lock().ok()?;
+        // Its rows' memory on its way into the cache while the character is posed.
+        slot.touch();
+        Some(slot)
     };
     characters.par_iter_mut().for_each(
         |(entity, at, playback, mut binding, mut pose, root_motion, drawn, layers)| {
@@ -435,9 +435,12 @@ pub(crate) fn pose_crowds(
                     binding.fading = None;
                 }
             }
+            let mut slot = take_slot(drawn);
             if binding.posed && waits(entity, at) {
                 // Last frame's pose, written again: the rows are written anew every frame.
-                write_rows(drawn, &pose);
+                if let Some(slot) = slot.as_mut() {
+                    slot.write(&pose.bones);
+                }
                 return;
             }
             pose::sample(
@@ -500,7 +503,9 @@ pub(crate) fn pose_crowds(
             };
             pose::local_to_model(&skeleton.pose, shown, &mut pose.bones);
             binding.posed = true;
-            write_rows(drawn, &pose);
+            if let Some(slot) = slot.as_mut() {
+                slot.write(&pose.bones);
+            }
         },
     );
 }
