@@ -193,8 +193,8 @@ pub(super) fn write_crowd_bones(
         // A fresh slot's rows, copied from where they were staged for this frame's half.
         for &slot in upload.fresh.iter().chain(&upload.fresh_before) {
             let slot = slot as usize;
-            if let Some((from, bytes)) = places_from.as_ref().filter(|_| slot < places.len()) {
-                let offset = bytes + (slot * BONE_BYTES) as u64;
+            if let Some((from, staged_at)) = places_from.as_ref().filter(|_| slot < places.len()) {
+                let offset = staged_at + (slot * BONE_BYTES) as u64;
                 encoder.copy_buffer_to_buffer(
                     from,
                     offset,
@@ -204,11 +204,11 @@ pub(super) fn write_crowd_bones(
                 );
             }
             let first = slot * stride;
-            if let Some((from, bytes)) = bones_from
+            if let Some((from, staged_at)) = bones_from
                 .as_ref()
                 .filter(|_| first + stride <= bones.len())
             {
-                let offset = bytes + (first * BONE_BYTES) as u64;
+                let offset = staged_at + (first * BONE_BYTES) as u64;
                 encoder.copy_buffer_to_buffer(
                     from,
                     offset,
