@@ -37,7 +37,8 @@ pub use crate::plugin::{AnieDisplay, AnieRenderSettings, AnieRig};
 #[cfg(feature = "bevy")]
 pub use crate::plugin::{
     CharacterAxes, ClipLayers, CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer, FlatSkeleton,
-    GtaSkeleton, PlayAnimation, Playback, Retarget, RetargetMode, RootMotion, SkeletalClip,
+    GtaSkeleton, KeepCrowdPose, PlayAnimation, Playback, Retarget, RetargetMode, RootMotion,
+    SkeletalClip,
 };
 #[cfg(feature = "dff")]
 pub use crate::plugin::{CrowdDrawPlugin, CrowdModel, GtaModel};

@@ -23,9 +23,9 @@ use bevy::shader::ShaderRef;
 use bevy::time::TimeUpdateStrategy;
 use rigplay::anie::cpu::RgbaImage;
 use rigplay::plugin::{
-    CrowdCharacter, CrowdDrawPlugin, CrowdDrawSettings, CrowdGltfModel, CrowdMaterial, CrowdModel,
-    CrowdPose, Dff, DffPlugin, GtaModel, IfpPlugin, Playback, Retarget, RigClip, SkeletalClip,
-    SkeletonGizmos,
+    CrowdCharacter, CrowdDrawPlugin, CrowdDrawSettings, CrowdGltfModel, CrowdLod, CrowdMaterial,
+    CrowdModel, CrowdPose, CrowdViewer, Dff, DffPlugin, GtaModel, IfpPlugin, KeepCrowdPose,
+    Playback, Retarget, RigClip, SkeletalClip, SkeletonGizmos,
 };
 use rigplay::skeleton::GtaGame;
 use std::any::TypeId;
@@ -477,6 +477,85 @@ fn main_pass_vertices(app: &mut App) -> f64 {
     );
 }
 
+/// A drawn character's pose goes straight into the bone rows: its `CrowdPose` stays empty
+/// unless it has `KeepCrowdPose`, or it may wait for its frame at half rate (`CrowdLod`), and it
+/// is drawn the same either way. Two peds paused in the walk, one with `KeepCrowdPose`: the
+/// picture at two times, then with the marker moved to the other ped (each ped drawn once from
+/// its `CrowdPose` and once from the composition that skips it, at both times), then both far
+/// from the one viewer with half rate on (posed every other frame, the held pose kept).
+#[test]
+fn a_drawn_crowd_characters_pose_is_kept_only_where_asked_and_draws_the_same() {
+    on_gpu(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        let mut app = crowd_app(&root);
+        let (ped, walk, _) = sample_ped(&app);
+        let [(_, image), _] = near_and_far(&mut app, 1.2, 3.6);
+        let mut playback = Playback::looping();
+        playback.paused = true;
+        let mut spawn = |x: f32| {
+            let at = Transform::from_xyz(x, 0.0, 0.0);
+            let character = CrowdCharacter::new(GtaGame::Sa, walk.clone());
+            let model = CrowdModel(ped.clone());
+            (app.world_mut())
+                .spawn((character, model, playback.clone(), at))
+                .id()
+        };
+        let (kept, bare) = (spawn(-0.6), spawn(0.6));
+        app.world_mut().entity_mut(kept).insert(KeepCrowdPose);
+        let bones = |app: &App, e: Entity| app.world().get::<CrowdPose>(e).unwrap().bones.len();
+        run_until(&mut app, 600, |app| {
+            count::<CrowdParts>(app) == 2 * PED_PARTS && bones(app, kept) == 32
+        });
+        assert_eq!(count::<CrowdParts>(&mut app), 2 * PED_PARTS, "dressed");
+        let at = |app: &mut App, t: f32| {
+            for e in [kept, bare] {
+                app.world_mut().get_mut::<Playback>(e).unwrap().seek(t);
+            }
+        };
+        let targets = [image];
+        let picture = |app: &mut App| settled(app, &targets).remove(0);
+
+        at(&mut app, 0.2);
+        let early = picture(&mut app);
+        assert_eq!((bones(&app, kept), bones(&app, bare)), (32, 0));
+        at(&mut app, 0.6);
+        let late = picture(&mut app);
+        let (mean, worst, _) = difference(&early, &late);
+        assert!(
+            worst > 8,
+            "the walk moved the peds: mean {mean}, largest {worst}"
+        );
+
+        // The marker moved: each ped drawn the other way.
+        app.world_mut().entity_mut(kept).remove::<KeepCrowdPose>();
+        app.world_mut().entity_mut(bare).insert(KeepCrowdPose);
+        let late_swapped = picture(&mut app);
+        assert_eq!((bones(&app, kept), bones(&app, bare)), (0, 32));
+        at(&mut app, 0.2);
+        let early_swapped = picture(&mut app);
+        assert!(
+            late_swapped.pixels == late.pixels,
+            "late, drawn the other way"
+        );
+        assert!(
+            early_swapped.pixels == early.pixels,
+            "early, drawn the other way"
+        );
+
+        // Half rate beyond 10 m of a viewer 100 m away: both wait every other frame, holding
+        // their pose in `CrowdPose`, and are drawn as before.
+        app.world_mut().entity_mut(bare).remove::<KeepCrowdPose>();
+        app.insert_resource(CrowdLod {
+            half_rate_beyond: Some(10.0),
+        });
+        (app.world_mut()).spawn((CrowdViewer, Transform::from_xyz(0.0, 0.0, 100.0)));
+        at(&mut app, 0.6);
+        let late_far = picture(&mut app);
+        assert_eq!((bones(&app, kept), bones(&app, bare)), (32, 32));
+        assert!(late_far.pixels == late.pixels, "late, at half rate");
+    });
+}
+
 /// Shows or hides `character` (its parts inherit its visibility).
 fn show(app: &mut App, character: Entity, shown: bool) {
     let visibility = match shown {
@@ -784,6 +863,7 @@ fn walking_row(
                     CrowdModel(ped.clone()),
                     playback,
                     Transform::from_xyz(i as f32 * 1.5, 0.0, 0.0),
+                    KeepCrowdPose,
                 ))
                 .id()
         })
@@ -1826,6 +1906,7 @@ fn a_moving_crowd_character_changes_nothing_of_its_parts() {
             playback,
             Transform::from_xyz(1.0, 0.0, 0.0),
             ChildOf(mover),
+            KeepCrowdPose,
         ))
         .id();
     run_until(&mut app, 600, |app| {
@@ -2222,6 +2303,7 @@ fn a_blended_ped_draws_as_bevys_and_keeps_its_characters_transform_for_sorting()
                     CrowdCharacter::new(game, server.load(walk)),
                     CrowdModel(server.load("player.dff")),
                     place,
+                    KeepCrowdPose,
                 ))
                 .id();
             run_until(&mut app, 600, |app| dressed_and_posed(app, &[character], 1));
@@ -2336,6 +2418,7 @@ fn drawn_both_ways(
                 CrowdModel(model),
                 playback,
                 Transform::from_rotation(Quat::from_rotation_y(0.5)),
+                KeepCrowdPose,
             ))
             .id();
         // Until the parts are meshes in the world either way (the Bevy way's `GtaModel` spawns
@@ -2624,7 +2707,7 @@ fn gltf_pairs_drawn(
     pairs.extend(gltf_pairs);
     let posed = |app: &App| {
         (pairs.iter())
-            .all(|p| (app.world().get::<CrowdPose>(p.crowd)).is_some_and(|c| !c.bones.is_empty()))
+            .all(|p| (app.world().get::<CrowdPose>(p.crowd)).is_some_and(|c| !c.names.is_empty()))
     };
     run_until(&mut app, 600, |app| {
         skinned(app) == want_skinned && crowd_parts(app) == want_parts && posed(app)
@@ -2636,7 +2719,7 @@ fn gltf_pairs_drawn(
             .world()
             .get::<CrowdPose>(pairs[1].crowd)
             .unwrap()
-            .bones
+            .names
             .len();
         assert_eq!(strides(&app), [rig as u32], "every slot widened");
     }
@@ -3580,6 +3663,7 @@ fn a_failed_or_reloaded_gltf_crowd_model_keeps_the_crowd_playing() {
                 .spawn((
                     CrowdCharacter::new(GtaGame::Sa, walk.clone()),
                     CrowdGltfModel::new(model.clone()),
+                    KeepCrowdPose,
                 ))
                 .id()
         };
@@ -3673,6 +3757,7 @@ fn a_failed_or_reloaded_gltf_crowd_model_keeps_the_crowd_playing() {
             .spawn((
                 CrowdCharacter::new(GtaGame::Sa, walk.clone()),
                 CrowdModel(ped),
+                KeepCrowdPose,
             ))
             .id();
         run_until(&mut app, 300, |app| parts(app, both) == PED_PARTS);

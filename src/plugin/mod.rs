@@ -72,10 +72,10 @@ pub use playback::{
 };
 pub use skeletal::{
     BoneLink, CharacterAxes, ClipInfo, ClipLayers, ClipSettings, CrowdCharacter, CrowdLod,
-    CrowdPose, CrowdViewer, GtaBoneId, LayerFinished, LayerLooped, LayerRemoved, LayerReport,
-    PlayAnimation, PlayingNode, Retarget, RetargetMode, RetargetReport, RigBone, RigClip,
-    RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin, SkeletonBones, UnmatchedTracks,
-    animation_clip, bone_target_id, named_bone_target_id,
+    CrowdPose, CrowdViewer, GtaBoneId, KeepCrowdPose, LayerFinished, LayerLooped, LayerRemoved,
+    LayerReport, PlayAnimation, PlayingNode, Retarget, RetargetMode, RetargetReport, RigBone,
+    RigClip, RootMotion, RootMotionMode, SkeletalClip, SkeletalPlugin, SkeletonBones,
+    UnmatchedTracks, animation_clip, bone_target_id, named_bone_target_id,
 };
 #[cfg(any(feature = "dff", feature = "gltf"))]
 pub use skeletal::{CrowdSkinPose, SkinPalette};

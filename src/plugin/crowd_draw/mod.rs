@@ -68,6 +68,8 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 ///   part keeps its transform, its character's, since Bevy sorts such meshes by it.) The buffer keeps last frame's bones too, so that a
 ///   camera's motion vectors (`MotionVectorPrepass`, for temporal anti-aliasing and motion
 ///   blur) follow the crowd's poses and places as they follow a `SkinnedMesh`'s.
+/// - A drawn character's pose is written straight into its rows: its
+///   [`crate::plugin::CrowdPose`] stays empty unless it has [`crate::plugin::KeepCrowdPose`].
 /// - A drawn character's bones are not drawn as skeleton gizmo lines over it.
 /// - A model that fails to load, or has no atomic on a bone, leaves its characters undrawn with
 ///   one warning. A model reloaded while the crowd plays is drawn anew

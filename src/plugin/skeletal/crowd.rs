@@ -32,6 +32,7 @@ use crate::plugin::Playback;
 use crate::skeleton::GtaGame;
 use bevy::math::Affine3A;
 use bevy::prelude::*;
+use bevy::utils::Parallel;
 use std::sync::{Arc, Mutex};
 
 /// A GTA ped skeleton with no bone entities, playing `clip` on its [`Playback`]: its pose lands
@@ -97,6 +98,11 @@ impl CrowdCharacter {
 
 /// The pose of a [`CrowdCharacter`]: per bone of its skeleton, the model-space transform (the
 /// character's space, Bevy's axes); empty until its clip has loaded.
+///
+/// A character drawn by the crowd renderer (`CrowdDrawPlugin`, the `dff` feature) has its pose
+/// written straight into the GPU's bone rows, and its `bones` stay empty unless it has
+/// [`KeepCrowdPose`] (a [`CrowdSkinPose`] brings it), or it is posed at half rate
+/// ([`CrowdLod`]), when the pose it holds between two posings is kept here.
 #[derive(Component, Debug, Clone, Default)]
 pub struct CrowdPose {
     /// Model-space transform of each bone, in the skeleton's bone order.
@@ -106,6 +112,14 @@ pub struct CrowdPose {
     /// The bones' names: a game's bone names, or a glTF model's node names.
     pub names: Arc<[String]>,
 }
+
+/// Keeps a drawn [`CrowdCharacter`]'s pose in its [`CrowdPose`] as well as in the GPU's bone
+/// rows, for what a game reads of it (a prop held in a hand, a hit test on a bone). Characters
+/// not drawn by the crowd renderer always keep it. Without it, 10,000 drawn SA peds write
+/// 20 MB less each frame (`docs/performance.md`).
+#[derive(Component, Debug, Clone, Copy, Default, Reflect)]
+#[reflect(Component, Default)]
+pub struct KeepCrowdPose;
 
 impl CrowdPose {
     /// Each bone's joint position and its parent's, in the character's space: the skeleton's
@@ -369,8 +383,10 @@ pub(crate) fn pose_crowds(
         Option<(&mut RootMotion, &mut Transform)>,
         Option<&CrowdDrawn>,
         Option<&mut CrowdLayerBinding>,
+        Has<KeepCrowdPose>,
     )>,
     mut drawn: Option<ResMut<CrowdBoneRows>>,
+    scratch: Local<Parallel<Vec<Affine3A>>>,
 ) {
     *frame = frame.wrapping_add(1);
     let frame = *frame;
@@ -380,17 +396,16 @@ pub(crate) fn pose_crowds(
         .filter(|d| d.is_finite() && *d >= 0.0)
         .map(|d| d * d);
     let viewers: Vec<Vec3> = viewers.iter().map(GlobalTransform::translation).collect();
-    let waits = |entity: Entity, at: &GlobalTransform| {
+    let far = |at: &GlobalTransform| {
         let Some(beyond) = beyond.filter(|_| !viewers.is_empty()) else {
             return false;
         };
-        // Half of the far characters on odd frames, half on even ones.
-        if (entity.index_u32() ^ frame) & 1 == 0 {
-            return false;
-        }
         let at = at.translation();
         viewers.iter().all(|v| v.distance_squared(at) > beyond)
     };
+    // Half of the far characters wait on odd frames, half on even ones.
+    let waits =
+        |entity: Entity, at: &GlobalTransform| (entity.index_u32() ^ frame) & 1 == 1 && far(at);
     let dt = time.delta_secs();
     // Each drawn character's slot of the bone rows, taken by one character (a lock never waited
     // on), so that its rows are written while its pose is still in the cache.
@@ -412,8 +427,10 @@ pub(crate) fn pose_crowds(
         slot.touch();
         Some(slot)
     };
-    characters.par_iter_mut().for_each(
-        |(entity, at, playback, mut binding, mut pose, root_motion, drawn, layers)| {
+    characters.par_iter_mut().for_each_init(
+        || scratch.borrow_local_mut(),
+        |scratch,
+         (entity, at, playback, mut binding, mut pose, root_motion, drawn, layers, kept)| {
             let binding = &mut *binding;
             let (Some(info), Some(skeleton), Some(layout)) =
                 (&binding.info, &binding.skeleton, &binding.clip_layout)
@@ -436,7 +453,11 @@ pub(crate) fn pose_crowds(
                 }
             }
             let mut slot = take_slot(drawn);
-            if binding.posed && waits(entity, at) {
+            // A drawn character's pose goes straight into its rows, its `CrowdPose` left empty,
+            // unless it is asked for, or the character may wait for its frame (far).
+            let keep = slot.is_none() || kept || far(at);
+            // `CrowdPose` holds the last pose or nothing.
+            if binding.posed && waits(entity, at) && !pose.bones.is_empty() {
                 // Last frame's pose, written again: the rows are written anew every frame.
                 if let Some(slot) = slot.as_mut() {
                     slot.write(&pose.bones);
@@ -501,10 +522,25 @@ pub(crate) fn pose_crowds(
                     &binding.mixed
                 }
             };
-            pose::local_to_model(&skeleton.pose, shown, &mut pose.bones);
             binding.posed = true;
-            if let Some(slot) = slot.as_mut() {
-                slot.write(&pose.bones);
+            let bones = skeleton.pose.len();
+            match slot.as_mut() {
+                Some(slot) if !keep => {
+                    // Composed where it stays in the cache while its rows are written.
+                    scratch.resize(bones, Affine3A::IDENTITY);
+                    pose::local_to_model(&skeleton.pose, shown, scratch);
+                    slot.write(scratch);
+                    if !pose.bones.is_empty() {
+                        pose.bones = Vec::new();
+                    }
+                }
+                slot => {
+                    pose.bones.resize(bones, Affine3A::IDENTITY);
+                    pose::local_to_model(&skeleton.pose, shown, &mut pose.bones);
+                    if let Some(slot) = slot {
+                        slot.write(&pose.bones);
+                    }
+                }
             }
         },
     );

@@ -42,7 +42,7 @@ pub use bones::{
 pub use clip::animation_clip;
 #[cfg(feature = "dff")]
 pub(crate) use crowd::{BoneRows, CrowdBoneRows, CrowdDrawn, CrowdSkeletons, bone_rows};
-pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer};
+pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer, KeepCrowdPose};
 #[cfg(any(feature = "gltf", feature = "dff"))]
 pub(crate) use crowd::{CrowdRig, CrowdSkeleton};
 #[cfg(any(feature = "dff", feature = "gltf"))]
@@ -131,6 +131,7 @@ impl Plugin for SkeletalPlugin {
             .register_type::<CrowdCharacter>()
             .register_type::<CrowdLod>()
             .register_type::<CrowdViewer>()
+            .register_type::<KeepCrowdPose>()
             .register_type::<SkeletalClip>()
             .register_type::<RigBone>()
             .register_type::<SkeletonBones>()

@@ -3,7 +3,7 @@
 //! matrix, ready for a skinning shader. The DFF wing fills them for a `CrowdModel`, the glTF wing
 //! for a `CrowdGltfModel`.
 
-use super::CrowdPose;
+use super::{CrowdPose, KeepCrowdPose};
 use bevy::math::Affine3A;
 use bevy::prelude::*;
 
@@ -15,8 +15,10 @@ use bevy::prelude::*;
 ///
 /// They cost about as much as the pose itself (10,000 SA peds wearing the sample ped: about
 /// 6 ms more a frame on two cores, `docs/performance.md`): use them for your own skinning or to
-/// check a renderer.
+/// check a renderer. They are made from the character's [`CrowdPose`], which this component
+/// keeps ([`KeepCrowdPose`]).
 #[derive(Component, Debug, Clone, Default)]
+#[require(KeepCrowdPose)]
 pub struct CrowdSkinPose {
     /// One per skinned mesh: a DFF model's skinned atomics in the clump's atomic order, a glTF
     /// file's skinned mesh nodes in the file's node order.
