@@ -542,17 +542,114 @@ fn a_drawn_crowd_characters_pose_is_kept_only_where_asked_and_draws_the_same() {
             "early, drawn the other way"
         );
 
-        // Half rate beyond 10 m of a viewer 100 m away: both wait every other frame, holding
-        // their pose in `CrowdPose`, and are drawn as before.
-        app.world_mut().entity_mut(bare).remove::<KeepCrowdPose>();
+        // Half rate beyond 10 m of a viewer 100 m away: both wait every other frame, one
+        // composed again from its local pose, and are drawn as before.
         app.insert_resource(CrowdLod {
             half_rate_beyond: Some(10.0),
         });
         (app.world_mut()).spawn((CrowdViewer, Transform::from_xyz(0.0, 0.0, 100.0)));
         at(&mut app, 0.6);
         let late_far = picture(&mut app);
-        assert_eq!((bones(&app, kept), bones(&app, bare)), (32, 32));
+        assert_eq!((bones(&app, kept), bones(&app, bare)), (0, 32));
         assert!(late_far.pixels == late.pixels, "late, at half rate");
+    });
+}
+
+/// Far drawn characters at half rate (`CrowdLod`) show on the frames they wait the pose they
+/// showed the frame before, with or without `KeepCrowdPose` (without it, composed again from
+/// the local pose it was composed from: the clip's, or during a cross-fade the blend). Two
+/// peds in one place walking, each seen by its own camera alone (render layers 1 and 2), the
+/// one with the marker, the other without, waiting on the same frames: their pictures, read
+/// back in one frame, are the same to the byte at every read, walking and cross-fading, on
+/// frames of both parities.
+#[test]
+fn far_drawn_characters_waiting_for_their_frame_show_their_last_pose() {
+    use bevy::camera::visibility::RenderLayers;
+    on_gpu(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        let mut app = crowd_app(&root);
+        let (ped, walk, wave) = sample_ped(&app);
+        let cameras = [1, 2].map(|layer| {
+            let (camera, image) = camera(&mut app, Vec3::new(0.0, 1.2, 3.0), Vec3::Y * 0.8);
+            (app.world_mut().entity_mut(camera)).insert(RenderLayers::layer(layer));
+            image
+        });
+        app.insert_resource(CrowdLod {
+            half_rate_beyond: Some(10.0),
+        });
+        (app.world_mut()).spawn((CrowdViewer, Transform::from_xyz(0.0, 0.0, 100.0)));
+        let mut playback = Playback::looping();
+        playback.paused = true;
+        let spawn = |app: &mut App| {
+            let character = CrowdCharacter::new(GtaGame::Sa, walk.clone());
+            let model = CrowdModel(ped.clone());
+            (app.world_mut())
+                .spawn((character, model, playback.clone()))
+                .id()
+        };
+        let bare = spawn(&mut app);
+        // Half rate takes turns by the entity's index: the other one of the same parity.
+        let kept = loop {
+            let e = spawn(&mut app);
+            if e.index_u32() % 2 == bare.index_u32() % 2 {
+                break e;
+            }
+            app.world_mut().despawn(e);
+        };
+        app.world_mut().entity_mut(kept).insert(KeepCrowdPose);
+        run_until(&mut app, 600, |app| {
+            count::<CrowdParts>(app) == 2 * PED_PARTS
+        });
+        assert_eq!(count::<CrowdParts>(&mut app), 2 * PED_PARTS, "dressed");
+        let world = app.world_mut();
+        let mut parts = world.query_filtered::<(Entity, &ChildOf), CrowdParts>();
+        let parts: Vec<(Entity, Entity)> = (parts.iter(world))
+            .map(|(e, of)| (e, of.parent()))
+            .collect();
+        for (part, of) in parts {
+            let layer = if of == bare { 1 } else { 2 };
+            world.entity_mut(part).insert(RenderLayers::layer(layer));
+        }
+        let mut still = settled(&mut app, &cameras);
+        assert!(still[0].pixels == still[1].pixels, "paused");
+
+        let playing = |app: &mut App, on: bool| {
+            for e in [bare, kept] {
+                app.world_mut().get_mut::<Playback>(e).unwrap().paused = !on;
+            }
+        };
+        let read = |app: &mut App| -> [RgbaImage; 2] {
+            let whole = URect::new(0, 0, W, H);
+            let bytes = read_back(app, &cameras).expect("read back");
+            [0, 1].map(|i| crop(&bytes[i], W, whole).unwrap())
+        };
+        playing(&mut app, true);
+        let mut seen = vec![still.remove(0)];
+        for round in 0..16 {
+            if round == 8 {
+                for e in [bare, kept] {
+                    let mut character = app.world_mut().get_mut::<CrowdCharacter>(e).unwrap();
+                    character.cross_fade(wave.clone(), 2.0);
+                }
+            }
+            // Every other read a frame later: reads of both parities.
+            if round % 2 == 1 {
+                app.update();
+            }
+            let [without, with] = read(&mut app);
+            assert!(
+                without.pixels == with.pixels,
+                "read {round}: the ped without `KeepCrowdPose` drawn otherwise"
+            );
+            seen.push(without);
+        }
+        let bones = |e: Entity| app.world().get::<CrowdPose>(e).unwrap().bones.len();
+        assert_eq!((bones(bare), bones(kept)), (0, 32));
+        let moved = seen
+            .windows(2)
+            .filter(|w| w[0].pixels != w[1].pixels)
+            .count();
+        assert!(moved >= 12, "the peds walked: {moved} of 16 reads changed");
     });
 }
 

@@ -101,8 +101,7 @@ impl CrowdCharacter {
 ///
 /// A character drawn by the crowd renderer (`CrowdDrawPlugin`, the `dff` feature) has its pose
 /// written straight into the GPU's bone rows, and its `bones` stay empty unless it has
-/// [`KeepCrowdPose`] (a [`CrowdSkinPose`] brings it), or it is posed at half rate
-/// ([`CrowdLod`]), when the pose it holds between two posings is kept here.
+/// [`KeepCrowdPose`] (a [`CrowdSkinPose`] brings it).
 #[derive(Component, Debug, Clone, Default)]
 pub struct CrowdPose {
     /// Model-space transform of each bone, in the skeleton's bone order.
@@ -136,8 +135,8 @@ impl CrowdPose {
 /// `half_rate_beyond` (metres, world space) from every [`CrowdViewer`] is posed on every other
 /// frame only, half of such characters on even frames and half on odd ones, so that each frame
 /// does the same work. Its playhead, events and root motion still advance every frame; between
-/// two posings its [`CrowdPose`] holds the last pose. A character is posed on the frame it binds
-/// whatever its distance.
+/// two posings it shows its last pose (in its [`CrowdPose`], where it keeps one). A character
+/// is posed on the frame it binds whatever its distance.
 ///
 /// With no viewer, or `half_rate_beyond` at `None` (the default), every character is posed every
 /// frame.
@@ -187,6 +186,9 @@ pub(crate) struct CrowdBinding {
     fading: Option<Box<CrowdFading>>,
     /// The blend of the two clips' poses during a cross-fade.
     mixed: LocalPose,
+    /// Whether the pose last shown was `mixed` (else `local`), composed again for a drawn
+    /// character that waits for its frame and keeps no `CrowdPose`.
+    shows_mixed: bool,
 }
 
 /// The clip fading out of a crowd character: its layout, sampling cache and pose, and its own
@@ -453,14 +455,24 @@ pub(crate) fn pose_crowds(
                 }
             }
             let mut slot = take_slot(drawn);
-            // A drawn character's pose goes straight into its rows, its `CrowdPose` left empty,
-            // unless it is asked for, or the character may wait for its frame (far).
-            let keep = slot.is_none() || kept || far(at);
-            // `CrowdPose` holds the last pose or nothing.
-            if binding.posed && waits(entity, at) && !pose.bones.is_empty() {
+            // A drawn character's pose goes straight into its rows, its `CrowdPose` left empty
+            // unless asked for. (`CrowdPose` holds the last pose or nothing.)
+            let keep = slot.is_none() || kept;
+            if binding.posed && waits(entity, at) {
                 // Last frame's pose, written again: the rows are written anew every frame.
-                if let Some(slot) = slot.as_mut() {
-                    slot.write(&pose.bones);
+                match slot.as_mut() {
+                    Some(slot) if pose.bones.is_empty() => {
+                        // Composed again from the local pose it was composed from.
+                        let shown = match binding.shows_mixed {
+                            true => &binding.mixed,
+                            false => &binding.local,
+                        };
+                        scratch.resize(skeleton.pose.len(), Affine3A::IDENTITY);
+                        pose::local_to_model(&skeleton.pose, shown, scratch);
+                        slot.write(scratch);
+                    }
+                    Some(slot) => slot.write(&pose.bones),
+                    None => {}
                 }
                 return;
             }
@@ -523,6 +535,7 @@ pub(crate) fn pose_crowds(
                 }
             };
             binding.posed = true;
+            binding.shows_mixed = binding.fading.is_some();
             let bones = skeleton.pose.len();
             match slot.as_mut() {
                 Some(slot) if !keep => {
