@@ -468,6 +468,12 @@ fn main_pass_vertices(app: &mut App) -> f64 {
             .next()
             .is_some();
         if frame >= 60 && steady && !compiling && shaded > 0.0 {
+            // The readings that led here, for a failure's log.
+            eprintln!(
+                "vertex counts, frames {}..={frame}: {:?}",
+                frame + 1 - counts.len().min(16),
+                &counts[counts.len().saturating_sub(16)..]
+            );
             return shaded;
         }
     }
