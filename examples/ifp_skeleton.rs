@@ -24,7 +24,11 @@ fn main() -> AppExit {
         .get_matches();
     let clip = m.get_one::<String>("clip").expect("defaulted").clone();
     let exit = App::new()
-        .add_plugins((DefaultPlugins, rigplay::IfpPlugin))
+        .add_plugins((
+            DefaultPlugins,
+            rigplay::IfpPlugin,
+            rigplay_preview::shot::ExitWhenIdlePlugin,
+        ))
         .add_systems(
             Startup,
             move |commands: Commands, assets: Res<AssetServer>| {

@@ -126,7 +126,11 @@ fn main() -> AppExit {
                 // Files by absolute path; no file watcher over all of `/`.
                 .set(rigplay_preview::watch::files_anywhere()),
         )
-        .add_plugins((IfpPlugin, DanPlugin))
+        .add_plugins((
+            IfpPlugin,
+            DanPlugin,
+            rigplay_preview::shot::ExitWhenIdlePlugin,
+        ))
         .insert_resource(ClearColor(Color::srgb(0.12, 0.13, 0.15)))
         .insert_resource(Setup {
             at: args.at,

@@ -249,6 +249,7 @@ fn main() -> AppExit {
             DanPlugin,
             DffPlugin,
             AniePlugin,
+            rigplay_preview::shot::ExitWhenIdlePlugin,
         ))
         .insert_resource(EguiGlobalSettings {
             auto_create_primary_context: false,
