@@ -484,11 +484,12 @@ fn main_pass_vertices(app: &mut App) -> f64 {
 }
 
 /// A drawn character's pose goes straight into the bone rows: its `CrowdPose` stays empty
-/// unless it has `KeepCrowdPose`, or it may wait for its frame at half rate (`CrowdLod`), and it
-/// is drawn the same either way. Two peds paused in the walk, one with `KeepCrowdPose`: the
-/// picture at two times, then with the marker moved to the other ped (each ped drawn once from
-/// its `CrowdPose` and once from the composition that skips it, at both times), then both far
-/// from the one viewer with half rate on (posed every other frame, the held pose kept).
+/// unless it has `KeepCrowdPose`, and it is drawn the same either way. Two peds paused in the
+/// walk, one with `KeepCrowdPose`: the picture at two times, then with the marker moved to the
+/// other ped (each ped drawn once from its `CrowdPose` and once from the composition that skips
+/// it, at both times), then both far from the one viewer with half rate on (posed every other
+/// frame; on the frames it waits, the ped without the marker composed again from its local
+/// pose).
 #[test]
 fn a_drawn_crowd_characters_pose_is_kept_only_where_asked_and_draws_the_same() {
     on_gpu(|| {

@@ -182,39 +182,29 @@ pub(super) fn write_crowd_bones(
     staging.stage(&mut encoder, target, bytemuck::bytes_of(&head), &[0]);
     let all_fresh = upload.all_fresh > 0;
     upload.all_fresh = upload.all_fresh.saturating_sub(1);
-    // Into both halves where every slot is fresh.
-    let both = [at(current, 0), at(previous, 0)];
-    let halves = if all_fresh { &both[..] } else { &both[..1] };
-    let places_from = staging.stage(&mut encoder, target, bytemuck::cast_slice(places), halves);
-    let both = [at(current, capacity), at(previous, capacity)];
-    let halves = if all_fresh { &both[..] } else { &both[..1] };
-    let bones_from = staging.stage(&mut encoder, target, bytemuck::cast_slice(bones), halves);
-    if !all_fresh {
+    // A half's two runs of rows: (rows, the half's row they start at, rows per slot).
+    let runs = [(places, 0, 1), (bones, capacity, stride)];
+    for (rows, start, per_slot) in runs {
+        // Into both halves where every slot is fresh.
+        let both = [at(current, start), at(previous, start)];
+        let halves = if all_fresh { &both[..] } else { &both[..1] };
+        let bytes = bytemuck::cast_slice(rows);
+        let Some((from, staged_at)) = staging.stage(&mut encoder, target, bytes, halves) else {
+            continue;
+        };
+        if all_fresh {
+            continue;
+        }
         // A fresh slot's rows, copied from where they were staged for this frame's half.
         for &slot in upload.fresh.iter().chain(&upload.fresh_before) {
-            let slot = slot as usize;
-            if let Some((from, staged_at)) = places_from.as_ref().filter(|_| slot < places.len()) {
-                let offset = staged_at + (slot * BONE_BYTES) as u64;
+            let first = slot as usize * per_slot;
+            if first + per_slot <= rows.len() {
                 encoder.copy_buffer_to_buffer(
-                    from,
-                    offset,
+                    &from,
+                    staged_at + (first * BONE_BYTES) as u64,
                     target,
-                    at(previous, slot),
-                    BONE_BYTES as u64,
-                );
-            }
-            let first = slot * stride;
-            if let Some((from, staged_at)) = bones_from
-                .as_ref()
-                .filter(|_| first + stride <= bones.len())
-            {
-                let offset = staged_at + (first * BONE_BYTES) as u64;
-                encoder.copy_buffer_to_buffer(
-                    from,
-                    offset,
-                    target,
-                    at(previous, capacity + first),
-                    (stride * BONE_BYTES) as u64,
+                    at(previous, start + first),
+                    (per_slot * BONE_BYTES) as u64,
                 );
             }
         }

@@ -398,16 +398,17 @@ pub(crate) fn pose_crowds(
         .filter(|d| d.is_finite() && *d >= 0.0)
         .map(|d| d * d);
     let viewers: Vec<Vec3> = viewers.iter().map(GlobalTransform::translation).collect();
-    let far = |at: &GlobalTransform| {
+    let waits = |entity: Entity, at: &GlobalTransform| {
         let Some(beyond) = beyond.filter(|_| !viewers.is_empty()) else {
             return false;
         };
+        // Half of the far characters on odd frames, half on even ones.
+        if (entity.index_u32() ^ frame) & 1 == 0 {
+            return false;
+        }
         let at = at.translation();
         viewers.iter().all(|v| v.distance_squared(at) > beyond)
     };
-    // Half of the far characters wait on odd frames, half on even ones.
-    let waits =
-        |entity: Entity, at: &GlobalTransform| (entity.index_u32() ^ frame) & 1 == 1 && far(at);
     let dt = time.delta_secs();
     // Each drawn character's slot of the bone rows, taken by one character (a lock never waited
     // on), so that its rows are written while its pose is still in the cache.
@@ -467,9 +468,7 @@ pub(crate) fn pose_crowds(
                             true => &binding.mixed,
                             false => &binding.local,
                         };
-                        scratch.resize(skeleton.pose.len(), Affine3A::IDENTITY);
-                        pose::local_to_model(&skeleton.pose, shown, scratch);
-                        slot.write(scratch);
+                        slot.write_composed(&skeleton.pose, shown, scratch);
                     }
                     Some(slot) => slot.write(&pose.bones),
                     None => {}
@@ -536,19 +535,15 @@ pub(crate) fn pose_crowds(
             };
             binding.posed = true;
             binding.shows_mixed = binding.fading.is_some();
-            let bones = skeleton.pose.len();
             match slot.as_mut() {
                 Some(slot) if !keep => {
-                    // Composed where it stays in the cache while its rows are written.
-                    scratch.resize(bones, Affine3A::IDENTITY);
-                    pose::local_to_model(&skeleton.pose, shown, scratch);
-                    slot.write(scratch);
+                    slot.write_composed(&skeleton.pose, shown, scratch);
                     if !pose.bones.is_empty() {
                         pose.bones = Vec::new();
                     }
                 }
                 slot => {
-                    pose.bones.resize(bones, Affine3A::IDENTITY);
+                    pose.bones.resize(skeleton.pose.len(), Affine3A::IDENTITY);
                     pose::local_to_model(&skeleton.pose, shown, &mut pose.bones);
                     if let Some(slot) = slot {
                         slot.write(&pose.bones);

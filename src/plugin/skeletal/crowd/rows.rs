@@ -1,6 +1,7 @@
 //! The bone rows of drawn crowd characters: each one's bones packed by slot as the GPU takes
 //! them, written by [`super::pose_crowds`] as it poses the character.
 
+use crate::animation::pose::{self, LocalPose, PoseSkeleton};
 use bevy::math::{Affine3A, Vec3A};
 use bevy::prelude::*;
 
@@ -56,6 +57,19 @@ impl RowSlot<'_> {
     pub(super) fn touch(&self) {
         let sum: f32 = self.rows.iter().map(|row| row[0]).sum();
         std::hint::black_box(sum);
+    }
+
+    /// Composes `local` on `skeleton` into `scratch` (a thread's own: it stays in the cache) and
+    /// writes the slot's rows from there.
+    pub(super) fn write_composed(
+        &mut self,
+        skeleton: &PoseSkeleton,
+        local: &LocalPose,
+        scratch: &mut Vec<Affine3A>,
+    ) {
+        scratch.resize(skeleton.len(), Affine3A::IDENTITY);
+        pose::local_to_model(skeleton, local, scratch);
+        self.write(scratch);
     }
 
     pub(super) fn write(&mut self, bones: &[Affine3A]) {
