@@ -562,6 +562,92 @@ fn a_drawn_crowd_characters_pose_is_kept_only_where_asked_and_draws_the_same() {
     });
 }
 
+/// The bone rows written straight into mapped staging memory (the default) and into a vector
+/// copied at upload (`CrowdDrawSettings::copy_bone_rows`) draw the same to the byte: six peds at
+/// six times of the walk, three by the origin and three 2.8 km from it, one cross-fading into
+/// the wave, each frame's rows both ways in turn; then with the crowd grown past the bone
+/// buffer's 64 slots (the frame it grows, the rows go through the vector whatever the setting);
+/// then the first six alone again.
+#[test]
+fn bone_rows_written_into_mapped_memory_or_copied_draw_the_same() {
+    on_gpu(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        let mut app = crowd_app(&root);
+        let (ped, walk, wave) = sample_ped(&app);
+        let [(_, near), (_, far)] = near_and_far(&mut app, 1.2, 4.0);
+        let mut playback = Playback::looping();
+        playback.paused = true;
+        let spawn = |app: &mut App, i: usize| {
+            // Half of them by the camera at the origin, half by the one far from it.
+            let base = if i.is_multiple_of(2) { Vec3::ZERO } else { FAR };
+            let across = Vec3::new(-0.8 + 0.8 * ((i / 2) % 3) as f32, 0.0, -((i / 6) as f32));
+            let at = Transform::from_translation(base + across);
+            let character = CrowdCharacter::new(GtaGame::Sa, walk.clone());
+            let mut playback = playback.clone();
+            playback.seek(0.13 * i as f32);
+            let model = CrowdModel(ped.clone());
+            (app.world_mut())
+                .spawn((character, model, playback, at))
+                .id()
+        };
+        let peds: Vec<Entity> = (0..6).map(|i| spawn(&mut app, i)).collect();
+        run_until(&mut app, 600, |app| {
+            count::<CrowdParts>(app) == 6 * PED_PARTS
+        });
+        assert_eq!(count::<CrowdParts>(&mut app), 6 * PED_PARTS, "dressed");
+        // One ped halfway into the wave (12 frames of 1/30 s into a fade of 0.8 s), held there
+        // (paused, its fade's clock stops too).
+        let fading = peds[2];
+        app.world_mut().get_mut::<Playback>(fading).unwrap().paused = false;
+        (app.world_mut().get_mut::<CrowdCharacter>(fading).unwrap()).cross_fade(wave, 0.8);
+        for _ in 0..12 {
+            app.update();
+        }
+        app.world_mut().get_mut::<Playback>(fading).unwrap().paused = true;
+        let targets = [near, far];
+        let copy = |app: &mut App, copy: bool| {
+            app.world_mut()
+                .resource_mut::<CrowdDrawSettings>()
+                .copy_bone_rows = copy;
+        };
+        let pictures = |app: &mut App| {
+            copy(app, false);
+            let mapped = settled(app, &targets);
+            copy(app, true);
+            let copied = settled(app, &targets);
+            for (m, c) in mapped.iter().zip(&copied) {
+                let (mean, worst, n) = difference(m, c);
+                assert!(
+                    m.pixels == c.pixels,
+                    "mapped and copied differ: {n} pixels, mean {mean}, largest {worst}"
+                );
+            }
+            mapped
+        };
+        let six = pictures(&mut app);
+        // The crowd grown to 70 characters (128 slots), the rows copied for the last frames.
+        let more: Vec<Entity> = (6..70).map(|i| spawn(&mut app, i)).collect();
+        run_until(&mut app, 600, |app| {
+            count::<CrowdParts>(app) == 70 * PED_PARTS
+        });
+        assert_eq!(count::<CrowdParts>(&mut app), 70 * PED_PARTS, "grown");
+        let grown = pictures(&mut app);
+        // (The ones behind change the pictures: the test saw the new slots drawn.)
+        for (six, grown) in six.iter().zip(&grown) {
+            let (_, worst, _) = difference(six, grown);
+            assert!(worst > 8, "the grown crowd is seen");
+        }
+        // Back to the first six, mapped: the first picture again.
+        for e in more {
+            app.world_mut().despawn(e);
+        }
+        copy(&mut app, false);
+        let again = settled(&mut app, &targets);
+        assert!(again[0].pixels == six[0].pixels, "the six again, near");
+        assert!(again[1].pixels == six[1].pixels, "the six again, far");
+    });
+}
+
 /// Far drawn characters at half rate (`CrowdLod`) show on the frames they wait the pose they
 /// showed the frame before, with or without `KeepCrowdPose` (without it, composed again from
 /// the local pose it was composed from: the clip's, or during a cross-fade the blend). Two
@@ -2825,7 +2911,10 @@ fn gltf_pairs_drawn(
             .unwrap()
             .names
             .len();
-        assert_eq!(strides(&app), [rig as u32], "every slot widened");
+        // (Rounded up to a multiple of 16: the main world's rows are handed out by blocks of
+        // 16 bones.)
+        let widened = rig.next_multiple_of(16) as u32;
+        assert_eq!(strides(&app), [widened], "every slot widened");
     }
     assert_eq!(crowd_parts(&mut app), want_parts, "crowd parts");
     assert!(posed(&app), "the crowd is posed");

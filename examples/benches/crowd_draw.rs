@@ -30,7 +30,11 @@
 //!   grid moves some 14 m and its far edge leaves the camera's view: the GPU culls those peds,
 //!   the CPU's work is the same);
 //! * `drawn, far half at half rate 10000`: `drawn 10000` with `CrowdLod` posing the peds farther
-//!   from the camera than the grid's centre (about half) on every other frame.
+//!   from the camera than the grid's centre (about half) on every other frame;
+//! * `drawn, rows copied 10000`, `drawn glTF, rows copied 10000`: `drawn 10000` and `drawn glTF
+//!   10000` with `CrowdDrawSettings::copy_bone_rows` (the bone rows written into a vector, then
+//!   copied into staging memory at upload, as before 2026-12-06): the same-run baseline of the
+//!   rows written straight into mapped staging memory.
 //!
 //! Group `no-op backend`: what the no-op backend itself adds to a drawn frame, its upload of the
 //! bone rows of 1,000 and 10,000 peds (see [`noop_upload`]).
@@ -56,6 +60,7 @@ use bevy::prelude::*;
 use bevy::render::RenderPlugin;
 use bevy::render::settings::RenderCreation;
 use criterion::{Criterion, criterion_group, criterion_main};
+use rigplay::plugin::CrowdDrawSettings;
 
 mod crowd_scene;
 use crowd_scene::{Moving, Peds, Stage, Travelling};
@@ -108,8 +113,16 @@ fn crowd_draw(c: &mut Criterion) {
             (_, true) => Motion::Travelling,
             _ => Motion::Still,
         };
+        // (`, rows copied` in the name: the bone rows through a vector, as before 2026-12-06.)
+        let copied = name.contains(", rows copied");
         g.bench_function(name, |b| {
-            let app = app.get_or_insert_with(|| scene(peds, count, motion));
+            let app = app.get_or_insert_with(|| {
+                let mut app = scene(peds, count, motion);
+                if copied {
+                    (app.world_mut().resource_mut::<CrowdDrawSettings>()).copy_bone_rows = true;
+                }
+                app
+            });
             b.iter(|| app.update())
         });
     };
@@ -144,6 +157,13 @@ fn crowd_draw(c: &mut Criterion) {
     case("flat III 10000".into(), Peds::FlatIii, 10_000);
     case("drawn III 10000".into(), Peds::DrawnIii, 10_000);
     case("flat VC 10000".into(), Peds::FlatVc, 10_000);
+    // The same-run baseline of the bone rows written straight into mapped staging memory.
+    case("drawn, rows copied 10000".into(), Peds::Drawn, 10_000);
+    case(
+        "drawn glTF, rows copied 10000".into(),
+        Peds::DrawnGltf,
+        10_000,
+    );
     case(
         "drawn, far half at half rate 10000".into(),
         Peds::DrawnHalfRate,

@@ -2,12 +2,14 @@
 //! poses, and the characters drawn the Bevy way posed.
 
 use super::material::CrowdMaterial;
-use super::staging::BoneStaging;
+use super::staging::{BoneStaging, RowPool};
 use super::state::{
-    BONE_BYTES, BONES_HEAD_BYTES, CrowdDraw, CrowdFallback, CrowdPart, bone_buffer_bytes, half_rows,
+    BONE_BYTES, BONES_HEAD_BYTES, CrowdDraw, CrowdDrawSettings, CrowdFallback, CrowdPart,
+    bone_buffer_bytes, half_rows,
 };
 use crate::plugin::skeletal::{
-    BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdPose, CrowdSkeletons, bone_rows,
+    BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdPose, CrowdSkeletons, MappedRows,
+    bone_rows,
 };
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
@@ -68,7 +70,14 @@ pub(super) fn size_crowd_bones(
     }
     let rows = &mut *rows;
     rows.stride = stride;
-    rows.rows.resize(draw.slots.len() * stride, [0.0; 12]);
+    // The bones go into the mapped memory handed over at the last extraction where it fits the
+    // buffer's slots and stride; else (the first frame, or the crowd outgrew it) into `rows`.
+    if (rows.mapped.as_ref()).is_some_and(|m| m.slots == capacity && m.stride == stride) {
+        rows.rows = Vec::new();
+    } else {
+        rows.mapped = None;
+        rows.rows.resize(draw.slots.len() * stride, [0.0; 12]);
+    }
     rows.places.resize(draw.slots.len(), [0.0; 12]);
     rows.bounds
         .resize(draw.slots.len(), (Vec3A::ZERO, Vec3A::ZERO));
@@ -80,7 +89,12 @@ pub(super) fn size_crowd_bones(
 #[derive(Resource, Default)]
 pub(super) struct CrowdBoneUpload {
     buffer: Option<AssetId<ShaderBuffer>>,
+    /// This frame's bones, where the main world wrote them into mapped staging memory
+    /// ([`RowPool`]); else in `bones`.
+    mapped: Option<MappedRows>,
     bones: Vec<BoneRows>,
+    /// The mapped staging memory the main world writes bones into.
+    pool: RowPool,
     /// The characters' places, by slot.
     places: Vec<BoneRows>,
     /// Whether `bones` are this frame's and not yet written.
@@ -100,8 +114,13 @@ pub(super) struct CrowdBoneUpload {
     staging: Option<BoneStaging>,
 }
 
-/// Takes the bone rows the main world wrote this frame, giving it last frame's to write into.
-pub(super) fn extract_crowd_bones(main: ResMut<MainWorld>, mut upload: ResMut<CrowdBoneUpload>) {
+/// Takes the bone rows the main world wrote this frame, giving it mapped staging memory to write
+/// the next frame's into (and last frame's rows, where that memory does not fit the next frame).
+pub(super) fn extract_crowd_bones(
+    main: ResMut<MainWorld>,
+    mut upload: ResMut<CrowdBoneUpload>,
+    device: Res<RenderDevice>,
+) {
     let world = main.into_inner();
     let Some(mut draw) = world.get_resource_mut::<CrowdDraw>() else {
         return;
@@ -120,9 +139,21 @@ pub(super) fn extract_crowd_bones(main: ResMut<MainWorld>, mut upload: ResMut<Cr
         upload.all_fresh = 2;
     }
     if let Some(mut rows) = world.get_resource_mut::<CrowdBoneRows>() {
-        std::mem::swap(&mut rows.rows, &mut upload.bones);
+        // (Rows not uploaded last frame are mapped again.)
+        if let Some(unsent) = upload.mapped.take() {
+            upload.pool.keep(unsent);
+        }
+        match rows.mapped.take() {
+            Some(mapped) => upload.mapped = Some(mapped),
+            None => std::mem::swap(&mut rows.rows, &mut upload.bones),
+        }
         std::mem::swap(&mut rows.places, &mut upload.places);
         upload.pending = true;
+        // Mapped memory for the next frame's bones, unless asked not to.
+        let copy = (world.get_resource::<CrowdDrawSettings>()).is_some_and(|s| s.copy_bone_rows);
+        if !copy && let Some(mut rows) = world.get_resource_mut::<CrowdBoneRows>() {
+            rows.mapped = Some(upload.pool.take(&device, upload.capacity, upload.stride));
+        }
     }
 }
 
@@ -145,16 +176,30 @@ pub(super) fn write_crowd_bones(
     if !std::mem::take(&mut upload.pending) {
         return;
     }
-    let Some(gpu) = upload.buffer.and_then(|id| buffers.get(id)) else {
+    let (capacity, stride) = (upload.capacity, upload.stride);
+    let gpu = upload.buffer.and_then(|id| buffers.get(id));
+    let Some(gpu) =
+        gpu.filter(|gpu| gpu.buffer.size() as usize >= bone_buffer_bytes(capacity, stride))
+    else {
+        // (Not prepared yet: this frame's rows are not drawn.)
+        if let Some(mapped) = upload.mapped.take() {
+            upload.pool.keep(mapped);
+        }
         return;
     };
-    let (capacity, stride) = (upload.capacity, upload.stride);
     let half_rows = half_rows(capacity, stride);
-    if (gpu.buffer.size() as usize) < bone_buffer_bytes(capacity, stride) {
-        return;
-    }
-    let bones = &upload.bones[..upload.bones.len().min(capacity * stride)];
     let places = &upload.places[..upload.places.len().min(capacity)];
+    // The bones, in mapped memory (copied from there) or in the vector (staged with the rest).
+    // (It was handed out for the frame's slots and stride: `size_crowd_bones` keeps it only
+    // where they are the same.)
+    let mapped = (upload.mapped.take()).filter(|m| m.slots == capacity && m.stride == stride);
+    let bones: &[BoneRows] = match mapped {
+        Some(_) => {
+            upload.bones = Vec::new();
+            &[]
+        }
+        None => &upload.bones[..upload.bones.len().min(capacity * stride)],
+    };
     upload.half ^= 1;
     let (current, previous) = (upload.half, upload.half ^ 1);
     let head = [
@@ -182,25 +227,31 @@ pub(super) fn write_crowd_bones(
     staging.stage(&mut encoder, target, bytemuck::bytes_of(&head), &[0]);
     let all_fresh = upload.all_fresh > 0;
     upload.all_fresh = upload.all_fresh.saturating_sub(1);
-    // A half's two runs of rows: (rows, the half's row they start at, rows per slot).
-    let runs = [(places, 0, 1), (bones, capacity, stride)];
-    for (rows, start, per_slot) in runs {
-        // Into both halves where every slot is fresh.
-        let both = [at(current, start), at(previous, start)];
-        let halves = if all_fresh { &both[..] } else { &both[..1] };
-        let bytes = bytemuck::cast_slice(rows);
-        let Some((from, staged_at)) = staging.stage(&mut encoder, target, bytes, halves) else {
-            continue;
+    // Copies `rows` rows from `from` (at `staged_at`) into this frame's half from its row
+    // `start`, or into both halves where every slot is fresh, and each fresh slot's rows into
+    // the other half too.
+    let fresh = || upload.fresh.iter().chain(&upload.fresh_before);
+    let copy_run = |encoder: &mut wgpu::CommandEncoder,
+                    (from, staged_at): (&Buffer, u64),
+                    rows: usize,
+                    start: usize,
+                    per_slot: usize| {
+        let halves = match all_fresh {
+            true => &[current, previous][..],
+            false => &[current][..],
         };
-        if all_fresh {
-            continue;
+        for &half in halves {
+            let (to, size) = (at(half, start), (rows * BONE_BYTES) as u64);
+            encoder.copy_buffer_to_buffer(from, staged_at, target, to, size);
         }
-        // A fresh slot's rows, copied from where they were staged for this frame's half.
-        for &slot in upload.fresh.iter().chain(&upload.fresh_before) {
+        if all_fresh {
+            return;
+        }
+        for &slot in fresh() {
             let first = slot as usize * per_slot;
-            if first + per_slot <= rows.len() {
+            if first + per_slot <= rows {
                 encoder.copy_buffer_to_buffer(
-                    &from,
+                    from,
                     staged_at + (first * BONE_BYTES) as u64,
                     target,
                     at(previous, start + first),
@@ -208,10 +259,41 @@ pub(super) fn write_crowd_bones(
                 );
             }
         }
+    };
+    // A half's two runs of rows: the places (from its first row, a row per slot), then the bones
+    // (from row `capacity`, `stride` per slot).
+    if let Some((from, staged_at)) =
+        staging.stage(&mut encoder, target, bytemuck::cast_slice(places), &[])
+    {
+        copy_run(&mut encoder, (&from, staged_at), places.len(), 0, 1);
+    }
+    let from_mapped = mapped.map(RowPool::unmap);
+    match &from_mapped {
+        Some(from) if !places.is_empty() => {
+            let rows = places.len() * stride;
+            copy_run(&mut encoder, (from, 0), rows, capacity, stride);
+        }
+        Some(_) => {}
+        None => {
+            if let Some((from, staged_at)) =
+                staging.stage(&mut encoder, target, bytemuck::cast_slice(bones), &[])
+            {
+                copy_run(
+                    &mut encoder,
+                    (&from, staged_at),
+                    bones.len(),
+                    capacity,
+                    stride,
+                );
+            }
+        }
     }
     staging.finish();
     queue.submit([encoder.finish()]);
     staging.recall();
+    if let Some(buffer) = from_mapped {
+        upload.pool.remap(buffer);
+    }
 }
 
 /// Writes each drawn character's place (its `GlobalTransform`, propagated this frame) by its

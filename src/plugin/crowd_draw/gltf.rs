@@ -7,7 +7,7 @@
 use super::parts::{BuildParams, Pieces};
 use super::state::{CrowdDressed, DrawnModel, Dresser, ModelKey, Opening};
 use crate::plugin::CrowdGltfModel;
-use crate::plugin::skeletal::{CrowdCharacter, CrowdRig, CrowdSkeleton};
+use crate::plugin::skeletal::{BLOCK_BONES, CrowdCharacter, CrowdRig, CrowdSkeleton};
 use bevy::asset::AssetPath;
 use bevy::ecs::system::SystemParam;
 use bevy::gltf::{Gltf, GltfMesh, GltfNode, GltfSkin};
@@ -123,7 +123,8 @@ pub(super) fn dress_gltf_crowd(
             Some(drawn) => drawn.clone(),
             None => {
                 // A rig of more bones than a slot holds widens every slot.
-                draw.stride = draw.stride.max(rig.len() as u32);
+                draw.stride =
+                    (draw.stride).max((rig.len() as u32).next_multiple_of(BLOCK_BONES as u32));
                 let built = build_gltf_model(
                     file,
                     &model.model,

@@ -1,9 +1,16 @@
 //! The staging memory the crowd's bone rows go through on their way to the GPU, kept from frame
 //! to frame.
 
+use super::state::BONE_BYTES;
+use crate::plugin::skeletal::MappedRows;
 use bevy::render::renderer::RenderDevice;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use wgpu::util::StagingBelt;
-use wgpu::{Buffer, BufferSize, COPY_BUFFER_ALIGNMENT, CommandEncoder, MAP_ALIGNMENT};
+use wgpu::{
+    Buffer, BufferDescriptor, BufferSize, BufferUsages, COPY_BUFFER_ALIGNMENT, CommandEncoder,
+    MAP_ALIGNMENT, MapMode,
+};
 
 /// The staging memory of the crowd's bone upload: a [`StagingBelt`] whose chunks each hold a
 /// whole frame's bytes, mapped again and reused once the GPU has copied out of them (wgpu maps
@@ -78,6 +85,88 @@ impl BoneStaging {
     /// another frame once the GPU is done with them.
     pub(super) fn recall(&mut self) {
         self.belt.recall();
+    }
+}
+
+/// The mapped staging buffers the main world writes a frame's bone rows straight into
+/// ([`MappedRows`]), so that they are written once on the CPU: one is handed over at each
+/// extraction for the next frame, and comes back at the one after, to be copied from and mapped
+/// again.
+///
+/// A buffer goes round in three frames where the GPU keeps up: written by the main world in one,
+/// copied from in the next (and mapped again once that copy is done, which wgpu learns at a later
+/// submit or poll), free in the third. A GPU frames behind takes more; buffers of another size
+/// than asked are dropped.
+#[derive(Default)]
+pub(super) struct RowPool {
+    /// Buffers copied from and being mapped again, each with whether it is mapped.
+    mapping: Vec<(Buffer, Arc<AtomicBool>)>,
+}
+
+impl RowPool {
+    /// The most buffers kept being mapped; past them the oldest are dropped (a GPU this far
+    /// behind gets new ones).
+    const MOST: usize = 6;
+
+    /// Mapped memory for `slots · stride` bones: a buffer of that size mapped again, or a new one
+    /// mapped at creation.
+    pub(super) fn take(
+        &mut self,
+        device: &RenderDevice,
+        slots: usize,
+        stride: usize,
+    ) -> MappedRows {
+        let size = (slots * stride * BONE_BYTES).max(BONE_BYTES) as u64;
+        self.mapping.retain(|(buffer, _)| buffer.size() == size);
+        let ready = (self.mapping.iter()).position(|(_, mapped)| mapped.load(Ordering::Acquire));
+        let buffer = match ready {
+            Some(i) => self.mapping.remove(i).0,
+            None => device.wgpu_device().create_buffer(&BufferDescriptor {
+                label: Some("rigplay crowd bone rows"),
+                size,
+                usage: BufferUsages::MAP_WRITE | BufferUsages::COPY_SRC,
+                mapped_at_creation: true,
+            }),
+        };
+        MappedRows {
+            view: buffer.get_mapped_range_mut(..),
+            buffer,
+            slots,
+            stride,
+        }
+    }
+
+    /// Takes back rows not copied from: still mapped, free for another frame.
+    pub(super) fn keep(&mut self, rows: MappedRows) {
+        let MappedRows { view, buffer, .. } = rows;
+        drop(view);
+        self.mapping.push((buffer, Arc::new(AtomicBool::new(true))));
+        self.trim();
+    }
+
+    /// Unmaps the rows' buffer, to be copied from in a submission. Once it is submitted, give
+    /// it back with [`Self::remap`].
+    pub(super) fn unmap(rows: MappedRows) -> Buffer {
+        let MappedRows { view, buffer, .. } = rows;
+        drop(view);
+        buffer.unmap();
+        buffer
+    }
+
+    /// Maps `buffer` again once the GPU has copied from it, for another frame.
+    pub(super) fn remap(&mut self, buffer: Buffer) {
+        let mapped = Arc::new(AtomicBool::new(false));
+        let done = mapped.clone();
+        buffer.map_async(MapMode::Write, .., move |result| {
+            done.store(result.is_ok(), Ordering::Release);
+        });
+        self.mapping.push((buffer, mapped));
+        self.trim();
+    }
+
+    fn trim(&mut self) {
+        let extra = self.mapping.len().saturating_sub(Self::MOST);
+        self.mapping.drain(..extra);
     }
 }
 
@@ -188,6 +277,60 @@ mod tests {
         assert_eq!(used.len(), 2);
         assert_eq!(kept.as_ref().map(|k| k.chunk), Some(2 << 20));
         assert_eq!(read_back(device.wgpu_device(), &target), bytes);
+    }
+
+    /// Mapped rows as the crowd uses them, frame after frame: taken at one extraction for the
+    /// next frame, written (by the main world), then unmapped, copied from, submitted and mapped
+    /// again. Three buffers go round (the no-op backend maps a buffer again at the next submit,
+    /// one frame after its copy), and each frame's bytes arrive.
+    #[test]
+    fn mapped_rows_go_round_three_buffers_and_arrive() {
+        let (device, queue) = noop_device();
+        // 4 slots of 16 bones: 3,072 bytes.
+        let (slots, stride) = (4, 16);
+        let size = (slots * stride * BONE_BYTES) as u64;
+        let target = target(device.wgpu_device(), size);
+        let mut pool = RowPool::default();
+        let mut used = HashSet::new();
+        let mut next = pool.take(&device, slots, stride);
+        for frame in 0..20u8 {
+            // The main world writes this frame's rows; the next frame's memory is handed over.
+            let mut rows = std::mem::replace(&mut next, pool.take(&device, slots, stride));
+            assert_eq!((rows.slots, rows.stride), (slots, stride));
+            rows.view.slice(..).fill(frame);
+            let buffer = RowPool::unmap(rows);
+            used.insert(buffer.clone());
+            let mut encoder = device
+                .wgpu_device()
+                .create_command_encoder(&CommandEncoderDescriptor::default());
+            encoder.copy_buffer_to_buffer(&buffer, 0, &target, 0, size);
+            queue.submit([encoder.finish()]);
+            pool.remap(buffer);
+        }
+        assert_eq!(used.len(), 3, "buffers made");
+        assert_eq!(
+            read_back(device.wgpu_device(), &target),
+            vec![19; size as usize]
+        );
+    }
+
+    /// Rows not copied from are kept mapped, handed out again at once; a buffer of another size
+    /// is dropped, not handed out.
+    #[test]
+    fn mapped_rows_kept_or_of_another_size() {
+        let (device, _) = noop_device();
+        let mut pool = RowPool::default();
+        let rows = pool.take(&device, 64, 32);
+        let first = rows.buffer.clone();
+        pool.keep(rows);
+        let again = pool.take(&device, 64, 32);
+        assert_eq!(again.buffer, first, "kept, handed out again");
+        pool.keep(again);
+        // The crowd grew: a buffer of 128 slots, the smaller one dropped.
+        let grown = pool.take(&device, 128, 32);
+        assert_ne!(grown.buffer, first);
+        assert_eq!(grown.buffer.size(), (128 * 32 * BONE_BYTES) as u64);
+        assert!(pool.mapping.is_empty(), "the old size is dropped");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::material::CrowdMaterial;
 use super::parts::BuildParams;
 use crate::plugin::dff::Dff;
-use crate::plugin::skeletal::{BoneRows, CrowdDrawn, CrowdSkeletons};
+use crate::plugin::skeletal::{BLOCK_BONES, BoneRows, CrowdDrawn, CrowdSkeletons};
 use crate::skeleton::GtaGame;
 use bevy::asset::{AssetId, RenderAssetUsages, UntypedAssetId};
 use bevy::camera::primitives::Aabb;
@@ -73,7 +73,8 @@ impl ModelKey {
 pub(super) struct CrowdDraw {
     pub(super) bones: Option<Handle<ShaderBuffer>>,
     /// Bones per slot: the most bones of the three games' crowd skeletons and of the glTF
-    /// rigs drawn.
+    /// rigs drawn, rounded up to a multiple of [`BLOCK_BONES`] (the main world's bone rows are
+    /// handed out by blocks of them).
     pub(super) stride: u32,
     /// The stride the bone buffer and the materials are laid out for.
     pub(super) laid_stride: u32,
@@ -136,7 +137,8 @@ impl CrowdDraw {
                 .map(|g| skeletons.targets(g).len() as u32)
                 .into_iter()
                 .max()
-                .unwrap_or(1);
+                .unwrap_or(1)
+                .next_multiple_of(BLOCK_BONES as u32);
         }
     }
 
@@ -409,6 +411,11 @@ pub struct CrowdDrawSettings {
     /// (`NoIndirectDrawing`, which culls nothing on the GPU), the parts are culled on the CPU
     /// either way.
     pub cpu_culling: bool,
+    /// Write the drawn characters' bone rows into a vector, copied into staging memory when
+    /// they are uploaded, rather than straight into the staging memory (mapped, handed to the
+    /// main world each frame). Slower, and drawn the same; for comparing the two. (The vector
+    /// is also the way of a frame whose crowd outgrew the mapped memory handed over.)
+    pub copy_bone_rows: bool,
 }
 
 /// On a crowd character drawn by Bevy's skinned meshes (no storage buffers): the child

@@ -12,6 +12,8 @@ mod skin;
 pub(crate) use clips::{CrowdClip, CrowdSkeletons};
 use rows::RowSlot;
 #[cfg(feature = "dff")]
+pub(crate) use rows::{BLOCK_BONES, MappedRows};
+#[cfg(feature = "dff")]
 pub(crate) use rows::{BoneRows, bone_rows};
 pub(crate) use rows::{CrowdBoneRows, CrowdDrawn};
 pub(crate) use skeleton::CrowdSkeleton;
@@ -412,16 +414,14 @@ pub(crate) fn pose_crowds(
     let dt = time.delta_secs();
     // Each drawn character's slot of the bone rows, taken by one character (a lock never waited
     // on), so that its rows are written while its pose is still in the cache.
+    let mut blocks = Vec::new();
     let slots: Vec<Mutex<RowSlot>> = match drawn.as_deref_mut() {
-        Some(rows) if rows.stride > 0 => {
-            let stride = rows.stride;
-            let CrowdBoneRows { rows, bounds, .. } = rows;
-            rows.chunks_exact_mut(stride)
-                .zip(bounds.iter_mut())
-                .map(|(rows, bounds)| Mutex::new(RowSlot { rows, bounds }))
-                .collect()
-        }
-        _ => Vec::new(),
+        Some(rows) => rows
+            .slots(&mut blocks)
+            .into_iter()
+            .map(Mutex::new)
+            .collect(),
+        None => Vec::new(),
     };
     let take_slot = |drawn: Option<&CrowdDrawn>| {
         let slot = drawn.and_then(|d| slots.get(d.slot as usize))?;

@@ -41,6 +41,8 @@ pub use bones::{
 };
 pub use clip::animation_clip;
 #[cfg(feature = "dff")]
+pub(crate) use crowd::{BLOCK_BONES, MappedRows};
+#[cfg(feature = "dff")]
 pub(crate) use crowd::{BoneRows, CrowdBoneRows, CrowdDrawn, CrowdSkeletons, bone_rows};
 pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer, KeepCrowdPose};
 #[cfg(any(feature = "gltf", feature = "dff"))]

@@ -31,11 +31,13 @@ pub(crate) fn bone_rows(m: &Affine3A) -> BoneRows {
 /// The bones of every drawn crowd character, packed by slot as the GPU takes them, written by
 /// [`pose_crowds`] as it poses each (the drawing wing sizes it before, writes the characters'
 /// places once transforms are propagated, and uploads it all after).
+///
+/// [`pose_crowds`]: super::pose_crowds
 #[derive(Resource, Debug, Default)]
 pub(crate) struct CrowdBoneRows {
     /// Bones per slot.
     pub(crate) stride: usize,
-    /// `slots · stride` bones.
+    /// `slots · stride` bones, where the frame's bones are not written into [`Self::mapped`].
     pub(crate) rows: Vec<BoneRows>,
     /// Per slot, the bounds of its joints' positions (character space).
     pub(crate) bounds: Vec<(Vec3A, Vec3A)>,
@@ -43,20 +45,104 @@ pub(crate) struct CrowdBoneRows {
     /// drawing wing after Bevy's transform propagation.
     #[cfg_attr(not(feature = "dff"), allow(dead_code))]
     pub(crate) places: Vec<BoneRows>,
+    /// Staging memory the GPU copies from, mapped, handed over by the drawing wing for this
+    /// frame's bones: written there, not into [`Self::rows`], where it is given (its slots and
+    /// stride the frame's).
+    #[cfg(feature = "dff")]
+    pub(crate) mapped: Option<MappedRows>,
+}
+
+/// Mapped staging memory for a frame's bone rows ([`CrowdBoneRows::mapped`]): `slots · stride`
+/// bones, written only (mapped memory may be write-combined: read, it is slow).
+#[cfg(feature = "dff")]
+#[derive(Debug)]
+pub(crate) struct MappedRows {
+    pub(crate) view: wgpu::BufferViewMut,
+    pub(crate) buffer: wgpu::Buffer,
+    pub(crate) slots: usize,
+    pub(crate) stride: usize,
+}
+
+/// Bones a slot's rows are handed out by in mapped memory (a slot's stride is a multiple of it:
+/// [`CrowdBoneRows::slots`]).
+#[cfg(feature = "dff")]
+pub(crate) const BLOCK_BONES: usize = 16;
+
+/// A bone's rows in bytes.
+#[cfg(feature = "dff")]
+const BONE_BYTES: usize = size_of::<BoneRows>();
+
+/// [`BLOCK_BONES`] bones' rows in mapped memory, until written. (By blocks of a size known when
+/// compiling, since wgpu 29's `WriteOnly` of a slice is not `Send`: its impl asks `T: Send`,
+/// which asks `T: Sized`.)
+#[cfg(feature = "dff")]
+pub(super) type MappedBlock<'a> = Option<wgpu::WriteOnly<'a, [u8; BLOCK_BONES * BONE_BYTES]>>;
+
+/// Nothing to hand out without the drawing wing.
+#[cfg(not(feature = "dff"))]
+pub(super) type MappedBlock<'a> = std::marker::PhantomData<&'a ()>;
+
+impl CrowdBoneRows {
+    /// Each slot's rows and bounds: in the mapped staging memory where the frame has it (handed
+    /// out by [`BLOCK_BONES`] through `blocks`), else in [`Self::rows`].
+    pub(super) fn slots<'a>(
+        &'a mut self,
+        blocks: &'a mut Vec<MappedBlock<'a>>,
+    ) -> Vec<RowSlot<'a>> {
+        let stride = self.stride;
+        if stride == 0 {
+            return Vec::new();
+        }
+        #[cfg(feature = "dff")]
+        if let Some(mapped) = (self.mapped.as_mut()).filter(|_| stride.is_multiple_of(BLOCK_BONES))
+        {
+            let (all, _) = mapped
+                .view
+                .slice(..)
+                .into_chunks::<{ BLOCK_BONES * BONE_BYTES }>();
+            blocks.extend(all.into_iter().map(Some));
+            return (blocks.chunks_exact_mut(stride / BLOCK_BONES))
+                .zip(self.bounds.iter_mut())
+                .map(|(blocks, bounds)| RowSlot {
+                    rows: SlotRows::Mapped(blocks),
+                    bounds,
+                })
+                .collect();
+        }
+        #[cfg(not(feature = "dff"))]
+        let _ = blocks;
+        (self.rows.chunks_exact_mut(stride))
+            .zip(self.bounds.iter_mut())
+            .map(|(rows, bounds)| RowSlot {
+                rows: SlotRows::Cpu(rows),
+                bounds,
+            })
+            .collect()
+    }
+}
+
+/// Where a slot's rows are written.
+pub(super) enum SlotRows<'a> {
+    Cpu(&'a mut [BoneRows]),
+    #[cfg(feature = "dff")]
+    Mapped(&'a mut [MappedBlock<'a>]),
 }
 
 /// One slot of [`CrowdBoneRows`].
 pub(super) struct RowSlot<'a> {
-    pub(super) rows: &'a mut [BoneRows],
-    pub(super) bounds: &'a mut (Vec3A, Vec3A),
+    rows: SlotRows<'a>,
+    bounds: &'a mut (Vec3A, Vec3A),
 }
 
 impl RowSlot<'_> {
     /// Reads a float of each of the slot's rows, so that their cache lines are loaded while the
-    /// character is posed, not when its rows are written.
+    /// character is posed, not when its rows are written. (Mapped memory is not read.)
     pub(super) fn touch(&self) {
-        let sum: f32 = self.rows.iter().map(|row| row[0]).sum();
-        std::hint::black_box(sum);
+        #[cfg_attr(not(feature = "dff"), allow(irrefutable_let_patterns))]
+        if let SlotRows::Cpu(rows) = &self.rows {
+            let sum: f32 = rows.iter().map(|row| row[0]).sum();
+            std::hint::black_box(sum);
+        }
     }
 
     /// Composes `local` on `skeleton` into `scratch` (a thread's own: it stays in the cache) and
@@ -75,11 +161,29 @@ impl RowSlot<'_> {
     pub(super) fn write(&mut self, bones: &[Affine3A]) {
         let Some(first) = bones.first() else { return };
         let (mut lo, mut hi) = (first.translation, first.translation);
-        for (out, m) in self.rows.iter_mut().zip(bones) {
+        for m in bones {
             lo = lo.min(m.translation);
             hi = hi.max(m.translation);
-            *out = bone_rows(m);
         }
         *self.bounds = (lo, hi);
+        match &mut self.rows {
+            SlotRows::Cpu(rows) => {
+                for (out, m) in rows.iter_mut().zip(bones) {
+                    *out = bone_rows(m);
+                }
+            }
+            #[cfg(feature = "dff")]
+            SlotRows::Mapped(blocks) => {
+                let mut bones = bones.iter();
+                // (Each block is written once: a slot's rows are written once a frame.)
+                for block in blocks.iter_mut().map_while(Option::take) {
+                    let (rows, _) =
+                        wgpu::WriteOnly::<[u8]>::from(block).into_chunks::<BONE_BYTES>();
+                    let n = rows.len().min(bones.len());
+                    let bytes = bones.by_ref().take(n).map(|m| bytemuck::cast(bone_rows(m)));
+                    rows.into_slice(..n).write_iter(bytes);
+                }
+            }
+        }
     }
 }
