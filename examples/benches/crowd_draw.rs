@@ -176,8 +176,11 @@ fn crowd_draw(c: &mut Criterion) {
 /// does elsewhere. Each case moves the rows of N drawn SA peds (N · 32 · 48 bytes) into a
 /// storage buffer and submits, as the crowd uploads its bones each frame:
 /// * `belt N`: through staging memory kept from frame to frame (a `StagingBelt`), as the crowd
-///   does since 2026-12-06: the rows copied into mapped memory, and on submit the no-op backend
-///   copies them into the buffer (the GPU's work);
+///   did in the thirty-first and thirty-second sessions (2026-12-06; its places still go this
+///   way, and its bones where `CrowdDrawSettings::copy_bone_rows` asks): the rows copied into
+///   mapped memory, and on submit the no-op backend copies them into the buffer (the GPU's
+///   work). Since the thirty-third session the bones are written straight into mapped memory as
+///   they are posed, and only the copy on submit is left of this;
 /// * `write_buffer N`: through `Queue::write_buffer`, as the crowd did before: on top, the
 ///   no-op backend makes a staging buffer each frame, as a zeroed vector copied into an `Arc`
 ///   (fresh pages each frame);
