@@ -8,8 +8,8 @@ use super::state::{
     bone_buffer_bytes, half_rows,
 };
 use crate::plugin::skeletal::{
-    BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdPose, CrowdSkeletons, MappedRows,
-    bone_rows,
+    BLOCK_BONES, BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdPose, CrowdSkeletons,
+    MappedRows, bone_rows,
 };
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
@@ -72,7 +72,12 @@ pub(super) fn size_crowd_bones(
     rows.stride = stride;
     // The bones go into the mapped memory handed over at the last extraction where it fits the
     // buffer's slots and stride; else (the first frame, or the crowd outgrew it) into `rows`.
-    if (rows.mapped.as_ref()).is_some_and(|m| m.slots == capacity && m.stride == stride) {
+    // (A stride of whole blocks, as `CrowdDraw::stride` always is: the mapped rows are handed
+    // out by blocks.)
+    let whole_blocks = stride.is_multiple_of(BLOCK_BONES);
+    if whole_blocks
+        && (rows.mapped.as_ref()).is_some_and(|m| m.slots == capacity && m.stride == stride)
+    {
         rows.rows = Vec::new();
     } else {
         rows.mapped = None;
