@@ -157,7 +157,7 @@ pub(super) fn extract_crowd_bones(
         // Mapped memory for the next frame's bones, unless asked not to.
         let copy = (world.get_resource::<CrowdDrawSettings>()).is_some_and(|s| s.copy_bone_rows);
         if !copy && let Some(mut rows) = world.get_resource_mut::<CrowdBoneRows>() {
-            rows.mapped = Some(upload.pool.take(&device, upload.capacity, upload.stride));
+            rows.mapped = upload.pool.take(&device, upload.capacity, upload.stride);
         }
     }
 }

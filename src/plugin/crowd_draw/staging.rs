@@ -5,7 +5,7 @@ use super::state::BONE_BYTES;
 use crate::plugin::skeletal::MappedRows;
 use bevy::render::renderer::RenderDevice;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use wgpu::util::StagingBelt;
 use wgpu::{
     Buffer, BufferDescriptor, BufferSize, BufferUsages, COPY_BUFFER_ALIGNMENT, CommandEncoder,
@@ -95,32 +95,42 @@ impl BoneStaging {
 ///
 /// A buffer goes round in three frames where the GPU keeps up: written by the main world in one,
 /// copied from in the next (and mapped again once that copy is done, which wgpu learns at a later
-/// submit or poll), free in the third. A GPU frames behind takes more; buffers of another size
-/// than asked are dropped.
+/// submit or poll), free in the third. A GPU frames behind takes more, up to
+/// [`Self::MOST_MAPPING`] buffers waiting to be mapped again; past them no mapped memory is
+/// handed out, and the frame's rows go the vector's way (no buffer made each frame while the GPU
+/// falls behind). Buffers of another size than asked, and buffers whose mapping failed, are
+/// dropped.
 #[derive(Default)]
 pub(super) struct RowPool {
-    /// Buffers copied from and being mapped again, each with whether it is mapped.
-    mapping: Vec<(Buffer, Arc<AtomicBool>)>,
+    /// Buffers copied from and being mapped again, each with how its mapping stands.
+    mapping: Vec<(Buffer, Arc<AtomicU8>)>,
 }
 
+/// How a buffer's mapping stands ([`RowPool::mapping`]).
+const PENDING: u8 = 0;
+const MAPPED: u8 = 1;
+const FAILED: u8 = 2;
+
 impl RowPool {
-    /// The most buffers kept being mapped; past them the oldest are dropped (a GPU this far
-    /// behind gets new ones).
-    const MOST: usize = 6;
+    /// The most buffers waiting to be mapped again before no more are made.
+    pub(super) const MOST_MAPPING: usize = 4;
 
     /// Mapped memory for `slots · stride` bones: a buffer of that size mapped again, or a new one
-    /// mapped at creation.
+    /// mapped at creation, or none while [`Self::MOST_MAPPING`] are still being mapped.
     pub(super) fn take(
         &mut self,
         device: &RenderDevice,
         slots: usize,
         stride: usize,
-    ) -> MappedRows {
+    ) -> Option<MappedRows> {
         let size = (slots * stride * BONE_BYTES).max(BONE_BYTES) as u64;
-        self.mapping.retain(|(buffer, _)| buffer.size() == size);
-        let ready = (self.mapping.iter()).position(|(_, mapped)| mapped.load(Ordering::Acquire));
+        self.mapping.retain(|(buffer, state)| {
+            buffer.size() == size && state.load(Ordering::Acquire) != FAILED
+        });
+        let ready = (self.mapping.iter()).position(|(_, s)| s.load(Ordering::Acquire) == MAPPED);
         let buffer = match ready {
             Some(i) => self.mapping.remove(i).0,
+            None if self.mapping.len() >= Self::MOST_MAPPING => return None,
             None => device.wgpu_device().create_buffer(&BufferDescriptor {
                 label: Some("rigplay crowd bone rows"),
                 size,
@@ -128,20 +138,19 @@ impl RowPool {
                 mapped_at_creation: true,
             }),
         };
-        MappedRows {
+        Some(MappedRows {
             view: buffer.get_mapped_range_mut(..),
             buffer,
             slots,
             stride,
-        }
+        })
     }
 
     /// Takes back rows not copied from: still mapped, free for another frame.
     pub(super) fn keep(&mut self, rows: MappedRows) {
         let MappedRows { view, buffer, .. } = rows;
         drop(view);
-        self.mapping.push((buffer, Arc::new(AtomicBool::new(true))));
-        self.trim();
+        self.mapping.push((buffer, Arc::new(AtomicU8::new(MAPPED))));
     }
 
     /// Unmaps the rows' buffer, to be copied from in a submission. Once it is submitted, give
@@ -155,18 +164,13 @@ impl RowPool {
 
     /// Maps `buffer` again once the GPU has copied from it, for another frame.
     pub(super) fn remap(&mut self, buffer: Buffer) {
-        let mapped = Arc::new(AtomicBool::new(false));
-        let done = mapped.clone();
+        let state = Arc::new(AtomicU8::new(PENDING));
+        let done = state.clone();
         buffer.map_async(MapMode::Write, .., move |result| {
-            done.store(result.is_ok(), Ordering::Release);
+            let now = if result.is_ok() { MAPPED } else { FAILED };
+            done.store(now, Ordering::Release);
         });
-        self.mapping.push((buffer, mapped));
-        self.trim();
-    }
-
-    fn trim(&mut self) {
-        let extra = self.mapping.len().saturating_sub(Self::MOST);
-        self.mapping.drain(..extra);
+        self.mapping.push((buffer, state));
     }
 }
 
@@ -292,10 +296,11 @@ mod tests {
         let target = target(device.wgpu_device(), size);
         let mut pool = RowPool::default();
         let mut used = HashSet::new();
-        let mut next = pool.take(&device, slots, stride);
+        let take = |pool: &mut RowPool| pool.take(&device, slots, stride).expect("rows");
+        let mut next = take(&mut pool);
         for frame in 0..20u8 {
             // The main world writes this frame's rows; the next frame's memory is handed over.
-            let mut rows = std::mem::replace(&mut next, pool.take(&device, slots, stride));
+            let mut rows = std::mem::replace(&mut next, take(&mut pool));
             assert_eq!((rows.slots, rows.stride), (slots, stride));
             rows.view.slice(..).fill(frame);
             let buffer = RowPool::unmap(rows);
@@ -320,17 +325,44 @@ mod tests {
     fn mapped_rows_kept_or_of_another_size() {
         let (device, _) = noop_device();
         let mut pool = RowPool::default();
-        let rows = pool.take(&device, 64, 32);
+        let rows = pool.take(&device, 64, 32).unwrap();
         let first = rows.buffer.clone();
         pool.keep(rows);
-        let again = pool.take(&device, 64, 32);
+        let again = pool.take(&device, 64, 32).unwrap();
         assert_eq!(again.buffer, first, "kept, handed out again");
         pool.keep(again);
         // The crowd grew: a buffer of 128 slots, the smaller one dropped.
-        let grown = pool.take(&device, 128, 32);
+        let grown = pool.take(&device, 128, 32).unwrap();
         assert_ne!(grown.buffer, first);
         assert_eq!(grown.buffer.size(), (128 * 32 * BONE_BYTES) as u64);
         assert!(pool.mapping.is_empty(), "the old size is dropped");
+    }
+
+    /// A GPU that falls behind (no submit, so no buffer is mapped again): new buffers while fewer
+    /// than four wait to be mapped, then none (the frame's rows go the vector's way); once a
+    /// submit maps them again, they are handed out again, and no new one is made.
+    #[test]
+    fn mapped_rows_stop_while_the_gpu_falls_behind() {
+        let (device, queue) = noop_device();
+        let mut pool = RowPool::default();
+        let mut made = HashSet::new();
+        for _ in 0..RowPool::MOST_MAPPING {
+            let rows = pool.take(&device, 64, 32).expect("a new buffer");
+            made.insert(rows.buffer.clone());
+            pool.remap(RowPool::unmap(rows));
+        }
+        assert_eq!(made.len(), RowPool::MOST_MAPPING);
+        assert!(pool.take(&device, 64, 32).is_none(), "none while four wait");
+        // A submit: wgpu maps them again.
+        queue.submit([]);
+        device
+            .wgpu_device()
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("polled");
+        for _ in 0..RowPool::MOST_MAPPING {
+            let rows = pool.take(&device, 64, 32).expect("mapped again");
+            assert!(made.contains(&rows.buffer), "one of the four");
+        }
     }
 
     #[test]
