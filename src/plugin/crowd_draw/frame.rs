@@ -143,6 +143,7 @@ pub(super) fn extract_crowd_bones(
     if std::mem::take(&mut draw.all_fresh) {
         upload.all_fresh = 2;
     }
+    let copy = (world.get_resource::<CrowdDrawSettings>()).is_some_and(|s| s.copy_bone_rows);
     if let Some(mut rows) = world.get_resource_mut::<CrowdBoneRows>() {
         // (Rows not uploaded last frame are mapped again.)
         if let Some(unsent) = upload.mapped.take() {
@@ -155,8 +156,7 @@ pub(super) fn extract_crowd_bones(
         std::mem::swap(&mut rows.places, &mut upload.places);
         upload.pending = true;
         // Mapped memory for the next frame's bones, unless asked not to.
-        let copy = (world.get_resource::<CrowdDrawSettings>()).is_some_and(|s| s.copy_bone_rows);
-        if !copy && let Some(mut rows) = world.get_resource_mut::<CrowdBoneRows>() {
+        if !copy {
             rows.mapped = upload.pool.take(&device, upload.capacity, upload.stride);
         }
     }

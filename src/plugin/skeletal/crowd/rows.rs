@@ -100,8 +100,11 @@ impl CrowdBoneRows {
                 .view
                 .slice(..)
                 .into_chunks::<{ BLOCK_BONES * BONE_BYTES }>();
-            blocks.extend(all.into_iter().map(Some));
-            return (blocks.chunks_exact_mut(stride / BLOCK_BONES))
+            // (The slots in use: the memory holds the bone buffer's capacity.)
+            let per_slot = stride / BLOCK_BONES;
+            let in_use = self.bounds.len() * per_slot;
+            blocks.extend(all.into_iter().take(in_use).map(Some));
+            return (blocks.chunks_exact_mut(per_slot))
                 .zip(self.bounds.iter_mut())
                 .map(|(blocks, bounds)| RowSlot {
                     rows: SlotRows::Mapped(blocks),
