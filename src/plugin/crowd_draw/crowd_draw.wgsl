@@ -7,6 +7,8 @@
 //   `previous` on, for motion vectors), each of `slots` rows of the characters' places in the
 //   world (their `GlobalTransform`s; a part's own is the identity), then `slots` slots of
 //   `stride` bones (model space, Bevy's axes). A character's slot is its parts' `MeshTag`.
+//   Then, from row `held`, a mark per slot (12 a row) saying which half holds its bones this
+//   frame and last frame: a slot held at half rate (`CrowdLod`) is not written that frame.
 // - `crowd_joints`: the model's skin, per joint its bone in the crowd skeleton and its inverse
 //   bind matrix.
 // A joint's skin matrix is `bones[first + joint.bone] * joint.inverse_bind`, the matrix
@@ -43,11 +45,13 @@ struct CrowdPlacing {
 }
 
 // Two frames of places and bones: which rows hold this frame's and which last frame's (the
-// halves swap every frame), and the slots a half holds; then the rows.
+// halves swap every frame), the slots a half holds, and the first row of the held marks; then
+// the rows.
 struct CrowdBones {
     current: u32,
     previous: u32,
     slots: u32,
+    held: u32,
     rows: array<mat3x4<f32>>,
 }
 
@@ -121,12 +125,29 @@ fn skin_matrix(first: u32, joint_index: u32) -> mat4x4<f32> {
     return affine3_to_square(bone) * affine3_to_square(joint.inverse_bind);
 }
 
+// The first row of the half that holds `slot`'s bones for the frame whose half starts at
+// `base` (this frame's, or last frame's for motion vectors), by the slot's held mark (as
+// `held_marks` writes them): 0, that half; 1, held this frame (its rows not written): last
+// frame's half holds both frames' bones; 2, written this frame and held last frame: last
+// frame's bones are gone, and this frame's stand for both (its skin has no motion vector).
+fn bones_half(slot: u32, base: u32) -> u32 {
+    let i = slot % 12u;
+    let mark = crowd_bones.rows[crowd_bones.held + slot / 12u][i / 4u][i % 4u];
+    if mark == 1.0 {
+        return crowd_bones.previous;
+    }
+    if mark == 2.0 {
+        return crowd_bones.current;
+    }
+    return base;
+}
+
 // World from the mesh's local space in the frame whose rows start at `base`: the character's
 // place times the weighted sum of the vertex's skin matrices (summed as Bevy's
 // `skinning::skin_model` sums joint matrices).
 fn crowd_world_from_local(vertex: CrowdVertex, base: u32, last: bool) -> mat4x4<f32> {
     let slot = mesh_functions::get_tag(vertex.instance_index);
-    let first = base + crowd_bones.slots + slot * crowd_params.stride;
+    let first = bones_half(slot, base) + crowd_bones.slots + slot * crowd_params.stride;
     let j = vertex.crowd_joint_indices;
     let w = vertex.crowd_joint_weights;
     let skin = w.x * skin_matrix(first, j.x) + w.y * skin_matrix(first, j.y)

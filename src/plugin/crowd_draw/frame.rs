@@ -5,11 +5,11 @@ use super::material::CrowdMaterial;
 use super::staging::{BoneStaging, RowPool};
 use super::state::{
     BONE_BYTES, BONES_HEAD_BYTES, CrowdDraw, CrowdDrawSettings, CrowdFallback, CrowdPart,
-    bone_buffer_bytes, half_rows,
+    bone_buffer_bytes, half_rows, held_marks,
 };
 use crate::plugin::skeletal::{
     BLOCK_BONES, BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdPose, CrowdSkeletons,
-    MappedRows, bone_rows,
+    MappedRows, SlotState, bone_rows,
 };
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
@@ -86,6 +86,8 @@ pub(super) fn size_crowd_bones(
     rows.places.resize(draw.slots.len(), [0.0; 12]);
     rows.bounds
         .resize(draw.slots.len(), (Vec3A::ZERO, Vec3A::ZERO));
+    rows.states.resize(draw.slots.len(), SlotState::default());
+    SlotState::next_frame(&mut rows.states, &draw.fresh, draw.all_fresh);
     draw.written = true;
 }
 
@@ -115,6 +117,12 @@ pub(super) struct CrowdBoneUpload {
     fresh: Vec<u32>,
     fresh_before: Vec<u32>,
     all_fresh: u8,
+    /// Per slot, whether its rows were held this frame (not written: last frame's are drawn),
+    /// and last frame.
+    held: Vec<bool>,
+    held_before: Vec<bool>,
+    /// Whether the bone buffer's held marks may be other than all 0.
+    marked: bool,
     /// Where the bytes go on their way, made at the first upload.
     staging: Option<BoneStaging>,
 }
@@ -154,6 +162,9 @@ pub(super) fn extract_crowd_bones(
             None => std::mem::swap(&mut rows.rows, &mut upload.bones),
         }
         std::mem::swap(&mut rows.places, &mut upload.places);
+        std::mem::swap(&mut upload.held, &mut upload.held_before);
+        upload.held.clear();
+        upload.held.extend(rows.states.iter().map(|s| s.held));
         upload.pending = true;
         // Mapped memory for the next frame's bones, unless asked not to.
         if !copy {
@@ -211,8 +222,16 @@ pub(super) fn write_crowd_bones(
         (current * half_rows) as u32,
         (previous * half_rows) as u32,
         capacity as u32,
-        0,
+        (2 * half_rows) as u32,
     ];
+    // The held marks, where a slot is held this frame or was last frame, or they were written
+    // last frame (a buffer made anew holds 0s).
+    let holding = upload.held.iter().chain(&upload.held_before).any(|&h| h);
+    let marks = match holding || upload.marked {
+        true => held_marks(&upload.held, &upload.held_before, capacity),
+        false => Vec::new(),
+    };
+    upload.marked = holding;
     // A half's places (from its first row), then its bones (from row `capacity`).
     let at =
         |half: usize, row: usize| (BONES_HEAD_BYTES + (half * half_rows + row) * BONE_BYTES) as u64;
@@ -223,6 +242,7 @@ pub(super) fn write_crowd_bones(
             bytemuck::bytes_of(&head),
             bytemuck::cast_slice(places),
             bytemuck::cast_slice(bones),
+            bytemuck::cast_slice(&marks),
         ],
     );
     let mut encoder = device.create_command_encoder(&CommandEncoderDescriptor {
@@ -230,6 +250,12 @@ pub(super) fn write_crowd_bones(
     });
     let target: &Buffer = &gpu.buffer;
     staging.stage(&mut encoder, target, bytemuck::bytes_of(&head), &[0]);
+    staging.stage(
+        &mut encoder,
+        target,
+        bytemuck::cast_slice(&marks),
+        &[at(2, 0)],
+    );
     let all_fresh = upload.all_fresh > 0;
     upload.all_fresh = upload.all_fresh.saturating_sub(1);
     // Copies `rows` rows from `from` (at `staged_at`) into this frame's half from its row
@@ -823,5 +849,31 @@ mod tests {
         // 10 m in all.
         eprintln!("{sets} sets, {fits} fits");
         assert!(fits >= 2 && sets < 50, "{sets} sets, {fits} fits");
+    }
+
+    #[test]
+    fn held_marks_say_where_each_slots_bones_are() {
+        use super::super::state::held_marks;
+        // 14 slots in 2 rows of 12 marks: slot 1 held now, slot 2 held last frame, slot 13 both
+        // (cannot happen: held wins), the rest written both frames.
+        let mut held = vec![false; 14];
+        let mut before = vec![false; 14];
+        held[1] = true;
+        before[2] = true;
+        held[13] = true;
+        before[13] = true;
+        let marks = held_marks(&held, &before, 16);
+        assert_eq!(marks.len(), 2);
+        let flat: Vec<f32> = marks.iter().flatten().copied().collect();
+        let mut expected = vec![0.0; 24];
+        expected[1] = 1.0;
+        expected[2] = 2.0;
+        expected[13] = 1.0;
+        assert_eq!(flat, expected);
+        // Fewer states than slots (the last frame's crowd was smaller): 0 past them.
+        let marks = held_marks(&[true], &[], 64);
+        assert_eq!(marks.len(), 6);
+        assert_eq!(marks[0][0], 1.0);
+        assert!(marks.iter().flatten().skip(1).all(|&m| m == 0.0));
     }
 }

@@ -112,10 +112,12 @@ pub(super) struct CrowdDraw {
 /// A bone in the bone buffer.
 pub(super) const BONE_BYTES: usize = size_of::<BoneRows>();
 
-/// The bone buffer's head: the first rows of this frame's half and of last frame's, and the
-/// slots a half holds (three `u32`s, padded to the rows' alignment). Then come two halves, which
+/// The bone buffer's head: the first rows of this frame's half and of last frame's, the slots a
+/// half holds, and the first row of the held marks (four `u32`s). Then come two halves, which
 /// swap every frame, each of [`half_rows`] rows: per slot its character's place in the world
-/// (its `GlobalTransform`), then per slot its `stride` bones in its own space.
+/// (its `GlobalTransform`), then per slot its `stride` bones in its own space. Then the held
+/// marks, [`held_rows`] rows: per slot (12 a row, as floats) where its bones are this frame and
+/// last frame ([`held_marks`]).
 pub(super) const BONES_HEAD_BYTES: usize = 16;
 
 /// The rows of one half of the bone buffer: `capacity` places, then `capacity` slots of
@@ -124,9 +126,42 @@ pub(super) fn half_rows(capacity: usize, stride: usize) -> usize {
     capacity * (stride + 1)
 }
 
+/// The rows of the bone buffer's held marks: one a slot, 12 a row.
+pub(super) fn held_rows(capacity: usize) -> usize {
+    capacity.div_ceil(HELD_PER_ROW)
+}
+
+/// Held marks a row holds.
+const HELD_PER_ROW: usize = size_of::<BoneRows>() / size_of::<f32>();
+
+/// A slot's held mark where its bones are this frame's in this frame's half and last frame's in
+/// last frame's half (written this frame and last frame).
+const MOVED: f32 = 0.0;
+/// A held slot's mark: this frame's bones are last frame's, in last frame's half (its character
+/// waited for its frame at half rate, `CrowdLod`, and its rows were not written).
+const HELD: f32 = 1.0;
+/// The mark of a slot written this frame and held last frame: last frame's bones (in the half
+/// now written) are gone, and it is drawn as if it stood still since (its skin's motion vectors
+/// are 0; its place's are not).
+const RESUMED: f32 = 2.0;
+
+/// Each slot's held mark ([`MOVED`], [`HELD`], [`RESUMED`]) from whether it was held this frame
+/// (`held`) and last frame (`before`), by rows of the bone buffer.
+pub(super) fn held_marks(held: &[bool], before: &[bool], capacity: usize) -> Vec<BoneRows> {
+    let mut rows = vec![[MOVED; HELD_PER_ROW]; held_rows(capacity)];
+    for (slot, mark) in rows.iter_mut().flatten().enumerate() {
+        *mark = match (held.get(slot), before.get(slot)) {
+            (Some(true), _) => HELD,
+            (_, Some(true)) => RESUMED,
+            _ => MOVED,
+        };
+    }
+    rows
+}
+
 /// The bone buffer's size for `capacity` slots of `stride` bones.
 pub(super) fn bone_buffer_bytes(capacity: usize, stride: usize) -> usize {
-    BONES_HEAD_BYTES + 2 * half_rows(capacity, stride) * BONE_BYTES
+    BONES_HEAD_BYTES + (2 * half_rows(capacity, stride) + held_rows(capacity)) * BONE_BYTES
 }
 
 impl CrowdDraw {

@@ -14,7 +14,7 @@ use rows::RowSlot;
 #[cfg(feature = "dff")]
 pub(crate) use rows::{BLOCK_BONES, MappedRows};
 #[cfg(feature = "dff")]
-pub(crate) use rows::{BoneRows, bone_rows};
+pub(crate) use rows::{BoneRows, SlotState, bone_rows};
 pub(crate) use rows::{CrowdBoneRows, CrowdDrawn};
 pub(crate) use skeleton::CrowdSkeleton;
 #[cfg(feature = "dff")]
@@ -139,6 +139,12 @@ impl CrowdPose {
 /// does the same work. Its playhead, events and root motion still advance every frame; between
 /// two posings it shows its last pose (in its [`CrowdPose`], where it keeps one). A character
 /// is posed on the frame it binds whatever its distance.
+///
+/// A character drawn by the crowd renderer (`CrowdDrawPlugin`) holds its bone rows on the frames
+/// it waits: they are not composed nor written, and the GPU draws last frame's again. Its skin
+/// then has no motion vectors at half rate (on the frames it is posed again, last frame's bones
+/// are gone); its place's motion vectors are kept. In its first three frames in a slot (or
+/// after the bone buffer grew), its rows are written again from its last pose instead.
 ///
 /// With no viewer, or `half_rate_beyond` at `None` (the default), every character is posed every
 /// frame.
@@ -460,8 +466,10 @@ pub(crate) fn pose_crowds(
             // unless asked for. (`CrowdPose` holds the last pose or nothing.)
             let keep = slot.is_none() || kept;
             if binding.posed && waits(entity, at) {
-                // Last frame's pose, written again: the rows are written anew every frame.
-                match slot.as_mut() {
+                // Last frame's pose: a drawn character's rows held where they may be (the GPU
+                // draws last frame's), else written again.
+                let held = slot.as_mut().is_some_and(|slot| slot.hold());
+                match slot.as_mut().filter(|_| !held) {
                     Some(slot) if pose.bones.is_empty() => {
                         // Composed again from the local pose it was composed from.
                         let shown = match binding.shows_mixed {

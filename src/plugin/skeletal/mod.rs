@@ -43,7 +43,7 @@ pub use clip::animation_clip;
 #[cfg(feature = "dff")]
 pub(crate) use crowd::{BLOCK_BONES, MappedRows};
 #[cfg(feature = "dff")]
-pub(crate) use crowd::{BoneRows, CrowdBoneRows, CrowdDrawn, CrowdSkeletons, bone_rows};
+pub(crate) use crowd::{BoneRows, CrowdBoneRows, CrowdDrawn, CrowdSkeletons, SlotState, bone_rows};
 pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer, KeepCrowdPose};
 #[cfg(any(feature = "gltf", feature = "dff"))]
 pub(crate) use crowd::{CrowdRig, CrowdSkeleton};

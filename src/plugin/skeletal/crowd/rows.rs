@@ -41,6 +41,8 @@ pub(crate) struct CrowdBoneRows {
     pub(crate) rows: Vec<BoneRows>,
     /// Per slot, the bounds of its joints' positions (character space).
     pub(crate) bounds: Vec<(Vec3A, Vec3A)>,
+    /// Per slot, whether its rows were written or held this frame, and whether they may be held.
+    pub(crate) states: Vec<SlotState>,
     /// Per slot, its character's place in the world (its `GlobalTransform`), written by the
     /// drawing wing after Bevy's transform propagation.
     #[cfg_attr(not(feature = "dff"), allow(dead_code))]
@@ -50,6 +52,55 @@ pub(crate) struct CrowdBoneRows {
     /// stride the frame's).
     #[cfg(feature = "dff")]
     pub(crate) mapped: Option<MappedRows>,
+}
+
+/// A slot's rows in a frame: written, or held (its character waited for its frame at half rate,
+/// [`CrowdLod`], and the GPU draws its last frame's rows, which the other half of the bone buffer
+/// holds), and whether they may be held.
+///
+/// [`CrowdLod`]: super::CrowdLod
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct SlotState {
+    /// Its rows were written this frame.
+    pub(crate) written: bool,
+    /// Its rows were held this frame.
+    pub(crate) held: bool,
+    /// It may be held this frame: it was written last frame, and neither the slot was taken nor
+    /// the bone buffer made anew in the last [`SlotState::SETTLE`] frames (in those frames the
+    /// render world copies a slot's rows into both halves, and its last frame's rows are not
+    /// where a held slot's are read).
+    pub(crate) holdable: bool,
+    /// Frames since the slot was taken or the bone buffer made anew, up to [`SlotState::SETTLE`].
+    settled: u8,
+}
+
+#[cfg_attr(not(feature = "dff"), allow(dead_code))]
+impl SlotState {
+    /// Frames after a slot is taken, or the bone buffer made anew, before the slot may be held:
+    /// the render world copies such a slot's rows into both halves for two frames, and a third
+    /// covers a frame whose upload waited for the buffer to be prepared.
+    pub(crate) const SETTLE: u8 = 3;
+
+    /// Moves every slot's state to the next frame: `fresh` are the slots taken this frame,
+    /// `anew` whether the bone buffer was made anew.
+    pub(crate) fn next_frame(states: &mut [SlotState], fresh: &[u32], anew: bool) {
+        if anew {
+            states.iter_mut().for_each(|s| s.settled = 0);
+        }
+        for &slot in fresh {
+            if let Some(state) = states.get_mut(slot as usize) {
+                state.settled = 0;
+            }
+        }
+        for state in states {
+            *state = SlotState {
+                written: false,
+                held: false,
+                holdable: state.written && state.settled >= Self::SETTLE,
+                settled: (state.settled + 1).min(Self::SETTLE),
+            };
+        }
+    }
 }
 
 /// Mapped staging memory for a frame's bone rows ([`CrowdBoneRows::mapped`]): `slots · stride`
@@ -105,20 +156,22 @@ impl CrowdBoneRows {
             let in_use = self.bounds.len() * per_slot;
             blocks.extend(all.into_iter().take(in_use).map(Some));
             return (blocks.chunks_exact_mut(per_slot))
-                .zip(self.bounds.iter_mut())
-                .map(|(blocks, bounds)| RowSlot {
+                .zip(self.bounds.iter_mut().zip(self.states.iter_mut()))
+                .map(|(blocks, (bounds, state))| RowSlot {
                     rows: SlotRows::Mapped(blocks),
                     bounds,
+                    state,
                 })
                 .collect();
         }
         #[cfg(not(feature = "dff"))]
         let _ = blocks;
         (self.rows.chunks_exact_mut(stride))
-            .zip(self.bounds.iter_mut())
-            .map(|(rows, bounds)| RowSlot {
+            .zip(self.bounds.iter_mut().zip(self.states.iter_mut()))
+            .map(|(rows, (bounds, state))| RowSlot {
                 rows: SlotRows::Cpu(rows),
                 bounds,
+                state,
             })
             .collect()
     }
@@ -135,6 +188,7 @@ pub(super) enum SlotRows<'a> {
 pub(super) struct RowSlot<'a> {
     rows: SlotRows<'a>,
     bounds: &'a mut (Vec3A, Vec3A),
+    state: &'a mut SlotState,
 }
 
 impl RowSlot<'_> {
@@ -161,8 +215,16 @@ impl RowSlot<'_> {
         self.write(scratch);
     }
 
+    /// Holds the slot's rows, where it may be ([`SlotState::holdable`]): they are not written
+    /// this frame, and the GPU draws last frame's. Returns whether they are held.
+    pub(super) fn hold(&mut self) -> bool {
+        self.state.held = self.state.holdable;
+        self.state.held
+    }
+
     pub(super) fn write(&mut self, bones: &[Affine3A]) {
         let Some(first) = bones.first() else { return };
+        self.state.written = true;
         let (mut lo, mut hi) = (first.translation, first.translation);
         for m in bones {
             lo = lo.min(m.translation);
@@ -187,6 +249,63 @@ impl RowSlot<'_> {
                     rows.into_slice(..n).write_iter(bytes);
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SlotState;
+
+    /// Whether each slot may be held, frame by frame.
+    fn holdable(states: &[SlotState]) -> Vec<bool> {
+        states.iter().map(|s| s.holdable).collect()
+    }
+
+    #[test]
+    fn a_slot_may_be_held_only_after_a_frame_written_and_three_frames_settled() {
+        // Three slots; the buffer made anew in frame 0, every slot written every frame but slot
+        // 2 in frame 4.
+        let mut states = vec![SlotState::default(); 3];
+        let mut seen = Vec::new();
+        for frame in 0..8 {
+            SlotState::next_frame(&mut states, &[], frame == 0);
+            seen.push(holdable(&states));
+            for (slot, state) in states.iter_mut().enumerate() {
+                state.written = !(slot == 2 && frame == 4);
+            }
+        }
+        // Frames 0, 1, 2: settling (the render world copies every slot into both halves in
+        // frames 0 and 1; frame 2 covers an upload that waited for the buffer). Frame 3 on:
+        // written last frame, so holdable, but for slot 2 in frame 5 (not written in frame 4).
+        let (no, yes) = ([false; 3].to_vec(), [true; 3].to_vec());
+        assert_eq!(seen[..3], [no.clone(), no.clone(), no]);
+        assert_eq!(seen[3..5], [yes.clone(), yes.clone()]);
+        assert_eq!(seen[5], [true, true, false]);
+        assert_eq!(seen[6..], [yes.clone(), yes]);
+    }
+
+    #[test]
+    fn a_slot_taken_settles_again_and_a_held_one_is_not_holdable_next() {
+        let mut states = vec![SlotState::default(); 2];
+        let written = |states: &mut [SlotState]| states.iter_mut().for_each(|s| s.written = true);
+        for _ in 0..4 {
+            SlotState::next_frame(&mut states, &[], false);
+            written(&mut states);
+        }
+        SlotState::next_frame(&mut states, &[], false);
+        assert_eq!(holdable(&states), [true, true]);
+        // Slot 0 held (not written); slot 1 taken by another character this frame.
+        states[0].held = true;
+        states[1].written = true;
+        SlotState::next_frame(&mut states, &[1], false);
+        // Slot 0 was held, not written: its last frame's rows are not in last frame's half.
+        assert_eq!(holdable(&states), [false, false]);
+        assert!(!states[0].held, "a new frame holds nothing yet");
+        for frame in 0..3 {
+            written(&mut states);
+            SlotState::next_frame(&mut states, &[], false);
+            assert_eq!(holdable(&states), [true, frame == 2], "frame {frame} after");
         }
     }
 }
