@@ -110,7 +110,7 @@ pub(super) struct CrowdDraw {
 }
 
 /// A bone in the bone buffer.
-pub(super) const BONE_BYTES: usize = size_of::<BoneRows>();
+pub(super) use crate::plugin::skeletal::BONE_BYTES;
 
 /// The bone buffer's head: the first rows of this frame's half and of last frame's, the slots a
 /// half holds, and the first row of the held marks (four `u32`s). Then come two halves, which

@@ -12,7 +12,7 @@ mod skin;
 pub(crate) use clips::{CrowdClip, CrowdSkeletons};
 use rows::RowSlot;
 #[cfg(feature = "dff")]
-pub(crate) use rows::{BLOCK_BONES, MappedRows};
+pub(crate) use rows::{BLOCK_BONES, BONE_BYTES, MappedRows};
 #[cfg(feature = "dff")]
 pub(crate) use rows::{BoneRows, SlotState, bone_rows};
 pub(crate) use rows::{CrowdBoneRows, CrowdDrawn};

@@ -41,7 +41,7 @@ pub use bones::{
 };
 pub use clip::animation_clip;
 #[cfg(feature = "dff")]
-pub(crate) use crowd::{BLOCK_BONES, MappedRows};
+pub(crate) use crowd::{BLOCK_BONES, BONE_BYTES, MappedRows};
 #[cfg(feature = "dff")]
 pub(crate) use crowd::{BoneRows, CrowdBoneRows, CrowdDrawn, CrowdSkeletons, SlotState, bone_rows};
 pub use crowd::{CrowdCharacter, CrowdLod, CrowdPose, CrowdViewer, KeepCrowdPose};

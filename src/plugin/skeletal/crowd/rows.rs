@@ -119,9 +119,9 @@ pub(crate) struct MappedRows {
 #[cfg(feature = "dff")]
 pub(crate) const BLOCK_BONES: usize = 16;
 
-/// A bone's rows in bytes.
+/// A bone's rows in bytes, in mapped memory and in the bone buffer.
 #[cfg(feature = "dff")]
-const BONE_BYTES: usize = size_of::<BoneRows>();
+pub(crate) const BONE_BYTES: usize = size_of::<BoneRows>();
 
 /// [`BLOCK_BONES`] bones' rows in mapped memory, until written. (By blocks of a size known when
 /// compiling, since wgpu 29's `WriteOnly` of a slice is not `Send`: its impl asks `T: Send`,
