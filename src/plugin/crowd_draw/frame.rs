@@ -123,6 +123,8 @@ pub(super) struct CrowdBoneUpload {
     held_before: Vec<bool>,
     /// Whether the bone buffer's held marks may be other than all 0.
     marked: bool,
+    /// The held marks written this frame (none where no slot is held or was last frame).
+    marks: Vec<BoneRows>,
     /// Where the bytes go on their way, made at the first upload.
     staging: Option<BoneStaging>,
 }
@@ -227,11 +229,17 @@ pub(super) fn write_crowd_bones(
     // The held marks, where a slot is held this frame or was last frame, or they were written
     // last frame (a buffer made anew holds 0s).
     let holding = upload.held.iter().chain(&upload.held_before).any(|&h| h);
-    let marks = match holding || upload.marked {
-        true => held_marks(&upload.held, &upload.held_before, capacity),
-        false => Vec::new(),
-    };
+    match holding || upload.marked {
+        true => held_marks(
+            &upload.held,
+            &upload.held_before,
+            capacity,
+            &mut upload.marks,
+        ),
+        false => upload.marks.clear(),
+    }
     upload.marked = holding;
+    let marks = &upload.marks;
     // A half's places (from its first row), then its bones (from row `capacity`).
     let at =
         |half: usize, row: usize| (BONES_HEAD_BYTES + (half * half_rows + row) * BONE_BYTES) as u64;
@@ -242,7 +250,7 @@ pub(super) fn write_crowd_bones(
             bytemuck::bytes_of(&head),
             bytemuck::cast_slice(places),
             bytemuck::cast_slice(bones),
-            bytemuck::cast_slice(&marks),
+            bytemuck::cast_slice(marks),
         ],
     );
     let mut encoder = device.create_command_encoder(&CommandEncoderDescriptor {
@@ -253,7 +261,7 @@ pub(super) fn write_crowd_bones(
     staging.stage(
         &mut encoder,
         target,
-        bytemuck::cast_slice(&marks),
+        bytemuck::cast_slice(marks),
         &[at(2, 0)],
     );
     let all_fresh = upload.all_fresh > 0;
@@ -862,7 +870,8 @@ mod tests {
         before[2] = true;
         held[13] = true;
         before[13] = true;
-        let marks = held_marks(&held, &before, 16);
+        let mut marks = Vec::new();
+        held_marks(&held, &before, 16, &mut marks);
         assert_eq!(marks.len(), 2);
         let flat: Vec<f32> = marks.iter().flatten().copied().collect();
         let mut expected = vec![0.0; 24];
@@ -870,8 +879,9 @@ mod tests {
         expected[2] = 2.0;
         expected[13] = 1.0;
         assert_eq!(flat, expected);
-        // Fewer states than slots (the last frame's crowd was smaller): 0 past them.
-        let marks = held_marks(&[true], &[], 64);
+        // Fewer states than slots (the last frame's crowd was smaller): 0 past them, the marks
+        // of the frame before written over.
+        held_marks(&[true], &[], 64, &mut marks);
         assert_eq!(marks.len(), 6);
         assert_eq!(marks[0][0], 1.0);
         assert!(marks.iter().flatten().skip(1).all(|&m| m == 0.0));

@@ -145,10 +145,15 @@ const HELD: f32 = 1.0;
 /// are 0; its place's are not).
 const RESUMED: f32 = 2.0;
 
-/// Each slot's held mark ([`MOVED`], [`HELD`], [`RESUMED`]) from whether it was held this frame
-/// (`held`) and last frame (`before`), by rows of the bone buffer.
-pub(super) fn held_marks(held: &[bool], before: &[bool], capacity: usize) -> Vec<BoneRows> {
-    let mut rows = vec![[MOVED; HELD_PER_ROW]; held_rows(capacity)];
+/// Writes into `rows` each slot's held mark ([`MOVED`], [`HELD`], [`RESUMED`]) from whether it
+/// was held this frame (`held`) and last frame (`before`), by rows of the bone buffer.
+pub(super) fn held_marks(
+    held: &[bool],
+    before: &[bool],
+    capacity: usize,
+    rows: &mut Vec<BoneRows>,
+) {
+    rows.resize(held_rows(capacity), [MOVED; HELD_PER_ROW]);
     for (slot, mark) in rows.iter_mut().flatten().enumerate() {
         *mark = match (held.get(slot), before.get(slot)) {
             (Some(true), _) => HELD,
@@ -156,7 +161,6 @@ pub(super) fn held_marks(held: &[bool], before: &[bool], capacity: usize) -> Vec
             _ => MOVED,
         };
     }
-    rows
 }
 
 /// The bone buffer's size for `capacity` slots of `stride` bones.
