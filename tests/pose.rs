@@ -1057,3 +1057,76 @@ fn a_joint_changed_after_sampling_leaves_the_next_sample_right() {
     // Past the pose's joints: nothing.
     pose_clip.map_joint(99, &mut pose, |_| BonePose::default());
 }
+
+#[test]
+fn a_joint_changed_after_sampling_keeps_or_takes_its_scale() {
+    // `map_joint` on a pose whose scales are all 1 (the SA walk's): `f` is handed a scale of 1;
+    // a scale `f` sets is written, and the pose then has scales (which `local_to_model` must not
+    // skip). Where the pose has scales, `f` gets the joint's own.
+    let skeleton = Skeleton::gta_sa();
+    let flat = skeleton.pose_skeleton().unwrap();
+    let clip = sa_clips().into_iter().find(|c| c.name == "walk").unwrap();
+    let targets = skeleton.bind(&clip).targets;
+    let pose_clip = PoseClip::new(&clip, &flat, &targets);
+    let mut pose = LocalPose::default();
+    sample(
+        &pose_clip,
+        0.25,
+        &mut PoseCursor::new(&pose_clip),
+        &mut pose,
+    );
+    let mut model = vec![Affine3A::IDENTITY; flat.len()];
+    local_to_model(&flat, &pose, &mut model);
+    let unscaled = model.clone();
+
+    // Scale 1 handed over and kept: the pose as it was, but for the rotation.
+    let turn = Quat::from_rotation_y(0.5);
+    let mut seen = Vec3::ZERO;
+    pose_clip.map_joint(0, &mut pose, |mut p| {
+        seen = p.scale;
+        p.rotation = turn * p.rotation;
+        p
+    });
+    assert_eq!(seen, Vec3::ONE);
+    assert_eq!(pose.get(0).scale, Vec3::ONE);
+    local_to_model(&flat, &pose, &mut model);
+    let turned = Affine3A::from_quat(turn);
+    for (j, (m, before)) in model.iter().zip(&unscaled).enumerate() {
+        // Joint 0 has no parent: every joint is turned about the root's place.
+        let at = unscaled[0].translation;
+        let expected = Affine3A::from_translation(at.into())
+            * turned
+            * Affine3A::from_translation((-at).into())
+            * *before;
+        assert!(
+            m.abs_diff_eq(expected, 1e-4),
+            "joint {j}: {m:?} against {expected:?}"
+        );
+    }
+
+    // A scale of 2 set on the root: written, and every joint's model transform doubles its
+    // distance from the root's place.
+    pose_clip.map_joint(0, &mut pose, |mut p| {
+        p.scale = Vec3::splat(2.0);
+        p
+    });
+    assert_eq!(pose.get(0).scale, Vec3::splat(2.0));
+    let turned_model = model.clone();
+    local_to_model(&flat, &pose, &mut model);
+    let root = turned_model[0].translation;
+    for (j, (m, before)) in model.iter().zip(&turned_model).enumerate().skip(1) {
+        let expected = root + (before.translation - root) * 2.0;
+        assert!(
+            Vec3::from(m.translation).abs_diff_eq(expected.into(), 1e-4),
+            "joint {j}: {:?} against {expected:?}",
+            m.translation
+        );
+    }
+
+    // Now the pose has scales: `f` is handed the root's own.
+    pose_clip.map_joint(0, &mut pose, |p| {
+        seen = p.scale;
+        p
+    });
+    assert_eq!(seen, Vec3::splat(2.0));
+}
