@@ -661,15 +661,19 @@ struct FarPair {
     still: Vec<RgbaImage>,
 }
 
-/// Two sample peds in one place, paused in the walk, both far from the viewer (half rate,
-/// `CrowdLod`), each seen alone by its own camera (render layers 1 and 2), the second with
+/// Two peds wearing `worn` in one place, paused in the walk, both far from the viewer (half
+/// rate, `CrowdLod`), each seen alone by its own camera (render layers 1 and 2), the second with
 /// `KeepCrowdPose`, its entity index of the first's parity where `same_turn` (half rate takes
 /// turns by the index: they wait on the same frames), else of the other; dressed and settled.
-fn far_pair(same_turn: bool) -> FarPair {
+fn far_pair(worn: Worn, same_turn: bool) -> FarPair {
     use bevy::camera::visibility::RenderLayers;
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
-    let mut app = crowd_app(&root);
-    let (ped, walk, wave) = sample_ped(&app);
+    let wearing = worn.wearing();
+    let dir = worn.dir(&format!("crowd_far_pair_{worn:?}_{same_turn}"));
+    let mut app = crowd_app(&dir);
+    let server = app.world().resource::<AssetServer>();
+    let ped: Handle<Dff> = server.load("ped.dff");
+    let walk: Handle<RigClip> = server.load(wearing.walk);
+    let wave: Handle<RigClip> = server.load(wearing.fade_to);
     let cameras = [1, 2].map(|layer| {
         let (camera, image) = camera(&mut app, Vec3::new(0.0, 1.2, 3.0), Vec3::Y * 0.8);
         (app.world_mut().entity_mut(camera)).insert(RenderLayers::layer(layer));
@@ -682,7 +686,7 @@ fn far_pair(same_turn: bool) -> FarPair {
     let mut playback = Playback::looping();
     playback.paused = true;
     let spawn = |app: &mut App| {
-        let character = CrowdCharacter::new(GtaGame::Sa, walk.clone());
+        let character = CrowdCharacter::new(wearing.game, walk.clone());
         let model = CrowdModel(ped.clone());
         (app.world_mut())
             .spawn((character, model, playback.clone()))
@@ -697,10 +701,9 @@ fn far_pair(same_turn: bool) -> FarPair {
         app.world_mut().despawn(e);
     };
     app.world_mut().entity_mut(second).insert(KeepCrowdPose);
-    run_until(&mut app, 600, |app| {
-        count::<CrowdParts>(app) == 2 * PED_PARTS
-    });
-    assert_eq!(count::<CrowdParts>(&mut app), 2 * PED_PARTS, "dressed");
+    let parts = 2 * wearing.parts;
+    run_until(&mut app, 600, |app| count::<CrowdParts>(app) == parts);
+    assert_eq!(count::<CrowdParts>(&mut app), parts, "dressed");
     let world = app.world_mut();
     let mut parts = world.query_filtered::<(Entity, &ChildOf), CrowdParts>();
     let parts: Vec<(Entity, Entity)> = (parts.iter(world))
@@ -739,7 +742,7 @@ fn far_drawn_characters_waiting_for_their_frame_show_their_last_pose() {
             second: kept,
             wave,
             mut still,
-        } = far_pair(true);
+        } = far_pair(Worn::SamplePed, true);
 
         let playing = |app: &mut App, on: bool| {
             for e in [bare, kept] {
@@ -796,12 +799,23 @@ fn watch_a_posed(mut watched: ResMut<APosed>, poses: Query<Ref<CrowdPose>>) {
 /// both parities), each seen by its own camera alone; their paused playheads are moved together
 /// only in the frames ped A is posed. Read in the frame after, where A waits and B is posed at
 /// the same time, the two pictures are the same to the byte, in eight such frames of the walk
-/// (the last three with the rows written through the vector, `copy_bone_rows`).
+/// (the last three with the rows written through the vector, `copy_bone_rows`). The same for
+/// the three games' peds: the sample SA ped, a skinned Vice City ped (VC's 24 bones in slots of
+/// 32) and the bundled GTA III ped of parts.
 /// With the held mark ignored, A's slot in this frame's half holds rows of an earlier frame (the
 /// mapped staging memory goes round three buffers), and the pictures differ.
 #[test]
 fn a_far_character_holding_its_rows_draws_its_last_pose() {
     on_gpu(|| {
+        for worn in [Worn::SamplePed, Worn::ViceCity, Worn::IiiSample] {
+            a_far_character_wearing_holds_its_rows(worn);
+        }
+    });
+}
+
+/// [`a_far_character_holding_its_rows_draws_its_last_pose`], for peds wearing `worn`.
+fn a_far_character_wearing_holds_its_rows(worn: Worn) {
+    {
         // A, of the other parity, keeps its pose: its `CrowdPose` says when it is posed.
         let FarPair {
             mut app,
@@ -809,7 +823,7 @@ fn a_far_character_holding_its_rows_draws_its_last_pose() {
             first: b,
             second: a,
             ..
-        } = far_pair(false);
+        } = far_pair(worn, false);
         app.insert_resource(APosed(a, false)).add_systems(
             PostUpdate,
             watch_a_posed.after(rigplay::plugin::PlaybackSystems::Apply),
@@ -838,9 +852,9 @@ fn a_far_character_holding_its_rows_draws_its_last_pose() {
             let bytes = read_back(&mut app, &cameras).expect("read back");
             let [posed_b, held] = [0, 1].map(|i| crop(&bytes[i], W, whole).unwrap());
             if held.pixels != posed_b.pixels {
-                let diff = write_diff("crowd_held_rows", &held, &posed_b);
+                let diff = write_diff(&format!("crowd_held_rows_{worn:?}"), &held, &posed_b);
                 panic!(
-                    "round {round} ({time} s): the held ped drawn otherwise than B ({})",
+                    "{worn:?}, round {round} ({time} s): the held ped drawn otherwise than B ({})",
                     diff.display()
                 );
             }
@@ -850,8 +864,12 @@ fn a_far_character_holding_its_rows_draws_its_last_pose() {
             .windows(2)
             .filter(|w| w[0].pixels != w[1].pixels)
             .count();
-        assert_eq!(moved, 7, "the peds walked: {moved} of 7 reads changed");
-    });
+        eprintln!("{worn:?}: {moved} of 7 reads changed");
+        assert_eq!(
+            moved, 7,
+            "{worn:?}: the peds walked: {moved} of 7 reads changed"
+        );
+    }
 }
 
 /// Shows or hides `character` (its parts inherit its visibility).
