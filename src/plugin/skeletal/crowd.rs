@@ -441,19 +441,6 @@ pub(crate) fn pose_crowds(
         slot.touch();
         Some(slot)
     };
-    // In mapped memory a slot is taken only when its rows are due, and the thread keeps it until
-    // its next rows are: taking or giving back a lock waits until every earlier store is done,
-    // and a character's rows (1.5 KB for an SA ped) miss the cache (mapped memory is not read
-    // ahead). Given back right after the rows were written, the lock waited for all of them,
-    // for each character; kept, part of that wait overlaps the next character's sampling
-    // (`docs/performance.md`, thirty-fifth session). In the vector a slot is taken early, so
-    // that its rows are loaded into the cache while the character is posed.
-    let mapped = slots
-        .first()
-        .and_then(|slot| slot.try_lock().ok())
-        .is_some_and(|slot| slot.mapped());
-    let has_slot =
-        |drawn: Option<&CrowdDrawn>| drawn.is_some_and(|d| (d.slot as usize) < slots.len());
     // Batches of at most `CROWD_BATCH` characters, taken by whichever thread is free: a batch
     // per thread (Bevy's default) left one thread idle while the other finished its share, the
     // shares' costs differing (far characters held at half rate cost little).
@@ -462,8 +449,8 @@ pub(crate) fn pose_crowds(
         .par_iter_mut()
         .batching_strategy(batching)
         .for_each_init(
-        || (scratch.borrow_local_mut(), None),
-        |(scratch, last),
+        || scratch.borrow_local_mut(),
+        |scratch,
          (entity, at, playback, mut binding, mut pose, root_motion, drawn, layers, kept)| {
             let binding = &mut *binding;
             let (Some(info), Some(skeleton), Some(layout)) =
@@ -486,21 +473,11 @@ pub(crate) fn pose_crowds(
                     binding.fading = None;
                 }
             }
-            let mut slot = if mapped { None } else { take_slot(drawn) };
-            // The slot now, where its rows are due: the thread's last one given back first.
-            let mut due = |slot: &mut Option<_>| {
-                if slot.is_none() {
-                    *last = None;
-                    *slot = take_slot(drawn);
-                }
-            };
+            let mut slot = take_slot(drawn);
             // A drawn character's pose goes straight into its rows, its `CrowdPose` left empty
             // unless asked for. (`CrowdPose` holds the last pose or nothing.)
-            let keep = !has_slot(drawn) || kept;
+            let keep = slot.is_none() || kept;
             if binding.posed && waits(entity, at) {
-                if has_slot(drawn) {
-                    due(&mut slot);
-                }
                 // Last frame's pose: a drawn character's rows held where they may be (the GPU
                 // draws last frame's), else written again.
                 let held = slot.as_mut().is_some_and(|slot| slot.hold());
@@ -516,7 +493,6 @@ pub(crate) fn pose_crowds(
                     Some(slot) => slot.write(&pose.bones),
                     None => {}
                 }
-                *last = slot;
                 return;
             }
             pose::sample(
@@ -579,9 +555,6 @@ pub(crate) fn pose_crowds(
             };
             binding.posed = true;
             binding.shows_mixed = binding.fading.is_some();
-            if has_slot(drawn) {
-                due(&mut slot);
-            }
             match slot.as_mut() {
                 Some(slot) if !keep => {
                     slot.write_composed(&skeleton.pose, shown, scratch);
@@ -597,7 +570,6 @@ pub(crate) fn pose_crowds(
                     }
                 }
             }
-            *last = slot;
         },
     );
 }

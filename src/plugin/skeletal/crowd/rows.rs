@@ -192,14 +192,6 @@ pub(super) struct RowSlot<'a> {
 }
 
 impl RowSlot<'_> {
-    /// Whether the slot's rows are in mapped staging memory (else in [`CrowdBoneRows::rows`]).
-    pub(super) fn mapped(&self) -> bool {
-        #[cfg(feature = "dff")]
-        return matches!(self.rows, SlotRows::Mapped(_));
-        #[cfg(not(feature = "dff"))]
-        false
-    }
-
     /// Reads a float of each of the slot's rows, so that their cache lines are loaded while the
     /// character is posed, not when its rows are written. (Mapped memory is not read.)
     pub(super) fn touch(&self) {
