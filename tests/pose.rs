@@ -1022,15 +1022,21 @@ fn poses_of_unit_scales_blend_and_transform_like_any_other() {
     assert!(local_of_2.abs_diff_eq(expected, 1e-4), "{local_of_2:?}");
 }
 
-#[test]
-fn a_joint_changed_after_sampling_leaves_the_next_sample_right() {
-    // `map_joint` keeps the pose's record of the clip's constant groups only where the clip
-    // animates what it changed: the next sample must equal one into a fresh buffer either way.
+/// The SA skeleton's pose skeleton, the bundled SA walk's targets on it and its pose clip.
+fn sa_walk_on_its_skeleton() -> (PoseSkeleton, Vec<Option<usize>>, PoseClip) {
     let skeleton = Skeleton::gta_sa();
     let flat = skeleton.pose_skeleton().unwrap();
     let clip = sa_clips().into_iter().find(|c| c.name == "walk").unwrap();
     let targets = skeleton.bind(&clip).targets;
     let pose_clip = PoseClip::new(&clip, &flat, &targets);
+    (flat, targets, pose_clip)
+}
+
+#[test]
+fn a_joint_changed_after_sampling_leaves_the_next_sample_right() {
+    // `map_joint` keeps the pose's record of the clip's constant groups only where the clip
+    // animates what it changed: the next sample must equal one into a fresh buffer either way.
+    let (flat, targets, pose_clip) = sa_walk_on_its_skeleton();
     let undriven = (0..flat.len())
         .find(|j| !targets.contains(&Some(*j)))
         .expect("the walk leaves some SA bones alone");
@@ -1063,11 +1069,7 @@ fn a_joint_changed_after_sampling_keeps_or_takes_its_scale() {
     // `map_joint` on a pose whose scales are all 1 (the SA walk's): `f` is handed a scale of 1;
     // a scale `f` sets is written, and the pose then has scales (which `local_to_model` must not
     // skip). Where the pose has scales, `f` gets the joint's own.
-    let skeleton = Skeleton::gta_sa();
-    let flat = skeleton.pose_skeleton().unwrap();
-    let clip = sa_clips().into_iter().find(|c| c.name == "walk").unwrap();
-    let targets = skeleton.bind(&clip).targets;
-    let pose_clip = PoseClip::new(&clip, &flat, &targets);
+    let (flat, _, pose_clip) = sa_walk_on_its_skeleton();
     let mut pose = LocalPose::default();
     sample(
         &pose_clip,
