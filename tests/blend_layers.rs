@@ -166,6 +166,33 @@ fn a_partial_layer_at_half_takes_half_of_the_bones_it_keys_and_none_of_the_other
     }
 }
 
+/// `layers` mixed onto `base` sampled at 0 ([`mix_onto`]), checked against [`mix`] with the
+/// base first (within 10⁻⁶ at every joint): the pose mixed onto.
+fn onto_as_mix(base: &PoseClip, layers: &[MixLayer], rest: &LocalPose) -> LocalPose {
+    let pb = sampled(base, 0.0);
+    let mut want = LocalPose::default();
+    let mut all = vec![full(&pb, base, 1.0)];
+    all.extend_from_slice(layers);
+    mix(&all, rest, TranslationRule::Absolute, &mut want);
+    let mut got = sampled(base, 0.0);
+    mix_onto(
+        base.keyed(),
+        layers,
+        rest,
+        TranslationRule::Absolute,
+        &mut got,
+    );
+    for j in 0..rest.len() {
+        let (g, w) = (got.get(j), want.get(j));
+        assert!(
+            angle(g.rotation, w.rotation) < 1e-6,
+            "joint {j}: {g:?} against {w:?}"
+        );
+        assert!(g.translation.distance(w.translation) < 1e-6, "joint {j}");
+    }
+    got
+}
+
 #[test]
 fn layers_mixed_onto_a_base_sampled_in_place_give_the_mix_with_the_base_first() {
     // Nine joints: three lane groups (joints 0–3, 4–7, 8). The base keys every joint (a walk:
@@ -213,6 +240,36 @@ fn layers_mixed_onto_a_base_sampled_in_place_give_the_mix_with_the_base_first() 
     for j in [0, 1, 2, 3, 8] {
         assert_eq!(onto.get(j), plain.get(j), "joint {j} untouched");
     }
+    // Partial layers alone over the base (an upper-body clip and another over a walk): against
+    // `mix` with the base first. The partial at 0.5, and a second one at 0.4 keying joint 8's
+    // rotation and translation, masked to 0.5 there.
+    let (_, second) = clip(&sk, &[(8, &[z_turn(-40.0)], Some(&[Vec3::X]))]);
+    let ps = sampled(&second, 0.0);
+    let half_on_8 = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5];
+    let partials = [
+        partial,
+        MixLayer {
+            partial: true,
+            mask: Some(&half_on_8),
+            ..full(&ps, &second, 0.4)
+        },
+    ];
+    let got = onto_as_mix(&base, &partials, sk.rest());
+    // Joint 8 by hand: the partial takes 0.4 · 0.5 = 0.2 of it, the base 0.8: half-angles 5°
+    // and −20°, z = 0.8·sin 5° − 0.2·sin 20° = 0.001321, w = 0.8·cos 5° + 0.2·cos 20° =
+    // 0.984894, angle 2·atan2(z, w) = 0.1537°. Its translation: the base does not key it, so the
+    // rest (0, 0, 1) takes what the partial leaves: 0.2·(1, 0, 0) + 0.8·(0, 0, 1).
+    assert_quat(
+        got.get(8).rotation,
+        z_turn(0.1537),
+        "joint 8, partials only",
+    );
+    assert_vec(
+        got.get(8).translation,
+        Vec3::new(0.2, 0.0, 0.8),
+        "joint 8, partials only",
+    );
+
     // Against `mix` with the base first, over other layers too: a second full layer at 0.3 on
     // the last group, the partial masked to joint 5, an additive layer on joint 8.
     let (_, other) = clip(&sk, &[(8, &[z_turn(-40.0)], Some(&[Vec3::X]))]);
@@ -220,7 +277,6 @@ fn layers_mixed_onto_a_base_sampled_in_place_give_the_mix_with_the_base_first() 
     let po = sampled(&other, 0.0);
     let (now, reference) = (sampled(&add, 1.0), sampled(&add, 0.0));
     let mask = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0];
-    let pb = sampled(&base, 0.0);
     let layers = [
         full(&po, &other, 0.3),
         MixLayer {
@@ -232,26 +288,7 @@ fn layers_mixed_onto_a_base_sampled_in_place_give_the_mix_with_the_base_first() 
             ..full(&now, &add, 0.5)
         },
     ];
-    let mut want = LocalPose::default();
-    let mut all = vec![full(&pb, &base, 1.0)];
-    all.extend(layers);
-    mix(&all, sk.rest(), TranslationRule::Absolute, &mut want);
-    let mut got = sampled(&base, 0.0);
-    mix_onto(
-        base.keyed(),
-        &layers,
-        sk.rest(),
-        TranslationRule::Absolute,
-        &mut got,
-    );
-    for j in 0..9 {
-        let (g, w) = (got.get(j), want.get(j));
-        assert!(
-            angle(g.rotation, w.rotation) < 1e-6,
-            "joint {j}: {g:?} against {w:?}"
-        );
-        assert!(g.translation.distance(w.translation) < 1e-6, "joint {j}");
-    }
+    let got = onto_as_mix(&base, &layers, sk.rest());
     // Joint 8 by hand: the base (10°, weight 1) and the other (−40°, 0.3), summed and
     // normalised. About Z, half-angles 5° and −20°: z = sin 5° − 0.3·sin 20° = −0.015449,
     // w = cos 5° + 0.3·cos 20° = 1.278103, so the angle is 2·atan2(z, w) = −1.3852°. Then the
