@@ -1140,3 +1140,152 @@ fn hundreds_of_characters_posed_over_the_task_pool_match_the_core_sampler() {
     let w = worst(&app, &characters);
     assert!(w < 1e-5, "after despawning, worst difference {w}");
 }
+
+/// The bone of `root`'s skeleton ([`SkeletonBones`]) named `name`.
+fn bone_of(app: &App, root: Entity, name: &str) -> Entity {
+    let world = app.world();
+    (world.get::<SkeletonBones>(root).unwrap().0.iter().copied())
+        .find(|&b| world.get::<Name>(b).is_some_and(|n| n.as_str() == name))
+        .unwrap_or_else(|| panic!("no bone {name}"))
+}
+
+/// The bones below `root` ([`RigBone`]), each with the player its `AnimatedBy` names, if any.
+fn animated_by(app: &mut App, root: Entity) -> Vec<(Entity, Option<Entity>)> {
+    let world = app.world_mut();
+    let mut bones = Vec::new();
+    let mut below = vec![root];
+    while let Some(e) = below.pop() {
+        if e != root && world.get::<RigBone>(e).is_some() {
+            let by = world.get::<bevy::animation::AnimatedBy>(e).map(|a| a.0);
+            bones.push((e, by));
+        }
+        if let Some(children) = world.get::<Children>(e) {
+            below.extend(children.iter());
+        }
+    }
+    bones
+}
+
+/// Bevy's `animate_targets` visits every entity with `AnimatedBy` each frame, even where its
+/// player has no graph, so rigplay's bones carry it only while their character plays through
+/// Bevy's `AnimationPlayer` (its root has an `AnimationGraphHandle`):
+/// - none on a GTA skeleton playing `Playback`, on an idle one, on a DAN skeleton or on a
+///   `Retarget` hierarchy;
+/// - on every bone, naming the root, once `PlayAnimation` has started (and the clip moves
+///   them), and at once on a skeleton spawned with a graph;
+/// - off again when the graph goes, but for an `AnimatedBy` that names another player.
+#[test]
+fn bones_are_animated_by_their_root_only_while_it_plays_bevy_clips() {
+    let files = crate::assets::sample_files();
+    let mut app = app(&[("sa.ifp", files[0].1.clone())], &[], 1.0 / 60.0);
+    let walk: Handle<RigClip> = load(&mut app, "sa.ifp#walk");
+    let world = app.world_mut();
+    let played = world
+        .spawn((
+            GtaSkeleton::SA,
+            SkeletalClip::new(walk.clone()),
+            Playback::looping(),
+        ))
+        .id();
+    let idle = world.spawn(GtaSkeleton::VC).id();
+    let dan = world
+        .spawn(FlatSkeleton {
+            names: vec!["Bip01".into(), "Bip01 Spine".into()],
+            links: Vec::new(),
+        })
+        .id();
+    // A humanoid's nodes, named as SA's bones, under a rest-compensated character.
+    let humanoid = world.spawn(Retarget::new()).id();
+    let pelvis = world
+        .spawn((Name::new("Pelvis"), Transform::default(), ChildOf(humanoid)))
+        .id();
+    world.spawn((
+        Name::new("Spine1"),
+        Transform::from_xyz(0.0, 0.2, 0.0),
+        ChildOf(pelvis),
+    ));
+    for _ in 0..3 {
+        app.update();
+    }
+    for (root, bones) in [(played, 32), (idle, 24), (dan, 2), (humanoid, 2)] {
+        let found = animated_by(&mut app, root);
+        assert_eq!(found.len(), bones, "{root}: {found:?}");
+        assert!(
+            found.iter().all(|(_, by)| by.is_none()),
+            "{root}: {found:?}"
+        );
+    }
+
+    // Bevy's player on the idle VC skeleton and on the humanoid: every bone names its root.
+    for root in [idle, humanoid] {
+        app.world_mut()
+            .entity_mut(root)
+            .insert(PlayAnimation::looping(walk.clone()));
+    }
+    let head_rest = app
+        .world()
+        .get::<Transform>(bone_of(&app, idle, "Head"))
+        .copied();
+    for _ in 0..10 {
+        app.update();
+    }
+    for root in [idle, humanoid] {
+        let found = animated_by(&mut app, root);
+        assert!(
+            found.iter().all(|(_, by)| *by == Some(root)),
+            "{root}: {found:?}"
+        );
+    }
+    let head = app
+        .world()
+        .get::<Transform>(bone_of(&app, idle, "Head"))
+        .copied();
+    assert_ne!(
+        head, head_rest,
+        "Bevy's player moves the VC skeleton's head"
+    );
+    // Neither the skeleton playing `Playback` nor the DAN skeleton.
+    for root in [played, dan] {
+        assert!(
+            animated_by(&mut app, root)
+                .iter()
+                .all(|(_, by)| by.is_none())
+        );
+    }
+
+    // A skeleton spawned with its graph has it at once.
+    let graph = app
+        .world()
+        .get::<AnimationGraphHandle>(idle)
+        .unwrap()
+        .clone();
+    let with_graph = app.world_mut().spawn((GtaSkeleton::III, graph)).id();
+    app.update();
+    let found = animated_by(&mut app, with_graph);
+    assert_eq!(found.len(), 16);
+    assert!(
+        found.iter().all(|(_, by)| *by == Some(with_graph)),
+        "{found:?}"
+    );
+
+    // The graph goes: so does `AnimatedBy`, but for a bone given to another player.
+    let other = app.world_mut().spawn(AnimationPlayer::default()).id();
+    let lent = bone_of(&app, idle, "Head");
+    app.world_mut()
+        .entity_mut(lent)
+        .insert(bevy::animation::AnimatedBy(other));
+    app.world_mut()
+        .entity_mut(idle)
+        .remove::<(PlayAnimation, AnimationGraphHandle)>();
+    app.update();
+    for (e, by) in animated_by(&mut app, idle) {
+        let expected = (e == lent).then_some(other);
+        assert_eq!(by, expected, "{e}");
+    }
+    // The humanoid still plays.
+    assert!(
+        animated_by(&mut app, humanoid)
+            .iter()
+            .all(|(_, by)| *by == Some(humanoid))
+    );
+}

@@ -33,33 +33,38 @@ impl FlatSkeleton {
 /// Spawns the bones of a [`FlatSkeleton`] when it is added.
 pub(crate) fn spawn_flat_skeleton(
     add: On<Add, FlatSkeleton>,
-    skeletons: Query<(&FlatSkeleton, Has<AnimationPlayer>, Has<Name>)>,
+    skeletons: Query<(
+        &FlatSkeleton,
+        Has<AnimationPlayer>,
+        Has<AnimationGraphHandle>,
+        Has<Name>,
+    )>,
     mut commands: Commands,
 ) {
     let root = add.event_target();
-    let Ok((skeleton, has_player, has_name)) = skeletons.get(root) else {
+    let Ok((skeleton, has_player, has_graph, has_name)) = skeletons.get(root) else {
         return;
     };
     let mut entities = Vec::with_capacity(skeleton.names.len());
     for (i, name) in skeleton.names.iter().enumerate() {
         let target = named_bone_target_id(name);
-        entities.push(
-            commands
-                .spawn((
-                    Name::new(name.clone()),
-                    Transform::IDENTITY,
-                    crate::plugin::visible(),
-                    RigBone {
-                        index: Some(i),
-                        rest: Transform::IDENTITY,
-                        target,
-                    },
-                    target,
-                    AnimatedBy(root),
-                    ChildOf(root),
-                ))
-                .id(),
-        );
+        let mut bone = commands.spawn((
+            Name::new(name.clone()),
+            Transform::IDENTITY,
+            crate::plugin::visible(),
+            RigBone {
+                index: Some(i),
+                rest: Transform::IDENTITY,
+                target,
+            },
+            target,
+            ChildOf(root),
+        ));
+        // Bevy's player drives it only while the root has a graph (`give_bones_to_graph`).
+        if has_graph {
+            bone.insert(AnimatedBy(root));
+        }
+        entities.push(bone.id());
     }
     for (i, link) in skeleton.links.iter().enumerate() {
         if let (Some(&from), Some(&to)) = (entities.get(i), link.and_then(|l| entities.get(l))) {

@@ -123,6 +123,7 @@ pub(crate) fn spawn_clump(world: &mut World, root: Entity, clump: &DffClump) -> 
             ChildOf(root),
         ))
         .id();
+    let has_graph = world.entity(root).contains::<AnimationGraphHandle>();
     let mut entities = vec![Entity::PLACEHOLDER; clump.frames.len()];
     for &i in &clump.order {
         let frame = &clump.frames[i];
@@ -145,8 +146,11 @@ pub(crate) fn spawn_clump(world: &mut World, root: Entity, clump: &DffClump) -> 
                     target,
                 },
                 target,
-                AnimatedBy(root),
             ));
+            // Bevy's player drives it only while the root has a graph (`give_bones_to_graph`).
+            if has_graph {
+                e.insert(AnimatedBy(root));
+            }
         }
         entities[i] = e.id();
     }

@@ -11,7 +11,8 @@ use bevy::prelude::*;
 /// Bevy's Y-up (and lifts the skeleton so that its feet rest on the entity's origin), and under
 /// it one entity per bone, named as the game names it, in its rest pose. The entity gets an
 /// `AnimationPlayer`; [`crate::plugin::SkeletalClip`] (or [`crate::plugin::PlayAnimation`])
-/// plays a clip on it.
+/// plays a clip on it. The bones carry Bevy's `AnimatedBy` only while the entity has an
+/// `AnimationGraphHandle` (Bevy visits every `AnimatedBy` entity each frame).
 ///
 /// ```no_run
 /// # use bevy::prelude::*;
@@ -49,11 +50,16 @@ bevy::reflect::impl_reflect! {
 /// Spawns the bones of a [`GtaSkeleton`] when it is added.
 pub(crate) fn spawn_skeleton(
     add: On<Add, GtaSkeleton>,
-    kinds: Query<(&GtaSkeleton, Has<AnimationPlayer>, Has<Name>)>,
+    kinds: Query<(
+        &GtaSkeleton,
+        Has<AnimationPlayer>,
+        Has<AnimationGraphHandle>,
+        Has<Name>,
+    )>,
     mut commands: Commands,
 ) {
     let root = add.event_target();
-    let Ok((kind, has_player, has_name)) = kinds.get(root) else {
+    let Ok((kind, has_player, has_graph, has_name)) = kinds.get(root) else {
         return;
     };
     let skeleton = kind.0.skeleton();
@@ -82,22 +88,23 @@ pub(crate) fn spawn_skeleton(
                 id: bone.id,
             },
         );
-        let entity = commands
-            .spawn((
-                Name::new(bone.name.clone()),
-                transform,
-                crate::plugin::visible(),
-                RigBone {
-                    index: Some(i),
-                    rest: transform,
-                    target,
-                },
+        let mut entity = commands.spawn((
+            Name::new(bone.name.clone()),
+            transform,
+            crate::plugin::visible(),
+            RigBone {
+                index: Some(i),
+                rest: transform,
                 target,
-                AnimatedBy(root),
-                ChildOf(parent),
-            ))
-            .id();
-        entities.push(entity);
+            },
+            target,
+            ChildOf(parent),
+        ));
+        // Bevy's player drives it only while the root has a graph (`give_bones_to_graph`).
+        if has_graph {
+            entity.insert(AnimatedBy(root));
+        }
+        entities.push(entity.id());
     }
     let mut root_commands = commands.entity(root);
     root_commands.insert(SkeletonBones(entities));

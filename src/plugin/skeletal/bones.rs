@@ -9,7 +9,7 @@
 
 use crate::animation::{BonePose, BoneRef};
 use crate::skeleton::{BoneIdentity, Skeleton, bone_key, canonical_bone_id};
-use bevy::animation::AnimationTargetId;
+use bevy::animation::{AnimatedBy, AnimationTargetId};
 use bevy::prelude::*;
 
 /// A bone driven by rigplay: its rest transform (what it returns to when a clip does not animate
@@ -68,6 +68,67 @@ pub fn bone_target_id(skeleton: &Skeleton, bone: &BoneRef) -> AnimationTargetId 
 /// [`super::Retarget`] hierarchy's bone of the same name (normalised) gets.
 pub fn named_bone_target_id(name: &str) -> AnimationTargetId {
     target_for(canonical_bone_id(&bone_key(name)), name)
+}
+
+/// Puts `AnimatedBy(root)` on the bones of a character whose root can now play Bevy clips (it
+/// has just been given an `AnimationGraphHandle`).
+///
+/// rigplay's bones carry `AnimatedBy` only while their character plays through Bevy's
+/// `AnimationPlayer`: Bevy's `animate_targets` visits every entity with `AnimatedBy` each frame
+/// and looks its player up, even where the player has no graph and nothing plays. On bones that
+/// rigplay's own `Playback` poses, that visit was more than half of the frame of 1,000 idle SA
+/// skeletons (`benches/playback.rs`, `layers/idle`; `docs/performance.md`). The spawners put it on
+/// at once where the root already has a graph.
+pub(crate) fn give_bones_to_graph(
+    insert: On<Insert, AnimationGraphHandle>,
+    children: Query<&Children>,
+    kinds: Query<(Has<RigBone>, Has<SkeletonBones>, Has<super::Retarget>)>,
+    mut commands: Commands,
+) {
+    let root = insert.event_target();
+    each_bone(root, &children, &kinds, |bone| {
+        commands.entity(bone).try_insert(AnimatedBy(root));
+    });
+}
+
+/// Takes `AnimatedBy(root)` off the bones of a character whose root has lost its
+/// `AnimationGraphHandle` (nothing plays through its `AnimationPlayer` any more), leaving an
+/// `AnimatedBy` that names another player alone.
+pub(crate) fn take_bones_from_graph(
+    remove: On<Remove, AnimationGraphHandle>,
+    children: Query<&Children>,
+    kinds: Query<(Has<RigBone>, Has<SkeletonBones>, Has<super::Retarget>)>,
+    animated_by: Query<&AnimatedBy>,
+    mut commands: Commands,
+) {
+    let root = remove.event_target();
+    each_bone(root, &children, &kinds, |bone| {
+        if animated_by.get(bone).is_ok_and(|a| a.0 == root) {
+            commands.entity(bone).try_remove::<AnimatedBy>();
+        }
+    });
+}
+
+/// Calls `f` on every bone ([`RigBone`]) below `root`, not looking inside another character
+/// (an entity with [`SkeletonBones`] or a [`super::Retarget`] of its own). An animated glTF scene's
+/// own `AnimationPlayer` below a `Retarget` root is no boundary: its nodes are the root's bones.
+fn each_bone(
+    root: Entity,
+    children: &Query<&Children>,
+    kinds: &Query<(Has<RigBone>, Has<SkeletonBones>, Has<super::Retarget>)>,
+    mut f: impl FnMut(Entity),
+) {
+    let mut below: Vec<Entity> = children.get(root).map(|c| c.to_vec()).unwrap_or_default();
+    while let Some(e) = below.pop() {
+        let (bone, skeleton, retarget) = kinds.get(e).unwrap_or_default();
+        if skeleton || retarget {
+            continue;
+        }
+        if bone {
+            f(e);
+        }
+        below.extend(children.get(e).into_iter().flatten());
+    }
 }
 
 /// A bone's local transform as Bevy's `Transform` (the same three parts).

@@ -142,6 +142,8 @@ impl Plugin for SkeletalPlugin {
             .register_type::<Retarget>()
             .register_type::<RootMotion>()
             .add_observer(bind::note_new_bone)
+            .add_observer(bones::give_bones_to_graph)
+            .add_observer(bones::take_bones_from_graph)
             .add_observer(layers::unbind_layers)
             .add_observer(retarget::note_new_name)
             // In `PostUpdate`, after `SpawnScene` and before anything is posed: a glTF scene

@@ -210,7 +210,12 @@ pub(crate) fn report_humanoid_bones(
 /// Binds the descendants of every [`Retarget`] root that are not bound yet.
 pub(crate) fn retarget(
     mut commands: Commands,
-    roots: Query<(Entity, &Retarget, Has<AnimationPlayer>)>,
+    roots: Query<(
+        Entity,
+        &Retarget,
+        Has<AnimationPlayer>,
+        Has<AnimationGraphHandle>,
+    )>,
     children: Query<&Children>,
     bones: Query<(Option<&Name>, Option<&GtaBoneId>, &Transform), Without<RigBone>>,
     named: Res<NamesAdded>,
@@ -221,7 +226,7 @@ pub(crate) fn retarget(
     if roots.is_empty() || (!named && added_roots.is_empty()) {
         return;
     }
-    for (root, retarget, has_player) in &roots {
+    for (root, retarget, has_player, has_graph) in &roots {
         if !has_player {
             commands.entity(root).insert(AnimationPlayer::default());
         }
@@ -243,15 +248,19 @@ pub(crate) fn retarget(
                 continue;
             }
             let target = target_for(canonical, &name);
-            commands.entity(entity).insert((
+            let mut bone = commands.entity(entity);
+            bone.insert((
                 target,
-                AnimatedBy(root),
                 RigBone {
                     index: None,
                     rest: *transform,
                     target,
                 },
             ));
+            // Bevy's player drives it only while the root has a graph (`give_bones_to_graph`).
+            if has_graph {
+                bone.insert(AnimatedBy(root));
+            }
         }
     }
 }
