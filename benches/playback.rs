@@ -29,6 +29,9 @@
 //!   path wearing the sample DFF ped (`CrowdModel`), their skin matrices computed each frame
 //!   (`flat 10000, wearing a ped`); and 10,000 on the flat path with the wave over the upper body
 //!   as a partial layer at 0.5 (`ClipLayers`; `flat 10000, an upper-body layer`).
+//! * `empty app`: a frame of an app with nothing in it, Bevy's plugins alone (`bevy`) and with
+//!   rigplay's IFP and DAN plugins (`with rigplay`), on one thread and two (Bevy's multi-threaded
+//!   executor in both): what rigplay's systems cost when they have nothing to do.
 
 use bevy::animation::AnimationPlugin;
 use bevy::prelude::*;
@@ -494,5 +497,32 @@ fn growth(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, frames, growth);
+/// A frame of an app with nothing in it: Bevy's `MinimalPlugins`, assets, animation and
+/// transform propagation, alone and with rigplay's IFP and DAN plugins (playback, the skeletal
+/// wing, layers and crowds), on one thread and on two. What rigplay's systems cost a frame when
+/// they have nothing to do.
+fn empty(c: &mut Criterion) {
+    let mut g = c.benchmark_group("empty app");
+    g.sample_size(20);
+    for threads in [1, 2] {
+        for (name, rigplay) in [("bevy", false), ("with rigplay", true)] {
+            let mut app = common::memory_app(sample_files(), threads);
+            app.add_plugins((AnimationPlugin, TransformPlugin));
+            if rigplay {
+                app.add_plugins((rigplay::IfpPlugin, rigplay::DanPlugin));
+            }
+            app.finish();
+            app.cleanup();
+            for _ in 0..3 {
+                app.update();
+            }
+            g.bench_function(format!("{name}, {threads} threads"), |b| {
+                b.iter(|| app.update())
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, frames, growth, empty);
 criterion_main!(benches);

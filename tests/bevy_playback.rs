@@ -1289,3 +1289,75 @@ fn bones_are_animated_by_their_root_only_while_it_plays_bevy_clips() {
             .all(|(_, by)| *by == Some(humanoid))
     );
 }
+
+/// The local transforms of `skeleton`'s bones, in its bone order.
+fn bone_locals(app: &App, skeleton: Entity) -> Vec<Transform> {
+    let world = app.world();
+    (world.get::<SkeletonBones>(skeleton).unwrap().0.iter())
+        .map(|b| *world.get::<Transform>(*b).unwrap())
+        .collect()
+}
+
+/// rigplay's per-character systems are skipped (run conditions) while no character of theirs
+/// exists. After frames with no character at all, three start paused at one time of the walk: a
+/// GTA skeleton playing `Playback`, a GTA skeleton with the walk as its one `ClipLayers` layer
+/// and a crowd character. From the crowd character's second frame, each frame the three agree (the crowd's joints with the skeleton's
+/// within 0.1 mm, the layered skeleton's bones with the other's within 1e-5) away from the rest
+/// pose. Then all three go, more frames pass with none, and three start again at another time:
+/// they agree again.
+#[test]
+fn characters_started_after_frames_without_any_are_posed() {
+    let mut app = sa_app(1.0 / 60.0);
+    let walk: Handle<RigClip> = load(&mut app, "sa_ped.ifp#walk");
+    for (round, t) in [0.3, 0.7].into_iter().enumerate() {
+        for _ in 0..5 {
+            app.update();
+        }
+        let (skeleton, crowd) = skeleton_and_crowd(
+            &mut app,
+            &walk,
+            t,
+            Transform::default(),
+            Transform::from_xyz(3.0, 0.0, 0.0),
+        );
+        for e in [skeleton, crowd] {
+            app.world_mut().get_mut::<Playback>(e).unwrap().paused = true;
+        }
+        let mut layer = rigplay::animation::layers::Layer::new(walk.clone());
+        layer.playhead.paused = true;
+        layer.playhead.seek(t);
+        let mut layers = ClipLayers::default();
+        layers.push(layer);
+        let layered = app
+            .world_mut()
+            .spawn((GtaSkeleton::SA, layers, Transform::from_xyz(-3.0, 0.0, 0.0)))
+            .id();
+        // (A crowd character's first frame binds it; it is posed from its second.)
+        app.update();
+        for frame in 0..4 {
+            app.update();
+            let gap = crowd_gap(&mut app, skeleton, crowd);
+            assert!(
+                gap < 1e-4,
+                "round {round}, frame {frame}: crowd {gap} m off"
+            );
+            let (played, by_layers) = (bone_locals(&app, skeleton), bone_locals(&app, layered));
+            let mut off_rest = 0.0f32;
+            for (b, (p, l)) in played.iter().zip(&by_layers).enumerate() {
+                let same = p.rotation.dot(l.rotation).abs() > 1.0 - 1e-5
+                    && p.translation.distance(l.translation) < 1e-5;
+                assert!(
+                    same,
+                    "round {round}, frame {frame}, bone {b}: {p:?} against {l:?}"
+                );
+                let bone = app.world().get::<SkeletonBones>(skeleton).unwrap().0[b];
+                let rest = app.world().get::<RigBone>(bone).unwrap().rest;
+                off_rest = off_rest.max(p.rotation.angle_between(rest.rotation));
+            }
+            assert!(off_rest > 0.1, "round {round}: the walk at {t} s is posed");
+        }
+        for e in [skeleton, crowd, layered] {
+            app.world_mut().entity_mut(e).despawn();
+        }
+    }
+}

@@ -238,7 +238,9 @@ impl Plugin for PlaybackPlugin {
             )
             .add_systems(
                 PostUpdate,
-                advance_playbacks.in_set(PlaybackSystems::Advance),
+                advance_playbacks
+                    .run_if(any_with_component::<Playback>)
+                    .in_set(PlaybackSystems::Advance),
             );
     }
 }

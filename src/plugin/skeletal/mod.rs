@@ -152,10 +152,10 @@ impl Plugin for SkeletalPlugin {
             .add_systems(
                 PostUpdate,
                 (
-                    retarget::retarget,
-                    retarget::report_humanoid_bones,
-                    play_animation::start_animations,
-                    retarget::warn_unmatched,
+                    retarget::retarget.run_if(any_with_component::<Retarget>),
+                    retarget::report_humanoid_bones.run_if(any_with_component::<Retarget>),
+                    play_animation::start_animations.run_if(any_with_component::<PlayAnimation>),
+                    retarget::warn_unmatched.run_if(any_with_component::<PlayAnimation>),
                 )
                     .chain()
                     .before(PlaybackSystems::Prepare)
@@ -165,36 +165,53 @@ impl Plugin for SkeletalPlugin {
                 PostUpdate,
                 (
                     root_motion::extract_root_motion
+                        .run_if(any_with_component::<PlayAnimation>)
                         .after(bevy::app::AnimationSystems)
                         .before(TransformSystems::Propagate),
-                    (bind::prepare_skeletal, layers::bind_layers).in_set(PlaybackSystems::Prepare),
+                    (
+                        bind::prepare_skeletal.run_if(any_with_component::<SkeletalClip>),
+                        layers::bind_layers.run_if(any_with_component::<ClipLayers>),
+                    )
+                        .in_set(PlaybackSystems::Prepare),
                     // After the playheads: the bottom layer's root motion is the step its
                     // `Playback` took this frame.
                     layers::advance_layers
+                        .run_if(any_with_component::<ClipLayers>)
                         .in_set(PlaybackSystems::Advance)
                         .after(crate::plugin::playback::advance_playbacks),
                     (
-                        sample::sample_skeletal,
-                        sample::apply_skeletal,
-                        layers::sample_layers,
-                        write::write_posed_bones,
+                        sample::sample_skeletal.run_if(any_with_component::<SkeletalClip>),
+                        sample::apply_skeletal.run_if(any_with_component::<SkeletalClip>),
+                        layers::sample_layers.run_if(any_with_component::<ClipLayers>),
+                        write::write_posed_bones.run_if(any_with_component::<bind::PoseSource>),
                     )
                         .chain()
                         .in_set(PlaybackSystems::Apply),
-                    (crowd::bind_crowds, layers::bind_crowd_layers)
+                    (
+                        crowd::bind_crowds.run_if(any_with_component::<CrowdCharacter>),
+                        layers::bind_crowd_layers.run_if(any_with_component::<ClipLayers>),
+                    )
                         .chain()
                         .in_set(PlaybackSystems::Prepare),
-                    layers::advance_crowd_layers.in_set(PlaybackSystems::Advance),
-                    crowd::pose_crowds.in_set(PlaybackSystems::Apply),
+                    layers::advance_crowd_layers
+                        .run_if(any_with_component::<ClipLayers>)
+                        .in_set(PlaybackSystems::Advance),
+                    crowd::pose_crowds
+                        .run_if(any_with_component::<CrowdCharacter>)
+                        .in_set(PlaybackSystems::Apply),
                 ),
             );
+        // (Each system above, and each gizmo system that draws, is skipped by a run condition
+        // where there is none of the characters it serves: Bevy's multi-threaded executor then
+        // spawns no task for it. A task is a thread hop, about 18 µs a system on the two cores
+        // measured: `benches/playback.rs`, group `empty app`, and `docs/performance.md`.)
         #[cfg(feature = "gizmos")]
         app.init_resource::<SkeletonGizmos>().add_systems(
             PostUpdate,
             (
                 gizmos::sync_gizmo_config,
-                gizmos::draw_skeletons,
-                crowd::draw_crowds,
+                gizmos::draw_skeletons.run_if(any_with_component::<RigBone>),
+                crowd::draw_crowds.run_if(any_with_component::<CrowdCharacter>),
                 gizmos::place_bone_names,
             )
                 .chain()
