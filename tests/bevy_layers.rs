@@ -219,7 +219,7 @@ fn games_rule(layers: &[(Option<Quat>, Option<Vec3>, f32, bool)], rest: BonePose
 }
 
 /// The local transforms of a character's bones, in the skeleton's order.
-fn bones_of(app: &App, character: Entity) -> Vec<Transform> {
+pub fn bones_of(app: &App, character: Entity) -> Vec<Transform> {
     app.world()
         .get::<SkeletonBones>(character)
         .unwrap()
@@ -230,7 +230,7 @@ fn bones_of(app: &App, character: Entity) -> Vec<Transform> {
 }
 
 /// A layer paused at `time`.
-fn paused(clip: Handle<RigClip>, time: f32) -> Layer<Handle<RigClip>> {
+pub fn paused(clip: Handle<RigClip>, time: f32) -> Layer<Handle<RigClip>> {
     let mut layer = Layer::new(clip);
     layer.playhead.paused = true;
     layer.playhead.seek(time);

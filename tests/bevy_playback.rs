@@ -2,6 +2,7 @@
 //! Bevy's AnimationPlayer path.
 
 use crate::bevy_ifp::{app, bone, lift_ifp, load, same_rotation};
+use crate::bevy_layers::{bones_of, paused};
 use bevy::prelude::*;
 use rigplay::animation::{WrapMode, blend};
 use rigplay::plugin::*;
@@ -1290,20 +1291,12 @@ fn bones_are_animated_by_their_root_only_while_it_plays_bevy_clips() {
     );
 }
 
-/// The local transforms of `skeleton`'s bones, in its bone order.
-fn bone_locals(app: &App, skeleton: Entity) -> Vec<Transform> {
-    let world = app.world();
-    (world.get::<SkeletonBones>(skeleton).unwrap().0.iter())
-        .map(|b| *world.get::<Transform>(*b).unwrap())
-        .collect()
-}
-
 /// rigplay's per-character systems are skipped (run conditions) while no character of theirs
 /// exists. After frames with no character at all, three start paused at one time of the walk: a
 /// GTA skeleton playing `Playback`, a GTA skeleton with the walk as its one `ClipLayers` layer
-/// and a crowd character. From the crowd character's second frame, each frame the three agree (the crowd's joints with the skeleton's
-/// within 0.1 mm, the layered skeleton's bones with the other's within 1e-5) away from the rest
-/// pose. Then all three go, more frames pass with none, and three start again at another time:
+/// and a crowd character. From the crowd character's second frame, each frame the three agree
+/// (the crowd's joints with the skeleton's within 0.1 mm, the layered skeleton's bones with the
+/// other's within 1e-5) away from the rest pose. Then all three go, more frames pass with none, and three start again at another time:
 /// they agree again.
 #[test]
 fn characters_started_after_frames_without_any_are_posed() {
@@ -1323,11 +1316,8 @@ fn characters_started_after_frames_without_any_are_posed() {
         for e in [skeleton, crowd] {
             app.world_mut().get_mut::<Playback>(e).unwrap().paused = true;
         }
-        let mut layer = rigplay::animation::layers::Layer::new(walk.clone());
-        layer.playhead.paused = true;
-        layer.playhead.seek(t);
         let mut layers = ClipLayers::default();
-        layers.push(layer);
+        layers.push(paused(walk.clone(), t));
         let layered = app
             .world_mut()
             .spawn((GtaSkeleton::SA, layers, Transform::from_xyz(-3.0, 0.0, 0.0)))
@@ -1341,7 +1331,7 @@ fn characters_started_after_frames_without_any_are_posed() {
                 gap < 1e-4,
                 "round {round}, frame {frame}: crowd {gap} m off"
             );
-            let (played, by_layers) = (bone_locals(&app, skeleton), bone_locals(&app, layered));
+            let (played, by_layers) = (bones_of(&app, skeleton), bones_of(&app, layered));
             let mut off_rest = 0.0f32;
             for (b, (p, l)) in played.iter().zip(&by_layers).enumerate() {
                 let same = p.rotation.dot(l.rotation).abs() > 1.0 - 1e-5
