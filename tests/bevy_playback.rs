@@ -1296,8 +1296,8 @@ fn bones_are_animated_by_their_root_only_while_it_plays_bevy_clips() {
 /// GTA skeleton playing `Playback`, a GTA skeleton with the walk as its one `ClipLayers` layer
 /// and a crowd character. From the crowd character's second frame, each frame the three agree
 /// (the crowd's joints with the skeleton's within 0.1 mm, the layered skeleton's bones with the
-/// other's within 1e-5) away from the rest pose. Then all three go, more frames pass with none, and three start again at another time:
-/// they agree again.
+/// other's within 1e-5) away from the rest pose. Then all three go, more frames pass with none,
+/// and three start again at another time: they agree again.
 #[test]
 fn characters_started_after_frames_without_any_are_posed() {
     let mut app = sa_app(1.0 / 60.0);
