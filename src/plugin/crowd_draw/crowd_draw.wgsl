@@ -3,12 +3,14 @@
 // world-from-local matrix is the character's transform times its skin, read from two storage
 // buffers instead of a `SkinnedMesh`'s joints. The fragment stage is StandardMaterial's own.
 //
-// - `crowd_bones`: two halves (this frame's from row `current` on, last frame's from row
-//   `previous` on, for motion vectors), each of `slots` rows of the characters' places in the
-//   world (their `GlobalTransform`s; a part's own is the identity), then `slots` slots of
-//   `stride` bones (model space, Bevy's axes). A character's slot is its parts' `MeshTag`.
-//   Then, from row `held`, a mark per slot (12 a row) saying which half holds its bones this
-//   frame and last frame: a slot held at half rate (`CrowdLod`) is not written that frame.
+// - `crowd_bones`: two or three frames of rows (this frame's from row `current` on, last
+//   frame's from row `previous` on, for motion vectors, and, where far characters may be posed at
+//   half rate, the frame before last's from row `before_last` on), each of `slots` rows of the
+//   characters' places in the world (their `GlobalTransform`s; a part's own is the identity),
+//   then `slots` slots of `stride` bones (model space, Bevy's axes). A character's slot is its
+//   parts' `MeshTag`. Then, from row `held`, a mark per slot (12 a row) saying which frame's rows
+//   hold its bones this frame and last frame: a slot held at half rate (`CrowdLod`) is not
+//   written that frame.
 // - `crowd_joints`: the model's skin, per joint its bone in the crowd skeleton and its inverse
 //   bind matrix.
 // A joint's skin matrix is `bones[first + joint.bone] * joint.inverse_bind`, the matrix
@@ -44,12 +46,13 @@ struct CrowdPlacing {
     by_entity: u32,
 }
 
-// Two frames of places and bones: which rows hold this frame's and which last frame's (the
-// halves swap every frame), the slots a half holds, and the first row of the held marks; then
-// the rows.
+// Two or three frames of places and bones: which rows hold this frame's, last frame's and the
+// frame before last's (the frames take turns; where two are kept, `before_last` is `current`),
+// the slots a frame holds, and the first row of the held marks; then the rows (from byte 32).
 struct CrowdBones {
     current: u32,
     previous: u32,
+    before_last: u32,
     slots: u32,
     held: u32,
     rows: array<mat3x4<f32>>,
@@ -125,19 +128,20 @@ fn skin_matrix(first: u32, joint_index: u32) -> mat4x4<f32> {
     return affine3_to_square(bone) * affine3_to_square(joint.inverse_bind);
 }
 
-// The first row of the half that holds `slot`'s bones for the frame whose half starts at
+// The first row of the frame's rows that hold `slot`'s bones for the frame whose rows start at
 // `base` (this frame's, or last frame's for motion vectors), by the slot's held mark (as
-// `held_marks` writes them): 0, that half; 1, held this frame (its rows not written): last
-// frame's half holds both frames' bones; 2, written this frame and held last frame: last
-// frame's bones are gone, and this frame's stand for both (its skin has no motion vector).
-fn bones_half(slot: u32, base: u32) -> u32 {
+// `held_marks` writes them): 0, those rows; 1, held this frame (its rows not written): last
+// frame's rows hold both frames' bones; 2, written this frame and held last frame: the bones it
+// showed last frame are the frame before last's. (Where the buffer keeps two frames, those are
+// this frame's rows, and such a skin has no motion vectors.)
+fn bones_rows(slot: u32, base: u32) -> u32 {
     let i = slot % 12u;
     let mark = crowd_bones.rows[crowd_bones.held + slot / 12u][i / 4u][i % 4u];
     if mark == 1.0 {
         return crowd_bones.previous;
     }
-    if mark == 2.0 {
-        return crowd_bones.current;
+    if mark == 2.0 && base != crowd_bones.current {
+        return crowd_bones.before_last;
     }
     return base;
 }
@@ -147,7 +151,7 @@ fn bones_half(slot: u32, base: u32) -> u32 {
 // `skinning::skin_model` sums joint matrices).
 fn crowd_world_from_local(vertex: CrowdVertex, base: u32, last: bool) -> mat4x4<f32> {
     let slot = mesh_functions::get_tag(vertex.instance_index);
-    let first = bones_half(slot, base) + crowd_bones.slots + slot * crowd_params.stride;
+    let first = bones_rows(slot, base) + crowd_bones.slots + slot * crowd_params.stride;
     let j = vertex.crowd_joint_indices;
     let w = vertex.crowd_joint_weights;
     let skin = w.x * skin_matrix(first, j.x) + w.y * skin_matrix(first, j.y)

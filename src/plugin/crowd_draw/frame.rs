@@ -5,11 +5,11 @@ use super::material::CrowdMaterial;
 use super::staging::{BoneStaging, RowPool};
 use super::state::{
     BONE_BYTES, BONES_HEAD_BYTES, CrowdDraw, CrowdDrawSettings, CrowdFallback, CrowdPart,
-    bone_buffer_bytes, half_rows, held_marks,
+    bone_buffer_bytes, frame_rows, frames_kept, held_marks,
 };
 use crate::plugin::skeletal::{
-    BLOCK_BONES, BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdPose, CrowdSkeletons,
-    MappedRows, SlotState, bone_rows,
+    BLOCK_BONES, BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdLod, CrowdPose,
+    CrowdSkeletons, MappedRows, SlotState, bone_rows,
 };
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
@@ -33,6 +33,7 @@ pub(super) fn size_crowd_bones(
     mut rows: ResMut<CrowdBoneRows>,
     mut buffers: ResMut<Assets<ShaderBuffer>>,
     mut materials: ResMut<Assets<CrowdMaterial>>,
+    lod: Option<Res<CrowdLod>>,
 ) {
     let draw = &mut *draw;
     let Some(handle) = &draw.bones else {
@@ -45,15 +46,18 @@ pub(super) fn size_crowd_bones(
     let capacity = draw.slots.len().next_power_of_two().max(64);
     // A glTF rig with more bones than the stride widened it: every slot is laid out again.
     let restrided = draw.laid_stride != draw.stride;
-    if capacity != draw.capacity || restrided {
+    // Half rate turned on or off: a third frame of rows kept, or no longer.
+    let frames = frames_kept(lod.as_deref());
+    if capacity != draw.capacity || restrided || frames != draw.frames {
         draw.capacity = capacity;
         draw.laid_stride = draw.stride;
+        draw.frames = frames;
         // For two frames: the buffer is prepared in the frame it changes.
         draw.rebind = 2;
         draw.all_fresh = true;
         if let Some(mut buffer) = buffers.get_mut(handle) {
             *buffer = ShaderBuffer::with_size(
-                bone_buffer_bytes(capacity, stride),
+                bone_buffer_bytes(capacity, stride, frames),
                 RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
             );
         }
@@ -109,8 +113,10 @@ pub(super) struct CrowdBoneUpload {
     /// The buffer's slots and bones per slot.
     capacity: usize,
     stride: usize,
-    /// Which half of the buffer holds this frame's bones (the other, last frame's).
-    half: usize,
+    /// The frames of rows the buffer keeps ([`frames_kept`]), and which of them holds this
+    /// frame's (the one before, last frame's; the one before that, the frame before last's).
+    frames: usize,
+    frame: usize,
     /// The slots whose last frame's bones are taken from this frame's (this frame's fresh
     /// slots and the last frame's, in case a slot's first rows came a frame after it was
     /// taken), or every slot's (`all_fresh`, for this frame and the next).
@@ -147,6 +153,7 @@ pub(super) fn extract_crowd_bones(
     upload.buffer = draw.bones.as_ref().map(Handle::id);
     upload.capacity = draw.capacity;
     upload.stride = draw.laid_stride as usize;
+    upload.frames = draw.frames;
     std::mem::swap(&mut upload.fresh, &mut upload.fresh_before);
     upload.fresh.clear();
     upload.fresh.append(&mut draw.fresh);
@@ -175,10 +182,10 @@ pub(super) fn extract_crowd_bones(
     }
 }
 
-/// Writes this frame's places and bones into the half of the bone buffer that held the frame
-/// before last's (after Bevy prepared the buffer, made anew when it grew), and the head saying
-/// which half is which. A fresh slot's rows go into both halves: it moved nowhere since last
-/// frame.
+/// Writes this frame's places and bones into the frame of rows in the bone buffer that held the
+/// oldest frame's (after Bevy prepared the buffer, made anew when it grew), and the head saying
+/// which frame's rows are where. A fresh slot's rows go into last frame's rows too: it moved
+/// nowhere since last frame.
 ///
 /// The bytes go through staging memory kept from frame to frame ([`BoneStaging`]), in one command
 /// buffer of copies submitted here, before the frame's draws. (Through `Queue::write_buffer`,
@@ -195,17 +202,18 @@ pub(super) fn write_crowd_bones(
         return;
     }
     let (capacity, stride) = (upload.capacity, upload.stride);
+    // (Two at least: a buffer is laid out before its first rows are sent.)
+    let frames = upload.frames.max(2);
     let gpu = upload.buffer.and_then(|id| buffers.get(id));
-    let Some(gpu) =
-        gpu.filter(|gpu| gpu.buffer.size() as usize >= bone_buffer_bytes(capacity, stride))
-    else {
+    let size = bone_buffer_bytes(capacity, stride, frames);
+    let Some(gpu) = gpu.filter(|gpu| gpu.buffer.size() as usize >= size) else {
         // (Not prepared yet: this frame's rows are not drawn.)
         if let Some(mapped) = upload.mapped.take() {
             upload.pool.keep(mapped);
         }
         return;
     };
-    let half_rows = half_rows(capacity, stride);
+    let frame_rows = frame_rows(capacity, stride);
     let places = &upload.places[..upload.places.len().min(capacity)];
     // The bones, in mapped memory (copied from there) or in the vector (staged with the rest).
     // (It was handed out for the frame's slots and stride: `size_crowd_bones` keeps it only
@@ -218,13 +226,20 @@ pub(super) fn write_crowd_bones(
         }
         None => &upload.bones[..upload.bones.len().min(capacity * stride)],
     };
-    upload.half ^= 1;
-    let (current, previous) = (upload.half, upload.half ^ 1);
-    let head = [
-        (current * half_rows) as u32,
-        (previous * half_rows) as u32,
+    // The frames take turns: this frame's rows go where the oldest frame's were. (Where two are
+    // kept, the frame before last's is this frame's: see `RESUMED`.)
+    upload.frame = (upload.frame + 1) % frames;
+    let current = upload.frame;
+    let [previous, before_last] = [1, 2].map(|back| (current + 2 * frames - back) % frames);
+    let head: [u32; BONES_HEAD_BYTES / 4] = [
+        (current * frame_rows) as u32,
+        (previous * frame_rows) as u32,
+        (before_last * frame_rows) as u32,
         capacity as u32,
-        (2 * half_rows) as u32,
+        (frames * frame_rows) as u32,
+        0,
+        0,
+        0,
     ];
     // The held marks, where a slot is held this frame or was last frame, or they were written
     // last frame (a buffer made anew holds 0s).
@@ -240,9 +255,10 @@ pub(super) fn write_crowd_bones(
     }
     upload.marked = holding;
     let marks = &upload.marks;
-    // A half's places (from its first row), then its bones (from row `capacity`).
-    let at =
-        |half: usize, row: usize| (BONES_HEAD_BYTES + (half * half_rows + row) * BONE_BYTES) as u64;
+    // A frame's places (from its first row), then its bones (from row `capacity`).
+    let at = |frame: usize, row: usize| {
+        (BONES_HEAD_BYTES + (frame * frame_rows + row) * BONE_BYTES) as u64
+    };
     let staging = BoneStaging::fit(
         &mut upload.staging,
         &device,
@@ -262,25 +278,26 @@ pub(super) fn write_crowd_bones(
         &mut encoder,
         target,
         bytemuck::cast_slice(marks),
-        &[at(2, 0)],
+        &[at(frames, 0)],
     );
     let all_fresh = upload.all_fresh > 0;
     upload.all_fresh = upload.all_fresh.saturating_sub(1);
-    // Copies `rows` rows from `from` (at `staged_at`) into this frame's half from its row
-    // `start`, or into both halves where every slot is fresh, and each fresh slot's rows into
-    // the other half too.
+    // Copies `rows` rows from `from` (at `staged_at`) into this frame's rows from its row
+    // `start`, and into last frame's too where every slot is fresh, or each fresh slot's rows.
+    // (No slot is held within three frames of being fresh, `SlotState::holdable`, so none reads
+    // the frame before last's rows then.)
     let fresh = || upload.fresh.iter().chain(&upload.fresh_before);
     let copy_run = |encoder: &mut wgpu::CommandEncoder,
                     (from, staged_at): (&Buffer, u64),
                     rows: usize,
                     start: usize,
                     per_slot: usize| {
-        let halves = match all_fresh {
+        let frames = match all_fresh {
             true => &[current, previous][..],
             false => &[current][..],
         };
-        for &half in halves {
-            let (to, size) = (at(half, start), (rows * BONE_BYTES) as u64);
+        for &frame in frames {
+            let (to, size) = (at(frame, start), (rows * BONE_BYTES) as u64);
             encoder.copy_buffer_to_buffer(from, staged_at, target, to, size);
         }
         if all_fresh {
@@ -299,7 +316,7 @@ pub(super) fn write_crowd_bones(
             }
         }
     };
-    // A half's two runs of rows: the places (from its first row, a row per slot), then the bones
+    // A frame's two runs of rows: the places (from its first row, a row per slot), then the bones
     // (from row `capacity`, `stride` per slot).
     if let Some((from, staged_at)) =
         staging.stage(&mut encoder, target, bytemuck::cast_slice(places), &[])

@@ -36,12 +36,13 @@ pub type CrowdMaterial = ExtendedMaterial<StandardMaterial, CrowdSkin>;
 /// and one atomic's joints.
 #[derive(Asset, AsBindGroup, Reflect, Debug, Clone)]
 pub struct CrowdSkin {
-    /// Every drawn character's place and bones, this frame's and last frame's (for motion
-    /// vectors), shared by every crowd material: a head of three `u32`s (the first row of this
-    /// frame's half, of last frame's, and the slots a half holds; 16 bytes in all), then the
-    /// two halves, which swap every frame, each of 3×4 affine rows: per character slot its
-    /// place in the world (its `GlobalTransform`), then per slot `stride` bones (model space,
-    /// Bevy's axes).
+    /// Every drawn character's place and bones, this frame's, last frame's (for motion vectors)
+    /// and, where half rate is on, the frame before last's, shared by every crowd material: a
+    /// head of five `u32`s (the first row of this frame's rows, of last frame's, of the frame
+    /// before last's, the slots a frame holds, and the first row of the held marks; 32 bytes
+    /// with its padding), then the frames, which take turns, each of 3×4 affine rows: per
+    /// character slot its place in the world (its `GlobalTransform`), then per slot `stride`
+    /// bones (model space, Bevy's axes); then the held marks.
     #[storage(100, read_only)]
     pub bones: Handle<ShaderBuffer>,
     /// Per skin joint of the atomic (one for a rigid atomic): its inverse bind matrix (3×4 rows),

@@ -4,7 +4,7 @@
 use super::material::CrowdMaterial;
 use super::parts::BuildParams;
 use crate::plugin::dff::Dff;
-use crate::plugin::skeletal::{BLOCK_BONES, BoneRows, CrowdDrawn, CrowdSkeletons};
+use crate::plugin::skeletal::{BLOCK_BONES, BoneRows, CrowdDrawn, CrowdLod, CrowdSkeletons};
 use crate::skeleton::GtaGame;
 use bevy::asset::{AssetId, RenderAssetUsages, UntypedAssetId};
 use bevy::camera::primitives::Aabb;
@@ -89,6 +89,8 @@ pub(super) struct CrowdDraw {
     pub(super) no_storage_warned: bool,
     /// The slots the bone buffer holds (a power of two, so that it is rarely made anew).
     pub(super) capacity: usize,
+    /// The frames of rows the bone buffer keeps ([`frames_kept`]; 0 before it is laid out).
+    pub(super) frames: usize,
     /// Frames left in which every crowd material is marked changed, so that its bind group
     /// takes the bone buffer made anew when the capacity grew.
     pub(super) rebind: u8,
@@ -112,17 +114,30 @@ pub(super) struct CrowdDraw {
 /// A bone in the bone buffer.
 pub(super) use crate::plugin::skeletal::BONE_BYTES;
 
-/// The bone buffer's head: the first rows of this frame's half and of last frame's, the slots a
-/// half holds, and the first row of the held marks (four `u32`s). Then come two halves, which
-/// swap every frame, each of [`half_rows`] rows: per slot its character's place in the world
-/// (its `GlobalTransform`), then per slot its `stride` bones in its own space. Then the held
-/// marks, [`held_rows`] rows: per slot (12 a row, as floats) where its bones are this frame and
-/// last frame ([`held_marks`]).
-pub(super) const BONES_HEAD_BYTES: usize = 16;
+/// The bone buffer's head: the first rows of this frame's rows, of last frame's and of the frame
+/// before last's, the slots a frame holds, and the first row of the held marks (five `u32`s,
+/// padded to 32 bytes, where the rows' 16-byte alignment puts them). Then come two or three
+/// frames of rows ([`frames_kept`]), which take turns, each of [`frame_rows`] rows: per slot its
+/// character's place in the world (its `GlobalTransform`), then per slot its `stride` bones in its
+/// own space. Then the held marks, [`held_rows`] rows: per slot (12 a row, as floats) where its
+/// bones are this frame and last frame ([`held_marks`]).
+pub(super) const BONES_HEAD_BYTES: usize = 32;
 
-/// The rows of one half of the bone buffer: `capacity` places, then `capacity` slots of
+/// The frames of rows the bone buffer keeps: this frame's and last frame's, and, where a far
+/// character may be posed at half rate ([`CrowdLod`]), the frame before last's, which holds the
+/// pose shown last frame by a character held then (its motion vectors' start, held mark
+/// [`RESUMED`]). A third frame costs the GPU a third more memory (26 MB at 16,384 slots of 32
+/// bones), so a crowd without half rate keeps two.
+pub(super) fn frames_kept(lod: Option<&CrowdLod>) -> usize {
+    match lod.is_some_and(|lod| lod.half_rate_beyond.is_some()) {
+        true => 3,
+        false => 2,
+    }
+}
+
+/// The rows of one frame in the bone buffer: `capacity` places, then `capacity` slots of
 /// `stride` bones.
-pub(super) fn half_rows(capacity: usize, stride: usize) -> usize {
+pub(super) fn frame_rows(capacity: usize, stride: usize) -> usize {
     capacity * (stride + 1)
 }
 
@@ -134,15 +149,15 @@ pub(super) fn held_rows(capacity: usize) -> usize {
 /// Held marks a row holds.
 const HELD_PER_ROW: usize = size_of::<BoneRows>() / size_of::<f32>();
 
-/// A slot's held mark where its bones are this frame's in this frame's half and last frame's in
-/// last frame's half (written this frame and last frame).
+/// A slot's held mark where its bones are this frame's in this frame's rows and last frame's in
+/// last frame's rows (written this frame and last frame).
 const MOVED: f32 = 0.0;
-/// A held slot's mark: this frame's bones are last frame's, in last frame's half (its character
+/// A held slot's mark: this frame's bones are last frame's, in last frame's rows (its character
 /// waited for its frame at half rate, `CrowdLod`, and its rows were not written).
 const HELD: f32 = 1.0;
-/// The mark of a slot written this frame and held last frame: last frame's bones (in the half
-/// now written) are gone, and it is drawn as if it stood still since (its skin's motion vectors
-/// are 0; its place's are not).
+/// The mark of a slot written this frame and held last frame: the bones it showed last frame
+/// are those written the frame before, in that frame's rows (the third frame the buffer keeps
+/// where half rate is on, [`frames_kept`]).
 const RESUMED: f32 = 2.0;
 
 /// Writes into `rows` each slot's held mark ([`MOVED`], [`HELD`], [`RESUMED`]) from whether it
@@ -163,9 +178,10 @@ pub(super) fn held_marks(
     }
 }
 
-/// The bone buffer's size for `capacity` slots of `stride` bones.
-pub(super) fn bone_buffer_bytes(capacity: usize, stride: usize) -> usize {
-    BONES_HEAD_BYTES + (2 * half_rows(capacity, stride) + held_rows(capacity)) * BONE_BYTES
+/// The bone buffer's size for `capacity` slots of `stride` bones, `frames` frames of them
+/// ([`frames_kept`]).
+pub(super) fn bone_buffer_bytes(capacity: usize, stride: usize, frames: usize) -> usize {
+    BONES_HEAD_BYTES + (frames * frame_rows(capacity, stride) + held_rows(capacity)) * BONE_BYTES
 }
 
 impl CrowdDraw {
@@ -207,7 +223,7 @@ impl CrowdDraw {
         self.bones
             .get_or_insert_with(|| {
                 buffers.add(ShaderBuffer::with_size(
-                    bone_buffer_bytes(1, 1),
+                    bone_buffer_bytes(1, 1, 2),
                     RenderAssetUsages::RENDER_WORLD | RenderAssetUsages::MAIN_WORLD,
                 ))
             })

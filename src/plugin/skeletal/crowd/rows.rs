@@ -55,8 +55,8 @@ pub(crate) struct CrowdBoneRows {
 }
 
 /// A slot's rows in a frame: written, or held (its character waited for its frame at half rate,
-/// [`CrowdLod`], and the GPU draws its last frame's rows, which the other half of the bone buffer
-/// holds), and whether they may be held.
+/// [`CrowdLod`], and the GPU draws its last frame's rows, which last frame's rows in the bone
+/// buffer hold), and whether they may be held.
 ///
 /// [`CrowdLod`]: super::CrowdLod
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -67,8 +67,8 @@ pub(crate) struct SlotState {
     pub(crate) held: bool,
     /// It may be held this frame: it was written last frame, and neither the slot was taken nor
     /// the bone buffer made anew in the last [`SlotState::SETTLE`] frames (in those frames the
-    /// render world copies a slot's rows into both halves, and its last frame's rows are not
-    /// where a held slot's are read).
+    /// render world copies a slot's rows into last frame's rows too, and its last frame's rows
+    /// are not where a held slot's are read).
     pub(crate) holdable: bool,
     /// Frames since the slot was taken or the bone buffer made anew, up to [`SlotState::SETTLE`].
     settled: u8,
@@ -77,8 +77,8 @@ pub(crate) struct SlotState {
 #[cfg_attr(not(feature = "dff"), allow(dead_code))]
 impl SlotState {
     /// Frames after a slot is taken, or the bone buffer made anew, before the slot may be held:
-    /// the render world copies such a slot's rows into both halves for two frames, and a third
-    /// covers a frame whose upload waited for the buffer to be prepared.
+    /// the render world copies such a slot's rows into last frame's rows too for two frames, and
+    /// a third covers a frame whose upload waited for the buffer to be prepared.
     pub(crate) const SETTLE: u8 = 3;
 
     /// Moves every slot's state to the next frame: `fresh` are the slots taken this frame,
@@ -275,8 +275,8 @@ mod tests {
                 state.written = !(slot == 2 && frame == 4);
             }
         }
-        // Frames 0, 1, 2: settling (the render world copies every slot into both halves in
-        // frames 0 and 1; frame 2 covers an upload that waited for the buffer). Frame 3 on:
+        // Frames 0, 1, 2: settling (the render world copies every slot into last frame's rows
+        // too in frames 0 and 1; frame 2 covers an upload that waited for the buffer). Frame 3 on:
         // written last frame, so holdable, but for slot 2 in frame 5 (not written in frame 4).
         let (no, yes) = ([false; 3].to_vec(), [true; 3].to_vec());
         assert_eq!(seen[..3], [no.clone(), no.clone(), no]);
@@ -299,7 +299,7 @@ mod tests {
         states[0].held = true;
         states[1].written = true;
         SlotState::next_frame(&mut states, &[1], false);
-        // Slot 0 was held, not written: its last frame's rows are not in last frame's half.
+        // Slot 0 was held, not written: its last frame's rows are not in last frame's rows.
         assert_eq!(holdable(&states), [false, false]);
         assert!(!states[0].held, "a new frame holds nothing yet");
         for frame in 0..3 {
