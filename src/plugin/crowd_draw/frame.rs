@@ -5,7 +5,7 @@ use super::material::CrowdMaterial;
 use super::staging::{BoneStaging, RowPool};
 use super::state::{
     BONE_BYTES, BONES_HEAD_BYTES, CrowdDraw, CrowdDrawSettings, CrowdFallback, CrowdPart,
-    bone_buffer_bytes, frame_rows, frames_kept, held_marks,
+    bone_buffer_bytes, bones_head, frame_rows, frames_kept, held_marks,
 };
 use crate::plugin::skeletal::{
     BLOCK_BONES, BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdLod, CrowdPose,
@@ -230,17 +230,8 @@ pub(super) fn write_crowd_bones(
     // kept, the frame before last's is this frame's: see `RESUMED`.)
     upload.frame = (upload.frame + 1) % frames;
     let current = upload.frame;
-    let [previous, before_last] = [1, 2].map(|back| (current + 2 * frames - back) % frames);
-    let head: [u32; BONES_HEAD_BYTES / 4] = [
-        (current * frame_rows) as u32,
-        (previous * frame_rows) as u32,
-        (before_last * frame_rows) as u32,
-        capacity as u32,
-        (frames * frame_rows) as u32,
-        0,
-        0,
-        0,
-    ];
+    let previous = (current + frames - 1) % frames;
+    let head = bones_head(current, frames, capacity, stride);
     // The held marks, where a slot is held this frame or was last frame, or they were written
     // last frame (a buffer made anew holds 0s).
     let holding = upload.held.iter().chain(&upload.held_before).any(|&h| h);
@@ -902,5 +893,26 @@ mod tests {
         assert_eq!(marks.len(), 6);
         assert_eq!(marks[0][0], 1.0);
         assert!(marks.iter().flatten().skip(1).all(|&m| m == 0.0));
+    }
+
+    #[test]
+    fn the_head_names_this_last_and_the_frame_before_lasts_rows() {
+        use super::super::state::{BONES_HEAD_BYTES, bone_buffer_bytes, bones_head};
+        // 64 slots of 32 bones: a frame is 64 places + 64 · 32 bones = 2,112 rows.
+        // Three frames (half rate on), taking turns 0, 1, 2, 0: last frame's is the one before
+        // round the three, the frame before last's the one before that; the held marks after
+        // the three frames, from row 6,336.
+        assert_eq!(bones_head(0, 3, 64, 32), [0, 4224, 2112, 64, 6336, 0, 0, 0]);
+        assert_eq!(bones_head(1, 3, 64, 32), [2112, 0, 4224, 64, 6336, 0, 0, 0]);
+        assert_eq!(bones_head(2, 3, 64, 32), [4224, 2112, 0, 64, 6336, 0, 0, 0]);
+        // Two frames: the frame before last's rows are this frame's (a held slot's skin posed
+        // again then has no motion), the marks from row 4,224.
+        assert_eq!(bones_head(0, 2, 64, 32), [0, 2112, 0, 64, 4224, 0, 0, 0]);
+        assert_eq!(bones_head(1, 2, 64, 32), [2112, 0, 2112, 64, 4224, 0, 0, 0]);
+        // The buffer: the head, the frames, and 6 rows of marks (64 slots, 12 a row, rounded
+        // up), 48 bytes a row: 32 + (3 · 2,112 + 6) · 48 = 304,448 bytes.
+        assert_eq!(BONES_HEAD_BYTES, 32);
+        assert_eq!(bone_buffer_bytes(64, 32, 3), 304_448);
+        assert_eq!(bone_buffer_bytes(64, 32, 2), 32 + (2 * 2112 + 6) * 48);
     }
 }

@@ -141,6 +141,31 @@ pub(super) fn frame_rows(capacity: usize, stride: usize) -> usize {
     capacity * (stride + 1)
 }
 
+/// The bone buffer's head where this frame's rows are frame `current` of `frames`
+/// ([`frames_kept`]), each of `capacity` slots of `stride` bones: the first rows of this
+/// frame's rows, of last frame's (the frame before `current`, round the `frames`) and of the
+/// frame before last's (where two frames are kept, this frame's), the slots, the first row of
+/// the held marks (after the frames), and padding.
+pub(super) fn bones_head(
+    current: usize,
+    frames: usize,
+    capacity: usize,
+    stride: usize,
+) -> [u32; BONES_HEAD_BYTES / 4] {
+    let rows = frame_rows(capacity, stride);
+    let [previous, before_last] = [1, 2].map(|back| (current + 2 * frames - back) % frames);
+    [
+        (current * rows) as u32,
+        (previous * rows) as u32,
+        (before_last * rows) as u32,
+        capacity as u32,
+        (frames * rows) as u32,
+        0,
+        0,
+        0,
+    ]
+}
+
 /// The rows of the bone buffer's held marks: one a slot, 12 a row.
 pub(super) fn held_rows(capacity: usize) -> usize {
     capacity.div_ceil(HELD_PER_ROW)
