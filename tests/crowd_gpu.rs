@@ -489,7 +489,8 @@ fn main_pass_vertices(app: &mut App) -> f64 {
 /// other ped (each ped drawn once from its `CrowdPose` and once from the composition that skips
 /// it, at both times), then both far from the one viewer with half rate on (posed every other
 /// frame; on the frames it waits, the ped without the marker composed again from its local
-/// pose).
+/// pose), and with half rate off again. Half rate turned on and off makes the bone buffer anew
+/// each time (three frames of rows kept, then two again).
 #[test]
 fn a_drawn_crowd_characters_pose_is_kept_only_where_asked_and_draws_the_same() {
     on_gpu(|| {
@@ -559,6 +560,15 @@ fn a_drawn_crowd_characters_pose_is_kept_only_where_asked_and_draws_the_same() {
         let late_far = picture(&mut app);
         assert_eq!((bones(&app, kept), bones(&app, bare)), (0, 32));
         assert!(late_far.pixels == late.pixels, "late, at half rate");
+
+        // Half rate off again.
+        app.insert_resource(CrowdLod::default());
+        at(&mut app, 0.6);
+        let late_again = picture(&mut app);
+        assert!(
+            late_again.pixels == late.pixels,
+            "late, half rate off again"
+        );
     });
 }
 
@@ -1689,8 +1699,9 @@ fn motion_app(dir: &Path) -> (App, Handle<Image>) {
 /// motion vectors drawn as colours (as in `crowd_peds_motion_vectors_are_bevys_skinned_meshes`):
 /// far, each frame it is posed again after a hold is read, and a frame it holds. Then, with the
 /// viewer beside it (full rate: posed every frame), the same two poses are shown in two frames in
-/// a row and the second is read: the two pictures are the same to the byte, in six rounds, and
-/// the held frames show no pixel moving.
+/// a row and the second is read: the two pictures are the same to the byte, in six rounds (the
+/// last three with the rows written through the vector, `copy_bone_rows`, both ways), and the
+/// held frames show no pixel moving.
 /// Until the thirty-eighth session the buffer kept two frames and such a skin had no motion
 /// vectors (mark 2 read this frame's rows for both frames): the far reads then showed no pixel
 /// moving. With mark 2 reading last frame's rows (not written for a held slot), they differ.
@@ -1737,6 +1748,10 @@ fn a_far_characters_skin_moves_at_half_rate_as_a_ped_posed_every_frame() {
         let set = |app: &mut App, round: usize| {
             (app.world_mut().get_mut::<Playback>(ped).unwrap()).time = time(round);
         };
+        // The rows through mapped memory, or (from round 4) through the vector.
+        let through_vector = |app: &mut App, round: usize| {
+            (app.world_mut().resource_mut::<CrowdDrawSettings>()).copy_bone_rows = round >= 4;
+        };
         const ROUNDS: usize = 6;
 
         // Far: the frame read (`read_back`'s first update) poses the ped again after a hold.
@@ -1746,6 +1761,7 @@ fn a_far_characters_skin_moves_at_half_rate_as_a_ped_posed_every_frame() {
         }
         let (mut far, mut held) = (Vec::new(), Vec::new());
         for round in 1..=ROUNDS {
+            through_vector(&mut app, round);
             if posed(&app) {
                 app.update();
             }
@@ -1762,11 +1778,13 @@ fn a_far_characters_skin_moves_at_half_rate_as_a_ped_posed_every_frame() {
 
         // Beside the viewer: posed every frame.
         (app.world_mut().get_mut::<Transform>(viewer).unwrap()).translation = Vec3::ZERO;
+        through_vector(&mut app, 1);
         for _ in 0..4 {
             app.update();
         }
         let mut moved = Vec::new();
         for (round, far) in (1..=ROUNDS).zip(&far) {
+            through_vector(&mut app, round);
             set(&mut app, round - 1);
             app.update();
             set(&mut app, round);
