@@ -5,7 +5,7 @@ use super::material::CrowdMaterial;
 use super::staging::{BoneStaging, RowPool};
 use super::state::{
     BONE_BYTES, BONES_HEAD_BYTES, CrowdDraw, CrowdDrawSettings, CrowdFallback, CrowdPart,
-    bone_buffer_bytes, bones_head, frame_rows, frames_kept, held_marks,
+    bone_buffer_bytes, bones_head, frame_rows, frames_back, frames_kept, held_marks,
 };
 use crate::plugin::skeletal::{
     BLOCK_BONES, BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdLod, CrowdPose,
@@ -230,7 +230,7 @@ pub(super) fn write_crowd_bones(
     // kept, the frame before last's is this frame's: see `RESUMED`.)
     upload.frame = (upload.frame + 1) % frames;
     let current = upload.frame;
-    let previous = (current + frames - 1) % frames;
+    let [previous, _] = frames_back(current, frames);
     let head = bones_head(current, frames, capacity, stride);
     // The held marks, where a slot is held this frame or was last frame, or they were written
     // last frame (a buffer made anew holds 0s).
@@ -283,11 +283,11 @@ pub(super) fn write_crowd_bones(
                     rows: usize,
                     start: usize,
                     per_slot: usize| {
-        let frames = match all_fresh {
+        let into = match all_fresh {
             true => &[current, previous][..],
             false => &[current][..],
         };
-        for &frame in frames {
+        for &frame in into {
             let (to, size) = (at(frame, start), (rows * BONE_BYTES) as u64);
             encoder.copy_buffer_to_buffer(from, staged_at, target, to, size);
         }

@@ -92,7 +92,8 @@ pub(super) struct CrowdDraw {
     /// The frames of rows the bone buffer keeps ([`frames_kept`]; 0 before it is laid out).
     pub(super) frames: usize,
     /// Frames left in which every crowd material is marked changed, so that its bind group
-    /// takes the bone buffer made anew when the capacity grew.
+    /// takes the bone buffer made anew when the capacity grew (or the stride or frames kept
+    /// changed).
     pub(super) rebind: u8,
     /// Whether the bone rows are written this frame (and not yet sent to the render world).
     pub(super) written: bool,
@@ -141,6 +142,13 @@ pub(super) fn frame_rows(capacity: usize, stride: usize) -> usize {
     capacity * (stride + 1)
 }
 
+/// The frames of rows that hold last frame's and the frame before last's, where this frame's
+/// are frame `current` of the `frames` kept, which take turns (where two are kept, the frame
+/// before last's are this frame's).
+pub(super) fn frames_back(current: usize, frames: usize) -> [usize; 2] {
+    [1, 2].map(|back| (current + 2 * frames - back) % frames)
+}
+
 /// The bone buffer's head where this frame's rows are frame `current` of `frames`
 /// ([`frames_kept`]), each of `capacity` slots of `stride` bones: the first rows of this
 /// frame's rows, of last frame's (the frame before `current`, round the `frames`) and of the
@@ -153,7 +161,7 @@ pub(super) fn bones_head(
     stride: usize,
 ) -> [u32; BONES_HEAD_BYTES / 4] {
     let rows = frame_rows(capacity, stride);
-    let [previous, before_last] = [1, 2].map(|back| (current + 2 * frames - back) % frames);
+    let [previous, before_last] = frames_back(current, frames);
     [
         (current * rows) as u32,
         (previous * rows) as u32,

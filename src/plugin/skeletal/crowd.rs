@@ -146,8 +146,8 @@ impl CrowdPose {
 /// vectors are kept: where half rate is on, the bone buffer keeps a third frame of bones (26 MB
 /// more GPU memory at 16,384 slots), so that on the frames it is posed again the pose it showed
 /// last frame is still there. Turning half rate on or off makes the bone buffer anew. In its
-/// first three frames in a slot (or
-/// after the bone buffer grew), its rows are written again from its last pose instead.
+/// first three frames in a slot (or after the bone buffer grew), its rows are written again from
+/// its last pose instead.
 ///
 /// With no viewer, or `half_rate_beyond` at `None` (the default), every character is posed every
 /// frame.
