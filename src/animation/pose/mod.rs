@@ -400,6 +400,18 @@ impl LocalPose {
     fn resize(&mut self, joints: usize) {
         if self.joints != joints {
             self.constants_of = 0;
+            // The lanes past the joints in the last group kept (left by a longer pose) are
+            // joints added too.
+            if let Some(last) = (joints > self.joints)
+                .then_some(self.joints / LANES)
+                .filter(|&g| g < self.rotations.len().min(groups(joints)))
+            {
+                for l in self.joints % LANES..LANES {
+                    self.rotations[last].set(l, Quat::IDENTITY);
+                    self.translations[last].set(l, Vec3::ZERO);
+                    self.scales[last].set(l, Vec3::ONE);
+                }
+            }
             let g = groups(joints);
             self.rotations.resize(g, Quat4::IDENTITY);
             self.translations.resize(g, Vec3x4::ZERO);

@@ -217,3 +217,44 @@ fn a_reader_reads_every_joint_as_get_does_and_nothing_past_them() {
         }
     }
 }
+
+#[test]
+fn joints_added_to_a_pose_are_identities_whatever_a_longer_pose_left_in_their_lanes() {
+    let turned = |scale: f32| BonePose {
+        rotation: Quat::from_rotation_z(0.5),
+        translation: Vec3::new(1.0, 2.0, 3.0),
+        scale: Vec3::splat(scale),
+    };
+    let ones = |p: &LocalPose| p.scales.iter().all(|s| *s == Vec3x4::ONE);
+    // Joints set with scale 1 keep the pose's scales unit, every lane 1.
+    let mut pose = LocalPose::new(7);
+    pose.set(2, turned(1.0));
+    pose.set(5, turned(1.0));
+    assert!(pose.unit_scales && ones(&pose));
+    assert_eq!(pose.get(5), turned(1.0));
+    assert_eq!(pose.reader().get(5), Some(turned(1.0)));
+    // One joint scaled: its lane is written, the others still read 1.
+    pose.set(6, turned(2.0));
+    assert!(!pose.unit_scales);
+    assert_eq!(pose.get(6), turned(2.0));
+    assert_eq!(pose.get(5), turned(1.0));
+    assert_eq!(pose.get(4).scale, Vec3::ONE);
+    // Shrunk to 5 joints and grown to 8 again: joints 5 to 7 are added, so they are the
+    // identity, not what the longer pose left in their lanes (joint 5 turned and moved, joint 6
+    // scaled by 2).
+    pose.resize(5);
+    pose.resize(8);
+    for j in 5..8 {
+        assert_eq!(pose.get(j), BonePose::default(), "joint {j}");
+    }
+    assert_eq!(pose.get(2), turned(1.0));
+    // The same in a pose of unit scales (grown past a full group too: 4 → 3 → 9).
+    let mut pose = LocalPose::new(4);
+    pose.set(3, turned(1.0));
+    pose.resize(3);
+    pose.resize(9);
+    assert!(pose.unit_scales && ones(&pose));
+    for j in 3..9 {
+        assert_eq!(pose.get(j), BonePose::default(), "joint {j}");
+    }
+}
