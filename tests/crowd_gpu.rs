@@ -336,11 +336,13 @@ fn covered(a: &RgbaImage, background: &RgbaImage) -> usize {
 ///   pixel (measured: mean 0.0001/255, largest 2/255).
 /// - 2.8 km out they agree within 2/255 mean, but a few silhouette and shadow-edge pixels flip
 ///   (measured: 12 of the 14,691 pixels the peds change, over 8/255). World coordinates there
-///   are f32 with a step of 0.24 mm, and the two paths round differently: Bevy's joint matrices
-///   are world-space matrices made on the CPU, the crowd's are model-space ones that the shader
-///   moves into the world last. Measured the same way at other distances: 3 such pixels at
-///   0.28 km, 6 at 1 km, 62 at 2 km, 31 at 4.9 km. The test bounds them at 0.5 % of the peds'
-///   pixels.
+///   are f32 with a step of 0.12 mm (2⁻¹³ m at 2000 m), and the two paths round differently:
+///   Bevy's joint matrices are world-space matrices made on the CPU, the crowd's are model-space
+///   ones that the shader moves into the world last. Measured the same way at other distances:
+///   3 such pixels at 0.28 km, 6 at 1 km, 62 at 2 km, 31 at 4.9 km. The test bounds them at
+///   0.5 % of the peds' pixels. Each way is farther than that from the exact picture, the crowd
+///   no farther than Bevy's own
+///   ([`far_from_the_origin_the_crowd_draws_as_near_the_exact_picture_as_bevys_skinned_meshes`]).
 ///
 /// (Culling is checked in `crowd_peds_are_culled_per_instance_on_the_gpu_or_on_the_cpu`.)
 #[test]
@@ -434,6 +436,160 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do() {
             &crowds[0],
             &empty[0],
         );
+    });
+}
+
+/// The places of the one scene of
+/// [`far_from_the_origin_the_crowd_draws_as_near_the_exact_picture_as_bevys_skinned_meshes`]:
+/// the origin, then 1.0, 2.8 ([`FAR`]) and 4.9 km out. (A coordinate of 704 steps by 2⁻¹⁴ m in
+/// f32, 2000 by 2⁻¹³ m (0.12 mm), 3456 by 2⁻¹² m.)
+const EXACT_PLACES: [Vec3; 4] = [
+    Vec3::ZERO,
+    Vec3::new(704.0, 0.0, -704.0),
+    FAR,
+    Vec3::new(3456.0, 0.0, -3456.0),
+];
+
+/// How near the exact picture each way draws peds far from the origin, where the two ways
+/// differ by more than 8/255 on a few pixels ([`crowd_peds_draw_as_bevys_skinned_meshes_do`]).
+/// The same scene stands at each of [`EXACT_PLACES`]: a ground, two peds (one mid cross-fade)
+/// drawn both ways, a camera, and the one sun with shadows. Every offset within a scene is a
+/// sum of powers of two that f32 holds exactly at every place (2000 + 1.25 is exact), so in exact
+/// arithmetic the pictures are the same. At the origin the two ways agree within 1/255: Bevy's
+/// picture there is the reference, the exact picture.
+///
+/// Far out, each way is farther from the exact picture than the two are from each other.
+/// Measured (pixels over 8/255; the peds change 31,466 pixels with shadows, 25,963 without):
+///
+/// | | 1.0 km | 2.8 km | 4.9 km |
+/// |---|---|---|---|
+/// | shadows: Bevy vs exact | 686 | 303 | 867 |
+/// | shadows: crowd vs exact | 699 | 296 | 835 |
+/// | shadows: crowd vs Bevy | 18 | 34 | 132 |
+/// | no shadows: Bevy vs exact | 23 | 61 | 259 |
+/// | no shadows: crowd vs exact | 22 | 61 | 201 |
+/// | no shadows: crowd vs Bevy | 7 | 13 | 62 |
+/// | the ground alone vs exact | 17 | 37 | 86 |
+///
+/// Most of it is the shadows' edges (the shadow maps far out), and the ground's far edge. So the
+/// pixels over the 8/255 between the two ways far out are f32's rounding of world
+/// coordinates, which Bevy's own skinned meshes show as much as the crowd: the crowd draws no
+/// farther from the exact picture than they do (within a tenth, for another CPU's lavapipe).
+#[test]
+fn far_from_the_origin_the_crowd_draws_as_near_the_exact_picture_as_bevys_skinned_meshes() {
+    on_gpu(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        let mut app = crowd_app(&root);
+        let (ped, walk, wave) = sample_ped(&app);
+        app.world_mut().spawn((
+            DirectionalLight {
+                shadow_maps_enabled: true,
+                illuminance: 8000.0,
+                ..default()
+            },
+            Transform::from_xyz(2.0, 4.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
+        ));
+        let ground = app
+            .world_mut()
+            .resource_mut::<Assets<Mesh>>()
+            .add(Plane3d::default().mesh().size(8.0, 8.0));
+        let grey = app
+            .world_mut()
+            .resource_mut::<Assets<StandardMaterial>>()
+            .add(Color::srgb(0.6, 0.6, 0.55));
+        let mut targets = Vec::new();
+        let mut pairs = Vec::new();
+        for at in EXACT_PLACES {
+            let (_, image) = camera(
+                &mut app,
+                at + Vec3::new(0.0, 1.25, 2.5),
+                at + Vec3::new(0.0, 0.75, 0.0),
+            );
+            targets.push(image);
+            app.world_mut().spawn((
+                Mesh3d(ground.clone()),
+                MeshMaterial3d(grey.clone()),
+                Transform::from_translation(at),
+            ));
+            let place = |x: f32| Transform::from_translation(at + Vec3::new(x, 0.0, 0.0));
+            pairs.push(spawn_pair(&mut app, &ped, &walk, place(-0.375), 0.4));
+            pairs.push(spawn_pair(&mut app, &ped, &walk, place(0.375), 0.2));
+        }
+        dress_pairs(&mut app, &pairs, PED_PARTS, 2);
+        // The second ped of each place halfway into a cross-fade, all of them in the same frames.
+        let fading: Vec<&Pair> = pairs.iter().skip(1).step_by(2).collect();
+        let pause = |app: &mut App, paused: bool| {
+            for e in fading.iter().flat_map(|p| [p.model, p.crowd]) {
+                app.world_mut().get_mut::<Playback>(e).unwrap().paused = paused;
+            }
+        };
+        pause(&mut app, false);
+        for pair in &fading {
+            (app.world_mut().get_mut::<SkeletalClip>(pair.model).unwrap())
+                .cross_fade(wave.clone(), 0.8);
+            (app.world_mut()
+                .get_mut::<CrowdCharacter>(pair.crowd)
+                .unwrap())
+            .cross_fade(wave.clone(), 0.8);
+        }
+        for _ in 0..12 {
+            app.update();
+        }
+        pause(&mut app, true);
+
+        // With the sun's shadows, then without (the peds' own edges alone).
+        for shadows in [true, false] {
+            let mut lights = app.world_mut().query::<&mut DirectionalLight>();
+            for mut light in lights.iter_mut(app.world_mut()) {
+                light.shadow_maps_enabled = shadows;
+            }
+            let lit = match shadows {
+                true => "shadows",
+                false => "no shadows",
+            };
+            show_pairs(&mut app, &pairs, None);
+            let empty = settled(&mut app, &targets);
+            show_pairs(&mut app, &pairs, Some(false));
+            let bevys = settled(&mut app, &targets);
+            show_pairs(&mut app, &pairs, Some(true));
+            let crowds = settled(&mut app, &targets);
+            let exact = &bevys[0];
+            let shown = covered(exact, &empty[0]);
+            assert!(shown > 8000, "{lit}: the peds show: {shown} pixels");
+            let report = |name: &str, a: &RgbaImage, b: &RgbaImage| {
+                let (mean, worst, over) = difference(a, b);
+                println!(
+                    "{lit}, {name}: mean {mean:.4}/255, largest {worst}/255, {over} pixels over 8/255 (the peds change {shown})"
+                );
+                let file = format!("crowd_exact_{lit}_{name}").replace([' ', ',', '.'], "_");
+                (mean, over, write_diff(&file, a, b))
+            };
+            // At the origin the two ways agree (the reference holds for both).
+            let (_, over, path) = report("at the origin, crowd vs Bevy", &crowds[0], exact);
+            assert_eq!(over, 0, "{}", path.display());
+            for (k, at) in EXACT_PLACES.iter().enumerate().skip(1) {
+                let km = at.length() / 1000.0;
+                let (bevy_mean, bevy_over, _) =
+                    report(&format!("{km:.1} km, Bevy vs exact"), &bevys[k], exact);
+                let (crowd_mean, crowd_over, path) =
+                    report(&format!("{km:.1} km, crowd vs exact"), &crowds[k], exact);
+                let (_, between, _) =
+                    report(&format!("{km:.1} km, crowd vs Bevy"), &crowds[k], &bevys[k]);
+                report(
+                    &format!("{km:.1} km, no ped, vs exact"),
+                    &empty[k],
+                    &empty[0],
+                );
+                // No farther from the exact picture than Bevy's own (a tenth to spare, for
+                // another CPU's lavapipe).
+                assert!(
+                    crowd_over * 10 <= bevy_over * 11 + 10 && crowd_mean <= bevy_mean * 1.1 + 0.01,
+                    "{lit}, {km:.1} km: the crowd {crowd_over} pixels over 8/255 from the exact picture (mean {crowd_mean:.4}), Bevy {bevy_over} ({bevy_mean:.4}) ({})",
+                    path.display()
+                );
+                println!("{lit}, {km:.1} km: {between} pixels over 8/255 between the two ways");
+            }
+        }
     });
 }
 
