@@ -55,11 +55,18 @@
 //! gives the compute pool N threads instead (a game that gives both cores to its systems), e.g.
 //!
 //!     RIGPLAY_BENCH_COMPUTE_THREADS=2 cargo bench -p rigplay-examples --bench crowd_draw
+//!
+//! `RIGPLAY_BENCH_FRAMES="CASE:N"` runs N frames of one case instead of criterion, and says
+//! their times and the CPU time a frame ([`frames_only`]): for counting a profiler's samples over
+//! a known number of frames, e.g. from `examples/`
+//!
+//!     RIGPLAY_BENCH_COMPUTE_THREADS=2 RIGPLAY_BENCH_FRAMES="drawn 10000:600" \
+//!         perf record -e cpu-clock -F 999 BIN --bench
 
 use bevy::prelude::*;
 use bevy::render::RenderPlugin;
 use bevy::render::settings::RenderCreation;
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use rigplay::plugin::CrowdDrawSettings;
 
 mod crowd_scene;
@@ -100,45 +107,21 @@ fn scene(peds: Peds, count: usize, motion: Motion) -> App {
     app.unwrap_or_else(|e| panic!("crowd draw: {e}"))
 }
 
-fn crowd_draw(c: &mut Criterion) {
-    let mut g = c.benchmark_group("crowd draw");
-    g.sample_size(10);
-    // Each app is built the first time criterion runs its case (so a filtered run builds only
-    // the apps it measures) and dropped before the next case's.
-    let mut case = |name: String, peds: Peds, count: usize| {
-        let mut app = None;
-        // (`, moving` or `, travelling` in the name: every character moves each frame.)
-        let motion = match (name.contains(", moving"), name.contains(", travelling")) {
-            (true, _) => Motion::Moving,
-            (_, true) => Motion::Travelling,
-            _ => Motion::Still,
-        };
-        // (`, rows copied` in the name: the bone rows through a vector, as before 2026-12-06.)
-        let copied = name.contains(", rows copied");
-        g.bench_function(name, |b| {
-            let app = app.get_or_insert_with(|| {
-                let mut app = scene(peds, count, motion);
-                if copied {
-                    (app.world_mut().resource_mut::<CrowdDrawSettings>()).copy_bone_rows = true;
-                }
-                app
-            });
-            b.iter(|| app.update())
-        });
-    };
-    case("empty".into(), Peds::Flat, 0);
+/// Every case of group `crowd draw`: its name, its peds and how many.
+fn cases() -> Vec<(String, Peds, usize)> {
+    let mut cases = vec![("empty".to_string(), Peds::Flat, 0)];
     for count in [100, 1_000, 10_000] {
         for (name, peds) in [
             ("flat", Peds::Flat),
             ("drawn", Peds::Drawn),
             ("skinned mesh", Peds::SkinnedMesh),
         ] {
-            case(format!("{name} {count}"), peds, count);
+            cases.push((format!("{name} {count}"), peds, count));
         }
     }
     for count in [1_000, 10_000] {
-        case(format!("flat glTF {count}"), Peds::FlatGltf, count);
-        case(format!("drawn glTF {count}"), Peds::DrawnGltf, count);
+        cases.push((format!("flat glTF {count}"), Peds::FlatGltf, count));
+        cases.push((format!("drawn glTF {count}"), Peds::DrawnGltf, count));
     }
     // Characters that move every frame, as a game's do.
     for (name, peds) in [
@@ -147,29 +130,121 @@ fn crowd_draw(c: &mut Criterion) {
         ("flat glTF", Peds::FlatGltf),
         ("drawn glTF", Peds::DrawnGltf),
     ] {
-        case(format!("{name}, moving 10000"), peds, 10_000);
+        cases.push((format!("{name}, moving 10000"), peds, 10_000));
     }
     for (name, peds) in [("flat", Peds::Flat), ("drawn", Peds::Drawn)] {
-        case(format!("{name}, travelling 10000"), peds, 10_000);
+        cases.push((format!("{name}, travelling 10000"), peds, 10_000));
     }
     // The other games' skeletons, posed, and a GTA III ped of parts drawn (no VC ped model is
     // bundled).
-    case("flat III 10000".into(), Peds::FlatIii, 10_000);
-    case("drawn III 10000".into(), Peds::DrawnIii, 10_000);
-    case("flat VC 10000".into(), Peds::FlatVc, 10_000);
+    cases.push(("flat III 10000".into(), Peds::FlatIii, 10_000));
+    cases.push(("drawn III 10000".into(), Peds::DrawnIii, 10_000));
+    cases.push(("flat VC 10000".into(), Peds::FlatVc, 10_000));
     // The same-run baseline of the bone rows written straight into mapped staging memory.
-    case("drawn, rows copied 10000".into(), Peds::Drawn, 10_000);
-    case(
+    cases.push(("drawn, rows copied 10000".into(), Peds::Drawn, 10_000));
+    cases.push((
         "drawn glTF, rows copied 10000".into(),
         Peds::DrawnGltf,
         10_000,
-    );
-    case(
+    ));
+    cases.push((
         "drawn, far half at half rate 10000".into(),
         Peds::DrawnHalfRate,
         10_000,
-    );
+    ));
+    cases
+}
+
+/// The app of case `name` ([`cases`]).
+fn case_app(name: &str, peds: Peds, count: usize) -> App {
+    // (`, moving` or `, travelling` in the name: every character moves each frame.)
+    let motion = match (name.contains(", moving"), name.contains(", travelling")) {
+        (true, _) => Motion::Moving,
+        (_, true) => Motion::Travelling,
+        _ => Motion::Still,
+    };
+    let mut app = scene(peds, count, motion);
+    // (`, rows copied` in the name: the bone rows through a vector, as before 2026-12-06.)
+    if name.contains(", rows copied") {
+        (app.world_mut().resource_mut::<CrowdDrawSettings>()).copy_bone_rows = true;
+    }
+    app
+}
+
+fn crowd_draw(c: &mut Criterion) {
+    let mut g = c.benchmark_group("crowd draw");
+    g.sample_size(10);
+    // Each app is built the first time criterion runs its case (so a filtered run builds only
+    // the apps it measures) and dropped before the next case's.
+    for (name, peds, count) in cases() {
+        let mut app = None;
+        g.bench_function(&name, |b| {
+            let app = app.get_or_insert_with(|| case_app(&name, peds, count));
+            b.iter(|| app.update())
+        });
+    }
     g.finish();
+}
+
+/// `RIGPLAY_BENCH_FRAMES="CASE:N"` (CASE one of group `crowd draw`'s, e.g. `drawn 10000:600`):
+/// instead of criterion, N frames of that case after 60 to settle, each timed, and the process's
+/// CPU time over them (Linux). A profiler's samples over the run (`perf record`) are then over a
+/// known number of frames, which criterion does not say: counted per function, they compare two
+/// cases or two builds without the wall clock's drift between runs.
+fn frames_only() {
+    let Ok(asked) = std::env::var("RIGPLAY_BENCH_FRAMES") else {
+        return;
+    };
+    let Some((case, frames)) = (asked.rsplit_once(':'))
+        .and_then(|(case, n)| Some((case.to_string(), n.parse::<usize>().ok()?)))
+        .filter(|(_, n)| *n > 0)
+    else {
+        eprintln!("RIGPLAY_BENCH_FRAMES: \"{asked}\" is not CASE:FRAMES");
+        std::process::exit(2);
+    };
+    let Some((name, peds, count)) = cases().into_iter().find(|(name, ..)| *name == case) else {
+        eprintln!("RIGPLAY_BENCH_FRAMES: no case \"{case}\"");
+        std::process::exit(2);
+    };
+    let mut app = case_app(&name, peds, count);
+    for _ in 0..60 {
+        app.update();
+    }
+    let (cpu_before, started) = (cpu_seconds(), std::time::Instant::now());
+    let mut times: Vec<f64> = (0..frames)
+        .map(|_| {
+            let frame = std::time::Instant::now();
+            app.update();
+            frame.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    let wall = started.elapsed().as_secs_f64() * 1e3;
+    let cpu = cpu_seconds().zip(cpu_before).map(|(a, b)| (a - b) * 1e3);
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    print!(
+        "{name}, {frames} frames: min {:.3} ms, p25 {:.3}, median {:.3}, mean {:.3}",
+        at(0.0),
+        at(0.25),
+        at(0.5),
+        wall / frames as f64
+    );
+    match cpu {
+        Some(cpu) => println!(", CPU {:.3} ms a frame", cpu / frames as f64),
+        None => println!(),
+    }
+    std::process::exit(0);
+}
+
+/// The process's CPU time so far (user and system, all threads), seconds, where Linux says it
+/// (`/proc/self/stat`, in clock ticks: `USER_HZ`, which is 100 on Linux).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command's name (in brackets, which may hold spaces): utime and stime
+    // are the 12th and 13th.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    Some((ticks(11)? + ticks(12)?) as f64 / 100.0)
 }
 
 /// What the no-op backend itself adds to a drawn frame: it runs on the CPU what a real device
@@ -231,4 +306,9 @@ fn noop_upload(c: &mut Criterion) {
 }
 
 criterion_group!(benches, crowd_draw, noop_upload);
-criterion_main!(benches);
+
+fn main() {
+    frames_only();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
