@@ -1861,104 +1861,119 @@ fn motion_app(dir: &Path) -> (App, Handle<Image>) {
 /// Until the thirty-eighth session the buffer kept two frames and such a skin had no motion
 /// vectors (mark 2 read this frame's rows for both frames): the far reads then showed no pixel
 /// moving. With mark 2 reading last frame's rows (not written for a held slot), they differ.
+/// Each game's ped: the sample SA ped, a skinned Vice City ped and a GTA III ped of parts (each
+/// part skinned on its one bone), both written field by field.
 #[test]
 fn a_far_characters_skin_moves_at_half_rate_as_a_ped_posed_every_frame() {
     on_gpu(|| {
-        let dir = Worn::SamplePed.dir("crowd_motion_half_rate");
-        let (mut app, image) = motion_app(&dir);
-        let server = app.world().resource::<AssetServer>().clone();
-        let (ped, walk) = (server.load("ped.dff"), server.load("sa_ped.ifp#walk"));
-        app.insert_resource(CrowdLod {
-            half_rate_beyond: Some(10.0),
-        });
-        let viewer = (app.world_mut())
-            .spawn((CrowdViewer, Transform::from_xyz(0.0, 0.0, 100.0)))
-            .id();
-        let mut paused = Playback::looping();
-        paused.paused = true;
-        let character = CrowdCharacter::new(GtaGame::Sa, walk);
-        let ped = (app.world_mut())
-            .spawn((character, CrowdModel(ped), paused, KeepCrowdPose))
-            .id();
-        // (Its `CrowdPose`, kept, says in which frames it is posed.)
-        app.insert_resource(APosed(ped, false)).add_systems(
-            PostUpdate,
-            watch_a_posed.after(rigplay::plugin::PlaybackSystems::Apply),
-        );
-        run_until(&mut app, 600, |app| count::<CrowdParts>(app) == PED_PARTS);
-        assert_eq!(count::<CrowdParts>(&mut app), PED_PARTS, "dressed");
-        let targets = [image];
-        let still = settled(&mut app, &targets).remove(0);
-        let whole = URect::new(0, 0, W, H);
-        let read = |app: &mut App| {
-            let bytes = read_back(app, &targets).expect("read back");
-            crop(&bytes[0], W, whole).unwrap()
-        };
-        let moving_pixels = |image: &RgbaImage| {
-            (image.pixels.iter().zip(&still.pixels))
-                .filter(|(p, q)| (0..3).any(|i| p[i].abs_diff(q[i]) > 8))
-                .count()
-        };
-        let posed = |app: &App| app.world().resource::<APosed>().1;
-        let time = |round: usize| 0.1 + 0.13 * round as f32;
-        let set = |app: &mut App, round: usize| {
-            (app.world_mut().get_mut::<Playback>(ped).unwrap()).time = time(round);
-        };
-        // The rows through mapped memory, or (from round 4) through the vector.
-        let through_vector = |app: &mut App, round: usize| {
-            (app.world_mut().resource_mut::<CrowdDrawSettings>()).copy_bone_rows = round >= 4;
-        };
-        const ROUNDS: usize = 6;
-
-        // Far: the frame read (`read_back`'s first update) poses the ped again after a hold.
-        set(&mut app, 0);
-        for _ in 0..4 {
-            app.update();
+        for worn in [Worn::SamplePed, Worn::ViceCity, Worn::GtaIii] {
+            a_far_skin_wearing_moves_at_half_rate(worn);
         }
-        let (mut far, mut held) = (Vec::new(), Vec::new());
-        for round in 1..=ROUNDS {
-            through_vector(&mut app, round);
-            if posed(&app) {
-                app.update();
-            }
-            assert!(!posed(&app), "turns");
-            set(&mut app, round);
-            far.push(read(&mut app));
-            // A frame it holds (the pose unchanged since).
-            if !posed(&app) {
-                app.update();
-            }
-            assert!(posed(&app), "turns");
-            held.push(moving_pixels(&read(&mut app)));
-        }
-
-        // Beside the viewer: posed every frame.
-        (app.world_mut().get_mut::<Transform>(viewer).unwrap()).translation = Vec3::ZERO;
-        through_vector(&mut app, 1);
-        for _ in 0..4 {
-            app.update();
-        }
-        let mut moved = Vec::new();
-        for (round, far) in (1..=ROUNDS).zip(&far) {
-            through_vector(&mut app, round);
-            set(&mut app, round - 1);
-            app.update();
-            set(&mut app, round);
-            let near = read(&mut app);
-            moved.push(moving_pixels(&near));
-            if near.pixels != far.pixels {
-                let diff = write_diff("crowd_motion_half_rate", far, &near);
-                panic!(
-                    "round {round}: the far ped's motion vectors are not the near one's ({})",
-                    diff.display()
-                );
-            }
-        }
-        println!("motion vectors at half rate: moving pixels {moved:?}, held {held:?}");
-        assert!(held.iter().all(|&n| n == 0), "held: {held:?}");
-        // (0.13 s of the walk moved 1,431 to 6,382 pixels in the run seen.)
-        assert!(moved.iter().all(|&n| n > 500), "moved: {moved:?}");
     });
+}
+
+/// [`a_far_characters_skin_moves_at_half_rate_as_a_ped_posed_every_frame`], for a ped wearing
+/// `worn`.
+fn a_far_skin_wearing_moves_at_half_rate(worn: Worn) {
+    let w = worn.wearing();
+    let dir = worn.dir(&format!("crowd_motion_half_rate_{worn:?}"));
+    let (mut app, image) = motion_app(&dir);
+    let server = app.world().resource::<AssetServer>().clone();
+    let (ped, walk) = (server.load("ped.dff"), server.load(w.walk));
+    app.insert_resource(CrowdLod {
+        half_rate_beyond: Some(10.0),
+    });
+    let viewer = (app.world_mut())
+        .spawn((CrowdViewer, Transform::from_xyz(0.0, 0.0, 100.0)))
+        .id();
+    let mut paused = Playback::looping();
+    paused.paused = true;
+    let character = CrowdCharacter::new(w.game, walk);
+    let ped = (app.world_mut())
+        .spawn((character, CrowdModel(ped), paused, KeepCrowdPose))
+        .id();
+    // (Its `CrowdPose`, kept, says in which frames it is posed.)
+    app.insert_resource(APosed(ped, false)).add_systems(
+        PostUpdate,
+        watch_a_posed.after(rigplay::plugin::PlaybackSystems::Apply),
+    );
+    run_until(&mut app, 600, |app| count::<CrowdParts>(app) == w.parts);
+    assert_eq!(count::<CrowdParts>(&mut app), w.parts, "{worn:?}: dressed");
+    let targets = [image];
+    let still = settled(&mut app, &targets).remove(0);
+    let whole = URect::new(0, 0, W, H);
+    let read = |app: &mut App| {
+        let bytes = read_back(app, &targets).expect("read back");
+        crop(&bytes[0], W, whole).unwrap()
+    };
+    let moving_pixels = |image: &RgbaImage| {
+        (image.pixels.iter().zip(&still.pixels))
+            .filter(|(p, q)| (0..3).any(|i| p[i].abs_diff(q[i]) > 8))
+            .count()
+    };
+    let posed = |app: &App| app.world().resource::<APosed>().1;
+    let time = |round: usize| 0.1 + 0.13 * round as f32;
+    let set = |app: &mut App, round: usize| {
+        (app.world_mut().get_mut::<Playback>(ped).unwrap()).time = time(round);
+    };
+    // The rows through mapped memory, or (from round 4) through the vector.
+    let through_vector = |app: &mut App, round: usize| {
+        (app.world_mut().resource_mut::<CrowdDrawSettings>()).copy_bone_rows = round >= 4;
+    };
+    const ROUNDS: usize = 6;
+
+    // Far: the frame read (`read_back`'s first update) poses the ped again after a hold.
+    set(&mut app, 0);
+    for _ in 0..4 {
+        app.update();
+    }
+    let (mut far, mut held) = (Vec::new(), Vec::new());
+    for round in 1..=ROUNDS {
+        through_vector(&mut app, round);
+        if posed(&app) {
+            app.update();
+        }
+        assert!(!posed(&app), "{worn:?}: turns");
+        set(&mut app, round);
+        far.push(read(&mut app));
+        // A frame it holds (the pose unchanged since).
+        if !posed(&app) {
+            app.update();
+        }
+        assert!(posed(&app), "{worn:?}: turns");
+        held.push(moving_pixels(&read(&mut app)));
+    }
+
+    // Beside the viewer: posed every frame.
+    (app.world_mut().get_mut::<Transform>(viewer).unwrap()).translation = Vec3::ZERO;
+    through_vector(&mut app, 1);
+    for _ in 0..4 {
+        app.update();
+    }
+    let mut moved = Vec::new();
+    for (round, far) in (1..=ROUNDS).zip(&far) {
+        through_vector(&mut app, round);
+        set(&mut app, round - 1);
+        app.update();
+        set(&mut app, round);
+        let near = read(&mut app);
+        moved.push(moving_pixels(&near));
+        if near.pixels != far.pixels {
+            let diff = write_diff(&format!("crowd_motion_half_rate_{worn:?}"), far, &near);
+            panic!(
+                "{worn:?}, round {round}: the far ped's motion vectors are not the near one's ({})",
+                diff.display()
+            );
+        }
+    }
+    println!("motion vectors at half rate, {worn:?}: moving pixels {moved:?}, held {held:?}");
+    assert!(held.iter().all(|&n| n == 0), "{worn:?}, held: {held:?}");
+    // (0.13 s of the walk moved 1,431 to 6,382 pixels of the SA ped in the run seen, 673 to
+    // 2,701 of the VC ped, 42 to 81 of the III ped's small parts.)
+    assert!(
+        moved.iter().all(|&n| n > w.least / 4),
+        "{worn:?}, moved: {moved:?}"
+    );
 }
 
 fn motion_vectors_both_ways(worn: Worn) {
