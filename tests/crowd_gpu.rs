@@ -98,24 +98,27 @@ fn spawn_pair_of(
     Pair { model, crowd }
 }
 
-/// Both of `pair` played 12 frames of 1/30 s into a cross-fade of 0.8 s to `to` (the old clip's
-/// weight 0.5), started in the same frame, then paused.
-fn cross_fade_halfway(app: &mut App, pair: &Pair, to: &Handle<RigClip>) {
-    for e in [pair.model, pair.crowd] {
+/// Both of each of `pairs` played 12 frames of 1/30 s into a cross-fade of 0.8 s to `to` (the old
+/// clip's weight 0.5), started in the same frame, then paused.
+fn cross_fade_halfway(app: &mut App, pairs: &[&Pair], to: &Handle<RigClip>) {
+    let both = || pairs.iter().flat_map(|p| [p.model, p.crowd]);
+    for e in both() {
         app.world_mut().get_mut::<Playback>(e).unwrap().paused = false;
     }
-    app.world_mut()
-        .get_mut::<SkeletalClip>(pair.model)
-        .unwrap()
-        .cross_fade(to.clone(), 0.8);
-    app.world_mut()
-        .get_mut::<CrowdCharacter>(pair.crowd)
-        .unwrap()
-        .cross_fade(to.clone(), 0.8);
+    for pair in pairs {
+        app.world_mut()
+            .get_mut::<SkeletalClip>(pair.model)
+            .unwrap()
+            .cross_fade(to.clone(), 0.8);
+        app.world_mut()
+            .get_mut::<CrowdCharacter>(pair.crowd)
+            .unwrap()
+            .cross_fade(to.clone(), 0.8);
+    }
     for _ in 0..12 {
         app.update();
     }
-    for e in [pair.model, pair.crowd] {
+    for e in both() {
         app.world_mut().get_mut::<Playback>(e).unwrap().paused = true;
     }
 }
@@ -280,6 +283,12 @@ fn near_and_far(app: &mut App, up: f32, back: f32) -> [(Entity, Handle<Image>); 
         FAR + Vec3::new(0.0, up, back - 1.0),
         FAR + Vec3::new(0.0, 0.8, 0.0),
     );
+    sun_and_grounds(app, &[Vec3::ZERO, FAR]);
+    [near, far]
+}
+
+/// The sun with shadows of the crowd's pixel tests, and a ground of 8 × 8 m at each of `places`.
+fn sun_and_grounds(app: &mut App, places: &[Vec3]) {
     app.world_mut().spawn((
         DirectionalLight {
             shadow_maps_enabled: true,
@@ -296,14 +305,13 @@ fn near_and_far(app: &mut App, up: f32, back: f32) -> [(Entity, Handle<Image>); 
         .world_mut()
         .resource_mut::<Assets<StandardMaterial>>()
         .add(Color::srgb(0.6, 0.6, 0.55));
-    for at in [Vec3::ZERO, FAR] {
+    for &at in places {
         app.world_mut().spawn((
             Mesh3d(ground.clone()),
             MeshMaterial3d(grey.clone()),
             Transform::from_translation(at),
         ));
     }
-    [near, far]
 }
 
 /// Mean and largest absolute difference per channel (RGB), in 1/255.
@@ -380,7 +388,7 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do() {
         assert_eq!(crowd_parts(&mut app), PED_PARTS * pairs.len());
         assert_eq!(skinned(&mut app), 2 * pairs.len());
         // The cross-fade, halfway.
-        cross_fade_halfway(&mut app, fading, &wave);
+        cross_fade_halfway(&mut app, &[fading], &wave);
         let weight = app
             .world()
             .get::<SkeletalClip>(fading.model)
@@ -393,12 +401,7 @@ fn crowd_peds_draw_as_bevys_skinned_meshes_do() {
         assert!((times[0] - times[1]).abs() < 1e-6, "{times:?}");
 
         let targets = [near_image, far_image];
-        show_pairs(&mut app, &pairs, None);
-        let empty = settled(&mut app, &targets);
-        show_pairs(&mut app, &pairs, Some(false));
-        let bevys = settled(&mut app, &targets);
-        show_pairs(&mut app, &pairs, Some(true));
-        let crowds = settled(&mut app, &targets);
+        let [empty, bevys, crowds] = neither_bevys_crowds_in(&mut app, &pairs, &targets);
 
         for (k, name) in ["near", "far"].iter().enumerate() {
             compare(name, k == 0, &bevys[k], &crowds[k], &empty[k]);
@@ -481,22 +484,7 @@ fn far_from_the_origin_the_crowd_draws_as_near_the_exact_picture_as_bevys_skinne
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
         let mut app = crowd_app(&root);
         let (ped, walk, wave) = sample_ped(&app);
-        app.world_mut().spawn((
-            DirectionalLight {
-                shadow_maps_enabled: true,
-                illuminance: 8000.0,
-                ..default()
-            },
-            Transform::from_xyz(2.0, 4.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
-        ));
-        let ground = app
-            .world_mut()
-            .resource_mut::<Assets<Mesh>>()
-            .add(Plane3d::default().mesh().size(8.0, 8.0));
-        let grey = app
-            .world_mut()
-            .resource_mut::<Assets<StandardMaterial>>()
-            .add(Color::srgb(0.6, 0.6, 0.55));
+        sun_and_grounds(&mut app, &EXACT_PLACES);
         let mut targets = Vec::new();
         let mut pairs = Vec::new();
         for at in EXACT_PLACES {
@@ -506,11 +494,6 @@ fn far_from_the_origin_the_crowd_draws_as_near_the_exact_picture_as_bevys_skinne
                 at + Vec3::new(0.0, 0.75, 0.0),
             );
             targets.push(image);
-            app.world_mut().spawn((
-                Mesh3d(ground.clone()),
-                MeshMaterial3d(grey.clone()),
-                Transform::from_translation(at),
-            ));
             let place = |x: f32| Transform::from_translation(at + Vec3::new(x, 0.0, 0.0));
             pairs.push(spawn_pair(&mut app, &ped, &walk, place(-0.375), 0.4));
             pairs.push(spawn_pair(&mut app, &ped, &walk, place(0.375), 0.2));
@@ -518,24 +501,7 @@ fn far_from_the_origin_the_crowd_draws_as_near_the_exact_picture_as_bevys_skinne
         dress_pairs(&mut app, &pairs, PED_PARTS, 2);
         // The second ped of each place halfway into a cross-fade, all of them in the same frames.
         let fading: Vec<&Pair> = pairs.iter().skip(1).step_by(2).collect();
-        let pause = |app: &mut App, paused: bool| {
-            for e in fading.iter().flat_map(|p| [p.model, p.crowd]) {
-                app.world_mut().get_mut::<Playback>(e).unwrap().paused = paused;
-            }
-        };
-        pause(&mut app, false);
-        for pair in &fading {
-            (app.world_mut().get_mut::<SkeletalClip>(pair.model).unwrap())
-                .cross_fade(wave.clone(), 0.8);
-            (app.world_mut()
-                .get_mut::<CrowdCharacter>(pair.crowd)
-                .unwrap())
-            .cross_fade(wave.clone(), 0.8);
-        }
-        for _ in 0..12 {
-            app.update();
-        }
-        pause(&mut app, true);
+        cross_fade_halfway(&mut app, &fading, &wave);
 
         // With the sun's shadows, then without (the peds' own edges alone).
         for shadows in [true, false] {
@@ -547,12 +513,7 @@ fn far_from_the_origin_the_crowd_draws_as_near_the_exact_picture_as_bevys_skinne
                 true => "shadows",
                 false => "no shadows",
             };
-            show_pairs(&mut app, &pairs, None);
-            let empty = settled(&mut app, &targets);
-            show_pairs(&mut app, &pairs, Some(false));
-            let bevys = settled(&mut app, &targets);
-            show_pairs(&mut app, &pairs, Some(true));
-            let crowds = settled(&mut app, &targets);
+            let [empty, bevys, crowds] = neither_bevys_crowds_in(&mut app, &pairs, &targets);
             let exact = &bevys[0];
             let shown = covered(exact, &empty[0]);
             assert!(shown > 8000, "{lit}: the peds show: {shown} pixels");
@@ -1539,7 +1500,7 @@ fn two_pairs_compared(
     // Every mesh of the Bevy way's models spawned too (and the two grounds).
     let all = 2 + 2 * (w.parts + w.meshes);
     run_until(&mut app, 300, |app| count::<With<Mesh3d>>(app) >= all);
-    cross_fade_halfway(&mut app, &pairs[1], &fade_to);
+    cross_fade_halfway(&mut app, &[&pairs[1]], &fade_to);
     let [empty, bevys, crowds] = neither_bevys_crowds(&mut app, &pairs, near_image);
     compare_at_least(name, strict, w.covered, [&bevys, &crowds, &empty]);
     app
@@ -1547,10 +1508,18 @@ fn two_pairs_compared(
 
 /// `image` settled with none of `pairs` shown, with Bevy's twins shown, and with the crowd's.
 fn neither_bevys_crowds(app: &mut App, pairs: &[Pair], image: Handle<Image>) -> [RgbaImage; 3] {
-    let targets = [image];
+    neither_bevys_crowds_in(app, pairs, &[image]).map(|mut images| images.remove(0))
+}
+
+/// [`neither_bevys_crowds`], each of `targets`.
+fn neither_bevys_crowds_in(
+    app: &mut App,
+    pairs: &[Pair],
+    targets: &[Handle<Image>],
+) -> [Vec<RgbaImage>; 3] {
     [None, Some(false), Some(true)].map(|crowd| {
         show_pairs(app, pairs, crowd);
-        settled(app, &targets).remove(0)
+        settled(app, targets)
     })
 }
 
@@ -2350,15 +2319,10 @@ fn crowd_characters_drawn_as_bevys_skinned_meshes_match_gta_models() {
 
         // The second pair mid-way through a cross-fade, then paused.
         let fading = &pairs[1];
-        cross_fade_halfway(&mut app, fading, &wave);
+        cross_fade_halfway(&mut app, &[fading], &wave);
 
         let targets = [image];
-        show_pairs(&mut app, &pairs, None);
-        let empty = settled(&mut app, &targets);
-        show_pairs(&mut app, &pairs, Some(false));
-        let bevys = settled(&mut app, &targets);
-        show_pairs(&mut app, &pairs, Some(true));
-        let crowds = settled(&mut app, &targets);
+        let [empty, bevys, crowds] = neither_bevys_crowds_in(&mut app, &pairs, &targets);
         assert!(
             covered(&crowds[0], &empty[0]) > 2000,
             "the crowd's peds are drawn"
@@ -3346,7 +3310,7 @@ fn gltf_pairs_drawn(
     run_until(&mut app, 300, |app| {
         app.world().resource::<Assets<RigClip>>().contains(&wave)
     });
-    cross_fade_halfway(&mut app, &pairs[fading], &wave);
+    cross_fade_halfway(&mut app, &[&pairs[fading]], &wave);
     let weight = (app
         .world()
         .get::<SkeletalClip>(pairs[fading].model)
