@@ -2347,6 +2347,157 @@ fn noop_crowd_app(limits: wgpu::Limits) -> App {
     ))
 }
 
+/// Per system of rigplay's in `world`'s schedules (by schedule and name), the tick it last ran
+/// at. (A system a run condition skips keeps its tick.)
+fn rigplays_systems(world: &World) -> Vec<(String, u32)> {
+    let mut found = Vec::new();
+    for (label, schedule) in world.resource::<Schedules>().iter() {
+        let Ok(systems) = schedule.systems() else {
+            continue;
+        };
+        for (_, system) in systems {
+            let name = system.name().to_string();
+            if name.starts_with("rigplay::") {
+                found.push((format!("{label:?} {name}"), system.get_last_run().get()));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The names of rigplay's systems, main and render world, that ran over `frames` updates.
+fn rigplays_systems_run(app: &mut App, frames: usize) -> Vec<String> {
+    let ticks = |app: &App| {
+        let mut all = rigplays_systems(app.world());
+        all.extend(rigplays_systems(
+            app.sub_app(bevy::render::RenderApp).world(),
+        ));
+        all
+    };
+    let before = ticks(app);
+    for _ in 0..frames {
+        app.update();
+    }
+    let after = ticks(app);
+    assert_eq!(before.len(), after.len());
+    (before.into_iter().zip(after))
+        .filter(|(b, a)| b.1 != a.1)
+        .map(|(_, a)| a.0)
+        .collect()
+}
+
+/// Every system rigplay adds is skipped by a run condition in a frame that has nothing for it
+/// to do (a system that runs is a task for a thread, about 18 µs on two cores:
+/// `docs/performance.md`): an app of the IFP, DAN, DFF and crowd-drawing plugins, among Bevy's
+/// default plugins (its glTF loader and gizmos too), on the no-op renderer, with no character,
+/// no model spawned and no file changing, runs two of rigplay's systems a frame, both by design:
+/// `extract_crowd_bones` (extraction runs on one thread, no task) and `fill_culling_data` (where
+/// Bevy culls on the GPU, it guards every mesh from a Bevy bug). Then:
+/// - a crowd character wearing the sample ped runs the crowd's systems (the check sees systems
+///   run), and once it is gone, two frames later, none runs again;
+/// - the model changed while nobody wears it (as a reload does) is built anew for the next
+///   character that wears it: the crowd's cache of built models must hear of the change in a
+///   frame its systems would otherwise skip (with the dressing skipped then, the character
+///   was dressed in the old build's materials).
+#[test]
+fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
+    use rigplay::plugin::{CrowdSkinPose, DanPlugin};
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let render = RenderPlugin {
+        render_creation: RenderCreation::Manual(noop_renderer(None)),
+        ..default()
+    };
+    let mut app = with_crowd_frames(headless_app_on(
+        &root,
+        render,
+        false,
+        (IfpPlugin, DanPlugin, DffPlugin, CrowdDrawPlugin),
+    ));
+    for _ in 0..5 {
+        app.update();
+    }
+    let by_design = |name: &str| {
+        name.ends_with("crowd_draw::frame::extract_crowd_bones")
+            || name.ends_with("crowd_draw::frame::fill_culling_data")
+    };
+    let idle = |app: &mut App, what: &str| {
+        let run = rigplays_systems_run(app, 4);
+        let unexpected: Vec<&String> = run.iter().filter(|n| !by_design(n)).collect();
+        assert!(unexpected.is_empty(), "{what}: {unexpected:#?} ran");
+    };
+    // (The check has systems to look at: rigplay's names are there.)
+    let all = rigplays_systems(app.world());
+    assert!(all.len() >= 20, "{all:#?}");
+    idle(&mut app, "an app with nothing in it");
+
+    let (ped, walk, _) = sample_ped(&app);
+    let spawn = |app: &mut App| {
+        (app.world_mut())
+            .spawn((
+                CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                CrowdModel(ped.clone()),
+                CrowdSkinPose::default(),
+            ))
+            .id()
+    };
+    let materials = |app: &App, e: Entity| -> Vec<AssetId<CrowdMaterial>> {
+        (app.world().get::<Children>(e).into_iter().flatten())
+            .filter_map(|p| app.world().get::<MeshMaterial3d<CrowdMaterial>>(*p))
+            .map(|m| m.0.id())
+            .collect()
+    };
+    let first = spawn(&mut app);
+    run_until(&mut app, 600, |app| {
+        dressed_and_posed(app, &[first], PED_PARTS)
+    });
+    assert!(dressed_and_posed(&mut app, &[first], PED_PARTS));
+    let run = rigplays_systems_run(&mut app, 2);
+    for system in [
+        "crowd_draw::dff::dress_crowd",
+        "crowd_draw::frame::size_crowd_bones",
+        "crowd_draw::frame::follow_poses",
+        "crowd_draw::frame::write_crowd_bones",
+        "dff::crowd_rig::rig_dff_crowds",
+        "dff::crowd_skin::pose_crowd_skins",
+        "skeletal::crowd::pose_crowds",
+    ] {
+        assert!(
+            run.iter().any(|n| n.ends_with(system)),
+            "{system} runs for a crowd: {run:#?}"
+        );
+    }
+    let built = materials(&app, first);
+    assert_eq!(built.len(), PED_PARTS);
+
+    // Gone: its removal is seen (its slot given back), then nothing runs.
+    app.world_mut().despawn(first);
+    for _ in 0..2 {
+        app.update();
+    }
+    idle(&mut app, "the crowd gone");
+
+    // The model changed with nobody wearing it, then worn again.
+    (app.world_mut().resource_mut::<Assets<Dff>>())
+        .get_mut(&ped)
+        .unwrap()
+        .into_inner();
+    for _ in 0..2 {
+        app.update();
+    }
+    idle(&mut app, "after the model changed");
+    let next = spawn(&mut app);
+    run_until(&mut app, 600, |app| {
+        dressed_and_posed(app, &[next], PED_PARTS)
+    });
+    let rebuilt = materials(&app, next);
+    assert_eq!(rebuilt.len(), PED_PARTS);
+    assert!(
+        rebuilt.iter().all(|m| !built.contains(m)),
+        "dressed from the changed model: {built:?} then {rebuilt:?}"
+    );
+}
+
 /// A skinned SA ped made three times as large by a frame above its root bone: its part's box
 /// holds every vertex of the ped as skinned from its `CrowdSkinPose` (the skin matrices the crowd
 /// draws with), in every frame of 2 s of walking. The flesh's reach around the joints is scaled

@@ -135,6 +135,12 @@ pub(super) struct CrowdBoneUpload {
     staging: Option<BoneStaging>,
 }
 
+/// Whether bone rows were taken from the main world this frame ([`write_crowd_bones`]'s run
+/// condition: without a crowd it is not a task for a thread every frame).
+pub(super) fn bones_pending(upload: Res<CrowdBoneUpload>) -> bool {
+    upload.pending
+}
+
 /// Takes the bone rows the main world wrote this frame, giving it mapped staging memory to write
 /// the next frame's into (and last frame's rows, where that memory does not fit the next frame).
 pub(super) fn extract_crowd_bones(

@@ -24,12 +24,13 @@ pub use state::CrowdDrawSettings;
 
 use self::dff::dress_crowd;
 use self::frame::{
-    CrowdBoneUpload, extract_crowd_bones, follow_poses, place_crowds, pose_fallback_models,
-    size_crowd_bones, write_crowd_bones,
+    CrowdBoneUpload, bones_pending, extract_crowd_bones, follow_poses, place_crowds,
+    pose_fallback_models, size_crowd_bones, write_crowd_bones,
 };
-use self::state::CrowdDraw;
+use self::state::{CrowdDraw, CrowdFallback, CrowdPart};
 use crate::plugin::PlaybackSystems;
-use crate::plugin::skeletal::CrowdBoneRows;
+use crate::plugin::dff::{CrowdModel, Dff};
+use crate::plugin::skeletal::{CrowdBoneRows, CrowdCharacter};
 use bevy::asset::embedded_asset;
 use bevy::prelude::*;
 use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
@@ -117,13 +118,30 @@ impl Plugin for CrowdDrawPlugin {
                 PostUpdate,
                 (
                     // The crowd's posing (in `Apply`) writes the bone rows these size.
+                    // Each system is skipped where it has nothing to do (a system that runs is a
+                    // task for a thread, about 18 µs: `docs/performance.md`): the dressing
+                    // systems run where a character wears a model, or in a frame one takes its
+                    // model off or goes (its slot is given back), or a model changes or goes
+                    // (what was built of it is forgotten).
                     (
-                        state::choose_culling,
-                        dress_crowd,
+                        state::choose_culling.run_if(any_with_component::<CrowdCharacter>),
+                        dress_crowd.run_if(
+                            any_with_component::<CrowdModel>
+                                .or_eager(any_component_removed::<CrowdModel>)
+                                .or_eager(on_message::<AssetEvent<Dff>>),
+                        ),
                         // (Where Bevy's glTF loader is.)
                         #[cfg(feature = "gltf")]
-                        gltf::dress_gltf_crowd.run_if(resource_exists::<Assets<bevy::gltf::Gltf>>),
-                        size_crowd_bones,
+                        gltf::dress_gltf_crowd.run_if(
+                            resource_exists::<Assets<bevy::gltf::Gltf>>.and_then(
+                                any_with_component::<crate::plugin::CrowdGltfModel>
+                                    .or_eager(
+                                        any_component_removed::<crate::plugin::CrowdGltfModel>,
+                                    )
+                                    .or_eager(on_message::<AssetEvent<bevy::gltf::Gltf>>),
+                            ),
+                        ),
+                        size_crowd_bones.run_if(any_with_component::<CrowdCharacter>),
                     )
                         .chain()
                         .after(PlaybackSystems::Prepare)
@@ -131,10 +149,12 @@ impl Plugin for CrowdDrawPlugin {
                     // The characters' places, once their transforms are propagated.
                     (place_crowds, follow_poses)
                         .chain()
+                        .run_if(any_with_component::<CrowdPart>)
                         .after(PlaybackSystems::Apply)
                         .after(bevy::transform::TransformSystems::Propagate)
                         .before(bevy::camera::visibility::VisibilitySystems::CheckVisibility),
                     pose_fallback_models
+                        .run_if(any_with_component::<CrowdFallback>)
                         .after(PlaybackSystems::Apply)
                         .before(bevy::transform::TransformSystems::Propagate),
                 ),
@@ -145,7 +165,9 @@ impl Plugin for CrowdDrawPlugin {
                 .add_systems(ExtractSchedule, extract_crowd_bones)
                 .add_systems(
                     Render,
-                    write_crowd_bones.in_set(RenderSystems::PrepareResources),
+                    write_crowd_bones
+                        .run_if(bones_pending)
+                        .in_set(RenderSystems::PrepareResources),
                 );
         }
     }

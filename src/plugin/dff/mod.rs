@@ -32,15 +32,31 @@ impl Plugin for DffPlugin {
             .register_type::<GtaModel>()
             // What the scenes hold, for the scene spawner (the PBR plugin registers it too).
             .register_type::<MeshMaterial3d<StandardMaterial>>()
-            .add_systems(Update, spawn::spawn_models)
+            // Each system is skipped where it has nothing to do (a system that runs is a task
+            // for a thread, about 18 µs: `docs/performance.md`). Those that remember what they
+            // made of a model run too in a frame a model changes or goes, to forget it.
+            .add_systems(
+                Update,
+                spawn::spawn_models.run_if(any_with_component::<GtaModel>),
+            )
             .add_systems(
                 PostUpdate,
                 (
                     crowd_rig::rig_dff_crowds
+                        .run_if(
+                            any_with_component::<CrowdModel>
+                                .or_eager(any_component_removed::<CrowdModel>)
+                                .or_eager(on_message::<AssetEvent<Dff>>),
+                        )
                         .in_set(PlaybackSystems::Prepare)
                         .after(bevy::asset::AssetEventSystems)
                         .before(crate::plugin::skeletal::bind_crowds),
-                    crowd_skin::pose_crowd_skins.after(PlaybackSystems::Apply),
+                    crowd_skin::pose_crowd_skins
+                        .run_if(
+                            any_with_component::<crate::plugin::CrowdSkinPose>
+                                .or_eager(on_message::<AssetEvent<Dff>>),
+                        )
+                        .after(PlaybackSystems::Apply),
                 ),
             );
     }

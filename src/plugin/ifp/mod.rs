@@ -27,7 +27,12 @@ impl Plugin for IfpPlugin {
             .register_asset_loader(IfpLoader)
             .init_asset::<Motion>()
             .register_asset_loader(MotionLoader)
-            .add_systems(Update, asset::drop_clips_gone_from_files)
+            // (Skipped but in a frame a file changes: a system that runs is a task for a
+            // thread, `benches/playback.rs`, group `empty app`.)
+            .add_systems(
+                Update,
+                asset::drop_clips_gone_from_files.run_if(on_message::<AssetEvent<Ifp>>),
+            )
             .register_type::<GtaSkeleton>()
             .add_observer(skeleton::spawn_skeleton);
     }

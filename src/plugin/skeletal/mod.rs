@@ -105,13 +105,23 @@ impl Plugin for SkeletalPlugin {
                 .add_systems(
                     PostUpdate,
                     (
+                        // (Skipped where there is no such character, but in a frame a file
+                        // changes or goes: what was made of it is forgotten then.)
                         crate::plugin::gltf::rig_gltf_crowds
+                            .run_if(
+                                any_with_component::<crate::plugin::CrowdGltfModel>
+                                    .or_eager(on_message::<AssetEvent<bevy::gltf::Gltf>>),
+                            )
                             .in_set(PlaybackSystems::Prepare)
                             // (A file's change is announced there: the rig is made again in
                             // that frame, not the next.)
                             .after(bevy::asset::AssetEventSystems)
                             .before(crowd::bind_crowds),
                         crate::plugin::gltf::pose_gltf_crowd_skins
+                            .run_if(
+                                any_with_component::<CrowdSkinPose>
+                                    .or_eager(on_message::<AssetEvent<bevy::gltf::Gltf>>),
+                            )
                             .after(PlaybackSystems::Apply)
                             .after(bevy::asset::AssetEventSystems),
                     ),
@@ -201,18 +211,22 @@ impl Plugin for SkeletalPlugin {
                         .in_set(PlaybackSystems::Apply),
                 ),
             );
-        // (Each system above, and each gizmo system that draws, is skipped by a run condition
-        // where there is none of the characters it serves: Bevy's multi-threaded executor then
-        // spawns no task for it. A task is a thread hop, about 18 µs a system on the two cores
+        // (Each system above, and each gizmo system, is skipped by a run condition where there
+        // is none of the characters it serves (the gizmo settings' copy into Bevy's gizmo
+        // config, where they did not change): Bevy's multi-threaded executor then spawns no
+        // task for it. A task is a thread hop, about 18 µs a system on the two cores
         // measured: `benches/playback.rs`, group `empty app`, and `docs/performance.md`.)
         #[cfg(feature = "gizmos")]
         app.init_resource::<SkeletonGizmos>().add_systems(
             PostUpdate,
             (
-                gizmos::sync_gizmo_config,
+                gizmos::sync_gizmo_config.run_if(resource_changed::<SkeletonGizmos>),
                 gizmos::draw_skeletons.run_if(any_with_component::<RigBone>),
                 crowd::draw_crowds.run_if(any_with_component::<CrowdCharacter>),
-                gizmos::place_bone_names,
+                gizmos::place_bone_names.run_if(
+                    any_with_component::<RigBone>
+                        .or_eager(any_with_component::<gizmos::BoneNameLabel>),
+                ),
             )
                 .chain()
                 .after(TransformSystems::Propagate),
