@@ -21,6 +21,8 @@
 //! * `skinned mesh N`: the ped spawned with bone entities (`GtaModel` + `SkeletalClip`), drawn by
 //!   Bevy's `SkinnedMesh`;
 //! * `empty`: the same app with no ped (the renderer's fixed cost);
+//! * `empty, Bevy alone`: the same without rigplay's plugins (so `empty` less it is what they add
+//!   to a frame with no character);
 //! * `flat, moving 10000`, `drawn, moving 10000`, `flat glTF, moving 10000`, `drawn glTF,
 //!   moving 10000`: those cases with every character moved each frame (2 cm along X and back,
 //!   [`crowd_scene::Moving`]), as a game moves its peds;
@@ -109,7 +111,11 @@ fn scene(peds: Peds, count: usize, motion: Motion) -> App {
 
 /// Every case of group `crowd draw`: its name, its peds and how many.
 fn cases() -> Vec<(String, Peds, usize)> {
-    let mut cases = vec![("empty".to_string(), Peds::Flat, 0)];
+    let mut cases = vec![
+        ("empty".to_string(), Peds::Flat, 0),
+        // (Its same-run baseline: the scene without rigplay's plugins.)
+        ("empty, Bevy alone".to_string(), Peds::BevyAlone, 0),
+    ];
     for count in [100, 1_000, 10_000] {
         for (name, peds) in [
             ("flat", Peds::Flat),

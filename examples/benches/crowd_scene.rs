@@ -48,6 +48,10 @@ pub enum Peds {
     /// The ped spawned with bone entities (`GtaModel` + `SkeletalClip`), drawn by Bevy's
     /// `SkinnedMesh`.
     SkinnedMesh,
+    /// No rigplay plugin and no ped, whatever the count: Bevy's renderer, the camera and the
+    /// light alone (the same-run baseline of what rigplay's plugins add to a frame with no
+    /// character).
+    BevyAlone,
 }
 
 /// Moves every crowd character 2 cm along X and back on alternate frames, as a game moves its
@@ -123,7 +127,7 @@ pub fn scene<M>(
         threads.compute.min_threads = n;
         threads.compute.max_threads = n;
     }
-    app.add_plugins((
+    app.add_plugins(
         DefaultPlugins
             .set(TaskPoolPlugin {
                 task_pool_options: threads,
@@ -143,19 +147,21 @@ pub fn scene<M>(
             .disable::<bevy::log::LogPlugin>()
             .disable::<WinitPlugin>()
             .disable::<PipelinedRenderingPlugin>(),
-        IfpPlugin,
-        DffPlugin,
-    ))
+    )
     .add_plugins(more)
     .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
         1.0 / 60.0,
-    )))
-    // Nothing but the peds is drawn: no skeleton lines or joints.
-    .insert_resource(SkeletonGizmos {
-        enabled: false,
-        ..default()
-    });
-    if peds != Peds::FlatGltf {
+    )));
+    let rigplay = peds != Peds::BevyAlone;
+    if rigplay {
+        app.add_plugins((IfpPlugin, DffPlugin))
+            // Nothing but the peds is drawn: no skeleton lines or joints.
+            .insert_resource(SkeletonGizmos {
+                enabled: false,
+                ..default()
+            });
+    }
+    if rigplay && peds != Peds::FlatGltf {
         app.add_plugins(CrowdDrawPlugin);
     }
     // A renderer that fails stops for good, and a bench of it would time a frame that
@@ -174,12 +180,23 @@ pub fn scene<M>(
     app.cleanup();
 
     let server = app.world().resource::<AssetServer>().clone();
-    let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
-    let vc_walk: Handle<RigClip> = server.load("anims/vc_ped.ifp#walk");
-    let ped: Handle<Dff> = server.load("characters/ped.dff");
-    let iii_ped: Handle<Dff> = server.load("characters/iii_ped.dff");
-    let humanoid: Handle<bevy::gltf::Gltf> = server.load("characters/humanoid.glb");
+    // (Without rigplay's loaders and asset types, nothing to load: no ped.)
+    let count = if rigplay { count } else { 0 };
+    fn load<A: Asset>(server: &AssetServer, rigplay: bool, path: &'static str) -> Handle<A> {
+        match rigplay {
+            true => server.load(path),
+            false => Handle::default(),
+        }
+    }
+    let walk: Handle<RigClip> = load(&server, rigplay, "anims/sa_ped.ifp#walk");
+    let vc_walk: Handle<RigClip> = load(&server, rigplay, "anims/vc_ped.ifp#walk");
+    let ped: Handle<Dff> = load(&server, rigplay, "characters/ped.dff");
+    let iii_ped: Handle<Dff> = load(&server, rigplay, "characters/iii_ped.dff");
+    let humanoid: Handle<bevy::gltf::Gltf> = load(&server, rigplay, "characters/humanoid.glb");
     for _ in 0..10_000 {
+        if !rigplay {
+            break;
+        }
         let ids = [
             walk.id().untyped(),
             vc_walk.id().untyped(),
@@ -204,14 +221,14 @@ pub fn scene<M>(
         ("characters/iii_ped.dff", iii_ped.id().untyped()),
         ("characters/humanoid.glb", humanoid.id().untyped()),
     ];
-    for (path, id) in paths {
+    for (path, id) in paths.into_iter().filter(|_| rigplay) {
         if let bevy::asset::RecursiveDependencyLoadState::Failed(e) =
             server.recursive_dependency_load_state(id)
         {
             return Err(format!("{path} (under {root}) failed to load: {e}"));
         }
     }
-    for (path, id) in paths {
+    for (path, id) in paths.into_iter().filter(|_| rigplay) {
         if !server.is_loaded_with_dependencies(id) {
             return Err(format!("{path} (under {root}) did not load in time"));
         }
@@ -317,6 +334,8 @@ pub fn scene<M>(
                     Visibility::default(),
                 ));
             }
+            // (No ped: the count is 0.)
+            Peds::BevyAlone => {}
         }
     }
     // Until every ped is dressed (the crowd's parts, or Bevy's skinned meshes), and a few frames
@@ -334,7 +353,7 @@ pub fn scene<M>(
                 .query::<&bevy::mesh::skinning::SkinnedMesh>()
                 .iter(world)
                 .count(),
-            Peds::Flat | Peds::FlatIii | Peds::FlatVc => count,
+            Peds::Flat | Peds::FlatIii | Peds::FlatVc | Peds::BevyAlone => count,
             // Every character posed (on the glTF rig, once the file's rig is made).
             Peds::FlatGltf => world
                 .query::<&CrowdPose>()
