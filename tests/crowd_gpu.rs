@@ -2399,7 +2399,10 @@ fn rigplays_systems_run(app: &mut App, frames: usize) -> Vec<String> {
 /// - the model changed while nobody wears it (as a reload does) is built anew for the next
 ///   character that wears it: the crowd's cache of built models must hear of the change in a
 ///   frame its systems would otherwise skip (with the dressing skipped then, the character
-///   was dressed in the old build's materials).
+///   was dressed in the old build's materials);
+/// - likewise the rig of the model's rests (`rig_dff_crowds`): a bone's rest moved 0.3 m while
+///   nobody wears the model poses the next character with the bone 0.3 m off the last one's,
+///   paused at the same time (with the rig's message condition taken out, 0 m).
 #[test]
 fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
     use rigplay::plugin::{CrowdSkinPose, DanPlugin};
@@ -2495,6 +2498,58 @@ fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
     assert!(
         rebuilt.iter().all(|m| !built.contains(m)),
         "dressed from the changed model: {built:?} then {rebuilt:?}"
+    );
+
+    // The same for the rig of the model's rests (`rig_dff_crowds`): a bone's rest moved while
+    // nobody wears the model poses the next character with it. Each character paused at 0.3 s.
+    let posed_at = |app: &mut App, e: Entity| {
+        let mut playback = app.world_mut().get_mut::<Playback>(e).unwrap();
+        playback.paused = true;
+        playback.seek(0.3);
+        for _ in 0..3 {
+            app.update();
+        }
+        app.world().get::<CrowdPose>(e).unwrap().bones.clone()
+    };
+    let before = posed_at(&mut app, next);
+    app.world_mut().despawn(next);
+    for _ in 0..2 {
+        app.update();
+    }
+    // The file's last frame that is a bone, moved 0.3 m along its parent's Z.
+    {
+        let mut dffs = app.world_mut().resource_mut::<Assets<Dff>>();
+        let dff = dffs.get_mut(&ped).unwrap().into_inner();
+        let clump = (dff.clumps.iter_mut())
+            .find(|c| !c.bones.is_empty())
+            .unwrap();
+        let clump = std::sync::Arc::make_mut(clump);
+        let frame = (clump.frames.iter_mut())
+            .rfind(|f| f.target.is_some())
+            .unwrap();
+        frame.rest.translation.z += 0.3;
+    }
+    for _ in 0..2 {
+        app.update();
+    }
+    idle(&mut app, "after a bone's rest moved");
+    let last = spawn(&mut app);
+    run_until(&mut app, 600, |app| {
+        dressed_and_posed(app, &[last], PED_PARTS)
+    });
+    let after = posed_at(&mut app, last);
+    let off: Vec<f32> = (before.iter().zip(&after))
+        .map(|(b, a)| b.translation.distance(a.translation))
+        .collect();
+    // (That bone and any below it moved 0.3 m, as a whole; the others stayed.)
+    let most = off.iter().cloned().fold(0.0, f32::max);
+    assert!(
+        (0.25..0.35).contains(&most),
+        "posed on the moved rest: {off:?}"
+    );
+    assert!(
+        off.iter().filter(|d| **d > 1e-4).count() < off.len() / 2,
+        "the other bones stay: {off:?}"
     );
 }
 
