@@ -30,7 +30,7 @@ use self::frame::{
 use self::state::{CrowdDraw, CrowdFallback, CrowdPart};
 use crate::plugin::PlaybackSystems;
 use crate::plugin::dff::{CrowdModel, Dff};
-use crate::plugin::skeletal::{CrowdBoneRows, CrowdCharacter};
+use crate::plugin::skeletal::{CrowdBoneRows, CrowdCharacter, worn_or_model_changed};
 use bevy::asset::embedded_asset;
 use bevy::prelude::*;
 use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
@@ -125,20 +125,15 @@ impl Plugin for CrowdDrawPlugin {
                     // (what was built of it is forgotten).
                     (
                         state::choose_culling.run_if(any_with_component::<CrowdCharacter>),
-                        dress_crowd.run_if(
-                            any_with_component::<CrowdModel>
-                                .or_eager(any_component_removed::<CrowdModel>)
-                                .or_eager(on_message::<AssetEvent<Dff>>),
-                        ),
+                        dress_crowd.run_if(worn_or_model_changed::<CrowdModel, Dff>),
                         // (Where Bevy's glTF loader is.)
                         #[cfg(feature = "gltf")]
                         gltf::dress_gltf_crowd.run_if(
                             resource_exists::<Assets<bevy::gltf::Gltf>>.and_then(
-                                any_with_component::<crate::plugin::CrowdGltfModel>
-                                    .or_eager(
-                                        any_component_removed::<crate::plugin::CrowdGltfModel>,
-                                    )
-                                    .or_eager(on_message::<AssetEvent<bevy::gltf::Gltf>>),
+                                worn_or_model_changed::<
+                                    crate::plugin::CrowdGltfModel,
+                                    bevy::gltf::Gltf,
+                                >,
                             ),
                         ),
                         size_crowd_bones.run_if(any_with_component::<CrowdCharacter>),

@@ -15,7 +15,7 @@ pub use loader::{DffLoadError, DffLoader, DffLoaderSettings};
 pub use spawn::GtaModel;
 
 use crate::plugin::PlaybackSystems;
-use crate::plugin::skeletal::SkeletalPlugin;
+use crate::plugin::skeletal::{SkeletalPlugin, worn_or_model_changed};
 use bevy::prelude::*;
 
 /// Loads `.dff` models (with their `.txd` textures) and spawns them ([`GtaModel`]). Needs
@@ -43,19 +43,12 @@ impl Plugin for DffPlugin {
                 PostUpdate,
                 (
                     crowd_rig::rig_dff_crowds
-                        .run_if(
-                            any_with_component::<CrowdModel>
-                                .or_eager(any_component_removed::<CrowdModel>)
-                                .or_eager(on_message::<AssetEvent<Dff>>),
-                        )
+                        .run_if(worn_or_model_changed::<CrowdModel, Dff>)
                         .in_set(PlaybackSystems::Prepare)
                         .after(bevy::asset::AssetEventSystems)
                         .before(crate::plugin::skeletal::bind_crowds),
                     crowd_skin::pose_crowd_skins
-                        .run_if(
-                            any_with_component::<crate::plugin::CrowdSkinPose>
-                                .or_eager(on_message::<AssetEvent<Dff>>),
-                        )
+                        .run_if(worn_or_model_changed::<crate::plugin::CrowdSkinPose, Dff>)
                         .after(PlaybackSystems::Apply),
                 ),
             );

@@ -245,6 +245,22 @@ impl CrowdFading {
     }
 }
 
+/// A run condition of the systems that serve crowd characters wearing a `C` of an `A` asset (a
+/// model) and remember what they made of each model: true where a character wears one, or in a
+/// frame a character took it off or went, or an `A` changed or went (so that the system forgets
+/// what it made of it then, not in a later frame whose messages are gone). Both readers are read
+/// every frame, so that neither holds last frame's news.
+#[cfg(any(feature = "dff", feature = "gltf"))]
+pub(crate) fn worn_or_model_changed<C: Component, A: Asset>(
+    worn: Query<(), With<C>>,
+    mut taken_off: RemovedComponents<C>,
+    mut changed: MessageReader<AssetEvent<A>>,
+) -> bool {
+    let taken_off = taken_off.read().count() > 0;
+    let changed = changed.read().count() > 0;
+    !worn.is_empty() || taken_off || changed
+}
+
 /// Binds each crowd character to its clip when the clip (or its asset, or the game)
 /// changes, starts the cross-fades asked for, and tells its playhead the clip's length.
 pub(crate) fn bind_crowds(

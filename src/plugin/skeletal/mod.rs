@@ -52,7 +52,7 @@ pub use crowd::{CrowdSkinPose, SkinPalette};
 #[cfg(feature = "dff")]
 pub(crate) use crowd::{ModelFrame, RestOnly, bind_crowds};
 #[cfg(any(feature = "dff", feature = "gltf"))]
-pub(crate) use crowd::{SkinBinding, pose_palettes};
+pub(crate) use crowd::{SkinBinding, pose_palettes, worn_or_model_changed};
 #[cfg(feature = "gizmos")]
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
 pub use layers::{ClipLayers, LayerFinished, LayerLooped, LayerRemoved, LayerReport};
@@ -109,8 +109,10 @@ impl Plugin for SkeletalPlugin {
                         // changes or goes: what was made of it is forgotten then.)
                         crate::plugin::gltf::rig_gltf_crowds
                             .run_if(
-                                any_with_component::<crate::plugin::CrowdGltfModel>
-                                    .or_eager(on_message::<AssetEvent<bevy::gltf::Gltf>>),
+                                worn_or_model_changed::<
+                                    crate::plugin::CrowdGltfModel,
+                                    bevy::gltf::Gltf,
+                                >,
                             )
                             .in_set(PlaybackSystems::Prepare)
                             // (A file's change is announced there: the rig is made again in
@@ -118,10 +120,7 @@ impl Plugin for SkeletalPlugin {
                             .after(bevy::asset::AssetEventSystems)
                             .before(crowd::bind_crowds),
                         crate::plugin::gltf::pose_gltf_crowd_skins
-                            .run_if(
-                                any_with_component::<CrowdSkinPose>
-                                    .or_eager(on_message::<AssetEvent<bevy::gltf::Gltf>>),
-                            )
+                            .run_if(worn_or_model_changed::<CrowdSkinPose, bevy::gltf::Gltf>)
                             .after(PlaybackSystems::Apply)
                             .after(bevy::asset::AssetEventSystems),
                     ),
