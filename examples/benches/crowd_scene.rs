@@ -54,6 +54,40 @@ pub enum Peds {
     BevyAlone,
 }
 
+/// Updates `app` until every asset of `paths` (path under the repository's `assets/`, id) has
+/// loaded with its dependencies, for at most 10,000 frames. An error names the first that
+/// failed or did not load in time.
+fn loaded(
+    app: &mut App,
+    server: &AssetServer,
+    paths: &[(&str, bevy::asset::UntypedAssetId)],
+) -> Result<(), String> {
+    for _ in 0..10_000 {
+        if paths
+            .iter()
+            .all(|(_, id)| server.is_loaded_with_dependencies(*id))
+            || (paths.iter()).any(|(_, id)| server.recursive_dependency_load_state(*id).is_failed())
+        {
+            break;
+        }
+        app.update();
+    }
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets");
+    for (path, id) in paths {
+        if let bevy::asset::RecursiveDependencyLoadState::Failed(e) =
+            server.recursive_dependency_load_state(*id)
+        {
+            return Err(format!("{path} (under {root}) failed to load: {e}"));
+        }
+    }
+    for (path, id) in paths {
+        if !server.is_loaded_with_dependencies(*id) {
+            return Err(format!("{path} (under {root}) did not load in time"));
+        }
+    }
+    Ok(())
+}
+
 /// Moves every crowd character 2 cm along X and back on alternate frames, as a game moves its
 /// peds every frame: a character that moves changes its transform (its drawn parts stay at the
 /// identity, its place going to the bone buffer).
@@ -193,27 +227,6 @@ pub fn scene<M>(
     let ped: Handle<Dff> = load(&server, rigplay, "characters/ped.dff");
     let iii_ped: Handle<Dff> = load(&server, rigplay, "characters/iii_ped.dff");
     let humanoid: Handle<bevy::gltf::Gltf> = load(&server, rigplay, "characters/humanoid.glb");
-    for _ in 0..10_000 {
-        if !rigplay {
-            break;
-        }
-        let ids = [
-            walk.id().untyped(),
-            vc_walk.id().untyped(),
-            ped.id().untyped(),
-            iii_ped.id().untyped(),
-            humanoid.id().untyped(),
-        ];
-        if ids.iter().all(|id| server.is_loaded_with_dependencies(*id))
-            || ids
-                .iter()
-                .any(|id| server.recursive_dependency_load_state(*id).is_failed())
-        {
-            break;
-        }
-        app.update();
-    }
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets");
     let paths = [
         ("anims/sa_ped.ifp#walk", walk.id().untyped()),
         ("anims/vc_ped.ifp#walk", vc_walk.id().untyped()),
@@ -221,17 +234,8 @@ pub fn scene<M>(
         ("characters/iii_ped.dff", iii_ped.id().untyped()),
         ("characters/humanoid.glb", humanoid.id().untyped()),
     ];
-    for (path, id) in paths.into_iter().filter(|_| rigplay) {
-        if let bevy::asset::RecursiveDependencyLoadState::Failed(e) =
-            server.recursive_dependency_load_state(id)
-        {
-            return Err(format!("{path} (under {root}) failed to load: {e}"));
-        }
-    }
-    for (path, id) in paths.into_iter().filter(|_| rigplay) {
-        if !server.is_loaded_with_dependencies(id) {
-            return Err(format!("{path} (under {root}) did not load in time"));
-        }
+    if rigplay {
+        loaded(&mut app, &server, &paths)?;
     }
     let mut image = Image::new_target_texture(
         stage.size.x,
