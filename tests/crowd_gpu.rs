@@ -2335,15 +2335,25 @@ fn crowd_characters_drawn_as_bevys_skinned_meshes_match_gta_models() {
 /// `limits`, which runs Bevy's whole frame on the CPU.
 fn noop_crowd_app(limits: wgpu::Limits) -> App {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+    noop_crowd_app_on(&root, Some(limits), ())
+}
+
+/// A crowd app (assets under `root`, frames of 1/30 s, the plugins `more` too) on wgpu's no-op
+/// backend, held to `limits` (else the adapter's).
+fn noop_crowd_app_on<M>(
+    root: &Path,
+    limits: Option<wgpu::Limits>,
+    more: impl bevy::app::Plugins<M>,
+) -> App {
     let render = RenderPlugin {
-        render_creation: RenderCreation::Manual(noop_renderer(Some(limits))),
+        render_creation: RenderCreation::Manual(noop_renderer(limits)),
         ..default()
     };
     with_crowd_frames(headless_app_on(
-        &root,
+        root,
         render,
         false,
-        (IfpPlugin, DffPlugin, CrowdDrawPlugin),
+        (IfpPlugin, DffPlugin, CrowdDrawPlugin, more),
     ))
 }
 
@@ -2407,16 +2417,7 @@ fn rigplays_systems_run(app: &mut App, frames: usize) -> Vec<String> {
 fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
     use rigplay::plugin::{CrowdSkinPose, DanPlugin};
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
-    let render = RenderPlugin {
-        render_creation: RenderCreation::Manual(noop_renderer(None)),
-        ..default()
-    };
-    let mut app = with_crowd_frames(headless_app_on(
-        &root,
-        render,
-        false,
-        (IfpPlugin, DanPlugin, DffPlugin, CrowdDrawPlugin),
-    ));
+    let mut app = noop_crowd_app_on(&root, None, DanPlugin);
     for _ in 0..5 {
         app.update();
     }
@@ -2582,16 +2583,7 @@ fn a_ped_scaled_above_its_root_bone_keeps_its_flesh_in_its_parts_boxes() {
         &framed(&Skeleton::gta_sa(), "Normal", "Xscaled", thrice),
     );
     std::fs::write(dir.join("ped.dff"), ped).unwrap();
-    let render = RenderPlugin {
-        render_creation: RenderCreation::Manual(noop_renderer(None)),
-        ..default()
-    };
-    let mut app = with_crowd_frames(headless_app_on(
-        &dir,
-        render,
-        false,
-        (IfpPlugin, DffPlugin, CrowdDrawPlugin),
-    ));
+    let mut app = noop_crowd_app_on(&dir, None, ());
     let server = app.world().resource::<AssetServer>().clone();
     let (model, walk): (Handle<Dff>, Handle<RigClip>) =
         (server.load("ped.dff"), server.load("sa_ped.ifp#walk"));
