@@ -2397,6 +2397,18 @@ fn rigplays_systems_run(app: &mut App, frames: usize) -> Vec<String> {
         .collect()
 }
 
+/// Asserts that over four frames no system of rigplay's runs but the two that run by design:
+/// `extract_crowd_bones` and `fill_culling_data`.
+fn assert_idle(app: &mut App, what: &str) {
+    let by_design = |name: &str| {
+        name.ends_with("crowd_draw::frame::extract_crowd_bones")
+            || name.ends_with("crowd_draw::frame::fill_culling_data")
+    };
+    let run = rigplays_systems_run(app, 4);
+    let unexpected: Vec<&String> = run.iter().filter(|n| !by_design(n)).collect();
+    assert!(unexpected.is_empty(), "{what}: {unexpected:#?} ran");
+}
+
 /// Every system rigplay adds is skipped by a run condition in a frame that has nothing for it
 /// to do (a system that runs is a task for a thread, about 18 µs on two cores:
 /// `docs/performance.md`): an app of the IFP, DAN, DFF and crowd-drawing plugins, among Bevy's
@@ -2412,7 +2424,9 @@ fn rigplays_systems_run(app: &mut App, frames: usize) -> Vec<String> {
 ///   was dressed in the old build's materials);
 /// - likewise the rig of the model's rests (`rig_dff_crowds`): a bone's rest moved 0.3 m while
 ///   nobody wears the model poses the next character with the bone 0.3 m off the last one's,
-///   paused at the same time (with the rig's message condition taken out, 0 m).
+///   paused at the same time (with the rig's message condition taken out, 0 m);
+/// - likewise the skin's binding (`pose_crowd_skins`): the skin's inverse bind matrices replaced
+///   while nobody wears the model skin the next character on them.
 #[test]
 fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
     use rigplay::plugin::{CrowdSkinPose, DanPlugin};
@@ -2421,15 +2435,7 @@ fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
     for _ in 0..5 {
         app.update();
     }
-    let by_design = |name: &str| {
-        name.ends_with("crowd_draw::frame::extract_crowd_bones")
-            || name.ends_with("crowd_draw::frame::fill_culling_data")
-    };
-    let idle = |app: &mut App, what: &str| {
-        let run = rigplays_systems_run(app, 4);
-        let unexpected: Vec<&String> = run.iter().filter(|n| !by_design(n)).collect();
-        assert!(unexpected.is_empty(), "{what}: {unexpected:#?} ran");
-    };
+    let idle = assert_idle;
     // (The check has systems to look at: rigplay's names are there.)
     let all = rigplays_systems(app.world());
     assert!(all.len() >= 20, "{all:#?}");
@@ -2552,6 +2558,205 @@ fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
         off.iter().filter(|d| **d > 1e-4).count() < off.len() / 2,
         "the other bones stay: {off:?}"
     );
+
+    // And the skin's binding (`pose_crowd_skins`): the skin's inverse bind matrices changed
+    // while nobody wears the model (as a reload changes them) skin the next character.
+    let before = palettes(&app, last);
+    app.world_mut().despawn(last);
+    for _ in 0..2 {
+        app.update();
+    }
+    let (atomic, binds) = {
+        let dff = app.world().resource::<Assets<Dff>>().get(&ped).unwrap();
+        let clump = dff.clumps.iter().find(|c| !c.bones.is_empty()).unwrap();
+        (clump.atomics.iter().enumerate())
+            .find_map(|(a, atomic)| Some((a, atomic.skin.as_ref()?.inverse_bindposes.clone())))
+            .unwrap()
+    };
+    let by = move_first_bind(app.world_mut(), &binds);
+    // (The model marked modified, as a reload marks it.)
+    (app.world_mut().resource_mut::<Assets<Dff>>())
+        .get_mut(&ped)
+        .unwrap()
+        .into_inner();
+    for _ in 0..3 {
+        app.update();
+    }
+    idle(&mut app, "after the skin changed");
+    let reskinned = spawn(&mut app);
+    run_until(&mut app, 600, |app| {
+        dressed_and_posed(app, &[reskinned], PED_PARTS)
+    });
+    posed_at(&mut app, reskinned);
+    assert_skinned_on_the_moved_bind(&before, &palettes(&app, reskinned), &[atomic], by);
+}
+
+/// A crowd character's skin matrices ([`rigplay::plugin::CrowdSkinPose`]), per skinned mesh:
+/// the mesh's index (a DFF atomic's in its clump, a glTF node's in its file) and its joints'.
+fn palettes(app: &App, e: Entity) -> Vec<(usize, Vec<bevy::math::Affine3A>)> {
+    let skin = app
+        .world()
+        .get::<rigplay::plugin::CrowdSkinPose>(e)
+        .unwrap();
+    (skin.palettes.iter())
+        .map(|p| (p.mesh, p.joints.clone()))
+        .collect()
+}
+
+/// Moves the first of `binds`' inverse bind matrices 0.3 m along the bind's Z (`B` becomes
+/// `T·B`), as a reload that changed it would. Returns what that joint's skin matrix is then
+/// multiplied by on the right: `pose·T·B = (pose·B)·(B⁻¹·T·B)`.
+fn move_first_bind(
+    world: &mut World,
+    binds: &Handle<bevy::mesh::skinning::SkinnedMeshInverseBindposes>,
+) -> bevy::math::Affine3A {
+    use bevy::math::Affine3A;
+    use bevy::mesh::skinning::SkinnedMeshInverseBindposes;
+    let mut all = world.resource_mut::<Assets<SkinnedMeshInverseBindposes>>();
+    let mut moved = all.get(binds).unwrap().to_vec();
+    let bind = Affine3A::from_mat4(moved[0]);
+    let by = Affine3A::from_translation(Vec3::Z * 0.3);
+    moved[0] = Mat4::from(by * bind);
+    all.insert(binds, moved.into()).unwrap();
+    bind.inverse() * by * bind
+}
+
+/// `after`'s skin matrices are `before`'s but for the first joint of each mesh in `moved`,
+/// which is `before`'s times `by` (see [`move_first_bind`]); within 10⁻⁴.
+fn assert_skinned_on_the_moved_bind(
+    before: &[(usize, Vec<bevy::math::Affine3A>)],
+    after: &[(usize, Vec<bevy::math::Affine3A>)],
+    moved: &[usize],
+    by: bevy::math::Affine3A,
+) {
+    let meshes = |p: &[(usize, Vec<_>)]| p.iter().map(|(m, _)| *m).collect::<Vec<_>>();
+    assert_eq!(meshes(before), meshes(after));
+    assert!(
+        moved.iter().all(|m| meshes(before).contains(m)),
+        "{moved:?}"
+    );
+    for ((mesh, before), (_, after)) in before.iter().zip(after) {
+        assert_eq!(before.len(), after.len());
+        for (j, (b, a)) in before.iter().zip(after).enumerate() {
+            let expected = match j == 0 && moved.contains(mesh) {
+                true => *b * by,
+                false => *b,
+            };
+            assert!(
+                a.abs_diff_eq(expected, 1e-4),
+                "mesh {mesh}, joint {j}: {a:?}, expected {expected:?} (before: {b:?})"
+            );
+        }
+    }
+}
+
+/// The glTF wing's systems as `rigplays_systems_are_skipped_where_they_have_nothing_to_do`
+/// checks the DFF wing's: a crowd character wearing the sample `humanoid.glb` (with
+/// `CrowdSkinPose`) runs the rig, the dressing and the skins' systems; with it gone they are
+/// skipped. The file changed while nobody wears it (its skin's first inverse bind matrix moved
+/// 0.3 m, the file marked modified, as a reload does both) is built anew for the next character:
+/// new materials and skin matrices on the moved bind. The rig (`rig_gltf_crowds`) is found again
+/// by its rests, and the built model and the skins' bindings by the rig they were made for, so
+/// one of the three systems missing the change alone only keeps a stale entry in memory, unused
+/// (each message condition taken out alone, the test passed). With the rig's and the dressing's
+/// taken out, the character was dressed in the old build's materials; with the rig's and the
+/// skins', skinned on the old bind: both fail here.
+#[test]
+fn gltf_crowd_systems_are_skipped_when_idle_and_hear_of_a_file_changed_meanwhile() {
+    use bevy::gltf::{Gltf, GltfNode, GltfSkin};
+    use rigplay::plugin::CrowdSkinPose;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let mut app = noop_crowd_app_on(&root, None, ());
+    // (The schedules are built over the first frames.)
+    for _ in 0..5 {
+        app.update();
+    }
+    assert_idle(&mut app, "an app with nothing in it");
+    let server = app.world().resource::<AssetServer>().clone();
+    let model: Handle<Gltf> = server.load("characters/humanoid.glb");
+    let walk: Handle<RigClip> = server.load("anims/sa_ped.ifp#walk");
+    let spawn = |app: &mut App| {
+        let character = (
+            CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+            CrowdGltfModel::new(model.clone()),
+            CrowdSkinPose::default(),
+        );
+        let e = app.world_mut().spawn(character).id();
+        run_until(app, 600, |app| dressed_and_posed(app, &[e], 1));
+        assert!(dressed_and_posed(app, &[e], 1));
+        // Paused at 0.3 s.
+        let mut playback = app.world_mut().get_mut::<Playback>(e).unwrap();
+        playback.paused = true;
+        playback.seek(0.3);
+        for _ in 0..3 {
+            app.update();
+        }
+        e
+    };
+    let materials = |app: &App, e: Entity| -> Vec<AssetId<CrowdMaterial>> {
+        (app.world().get::<Children>(e).into_iter().flatten())
+            .filter_map(|p| app.world().get::<MeshMaterial3d<CrowdMaterial>>(*p))
+            .map(|m| m.0.id())
+            .collect()
+    };
+    let first = spawn(&mut app);
+    let run = rigplays_systems_run(&mut app, 2);
+    for system in [
+        "gltf::crowd_rig::rig_gltf_crowds",
+        "gltf::crowd_skin::pose_gltf_crowd_skins",
+        "crowd_draw::gltf::dress_gltf_crowd",
+        "skeletal::crowd::pose_crowds",
+    ] {
+        assert!(
+            run.iter().any(|n| n.ends_with(system)),
+            "{system} runs for a glTF crowd: {run:#?}"
+        );
+    }
+    let built = materials(&app, first);
+    assert_eq!(built.len(), 1);
+    let before = palettes(&app, first);
+    app.world_mut().despawn(first);
+    for _ in 0..2 {
+        app.update();
+    }
+    assert_idle(&mut app, "the glTF crowd gone");
+
+    // The skin's first bind moved, the file marked modified.
+    let (meshes, binds) = {
+        let world = app.world();
+        let file = world.resource::<Assets<Gltf>>().get(&model).unwrap();
+        let skin = file.skins.first().unwrap();
+        let binds = (world.resource::<Assets<GltfSkin>>().get(skin))
+            .unwrap()
+            .inverse_bind_matrices
+            .clone();
+        let nodes = world.resource::<Assets<GltfNode>>();
+        let meshes: Vec<usize> = (file.nodes.iter())
+            .filter_map(|n| nodes.get(n))
+            .filter(|n| n.mesh.is_some() && n.skin.as_ref() == Some(skin))
+            .map(|n| n.index)
+            .collect();
+        (meshes, binds)
+    };
+    assert!(!meshes.is_empty());
+    let by = move_first_bind(app.world_mut(), &binds);
+    (app.world_mut().resource_mut::<Assets<Gltf>>())
+        .get_mut(&model)
+        .unwrap()
+        .into_inner();
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_idle(&mut app, "after the file changed");
+
+    let next = spawn(&mut app);
+    let rebuilt = materials(&app, next);
+    assert_eq!(rebuilt.len(), 1);
+    assert!(
+        rebuilt.iter().all(|m| !built.contains(m)),
+        "dressed from the changed file: {built:?} then {rebuilt:?}"
+    );
+    assert_skinned_on_the_moved_bind(&before, &palettes(&app, next), &meshes, by);
 }
 
 /// A skinned SA ped made three times as large by a frame above its root bone: its part's box
