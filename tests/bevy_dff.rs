@@ -1773,7 +1773,6 @@ fn crowd_characters_follow_frames_between_bones_and_bones_hung_under_later_ones(
 /// times of the walk, in every game.
 #[test]
 fn crowd_characters_wearing_a_ped_scaled_above_its_root_bone_pose_as_its_bone_entities() {
-    use rigplay::skeleton::GtaGame;
     let scaled = |skeleton: &Skeleton, root: &str| {
         let by = BonePose {
             scale: Vec3::splat(1.25),
@@ -1781,26 +1780,7 @@ fn crowd_characters_wearing_a_ped_scaled_above_its_root_bone_pose_as_its_bone_en
         };
         framed(skeleton, root, "Xscaled", by)
     };
-    let cases = [
-        (
-            GtaGame::Iii,
-            parts_ped(&scaled(&Skeleton::gta_iii(), "Swaist")),
-            "sa_ped.ifp",
-            16,
-        ),
-        (
-            GtaGame::Vc,
-            skinned_ped(VC, &scaled(&Skeleton::gta_vc(), "Root")),
-            "vc_ped.ifp",
-            24,
-        ),
-        (
-            GtaGame::Sa,
-            skinned_ped(SA, &scaled(&Skeleton::gta_sa(), "Normal")),
-            "sa_ped.ifp",
-            32,
-        ),
-    ];
+    let cases = every_games_ped(scaled, ["Swaist", "Root", "Normal"]);
     crowd_poses_as_bone_entities("scaled above its root bone", cases);
 }
 
@@ -1837,6 +1817,88 @@ fn crowd_characters_hang_their_bones_as_their_models_do_in_every_game() {
         ),
     ];
     crowd_poses_as_bone_entities("hung its own way", cases);
+}
+
+/// Crowd characters wearing peds with bones of their own beside the game's (a mod's ponytail
+/// under the head, with an HAnim ID no game has, and a nub below it) are posed as their bone
+/// entities (`GtaModel`) are: no clip keys those bones, so each stays at rest under its parent
+/// while the game's bones walk, and so do the skin's vertices on them. At three times of the
+/// walk, every bone and skin matrix within 0.1 mm, in every game (III: a ped of parts, the
+/// ponytail a part of its own).
+#[test]
+fn crowd_characters_keep_a_models_own_extra_bones_at_rest_under_their_parents() {
+    let cases = every_games_ped(with_ponytail, ["Shead", "Head", "Head"]);
+    crowd_poses_as_bone_entities("with bones of its own", cases);
+}
+
+/// `skeleton` with two bones of its own, as a mod adds them: a `Ponytail` (HAnim ID 9001, which
+/// no game has) under bone `head`, turned and 10 cm back, and a `Ponytail Nub` (9002) 12 cm
+/// along it.
+pub(crate) fn with_ponytail(skeleton: &Skeleton, head: &str) -> Skeleton {
+    let tail = BonePose {
+        rotation: Quat::from_rotation_z(0.6),
+        translation: Vec3::new(0.05, -0.08, 0.02),
+        scale: Vec3::ONE,
+    };
+    let nub = BonePose {
+        translation: Vec3::new(0.12, 0.0, 0.0),
+        ..BonePose::default()
+    };
+    let s = with_bone(skeleton, head, "Ponytail", Some(9001), tail);
+    with_bone(&s, "Ponytail", "Ponytail Nub", Some(9002), nub)
+}
+
+/// `skeleton` with a bone `name` (HAnim ID `id`, no game's) added last, under bone `under`,
+/// resting at `rest` there.
+fn with_bone(
+    skeleton: &Skeleton,
+    under: &str,
+    name: &str,
+    id: Option<i32>,
+    rest: BonePose,
+) -> Skeleton {
+    let parent = (skeleton.bones.iter())
+        .position(|b| b.name.trim() == under)
+        .unwrap();
+    let mut s = skeleton.clone();
+    s.bones.push(rigplay::skeleton::SkeletonBone {
+        name: name.to_owned(),
+        id,
+        canonical: None,
+        parent: Some(parent),
+        rest,
+    });
+    s
+}
+
+/// A ped of each game made from its skeleton changed by `change` at bone `at[game]` (III, VC,
+/// SA): a GTA III ped of parts, skinned VC and SA peds, with the clips' file each plays and the
+/// game's bones (the cases of [`crowd_poses_as_bone_entities`]).
+fn every_games_ped(
+    change: impl Fn(&Skeleton, &str) -> Skeleton,
+    at: [&str; 3],
+) -> [(rigplay::skeleton::GtaGame, Vec<u8>, &'static str, usize); 3] {
+    use rigplay::skeleton::GtaGame;
+    [
+        (
+            GtaGame::Iii,
+            parts_ped(&change(&Skeleton::gta_iii(), at[0])),
+            "sa_ped.ifp",
+            16,
+        ),
+        (
+            GtaGame::Vc,
+            skinned_ped(VC, &change(&Skeleton::gta_vc(), at[1])),
+            "vc_ped.ifp",
+            24,
+        ),
+        (
+            GtaGame::Sa,
+            skinned_ped(SA, &change(&Skeleton::gta_sa(), at[2])),
+            "sa_ped.ifp",
+            32,
+        ),
+    ]
 }
 
 /// Each case's ped (`game`, the model's bytes, the clips' file, the bones the model has) in a

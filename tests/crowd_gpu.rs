@@ -3218,6 +3218,62 @@ fn a_skinned_vice_city_ped_draws_the_same_both_ways_in_a_crowd() {
     });
 }
 
+/// A folder `name` with Vice City's and San Andreas' walks (`vc_ped.ifp`, `sa_ped.ifp`).
+fn walks_dir(name: &str) -> PathBuf {
+    asset_dir(
+        name,
+        &[
+            ("anims/vc_ped.ifp", "vc_ped.ifp"),
+            ("anims/vc_ped.ifp.meta", "vc_ped.ifp.meta"),
+            ("anims/sa_ped.ifp", "sa_ped.ifp"),
+            ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
+        ],
+    )
+}
+
+/// Peds with bones of their own beside the game's (`bevy_dff::with_ponytail`: a ponytail under
+/// the head and a nub below it, HAnim IDs no game has, each a box of the skin or a part of its
+/// own) draw in a crowd as the Bevy way draws them, in every game: a skinned VC ped, a skinned SA
+/// ped and a GTA III ped of parts (18 rigid triangles, one crowd part). No clip keys those bones:
+/// they stay at rest under the head. (Before 2026-12-07, a skin's joints on such bones were
+/// skinned on the root bone: the VC ped's ponytail skin matrices 1.01 m off its bone entities'.)
+#[test]
+fn peds_with_bones_of_their_own_draw_in_a_crowd_as_the_bevy_way_does() {
+    on_gpu(|| {
+        use crate::bevy_dff::{SA, VC, parts_ped, skinned_ped, with_ponytail};
+        use rigplay::skeleton::Skeleton;
+        let dir = walks_dir("crowd_own_bones");
+        // (game, its walk, the ped, meshes the Bevy way.)
+        let peds = [
+            (
+                GtaGame::Vc,
+                "vc_ped.ifp#walk",
+                skinned_ped(VC, &with_ponytail(&Skeleton::gta_vc(), "Head")),
+                1,
+            ),
+            (
+                GtaGame::Sa,
+                "sa_ped.ifp#walk",
+                skinned_ped(SA, &with_ponytail(&Skeleton::gta_sa(), "Head")),
+                1,
+            ),
+            (
+                GtaGame::Iii,
+                "sa_ped.ifp#walk",
+                parts_ped(&with_ponytail(&Skeleton::gta_iii(), "Shead")),
+                18,
+            ),
+        ];
+        for (game, walk, ped, meshes) in peds {
+            std::fs::write(dir.join("player.dff"), ped).unwrap();
+            let label = format!("{game:?} with a ponytail");
+            let (shown, drawn) = drawn_both_ways(&label, &dir, game, walk, [meshes, 1], 2.2);
+            eprintln!("{label}: {shown} pixels the Bevy way, {drawn} instanced");
+            assert!(shown > 100 && drawn > 100, "{label}: {shown}, {drawn}");
+        }
+    });
+}
+
 /// A ped of a half-transparent material (its material's alpha at 128: the DFF loader gives it
 /// `AlphaMode::Blend`) draws in a crowd as the Bevy way draws it, and its part keeps its
 /// character's transform: Bevy sorts blended meshes by their own transforms, so a blended part
@@ -3230,15 +3286,7 @@ fn a_blended_ped_draws_as_bevys_and_keeps_its_characters_transform_for_sorting()
     on_gpu(|| {
         use crate::bevy_dff::{SA, VC, parts_ped, skinned_ped};
         use rigplay::skeleton::Skeleton;
-        let dir = asset_dir(
-            "crowd_blended",
-            &[
-                ("anims/vc_ped.ifp", "vc_ped.ifp"),
-                ("anims/vc_ped.ifp.meta", "vc_ped.ifp.meta"),
-                ("anims/sa_ped.ifp", "sa_ped.ifp"),
-                ("anims/sa_ped.ifp.meta", "sa_ped.ifp.meta"),
-            ],
-        );
+        let dir = walks_dir("crowd_blended");
         // (game, its walk, the ped, meshes the Bevy way, pixels it covers at least.)
         let peds = [
             (

@@ -3,7 +3,7 @@
 
 use super::parts::{BuildParams, Pieces};
 use super::state::{CrowdDressed, DrawnModel, Dresser, ModelKey, Opening};
-use crate::plugin::dff::{CrowdModel, Dff, DffClump, DffFrame, GtaModel, bind};
+use crate::plugin::dff::{CrowdModel, Dff, GtaModel, bind, bone_frames, frame_joint, frame_model};
 use crate::plugin::skeletal::CrowdCharacter;
 use crate::plugin::skeletal::SkinBinding;
 use bevy::animation::AnimationTargetId;
@@ -106,9 +106,9 @@ pub(super) fn dress_crowd(
 /// A model's parts for the crowd: per drawn atomic of its first clump that has bones, its joints,
 /// and per material a copy of the mesh with the crowd's joint attributes; the copies of equal
 /// materials merged into one part with one [`CrowdMaterial`] ([`Pieces::parts`]). A skinned
-/// atomic's joints are its skin's; a rigid one (a cap on the head,
-/// a GTA III ped's parts) has one joint: the nearest bone at or above its frame, with the rest
-/// transforms of the frames between as its "inverse bind" matrix.
+/// atomic's joints are its skin's ([`bind`]); a rigid one (a cap on the head, a GTA III ped's
+/// parts) has one joint: the nearest bone at or above its frame, with the rest transforms of the
+/// frames between as its "inverse bind" matrix ([`frame_joint`]).
 pub(super) fn build_model(
     dff: &Dff,
     binding: &[SkinBinding],
@@ -122,6 +122,7 @@ pub(super) fn build_model(
         .iter()
         .find(|c| !c.bones.is_empty())
         .ok_or("it has no bones")?;
+    let bones_of_frames = bone_frames(clump, targets);
     let mut pieces = Pieces::default();
     let mut unhung = 0;
     for (a, atomic) in clump.atomics.iter().enumerate() {
@@ -131,7 +132,7 @@ pub(super) fn build_model(
         let skin = binding.iter().find(|b| b.mesh == a);
         let (joint_bones, inverse_binds) = match skin {
             Some(b) => (b.bones.clone(), b.inverse_binds.clone()),
-            None => match rigid_joint(clump, atomic.frame, targets) {
+            None => match frame_joint(clump, atomic.frame, &bones_of_frames) {
                 Some((bone, offset)) => (vec![bone], vec![offset]),
                 None => {
                     unhung += 1;
@@ -161,40 +162,4 @@ pub(super) fn build_model(
         #[cfg(feature = "gltf")]
         _rig: None,
     })
-}
-
-/// `frame`'s rest transform in the model: the rest transforms up its chain together. Its largest
-/// scale is how much longer a length in the frame's space is in the model's (1 for a model of
-/// rotations); where its determinant is negative, the frame mirrors what hangs on it.
-fn frame_model(clump: &DffClump, frame: usize) -> Affine3A {
-    frames_up(clump, frame).fold(Affine3A::IDENTITY, |model, f| {
-        f.rest.compute_affine() * model
-    })
-}
-
-/// The crowd bone a rigid atomic on `frame` moves with: the nearest frame at or above it that is
-/// one of the crowd skeleton's bones (`targets`), and the rest transforms of the frames from
-/// there down to `frame` (not animated: they stay at rest on a model spawned with bones too).
-pub(super) fn rigid_joint(
-    clump: &DffClump,
-    frame: usize,
-    targets: &[AnimationTargetId],
-) -> Option<(usize, Affine3A)> {
-    let mut offset = Affine3A::IDENTITY;
-    for f in frames_up(clump, frame) {
-        if let Some(bone) = f.target.and_then(|t| targets.iter().position(|x| *x == t)) {
-            return Some((bone, offset));
-        }
-        offset = f.rest.compute_affine() * offset;
-    }
-    None
-}
-
-/// `frame` and the frames above it, up to the clump's root: at most as many as the frames (a
-/// cycle ends the walk), and none past a parent out of range.
-fn frames_up(clump: &DffClump, frame: usize) -> impl Iterator<Item = &DffFrame> {
-    std::iter::successors(clump.frames.get(frame), |f| {
-        f.parent.and_then(|p| clump.frames.get(p))
-    })
-    .take(clump.frames.len() + 1)
 }

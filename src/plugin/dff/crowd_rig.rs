@@ -166,7 +166,7 @@ fn model_rig(
     }
     if !repeated.is_empty() {
         warn!(
-            "crowd characters of {game:?} wearing {:?}: {repeated:?} have more than one frame each; only the first follows the clip (the others stay at rest)",
+            "crowd characters of {game:?} wearing {:?}: {repeated:?} have more than one frame each; only the first follows the clip (the others, and what hangs on them, stay at rest under the bone above them)",
             model.path(),
         );
     }

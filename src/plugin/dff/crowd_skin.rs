@@ -1,7 +1,7 @@
 //! The DFF model a crowd character wears ([`CrowdModel`]), and its skins posed by the character:
 //! each skinned atomic's skin matrices ([`CrowdSkinPose`]).
 
-use super::Dff;
+use super::{Dff, DffClump};
 use crate::plugin::skeletal::{
     CrowdCharacter, CrowdPose, CrowdSkeletons, CrowdSkinPose, SkinBinding, pose_palettes,
 };
@@ -16,7 +16,8 @@ use bevy::prelude::*;
 /// The DFF model a [`CrowdCharacter`] wears (its first clump that has bones). With
 /// [`crate::plugin::CrowdDrawPlugin`] the character is drawn in it by instanced GPU skinning. The skin's
 /// joints are matched to the character's bones as clips bind to bones: by HAnim bone id, else by
-/// name as the games match names.
+/// name as the games match names. A joint that is no bone of the game's (a mod's ponytail)
+/// stays at rest under the nearest bone above it, as on the model spawned with bone entities.
 ///
 /// Once the model has loaded, the character poses its game's bones at the model's own rests
 /// (peds differ from the built-in tables: a clip keys rotations, the model gives the bones'
@@ -80,6 +81,14 @@ pub(crate) fn pose_crowd_skins(
 /// The skinned atomics of `dff`'s first clump that has bones, their joints matched to the bones
 /// whose animation targets are `targets`; `None` until every skin's inverse bind matrices have
 /// loaded.
+///
+/// A joint whose frame is one of those bones (the first frame of the bone's target, as the
+/// crowd skeleton takes it) is that bone. Any other joint (a bone of the model's own that no
+/// game has, as a mod's ponytail; a second frame of a game's bone) is posed as its bone entity
+/// is: no clip keys it, so it stays at rest under the nearest bone above its frame, and its
+/// skin matrix is that bone's pose times the rest transforms between times its inverse bind
+/// matrix ([`frame_joint`]). A joint with no bone above its frame keeps its place relative to
+/// the root bone.
 pub(crate) fn bind(
     dff: &Dff,
     targets: &[AnimationTargetId],
@@ -88,27 +97,155 @@ pub(crate) fn bind(
     let Some(clump) = dff.clumps.iter().find(|c| !c.bones.is_empty()) else {
         return Some(Vec::new());
     };
+    let bones = bone_frames(clump, targets);
+    // Where a frame with no bone above it rests relative to the root bone's frame.
+    let root = bones.iter().position(|b| *b == Some(0));
+    let from_root = |frame: usize| {
+        root.map_or(Affine3A::IDENTITY, |r| {
+            frame_model(clump, r).inverse() * frame_model(clump, frame)
+        })
+    };
     let mut out = Vec::new();
     for (a, atomic) in clump.atomics.iter().enumerate() {
         let Some(skin) = &atomic.skin else {
             continue;
         };
         let ibms = inverse_bindposes.get(&skin.inverse_bindposes)?;
-        let bones = skin
-            .joints
-            .iter()
-            .map(|&frame| {
-                let target = clump.frames.get(frame).and_then(|f| f.target);
-                target
-                    .and_then(|t| targets.iter().position(|x| *x == t))
-                    .unwrap_or(0)
+        let (bones, inverse_binds) = (skin.joints.iter())
+            .zip(ibms.iter().map(|m| Affine3A::from_mat4(*m)))
+            .map(|(&frame, ibm)| match frame_joint(clump, frame, &bones) {
+                Some((bone, offset)) => (bone, offset * ibm),
+                None => (0, from_root(frame) * ibm),
             })
-            .collect();
+            .unzip();
         out.push(SkinBinding {
             mesh: a,
             bones,
-            inverse_binds: ibms.iter().map(|m| Affine3A::from_mat4(*m)).collect(),
+            inverse_binds,
         });
     }
     Some(out)
+}
+
+/// Per frame of `clump`, the crowd bone it is (by the bones' animation `targets`): the first
+/// frame of each bone's target, as the crowd skeleton takes it
+/// (`CrowdSkeleton::with_model_rests`). A later frame of the same target is no bone.
+pub(crate) fn bone_frames(clump: &DffClump, targets: &[AnimationTargetId]) -> Vec<Option<usize>> {
+    let mut out = vec![None; clump.frames.len()];
+    for (bone, target) in targets.iter().enumerate() {
+        if let Some(f) = clump.frames.iter().position(|f| f.target == Some(*target)) {
+            out[f].get_or_insert(bone);
+        }
+    }
+    out
+}
+
+/// The crowd bone what hangs on `frame` moves with, as it moves on the model spawned with bone
+/// entities: the nearest frame at or above it that is a bone (`bones`, from [`bone_frames`]),
+/// and the rest transforms of the frames from there down to `frame` (no clip keys them: they
+/// stay at rest). `None` where no frame above it is a bone.
+pub(crate) fn frame_joint(
+    clump: &DffClump,
+    frame: usize,
+    bones: &[Option<usize>],
+) -> Option<(usize, Affine3A)> {
+    let mut offset = Affine3A::IDENTITY;
+    let mut at = frame;
+    // (At most as many steps as frames: a cycle ends the walk, as a parent out of range does.)
+    for _ in 0..clump.frames.len() {
+        if let Some(bone) = bones.get(at).copied().flatten() {
+            return Some((bone, offset));
+        }
+        let f = clump.frames.get(at)?;
+        offset = f.rest.compute_affine() * offset;
+        at = f.parent?;
+    }
+    None
+}
+
+/// `frame`'s rest transform in the model: the rest transforms up its chain together. Its largest
+/// scale is how much longer a length in the frame's space is in the model's (1 for a model of
+/// rotations); where its determinant is negative, the frame mirrors what hangs on it.
+pub(crate) fn frame_model(clump: &DffClump, frame: usize) -> Affine3A {
+    let mut model = Affine3A::IDENTITY;
+    let mut at = Some(frame);
+    for _ in 0..=clump.frames.len() {
+        let Some(f) = at.and_then(|a| clump.frames.get(a)) else {
+            break;
+        };
+        model = f.rest.compute_affine() * model;
+        at = f.parent;
+    }
+    model
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::dff::DffFrame;
+
+    fn frame(parent: Option<usize>, along: f32, target: Option<AnimationTargetId>) -> DffFrame {
+        DffFrame {
+            name: String::new(),
+            parent,
+            rest: Transform::from_xyz(along, 0.0, 0.0).with_rotation(Quat::from_rotation_z(0.3)),
+            bone_id: None,
+            target,
+        }
+    }
+
+    /// A frame is a bone only as the first frame of the bone's target; what hangs on any other
+    /// frame (a bone no game has, a second frame of a game's bone) moves with the nearest bone
+    /// above it, through the rests between; a frame with no bone above, or in a cycle, or under
+    /// a parent out of range, has none.
+    #[test]
+    fn a_frame_moves_with_the_nearest_bone_at_or_above_it_whose_first_frame_it_is() {
+        let target = |n: &str| AnimationTargetId::from_name(&Name::new(n.to_owned()));
+        let (a, b, own) = (target("a"), target("b"), target("ponytail"));
+        let frames = vec![
+            frame(None, 0.0, None),         // 0: the clump's root
+            frame(Some(0), 1.0, Some(a)),   // 1: bone 0
+            frame(Some(1), 2.0, Some(b)),   // 2: bone 1
+            frame(Some(2), 3.0, Some(own)), // 3: a bone of the model's own
+            frame(Some(3), 4.0, Some(a)),   // 4: a second frame of bone 0
+            frame(Some(6), 5.0, None),      // 5, 6: a cycle
+            frame(Some(5), 6.0, None),
+            frame(Some(99), 7.0, Some(own)), // 7: under a parent out of range
+        ];
+        let clump = DffClump {
+            scene: Handle::default(),
+            frames,
+            order: Vec::new(),
+            atomics: Vec::new(),
+            bones: Vec::new(),
+            lift: 0.0,
+        };
+        let bones = bone_frames(&clump, &[a, b]);
+        assert_eq!(
+            bones,
+            [None, Some(0), Some(1), None, None, None, None, None]
+        );
+        let rest = |f: usize| clump.frames[f].rest.compute_affine();
+        assert_eq!(
+            frame_joint(&clump, 1, &bones),
+            Some((0, Affine3A::IDENTITY))
+        );
+        assert_eq!(
+            frame_joint(&clump, 2, &bones),
+            Some((1, Affine3A::IDENTITY))
+        );
+        assert_eq!(frame_joint(&clump, 3, &bones), Some((1, rest(3))));
+        // (Bone 1's pose · rest 3 · rest 4 is where frame 4 rests when bone 1 does.)
+        let (bone, offset) = frame_joint(&clump, 4, &bones).unwrap();
+        assert_eq!(bone, 1);
+        assert!(offset.abs_diff_eq(rest(3) * rest(4), 1e-6));
+        for f in [0, 5, 6, 7, 8] {
+            assert_eq!(frame_joint(&clump, f, &bones), None, "frame {f}");
+        }
+        // Frame 4 in the model: the rests from the root down.
+        let model = rest(0) * rest(1) * rest(2) * rest(3) * rest(4);
+        assert!(frame_model(&clump, 4).abs_diff_eq(model, 1e-5));
+        // (A cycle ends the walk.)
+        let _ = frame_model(&clump, 5);
+    }
 }

@@ -34,8 +34,10 @@ pub struct SkinPalette {
     /// Per skin joint, in the skin's order: the joint's pose in the character's space times its
     /// inverse bind matrix. A vertex's position in the character's space is the sum of these,
     /// weighted by its joint weights, applied to its position in the mesh. Bevy's
-    /// `SkinnedMesh` computes the same with the joints' world transforms. A joint no bone of
-    /// the character matches follows the character's root bone.
+    /// `SkinnedMesh` computes the same with the joints' world transforms. A DFF skin's joint
+    /// that is no bone of the character (a bone of the model's own, which no clip keys) stays
+    /// at rest under the nearest bone above it, as its bone entity does; a glTF skin's joint
+    /// that is no node of the character's rig follows the root bone.
     pub joints: Vec<Affine3A>,
 }
 

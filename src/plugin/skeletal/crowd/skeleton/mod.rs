@@ -67,7 +67,8 @@ pub(crate) struct RestOnly {
     /// bone's keys.
     pub(crate) root_under: Option<String>,
     /// Bones with more than one frame of their animation target: the first follows the clip's
-    /// keys, the others stay as they rest (as bone entities, every one of them follows them).
+    /// keys, the others (and what hangs on them) stay at rest under the bone above them (as
+    /// bone entities, every one of them follows the keys).
     pub(crate) repeated: Vec<String>,
 }
 
