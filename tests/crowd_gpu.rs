@@ -2135,17 +2135,7 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
         let worn = [spawn(&mut app, &ped), spawn(&mut app, &ped)];
         let failed = spawn(&mut app, &broken);
         let mixed = spawn(&mut app, &other);
-        let parts = |app: &App, e: Entity| {
-            app.world().get::<Children>(e).map_or(0, |c| {
-                c.iter()
-                    .filter(|p| {
-                        app.world()
-                            .get::<MeshMaterial3d<CrowdMaterial>>(*p)
-                            .is_some()
-                    })
-                    .count()
-            })
-        };
+        let parts = |app: &App, e: Entity| crowd_materials(app, e).len();
         run_until(&mut app, 600, |app| {
             [worn[0], worn[1], mixed]
                 .iter()
@@ -2163,18 +2153,16 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
         }
         // Several models in one crowd: a model's characters share its materials (one batch per
         // (mesh, material)), and the other model's have their own.
-        let materials = |app: &App, e: Entity| -> Vec<AssetId<CrowdMaterial>> {
-            app.world()
-                .get::<Children>(e)
-                .unwrap()
+        assert_eq!(
+            crowd_materials(&app, worn[0]),
+            crowd_materials(&app, worn[1])
+        );
+        let theirs = crowd_materials(&app, mixed);
+        assert!(
+            crowd_materials(&app, worn[0])
                 .iter()
-                .filter_map(|p| app.world().get::<MeshMaterial3d<CrowdMaterial>>(p))
-                .map(|m| m.0.id())
-                .collect()
-        };
-        assert_eq!(materials(&app, worn[0]), materials(&app, worn[1]));
-        let theirs = materials(&app, mixed);
-        assert!(materials(&app, worn[0]).iter().all(|m| !theirs.contains(m)));
+                .all(|m| !theirs.contains(m))
+        );
         let before = time(&app, failed);
         for _ in 0..5 {
             app.update();
@@ -2252,8 +2240,8 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
         }
         assert_eq!(parts(&app, again), PED_PARTS);
         assert_eq!(
-            materials(&app, again),
-            materials(&app, mixed),
+            crowd_materials(&app, again),
+            crowd_materials(&app, mixed),
             "the other model's"
         );
         // And one switched to another game is dressed again, for that game's skeleton.
@@ -2409,6 +2397,51 @@ fn assert_idle(app: &mut App, what: &str) {
     assert!(unexpected.is_empty(), "{what}: {unexpected:#?} ran");
 }
 
+/// Despawns `e` and runs two frames, in which its removal is seen.
+fn gone(app: &mut App, e: Entity) {
+    app.world_mut().despawn(e);
+    for _ in 0..2 {
+        app.update();
+    }
+}
+
+/// Runs three frames (in which a change just made is seen), then [`assert_idle`].
+fn settled_idle(app: &mut App, what: &str) {
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_idle(app, what);
+}
+
+/// Asserts that each of `systems` (the ends of their names) runs over two frames, for `what`.
+fn assert_run(app: &mut App, what: &str, systems: &[&str]) {
+    let run = rigplays_systems_run(app, 2);
+    for system in systems {
+        assert!(
+            run.iter().any(|n| n.ends_with(system)),
+            "{system} runs for {what}: {run:#?}"
+        );
+    }
+}
+
+/// Pauses crowd character `e` at `t` seconds of its clip, posed there three frames on.
+fn pause_at(app: &mut App, e: Entity, t: f32) {
+    let mut playback = app.world_mut().get_mut::<Playback>(e).unwrap();
+    playback.paused = true;
+    playback.seek(t);
+    for _ in 0..3 {
+        app.update();
+    }
+}
+
+/// The crowd materials of crowd character `e`'s parts (its children drawn by the crowd).
+fn crowd_materials(app: &App, e: Entity) -> Vec<AssetId<CrowdMaterial>> {
+    (app.world().get::<Children>(e).into_iter().flatten())
+        .filter_map(|p| app.world().get::<MeshMaterial3d<CrowdMaterial>>(*p))
+        .map(|m| m.0.id())
+        .collect()
+}
+
 /// Every system rigplay adds is skipped by a run condition in a frame that has nothing for it
 /// to do (a system that runs is a task for a thread, about 18 µs on two cores:
 /// `docs/performance.md`): an app of the IFP, DAN, DFF and crowd-drawing plugins, among Bevy's
@@ -2442,49 +2475,38 @@ fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
     idle(&mut app, "an app with nothing in it");
 
     let (ped, walk, _) = sample_ped(&app);
+    // A character wearing the ped, once it is dressed and posed.
     let spawn = |app: &mut App| {
-        (app.world_mut())
+        let e = (app.world_mut())
             .spawn((
                 CrowdCharacter::new(GtaGame::Sa, walk.clone()),
                 CrowdModel(ped.clone()),
                 CrowdSkinPose::default(),
             ))
-            .id()
-    };
-    let materials = |app: &App, e: Entity| -> Vec<AssetId<CrowdMaterial>> {
-        (app.world().get::<Children>(e).into_iter().flatten())
-            .filter_map(|p| app.world().get::<MeshMaterial3d<CrowdMaterial>>(*p))
-            .map(|m| m.0.id())
-            .collect()
+            .id();
+        run_until(app, 600, |app| dressed_and_posed(app, &[e], PED_PARTS));
+        assert!(dressed_and_posed(app, &[e], PED_PARTS));
+        e
     };
     let first = spawn(&mut app);
-    run_until(&mut app, 600, |app| {
-        dressed_and_posed(app, &[first], PED_PARTS)
-    });
-    assert!(dressed_and_posed(&mut app, &[first], PED_PARTS));
-    let run = rigplays_systems_run(&mut app, 2);
-    for system in [
-        "crowd_draw::dff::dress_crowd",
-        "crowd_draw::frame::size_crowd_bones",
-        "crowd_draw::frame::follow_poses",
-        "crowd_draw::frame::write_crowd_bones",
-        "dff::crowd_rig::rig_dff_crowds",
-        "dff::crowd_skin::pose_crowd_skins",
-        "skeletal::crowd::pose_crowds",
-    ] {
-        assert!(
-            run.iter().any(|n| n.ends_with(system)),
-            "{system} runs for a crowd: {run:#?}"
-        );
-    }
-    let built = materials(&app, first);
+    assert_run(
+        &mut app,
+        "a crowd",
+        &[
+            "crowd_draw::dff::dress_crowd",
+            "crowd_draw::frame::size_crowd_bones",
+            "crowd_draw::frame::follow_poses",
+            "crowd_draw::frame::write_crowd_bones",
+            "dff::crowd_rig::rig_dff_crowds",
+            "dff::crowd_skin::pose_crowd_skins",
+            "skeletal::crowd::pose_crowds",
+        ],
+    );
+    let built = crowd_materials(&app, first);
     assert_eq!(built.len(), PED_PARTS);
 
     // Gone: its removal is seen (its slot given back), then nothing runs.
-    app.world_mut().despawn(first);
-    for _ in 0..2 {
-        app.update();
-    }
+    gone(&mut app, first);
     idle(&mut app, "the crowd gone");
 
     // The model changed with nobody wearing it, then worn again.
@@ -2492,15 +2514,9 @@ fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
         .get_mut(&ped)
         .unwrap()
         .into_inner();
-    for _ in 0..2 {
-        app.update();
-    }
-    idle(&mut app, "after the model changed");
+    settled_idle(&mut app, "after the model changed");
     let next = spawn(&mut app);
-    run_until(&mut app, 600, |app| {
-        dressed_and_posed(app, &[next], PED_PARTS)
-    });
-    let rebuilt = materials(&app, next);
+    let rebuilt = crowd_materials(&app, next);
     assert_eq!(rebuilt.len(), PED_PARTS);
     assert!(
         rebuilt.iter().all(|m| !built.contains(m)),
@@ -2510,19 +2526,11 @@ fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
     // The same for the rig of the model's rests (`rig_dff_crowds`): a bone's rest moved while
     // nobody wears the model poses the next character with it. Each character paused at 0.3 s.
     let posed_at = |app: &mut App, e: Entity| {
-        let mut playback = app.world_mut().get_mut::<Playback>(e).unwrap();
-        playback.paused = true;
-        playback.seek(0.3);
-        for _ in 0..3 {
-            app.update();
-        }
+        pause_at(app, e, 0.3);
         app.world().get::<CrowdPose>(e).unwrap().bones.clone()
     };
     let before = posed_at(&mut app, next);
-    app.world_mut().despawn(next);
-    for _ in 0..2 {
-        app.update();
-    }
+    gone(&mut app, next);
     // The file's last frame that is a bone, moved 0.3 m along its parent's Z.
     {
         let mut dffs = app.world_mut().resource_mut::<Assets<Dff>>();
@@ -2536,14 +2544,8 @@ fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
             .unwrap();
         frame.rest.translation.z += 0.3;
     }
-    for _ in 0..2 {
-        app.update();
-    }
-    idle(&mut app, "after a bone's rest moved");
+    settled_idle(&mut app, "after a bone's rest moved");
     let last = spawn(&mut app);
-    run_until(&mut app, 600, |app| {
-        dressed_and_posed(app, &[last], PED_PARTS)
-    });
     let after = posed_at(&mut app, last);
     let off: Vec<f32> = (before.iter().zip(&after))
         .map(|(b, a)| b.translation.distance(a.translation))
@@ -2562,10 +2564,7 @@ fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
     // And the skin's binding (`pose_crowd_skins`): the skin's inverse bind matrices changed
     // while nobody wears the model (as a reload changes them) skin the next character.
     let before = palettes(&app, last);
-    app.world_mut().despawn(last);
-    for _ in 0..2 {
-        app.update();
-    }
+    gone(&mut app, last);
     let (atomic, binds) = {
         let dff = app.world().resource::<Assets<Dff>>().get(&ped).unwrap();
         let clump = dff.clumps.iter().find(|c| !c.bones.is_empty()).unwrap();
@@ -2579,14 +2578,8 @@ fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
         .get_mut(&ped)
         .unwrap()
         .into_inner();
-    for _ in 0..3 {
-        app.update();
-    }
-    idle(&mut app, "after the skin changed");
+    settled_idle(&mut app, "after the skin changed");
     let reskinned = spawn(&mut app);
-    run_until(&mut app, 600, |app| {
-        dressed_and_posed(app, &[reskinned], PED_PARTS)
-    });
     posed_at(&mut app, reskinned);
     assert_skinned_on_the_moved_bind(&before, &palettes(&app, reskinned), &[atomic], by);
 }
@@ -2684,41 +2677,24 @@ fn gltf_crowd_systems_are_skipped_when_idle_and_hear_of_a_file_changed_meanwhile
         let e = app.world_mut().spawn(character).id();
         run_until(app, 600, |app| dressed_and_posed(app, &[e], 1));
         assert!(dressed_and_posed(app, &[e], 1));
-        // Paused at 0.3 s.
-        let mut playback = app.world_mut().get_mut::<Playback>(e).unwrap();
-        playback.paused = true;
-        playback.seek(0.3);
-        for _ in 0..3 {
-            app.update();
-        }
+        pause_at(app, e, 0.3);
         e
     };
-    let materials = |app: &App, e: Entity| -> Vec<AssetId<CrowdMaterial>> {
-        (app.world().get::<Children>(e).into_iter().flatten())
-            .filter_map(|p| app.world().get::<MeshMaterial3d<CrowdMaterial>>(*p))
-            .map(|m| m.0.id())
-            .collect()
-    };
     let first = spawn(&mut app);
-    let run = rigplays_systems_run(&mut app, 2);
-    for system in [
-        "gltf::crowd_rig::rig_gltf_crowds",
-        "gltf::crowd_skin::pose_gltf_crowd_skins",
-        "crowd_draw::gltf::dress_gltf_crowd",
-        "skeletal::crowd::pose_crowds",
-    ] {
-        assert!(
-            run.iter().any(|n| n.ends_with(system)),
-            "{system} runs for a glTF crowd: {run:#?}"
-        );
-    }
-    let built = materials(&app, first);
+    assert_run(
+        &mut app,
+        "a glTF crowd",
+        &[
+            "gltf::crowd_rig::rig_gltf_crowds",
+            "gltf::crowd_skin::pose_gltf_crowd_skins",
+            "crowd_draw::gltf::dress_gltf_crowd",
+            "skeletal::crowd::pose_crowds",
+        ],
+    );
+    let built = crowd_materials(&app, first);
     assert_eq!(built.len(), 1);
     let before = palettes(&app, first);
-    app.world_mut().despawn(first);
-    for _ in 0..2 {
-        app.update();
-    }
+    gone(&mut app, first);
     assert_idle(&mut app, "the glTF crowd gone");
 
     // The skin's first bind moved, the file marked modified.
@@ -2744,13 +2720,10 @@ fn gltf_crowd_systems_are_skipped_when_idle_and_hear_of_a_file_changed_meanwhile
         .get_mut(&model)
         .unwrap()
         .into_inner();
-    for _ in 0..3 {
-        app.update();
-    }
-    assert_idle(&mut app, "after the file changed");
+    settled_idle(&mut app, "after the file changed");
 
     let next = spawn(&mut app);
-    let rebuilt = materials(&app, next);
+    let rebuilt = crowd_materials(&app, next);
     assert_eq!(rebuilt.len(), 1);
     assert!(
         rebuilt.iter().all(|m| !built.contains(m)),
@@ -4700,12 +4673,7 @@ fn a_failed_or_reloaded_gltf_crowd_model_keeps_the_crowd_playing() {
         };
         let worn = [spawn(&mut app, &model), spawn(&mut app, &model)];
         let failed = spawn(&mut app, &broken);
-        let parts = |app: &App, e: Entity| {
-            app.world().get::<Children>(e).map_or(0, |c| {
-                let crowd = |p: &Entity| app.world().get::<MeshMaterial3d<CrowdMaterial>>(*p);
-                c.iter().filter(|p| crowd(p).is_some()).count()
-            })
-        };
+        let parts = |app: &App, e: Entity| crowd_materials(app, e).len();
         let bones = |app: &App, e: Entity| app.world().get::<CrowdPose>(e).unwrap().bones.len();
         run_until(&mut app, 600, |app| {
             worn.iter()
