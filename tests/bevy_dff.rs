@@ -1831,6 +1831,39 @@ fn crowd_characters_keep_a_models_own_extra_bones_at_rest_under_their_parents() 
     crowd_poses_as_bone_entities("with bones of its own", cases);
 }
 
+/// Crowd characters wearing peds whose bones hang under a frame of the model's own above the
+/// root bone (an exporter's `Armature`, HAnim ID 9100, which no game has: for VC and SA the skin's
+/// first joint and its hierarchy's root, with vertices on it; for III a frame with a part of its
+/// own) are posed as their bone entities are: that frame has no bone above it, so it stays where
+/// it rests in the character while the game's bones walk, and so do the skin's vertices on it.
+/// At three times of the walk, every bone and skin matrix within 0.1 mm, in every game.
+///
+/// (Before, such a joint kept its rest place relative to the root bone, and moved with it: the
+/// VC ped's skin matrices were 1.32 off their bone entities', the largest difference of an entry
+/// or a translation.)
+#[test]
+fn crowd_characters_keep_a_frame_of_the_models_own_above_its_root_bone_where_it_rests() {
+    let cases = every_games_ped(with_armature, ["Swaist", "Root", "Normal"]);
+    crowd_poses_as_bone_entities("under a frame of its own", cases);
+}
+
+/// `skeleton` with a frame of its own, `Armature` (HAnim ID 9100, which no game has), above its
+/// root bone `root`: under the clump's root, turned 0.4 rad about z and 0.2 m along x, 0.1 m
+/// along y and 0.35 m down; the root bone rests where it did. (In a skinned ped it is the skin's
+/// first joint, the root of its HAnim hierarchy, with a box of the skin along it to the root
+/// bone; in a ped of parts, a frame with a part of its own.)
+pub(crate) fn with_armature(skeleton: &Skeleton, root: &str) -> Skeleton {
+    let rest = BonePose {
+        rotation: Quat::from_rotation_z(0.4),
+        translation: Vec3::new(0.2, 0.1, -0.35),
+        scale: Vec3::ONE,
+    };
+    let mut s = framed(skeleton, root, "Armature", rest);
+    let at = (s.bones.iter()).position(|b| b.name == "Armature").unwrap();
+    s.bones[at].id = Some(9100);
+    s
+}
+
 /// `skeleton` with two bones of its own, as a mod adds them: a `Ponytail` (HAnim ID 9001, which
 /// no game has) under bone `head`, turned and 10 cm back, and a `Ponytail Nub` (9002) 12 cm
 /// along it.
@@ -1874,7 +1907,7 @@ fn with_bone(
 /// A ped of each game made from its skeleton changed by `change` at bone `at[game]` (III, VC,
 /// SA): a GTA III ped of parts, skinned VC and SA peds, with the clips' file each plays and the
 /// game's bones (the cases of [`crowd_poses_as_bone_entities`]).
-fn every_games_ped(
+pub(crate) fn every_games_ped(
     change: impl Fn(&Skeleton, &str) -> Skeleton,
     at: [&str; 3],
 ) -> [(rigplay::skeleton::GtaGame, Vec<u8>, &'static str, usize); 3] {

@@ -3213,37 +3213,108 @@ fn walks_dir(name: &str) -> PathBuf {
 #[test]
 fn peds_with_bones_of_their_own_draw_in_a_crowd_as_the_bevy_way_does() {
     on_gpu(|| {
-        use crate::bevy_dff::{SA, VC, parts_ped, skinned_ped, with_ponytail};
+        let peds = crate::bevy_dff::every_games_ped(
+            crate::bevy_dff::with_ponytail,
+            ["Shead", "Head", "Head"],
+        );
+        every_games_ped_draws_as_the_bevy_way_does("crowd_own_bones", "with a ponytail", peds, 18);
+    });
+}
+
+/// Peds whose bones hang under a frame of the model's own above the root bone
+/// (`bevy_dff::with_armature`: an `Armature` with an HAnim ID no game has) draw in a crowd as the
+/// Bevy way draws them, in every game: a skinned VC ped and a skinned SA ped, the skin's first
+/// joint on that frame (a box of the skin along it), and a GTA III ped of parts with a part of
+/// its own on it (17 rigid triangles, one crowd part). No bone is above that frame, so it stays
+/// where it rests in the character. (Before 2026-12-07, the skin's joint on it followed the root
+/// bone, and the III part was not drawn, with a warning.)
+#[test]
+fn peds_under_a_frame_of_their_own_draw_in_a_crowd_as_the_bevy_way_does() {
+    on_gpu(|| {
+        let peds = crate::bevy_dff::every_games_ped(
+            crate::bevy_dff::with_armature,
+            ["Swaist", "Root", "Normal"],
+        );
+        let label = "under a frame of its own";
+        every_games_ped_draws_as_the_bevy_way_does("crowd_armature", label, peds, 17);
+    });
+}
+
+/// Each game's ped of `peds` (`bevy_dff::every_games_ped`: a GTA III ped of parts, skinned VC
+/// and SA peds, each with its clips' file) playing its file's walk, drawn in a crowd
+/// ([`drawn_both_ways`], in folder `dir` with the walks): within the strict bounds of the Bevy
+/// way, which shows the skinned peds as one mesh each and the III ped as `iii_meshes`.
+fn every_games_ped_draws_as_the_bevy_way_does(
+    dir: &str,
+    what: &str,
+    peds: [(GtaGame, Vec<u8>, &str, usize); 3],
+    iii_meshes: usize,
+) {
+    let dir = walks_dir(dir);
+    for (game, ped, clips, _) in peds {
+        let meshes = match game {
+            GtaGame::Iii => iii_meshes,
+            _ => 1,
+        };
+        std::fs::write(dir.join("player.dff"), ped).unwrap();
+        let label = format!("{game:?} {what}");
+        let walk = format!("{clips}#walk");
+        let (shown, drawn) = drawn_both_ways(&label, &dir, game, &walk, [meshes, 1], 2.2);
+        eprintln!("{label}: {shown} pixels the Bevy way, {drawn} instanced");
+        assert!(shown > 100 && drawn > 100, "{label}: {shown}, {drawn}");
+    }
+}
+
+/// A part that stays put in its character (a GTA III ped's part on a frame of its own above the
+/// root bone, here 4 m to the ped's right) is culled by where it stays, not by the bones: two
+/// such peds 4 m to the left of the picture, their bodies out of it and those parts in the
+/// middle of it, are both drawn (each its one crowd part, whole); one moved 30 m further left is
+/// not. (Culled by the bones' box alone, neither ped was drawn.)
+#[test]
+fn a_part_that_stays_put_in_its_character_is_culled_where_it_stays() {
+    on_gpu(|| {
+        use crate::bevy_dff::{framed, parts_ped};
+        use rigplay::animation::BonePose;
         use rigplay::skeleton::Skeleton;
-        let dir = walks_dir("crowd_own_bones");
-        // (game, its walk, the ped, meshes the Bevy way.)
-        let peds = [
-            (
-                GtaGame::Vc,
-                "vc_ped.ifp#walk",
-                skinned_ped(VC, &with_ponytail(&Skeleton::gta_vc(), "Head")),
-                1,
-            ),
-            (
-                GtaGame::Sa,
-                "sa_ped.ifp#walk",
-                skinned_ped(SA, &with_ponytail(&Skeleton::gta_sa(), "Head")),
-                1,
-            ),
-            (
-                GtaGame::Iii,
-                "sa_ped.ifp#walk",
-                parts_ped(&with_ponytail(&Skeleton::gta_iii(), "Shead")),
-                18,
-            ),
-        ];
-        for (game, walk, ped, meshes) in peds {
-            std::fs::write(dir.join("player.dff"), ped).unwrap();
-            let label = format!("{game:?} with a ponytail");
-            let (shown, drawn) = drawn_both_ways(&label, &dir, game, walk, [meshes, 1], 2.2);
-            eprintln!("{label}: {shown} pixels the Bevy way, {drawn} instanced");
-            assert!(shown > 100 && drawn > 100, "{label}: {shown}, {drawn}");
-        }
+        let dir = walks_dir("crowd_still_part");
+        let aside = BonePose {
+            translation: Vec3::new(4.0, 0.0, 0.0),
+            ..BonePose::default()
+        };
+        let ped = parts_ped(&framed(&Skeleton::gta_iii(), "Swaist", "Xaside", aside));
+        std::fs::write(dir.join("player.dff"), ped).unwrap();
+        let (mut app, _, paused) = counting_app(&dir);
+        let server = app.world().resource::<AssetServer>().clone();
+        let walk: Handle<RigClip> = server.load("sa_ped.ifp#walk");
+        let model: Handle<Dff> = server.load("player.dff");
+        let peds: Vec<Entity> = (0..2)
+            .map(|_| {
+                (app.world_mut())
+                    .spawn((
+                        CrowdCharacter::new(GtaGame::Iii, walk.clone()),
+                        CrowdModel(model.clone()),
+                        paused.clone(),
+                        Transform::from_xyz(-4.0, 0.0, 0.0),
+                    ))
+                    .id()
+            })
+            .collect();
+        run_until(&mut app, 600, |app| count::<CrowdParts>(app) == 2);
+        assert_eq!(count::<CrowdParts>(&mut app), 2, "dressed");
+        let both = main_pass_vertices(&mut app);
+        app.world_mut()
+            .get_mut::<Transform>(peds[1])
+            .unwrap()
+            .translation
+            .x = -34.0;
+        let one = main_pass_vertices(&mut app);
+        eprintln!("vertices shaded: both peds' parts in view {both}, one 30 m further left {one}");
+        assert!(one > 0.0, "the part in view is drawn");
+        assert_eq!(
+            both,
+            2.0 * one,
+            "both drawn, then the one out of view culled"
+        );
     });
 }
 

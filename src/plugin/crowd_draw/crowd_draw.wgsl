@@ -14,7 +14,8 @@
 // - `crowd_joints`: the model's skin, per joint its bone in the crowd skeleton and its inverse
 //   bind matrix.
 // A joint's skin matrix is `bones[first + joint.bone] * joint.inverse_bind`, the matrix
-// `CrowdSkinPose` holds on the CPU, `first` being the slot's first bone.
+// `CrowdSkinPose` holds on the CPU, `first` being the slot's first bone; for a joint of no bone
+// (`STILL_JOINT`: it stays put in the character), `joint.inverse_bind` alone.
 
 #import bevy_pbr::{mesh_functions, view_transformations::position_world_to_clip}
 #import bevy_render::maths::affine3_to_square
@@ -25,9 +26,13 @@
 #import bevy_pbr::forward_io::VertexOutput
 #endif
 
+// The bone of a joint that stays put in its character (`parts.rs`' `STILL_JOINT`).
+const STILL_JOINT: u32 = 0xffffffffu;
+
 struct CrowdJoint {
     // Rows of the 3×4 affine matrix, as Bevy stores mesh transforms.
     inverse_bind: mat3x4<f32>,
+    // Its bone in the character's slot, or `STILL_JOINT`.
     bone: u32,
     // -1 where the joint's mesh's own transform in the character (its entity's, as Bevy spawns
     // the model) mirrors it, else 1: Bevy turns such a mesh's tangents over, skinned or not.
@@ -124,6 +129,9 @@ fn crowd_place(vertex: CrowdVertex, base: u32, last: bool) -> mat4x4<f32> {
 // Joint `joint_index`'s skin matrix, the character's bones starting at row `first`.
 fn skin_matrix(first: u32, joint_index: u32) -> mat4x4<f32> {
     let joint = crowd_joints[joint_index];
+    if joint.bone == STILL_JOINT {
+        return affine3_to_square(joint.inverse_bind);
+    }
     let bone = crowd_bones.rows[first + joint.bone];
     return affine3_to_square(bone) * affine3_to_square(joint.inverse_bind);
 }

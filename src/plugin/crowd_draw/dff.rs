@@ -1,13 +1,14 @@
 //! DFF peds in the drawn crowd ([`crate::plugin::CrowdModel`]): dressing the characters, and a
 //! model's parts built from its first clump that has bones.
 
-use super::parts::{BuildParams, Pieces};
+use super::parts::{BuildParams, Joint, Pieces};
 use super::state::{CrowdDressed, DrawnModel, Dresser, ModelKey, Opening};
-use crate::plugin::dff::{CrowdModel, Dff, GtaModel, bind, bone_frames, frame_joint, frame_model};
+use crate::plugin::dff::{
+    CrowdModel, Dff, GtaModel, bind, bone_frames, frame_in_character, frame_joint, frame_model,
+};
 use crate::plugin::skeletal::CrowdCharacter;
 use crate::plugin::skeletal::SkinBinding;
 use bevy::animation::AnimationTargetId;
-use bevy::math::Affine3A;
 use bevy::prelude::*;
 use bevy::render::storage::ShaderBuffer;
 
@@ -108,7 +109,9 @@ pub(super) fn dress_crowd(
 /// materials merged into one part with one [`CrowdMaterial`] ([`Pieces::parts`]). A skinned
 /// atomic's joints are its skin's ([`bind`]); a rigid one (a cap on the head, a GTA III ped's
 /// parts) has one joint: the nearest bone at or above its frame, with the rest transforms of the
-/// frames between as its "inverse bind" matrix ([`frame_joint`]).
+/// frames between as its "inverse bind" matrix ([`frame_joint`]), or, with no bone above its
+/// frame, none: it stays where its frame rests in the character ([`frame_in_character`]), as
+/// its entity does on the model spawned with bone entities.
 pub(super) fn build_model(
     dff: &Dff,
     binding: &[SkinBinding],
@@ -124,23 +127,23 @@ pub(super) fn build_model(
         .ok_or("it has no bones")?;
     let bones_of_frames = bone_frames(clump, targets);
     let mut pieces = Pieces::default();
-    let mut unhung = 0;
     for (a, atomic) in clump.atomics.iter().enumerate() {
         if atomic.hidden {
             continue;
         }
         let skin = binding.iter().find(|b| b.mesh == a);
-        let (joint_bones, inverse_binds) = match skin {
-            Some(b) => (b.bones.clone(), b.inverse_binds.clone()),
+        let joints: Vec<Joint> = match skin {
+            Some(b) => b
+                .bones
+                .iter()
+                .copied()
+                .zip(b.inverse_binds.iter().copied())
+                .collect(),
             None => match frame_joint(clump, atomic.frame, &bones_of_frames) {
-                Some((bone, offset)) => (vec![bone], vec![offset]),
-                None => {
-                    unhung += 1;
-                    continue;
-                }
+                Some((bone, offset)) => vec![(Some(bone), offset)],
+                None => vec![(None, frame_in_character(clump, atomic.frame))],
             },
         };
-        let joints: Vec<(usize, Affine3A)> = joint_bones.into_iter().zip(inverse_binds).collect();
         let frame = frame_model(clump, atomic.frame).matrix3;
         let scale = (frame.x_axis.length())
             .max(frame.y_axis.length())
@@ -149,16 +152,14 @@ pub(super) fn build_model(
         let skinned = skin.is_some();
         pieces.add(&joints, &atomic.parts, &[], skinned, scale, mirrored, build)?;
     }
-    if unhung > 0 {
-        warn!("{unhung} atomic(s) of a crowd model hang on no bone and are not drawn");
-    }
     if pieces.is_empty() {
-        return Err("it has no atomic on a bone to draw".into());
+        return Err("it has no atomic to draw".into());
     }
-    let reach = pieces.reach;
+    let (reach, still) = (pieces.reach, pieces.still);
     Ok(DrawnModel {
         parts: pieces.parts(bones, stride, build)?,
         reach,
+        still,
         #[cfg(feature = "gltf")]
         _rig: None,
     })

@@ -5,7 +5,7 @@ use super::material::CrowdMaterial;
 use super::staging::{BoneStaging, RowPool};
 use super::state::{
     BONE_BYTES, BONES_HEAD_BYTES, CrowdDraw, CrowdDrawSettings, CrowdFallback, CrowdPart,
-    bone_buffer_bytes, bones_head, frame_rows, frames_back, frames_kept, held_marks,
+    StillFlesh, bone_buffer_bytes, bones_head, frame_rows, frames_back, frames_kept, held_marks,
 };
 use crate::plugin::skeletal::{
     BLOCK_BONES, BoneRows, CrowdBoneRows, CrowdCharacter, CrowdDrawn, CrowdLod, CrowdPose,
@@ -397,40 +397,49 @@ pub(super) const BOX_GROWTH_LIMIT: f32 = 3.0;
 pub(super) fn follow_poses(
     time: Res<Time>,
     rows: Res<CrowdBoneRows>,
-    mut parts: Query<(&MeshTag, &mut CrowdPart, &mut Aabb)>,
+    mut parts: Query<(&MeshTag, &mut CrowdPart, &mut Aabb, Option<&StillFlesh>)>,
 ) {
     let dt = time.delta_secs();
-    parts.par_iter_mut().for_each(|(tag, mut part, mut aabb)| {
-        let slot = tag.0 as usize;
-        let (Some(&(lo, hi)), Some(place)) = (rows.bounds.get(slot), rows.places.get(slot)) else {
-            return;
-        };
-        // The box around the joints, grown by the flesh, in the character's space; then the
-        // world box around it (but for a part its character's transform places).
-        let place = match part.placed_by_entity {
-            true => Affine3A::IDENTITY,
-            false => from_rows(place),
-        };
-        let centre = place.transform_point3a((lo + hi) * 0.5);
-        let half = (hi - lo) * 0.5 + Vec3A::splat(part.reach);
-        let m = place.matrix3;
-        let half = m.x_axis.abs() * half.x + m.y_axis.abs() * half.y + m.z_axis.abs() * half.z;
-        let (lo, hi) = (centre - half, centre + half);
-        // How far the character has travelled since the box was fitted: its place, not its
-        // pose (a clip whose root travels in the pose comes back to where it started).
-        let travel = place.translation - part.fitted_at;
-        let (set, loose_for) = next_box(&aabb, lo, hi, part.loose_for, travel, dt);
-        if let Some(set) = set {
-            *aabb = set.aabb;
-            if set.fitted {
-                part.fitted_at = place.translation;
+    parts
+        .par_iter_mut()
+        .for_each(|(tag, mut part, mut aabb, still)| {
+            let slot = tag.0 as usize;
+            let (Some(&(lo, hi)), Some(place)) = (rows.bounds.get(slot), rows.places.get(slot))
+            else {
+                return;
+            };
+            // The box around the joints, grown by the flesh (and taking in what stays put), in the
+            // character's space; then the world box around it (but for a part its character's
+            // transform places).
+            let place = match part.placed_by_entity {
+                true => Affine3A::IDENTITY,
+                false => from_rows(place),
+            };
+            let (lo, hi) = (lo - Vec3A::splat(part.reach), hi + Vec3A::splat(part.reach));
+            let (lo, hi) = match still {
+                Some(still) => (lo.min(still.lo), hi.max(still.hi)),
+                None => (lo, hi),
+            };
+            let centre = place.transform_point3a((lo + hi) * 0.5);
+            let half = (hi - lo) * 0.5;
+            let m = place.matrix3;
+            let half = m.x_axis.abs() * half.x + m.y_axis.abs() * half.y + m.z_axis.abs() * half.z;
+            let (lo, hi) = (centre - half, centre + half);
+            // How far the character has travelled since the box was fitted: its place, not its
+            // pose (a clip whose root travels in the pose comes back to where it started).
+            let travel = place.translation - part.fitted_at;
+            let (set, loose_for) = next_box(&aabb, lo, hi, part.loose_for, travel, dt);
+            if let Some(set) = set {
+                *aabb = set.aabb;
+                if set.fitted {
+                    part.fitted_at = place.translation;
+                }
             }
-        }
-        // (Written only where it changes.)
-        if part.loose_for != loose_for {
-            part.loose_for = loose_for;
-        }
-    });
+            // (Written only where it changes.)
+            if part.loose_for != loose_for {
+                part.loose_for = loose_for;
+            }
+        });
 }
 
 /// A part's box set anew ([`next_box`]): fitted to the pose, or grown to take it in.

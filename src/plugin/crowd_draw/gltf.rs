@@ -4,7 +4,7 @@
 //! buffers (or [`super::CrowdDrawSettings::bevy_skinning`] asks for it), the file's scene is
 //! spawned under the character instead and its nodes follow the pose by name.
 
-use super::parts::{BuildParams, Pieces};
+use super::parts::{BuildParams, Joint, Pieces};
 use super::state::{CrowdDressed, DrawnModel, Dresser, ModelKey, Opening};
 use crate::plugin::CrowdGltfModel;
 use crate::plugin::skeletal::{BLOCK_BONES, CrowdCharacter, CrowdRig, CrowdSkeleton};
@@ -244,7 +244,7 @@ pub(super) fn build_gltf_model(
         if !mesh.primitives.iter().any(|p| in_scene(node, &p.mesh)) {
             continue;
         }
-        let joints: Vec<(usize, Affine3A)> = match &node.skin {
+        let joints: Vec<Joint> = match &node.skin {
             Some(skin) => {
                 let skin = parts_of.skins.get(skin).ok_or(NOT_LOADED)?;
                 let ibms = build
@@ -258,12 +258,12 @@ pub(super) fn build_gltf_model(
                 for (joint, ibm) in skin.joints.iter().zip(ibms.iter()) {
                     let joint = parts_of.nodes.get(joint).ok_or(NOT_LOADED)?;
                     let bone = bone(joint).ok_or("a skin's joint is no node of the rig")?;
-                    joints.push((bone, Affine3A::from_mat4(*ibm)));
+                    joints.push((Some(bone), Affine3A::from_mat4(*ibm)));
                 }
                 joints
             }
             None => vec![(
-                bone(node).ok_or("a mesh's node is no node of the rig")?,
+                Some(bone(node).ok_or("a mesh's node is no node of the rig")?),
                 Affine3A::IDENTITY,
             )],
         };
@@ -293,10 +293,11 @@ pub(super) fn build_gltf_model(
     if pieces.is_empty() {
         return Err("it has no mesh to draw".into());
     }
-    let reach = pieces.reach;
+    let (reach, still) = (pieces.reach, pieces.still);
     Ok(DrawnModel {
         parts: pieces.parts(bones, stride, build)?,
         reach,
+        still,
         _rig: Some(rig.clone()),
     })
 }

@@ -30,11 +30,25 @@ pub(super) struct BuildParams<'w> {
 pub(super) struct Pieces {
     pieces: Vec<Piece>,
     /// Per atomic (or glTF mesh node): per joint, its bone in the crowd skeleton and its
-    /// inverse bind matrix; and whether the mesh's own transform in the character mirrors it.
-    joint_lists: Vec<(Vec<(usize, Affine3A)>, bool)>,
-    /// The farthest a vertex lies from its most weighted joint (metres).
+    /// inverse bind matrix ([`Joint`]); and whether the mesh's own transform in the character
+    /// mirrors it.
+    joint_lists: Vec<(Vec<Joint>, bool)>,
+    /// The farthest a vertex lies from its most weighted joint on a bone (metres).
     pub(super) reach: f32,
+    /// The box, in the character's space, of the vertices whose most weighted joint stays put
+    /// (see [`Joint`]).
+    pub(super) still: Option<(Vec3A, Vec3A)>,
 }
+
+/// A joint of a drawn model: its bone in the crowd skeleton and its inverse bind matrix, the
+/// joint's skin matrix being the bone's pose times that matrix; or, with no bone (a DFF frame
+/// with no bone above it: it stays put in the character), the skin matrix itself. The shader
+/// reads a joint of no bone as [`STILL_JOINT`].
+pub(super) type Joint = (Option<usize>, Affine3A);
+
+/// The bone a joint table names for a joint with no bone, which `crowd_draw.wgsl` reads as the
+/// identity (its `STILL_JOINT`).
+const STILL_JOINT: u32 = u32::MAX;
 
 /// One mesh of a model, with the crowd's joint attributes (indices into joint list `joints`), and
 /// its material.
@@ -45,8 +59,7 @@ struct Piece {
 }
 
 impl Pieces {
-    /// Adds the meshes of one atomic or glTF mesh node, whose joints are `joints` (per joint, its
-    /// bone in the crowd skeleton and its inverse bind matrix). Their morph targets are applied
+    /// Adds the meshes of one atomic or glTF mesh node, whose joints are `joints`. Their morph targets are applied
     /// at `morph_weights` (see [`crowd_mesh`]). A length in the meshes is `scale` times as long
     /// in the character's space (the frames above a DFF atomic may scale it). `mirrored`: the
     /// transform of the meshes' own entity in the character, as Bevy spawns the model, mirrors
@@ -55,7 +68,7 @@ impl Pieces {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn add(
         &mut self,
-        joints: &[(usize, Affine3A)],
+        joints: &[Joint],
         meshes: &[(Handle<Mesh>, Handle<StandardMaterial>)],
         morph_weights: &[f32],
         skinned: bool,
@@ -65,15 +78,15 @@ impl Pieces {
     ) -> Result<(), String> {
         let list = self.joint_lists.len();
         self.joint_lists.push((joints.to_vec(), mirrored));
-        // Where each joint sits at bind time, in the mesh's space.
-        let bind_points: Vec<Vec3A> = joints
+        let anchors: Vec<Anchor> = joints
             .iter()
-            .map(|(_, m)| m.inverse().translation)
+            .map(|&(bone, m)| Anchor::of(bone, m))
             .collect();
         for (mesh, material) in meshes {
             let mesh = build.meshes.get(mesh).ok_or("a mesh has not loaded")?;
-            let (mesh, reach) = crowd_mesh(mesh, &bind_points, skinned, morph_weights)?;
-            self.reach = self.reach.max(reach * scale);
+            let (mesh, flesh) = crowd_mesh(mesh, &anchors, skinned, morph_weights)?;
+            self.reach = self.reach.max(flesh.reach * scale);
+            self.still = union(self.still, flesh.still);
             let material = build
                 .standard
                 .get(material)
@@ -150,7 +163,8 @@ impl Pieces {
                 let handedness: f32 = if *mirrored { -1.0 } else { 1.0 };
                 for (bone, ibm) in joints {
                     push_rows(&mut table, ibm);
-                    table.extend_from_slice(&(*bone as u32).to_le_bytes());
+                    let bone = bone.map_or(STILL_JOINT, |b| b as u32);
+                    table.extend_from_slice(&bone.to_le_bytes());
                     table.extend_from_slice(&handedness.to_le_bytes());
                     table.extend_from_slice(&[0; 8]);
                 }
@@ -253,9 +267,48 @@ fn shift_joints(mesh: &mut Mesh, offset: u32) {
     }
 }
 
+/// Where a joint's vertices are, for a part's box: for a joint on a bone, where the joint sits at
+/// bind time in the mesh's space (its flesh reaches from there as the bone moves); for a joint
+/// that stays put, its skin matrix (it puts its vertices where they stay in the character).
+#[derive(Clone, Copy)]
+pub(super) enum Anchor {
+    Bone(Vec3A),
+    Still(Affine3A),
+}
+
+impl Anchor {
+    fn of(bone: Option<usize>, m: Affine3A) -> Self {
+        match bone {
+            Some(_) => Anchor::Bone(m.inverse().translation),
+            None => Anchor::Still(m),
+        }
+    }
+}
+
+/// Where a mesh's vertices lie for a part's box ([`crowd_mesh`]): the farthest a vertex whose
+/// most weighted joint is on a bone lies from that joint's bind point, and the box (in the
+/// character's space) of the vertices whose most weighted joint stays put.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(super) struct Flesh {
+    pub(super) reach: f32,
+    pub(super) still: Option<(Vec3A, Vec3A)>,
+}
+
+/// The box around two boxes, either of which may be none.
+pub(super) fn union(
+    a: Option<(Vec3A, Vec3A)>,
+    b: Option<(Vec3A, Vec3A)>,
+) -> Option<(Vec3A, Vec3A)> {
+    match (a, b) {
+        (Some((alo, ahi)), Some((blo, bhi))) => Some((alo.min(blo), ahi.max(bhi))),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
 /// `mesh` with its joints and weights moved to the crowd's attributes (a rigid mesh: every
-/// vertex on joint 0, weight 1), and the farthest a vertex lies from its most weighted joint's
-/// bind point.
+/// vertex on joint 0, weight 1), and where its vertices lie from their most weighted joints'
+/// `anchors` ([`Flesh`]).
 ///
 /// A mesh with morph targets is drawn as they leave it at `morph_weights` (weight `i` for
 /// target `i`; a target past the weights' end at 0): the targets are added into the copy's
@@ -264,10 +317,10 @@ fn shift_joints(mesh: &mut Mesh, offset: u32) {
 /// would not do.
 pub(super) fn crowd_mesh(
     mesh: &Mesh,
-    bind_points: &[Vec3A],
+    anchors: &[Anchor],
     skinned: bool,
     morph_weights: &[f32],
-) -> Result<(Mesh, f32), String> {
+) -> Result<(Mesh, Flesh), String> {
     if !mesh.asset_usage.contains(RenderAssetUsages::MAIN_WORLD) {
         return Err("its meshes are kept only on the GPU".into());
     }
@@ -300,15 +353,21 @@ pub(super) fn crowd_mesh(
     if joints
         .iter()
         .flatten()
-        .any(|&j| j as usize >= bind_points.len())
+        .any(|&j| j as usize >= anchors.len())
     {
         return Err("a vertex names a joint the skin does not have".into());
     }
-    let mut reach = 0.0f32;
+    let mut flesh = Flesh::default();
     for ((p, j), w) in positions.iter().zip(&joints).zip(&weights) {
         let most = (0..4).fold(0, |m, i| if w[i] > w[m] { i } else { m });
-        if let Some(at) = bind_points.get(j[most] as usize) {
-            reach = reach.max(Vec3A::from(*p).distance(*at));
+        let p = Vec3A::from(*p);
+        match anchors.get(j[most] as usize) {
+            Some(Anchor::Bone(at)) => flesh.reach = flesh.reach.max(p.distance(*at)),
+            Some(Anchor::Still(m)) => {
+                let at = m.transform_point3a(p);
+                flesh.still = union(flesh.still, Some((at, at)));
+            }
+            None => {}
         }
     }
     mesh.insert_attribute(
@@ -319,7 +378,7 @@ pub(super) fn crowd_mesh(
         ATTRIBUTE_CROWD_JOINT_WEIGHT,
         VertexAttributeValues::Float32x4(weights),
     );
-    Ok((mesh, reach))
+    Ok((mesh, flesh))
 }
 
 /// `mesh` without its morph `targets` (per target, one displacement per vertex), their

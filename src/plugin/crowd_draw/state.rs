@@ -40,9 +40,13 @@ pub(super) fn sorted_by_distance(material: &StandardMaterial) -> bool {
 /// from a joint.
 pub(super) struct DrawnModel {
     pub(super) parts: Vec<DrawnPart>,
-    /// The farthest a vertex lies from its most weighted joint (metres): the margin around the
-    /// joints that the parts' bounds take.
+    /// The farthest a vertex lies from its most weighted joint on a bone (metres): the margin
+    /// around the joints that the parts' bounds take.
     pub(super) reach: f32,
+    /// The box, in the character's space, of the vertices that stay put (on joints with no
+    /// bone: a DFF frame of the model's own above its root bone), which the parts' bounds take
+    /// in as well.
+    pub(super) still: Option<(Vec3A, Vec3A)>,
     /// A glTF model's rig (kept, so that its address in the model's key names it).
     #[cfg(feature = "gltf")]
     pub(super) _rig: Option<Arc<crate::plugin::skeletal::CrowdSkeleton>>,
@@ -312,6 +316,9 @@ impl CrowdDraw {
                 if self.parts_gpu_culled {
                     part.insert(NoCpuCulling);
                 }
+                if let Some((lo, hi)) = drawn.still {
+                    part.insert(StillFlesh { lo, hi });
+                }
                 part.id()
             })
             .collect();
@@ -529,6 +536,16 @@ pub(super) struct CrowdPart {
     pub(super) loose_for: f32,
     pub(super) fitted_at: Vec3A,
     pub(super) placed_by_entity: bool,
+}
+
+/// On a part of a drawn crowd character whose model has vertices that stay put (on joints with
+/// no bone): their box in the character's space, which the part's box takes in
+/// ([`super::frame::follow_poses`]). (A component of its own, so that the parts of other models,
+/// nearly all, carry nothing more through that loop.)
+#[derive(Component)]
+pub(super) struct StillFlesh {
+    pub(super) lo: Vec3A,
+    pub(super) hi: Vec3A,
 }
 
 /// Takes `entity`'s parts away, and the components saying how it is drawn, and gives its slot

@@ -1,6 +1,7 @@
 //! The DFF model a crowd character wears ([`CrowdModel`]), and its skins posed by the character:
 //! each skinned atomic's skin matrices ([`CrowdSkinPose`]).
 
+use super::spawn::clump_basis;
 use super::{Dff, DffClump};
 use crate::plugin::skeletal::{
     CrowdCharacter, CrowdPose, CrowdSkeletons, CrowdSkinPose, SkinBinding, pose_palettes,
@@ -17,7 +18,9 @@ use bevy::prelude::*;
 /// [`crate::plugin::CrowdDrawPlugin`] the character is drawn in it by instanced GPU skinning. The skin's
 /// joints are matched to the character's bones as clips bind to bones: by HAnim bone id, else by
 /// name as the games match names. A joint that is no bone of the game's (a mod's ponytail)
-/// stays at rest under the nearest bone above it, as on the model spawned with bone entities.
+/// stays at rest under the nearest bone above it, as on the model spawned with bone entities,
+/// and one with no bone above it (a frame of the model's own above its root bone) stays where
+/// it rests in the character.
 ///
 /// Once the model has loaded, the character poses its game's bones at the model's own rests
 /// (peds differ from the built-in tables: a clip keys rotations, the model gives the bones'
@@ -87,8 +90,9 @@ pub(crate) fn pose_crowd_skins(
 /// game has, as a mod's ponytail; a second frame of a game's bone) is posed as its bone entity
 /// is: no clip keys it, so it stays at rest under the nearest bone above its frame, and its
 /// skin matrix is that bone's pose times the rest transforms between times its inverse bind
-/// matrix ([`frame_joint`]). A joint with no bone above its frame keeps its place relative to
-/// the root bone.
+/// matrix ([`frame_joint`]). A joint with no bone above its frame (a frame of the model's own
+/// above its root bone) stays where its frame rests in the character, as its entity does: its
+/// skin matrix is that rest times its inverse bind matrix ([`frame_in_character`]).
 pub(crate) fn bind(
     dff: &Dff,
     targets: &[AnimationTargetId],
@@ -98,13 +102,6 @@ pub(crate) fn bind(
         return Some(Vec::new());
     };
     let bones = bone_frames(clump, targets);
-    // Where a frame with no bone above it rests relative to the root bone's frame.
-    let root = bones.iter().position(|b| *b == Some(0));
-    let from_root = |frame: usize| {
-        root.map_or(Affine3A::IDENTITY, |r| {
-            frame_model(clump, r).inverse() * frame_model(clump, frame)
-        })
-    };
     let mut out = Vec::new();
     for (a, atomic) in clump.atomics.iter().enumerate() {
         let Some(skin) = &atomic.skin else {
@@ -114,8 +111,8 @@ pub(crate) fn bind(
         let (bones, inverse_binds) = (skin.joints.iter())
             .zip(ibms.iter().map(|m| Affine3A::from_mat4(*m)))
             .map(|(&frame, ibm)| match frame_joint(clump, frame, &bones) {
-                Some((bone, offset)) => (bone, offset * ibm),
-                None => (0, from_root(frame) * ibm),
+                Some((bone, offset)) => (Some(bone), offset * ibm),
+                None => (None, frame_in_character(clump, frame) * ibm),
             })
             .unzip();
         out.push(SkinBinding {
@@ -161,6 +158,14 @@ pub(crate) fn frame_joint(
         at = f.parent?;
     }
     None
+}
+
+/// Where `frame` rests in the character's space (Bevy's axes): the model's basis, as the model
+/// is spawned with bone entities (GTA's Z-up turned to Y-up, lifted by the clump's `lift`),
+/// times its rest in the model ([`frame_model`]). What hangs on a frame with no bone above it
+/// stays there while the character plays.
+pub(crate) fn frame_in_character(clump: &DffClump, frame: usize) -> Affine3A {
+    clump_basis(clump).compute_affine() * frame_model(clump, frame)
 }
 
 /// `frame`'s rest transform in the model: the rest transforms up its chain together. Its largest

@@ -108,17 +108,23 @@ pub(crate) fn spawn_models(
     }
 }
 
+/// Where a clump's frames hang in the entity that shows it: GTA's Z-up turned to Bevy's Y-up,
+/// lifted by the clump's `lift`.
+pub(crate) fn clump_basis(clump: &DffClump) -> Transform {
+    Transform {
+        translation: Vec3::Y * clump.lift,
+        rotation: GTA_TO_BEVY,
+        scale: Vec3::ONE,
+    }
+}
+
 /// Spawns a clump under `root` (which gets an `AnimationPlayer`, a [`SkeletonBones`] and a
 /// `Name` when it has none); returns the basis entity.
 pub(crate) fn spawn_clump(world: &mut World, root: Entity, clump: &DffClump) -> Entity {
     let basis = world
         .spawn((
             Name::new("gta basis"),
-            Transform {
-                translation: Vec3::Y * clump.lift,
-                rotation: GTA_TO_BEVY,
-                scale: Vec3::ONE,
-            },
+            clump_basis(clump),
             Visibility::default(),
             ChildOf(root),
         ))

@@ -90,7 +90,9 @@ fn bind(
         let mut bones = Vec::with_capacity(skin.joints.len());
         for joint in &skin.joints {
             let joint = nodes.get(joint)?;
-            bones.push(bone_of.get(joint.index).copied().flatten().unwrap_or(0));
+            bones.push(Some(
+                bone_of.get(joint.index).copied().flatten().unwrap_or(0),
+            ));
         }
         out.push(SkinBinding {
             mesh: node.index,

@@ -36,8 +36,10 @@ pub struct SkinPalette {
     /// weighted by its joint weights, applied to its position in the mesh. Bevy's
     /// `SkinnedMesh` computes the same with the joints' world transforms. A DFF skin's joint
     /// that is no bone of the character (a bone of the model's own, which no clip keys) stays
-    /// at rest under the nearest bone above it, as its bone entity does; a glTF skin's joint
-    /// that is no node of the character's rig follows the root bone.
+    /// at rest under the nearest bone above it, as its bone entity does, and one with no bone
+    /// above it (a frame of the model's own above its root bone) stays where it rests in the
+    /// character; a glTF skin's joint that is no node of the character's rig follows the root
+    /// bone.
     pub joints: Vec<Affine3A>,
 }
 
@@ -47,8 +49,11 @@ pub struct SkinPalette {
 pub(crate) struct SkinBinding {
     /// [`SkinPalette::mesh`].
     pub(crate) mesh: usize,
-    /// Per skin joint, its bone in the crowd skeleton (the root bone where none matches).
-    pub(crate) bones: Vec<usize>,
+    /// Per skin joint, its bone in the crowd skeleton (the root bone where the bone is past the
+    /// pose's end); `None` for a joint that stays put in the character's space (a DFF frame with
+    /// no bone above it): its inverse bind matrix is then its whole skin matrix.
+    pub(crate) bones: Vec<Option<usize>>,
+    /// Per skin joint, its inverse bind matrix (for a joint that stays put, its skin matrix).
     pub(crate) inverse_binds: Vec<Affine3A>,
 }
 
@@ -62,9 +67,13 @@ pub(crate) fn pose_palettes(bindings: &[SkinBinding], pose: &CrowdPose, skin: &m
     for (palette, b) in skin.palettes.iter_mut().zip(bindings) {
         palette.mesh = b.mesh;
         palette.joints.clear();
-        palette.joints.extend(
-            (b.bones.iter().zip(&b.inverse_binds))
-                .map(|(&bone, ibm)| pose.bones.get(bone).copied().unwrap_or(root) * *ibm),
-        );
+        palette
+            .joints
+            .extend(
+                (b.bones.iter().zip(&b.inverse_binds)).map(|(&bone, ibm)| match bone {
+                    Some(bone) => pose.bones.get(bone).copied().unwrap_or(root) * *ibm,
+                    None => *ibm,
+                }),
+            );
     }
 }
