@@ -33,9 +33,9 @@ pub(super) struct Pieces {
     /// inverse bind matrix ([`Joint`]); and whether the mesh's own transform in the character
     /// mirrors it.
     joint_lists: Vec<(Vec<Joint>, bool)>,
-    /// The farthest a vertex lies from its most weighted joint on a bone (metres).
+    /// The farthest a vertex lies from a joint on a bone it is weighted to (metres).
     pub(super) reach: f32,
-    /// The box, in the character's space, of the vertices whose most weighted joint stays put
+    /// The box, in the character's space, of the vertices weighted to joints that stay put
     /// (see [`Joint`]).
     pub(super) still: Option<(Vec3A, Vec3A)>,
 }
@@ -285,9 +285,9 @@ impl Anchor {
     }
 }
 
-/// Where a mesh's vertices lie for a part's box ([`crowd_mesh`]): the farthest a vertex whose
-/// most weighted joint is on a bone lies from that joint's bind point, and the box (in the
-/// character's space) of the vertices whose most weighted joint stays put.
+/// Where a mesh's vertices lie for a part's box ([`crowd_mesh`]): the farthest a vertex lies
+/// from the bind point of a joint on a bone it is weighted to, and the box (in the character's
+/// space) of where the joints that stay put put the vertices weighted to them.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub(super) struct Flesh {
     pub(super) reach: f32,
@@ -307,8 +307,8 @@ pub(super) fn union(
 }
 
 /// `mesh` with its joints and weights moved to the crowd's attributes (a rigid mesh: every
-/// vertex on joint 0, weight 1), and where its vertices lie from their most weighted joints'
-/// `anchors` ([`Flesh`]).
+/// vertex on joint 0, weight 1), and where its vertices lie from the `anchors` of the joints
+/// they are weighted to ([`Flesh`]).
 ///
 /// A mesh with morph targets is drawn as they leave it at `morph_weights` (weight `i` for
 /// target `i`; a target past the weights' end at 0): the targets are added into the copy's
@@ -357,17 +357,20 @@ pub(super) fn crowd_mesh(
     {
         return Err("a vertex names a joint the skin does not have".into());
     }
+    // Every joint a vertex is weighted to, as Bevy's `SkinnedMeshBounds` takes them: the vertex
+    // lies between where each of them puts it, so a box around all of those holds it.
     let mut flesh = Flesh::default();
     for ((p, j), w) in positions.iter().zip(&joints).zip(&weights) {
-        let most = (0..4).fold(0, |m, i| if w[i] > w[m] { i } else { m });
         let p = Vec3A::from(*p);
-        match anchors.get(j[most] as usize) {
-            Some(Anchor::Bone(at)) => flesh.reach = flesh.reach.max(p.distance(*at)),
-            Some(Anchor::Still(m)) => {
-                let at = m.transform_point3a(p);
-                flesh.still = union(flesh.still, Some((at, at)));
+        for (joint, _) in j.iter().zip(w).filter(|(_, w)| **w > 0.0) {
+            match anchors.get(*joint as usize) {
+                Some(Anchor::Bone(at)) => flesh.reach = flesh.reach.max(p.distance(*at)),
+                Some(Anchor::Still(m)) => {
+                    let at = m.transform_point3a(p);
+                    flesh.still = union(flesh.still, Some((at, at)));
+                }
+                None => {}
             }
-            None => {}
         }
     }
     mesh.insert_attribute(
@@ -423,5 +426,63 @@ fn morphed(mesh: &Mesh, targets: &[MorphAttributes], weights: &[f32]) -> Result<
 pub(super) fn push_rows(out: &mut Vec<u8>, m: &Affine3A) {
     for v in bone_rows(m) {
         out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bevy::mesh::PrimitiveTopology;
+
+    /// A skinned triangle whose vertices are weighted to `joints` by `weights`.
+    fn triangle(positions: [[f32; 3]; 3], joints: [[u16; 4]; 3], weights: [[f32; 4]; 3]) -> Mesh {
+        Mesh::new(
+            PrimitiveTopology::TriangleList,
+            RenderAssetUsages::MAIN_WORLD | RenderAssetUsages::RENDER_WORLD,
+        )
+        .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions.to_vec())
+        .with_inserted_attribute(
+            Mesh::ATTRIBUTE_JOINT_INDEX,
+            VertexAttributeValues::Uint16x4(joints.to_vec()),
+        )
+        .with_inserted_attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT, weights.to_vec())
+    }
+
+    /// A part's flesh counts every joint a vertex is weighted to, as Bevy's `SkinnedMeshBounds`
+    /// does, not only its most weighted one: a vertex lies between where each of its joints puts
+    /// it. Joint 0 on a bone, bound at the origin; joint 1 on a bone, bound at (2, 0, 0); joint
+    /// 2 stays put, moving the mesh 5 m up.
+    #[test]
+    fn a_meshs_flesh_counts_every_joint_its_vertices_are_weighted_to() {
+        let anchors = [
+            Anchor::of(Some(0), Affine3A::IDENTITY),
+            Anchor::of(
+                Some(1),
+                Affine3A::from_translation(Vec3::new(-2.0, 0.0, 0.0)),
+            ),
+            Anchor::of(None, Affine3A::from_translation(Vec3::Y * 5.0)),
+        ];
+        // Vertex 0 at (0.5, 0, 0): 0.9 on joint 0 (0.5 from it), 0.1 on joint 1 (1.5 from it).
+        // Vertex 1 at (0, 1, 0): 0.7 on joint 0 (1 from it), 0.3 on joint 2 (put at (0, 6, 0)).
+        // Vertex 2 at (0, 0, -1): joint 2 alone (put at (0, 5, -1)), the other slots weighing 0
+        // (joint 1 named there: not counted).
+        let mesh = triangle(
+            [[0.5, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, -1.0]],
+            [[0, 1, 0, 0], [0, 2, 0, 0], [2, 1, 1, 1]],
+            [
+                [0.9, 0.1, 0.0, 0.0],
+                [0.7, 0.3, 0.0, 0.0],
+                [1.0, 0.0, 0.0, 0.0],
+            ],
+        );
+        let (_, flesh) = crowd_mesh(&mesh, &anchors, true, &[]).unwrap();
+        // The farthest from a bound joint on a bone: vertex 0 from joint 1, 1.5 (by its most
+        // weighted joint alone, 1.0: vertex 1 from joint 0).
+        assert_eq!(flesh.reach, 1.5);
+        // Where joint 2 puts vertices 1 and 2: (0, 6, 0) and (0, 5, -1).
+        assert_eq!(
+            flesh.still,
+            Some((Vec3A::new(0.0, 5.0, -1.0), Vec3A::new(0.0, 6.0, 0.0)))
+        );
     }
 }

@@ -40,12 +40,12 @@ pub(super) fn sorted_by_distance(material: &StandardMaterial) -> bool {
 /// from a joint.
 pub(super) struct DrawnModel {
     pub(super) parts: Vec<DrawnPart>,
-    /// The farthest a vertex lies from its most weighted joint on a bone (metres): the margin
+    /// The farthest a vertex lies from a joint on a bone it is weighted to (metres): the margin
     /// around the joints that the parts' bounds take.
     pub(super) reach: f32,
-    /// The box, in the character's space, of the vertices that stay put (on joints with no
-    /// bone: a DFF frame of the model's own above its root bone), which the parts' bounds take
-    /// in as well.
+    /// The box, in the character's space, of the vertices weighted to joints that stay put (on
+    /// no bone: a DFF frame of the model's own above its root bone), which the parts' bounds
+    /// take in as well.
     pub(super) still: Option<(Vec3A, Vec3A)>,
     /// A glTF model's rig (kept, so that its address in the model's key names it).
     #[cfg(feature = "gltf")]
