@@ -1,13 +1,11 @@
 //! DFF peds in the drawn crowd ([`crate::plugin::CrowdModel`]): dressing the characters, and a
 //! model's parts built from its first clump that has bones.
 
-use super::parts::{BuildParams, Joint, Pieces};
+use super::parts::{BuildParams, Pieces};
 use super::state::{CrowdDressed, DrawnModel, Dresser, ModelKey, Opening};
-use crate::plugin::dff::{
-    CrowdModel, Dff, GtaModel, bind, bone_frames, frame_in_character, frame_joint, frame_model,
-};
+use crate::plugin::dff::{CrowdModel, Dff, GtaModel, bind, bone_frames, frame_joint, frame_model};
 use crate::plugin::skeletal::CrowdCharacter;
-use crate::plugin::skeletal::SkinBinding;
+use crate::plugin::skeletal::{SkinBinding, SkinJoint};
 use bevy::animation::AnimationTargetId;
 use bevy::prelude::*;
 use bevy::render::storage::ShaderBuffer;
@@ -109,9 +107,9 @@ pub(super) fn dress_crowd(
 /// materials merged into one part with one [`CrowdMaterial`] ([`Pieces::parts`]). A skinned
 /// atomic's joints are its skin's ([`bind`]); a rigid one (a cap on the head, a GTA III ped's
 /// parts) has one joint: the nearest bone at or above its frame, with the rest transforms of the
-/// frames between as its "inverse bind" matrix ([`frame_joint`]), or, with no bone above its
-/// frame, none: it stays where its frame rests in the character ([`frame_in_character`]), as
-/// its entity does on the model spawned with bone entities.
+/// frames between as its "inverse bind" matrix, or, with no bone above its frame, none: it
+/// stays where its frame rests in the character, as its entity does on the model spawned with
+/// bone entities ([`frame_joint`]).
 pub(super) fn build_model(
     dff: &Dff,
     binding: &[SkinBinding],
@@ -120,11 +118,7 @@ pub(super) fn build_model(
     stride: u32,
     build: &mut BuildParams,
 ) -> Result<DrawnModel, String> {
-    let clump = dff
-        .clumps
-        .iter()
-        .find(|c| !c.bones.is_empty())
-        .ok_or("it has no bones")?;
+    let clump = dff.crowd_clump().ok_or("it has no bones")?;
     let bones_of_frames = bone_frames(clump, targets);
     let mut pieces = Pieces::default();
     for (a, atomic) in clump.atomics.iter().enumerate() {
@@ -132,17 +126,9 @@ pub(super) fn build_model(
             continue;
         }
         let skin = binding.iter().find(|b| b.mesh == a);
-        let joints: Vec<Joint> = match skin {
-            Some(b) => b
-                .bones
-                .iter()
-                .copied()
-                .zip(b.inverse_binds.iter().copied())
-                .collect(),
-            None => match frame_joint(clump, atomic.frame, &bones_of_frames) {
-                Some((bone, offset)) => vec![(Some(bone), offset)],
-                None => vec![(None, frame_in_character(clump, atomic.frame))],
-            },
+        let joints: Vec<SkinJoint> = match skin {
+            Some(b) => b.joints.clone(),
+            None => vec![frame_joint(clump, atomic.frame, &bones_of_frames)],
         };
         let frame = frame_model(clump, atomic.frame).matrix3;
         let scale = (frame.x_axis.length())

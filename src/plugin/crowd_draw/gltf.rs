@@ -4,10 +4,10 @@
 //! buffers (or [`super::CrowdDrawSettings::bevy_skinning`] asks for it), the file's scene is
 //! spawned under the character instead and its nodes follow the pose by name.
 
-use super::parts::{BuildParams, Joint, Pieces};
+use super::parts::{BuildParams, Pieces};
 use super::state::{CrowdDressed, DrawnModel, Dresser, ModelKey, Opening};
 use crate::plugin::CrowdGltfModel;
-use crate::plugin::skeletal::{BLOCK_BONES, CrowdCharacter, CrowdRig, CrowdSkeleton};
+use crate::plugin::skeletal::{BLOCK_BONES, CrowdCharacter, CrowdRig, CrowdSkeleton, SkinJoint};
 use bevy::asset::AssetPath;
 use bevy::ecs::system::SystemParam;
 use bevy::gltf::{Gltf, GltfMesh, GltfNode, GltfSkin};
@@ -244,7 +244,7 @@ pub(super) fn build_gltf_model(
         if !mesh.primitives.iter().any(|p| in_scene(node, &p.mesh)) {
             continue;
         }
-        let joints: Vec<Joint> = match &node.skin {
+        let joints: Vec<SkinJoint> = match &node.skin {
             Some(skin) => {
                 let skin = parts_of.skins.get(skin).ok_or(NOT_LOADED)?;
                 let ibms = build

@@ -5,7 +5,7 @@ use super::material::{
     ATTRIBUTE_CROWD_JOINT_INDEX, ATTRIBUTE_CROWD_JOINT_WEIGHT, CrowdMaterial, CrowdSkin,
 };
 use super::state::{DrawnPart, sorted_by_distance};
-use crate::plugin::skeletal::bone_rows;
+use crate::plugin::skeletal::{SkinJoint, bone_rows};
 use bevy::asset::RenderAssetUsages;
 use bevy::math::{Affine3A, Vec3A};
 use bevy::mesh::VertexAttributeValues;
@@ -30,23 +30,17 @@ pub(super) struct BuildParams<'w> {
 pub(super) struct Pieces {
     pieces: Vec<Piece>,
     /// Per atomic (or glTF mesh node): per joint, its bone in the crowd skeleton and its
-    /// inverse bind matrix ([`Joint`]); and whether the mesh's own transform in the character
-    /// mirrors it.
-    joint_lists: Vec<(Vec<Joint>, bool)>,
+    /// inverse bind matrix ([`SkinJoint`]); and whether the mesh's own transform in the
+    /// character mirrors it.
+    joint_lists: Vec<(Vec<SkinJoint>, bool)>,
     /// The farthest a vertex lies from a joint on a bone it is weighted to (metres).
     pub(super) reach: f32,
     /// The box, in the character's space, of the vertices weighted to joints that stay put
-    /// (see [`Joint`]).
+    /// (see [`SkinJoint`]).
     pub(super) still: Option<(Vec3A, Vec3A)>,
 }
 
-/// A joint of a drawn model: its bone in the crowd skeleton and its inverse bind matrix, the
-/// joint's skin matrix being the bone's pose times that matrix; or, with no bone (a DFF frame
-/// with no bone above it: it stays put in the character), the skin matrix itself. The shader
-/// reads a joint of no bone as [`STILL_JOINT`].
-pub(super) type Joint = (Option<usize>, Affine3A);
-
-/// The bone a joint table names for a joint with no bone, which `crowd_draw.wgsl` reads as the
+/// The bone a joint table names for a joint with no bone ([`SkinJoint`]), which `crowd_draw.wgsl` reads as the
 /// identity (its `STILL_JOINT`).
 const STILL_JOINT: u32 = u32::MAX;
 
@@ -68,7 +62,7 @@ impl Pieces {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn add(
         &mut self,
-        joints: &[Joint],
+        joints: &[SkinJoint],
         meshes: &[(Handle<Mesh>, Handle<StandardMaterial>)],
         morph_weights: &[f32],
         skinned: bool,

@@ -44,6 +44,14 @@ impl Dff {
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, h)| h)
     }
+
+    /// The clump a crowd character wears ([`super::CrowdModel`]): the first that has bones.
+    pub(crate) fn crowd_clump(&self) -> Option<&DffClump> {
+        self.clumps
+            .iter()
+            .map(|c| &**c)
+            .find(|c| !c.bones.is_empty())
+    }
 }
 
 /// One clump of a [`Dff`]: its frames and atomics, ready to spawn.

@@ -137,7 +137,7 @@ fn model_rig(
             dff.game,
         );
     }
-    let clump = dff.clumps.iter().find(|c| !c.bones.is_empty())?;
+    let clump = dff.crowd_clump()?;
     let frames: Vec<ModelFrame> = (clump.frames.iter())
         .map(|f| ModelFrame {
             target: f.target,

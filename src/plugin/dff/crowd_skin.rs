@@ -4,7 +4,7 @@
 use super::spawn::clump_basis;
 use super::{Dff, DffClump};
 use crate::plugin::skeletal::{
-    CrowdCharacter, CrowdPose, CrowdSkeletons, CrowdSkinPose, SkinBinding, pose_palettes,
+    CrowdCharacter, CrowdPose, CrowdSkeletons, CrowdSkinPose, SkinBinding, SkinJoint, pose_palettes,
 };
 use crate::skeleton::GtaGame;
 use bevy::animation::AnimationTargetId;
@@ -90,15 +90,15 @@ pub(crate) fn pose_crowd_skins(
 /// game has, as a mod's ponytail; a second frame of a game's bone) is posed as its bone entity
 /// is: no clip keys it, so it stays at rest under the nearest bone above its frame, and its
 /// skin matrix is that bone's pose times the rest transforms between times its inverse bind
-/// matrix ([`frame_joint`]). A joint with no bone above its frame (a frame of the model's own
-/// above its root bone) stays where its frame rests in the character, as its entity does: its
-/// skin matrix is that rest times its inverse bind matrix ([`frame_in_character`]).
+/// matrix. A joint with no bone above its frame (a frame of the model's own above its root
+/// bone) stays where its frame rests in the character, as its entity does: its skin matrix is
+/// that rest times its inverse bind matrix. (Both by [`frame_joint`].)
 pub(crate) fn bind(
     dff: &Dff,
     targets: &[AnimationTargetId],
     inverse_bindposes: &Assets<SkinnedMeshInverseBindposes>,
 ) -> Option<Vec<SkinBinding>> {
-    let Some(clump) = dff.clumps.iter().find(|c| !c.bones.is_empty()) else {
+    let Some(clump) = dff.crowd_clump() else {
         return Some(Vec::new());
     };
     let bones = bone_frames(clump, targets);
@@ -108,18 +108,14 @@ pub(crate) fn bind(
             continue;
         };
         let ibms = inverse_bindposes.get(&skin.inverse_bindposes)?;
-        let (bones, inverse_binds) = (skin.joints.iter())
+        let joints = (skin.joints.iter())
             .zip(ibms.iter().map(|m| Affine3A::from_mat4(*m)))
-            .map(|(&frame, ibm)| match frame_joint(clump, frame, &bones) {
-                Some((bone, offset)) => (Some(bone), offset * ibm),
-                None => (None, frame_in_character(clump, frame) * ibm),
+            .map(|(&frame, ibm)| {
+                let (bone, m) = frame_joint(clump, frame, &bones);
+                (bone, m * ibm)
             })
-            .unzip();
-        out.push(SkinBinding {
-            mesh: a,
-            bones,
-            inverse_binds,
-        });
+            .collect();
+        out.push(SkinBinding { mesh: a, joints });
     }
     Some(out)
 }
@@ -137,11 +133,22 @@ pub(crate) fn bone_frames(clump: &DffClump, targets: &[AnimationTargetId]) -> Ve
     out
 }
 
-/// The crowd bone what hangs on `frame` moves with, as it moves on the model spawned with bone
-/// entities: the nearest frame at or above it that is a bone (`bones`, from [`bone_frames`]),
-/// and the rest transforms of the frames from there down to `frame` (no clip keys them: they
-/// stay at rest). `None` where no frame above it is a bone.
-pub(crate) fn frame_joint(
+/// How what hangs on `frame` moves, as it moves on the model spawned with bone entities (the
+/// joint of a skin joint or a rigid part on it, before its own inverse bind matrix): with the
+/// nearest frame at or above it that is a bone (`bones`, from [`bone_frames`]), through the
+/// rest transforms of the frames from there down to `frame` (no clip keys them: they stay at
+/// rest); or, where no frame above it is a bone, not at all: it stays where `frame` rests in
+/// the character ([`frame_in_character`]).
+pub(crate) fn frame_joint(clump: &DffClump, frame: usize, bones: &[Option<usize>]) -> SkinJoint {
+    bone_above(clump, frame, bones).map_or_else(
+        || (None, frame_in_character(clump, frame)),
+        |(bone, offset)| (Some(bone), offset),
+    )
+}
+
+/// The nearest bone at or above `frame` and the rest transforms from it down to `frame`; `None`
+/// where there is none.
+fn bone_above(
     clump: &DffClump,
     frame: usize,
     bones: &[Option<usize>],
@@ -201,8 +208,9 @@ mod tests {
 
     /// A frame is a bone only as the first frame of the bone's target; what hangs on any other
     /// frame (a bone no game has, a second frame of a game's bone) moves with the nearest bone
-    /// above it, through the rests between; a frame with no bone above, or in a cycle, or under
-    /// a parent out of range, has none.
+    /// above it, through the rests between; on a frame with no bone above, or in a cycle, or
+    /// under a parent out of range, it moves with none, staying where the frame rests in the
+    /// character.
     #[test]
     fn a_frame_moves_with_the_nearest_bone_at_or_above_it_whose_first_frame_it_is() {
         let target = |n: &str| AnimationTargetId::from_name(&Name::new(n.to_owned()));
@@ -233,20 +241,29 @@ mod tests {
         let rest = |f: usize| clump.frames[f].rest.compute_affine();
         assert_eq!(
             frame_joint(&clump, 1, &bones),
-            Some((0, Affine3A::IDENTITY))
+            (Some(0), Affine3A::IDENTITY)
         );
         assert_eq!(
             frame_joint(&clump, 2, &bones),
-            Some((1, Affine3A::IDENTITY))
+            (Some(1), Affine3A::IDENTITY)
         );
-        assert_eq!(frame_joint(&clump, 3, &bones), Some((1, rest(3))));
+        assert_eq!(frame_joint(&clump, 3, &bones), (Some(1), rest(3)));
         // (Bone 1's pose · rest 3 · rest 4 is where frame 4 rests when bone 1 does.)
-        let (bone, offset) = frame_joint(&clump, 4, &bones).unwrap();
-        assert_eq!(bone, 1);
+        let (bone, offset) = frame_joint(&clump, 4, &bones);
+        assert_eq!(bone, Some(1));
         assert!(offset.abs_diff_eq(rest(3) * rest(4), 1e-6));
         for f in [0, 5, 6, 7, 8] {
-            assert_eq!(frame_joint(&clump, f, &bones), None, "frame {f}");
+            assert_eq!(
+                frame_joint(&clump, f, &bones),
+                (None, frame_in_character(&clump, f)),
+                "frame {f}"
+            );
         }
+        // Frame 0, the clump's root, stays where the model's basis puts it: GTA's Z-up turned
+        // to Bevy's Y-up (the clump lifts by 0), after its own rest.
+        let (_, still) = frame_joint(&clump, 0, &bones);
+        let basis = Affine3A::from_quat(crate::coords::GTA_TO_BEVY);
+        assert!(still.abs_diff_eq(basis * rest(0), 1e-6));
         // Frame 4 in the model: the rests from the root down.
         let model = rest(0) * rest(1) * rest(2) * rest(3) * rest(4);
         assert!(frame_model(&clump, 4).abs_diff_eq(model, 1e-5));

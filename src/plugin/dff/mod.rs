@@ -10,7 +10,7 @@ mod spawn;
 
 pub use asset::{Dff, DffAssetLabel, DffAtomic, DffClump, DffFrame, DffSkin};
 pub use crowd_skin::CrowdModel;
-pub(crate) use crowd_skin::{bind, bone_frames, frame_in_character, frame_joint, frame_model};
+pub(crate) use crowd_skin::{bind, bone_frames, frame_joint, frame_model};
 pub use loader::{DffLoadError, DffLoader, DffLoaderSettings};
 pub use spawn::GtaModel;
 

@@ -4,7 +4,7 @@
 
 use super::CrowdGltfModel;
 use crate::plugin::skeletal::{
-    CrowdPose, CrowdRig, CrowdSkeleton, CrowdSkinPose, SkinBinding, pose_palettes,
+    CrowdPose, CrowdRig, CrowdSkeleton, CrowdSkinPose, SkinBinding, SkinJoint, pose_palettes,
 };
 use bevy::asset::AssetId;
 use bevy::gltf::{Gltf, GltfNode, GltfSkin};
@@ -87,17 +87,16 @@ fn bind(
     let mut out = Vec::with_capacity(skinned.len());
     for (node, skin) in skinned {
         let ibms = inverse_bindposes.get(&skin.inverse_bind_matrices)?;
-        let mut bones = Vec::with_capacity(skin.joints.len());
-        for joint in &skin.joints {
+        // (Per joint and inverse bind matrix, as the palettes pair them.)
+        let mut joints: Vec<SkinJoint> = Vec::with_capacity(skin.joints.len());
+        for (joint, ibm) in skin.joints.iter().zip(ibms.iter()) {
             let joint = nodes.get(joint)?;
-            bones.push(Some(
-                bone_of.get(joint.index).copied().flatten().unwrap_or(0),
-            ));
+            let bone = bone_of.get(joint.index).copied().flatten().unwrap_or(0);
+            joints.push((Some(bone), Affine3A::from_mat4(*ibm)));
         }
         out.push(SkinBinding {
             mesh: node.index,
-            bones,
-            inverse_binds: ibms.iter().map(|m| Affine3A::from_mat4(*m)).collect(),
+            joints,
         });
     }
     Some(out)

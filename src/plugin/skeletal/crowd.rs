@@ -22,7 +22,7 @@ pub(crate) use skeleton::{ModelFrame, RestOnly};
 #[cfg(any(feature = "dff", feature = "gltf"))]
 pub use skin::{CrowdSkinPose, SkinPalette};
 #[cfg(any(feature = "dff", feature = "gltf"))]
-pub(crate) use skin::{SkinBinding, pose_palettes};
+pub(crate) use skin::{SkinBinding, SkinJoint, pose_palettes};
 
 use super::bind::PoseLayouts;
 use super::fade::{fade_weight, outgoing_time};

@@ -52,7 +52,7 @@ pub use crowd::{CrowdSkinPose, SkinPalette};
 #[cfg(feature = "dff")]
 pub(crate) use crowd::{ModelFrame, RestOnly, bind_crowds};
 #[cfg(any(feature = "dff", feature = "gltf"))]
-pub(crate) use crowd::{SkinBinding, pose_palettes, worn_or_model_changed};
+pub(crate) use crowd::{SkinBinding, SkinJoint, pose_palettes, worn_or_model_changed};
 #[cfg(feature = "gizmos")]
 pub use gizmos::{SkeletonGizmoGroup, SkeletonGizmos};
 pub use layers::{ClipLayers, LayerFinished, LayerLooped, LayerRemoved, LayerReport};

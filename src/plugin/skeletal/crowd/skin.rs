@@ -43,18 +43,21 @@ pub struct SkinPalette {
     pub joints: Vec<Affine3A>,
 }
 
+/// A joint of a crowd character's model: its bone in the crowd skeleton and its inverse bind
+/// matrix, the joint's skin matrix being the bone's pose times that matrix; or, with no bone
+/// (a DFF frame with no bone above it: it stays put in the character's space), the skin matrix
+/// itself.
+pub(crate) type SkinJoint = (Option<usize>, Affine3A);
+
 /// How one skinned mesh's joints map to a crowd skeleton's bones, and its inverse bind matrices:
 /// worked out once per model and skeleton.
 #[derive(Debug, Clone)]
 pub(crate) struct SkinBinding {
     /// [`SkinPalette::mesh`].
     pub(crate) mesh: usize,
-    /// Per skin joint, its bone in the crowd skeleton (the root bone where the bone is past the
-    /// pose's end); `None` for a joint that stays put in the character's space (a DFF frame with
-    /// no bone above it): its inverse bind matrix is then its whole skin matrix.
-    pub(crate) bones: Vec<Option<usize>>,
-    /// Per skin joint, its inverse bind matrix (for a joint that stays put, its skin matrix).
-    pub(crate) inverse_binds: Vec<Affine3A>,
+    /// Per skin joint, in the skin's order (a bone past the pose's end is taken for the root
+    /// bone).
+    pub(crate) joints: Vec<SkinJoint>,
 }
 
 /// `skin`'s palettes, one per binding, from the character's `pose`.
@@ -69,11 +72,9 @@ pub(crate) fn pose_palettes(bindings: &[SkinBinding], pose: &CrowdPose, skin: &m
         palette.joints.clear();
         palette
             .joints
-            .extend(
-                (b.bones.iter().zip(&b.inverse_binds)).map(|(&bone, ibm)| match bone {
-                    Some(bone) => pose.bones.get(bone).copied().unwrap_or(root) * *ibm,
-                    None => *ibm,
-                }),
-            );
+            .extend(b.joints.iter().map(|&(bone, m)| match bone {
+                Some(bone) => pose.bones.get(bone).copied().unwrap_or(root) * m,
+                None => m,
+            }));
     }
 }
