@@ -135,6 +135,15 @@ fn asset_dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
     dir
 }
 
+/// Marks the asset `handle` modified (taken mutably, as a reload changes it): Bevy sends its
+/// `AssetEvent::Modified` on the next update.
+fn mark_modified<A: Asset>(app: &mut App, handle: &Handle<A>) {
+    (app.world_mut().resource_mut::<Assets<A>>())
+        .get_mut(handle)
+        .unwrap()
+        .into_inner();
+}
+
 /// How many entities match the query filter `F`.
 fn count<F: QueryFilter>(app: &mut App) -> usize {
     let world = app.world_mut();
@@ -2176,11 +2185,7 @@ fn a_failed_or_reloaded_crowd_model_keeps_the_crowd_playing() {
         // The model modified under the playing crowd: new parts, same playheads going on.
         let old_parts: Vec<Entity> = app.world().get::<Children>(worn[0]).unwrap().to_vec();
         let times = worn.map(|e| time(&app, e));
-        app.world_mut()
-            .resource_mut::<Assets<Dff>>()
-            .get_mut(&ped)
-            .unwrap()
-            .into_inner();
+        mark_modified(&mut app, &ped);
         app.update();
         for (e, t) in worn.iter().zip(times) {
             // One frame of 1/30 s on, at the walk's speed (the clip loops: it may wrap).
@@ -2510,10 +2515,7 @@ fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
     idle(&mut app, "the crowd gone");
 
     // The model changed with nobody wearing it, then worn again.
-    (app.world_mut().resource_mut::<Assets<Dff>>())
-        .get_mut(&ped)
-        .unwrap()
-        .into_inner();
+    mark_modified(&mut app, &ped);
     settled_idle(&mut app, "after the model changed");
     let next = spawn(&mut app);
     let rebuilt = crowd_materials(&app, next);
@@ -2574,10 +2576,7 @@ fn rigplays_systems_are_skipped_where_they_have_nothing_to_do() {
     };
     let by = move_first_bind(app.world_mut(), &binds);
     // (The model marked modified, as a reload marks it.)
-    (app.world_mut().resource_mut::<Assets<Dff>>())
-        .get_mut(&ped)
-        .unwrap()
-        .into_inner();
+    mark_modified(&mut app, &ped);
     settled_idle(&mut app, "after the skin changed");
     let reskinned = spawn(&mut app);
     posed_at(&mut app, reskinned);
@@ -2716,10 +2715,7 @@ fn gltf_crowd_systems_are_skipped_when_idle_and_hear_of_a_file_changed_meanwhile
     };
     assert!(!meshes.is_empty());
     let by = move_first_bind(app.world_mut(), &binds);
-    (app.world_mut().resource_mut::<Assets<Gltf>>())
-        .get_mut(&model)
-        .unwrap()
-        .into_inner();
+    mark_modified(&mut app, &model);
     settled_idle(&mut app, "after the file changed");
 
     let next = spawn(&mut app);
@@ -4768,9 +4764,7 @@ fn a_failed_or_reloaded_gltf_crowd_model_keeps_the_crowd_playing() {
         // The file modified under the playing crowd: new parts, the playheads going on.
         let old_parts: Vec<Entity> = app.world().get::<Children>(worn[0]).unwrap().to_vec();
         let times = worn.map(|e| time(&app, e));
-        let gltfs = app.world_mut().resource_mut::<Assets<bevy::gltf::Gltf>>();
-        // (Taken mutably: the asset is marked modified.)
-        gltfs.into_inner().get_mut(&model).unwrap().into_inner();
+        mark_modified(&mut app, &model);
         app.update();
         for (e, t) in worn.iter().zip(times) {
             let now = time(&app, *e);
