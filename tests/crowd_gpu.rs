@@ -4905,3 +4905,267 @@ fn the_bevy_way_a_gltf_scenes_nodes_of_one_name_keep_their_own_places() {
         }
     });
 }
+
+/// Every mesh entity below `e` (a character's parts, or its fallback model's meshes; a Bevy
+/// twin's meshes).
+fn meshes_below(app: &mut App, e: Entity) -> Vec<Entity> {
+    let world = app.world_mut();
+    let mut meshes = world.query_filtered::<(), With<Mesh3d>>();
+    let mut found = Vec::new();
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        if let Some(children) = world.get::<Children>(e) {
+            stack.extend(children.iter());
+        }
+        if meshes.get(world, e).is_ok() {
+            found.push(e);
+        }
+    }
+    found
+}
+
+/// How many of the meshes below `e` have `C`, and how many meshes there are.
+fn meshes_with<C: Component>(app: &mut App, e: Entity) -> (usize, usize) {
+    let meshes = meshes_below(app, e);
+    let with = (meshes.iter())
+        .filter(|&&m| app.world().get::<C>(m).is_some())
+        .count();
+    (with, meshes.len())
+}
+
+/// A crowd character's `NotShadowCaster`, `NotShadowReceiver` and `RenderLayers` (which Bevy
+/// reads on mesh entities only) reach the meshes that draw it, both ways it is drawn: its parts
+/// (instanced skinning), and without storage buffers its fallback model's meshes (Bevy's
+/// skinned meshes, spawned after the character is dressed). Each is passed on when the
+/// character is dressed with it already (and dressed anew, its model reloaded), when it is
+/// inserted later, and (`RenderLayers`) when it changes in place; removed from the character,
+/// it is taken off them. On the no-op backend: what the GPU draws of it is checked on lavapipe
+/// (`a_crowd_characters_shadow_and_layer_settings_draw_as_on_bevys_own_meshes`).
+#[test]
+fn a_crowd_characters_shadow_and_layer_settings_reach_the_meshes_that_draw_it() {
+    use bevy::camera::visibility::RenderLayers;
+    use bevy::light::{NotShadowCaster, NotShadowReceiver};
+    for limits in [
+        wgpu::Limits::default(),
+        wgpu::Limits::downlevel_webgl2_defaults(),
+    ] {
+        let way = match limits.max_storage_buffers_per_shader_stage {
+            0 => "the Bevy way",
+            _ => "instanced",
+        };
+        let mut app = noop_crowd_app(limits);
+        let (ped, walk, _) = sample_ped(&app);
+        // Dressed with one of them already; the other character with none.
+        let spawn = |app: &mut App, x: f32| {
+            (app.world_mut())
+                .spawn((
+                    CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                    CrowdModel(ped.clone()),
+                    Transform::from_xyz(x, 0.0, -2.0),
+                ))
+                .id()
+        };
+        let (a, b) = (spawn(&mut app, 0.0), spawn(&mut app, 1.5));
+        app.world_mut().entity_mut(a).insert(NotShadowCaster);
+        // The sample ped: two parts instanced, three meshes the Bevy way.
+        let meshes = match way {
+            "instanced" => PED_PARTS,
+            _ => 3,
+        };
+        run_until(&mut app, 600, |app| {
+            meshes_below(app, a).len() >= meshes && meshes_below(app, b).len() >= meshes
+        });
+        app.update();
+        assert_eq!(meshes_below(&mut app, a).len(), meshes, "{way}: dressed");
+        assert_eq!(
+            meshes_with::<NotShadowCaster>(&mut app, a),
+            (meshes, meshes),
+            "{way}: dressed with it"
+        );
+        assert_eq!(meshes_with::<NotShadowCaster>(&mut app, b).0, 0, "{way}");
+
+        // Inserted later, on the other character.
+        let layers = RenderLayers::layer(1);
+        (app.world_mut().entity_mut(b)).insert((NotShadowReceiver, layers.clone()));
+        app.update();
+        assert_eq!(meshes_with::<NotShadowReceiver>(&mut app, b).0, meshes);
+        let on_layer = |app: &mut App, e: Entity, layers: &RenderLayers| {
+            (meshes_below(app, e).iter())
+                .filter(|&&m| app.world().get::<RenderLayers>(m) == Some(layers))
+                .count()
+        };
+        assert_eq!(on_layer(&mut app, b, &layers), meshes, "{way}: layer 1");
+        assert_eq!(meshes_with::<RenderLayers>(&mut app, a).0, 0, "{way}");
+        // Changed in place.
+        let both = RenderLayers::from_layers(&[0, 2]);
+        *app.world_mut().get_mut::<RenderLayers>(b).unwrap() = both.clone();
+        app.update();
+        assert_eq!(
+            on_layer(&mut app, b, &both),
+            meshes,
+            "{way}: layers 0 and 2"
+        );
+
+        // Removed: taken off the meshes.
+        (app.world_mut().entity_mut(b)).remove::<(NotShadowReceiver, RenderLayers)>();
+        app.world_mut().entity_mut(a).remove::<NotShadowCaster>();
+        app.update();
+        for e in [a, b] {
+            assert_eq!(meshes_with::<NotShadowCaster>(&mut app, e).0, 0, "{way}");
+            assert_eq!(meshes_with::<NotShadowReceiver>(&mut app, e).0, 0, "{way}");
+            assert_eq!(meshes_with::<RenderLayers>(&mut app, e).0, 0, "{way}");
+        }
+
+        // Dressed anew (the model reloaded) with it: the new meshes take it.
+        app.world_mut().entity_mut(a).insert(NotShadowCaster);
+        let old = meshes_below(&mut app, a);
+        mark_modified(&mut app, &ped);
+        run_until(&mut app, 600, |app| {
+            let now = meshes_below(app, a);
+            now.len() >= meshes && now.iter().all(|m| !old.contains(m))
+        });
+        app.update();
+        let now = meshes_below(&mut app, a);
+        assert!(now.iter().all(|m| !old.contains(m)), "{way}: dressed anew");
+        assert_eq!(
+            meshes_with::<NotShadowCaster>(&mut app, a),
+            (meshes, meshes),
+            "{way}: dressed anew with it"
+        );
+    }
+}
+
+/// What [`a_crowd_characters_shadow_and_layer_settings_reach_the_meshes_that_draw_it`] passes
+/// on, drawn: a ped drawn by the crowd with `NotShadowCaster`, `NotShadowReceiver` or
+/// `RenderLayers` on its character draws as its Bevy twin with the same on its meshes (within
+/// the strict bounds), and each makes the difference it should: no shadow on the ground;
+/// no shadow of a box above it on the ped; on layer 1, nothing at all in a camera of layer 0
+/// (and no shadow: the sun's layer is the default's), while a camera of layers 0 and 1 sees it.
+/// Taken off again, or the layers changed in place back to layer 0, the pictures are the first
+/// ones to the pixel.
+///
+/// (The second camera is there from the start: Bevy 0.19.1 does not follow a camera's
+/// `RenderLayers` changed at run time for meshes it culls on the GPU, bevyengine/bevy#25764.)
+#[test]
+fn a_crowd_characters_shadow_and_layer_settings_draw_as_on_bevys_own_meshes() {
+    use bevy::camera::visibility::RenderLayers;
+    use bevy::light::{NotShadowCaster, NotShadowReceiver};
+    on_gpu(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        let mut app = crowd_app(&root);
+        let (ped, walk, _) = sample_ped(&app);
+        let (eye, looking_at) = (Vec3::new(0.0, 1.2, 3.6), Vec3::new(0.0, 0.8, 0.0));
+        let (_, default_layer) = camera(&mut app, eye, looking_at);
+        let (both_layers, both_image) = camera(&mut app, eye, looking_at);
+        let both = RenderLayers::from_layers(&[0, 1]);
+        app.world_mut().entity_mut(both_layers).insert(both);
+        let images = [default_layer, both_image];
+        sun_and_grounds(&mut app, &[Vec3::ZERO]);
+        // A box of 0.3 m toward the sun from the ped's chest, 1.5 m out: its shadow falls on the
+        // ped.
+        let sun = Vec3::new(2.0, 4.0, 3.0).normalize();
+        let cube = (app.world_mut().resource_mut::<Assets<Mesh>>()).add(Cuboid::from_length(0.3));
+        let red = (app.world_mut().resource_mut::<Assets<StandardMaterial>>())
+            .add(Color::srgb(0.7, 0.2, 0.2));
+        app.world_mut().spawn((
+            Mesh3d(cube),
+            MeshMaterial3d(red),
+            Transform::from_translation(Vec3::new(0.0, 1.2, 0.0) + sun * 1.5),
+        ));
+        let pairs = [spawn_pair(&mut app, &ped, &walk, Transform::IDENTITY, 0.4)];
+        let pair = &pairs[0];
+        dress_pairs(&mut app, &pairs, PED_PARTS, 2);
+        // The twin's three meshes, the ground and the box.
+        run_until(&mut app, 300, |app| {
+            count::<With<Mesh3d>>(app) >= PED_PARTS + 5
+        });
+        let twin = meshes_below(&mut app, pair.model);
+        assert_eq!(twin.len(), 3, "the twin's meshes");
+        // `f` on the crowd character and on each of its twin's meshes.
+        let on_both = |app: &mut App, f: &dyn Fn(&mut EntityWorldMut)| {
+            for &e in twin.iter().chain([&pair.crowd]) {
+                f(&mut app.world_mut().entity_mut(e));
+            }
+        };
+        // Both cameras' pictures of the twin, then of the crowd's ped.
+        let both_ways = |app: &mut App| {
+            show_pairs(app, &pairs, Some(false));
+            let bevys = settled(app, &images);
+            show_pairs(app, &pairs, Some(true));
+            let crowds = settled(app, &images);
+            (bevys, crowds)
+        };
+        let [empty, bevys, first] = neither_bevys_crowds_in(&mut app, &pairs, &images);
+        compare("shadows as they are", true, &bevys[0], &first[0], &empty[0]);
+        assert_eq!(difference(&first[0], &first[1]).1, 0, "the cameras agree");
+
+        // No shadow of the ped.
+        on_both(&mut app, &|e| {
+            e.insert(NotShadowCaster);
+        });
+        let (bevys, no_caster) = both_ways(&mut app);
+        compare("NotShadowCaster", true, &bevys[0], &no_caster[0], &empty[0]);
+        let gone = difference(&first[0], &no_caster[0]).2;
+        println!("NotShadowCaster: {gone} pixels changed by over 8/255");
+        assert!(gone > 300, "the ped's shadow is gone: {gone} pixels");
+
+        // No shadow on the ped.
+        on_both(&mut app, &|e| {
+            e.insert(NotShadowReceiver);
+        });
+        let (bevys, no_receiver) = both_ways(&mut app);
+        compare(
+            "NotShadowReceiver",
+            true,
+            &bevys[0],
+            &no_receiver[0],
+            &empty[0],
+        );
+        let lit = difference(&no_caster[0], &no_receiver[0]).2;
+        println!("NotShadowReceiver: {lit} pixels changed by over 8/255");
+        assert!(
+            lit > 100,
+            "the box's shadow on the ped is gone: {lit} pixels"
+        );
+
+        // Both taken off: the first picture.
+        on_both(&mut app, &|e| {
+            e.remove::<(NotShadowCaster, NotShadowReceiver)>();
+        });
+        let (_, again) = both_ways(&mut app);
+        assert_eq!(difference(&first[0], &again[0]).1, 0, "as at first");
+
+        // On layer 1: the camera of layer 0 and the sun do not see the ped; the camera of layers
+        // 0 and 1 does, with no shadow.
+        on_both(&mut app, &|e| {
+            e.insert(RenderLayers::layer(1));
+        });
+        let (bevys, crowds) = both_ways(&mut app);
+        for (way, image) in [("Bevy's", &bevys[0]), ("the crowd's", &crowds[0])] {
+            assert_eq!(difference(&empty[0], image).1, 0, "{way} ped unseen");
+        }
+        compare("on layer 1", true, &bevys[1], &crowds[1], &empty[1]);
+        let shadowless = difference(&no_caster[1], &crowds[1]);
+        assert_eq!(shadowless.1, 0, "as without its shadow: {shadowless:?}");
+        // Changed in place back to layer 0: the first pictures.
+        *app.world_mut().get_mut::<RenderLayers>(pair.crowd).unwrap() = RenderLayers::layer(0);
+        show_pairs(&mut app, &pairs, Some(true));
+        let crowds = settled(&mut app, &images);
+        for k in 0..2 {
+            let d = difference(&first[k], &crowds[k]);
+            assert_eq!(d.1, 0, "back on layer 0, camera {k}: {d:?}");
+        }
+        // Taken off: the first pictures.
+        app.world_mut()
+            .entity_mut(pair.crowd)
+            .remove::<RenderLayers>();
+        let crowds = settled(&mut app, &images);
+        for k in 0..2 {
+            assert_eq!(
+                difference(&first[k], &crowds[k]).1,
+                0,
+                "on no layer of its own"
+            );
+        }
+    });
+}

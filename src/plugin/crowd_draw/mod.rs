@@ -14,6 +14,7 @@ mod frame;
 mod gltf;
 mod material;
 mod parts;
+mod passed_on;
 mod staging;
 mod state;
 
@@ -27,7 +28,7 @@ use self::frame::{
     CrowdBoneUpload, bones_pending, extract_crowd_bones, follow_poses, place_crowds,
     pose_fallback_models, size_crowd_bones, write_crowd_bones,
 };
-use self::state::{CrowdDraw, CrowdFallback, CrowdPart};
+use self::state::{CrowdDraw, CrowdDressed, CrowdFallback, CrowdPart};
 use crate::plugin::PlaybackSystems;
 use crate::plugin::dff::{CrowdModel, Dff};
 use crate::plugin::skeletal::{CrowdBoneRows, CrowdCharacter, worn_or_model_changed};
@@ -71,6 +72,11 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 ///   blur) follow the crowd's poses and places as they follow a `SkinnedMesh`'s.
 /// - A drawn character's pose is written straight into its rows: its
 ///   [`crate::plugin::CrowdPose`] stays empty unless it has [`crate::plugin::KeepCrowdPose`].
+/// - `NotShadowCaster`, `NotShadowReceiver` and `RenderLayers` on a crowd character (which Bevy
+///   reads on mesh entities only) are given to the meshes that draw it, either way, as the
+///   character has them: when it is dressed, when they are inserted, changed (the layers) or
+///   removed. The parts of a character with `RenderLayers` are culled on the CPU (Bevy 0.19.1's
+///   GPU culling does not follow a mesh's layers changed after it first culls it).
 /// - A drawn character's bones are not drawn as skeleton gizmo lines over it.
 /// - A model that fails to load, or has no atomic on a bone, leaves its characters undrawn with
 ///   one warning. A model reloaded while the crowd plays is drawn anew
@@ -152,8 +158,15 @@ impl Plugin for CrowdDrawPlugin {
                         .run_if(any_with_component::<CrowdFallback>)
                         .after(PlaybackSystems::Apply)
                         .before(bevy::transform::TransformSystems::Propagate),
+                    // A character's `RenderLayers` changed in place, for its meshes (what it
+                    // has of the three is otherwise passed on by observers: `passed_on`).
+                    passed_on::pass_on_layers
+                        .run_if(any_with_component::<CrowdDressed>)
+                        .after(PlaybackSystems::Prepare)
+                        .before(bevy::camera::visibility::VisibilitySystems::CheckVisibility),
                 ),
             );
+        passed_on::observe(app);
         if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
             render_app
                 .init_resource::<CrowdBoneUpload>()

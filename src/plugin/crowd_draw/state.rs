@@ -8,7 +8,7 @@ use crate::plugin::skeletal::{BLOCK_BONES, BoneRows, CrowdDrawn, CrowdLod, Crowd
 use crate::skeleton::GtaGame;
 use bevy::asset::{AssetId, RenderAssetUsages, UntypedAssetId};
 use bevy::camera::primitives::Aabb;
-use bevy::camera::visibility::{NoAutoAabb, NoCpuCulling};
+use bevy::camera::visibility::{NoAutoAabb, NoCpuCulling, RenderLayers};
 use bevy::ecs::system::SystemParam;
 use bevy::mesh::MeshTag;
 use bevy::platform::collections::{HashMap, HashSet};
@@ -563,13 +563,14 @@ fn undress(commands: &mut Commands, draw: &mut CrowdDraw, entity: Entity, dresse
 /// Leaves the parts to the GPU's culling, or takes them back: every part made since, and every
 /// part there is, when the choice changes. The GPU culls where the renderer can, unless
 /// [`CrowdDrawSettings::cpu_culling`] asks otherwise or a camera draws without indirect draws
-/// (`NoIndirectDrawing`, which culls nothing on the GPU).
+/// (`NoIndirectDrawing`, which culls nothing on the GPU). The parts of a character with
+/// `RenderLayers` stay with the CPU's culling either way (`passed_on`).
 pub(super) fn choose_culling(
     mut commands: Commands,
     mut draw: ResMut<CrowdDraw>,
     settings: Res<CrowdDrawSettings>,
     direct: Query<(), (With<Camera>, With<NoIndirectDrawing>)>,
-    parts: Query<Entity, With<CrowdPart>>,
+    parts: Query<Entity, (With<CrowdPart>, Without<RenderLayers>)>,
 ) {
     let gpu = draw.gpu_culls && !settings.cpu_culling && direct.is_empty();
     if gpu == draw.parts_gpu_culled {

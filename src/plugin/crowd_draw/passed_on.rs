@@ -1,0 +1,211 @@
+//! What a crowd character says of how it is drawn, passed on to the meshes that draw it.
+//!
+//! Bevy reads `NotShadowCaster`, `NotShadowReceiver` and `RenderLayers` on mesh entities, and
+//! does not pass them down a hierarchy. A drawn crowd character's meshes are entities the crowd
+//! makes: its parts (children of the character), or where it is drawn the Bevy way
+//! ([`CrowdFallback`]) the meshes of its child model, spawned after it. So each of the three, on
+//! the character, is given to those meshes as the character has it: when the character is
+//! dressed (its parts made anew), when a fallback model's mesh is spawned, when the component
+//! is inserted on the character or removed from it, and (`RenderLayers`, which has a value)
+//! when it changes in place.
+//!
+//! A part with `RenderLayers` is culled on the CPU, which reads an entity's layers every frame:
+//! Bevy 0.19.1's GPU culling takes a mesh's layers when it first culls it and never again
+//! (`RenderGpuCulledEntities::update` stores a changed set of layers but lists the mesh in
+//! no view anew), so layers given or changed later would not be followed there.
+//!
+//! Observers do the inserting and removing, so a crowd whose characters carry none of the three
+//! costs nothing a frame; the one system (`RenderLayers` changed in place) looks only at
+//! characters that have both `RenderLayers` and parts.
+
+use super::state::{CrowdDraw, CrowdDressed, CrowdFallback};
+use bevy::camera::visibility::{NoCpuCulling, RenderLayers};
+use bevy::light::{NotShadowCaster, NotShadowReceiver};
+use bevy::prelude::*;
+
+/// Registers the observers (the system is added with the plugin's others).
+pub(super) fn observe(app: &mut App) {
+    app.add_observer(pass_on_to_dressed)
+        .add_observer(pass_on_to_fallback_mesh)
+        .add_observer(pass_on_inserted::<NotShadowCaster>)
+        .add_observer(pass_on_inserted::<NotShadowReceiver>)
+        .add_observer(take_back_removed::<NotShadowCaster>)
+        .add_observer(take_back_removed::<NotShadowReceiver>)
+        .add_observer(take_back_layers);
+}
+
+/// The mesh entities that draw a dressed character: its parts, or (drawn the Bevy way) every
+/// mesh below its model.
+fn meshes_of(
+    dressed: &CrowdDressed,
+    fallback: bool,
+    children: &Query<&Children>,
+    meshes: &Query<(), With<Mesh3d>>,
+) -> Vec<Entity> {
+    match fallback {
+        false => dressed.parts.clone(),
+        true => (dressed.parts.iter())
+            .flat_map(|&model| children.iter_descendants(model))
+            .filter(|&e| meshes.contains(e))
+            .collect(),
+    }
+}
+
+/// The three, as a character has them (`None`: it has not).
+type Passed = (
+    Option<&'static NotShadowCaster>,
+    Option<&'static NotShadowReceiver>,
+    Option<&'static RenderLayers>,
+);
+
+/// Gives `to` what a character has of the three.
+fn give(
+    commands: &mut Commands,
+    to: Entity,
+    (caster, receiver, layers): (
+        Option<&NotShadowCaster>,
+        Option<&NotShadowReceiver>,
+        Option<&RenderLayers>,
+    ),
+) {
+    let Ok(mut e) = commands.get_entity(to) else {
+        return;
+    };
+    if let Some(c) = caster {
+        e.try_insert(c.clone());
+    }
+    if let Some(r) = receiver {
+        e.try_insert(r.clone());
+    }
+    if let Some(l) = layers {
+        e.try_insert(l.clone());
+    }
+}
+
+/// A character dressed (its parts made, or its fallback model spawned): its parts take what it
+/// has. (A fallback model's meshes, spawned later, take it in [`pass_on_to_fallback_mesh`].)
+fn pass_on_to_dressed(
+    dressed: On<Insert, CrowdDressed>,
+    characters: Query<(&CrowdDressed, Has<CrowdFallback>, Passed)>,
+    mut commands: Commands,
+) {
+    let Ok((dressed, fallback, passed)) = characters.get(dressed.event_target()) else {
+        return;
+    };
+    if fallback {
+        return;
+    }
+    for &part in &dressed.parts {
+        give(&mut commands, part, passed);
+        if passed.2.is_some() {
+            commands.entity(part).try_remove::<NoCpuCulling>();
+        }
+    }
+}
+
+/// A mesh spawned below a character drawn the Bevy way (its fallback model's): it takes what the
+/// character has. The nearest dressed character above the mesh is its character.
+fn pass_on_to_fallback_mesh(
+    added: On<Add, Mesh3d>,
+    parents: Query<&ChildOf>,
+    characters: Query<(Has<CrowdFallback>, Passed), With<CrowdDressed>>,
+    mut commands: Commands,
+) {
+    let mesh = added.event_target();
+    let Some((fallback, passed)) = parents
+        .iter_ancestors(mesh)
+        .find_map(|a| characters.get(a).ok())
+    else {
+        return;
+    };
+    if fallback {
+        give(&mut commands, mesh, passed);
+    }
+}
+
+/// `C` inserted on a dressed character: its meshes take it.
+fn pass_on_inserted<C: Component + Clone>(
+    inserted: On<Insert, C>,
+    characters: Query<(&C, &CrowdDressed, Has<CrowdFallback>)>,
+    children: Query<&Children>,
+    meshes: Query<(), With<Mesh3d>>,
+    mut commands: Commands,
+) {
+    let Ok((c, dressed, fallback)) = characters.get(inserted.event_target()) else {
+        return;
+    };
+    for mesh in meshes_of(dressed, fallback, &children, &meshes) {
+        commands.entity(mesh).try_insert(c.clone());
+    }
+}
+
+/// `C` removed from a dressed character: its meshes lose it.
+fn take_back_removed<C: Component>(
+    removed: On<Remove, C>,
+    characters: Query<(&CrowdDressed, Has<CrowdFallback>)>,
+    children: Query<&Children>,
+    meshes: Query<(), With<Mesh3d>>,
+    mut commands: Commands,
+) {
+    let Ok((dressed, fallback)) = characters.get(removed.event_target()) else {
+        return;
+    };
+    for mesh in meshes_of(dressed, fallback, &children, &meshes) {
+        commands.entity(mesh).try_remove::<C>();
+    }
+}
+
+/// A dressed character's `RenderLayers` inserted or changed in place: its meshes take the new
+/// layers (and are drawn anew: [`draw_anew`]), and its parts are culled on the CPU.
+pub(super) fn pass_on_layers(
+    characters: Query<(&RenderLayers, &CrowdDressed, Has<CrowdFallback>), Changed<RenderLayers>>,
+    children: Query<&Children>,
+    meshes: Query<(), With<Mesh3d>>,
+    mut commands: Commands,
+) {
+    for (layers, dressed, fallback) in &characters {
+        for mesh in meshes_of(dressed, fallback, &children, &meshes) {
+            let mut mesh = commands.entity(mesh);
+            mesh.try_insert(layers.clone());
+            if !fallback {
+                mesh.try_remove::<NoCpuCulling>();
+            }
+            mesh.queue_silenced(draw_anew);
+        }
+    }
+}
+
+/// Marks a mesh whose layers changed as changed (its `Mesh3d`), so that Bevy specialises and
+/// queues it again in every view. Without it, Bevy 0.19.1 can leave such a mesh out of a light's
+/// shadow views it enters while a camera sees it throughout. Measured on lavapipe, a ped moved
+/// from layer 1 back to layer 0 (the sun's) while shown: Bevy's own `SkinnedMesh` ped then drew
+/// 159 pixels more than 8/255 off its first picture, part of its shadow missing; the crowd's
+/// ped lacked all of its shadow (1,531 pixels), and with this, none.
+fn draw_anew(mut mesh: EntityWorldMut) {
+    if let Some(mut m) = mesh.get_mut::<Mesh3d>() {
+        m.set_changed();
+    }
+}
+
+/// `RenderLayers` removed from a dressed character: its meshes lose them, and its parts go back
+/// to the GPU's culling where the crowd's parts are culled there.
+fn take_back_layers(
+    removed: On<Remove, RenderLayers>,
+    characters: Query<(&CrowdDressed, Has<CrowdFallback>)>,
+    children: Query<&Children>,
+    meshes: Query<(), With<Mesh3d>>,
+    draw: Res<CrowdDraw>,
+    mut commands: Commands,
+) {
+    let Ok((dressed, fallback)) = characters.get(removed.event_target()) else {
+        return;
+    };
+    for mesh in meshes_of(dressed, fallback, &children, &meshes) {
+        let mut mesh = commands.entity(mesh);
+        mesh.try_remove::<RenderLayers>();
+        if !fallback && draw.parts_gpu_culled {
+            mesh.try_insert(NoCpuCulling);
+        }
+        mesh.queue_silenced(draw_anew);
+    }
+}
