@@ -28,7 +28,7 @@ use self::frame::{
     CrowdBoneUpload, bones_pending, extract_crowd_bones, follow_poses, place_crowds,
     pose_fallback_models, size_crowd_bones, write_crowd_bones,
 };
-use self::state::{CrowdDraw, CrowdDressed, CrowdFallback, CrowdPart};
+use self::state::{CrowdDraw, CrowdFallback, CrowdPart};
 use crate::plugin::PlaybackSystems;
 use crate::plugin::dff::{CrowdModel, Dff};
 use crate::plugin::skeletal::{CrowdBoneRows, CrowdCharacter, worn_or_model_changed};
@@ -161,7 +161,7 @@ impl Plugin for CrowdDrawPlugin {
                     // A character's `RenderLayers` changed in place, for its meshes (what it
                     // has of the three is otherwise passed on by observers: `passed_on`).
                     passed_on::pass_on_layers
-                        .run_if(any_with_component::<CrowdDressed>)
+                        .run_if(passed_on::any_dressed_with_layers)
                         .after(PlaybackSystems::Prepare)
                         .before(bevy::camera::visibility::VisibilitySystems::CheckVisibility),
                 ),

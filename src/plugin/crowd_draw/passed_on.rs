@@ -15,8 +15,8 @@
 //! no view anew), so layers given or changed later would not be followed there.
 //!
 //! Observers do the inserting and removing, so a crowd whose characters carry none of the three
-//! costs nothing a frame; the one system (`RenderLayers` changed in place) looks only at
-//! characters that have both `RenderLayers` and parts.
+//! costs nothing a frame; the one system (`RenderLayers` changed in place) runs only where a
+//! dressed character has `RenderLayers`.
 
 use super::state::{CrowdDraw, CrowdDressed, CrowdFallback};
 use bevy::camera::visibility::{NoCpuCulling, RenderLayers};
@@ -153,6 +153,14 @@ fn take_back_removed<C: Component>(
     for mesh in meshes_of(dressed, fallback, &children, &meshes) {
         commands.entity(mesh).try_remove::<C>();
     }
+}
+
+/// Whether a dressed character has `RenderLayers` ([`pass_on_layers`]'s run condition: a
+/// crowd without them does not run it).
+pub(super) fn any_dressed_with_layers(
+    characters: Query<(), (With<RenderLayers>, With<CrowdDressed>)>,
+) -> bool {
+    !characters.is_empty()
 }
 
 /// A dressed character's `RenderLayers` inserted or changed in place: its meshes take the new
