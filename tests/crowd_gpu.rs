@@ -4934,43 +4934,55 @@ fn meshes_with<C: Component>(app: &mut App, e: Entity) -> (usize, usize) {
 }
 
 /// A crowd character's `NotShadowCaster`, `NotShadowReceiver` and `RenderLayers` (which Bevy
-/// reads on mesh entities only) reach the meshes that draw it, both ways it is drawn: its parts
-/// (instanced skinning), and without storage buffers its fallback model's meshes (Bevy's
-/// skinned meshes, spawned after the character is dressed). Each is passed on when the
-/// character is dressed with it already (and dressed anew, its model reloaded), when it is
-/// inserted later, and (`RenderLayers`) when it changes in place; removed from the character,
-/// it is taken off them. On the no-op backend: what the GPU draws of it is checked on lavapipe
+/// reads on mesh entities only) reach the meshes that draw it, both ways it is drawn, for a DFF
+/// ped and a glTF character: its parts (instanced skinning), and without storage buffers its
+/// fallback model's meshes (Bevy's skinned meshes: a `GtaModel`'s, or the glTF file's scene,
+/// spawned after the character is dressed). Each is passed on when the character is dressed
+/// with it already (and dressed anew, its model reloaded), when it is inserted later, and
+/// (`RenderLayers`) when it changes in place; removed from the character, it is taken off them.
+/// On the no-op backend: what the GPU draws of it is checked on lavapipe
 /// (`a_crowd_characters_shadow_and_layer_settings_draw_as_on_bevys_own_meshes`).
 #[test]
 fn a_crowd_characters_shadow_and_layer_settings_reach_the_meshes_that_draw_it() {
     use bevy::camera::visibility::RenderLayers;
+    use bevy::gltf::Gltf;
     use bevy::light::{NotShadowCaster, NotShadowReceiver};
-    for limits in [
-        wgpu::Limits::default(),
-        wgpu::Limits::downlevel_webgl2_defaults(),
+    for (gltf, limits) in [
+        (false, wgpu::Limits::default()),
+        (false, wgpu::Limits::downlevel_webgl2_defaults()),
+        (true, wgpu::Limits::default()),
+        (true, wgpu::Limits::downlevel_webgl2_defaults()),
     ] {
-        let way = match limits.max_storage_buffers_per_shader_stage {
-            0 => "the Bevy way",
-            _ => "instanced",
+        let way = match (gltf, limits.max_storage_buffers_per_shader_stage) {
+            (false, 0) => "a DFF ped the Bevy way",
+            (false, _) => "a DFF ped instanced",
+            (true, 0) => "a glTF character the Bevy way",
+            (true, _) => "a glTF character instanced",
         };
         let mut app = noop_crowd_app(limits);
         let (ped, walk, _) = sample_ped(&app);
+        let humanoid: Handle<Gltf> =
+            (app.world().resource::<AssetServer>()).load("characters/humanoid.glb");
         // Dressed with one of them already; the other character with none.
         let spawn = |app: &mut App, x: f32| {
-            (app.world_mut())
-                .spawn((
-                    CrowdCharacter::new(GtaGame::Sa, walk.clone()),
-                    CrowdModel(ped.clone()),
-                    Transform::from_xyz(x, 0.0, -2.0),
-                ))
-                .id()
+            let mut e = app.world_mut().spawn((
+                CrowdCharacter::new(GtaGame::Sa, walk.clone()),
+                Transform::from_xyz(x, 0.0, -2.0),
+            ));
+            match gltf {
+                false => e.insert(CrowdModel(ped.clone())),
+                true => e.insert(CrowdGltfModel::new(humanoid.clone())),
+            };
+            e.id()
         };
         let (a, b) = (spawn(&mut app, 0.0), spawn(&mut app, 1.5));
         app.world_mut().entity_mut(a).insert(NotShadowCaster);
-        // The sample ped: two parts instanced, three meshes the Bevy way.
+        // The sample ped: two parts instanced, three meshes the Bevy way; the glTF humanoid:
+        // one part, one mesh.
         let meshes = match way {
-            "instanced" => PED_PARTS,
-            _ => 3,
+            "a DFF ped instanced" => PED_PARTS,
+            "a DFF ped the Bevy way" => 3,
+            _ => 1,
         };
         run_until(&mut app, 600, |app| {
             meshes_below(app, a).len() >= meshes && meshes_below(app, b).len() >= meshes
@@ -5019,7 +5031,10 @@ fn a_crowd_characters_shadow_and_layer_settings_reach_the_meshes_that_draw_it() 
         // Dressed anew (the model reloaded) with it: the new meshes take it.
         app.world_mut().entity_mut(a).insert(NotShadowCaster);
         let old = meshes_below(&mut app, a);
-        mark_modified(&mut app, &ped);
+        match gltf {
+            false => mark_modified(&mut app, &ped),
+            true => mark_modified(&mut app, &humanoid),
+        }
         run_until(&mut app, 600, |app| {
             let now = meshes_below(app, a);
             now.len() >= meshes && now.iter().all(|m| !old.contains(m))

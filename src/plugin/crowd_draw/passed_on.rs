@@ -5,9 +5,9 @@
 //! makes: its parts (children of the character), or where it is drawn the Bevy way
 //! ([`CrowdFallback`]) the meshes of its child model, spawned after it. So each of the three, on
 //! the character, is given to those meshes as the character has it: when the character is
-//! dressed (its parts made anew), when a fallback model's mesh is spawned, when the component
-//! is inserted on the character or removed from it, and (`RenderLayers`, which has a value)
-//! when it changes in place.
+//! dressed (its parts made anew), when a fallback model's mesh (or glTF scene) is spawned, when
+//! the component is inserted on the character or removed from it, and (`RenderLayers`, which
+//! has a value) when it changes in place.
 //!
 //! A part with `RenderLayers` is culled on the CPU, which reads an entity's layers every frame:
 //! Bevy 0.19.1's GPU culling takes a mesh's layers when it first culls it and never again
@@ -25,6 +25,8 @@ use bevy::prelude::*;
 
 /// Registers the observers (the system is added with the plugin's others).
 pub(super) fn observe(app: &mut App) {
+    #[cfg(feature = "gltf")]
+    app.add_observer(pass_on_to_fallback_scene);
     app.add_observer(pass_on_to_dressed)
         .add_observer(pass_on_to_fallback_mesh)
         .add_observer(pass_on_inserted::<NotShadowCaster>)
@@ -119,6 +121,35 @@ fn pass_on_to_fallback_mesh(
         return;
     };
     if fallback {
+        give(&mut commands, mesh, passed);
+    }
+}
+
+/// A glTF character's fallback scene spawned (`WorldInstanceReady` on its model): its meshes
+/// take what the character has. (A scene's entities get their components one by one, their
+/// parents among them, so [`pass_on_to_fallback_mesh`] may not find the character above a mesh
+/// as it is added.)
+#[cfg(feature = "gltf")]
+fn pass_on_to_fallback_scene(
+    ready: On<bevy::world_serialization::WorldInstanceReady>,
+    parents: Query<&ChildOf>,
+    characters: Query<(&CrowdDressed, Has<CrowdFallback>, Passed)>,
+    children: Query<&Children>,
+    meshes: Query<(), With<Mesh3d>>,
+    mut commands: Commands,
+) {
+    let model = ready.event_target();
+    let Some((dressed, true, passed)) = parents
+        .get(model)
+        .ok()
+        .and_then(|p| characters.get(p.parent()).ok())
+    else {
+        return;
+    };
+    if !dressed.parts.contains(&model) {
+        return;
+    }
+    for mesh in meshes_of(dressed, true, &children, &meshes) {
         give(&mut commands, mesh, passed);
     }
 }
