@@ -67,8 +67,9 @@ pub(crate) struct RestOnly {
     /// bone's keys.
     pub(crate) root_under: Option<String>,
     /// Bones with more than one frame of their animation target: the first follows the clip's
-    /// keys, the others (and what hangs on them) stay at rest under the bone above them (as
-    /// bone entities, every one of them follows the keys).
+    /// keys, the others (and what hangs on them) stay at rest under the bone above them. (As
+    /// bone entities, `SkeletalClip` drives the first found breadth-first, Bevy's
+    /// `AnimationPlayer` every one.)
     pub(crate) repeated: Vec<String>,
 }
 
