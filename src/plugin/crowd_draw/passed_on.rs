@@ -97,10 +97,11 @@ fn pass_on_to_dressed(
     if fallback {
         return;
     }
+    let (caster, receiver, layers) = passed;
     for &part in &dressed.parts {
-        give(&mut commands, part, passed);
-        if passed.2.is_some() {
-            commands.entity(part).try_remove::<NoCpuCulling>();
+        give(&mut commands, part, (caster, receiver, None));
+        if let Some(layers) = layers {
+            give_layers(&mut commands.entity(part), layers, true);
         }
     }
 }
@@ -195,7 +196,7 @@ pub(super) fn any_dressed_with_layers(
 }
 
 /// A dressed character's `RenderLayers` inserted or changed in place: its meshes take the new
-/// layers (and are drawn anew: [`draw_anew`]), and its parts are culled on the CPU.
+/// layers ([`give_layers`]).
 pub(super) fn pass_on_layers(
     characters: Query<(&RenderLayers, &CrowdDressed, Has<CrowdFallback>), Changed<RenderLayers>>,
     children: Query<&Children>,
@@ -204,14 +205,19 @@ pub(super) fn pass_on_layers(
 ) {
     for (layers, dressed, fallback) in &characters {
         for mesh in meshes_of(dressed, fallback, &children, &meshes) {
-            let mut mesh = commands.entity(mesh);
-            mesh.try_insert(layers.clone());
-            if !fallback {
-                mesh.try_remove::<NoCpuCulling>();
-            }
-            mesh.queue_silenced(draw_anew);
+            give_layers(&mut commands.entity(mesh), layers, !fallback);
         }
     }
+}
+
+/// Gives `mesh` (a part, where `part`) `layers`: a part is culled on the CPU from then on, and
+/// the mesh is drawn anew ([`draw_anew`]).
+fn give_layers(mesh: &mut EntityCommands, layers: &RenderLayers, part: bool) {
+    mesh.try_insert(layers.clone());
+    if part {
+        mesh.try_remove::<NoCpuCulling>();
+    }
+    mesh.queue_silenced(draw_anew);
 }
 
 /// Marks a mesh whose layers changed as changed (its `Mesh3d`), so that Bevy specialises and
