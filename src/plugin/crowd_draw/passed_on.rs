@@ -107,13 +107,19 @@ fn pass_on_to_dressed(
 }
 
 /// A mesh spawned below a character drawn the Bevy way (its fallback model's): it takes what the
-/// character has. The nearest dressed character above the mesh is its character.
+/// character has. The nearest dressed character above the mesh is its character. (Every mesh
+/// spawned in the app comes here: where no character is drawn the Bevy way, it looks no
+/// further.)
 fn pass_on_to_fallback_mesh(
     added: On<Add, Mesh3d>,
+    fallbacks: Query<(), With<CrowdFallback>>,
     parents: Query<&ChildOf>,
     characters: Query<(Has<CrowdFallback>, Passed), With<CrowdDressed>>,
     mut commands: Commands,
 ) {
+    if fallbacks.is_empty() {
+        return;
+    }
     let mesh = added.event_target();
     let Some((fallback, passed)) = parents
         .iter_ancestors(mesh)
