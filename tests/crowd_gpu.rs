@@ -5058,9 +5058,6 @@ fn a_crowd_characters_shadow_and_layer_settings_reach_the_meshes_that_draw_it() 
 /// (and no shadow: the sun's layer is the default's), while a camera of layers 0 and 1 sees it.
 /// Taken off again, or the layers changed in place back to layer 0, the pictures are the first
 /// ones to the pixel.
-///
-/// (The second camera is there from the start: Bevy 0.19.1 does not follow a camera's
-/// `RenderLayers` changed at run time for meshes it culls on the GPU, bevyengine/bevy#25764.)
 #[test]
 fn a_crowd_characters_shadow_and_layer_settings_draw_as_on_bevys_own_meshes() {
     use bevy::camera::visibility::RenderLayers;
@@ -5182,5 +5179,166 @@ fn a_crowd_characters_shadow_and_layer_settings_draw_as_on_bevys_own_meshes() {
                 "on no layer of its own"
             );
         }
+    });
+}
+
+/// One of [`every_camera_and_light_shows_the_crowd_as_its_layers_say`]'s two apps: its cameras
+/// (the first made before the crowd was dressed, the second after) and its ped.
+struct Views {
+    app: App,
+    cameras: Vec<(Entity, Handle<Image>)>,
+    ped: Entity,
+}
+
+impl Views {
+    /// The pictures of every camera, once settled.
+    fn pictures(&mut self) -> Vec<RgbaImage> {
+        let targets: Vec<Handle<Image>> = self.cameras.iter().map(|c| c.1.clone()).collect();
+        settled(&mut self.app, &targets)
+    }
+}
+
+/// Every view shows the crowd as its layers say, whenever it was made. Bevy 0.19.1 lists a mesh
+/// culled on the GPU (`NoCpuCulling`: the crowd's parts by default) in each view once, as the
+/// mesh is first culled there, after the views and layers of that frame; the crowd mends the
+/// lists (`crowd_draw::views`). The same scene twice, stepped alike: the crowd's parts culled on
+/// the GPU, and on the CPU (`CrowdDrawSettings::cpu_culling`: Bevy's own visibility, which
+/// follows every view each frame); at each step every camera's picture is the same in both, and:
+///
+/// - a camera spawned after the crowd is drawn, where the first camera is, shows the same
+///   picture (without the mending: no ped, 8,818 pixels over 8/255 apart from the CPU's);
+/// - either camera moved onto layer 1 (where nothing is) shows a blank picture (without the
+///   mending, the first camera: the ped alone, 7,625 pixels apart), and back on layer 0 the ped
+///   again;
+/// - the sun's shadows turned off and on again give the first picture (without: no ped's
+///   shadow, 2,049 pixels apart in the first camera);
+/// - a point light with shadows spawned later shades the ped's shadow as on the CPU (without:
+///   5,726 pixels apart in the first camera).
+#[test]
+fn every_camera_and_light_shows_the_crowd_as_its_layers_say() {
+    use bevy::camera::visibility::{NoCpuCulling, RenderLayers};
+    on_gpu(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+        let (eye, look) = (Vec3::new(0.6, 1.4, 3.2), Vec3::new(0.0, 0.6, 0.0));
+        let mut scenes = [false, true].map(|cpu_culling| {
+            let mut app = crowd_app(&root);
+            app.insert_resource(CrowdDrawSettings {
+                cpu_culling,
+                ..default()
+            });
+            let first = camera(&mut app, eye, look);
+            sun_and_grounds(&mut app, &[Vec3::ZERO]);
+            let (model, walk, _) = sample_ped(&app);
+            let mut paused = Playback::looping();
+            paused.paused = true;
+            paused.time = 0.4;
+            let ped = (app.world_mut())
+                .spawn((
+                    CrowdCharacter::new(GtaGame::Sa, walk),
+                    CrowdModel(model),
+                    paused,
+                    Transform::from_rotation(Quat::from_rotation_y(0.5)),
+                ))
+                .id();
+            run_until(&mut app, 600, |app| count::<CrowdParts>(app) == PED_PARTS);
+            assert_eq!(count::<CrowdParts>(&mut app), PED_PARTS, "dressed");
+            Views {
+                app,
+                cameras: vec![first],
+                ped,
+            }
+        });
+        let gpu_culled = count::<(CrowdParts, With<NoCpuCulling>)>;
+        assert_eq!(
+            gpu_culled(&mut scenes[0].app),
+            PED_PARTS,
+            "culled on the GPU"
+        );
+        assert_eq!(gpu_culled(&mut scenes[1].app), 0, "culled on the CPU");
+
+        // Steps both scenes alike; every camera's picture in the two within 1/255.
+        let mut step = |what: &str, change: &dyn Fn(&mut Views)| -> Vec<RgbaImage> {
+            let mut pictures = scenes.each_mut().map(|scene| {
+                change(scene);
+                scene.pictures()
+            });
+            for (n, (gpu, cpu)) in pictures[0].iter().zip(&pictures[1]).enumerate() {
+                let (mean, worst, over) = difference(gpu, cpu);
+                let path = write_diff(
+                    &format!("crowd_views_{}_{n}", what.replace(' ', "_")),
+                    gpu,
+                    cpu,
+                );
+                println!(
+                    "{what}, camera {n}: GPU's culling against the CPU's: mean {mean:.4}/255, largest {worst}/255, {over} pixels over 8/255"
+                );
+                assert!(
+                    worst <= 1,
+                    "{what}, camera {n}: {over} pixels apart ({})",
+                    path.display()
+                );
+            }
+            std::mem::take(&mut pictures[0])
+        };
+
+        let bare = step("the ped hidden", &|s| show(&mut s.app, s.ped, false));
+        let first = step("the ped shown", &|s| show(&mut s.app, s.ped, true));
+        let ped_covers = covered(&first[0], &bare[0]);
+        assert!(
+            ped_covers > 4000,
+            "the ped and its shadow: {ped_covers} pixels"
+        );
+
+        let two = step("a second camera", &|s| {
+            let second = camera(&mut s.app, eye, look);
+            s.cameras.push(second);
+        });
+        assert_eq!(two[0].pixels, first[0].pixels, "the first camera as before");
+        assert_eq!(two[1].pixels, first[0].pixels, "the second as the first");
+
+        let blank = |picture: &RgbaImage| picture.pixels.iter().all(|p| *p == picture.pixels[0]);
+        for n in [0, 1] {
+            let layered = step(&format!("camera {n} on layer 1"), &|s| {
+                let camera = s.cameras[n].0;
+                (s.app.world_mut().entity_mut(camera)).insert(RenderLayers::layer(1));
+            });
+            assert!(blank(&layered[n]), "nothing is on layer 1");
+            assert_eq!(layered[1 - n].pixels, first[0].pixels, "the other camera");
+            let back = step(&format!("camera {n} on layer 0"), &|s| {
+                let camera = s.cameras[n].0;
+                (s.app.world_mut().entity_mut(camera)).remove::<RenderLayers>();
+            });
+            assert_eq!(back[n].pixels, first[0].pixels, "the ped again");
+        }
+
+        fn sun(s: &mut Views) -> Mut<'_, DirectionalLight> {
+            let world = s.app.world_mut();
+            let mut suns = world.query::<&mut DirectionalLight>();
+            suns.single_mut(world).unwrap()
+        }
+        let unshadowed = step("the sun's shadows off", &|s| {
+            sun(s).shadow_maps_enabled = false
+        });
+        assert_ne!(unshadowed[0].pixels, first[0].pixels, "shadows gone");
+        let shadowed = step("the sun's shadows on again", &|s| {
+            sun(s).shadow_maps_enabled = true
+        });
+        assert_eq!(shadowed[0].pixels, first[0].pixels, "the first picture");
+        assert_eq!(shadowed[1].pixels, first[0].pixels, "the first picture");
+
+        let lamp = step("a lamp spawned", &|s| {
+            s.app.world_mut().spawn((
+                PointLight {
+                    shadow_maps_enabled: true,
+                    intensity: 400_000.0,
+                    ..default()
+                },
+                Transform::from_xyz(-1.2, 2.2, 0.8),
+            ));
+        });
+        assert!(
+            covered(&lamp[0], &first[0]) > 4000,
+            "the lamp lights the scene"
+        );
     });
 }

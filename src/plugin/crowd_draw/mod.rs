@@ -17,6 +17,7 @@ mod parts;
 mod passed_on;
 mod staging;
 mod state;
+mod views;
 
 pub use material::{
     ATTRIBUTE_CROWD_JOINT_INDEX, ATTRIBUTE_CROWD_JOINT_WEIGHT, CrowdMaterial, CrowdSkin,
@@ -77,6 +78,11 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 ///   character has them: when it is dressed, when they are inserted, changed (the layers) or
 ///   removed. The parts of a character with `RenderLayers` are culled on the CPU (Bevy 0.19.1's
 ///   GPU culling does not follow a mesh's layers changed after it first culls it).
+/// - Every camera and shadow-casting light shows the parts culled on the GPU as its layers say:
+///   one spawned after the crowd is drawn, one whose `RenderLayers` change, a light whose shadows
+///   are turned on again. (Bevy 0.19.1 lists such a mesh in the views of the frame it is first
+///   culled in, with their layers of then, and never again; the plugin mends those lists, for
+///   every mesh Bevy culls on the GPU.)
 /// - A drawn character's bones are not drawn as skeleton gizmo lines over it.
 /// - A model that fails to load, or has no atomic on a bone, leaves its characters undrawn with
 ///   one warning. A model reloaded while the crowd plays is drawn anew
@@ -199,9 +205,17 @@ impl Plugin for CrowdDrawPlugin {
         if gpu_culls && let Some(render_app) = app.get_sub_app_mut(RenderApp) {
             render_app.add_systems(
                 Render,
-                frame::fill_culling_data
-                    .in_set(RenderSystems::PrepareMeshes)
-                    .before(bevy::pbr::collect_meshes_for_gpu_building),
+                (
+                    frame::fill_culling_data
+                        .in_set(RenderSystems::PrepareMeshes)
+                        .before(bevy::pbr::collect_meshes_for_gpu_building),
+                    // Views made, or whose layers changed, after the parts were first culled
+                    // on the GPU (`views`' doc).
+                    views::show_gpu_culled_meshes
+                        .run_if(views::any_culled_on_the_gpu)
+                        .in_set(RenderSystems::PrepareMeshes)
+                        .after(bevy::pbr::collect_gpu_culled_meshes),
+                ),
             );
         }
     }
