@@ -79,8 +79,8 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 ///   removed. The parts of a character with `RenderLayers` are culled on the CPU (Bevy 0.19.1's
 ///   GPU culling does not follow a mesh's layers changed after it first culls it).
 /// - Every camera and shadow-casting light shows the parts culled on the GPU as its layers say:
-///   one spawned after the crowd is drawn, one whose `RenderLayers` change, a light whose shadows
-///   are turned on again. (Bevy 0.19.1 lists such a mesh in the views of the frame it is first
+///   one spawned after the crowd is drawn or made active again, one whose `RenderLayers` change,
+///   a light whose shadows are turned on again. (Bevy 0.19.1 lists such a mesh in the views of the frame it is first
 ///   culled in, with their layers of then, and never again; the plugin mends those lists, for
 ///   every mesh Bevy culls on the GPU.)
 /// - A drawn character's bones are not drawn as skeleton gizmo lines over it.

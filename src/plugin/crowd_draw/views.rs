@@ -6,9 +6,9 @@
 //! starts to be culled on the GPU, after the layers of the views that exist then
 //! (`collect_gpu_culled_meshes`, `bevy_pbr`). So, measured on lavapipe
 //! (`crowd_gpu::every_camera_and_light_shows_the_crowd_as_its_layers_say`):
-//! - a view made later shows none of them: a camera spawned after the crowd is drawn shows no
-//!   ped, and a light spawned later, or whose shadows are turned off and on again, casts no
-//!   ped's shadow (its shadow views are new);
+//! - a view made later shows none of them: a camera spawned after the crowd is drawn, or made
+//!   inactive and active again, shows no ped, and a light spawned later, or whose shadows are
+//!   turned off and on again, casts no ped's shadow (Bevy makes such views anew, empty);
 //! - a view's layers changed later are not followed (bevyengine/bevy#25764, open): a camera
 //!   moved off the crowd's layer still shows it, and one moved onto it does not.
 //!
