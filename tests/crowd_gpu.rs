@@ -837,18 +837,12 @@ fn far_pair(worn: Worn, same_turn: bool) -> FarPair {
         app.world_mut().despawn(e);
     };
     app.world_mut().entity_mut(second).insert(KeepCrowdPose);
+    for (character, layer) in [(first, 1), (second, 2)] {
+        (app.world_mut().entity_mut(character)).insert(RenderLayers::layer(layer));
+    }
     let parts = 2 * wearing.parts;
     run_until(&mut app, 600, |app| count::<CrowdParts>(app) == parts);
     assert_eq!(count::<CrowdParts>(&mut app), parts, "dressed");
-    let world = app.world_mut();
-    let mut parts = world.query_filtered::<(Entity, &ChildOf), CrowdParts>();
-    let parts: Vec<(Entity, Entity)> = (parts.iter(world))
-        .map(|(e, of)| (e, of.parent()))
-        .collect();
-    for (part, of) in parts {
-        let layer = if of == first { 1 } else { 2 };
-        world.entity_mut(part).insert(RenderLayers::layer(layer));
-    }
     let still = settled(&mut app, &cameras);
     assert!(still[0].pixels == still[1].pixels, "paused");
     FarPair {
@@ -5060,7 +5054,7 @@ fn a_crowd_characters_shadow_and_layer_settings_reach_the_meshes_that_draw_it() 
 /// ones to the pixel.
 #[test]
 fn a_crowd_characters_shadow_and_layer_settings_draw_as_on_bevys_own_meshes() {
-    use bevy::camera::visibility::RenderLayers;
+    use bevy::camera::visibility::{NoCpuCulling, RenderLayers};
     use bevy::light::{NotShadowCaster, NotShadowReceiver};
     on_gpu(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
@@ -5153,6 +5147,12 @@ fn a_crowd_characters_shadow_and_layer_settings_draw_as_on_bevys_own_meshes() {
             e.insert(RenderLayers::layer(1));
         });
         let (bevys, crowds) = both_ways(&mut app);
+        let gpu_culled = count::<(CrowdParts, With<RenderLayers>, With<NoCpuCulling>)>;
+        assert_eq!(
+            gpu_culled(&mut app),
+            PED_PARTS,
+            "on layer 1, culled on the GPU"
+        );
         for (way, image) in [("Bevy's", &bevys[0]), ("the crowd's", &crowds[0])] {
             assert_eq!(difference(&empty[0], image).1, 0, "{way} ped unseen");
         }

@@ -36,7 +36,11 @@
 //! * `drawn, rows copied 10000`, `drawn glTF, rows copied 10000`: `drawn 10000` and `drawn glTF
 //!   10000` with `CrowdDrawSettings::copy_bone_rows` (the bone rows written into a vector, then
 //!   copied into staging memory at upload, as before 2026-12-06): the same-run baseline of the
-//!   rows written straight into mapped staging memory.
+//!   rows written straight into mapped staging memory;
+//! * `drawn, on a layer 10000`: `drawn 10000` with every character on layer 1 (`RenderLayers`,
+//!   passed on to its parts) and the camera on layers 0 and 1; `drawn, on a layer, culled on the
+//!   CPU 10000`: the same with `CrowdDrawSettings::cpu_culling` (as such parts were culled
+//!   before 2026-12-07): its same-run baseline.
 //!
 //! Group `no-op backend`: what the no-op backend itself adds to a drawn frame, its upload of the
 //! bone rows of 1,000 and 10,000 peds (see [`noop_upload`]).
@@ -69,7 +73,7 @@ use bevy::prelude::*;
 use bevy::render::RenderPlugin;
 use bevy::render::settings::RenderCreation;
 use criterion::{Criterion, criterion_group};
-use rigplay::plugin::CrowdDrawSettings;
+use rigplay::plugin::{CrowdCharacter, CrowdDrawSettings};
 
 mod crowd_scene;
 use crowd_scene::{Moving, Peds, Stage, Travelling};
@@ -158,6 +162,14 @@ fn cases() -> Vec<(String, Peds, usize)> {
         Peds::DrawnHalfRate,
         10_000,
     ));
+    // Every character on layer 1, the camera on layers 0 and 1: its parts culled on the GPU, and
+    // (the same-run baseline) on the CPU, as they were before 2026-12-07.
+    cases.push(("drawn, on a layer 10000".into(), Peds::Drawn, 10_000));
+    cases.push((
+        "drawn, on a layer, culled on the CPU 10000".into(),
+        Peds::Drawn,
+        10_000,
+    ));
     cases
 }
 
@@ -173,6 +185,23 @@ fn case_app(name: &str, peds: Peds, count: usize) -> App {
     // (`, rows copied` in the name: the bone rows through a vector, as before 2026-12-06.)
     if name.contains(", rows copied") {
         (app.world_mut().resource_mut::<CrowdDrawSettings>()).copy_bone_rows = true;
+    }
+    // (`, on a layer` in the name: every character on layer 1, seen by the camera; `, culled on
+    // the CPU`: its parts culled there.)
+    if name.contains(", on a layer") {
+        use bevy::camera::visibility::RenderLayers;
+        let world = app.world_mut();
+        let characters: Vec<Entity> = (world.query_filtered::<Entity, With<CrowdCharacter>>())
+            .iter(world)
+            .collect();
+        for character in characters {
+            world.entity_mut(character).insert(RenderLayers::layer(1));
+        }
+        let camera = (world.query_filtered::<Entity, With<Camera>>())
+            .single(world)
+            .expect("one camera");
+        (world.entity_mut(camera)).insert(RenderLayers::from_layers(&[0, 1]));
+        world.resource_mut::<CrowdDrawSettings>().cpu_culling = name.contains("on the CPU");
     }
     app
 }

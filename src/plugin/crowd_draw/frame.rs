@@ -143,15 +143,21 @@ pub(super) fn bones_pending(upload: Res<CrowdBoneUpload>) -> bool {
 
 /// Takes the bone rows the main world wrote this frame, giving it mapped staging memory to write
 /// the next frame's into (and last frame's rows, where that memory does not fit the next frame).
+/// (Also takes the parts relayered this frame, where the render world follows them:
+/// `views::take_relayered`.)
 pub(super) fn extract_crowd_bones(
     main: ResMut<MainWorld>,
     mut upload: ResMut<CrowdBoneUpload>,
+    relayered: Option<ResMut<super::views::RelayeredParts>>,
     device: Res<RenderDevice>,
 ) {
     let world = main.into_inner();
     let Some(mut draw) = world.get_resource_mut::<CrowdDraw>() else {
         return;
     };
+    if let Some(mut relayered) = relayered {
+        super::views::take_relayered(&mut draw, &mut relayered);
+    }
     if !std::mem::take(&mut draw.written) {
         return;
     }

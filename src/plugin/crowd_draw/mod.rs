@@ -76,8 +76,9 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 /// - `NotShadowCaster`, `NotShadowReceiver` and `RenderLayers` on a crowd character (which Bevy
 ///   reads on mesh entities only) are given to the meshes that draw it, either way, as the
 ///   character has them: when it is dressed, when they are inserted, changed (the layers) or
-///   removed. The parts of a character with `RenderLayers` are culled on the CPU (Bevy 0.19.1's
-///   GPU culling does not follow a mesh's layers changed after it first culls it).
+///   removed. Put them on the character, not on its parts: the parts' layers changed by the
+///   plugin are followed where the GPU culls them (Bevy 0.19.1 alone does not follow a mesh's
+///   layers changed after it first culls it).
 /// - Every camera and shadow-casting light shows the parts culled on the GPU as its layers say:
 ///   one spawned after the crowd is drawn or made active again, one whose `RenderLayers` change,
 ///   a light whose shadows are turned on again. (Bevy 0.19.1 lists such a mesh in the views of the frame it is first
@@ -203,20 +204,28 @@ impl Plugin for CrowdDrawPlugin {
         });
         app.world_mut().resource_mut::<CrowdDraw>().gpu_culls = gpu_culls;
         if gpu_culls && let Some(render_app) = app.get_sub_app_mut(RenderApp) {
-            render_app.add_systems(
-                Render,
-                (
-                    frame::fill_culling_data
-                        .in_set(RenderSystems::PrepareMeshes)
-                        .before(bevy::pbr::collect_meshes_for_gpu_building),
-                    // Views made, or whose layers changed, after the parts were first culled
-                    // on the GPU (`views`' doc).
-                    views::show_gpu_culled_meshes
-                        .run_if(views::any_culled_on_the_gpu)
-                        .in_set(RenderSystems::PrepareMeshes)
-                        .after(bevy::pbr::collect_gpu_culled_meshes),
-                ),
-            );
+            render_app
+                .add_systems(
+                    Render,
+                    (
+                        frame::fill_culling_data
+                            .in_set(RenderSystems::PrepareMeshes)
+                            .before(bevy::pbr::collect_meshes_for_gpu_building),
+                        // Views made, or whose layers changed, after the parts were first culled
+                        // on the GPU (`views`' doc).
+                        views::show_gpu_culled_meshes
+                            .run_if(views::any_culled_on_the_gpu)
+                            .in_set(RenderSystems::PrepareMeshes)
+                            .after(bevy::pbr::collect_gpu_culled_meshes),
+                        // Parts whose layers changed (`views::follow_relayered_parts`).
+                        views::follow_relayered_parts
+                            .run_if(views::any_relayered)
+                            .in_set(RenderSystems::PrepareMeshes)
+                            .after(bevy::pbr::collect_meshes_for_gpu_building)
+                            .before(bevy::pbr::collect_gpu_culled_meshes),
+                    ),
+                )
+                .init_resource::<views::RelayeredParts>();
         }
     }
 }

@@ -9,17 +9,18 @@
 //! the component is inserted on the character or removed from it, and (`RenderLayers`, which
 //! has a value) when it changes in place.
 //!
-//! A part with `RenderLayers` is culled on the CPU, which reads an entity's layers every frame:
-//! Bevy 0.19.1's GPU culling takes a mesh's layers when it first culls it and never again
-//! (`RenderGpuCulledEntities::update` stores a changed set of layers but lists the mesh in
-//! no view anew), so layers given or changed later would not be followed there.
+//! A part given `RenderLayers` (or relieved of them) while the parts are culled on the GPU is
+//! noted in [`CrowdDraw::relayered`]: Bevy 0.19.1's GPU culling takes a mesh's layers when it
+//! first culls it and never again (`RenderGpuCulledEntities::update` stores a changed set of
+//! layers but lists the mesh in no view anew), so the render world lists the noted parts as
+//! changed there (`views`).
 //!
 //! Observers do the inserting and removing, so a crowd whose characters carry none of the three
 //! costs nothing a frame; the one system (`RenderLayers` changed in place) runs only where a
 //! dressed character has `RenderLayers`.
 
 use super::state::{CrowdDraw, CrowdDressed, CrowdFallback};
-use bevy::camera::visibility::{NoCpuCulling, RenderLayers};
+use bevy::camera::visibility::RenderLayers;
 use bevy::light::{NotShadowCaster, NotShadowReceiver};
 use bevy::prelude::*;
 
@@ -99,10 +100,7 @@ fn pass_on_to_dressed(
     }
     let (caster, receiver, layers) = passed;
     for &part in &dressed.parts {
-        give(&mut commands, part, (caster, receiver, None));
-        if let Some(layers) = layers {
-            give_layers(&mut commands.entity(part), layers, true);
-        }
+        give(&mut commands, part, (caster, receiver, layers));
     }
 }
 
@@ -202,28 +200,24 @@ pub(super) fn any_dressed_with_layers(
 }
 
 /// A dressed character's `RenderLayers` inserted or changed in place: its meshes take the new
-/// layers ([`give_layers`]).
+/// layers, and are drawn anew ([`draw_anew`]); its parts are noted as relayered.
 pub(super) fn pass_on_layers(
     characters: Query<(&RenderLayers, &CrowdDressed, Has<CrowdFallback>), Changed<RenderLayers>>,
     children: Query<&Children>,
     meshes: Query<(), With<Mesh3d>>,
+    mut draw: ResMut<CrowdDraw>,
     mut commands: Commands,
 ) {
     for (layers, dressed, fallback) in &characters {
         for mesh in meshes_of(dressed, fallback, &children, &meshes) {
-            give_layers(&mut commands.entity(mesh), layers, !fallback);
+            let mut mesh = commands.entity(mesh);
+            mesh.try_insert(layers.clone());
+            mesh.queue_silenced(draw_anew);
+        }
+        if !fallback && draw.parts_gpu_culled {
+            draw.relayered.extend_from_slice(&dressed.parts);
         }
     }
-}
-
-/// Gives `mesh` (a part, where `part`) `layers`: a part is culled on the CPU from then on, and
-/// the mesh is drawn anew ([`draw_anew`]).
-fn give_layers(mesh: &mut EntityCommands, layers: &RenderLayers, part: bool) {
-    mesh.try_insert(layers.clone());
-    if part {
-        mesh.try_remove::<NoCpuCulling>();
-    }
-    mesh.queue_silenced(draw_anew);
 }
 
 /// Marks a mesh whose layers changed as changed (its `Mesh3d`), so that Bevy specialises and
@@ -238,14 +232,14 @@ fn draw_anew(mut mesh: EntityWorldMut) {
     }
 }
 
-/// `RenderLayers` removed from a dressed character: its meshes lose them, and its parts go back
-/// to the GPU's culling where the crowd's parts are culled there.
+/// `RenderLayers` removed from a dressed character: its meshes lose them, and are drawn anew
+/// ([`draw_anew`]); its parts are noted as relayered.
 fn take_back_layers(
     removed: On<Remove, RenderLayers>,
     characters: Query<(&CrowdDressed, Has<CrowdFallback>)>,
     children: Query<&Children>,
     meshes: Query<(), With<Mesh3d>>,
-    draw: Res<CrowdDraw>,
+    mut draw: ResMut<CrowdDraw>,
     mut commands: Commands,
 ) {
     let Ok((dressed, fallback)) = characters.get(removed.event_target()) else {
@@ -254,9 +248,9 @@ fn take_back_layers(
     for mesh in meshes_of(dressed, fallback, &children, &meshes) {
         let mut mesh = commands.entity(mesh);
         mesh.try_remove::<RenderLayers>();
-        if !fallback && draw.parts_gpu_culled {
-            mesh.try_insert(NoCpuCulling);
-        }
         mesh.queue_silenced(draw_anew);
+    }
+    if !fallback && draw.parts_gpu_culled {
+        draw.relayered.extend_from_slice(&dressed.parts);
     }
 }

@@ -8,7 +8,7 @@ use crate::plugin::skeletal::{BLOCK_BONES, BoneRows, CrowdDrawn, CrowdLod, Crowd
 use crate::skeleton::GtaGame;
 use bevy::asset::{AssetId, RenderAssetUsages, UntypedAssetId};
 use bevy::camera::primitives::Aabb;
-use bevy::camera::visibility::{NoAutoAabb, NoCpuCulling, RenderLayers};
+use bevy::camera::visibility::{NoAutoAabb, NoCpuCulling};
 use bevy::ecs::system::SystemParam;
 use bevy::mesh::MeshTag;
 use bevy::platform::collections::{HashMap, HashSet};
@@ -114,6 +114,10 @@ pub(super) struct CrowdDraw {
     /// Whether the parts are left to the GPU's culling (`NoCpuCulling`): where the GPU culls,
     /// unless [`CrowdDrawSettings::cpu_culling`] asks otherwise.
     pub(super) parts_gpu_culled: bool,
+    /// The parts given or relieved of `RenderLayers` this frame while the parts are culled on
+    /// the GPU (`passed_on`), taken by the render world, which has Bevy's GPU culling follow
+    /// their layers (`views`).
+    pub(super) relayered: Vec<Entity>,
 }
 
 /// A bone in the bone buffer.
@@ -563,14 +567,13 @@ fn undress(commands: &mut Commands, draw: &mut CrowdDraw, entity: Entity, dresse
 /// Leaves the parts to the GPU's culling, or takes them back: every part made since, and every
 /// part there is, when the choice changes. The GPU culls where the renderer can, unless
 /// [`CrowdDrawSettings::cpu_culling`] asks otherwise or a camera draws without indirect draws
-/// (`NoIndirectDrawing`, which culls nothing on the GPU). The parts of a character with
-/// `RenderLayers` stay with the CPU's culling either way (`passed_on`).
+/// (`NoIndirectDrawing`, which culls nothing on the GPU).
 pub(super) fn choose_culling(
     mut commands: Commands,
     mut draw: ResMut<CrowdDraw>,
     settings: Res<CrowdDrawSettings>,
     direct: Query<(), (With<Camera>, With<NoIndirectDrawing>)>,
-    parts: Query<Entity, (With<CrowdPart>, Without<RenderLayers>)>,
+    parts: Query<Entity, With<CrowdPart>>,
 ) {
     let gpu = draw.gpu_culls && !settings.cpu_culling && direct.is_empty();
     if gpu == draw.parts_gpu_culled {
