@@ -5215,7 +5215,9 @@ impl Views {
 /// - a point light with shadows spawned later shades the ped's shadow as on the CPU (without:
 ///   5,726 pixels apart in the first camera);
 /// - the first camera made inactive for three frames and active again (Bevy then makes its view
-///   anew) shows the same picture as before (without: no ped, 12,111 pixels apart).
+///   anew) shows the same picture as before (without: no ped, 12,111 pixels apart);
+/// - the sun hidden and shown again gives the same picture both ways (neither casts the ped's
+///   shadow from the sun then: see the step).
 #[test]
 fn every_camera_and_light_shows_the_crowd_as_its_layers_say() {
     use bevy::camera::visibility::{NoCpuCulling, RenderLayers};
@@ -5356,6 +5358,25 @@ fn every_camera_and_light_shows_the_crowd_as_its_layers_say() {
             active(s, true);
         });
         assert_eq!(again[0].pixels, lamp[0].pixels, "the ped again");
+
+        let sun_shown = |s: &mut Views, shown: bool| {
+            let world = s.app.world_mut();
+            let mut suns = world.query_filtered::<Entity, With<DirectionalLight>>();
+            let sun = suns.single(world).unwrap();
+            world.entity_mut(sun).insert(match shown {
+                true => Visibility::Inherited,
+                false => Visibility::Hidden,
+            });
+        };
+        let hidden = step("the sun hidden", &|s| sun_shown(s, false));
+        assert_ne!(hidden[0].pixels, lamp[0].pixels, "the sun's light gone");
+        // Shown again, the two agree, but neither is the picture before: the ped then casts no
+        // shadow from the sun, its parts culled on the CPU too (1,904 pixels over 8/255 off the
+        // picture before; the cause is not looked into, nor whether Bevy's own meshes lose
+        // theirs). So this step shows no more than that both ways agree.
+        let shown = step("the sun shown again", &|s| sun_shown(s, true));
+        let (_, _, over) = difference(&shown[0], &lamp[0]);
+        println!("the sun shown again: {over} pixels over 8/255 off the picture before");
     });
 }
 

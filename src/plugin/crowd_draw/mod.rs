@@ -213,10 +213,13 @@ impl Plugin for CrowdDrawPlugin {
                             .before(bevy::pbr::collect_meshes_for_gpu_building),
                         // Views made, or whose layers changed, after the parts were first culled
                         // on the GPU (`views`' doc).
+                        // (Before the prepass's specialisation, which reads the lists in
+                        // `PrepareMeshes` after `set_mesh_motion_vector_flags`.)
                         views::show_gpu_culled_meshes
                             .run_if(views::any_culled_on_the_gpu)
                             .in_set(RenderSystems::PrepareMeshes)
-                            .after(bevy::pbr::collect_gpu_culled_meshes),
+                            .after(bevy::pbr::collect_gpu_culled_meshes)
+                            .before(bevy::pbr::set_mesh_motion_vector_flags),
                         // Parts whose layers changed (`views::follow_relayered_parts`).
                         views::follow_relayered_parts
                             .run_if(views::any_relayered)

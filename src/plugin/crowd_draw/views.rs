@@ -7,10 +7,13 @@
 //! (`collect_gpu_culled_meshes`, `bevy_pbr`). So, measured on lavapipe:
 //! - a view made later shows none of them: a camera spawned after the crowd is drawn, or made
 //!   inactive and active again, shows no ped, and a light spawned later, or whose shadows are
-//!   turned off and on again, casts no ped's shadow (Bevy makes such views anew, empty);
-//! - a view's layers changed later are not followed (bevyengine/bevy#25764, open): a camera
-//!   moved off the crowd's layer still shows it, and one moved onto it does not
-//!   (`crowd_gpu::every_camera_and_light_shows_the_crowd_as_its_layers_say`);
+//!   turned off and on again, casts no ped's shadow (Bevy makes such views anew, empty). By a
+//!   reading of `extract_lights`, so does a sun hidden and shown again; that is handled the same
+//!   way, but not shown on pixels: the ped then casts no shadow from the sun with its parts
+//!   culled on the CPU either (cause not looked into);
+//! - a view's layers changed later are not followed (the open pull request
+//!   bevyengine/bevy#25764 fixes it): a camera moved off the crowd's layer still shows it, and
+//!   one moved onto it does not (`crowd_gpu::every_camera_and_light_shows_the_crowd_as_its_layers_say`);
 //! - a mesh's layers changed later are not followed: Bevy stores them
 //!   (`RenderGpuCulledEntities::update`) but never lists the mesh among those whose layers
 //!   changed (`changed_layers`), so no view takes it in or out;
@@ -24,13 +27,13 @@
 //!   changed (noted by `passed_on`, which marks their `Mesh3d` changed so that Bevy stores the
 //!   new layers) are listed in `changed_layers`, and Bevy follows them.
 //! - [`show_gpu_culled_meshes`], after Bevy collects the lists and before meshes are specialised
-//!   and queued: a view that is new this frame, or whose layers (or its light's) differ from
+//!   (the prepass's too) and queued: a view that is new this frame, or whose layers (or its light's) differ from
 //!   last frame's, gets every mesh culled on the GPU whose layers meet its own (layer 0 where it
 //!   has none), and loses those whose layers do not (and any it still lists that is culled on
 //!   the GPU no more), as Bevy does for a mesh new or gone in that frame; and a camera without
 //!   layers loses the meshes Bevy listed there this frame on no layer it sees. It keeps the
 //!   views' keys and layers from frame to frame; a frame in which no view changes and no mesh
-//!   comes costs a lookup per view.
+//!   comes costs a lookup, an insert and a copy of the layers per view.
 //!
 //! The lists are Bevy's for every mesh culled on the GPU, so the app's own meshes with
 //! `NoCpuCulling` are shown by new and changed views, and by cameras without layers, as their
@@ -41,10 +44,10 @@ use bevy::camera::visibility::RenderLayers;
 use bevy::pbr::RenderGpuCulledEntities;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
-use bevy::render::sync_world::MainEntity;
+use bevy::render::sync_world::{MainEntity, MainEntityHashSet};
 use bevy::render::view::{
-    ExtractedView, RenderShadowMapVisibleEntities, RenderVisibleEntities,
-    RenderVisibleEntitiesClass, RetainedViewEntity,
+    ExtractedView, RenderExtractedShadowMapVisibleEntities, RenderShadowMapVisibleEntities,
+    RenderVisibleEntities, RenderVisibleEntitiesClass, RetainedViewEntity,
 };
 use std::any::TypeId;
 
@@ -133,7 +136,11 @@ pub(super) fn show_gpu_culled_meshes(
         Option<&RenderLayers>,
         &mut RenderVisibleEntities,
     )>,
-    mut lights: Query<(Option<&RenderLayers>, &mut RenderShadowMapVisibleEntities)>,
+    mut lights: Query<(
+        Option<&RenderLayers>,
+        &mut RenderShadowMapVisibleEntities,
+        Has<RenderExtractedShadowMapVisibleEntities>,
+    )>,
     mut seen: Local<SeenViews>,
 ) {
     let layer_0 = RenderLayers::default();
@@ -143,14 +150,22 @@ pub(super) fn show_gpu_culled_meshes(
         } else if layers.is_none() && !(culled.added.is_empty() && culled.changed_layers.is_empty())
         {
             let meshes = visible.classes.entry(TypeId::of::<Mesh3d>()).or_default();
-            for mesh in culled.added.iter().chain(&culled.changed_layers) {
-                if (culled.entities.get(mesh)).is_some_and(|layers| !layer_0.intersects(layers)) {
-                    take_out(meshes, *mesh);
-                }
-            }
+            let off_layer_0 = (culled.added.iter())
+                .chain(&culled.changed_layers)
+                .filter(|mesh| {
+                    (culled.entities.get(*mesh)).is_some_and(|layers| !layer_0.intersects(layers))
+                })
+                .copied();
+            take_out(meshes, off_layer_0);
         }
     }
-    for (layers, mut shadow_views) in &mut lights {
+    for (layers, mut shadow_views, extracted) in &mut lights {
+        // A hidden directional light keeps its views' lists but not what was extracted for
+        // them, and is given new, empty lists when shown again (`extract_lights`): its views
+        // are not seen while it is hidden, so that they are new then.
+        if !extracted {
+            continue;
+        }
         let changed: Vec<RetainedViewEntity> = (shadow_views.subviews.keys())
             .filter(|view| seen.changed(**view, layers))
             .copied()
@@ -180,9 +195,7 @@ fn show_in_view(
         })
         .copied()
         .collect();
-    for mesh in out {
-        take_out(meshes, mesh);
-    }
+    take_out(meshes, out);
     let mut added = false;
     for (mesh, layers) in &culled.entities {
         if view_layers.intersects(layers)
@@ -199,17 +212,16 @@ fn show_in_view(
     }
 }
 
-/// Takes `mesh` out of a view's list of meshes culled on the GPU: listed as added this frame
-/// (Bevy put it there), it is struck from that list, as never shown; else it is listed as
-/// removed this frame.
-fn take_out(meshes: &mut RenderVisibleEntitiesClass, mesh: MainEntity) {
-    if meshes.entities_gpu_culling.remove(&mesh).is_none() {
+/// Takes `out` out of a view's list of meshes culled on the GPU: each one listed as added this
+/// frame (Bevy put it there) is struck from that list, as never shown; the others are listed as
+/// removed this frame. (In one pass over the added ones, however many go.)
+fn take_out(meshes: &mut RenderVisibleEntitiesClass, out: impl IntoIterator<Item = MainEntity>) {
+    let mut struck: MainEntityHashSet = (out.into_iter())
+        .filter(|mesh| meshes.entities_gpu_culling.remove(mesh).is_some())
+        .collect();
+    if struck.is_empty() {
         return;
     }
-    match (meshes.added_entities).binary_search_by_key(&mesh, |(_, main)| *main) {
-        Ok(at) => {
-            meshes.added_entities.remove(at);
-        }
-        Err(_) => meshes.removed_entities.push((Entity::PLACEHOLDER, mesh)),
-    }
+    (meshes.added_entities).retain(|(_, mesh)| !struck.remove(mesh));
+    (meshes.removed_entities).extend(struck.into_iter().map(|mesh| (Entity::PLACEHOLDER, mesh)));
 }
