@@ -5182,8 +5182,9 @@ fn a_crowd_characters_shadow_and_layer_settings_draw_as_on_bevys_own_meshes() {
     });
 }
 
-/// One of [`every_camera_and_light_shows_the_crowd_as_its_layers_say`]'s two apps: its cameras
-/// (the first made before the crowd was dressed, the second after) and its ped.
+/// One of two apps stepped alike ([`step_alike`]): its cameras (in
+/// [`every_camera_and_light_shows_the_crowd_as_its_layers_say`], the first made before the crowd
+/// was dressed, the second after) and its ped (`Entity::PLACEHOLDER` where it has none).
 struct Views {
     app: App,
     cameras: Vec<(Entity, Handle<Image>)>,
@@ -5196,6 +5197,35 @@ impl Views {
         let targets: Vec<Handle<Image>> = self.cameras.iter().map(|c| c.1.clone()).collect();
         settled(&mut self.app, &targets)
     }
+}
+
+/// Steps two [`Views`] alike (`change` on each, then their pictures): the first culled on the
+/// GPU, the second on the CPU. Every camera's picture is the same in both within 1/255 (a
+/// failure writes the two, named after `prefix` and `what`); the first's pictures are returned.
+fn step_alike(
+    scenes: &mut [Views; 2],
+    prefix: &str,
+    what: &str,
+    change: &dyn Fn(&mut Views),
+) -> Vec<RgbaImage> {
+    let mut pictures = scenes.each_mut().map(|scene| {
+        change(scene);
+        scene.pictures()
+    });
+    for (n, (gpu, cpu)) in pictures[0].iter().zip(&pictures[1]).enumerate() {
+        let (mean, worst, over) = difference(gpu, cpu);
+        let name = format!("{prefix}_{}_{n}", what.replace(' ', "_"));
+        let path = write_diff(&name, gpu, cpu);
+        println!(
+            "{what}, camera {n}: culled on the GPU against the CPU: mean {mean:.4}/255, largest {worst}/255, {over} pixels over 8/255"
+        );
+        assert!(
+            worst <= 1,
+            "{what}, camera {n}: {over} pixels apart ({})",
+            path.display()
+        );
+    }
+    std::mem::take(&mut pictures[0])
 }
 
 /// Every view shows the crowd as its layers say, whenever it was made. Bevy 0.19.1 lists a mesh
@@ -5261,28 +5291,8 @@ fn every_camera_and_light_shows_the_crowd_as_its_layers_say() {
         assert_eq!(gpu_culled(&mut scenes[1].app), 0, "culled on the CPU");
 
         // Steps both scenes alike; every camera's picture in the two within 1/255.
-        let mut step = |what: &str, change: &dyn Fn(&mut Views)| -> Vec<RgbaImage> {
-            let mut pictures = scenes.each_mut().map(|scene| {
-                change(scene);
-                scene.pictures()
-            });
-            for (n, (gpu, cpu)) in pictures[0].iter().zip(&pictures[1]).enumerate() {
-                let (mean, worst, over) = difference(gpu, cpu);
-                let path = write_diff(
-                    &format!("crowd_views_{}_{n}", what.replace(' ', "_")),
-                    gpu,
-                    cpu,
-                );
-                println!(
-                    "{what}, camera {n}: GPU's culling against the CPU's: mean {mean:.4}/255, largest {worst}/255, {over} pixels over 8/255"
-                );
-                assert!(
-                    worst <= 1,
-                    "{what}, camera {n}: {over} pixels apart ({})",
-                    path.display()
-                );
-            }
-            std::mem::take(&mut pictures[0])
+        let mut step = |what: &str, change: &dyn Fn(&mut Views)| {
+            step_alike(&mut scenes, "crowd_views", what, change)
         };
 
         let bare = step("the ped hidden", &|s| show(&mut s.app, s.ped, false));
@@ -5424,25 +5434,8 @@ fn the_apps_own_meshes_culled_on_the_gpu_show_as_their_layers_say() {
                 ped: Entity::PLACEHOLDER,
             }
         });
-        let mut step = |what: &str, change: &dyn Fn(&mut Views)| -> Vec<RgbaImage> {
-            let mut pictures = scenes.each_mut().map(|scene| {
-                change(scene);
-                scene.pictures()
-            });
-            for (n, (gpu, cpu)) in pictures[0].iter().zip(&pictures[1]).enumerate() {
-                let (mean, worst, over) = difference(gpu, cpu);
-                println!(
-                    "{what}, camera {n}: culled on the GPU against the CPU: mean {mean:.4}/255, largest {worst}/255, {over} pixels over 8/255"
-                );
-                let name = format!("own_meshes_{}_{n}", what.replace(' ', "_"));
-                let path = write_diff(&name, gpu, cpu);
-                assert!(
-                    worst <= 1,
-                    "{what}, camera {n}: {over} pixels apart ({})",
-                    path.display()
-                );
-            }
-            std::mem::take(&mut pictures[0])
+        let mut step = |what: &str, change: &dyn Fn(&mut Views)| {
+            step_alike(&mut scenes, "own_meshes", what, change)
         };
         // Pixels in the picture's left and right halves unlike its first pixel (the clear colour).
         let halves = |p: &RgbaImage| {

@@ -81,9 +81,9 @@ use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
 ///   layers changed after it first culls it).
 /// - Every camera and shadow-casting light shows the parts culled on the GPU as its layers say:
 ///   one spawned after the crowd is drawn or made active again, one whose `RenderLayers` change,
-///   a light whose shadows are turned on again. (Bevy 0.19.1 lists such a mesh in the views of the frame it is first
-///   culled in, with their layers of then, and never again; the plugin mends those lists, for
-///   every mesh Bevy culls on the GPU.)
+///   a light whose shadows are turned on again. (Bevy 0.19.1 lists such a mesh in the views of
+///   the frame it is first culled in, with their layers of then, and never again; the plugin
+///   mends those lists, for every mesh Bevy culls on the GPU.)
 /// - A drawn character's bones are not drawn as skeleton gizmo lines over it.
 /// - A model that fails to load, or has no atomic on a bone, leaves its characters undrawn with
 ///   one warning. A model reloaded while the crowd plays is drawn anew
@@ -212,9 +212,8 @@ impl Plugin for CrowdDrawPlugin {
                             .in_set(RenderSystems::PrepareMeshes)
                             .before(bevy::pbr::collect_meshes_for_gpu_building),
                         // Views made, or whose layers changed, after the parts were first culled
-                        // on the GPU (`views`' doc).
-                        // (Before the prepass's specialisation, which reads the lists in
-                        // `PrepareMeshes` after `set_mesh_motion_vector_flags`.)
+                        // on the GPU (`views`' doc); before the prepass's specialisation, which
+                        // reads the lists in `PrepareMeshes` after `set_mesh_motion_vector_flags`.
                         views::show_gpu_culled_meshes
                             .run_if(views::any_culled_on_the_gpu)
                             .in_set(RenderSystems::PrepareMeshes)

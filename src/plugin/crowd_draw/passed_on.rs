@@ -98,9 +98,8 @@ fn pass_on_to_dressed(
     if fallback {
         return;
     }
-    let (caster, receiver, layers) = passed;
     for &part in &dressed.parts {
-        give(&mut commands, part, (caster, receiver, layers));
+        give(&mut commands, part, passed);
     }
 }
 
@@ -214,9 +213,7 @@ pub(super) fn pass_on_layers(
             mesh.try_insert(layers.clone());
             mesh.queue_silenced(draw_anew);
         }
-        if !fallback && draw.parts_gpu_culled {
-            draw.relayered.extend_from_slice(&dressed.parts);
-        }
+        note_relayered(&mut draw, dressed, fallback);
     }
 }
 
@@ -250,6 +247,13 @@ fn take_back_layers(
         mesh.try_remove::<RenderLayers>();
         mesh.queue_silenced(draw_anew);
     }
+    note_relayered(&mut draw, dressed, fallback);
+}
+
+/// Notes a character's parts as relayered (their `RenderLayers` given, changed or taken off),
+/// where they are culled on the GPU, for the render world to have Bevy follow their layers
+/// (`views`). (Not its fallback's meshes: Bevy culls those on the CPU.)
+fn note_relayered(draw: &mut CrowdDraw, dressed: &CrowdDressed, fallback: bool) {
     if !fallback && draw.parts_gpu_culled {
         draw.relayered.extend_from_slice(&dressed.parts);
     }

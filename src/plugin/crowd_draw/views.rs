@@ -13,7 +13,8 @@
 //!   culled on the CPU either (cause not looked into);
 //! - a view's layers changed later are not followed (the open pull request
 //!   bevyengine/bevy#25764 fixes it): a camera moved off the crowd's layer still shows it, and
-//!   one moved onto it does not (`crowd_gpu::every_camera_and_light_shows_the_crowd_as_its_layers_say`);
+//!   one moved onto it does not
+//!   (`crowd_gpu::every_camera_and_light_shows_the_crowd_as_its_layers_say`);
 //! - a mesh's layers changed later are not followed: Bevy stores them
 //!   (`RenderGpuCulledEntities::update`) but never lists the mesh among those whose layers
 //!   changed (`changed_layers`), so no view takes it in or out;
@@ -27,11 +28,12 @@
 //!   changed (noted by `passed_on`, which marks their `Mesh3d` changed so that Bevy stores the
 //!   new layers) are listed in `changed_layers`, and Bevy follows them.
 //! - [`show_gpu_culled_meshes`], after Bevy collects the lists and before meshes are specialised
-//!   (the prepass's too) and queued: a view that is new this frame, or whose layers (or its light's) differ from
-//!   last frame's, gets every mesh culled on the GPU whose layers meet its own (layer 0 where it
-//!   has none), and loses those whose layers do not (and any it still lists that is culled on
-//!   the GPU no more), as Bevy does for a mesh new or gone in that frame; and a camera without
-//!   layers loses the meshes Bevy listed there this frame on no layer it sees. It keeps the
+//!   (the prepass's too) and queued: a view that is new this frame, or whose layers (or its
+//!   light's) differ from last frame's, gets every mesh culled on the GPU whose layers meet its
+//!   own (layer 0 where it has none), and loses those whose layers do not (and any it still
+//!   lists that is culled on the GPU no more), as Bevy does for a mesh new or gone in that frame;
+//!   and a camera without layers loses the meshes Bevy listed there this frame on no layer it
+//!   sees. It keeps the
 //!   views' keys and layers from frame to frame; a frame in which no view changes and no mesh
 //!   comes costs a lookup, an insert and a copy of the layers per view.
 //!
